@@ -1,1 +1,1 @@
-"""models."""
+"""Scripted model traffic: script loading, wire renderers, the loopback server, Pi config."""

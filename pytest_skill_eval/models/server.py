@@ -1,0 +1,400 @@
+"""A loopback HTTP server that answers Pi's model requests from scripts, one route per subject."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+from pytest_skill_eval.models.placeholders import (
+    fill_response,
+    normalise_request,
+    request_sha256,
+)
+from pytest_skill_eval.models.script import Interaction, Script
+from pytest_skill_eval.models.wire import (
+    ANTHROPIC,
+    APIS,
+    OPENAI,
+    WireReply,
+    error_reply,
+    render_stream,
+)
+
+__all__ = [
+    "RecordedRequest",
+    "Route",
+    "RouteFailure",
+    "ScriptedModelServer",
+    "normalise_request",
+    "request_sha256",
+]
+
+_ROUTE_PATH = re.compile(r"^/r/([A-Za-z0-9_-]+)(/.*)?$")
+_API_PATHS = {"/v1/chat/completions": OPENAI, "/v1/messages": ANTHROPIC}
+_MAX_BODY = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request a route received, in arrival order.
+
+    `index` is the 0-based arrival position; `interaction` the 0-based script interaction
+    that answered it (None when the request failed before reaching the script).
+    """
+
+    index: int
+    api: str | None
+    path: str
+    body: dict[str, Any]
+    sha256: str
+    status: int
+    interaction: int | None
+
+
+@dataclass(frozen=True)
+class RouteFailure:
+    """A request the route could not answer from its script; the run is infrastructure-failed.
+
+    `interaction` is the 0-based interaction the request would have consumed, when relevant.
+    """
+
+    reason: str
+    message: str
+    interaction: int | None
+
+
+class Route:
+    """The model endpoint of one subject run; created by `ScriptedModelServer.open_route`."""
+
+    def __init__(
+        self,
+        server: ScriptedModelServer,
+        token: str,
+        script: Script | None,
+        source: Path | None,
+        placeholders: Mapping[str, str],
+    ) -> None:
+        self.token = token
+        self.script = script
+        self.source = source if source is not None else (script.source if script else None)
+        self.placeholders: dict[str, str] = dict(placeholders)
+        self.requests: list[RecordedRequest] = []
+        self.failures: list[RouteFailure] = []
+        self._server = server
+        self._lock = threading.Lock()
+        self._closed = False
+        self._cursor = 0
+
+    def base_url(self, api: str) -> str:
+        """The `baseUrl` Pi should use for `api` (the SDKs append their own paths)."""
+        root = f"{self._server.base_url}/r/{self.token}"
+        if api == OPENAI:
+            return f"{root}/v1"
+        if api == ANTHROPIC:
+            return root
+        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(APIS)}")
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called."""
+        return self._closed
+
+    @property
+    def consumed(self) -> int:
+        """How many interactions of the script were handed out."""
+        return self._cursor
+
+    def close(self) -> None:
+        """Unregister the route; later requests get HTTP 410 and a failure entry."""
+        with self._lock:
+            self._closed = True
+        self._server._retire(self)
+
+    def __enter__(self) -> Route:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _where(self) -> str:
+        return str(self.source) if self.source is not None else "<inline script>"
+
+    def _answer(self, api: str | None, path: str, body: dict[str, Any] | None) -> WireReply:
+        """Record one request and decide its reply (called from the HTTP handler threads)."""
+        parsed = body if body is not None else {}
+        sha = request_sha256(normalise_request(parsed, self.placeholders))
+        interaction: Interaction | None = None
+        with self._lock:
+            index = len(self.requests)
+            cursor = self._cursor
+            status, failure = self._check(api, path, body, cursor)
+            if failure is None and self.script is not None:
+                # Only requests the script answers move the cursor; failed ones consume nothing.
+                interaction = self.script.interactions[cursor]
+                self._cursor += 1
+                failure = self._mismatch(interaction, cursor, sha)
+                if failure is not None:
+                    status = 500
+                elif interaction.response.error is not None:
+                    status = interaction.response.error.status
+            if failure is not None:
+                self.failures.append(failure)
+            self.requests.append(
+                RecordedRequest(
+                    index=index,
+                    api=api,
+                    path=path,
+                    body=parsed,
+                    sha256=sha,
+                    status=status,
+                    interaction=None if interaction is None else cursor,
+                )
+            )
+        if failure is not None or interaction is None or api is None:
+            message = failure.message if failure is not None else "no interaction"
+            return error_reply(api or OPENAI, status, message)
+        response = fill_response(interaction.response, self.placeholders)
+        if response.latency_ms:
+            time.sleep(response.latency_ms / 1000)
+        model = str(parsed.get("model", ""))
+        return render_stream(api, response, model=model, request_index=cursor)
+
+    def _check(
+        self, api: str | None, path: str, body: dict[str, Any] | None, cursor: int
+    ) -> tuple[int, RouteFailure | None]:
+        number = cursor + 1
+        if self._closed:
+            message = f"route closed: a request to {path} arrived after the run ended"
+            return 410, RouteFailure("route-closed", message, None)
+        if api is None:
+            message = (
+                f"unsupported path {path}: the scripted model server serves "
+                "/v1/chat/completions and /v1/messages"
+            )
+            return 404, RouteFailure("unsupported-path", message, None)
+        if body is None:
+            message = f"a request to {path} has no JSON object body"
+            return 400, RouteFailure("bad-request", message, None)
+        if self.script is None:
+            message = (
+                f"no script: {self._where()} does not exist; write it or record it "
+                f"(request {number} has no interaction)"
+            )
+            return 500, RouteFailure("missing-script", message, cursor)
+        count = len(self.script.interactions)
+        if cursor >= count:
+            message = (
+                f"script exhausted: {self._where()} has {count} interaction(s), "
+                f"request {number} has none"
+            )
+            return 500, RouteFailure("script-exhausted", message, cursor)
+        return 200, None
+
+    def _mismatch(self, interaction: Interaction, index: int, sha: str) -> RouteFailure | None:
+        if self.script is None or self.script.match != "body":
+            return None
+        expected = interaction.request.sha256 if interaction.request else None
+        if expected is None or expected == sha:
+            return None
+        message = (
+            f"request mismatch: {self._where()} interactions[{index}] expects a request with "
+            f"sha256 {expected}, request {index + 1} has {sha}; re-record the cassette"
+        )
+        return RouteFailure("request-mismatch", message, index)
+
+
+class ScriptedModelServer:
+    """Threaded stdlib HTTP server on 127.0.0.1 serving many routes at once."""
+
+    def __init__(self) -> None:
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._routes: dict[str, Route] = {}
+        # Closed routes stay reachable while their owner holds them, so late requests are seen.
+        self._retired: weakref.WeakValueDictionary[str, Route] = weakref.WeakValueDictionary()
+        self.stray_failures: list[RouteFailure] = []
+
+    def __enter__(self) -> ScriptedModelServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Bind a free loopback port and serve in a daemon thread."""
+        if self._httpd is not None:
+            return
+        httpd = _Server(("127.0.0.1", 0), _Handler)
+        httpd.owner = self
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.2},
+            name="skill-eval-model-server",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        httpd, thread = self._httpd, self._thread
+        self._httpd = self._thread = None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.server_close()
+        if thread is not None:
+            thread.join()
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:PORT` of the running server."""
+        if self._httpd is None:
+            raise RuntimeError("ScriptedModelServer is not running; use it as a context manager")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def open_route(
+        self,
+        script: Script | None,
+        *,
+        source: Path | None = None,
+        placeholders: Mapping[str, str] | None = None,
+    ) -> Route:
+        """Register a route answering from `script` (None: every request fails as missing)."""
+        route = Route(self, secrets.token_urlsafe(16), script, source, placeholders or {})
+        with self._lock:
+            self._routes[route.token] = route
+        return route
+
+    def _retire(self, route: Route) -> None:
+        with self._lock:
+            if self._routes.pop(route.token, None) is not None:
+                self._retired[route.token] = route
+
+    def _lookup(self, token: str) -> Route | None:
+        with self._lock:
+            return self._routes.get(token) or self._retired.get(token)
+
+    def _stray(self, failure: RouteFailure) -> None:
+        with self._lock:
+            self.stray_failures.append(failure)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: ScriptedModelServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep the test output clean; requests are kept on the routes instead."""
+
+    def do_POST(self) -> None:
+        """Answer a model request."""
+        self._serve(read_body=True)
+
+    def do_GET(self) -> None:
+        """Any GET is unsupported; still recorded as a failure."""
+        self._serve(read_body=False)
+
+    def _serve(self, *, read_body: bool) -> None:
+        path = urlsplit(self.path).path
+        raw = self._read_body() if read_body else b""
+        if raw is None:
+            self._send(error_reply(OPENAI, 400, "request body could not be read"))
+            return
+        match = _ROUTE_PATH.match(path)
+        sub = (match.group(2) or "/") if match else path
+        api = _API_PATHS.get(sub) if self.command == "POST" else None
+        token = match.group(1) if match else None
+        route = self.server.owner._lookup(token) if token else None
+        if route is None:
+            message = (
+                f"unknown route: {path} does not belong to an open run "
+                "(the token is unknown or the server was restarted)"
+            )
+            self.server.owner._stray(RouteFailure("unknown-route", message, None))
+            self._send(error_reply(api or OPENAI, 500, message))
+            return
+        self._send(route._answer(api, sub, _json_object(raw)))
+
+    def _read_body(self) -> bytes | None:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            return self._read_chunked()
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            return None
+        if length < 0 or length > _MAX_BODY:
+            return None
+        return self.rfile.read(length)
+
+    def _read_chunked(self) -> bytes | None:
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline()
+            try:
+                size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            except ValueError:
+                return None
+            if size == 0:
+                # Trailer lines end with an empty line.
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(parts)
+            total += size
+            if total > _MAX_BODY:
+                return None
+            parts.append(self.rfile.read(size))
+            self.rfile.readline()
+
+    def _send(self, reply: WireReply) -> None:
+        self.close_connection = True
+        try:
+            self.send_response(reply.status)
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for chunk in reply.chunks:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            # Pi aborted the request; nothing left to tell it.
+            pass
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
