@@ -1,0 +1,130 @@
+"""Turning pydantic's first validation error into one plain DefinitionError."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from .errors import DefinitionError
+from .expectations import EXPECTATION_KINDS
+from .fields import RULE_ERROR, show
+
+# Discriminator values pydantic inserts into `loc`; they are not part of the document.
+_UNION_TAGS = frozenset(EXPECTATION_KINDS) | {"working-tree", "git"}
+
+_TYPE_MESSAGES = {
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "bool_type": "must be true or false",
+    "list_type": "must be an array",
+    "tuple_type": "must be an array",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "none_required": "must be null",
+}
+
+
+def escape_token(token: str | int) -> str:
+    """Escape one JSON Pointer reference token (RFC 6901)."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def pointer_of(tokens: Sequence[str | int]) -> str:
+    """The JSON Pointer of a token path; "" is the whole document."""
+    return "".join("/" + escape_token(token) for token in tokens)
+
+
+def _document_path(loc: Sequence[str | int], document: Any) -> tuple[list[str | int], str | None]:
+    """Drop union tags from `loc` by walking the document; also return the last tag seen."""
+    tokens: list[str | int] = []
+    current: Any = document
+    tag: str | None = None
+    tag_consumed_here = False
+    for token in loc:
+        if (
+            not tag_consumed_here
+            and isinstance(token, str)
+            and token in _UNION_TAGS
+            and isinstance(current, dict)
+            and current.get("kind") == token
+        ):
+            # At most one tag per object: a later equal token is a real field (kind "path").
+            tag, tag_consumed_here = token, True
+            continue
+        tag_consumed_here = False
+        tokens.append(token)
+        if isinstance(current, dict) and isinstance(token, str):
+            current = current.get(token)
+        elif isinstance(current, list) and isinstance(token, int) and 0 <= token < len(current):
+            current = current[token]
+        else:
+            current = None
+    return tokens, tag
+
+
+def _got(error: ErrorDetails) -> str:
+    value = error.get("input")
+    if isinstance(value, dict | list):
+        return ""
+    return f" (got {show(value)})"
+
+
+def _message(error: ErrorDetails, tokens: Sequence[str | int], tag: str | None) -> str:
+    kind = error["type"]
+    ctx: dict[str, Any] = dict(error.get("ctx") or {})
+    name = tokens[-1] if tokens else ""
+    if kind == RULE_ERROR:
+        return str(ctx["text"])
+    if kind == "missing":
+        return f"missing required field '{name}'"
+    if kind == "extra_forbidden":
+        owner = f" in a '{tag}' expectation" if tag in EXPECTATION_KINDS else ""
+        return f"unsupported field '{name}'{owner}; remove it or fix its spelling"
+    if kind == "union_tag_invalid":
+        if "expectations" in tokens:
+            kinds = ", ".join(EXPECTATION_KINDS)
+            return f"unknown expectation kind {show(ctx.get('tag'))}; use one of: {kinds}"
+        return f"unknown source kind {show(ctx.get('tag'))}; use 'working-tree' or 'git'"
+    if kind == "union_tag_not_found":
+        if "expectations" in tokens:
+            return "missing required field 'kind'; use one of: " + ", ".join(EXPECTATION_KINDS)
+        return "missing required field 'kind'; use 'working-tree' or 'git'"
+    if kind in _TYPE_MESSAGES:
+        return _TYPE_MESSAGES[kind] + _got(error)
+    if kind == "literal_error":
+        return f"must be {ctx.get('expected')}{_got(error)}"
+    if kind in ("greater_than_equal", "greater_than"):
+        bound = ctx.get("ge", ctx.get("gt"))
+        return f"must be {'at least' if 'ge' in ctx else 'greater than'} {bound}{_got(error)}"
+    if kind in ("less_than_equal", "less_than"):
+        bound = ctx.get("le", ctx.get("lt"))
+        return f"must be {'at most' if 'le' in ctx else 'less than'} {bound}{_got(error)}"
+    if kind == "too_short":
+        minimum = ctx.get("min_length", 1)
+        return "must not be empty" if minimum == 1 else f"must have at least {minimum} entries"
+    if kind == "json_invalid":
+        # Only reachable for documents pydantic's parser refuses after json.loads accepted them.
+        if "recursion" in str(ctx.get("error", "")):
+            return "invalid JSON: nested too deeply"
+        return f"invalid JSON: {ctx.get('error', error['msg'])}"
+    text = error["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    return text.replace("Input should be", "must be")
+
+
+def to_definition_error(error: ValidationError, path: Path, document: Any) -> DefinitionError:
+    """The first pydantic error as a DefinitionError pointing at the offending value."""
+    first = error.errors(include_url=False)[0]
+    tokens, tag = _document_path(first["loc"], document)
+    ctx = first.get("ctx") or {}
+    if first["type"] == RULE_ERROR:
+        tokens.extend(ctx.get("at", ()))
+    elif first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        tokens.append("kind")
+    return DefinitionError(path, pointer_of(tokens), _message(first, tokens, tag))

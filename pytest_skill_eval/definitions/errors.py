@@ -1,0 +1,27 @@
+"""User-facing errors of definition loading and selection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class DefinitionError(Exception):
+    """A definition file is missing, unreadable, not JSON, or breaks a schema rule."""
+
+    def __init__(self, path: Path, pointer: str, message: str) -> None:
+        self.path = path
+        self.pointer = pointer
+        # One line, whatever the message quotes.
+        self.message = " ".join(message.splitlines())
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.pointer or '/'}: {self.message}"
+
+    def __reduce__(self) -> tuple[type[DefinitionError], tuple[Path, str, str]]:
+        # Keeps the error picklable (xdist workers ship exceptions to the controller).
+        return (type(self), (self.path, self.pointer, self.message))
+
+
+class SelectionError(Exception):
+    """A group or variant selector does not match the loaded definition."""
