@@ -1,0 +1,222 @@
+"""Interaction expectations: `response-text`, `tool-call` and `context-text`."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_skill_eval.grading.support import (
+    TEXT_EXPECTS,
+    Check,
+    Context,
+    EvidenceError,
+    Spec,
+    is_within,
+    list_at,
+    mapping_at,
+    run_turns,
+    sha256_hex,
+    string_at,
+    text_matches,
+    turn_record,
+)
+from pytest_skill_eval.grading.values import js_stringify, text_sha256, utf16_length, utf16_prefix
+
+TOOL_EXPECTS = ("called", "succeeded", "failed", "not-called")
+SURFACES = ("system-prompt", "provider-context")
+PREVIEW_UNITS = 240
+CONTEXT_CHANGED = "context observation artifact changed after run persistence"
+
+
+def grade_response_text(spec: Spec, ctx: Context) -> Check:
+    """Text of the final response, or of one turn's last assistant message."""
+    spec.allow("value")
+    expect = spec.choice("expect", TEXT_EXPECTS)
+    value = spec.string("value")
+    turn = spec.turn()
+    expected = {"expect": expect, "value": value, "turn": turn}
+    if not ctx.complete:
+        return spec.unavailable(expected)
+    if turn is None:
+        response = string_at(ctx.run.get("response"), "response")
+        turns = run_turns(ctx.run)
+        observed_turn = turns[-1].get("turn", len(turns)) if turns else 1
+    else:
+        record = turn_record(ctx.run, turn)
+        if record is None:
+            return spec.unavailable(expected)
+        response = string_at(record.get("response"), f"turn {turn} response")
+        observed_turn = turn
+    observed = {"response": response, "turn": observed_turn}
+    return spec.check(text_matches(expect, response, value), expected, observed)
+
+
+def grade_tool_call(spec: Spec, ctx: Context) -> Check:
+    """Calls of one tool, optionally narrowed by substrings of their compact JSON arguments."""
+    spec.allow("tool", "argumentContains", "argumentNotContains")
+    tool = spec.string("tool", non_empty=True)
+    expect = spec.choice("expect", TOOL_EXPECTS)
+    contains = spec.string_list("argumentContains")
+    excludes = spec.string_list("argumentNotContains")
+    turn = spec.turn()
+    expected = {
+        "tool": tool,
+        "expect": expect,
+        "argumentContains": contains,
+        "argumentNotContains": excludes,
+        "turn": turn,
+    }
+    if not ctx.complete:
+        return spec.unavailable(expected)
+    if turn is None:
+        records = run_turns(ctx.run)
+    else:
+        record = turn_record(ctx.run, turn)
+        if record is None:
+            return spec.unavailable(expected)
+        records = [record]
+    calls: list[dict[str, Any]] = []
+    matching: list[dict[str, Any]] = []
+    for record in records:
+        where = f"turn {record.get('turn')} toolActivity"
+        for index, raw in enumerate(list_at(record.get("toolActivity"), where)):
+            activity = mapping_at(raw, f"{where}[{index}]")
+            if activity.get("toolName") != tool:
+                continue
+            call = {
+                "args": activity.get("args"),
+                "completed": activity.get("completed") is True,
+                "isError": activity.get("isError"),
+            }
+            calls.append(call)
+            # JSON.stringify(undefined) has no text; the reference matched against "null".
+            serialised = js_stringify(call["args"])
+            wanted = all(text in serialised for text in contains)
+            if wanted and not any(text in serialised for text in excludes):
+                matching.append(call)
+    succeeded = [c for c in matching if c["completed"] and c["isError"] is not True]
+    failed = [c for c in matching if c["completed"] and c["isError"] is True]
+    passed = {
+        "called": bool(matching),
+        "succeeded": bool(succeeded),
+        "failed": bool(failed),
+        # Without filters every call matches, so this is "zero calls to the tool".
+        "not-called": not matching,
+    }[expect]
+    observed = {
+        "tool": tool,
+        "turn": turn,
+        "callCount": len(calls),
+        "matchingCallCount": len(matching),
+        "succeededCount": len(succeeded),
+        "failedCount": len(failed),
+        "calls": calls,
+    }
+    return spec.check(passed, expected, observed)
+
+
+def grade_context_text(spec: Spec, ctx: Context) -> Check:
+    """Text the subject's model saw at one surface, request and turn (observer evidence)."""
+    spec.allow("value", "surface", "request")
+    expect = spec.choice("expect", TEXT_EXPECTS)
+    value = spec.string("value")
+    surface = spec.choice("surface", SURFACES, default="system-prompt")
+    request = spec.raw.get("request", "last")
+    positive = isinstance(request, int) and not isinstance(request, bool) and request >= 1
+    if request not in ("first", "last") and not positive:
+        raise spec.invalid("request must be first, last or a positive integer")
+    turn = spec.turn()
+    expected = {
+        "expect": expect,
+        "value": value,
+        "surface": surface,
+        "request": request,
+        "turn": turn,
+    }
+    if not ctx.complete:
+        return spec.unavailable(expected)
+    observations = _context_observations(ctx)
+    if observations is None:
+        return spec.unavailable(expected)
+    candidates = [
+        o
+        for o in observations
+        if o.get("surface") == surface and (turn is None or _same_int(o.get("turn"), turn))
+    ]
+    entry = _select(candidates, request)
+    if entry is None:
+        return spec.unavailable(expected)
+    text = entry.get("text")
+    if not isinstance(text, str) and surface == "system-prompt":
+        text = entry.get("systemPrompt")
+    text = string_at(text, "context observation text")
+    matched = text_matches(expect, text, value)
+    observed = {
+        "surface": surface,
+        "turn": entry.get("turn"),
+        "request": _request_in_turn(entry),
+        "characters": utf16_length(text),
+        "sha256": text_sha256(text),
+        "matched": matched,
+        "preview": utf16_prefix(text, PREVIEW_UNITS),
+    }
+    return spec.check(matched, expected, observed)
+
+
+def _same_int(value: object, number: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value == number
+
+
+def _request_in_turn(entry: Mapping[str, Any]) -> int:
+    # System-prompt observations carry no request number; they stand for request 1.
+    value = entry.get("requestInTurn")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def _select(entries: list[Mapping[str, Any]], request: object) -> Mapping[str, Any] | None:
+    if not entries:
+        return None
+    if request == "first":
+        return entries[0]
+    if request == "last":
+        return entries[-1]
+    return next((e for e in entries if _request_in_turn(e) == request), None)
+
+
+def _context_observations(ctx: Context) -> list[Mapping[str, Any]] | None:
+    """The observer's records after re-checking the artifact hash; None when none were kept."""
+    artifact = ctx.run.get("contextObservationArtifact")
+    if artifact is None:
+        return None
+    artifact = mapping_at(artifact, "contextObservationArtifact")
+    name, digest = artifact.get("path"), artifact.get("sha256")
+    if name is None or digest is None:
+        return None
+    name = string_at(name, "contextObservationArtifact.path")
+    digest = string_at(digest, "contextObservationArtifact.sha256")
+    if ctx.run_dir is None:
+        raise EvidenceError("the run directory of the context observation artifact is unknown")
+    run_dir = os.path.realpath(ctx.run_dir)
+    path = os.path.realpath(os.path.join(run_dir, name))
+    if not is_within(path, run_dir) or path == run_dir:
+        raise EvidenceError(f"context observation artifact escapes its run directory: {name}")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise EvidenceError(CONTEXT_CHANGED) from error
+    if sha256_hex(data) != digest:
+        raise EvidenceError(CONTEXT_CHANGED)
+    records: list[Mapping[str, Any]] = []
+    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            message = f"context observation line {number} is not valid JSON"
+            raise EvidenceError(message) from error
+        records.append(mapping_at(record, f"context observation line {number}"))
+    return records

@@ -1,0 +1,136 @@
+"""Read expectations: `skill-read` (target activation) and `resource-read` (any declared file)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_skill_eval.grading.support import (
+    Check,
+    Context,
+    EvidenceError,
+    Spec,
+    fingerprint,
+    is_within,
+    list_at,
+    mapping_at,
+    read_paths,
+    string_at,
+)
+
+SKILL_READ_EXPECTS = ("never", "on-turn", "by-turn", "not-before-turn")
+RESOURCE_KINDS = ("workspace", "skill", "context")
+READ_EXPECTS = ("read", "not-read")
+
+
+def grade_skill_read(spec: Spec, ctx: Context) -> Check:
+    """Whether and when the variant's target SKILL.md was read (description groups)."""
+    spec.allow()
+    expect = spec.choice("expect", SKILL_READ_EXPECTS)
+    if expect == "never":
+        if "turn" in spec.raw:
+            raise spec.invalid("turn must be omitted when expect is never")
+        turn = None
+    else:
+        turn = spec.turn(required=True)
+    expected = {"read": expect, "turn": turn}
+    if not ctx.complete:
+        return spec.unavailable(expected)
+    observed = _activation(ctx.run)
+    if observed is None:
+        return spec.unavailable(expected)
+    first = observed["firstReadTurn"]
+    if expect == "never":
+        passed = not observed["targetRead"]
+    elif expect == "on-turn":
+        passed = turn in observed["readTurns"]
+    elif expect == "by-turn":
+        passed = first is not None and turn is not None and first <= turn
+    else:
+        passed = first is None or (turn is not None and first >= turn)
+    return spec.check(passed, expected, observed)
+
+
+def _activation(run: Mapping[str, Any]) -> dict[str, Any] | None:
+    resources = run.get("resources")
+    if isinstance(resources, Mapping) and resources.get("targetPath", "") is None:
+        # A variant without a target can never read it.
+        return {"targetRead": False, "firstReadTurn": None, "readTurns": []}
+    activation = mapping_at(run.get("activation"), "activation")
+    target_read = activation.get("targetRead")
+    if target_read is None:
+        return None
+    if not isinstance(target_read, bool):
+        raise EvidenceError("run evidence is malformed: activation.targetRead must be a boolean")
+    first = activation.get("firstReadTurn")
+    turns = list_at(activation.get("readTurns"), "activation.readTurns")
+    if (first is not None and not _is_int(first)) or not all(_is_int(t) for t in turns):
+        raise EvidenceError("run evidence is malformed: activation turns must be integers")
+    return {"targetRead": target_read, "firstReadTurn": first, "readTurns": list(turns)}
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def grade_resource_read(spec: Spec, ctx: Context) -> Check:
+    """Whether one declared workspace, skill or context file was successfully read."""
+    spec.allow("resource", "index", "path")
+    resource = spec.choice("resource", RESOURCE_KINDS)
+    expect = spec.choice("expect", READ_EXPECTS)
+    path = spec.safe_path()
+    turn = spec.turn()
+    index = spec.raw.get("index")
+    if resource == "workspace":
+        if index is not None:
+            raise spec.invalid("index must be omitted for workspace resources")
+    elif not (isinstance(index, int) and _is_int(index) and index >= 0):
+        raise spec.invalid(f"index must be a non-negative integer for {resource} resources")
+    expected = {"expect": expect, "resource": resource, "index": index, "path": path, "turn": turn}
+    if not ctx.complete:
+        return spec.unavailable(expected)
+
+    root, known = _resource_root(ctx, resource, index)
+    canonical_root = os.path.realpath(root)
+    canonical = os.path.realpath(os.path.join(canonical_root, *path.split("/")))
+    if not is_within(canonical, canonical_root):
+        raise EvidenceError("resource-read path escapes its declared root")
+    # A workspace file may have existed only between captures; having been read proves it.
+    was_read = resource == "workspace" and canonical in (read_paths(ctx.run, None) or [])
+    if path not in known and not was_read:
+        what = "workspace resource" if resource == "workspace" else "resource"
+        raise EvidenceError(f"declared {what} path is unavailable: {path}")
+    reads = read_paths(ctx.run, turn)
+    if reads is None:
+        return spec.unavailable(expected)
+    read = canonical in reads
+    observed = {"path": canonical, "read": read, "turn": turn}
+    return spec.check(read == (expect == "read"), expected, observed)
+
+
+def _resource_root(ctx: Context, resource: str, index: Any) -> tuple[str, set[str]]:
+    """The canonical root of the declared resource and the relative paths known to exist in it."""
+    run = ctx.run
+    if resource == "workspace":
+        root = string_at(run.get("workspace"), "workspace")
+        known: set[str] = set()
+        effects = run.get("effects")
+        if effects is not None:
+            effects = mapping_at(effects, "effects")
+            known |= fingerprint(effects.get("before"), "effects.before").keys()
+            known |= fingerprint(effects.get("after"), "effects.after").keys()
+        else:
+            # Description runs record no effects; their workspace is the fixture copy.
+            fixture = mapping_at(run.get("resources"), "resources").get("fixture")
+            if fixture is not None:
+                fixture = mapping_at(fixture, "resources.fixture")
+                known |= fingerprint(fixture.get("files"), "resources.fixture.files").keys()
+        return root, known
+    key = "skills" if resource == "skill" else "context"
+    entries = list_at(mapping_at(run.get("resources"), "resources").get(key), f"resources.{key}")
+    if index >= len(entries):
+        raise EvidenceError(f"declared resource is unavailable: {resource} {index}")
+    entry = mapping_at(entries[index], f"resources.{key}[{index}]")
+    root = string_at(entry.get("path"), f"resources.{key}[{index}].path")
+    return root, set(fingerprint(entry.get("files"), f"resources.{key}[{index}].files"))

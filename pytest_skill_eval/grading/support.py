@@ -1,0 +1,324 @@
+"""Shared grading helpers: errors, expectation fields, and access to recorded run evidence."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, TypeGuard
+
+VARIANTS = ("baseline", "candidate")
+ID_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+TEXT_EXPECTS = ("contains", "not-contains", "equals")
+# Fields every expectation may carry; each kind adds its own.
+COMMON_FIELDS = frozenset({"id", "kind", "variant", "comparison", "turn", "expect"})
+
+Check = dict[str, Any]
+
+
+class GradeError(Exception):
+    """Something that cannot be graded; recorded as a grade-error entry, never raised further."""
+
+
+class ExpectationError(GradeError):
+    """The expectation itself is malformed."""
+
+
+class EvidenceError(GradeError):
+    """Recorded evidence is malformed, unsafe, or changed after it was captured."""
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Everything one expectation is graded against: the group facts and one variant's run."""
+
+    group_type: str
+    turn_count: int
+    variant: str
+    run: Mapping[str, Any]
+    run_dir: Path | None
+
+    @property
+    def complete(self) -> bool:
+        """Only a complete run has evidence to grade; any other state is unavailable."""
+        return self.run.get("state") == "complete"
+
+
+class Spec:
+    """Reads the fields of one raw expectation, turning bad values into ExpectationError."""
+
+    def __init__(self, raw: Mapping[str, Any], turn_count: int) -> None:
+        self.raw = raw
+        self.id: str = raw["id"]
+        self.kind: str = raw["kind"]
+        self.variant: str = raw["variant"]
+        self.turn_count = turn_count
+
+    def invalid(self, detail: str) -> ExpectationError:
+        """An error naming the kind and the offending field."""
+        return ExpectationError(f"invalid {self.kind} expectation: {detail}")
+
+    def allow(self, *fields: str) -> None:
+        """Reject fields this kind does not define, so a typo is not silently ignored."""
+        for key in self.raw:
+            if key not in COMMON_FIELDS and key not in fields:
+                raise self.invalid(f"unsupported field {key}")
+
+    def choice(self, name: str, allowed: Sequence[str], default: str | None = None) -> str:
+        """A string field restricted to `allowed`; `default` when absent (required if None)."""
+        value = self.raw.get(name, default)
+        if not isinstance(value, str) or value not in allowed:
+            raise self.invalid(f"{name} must be one of {', '.join(allowed)}")
+        return value
+
+    def string(self, name: str, *, non_empty: bool = False) -> str:
+        """A required string field."""
+        value = self.raw.get(name)
+        if not isinstance(value, str) or (non_empty and not value.strip()):
+            raise self.invalid(f"{name} must be a {'non-empty ' if non_empty else ''}string")
+        return value
+
+    def safe_path(self, name: str = "path") -> str:
+        """A required slash-separated relative path that cannot leave its root."""
+        value = self.raw.get(name)
+        if not is_safe_relative_path(value):
+            raise self.invalid(f"{name} must be a relative path with no '.', '..' or empty parts")
+        return value
+
+    def turn(self, *, required: bool = False) -> int | None:
+        """The optional one-based declared turn."""
+        value = self.raw.get("turn")
+        if value is None and not required:
+            return None
+        in_range = isinstance(value, int) and 1 <= value <= self.turn_count
+        if isinstance(value, bool) or not in_range:
+            raise self.invalid(f"turn must be an integer from 1 to {self.turn_count}")
+        return value
+
+    def string_list(self, name: str) -> list[str]:
+        """An optional array of strings (empty when absent)."""
+        value = self.raw.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.invalid(f"{name} must be an array of strings")
+        return list(value)
+
+    def check(self, passed: bool, expected: Any, observed: Any) -> Check:
+        """A graded check."""
+        state = "pass" if passed else "fail"
+        return self._check(state, expected, observed)
+
+    def unavailable(self, expected: Any) -> Check:
+        """A check whose evidence does not exist."""
+        return self._check("unavailable", expected, None)
+
+    def _check(self, state: str, expected: Any, observed: Any) -> Check:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "variant": self.variant,
+            "state": state,
+            "expected": expected,
+            "observed": observed,
+        }
+
+
+def is_safe_relative_path(value: object) -> TypeGuard[str]:
+    """Non-empty, relative, '/'-separated, with no backslash, NUL, empty, '.' or '..' part."""
+    if not isinstance(value, str) or not value or value.startswith("/"):
+        return False
+    if "\\" in value or "\0" in value:
+        return False
+    return all(part not in ("", ".", "..") for part in value.split("/"))
+
+
+def text_matches(expect: str, text: str, value: str) -> bool:
+    """Case-sensitive, unnormalised text predicate."""
+    if expect == "contains":
+        return value in text
+    if expect == "not-contains":
+        return value not in text
+    return text == value
+
+
+def sha256_hex(data: bytes) -> str:
+    """Hex sha256 of bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_within(path: str, root: str) -> bool:
+    """True when canonical `path` is `root` or below it (both already canonical)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+# -- typed access to recorded evidence ---------------------------------------------------
+
+
+def evidence_fail(detail: str) -> NoReturn:
+    """Raise the error for run evidence that does not have the recorded shape."""
+    raise EvidenceError(f"run evidence is malformed: {detail}")
+
+
+def mapping_at(value: object, where: str) -> Mapping[str, Any]:
+    """`value` as an object, or an evidence error naming `where`."""
+    if not isinstance(value, Mapping):
+        evidence_fail(f"{where} must be an object")
+    return value
+
+
+def list_at(value: object, where: str) -> list[Any]:
+    """`value` as an array, or an evidence error naming `where`."""
+    if not isinstance(value, list):
+        evidence_fail(f"{where} must be an array")
+    return value
+
+
+def string_at(value: object, where: str) -> str:
+    """`value` as a string, or an evidence error naming `where`."""
+    if not isinstance(value, str):
+        evidence_fail(f"{where} must be a string")
+    return value
+
+
+def strings_at(value: object, where: str) -> list[str]:
+    """`value` as an array of strings."""
+    items = list_at(value, where)
+    if not all(isinstance(item, str) for item in items):
+        evidence_fail(f"{where} must contain only strings")
+    return items
+
+
+def run_turns(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The recorded turns of a run (every run.json has `turns`; synthetic runs have none)."""
+    turns = list_at(run.get("turns", []), "turns")
+    return [mapping_at(turn, f"turns[{index}]") for index, turn in enumerate(turns)]
+
+
+def turn_record(run: Mapping[str, Any], turn: int) -> Mapping[str, Any] | None:
+    """The record of one declared turn, or None when that turn was never observed."""
+    for record in run_turns(run):
+        if record.get("turn") == turn and not isinstance(record.get("turn"), bool):
+            return record
+    return None
+
+
+def read_paths(run: Mapping[str, Any], turn: int | None) -> list[str] | None:
+    """Canonical successful read paths of one turn or of the whole run; None if unobserved."""
+    if turn is not None:
+        record = turn_record(run, turn)
+        if record is None:
+            return None
+        return strings_at(record.get("successfulReadPaths"), f"turn {turn} successfulReadPaths")
+    turns = run_turns(run)
+    if not turns:
+        return strings_at(run.get("successfulReadPaths", []), "successfulReadPaths")
+    paths: list[str] = []
+    for record in turns:
+        where = f"turn {record.get('turn')} successfulReadPaths"
+        paths.extend(strings_at(record.get("successfulReadPaths"), where))
+    return paths
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """One fingerprint entry of a captured workspace."""
+
+    path: str
+    type: str
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """A captured workspace state: its directory, fingerprint, and changes since the run began."""
+
+    root: str
+    files: Mapping[str, FileEntry]
+    changes: Mapping[str, list[str]]
+
+    def changed_paths(self) -> list[str]:
+        """Created, modified and deleted paths (directories never appear)."""
+        return [*self.changes["created"], *self.changes["modified"], *self.changes["deleted"]]
+
+
+def fingerprint(value: object, where: str) -> dict[str, FileEntry]:
+    """Parse a recorded fingerprint list into entries keyed by relative path."""
+    entries: dict[str, FileEntry] = {}
+    for index, raw in enumerate(list_at(value, where)):
+        item = mapping_at(raw, f"{where}[{index}]")
+        entry = FileEntry(
+            path=string_at(item.get("path"), f"{where}[{index}].path"),
+            type=string_at(item.get("type"), f"{where}[{index}].type"),
+            sha256=string_at(item.get("sha256"), f"{where}[{index}].sha256"),
+        )
+        entries[entry.path] = entry
+    return entries
+
+
+def _changes(value: object, where: str) -> dict[str, list[str]]:
+    changes = mapping_at(value, where)
+    return {
+        name: strings_at(changes.get(name), f"{where}.{name}")
+        for name in ("created", "modified", "deleted")
+    }
+
+
+def workspace_evidence(ctx: Context, turn: int | None) -> Workspace | None:
+    """The final workspace (turn None) or the snapshot after `turn`; None when not captured.
+
+    Turn snapshots carry cumulative changes since before the run, as in the reference.
+    """
+    run = ctx.run
+    if turn is not None:
+        record = turn_record(run, turn)
+        if record is None:
+            return None
+        snapshot = record.get("workspace")
+        if snapshot is not None:
+            where = f"turn {turn} workspace"
+            snapshot = mapping_at(snapshot, where)
+            return Workspace(
+                root=string_at(snapshot.get("path"), f"{where}.path"),
+                files=fingerprint(snapshot.get("files"), f"{where}.files"),
+                changes=_changes(snapshot.get("changes"), f"{where}.changes"),
+            )
+        # A one-turn run ends right after its only turn, so its final state is that turn's.
+        if ctx.turn_count != 1:
+            return None
+    effects = run.get("effects")
+    if effects is None:
+        return None
+    effects = mapping_at(effects, "effects")
+    return Workspace(
+        root=string_at(run.get("workspace"), "workspace"),
+        files=fingerprint(effects.get("after"), "effects.after"),
+        changes=_changes(effects.get("changes"), "effects.changes"),
+    )
+
+
+def read_workspace_file(workspace: Workspace, path: str) -> bytes | None:
+    """Bytes of a captured regular file after re-checking them against the fingerprint.
+
+    None when the fingerprint has no such entry. A symlink, a directory, a path leaving the
+    workspace, or bytes that differ from the captured hash are evidence errors.
+    """
+    entry = workspace.files.get(path)
+    if entry is None:
+        return None
+    if entry.type != "file":
+        raise EvidenceError(f"file assertion requires a regular file: {path}")
+    root = os.path.realpath(workspace.root)
+    full = os.path.join(root, *path.split("/"))
+    if os.path.islink(full):
+        raise EvidenceError(f"file assertion requires a regular file: {path}")
+    if not is_within(os.path.realpath(full), root):
+        raise EvidenceError(f"workspace file escapes its workspace: {path}")
+    try:
+        data = Path(full).read_bytes()
+    except OSError as error:
+        raise EvidenceError(f"workspace evidence changed after capture: {path}") from error
+    if sha256_hex(data) != entry.sha256:
+        raise EvidenceError(f"workspace evidence changed after capture: {path}")
+    return data
