@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-# Test helpers are a plain sibling module; no test directory is on sys.path by default.
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
-from workspace_helpers import Git, run_git  # noqa: E402
+from tests.workspace.workspace_helpers import Git, run_git
 
 
 @pytest.fixture

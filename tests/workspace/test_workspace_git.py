@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from workspace_helpers import Git, run_git, write
 
 from pytest_skill_eval.workspace import (
     ResolvedSource,
@@ -17,6 +16,7 @@ from pytest_skill_eval.workspace import (
     fingerprint,
     snapshot_resource,
 )
+from tests.workspace.workspace_helpers import Git, run_git, write
 
 
 @pytest.fixture

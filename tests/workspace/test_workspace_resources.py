@@ -6,7 +6,6 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from workspace_helpers import write
 
 from pytest_skill_eval.workspace import (
     Entry,
@@ -22,6 +21,7 @@ from pytest_skill_eval.workspace import (
     snapshot_workspace_turn,
     verify_unchanged,
 )
+from tests.workspace.workspace_helpers import write
 
 WORKING = ResolvedSource("working-tree", None, None, None, "")
 

@@ -10,7 +10,6 @@ import stat
 from pathlib import Path
 
 import pytest
-from workspace_helpers import write
 
 from pytest_skill_eval.workspace import (
     Changes,
@@ -25,6 +24,7 @@ from pytest_skill_eval.workspace import (
     fingerprint_json,
     snapshot_tree,
 )
+from tests.workspace.workspace_helpers import write
 
 
 def sha(data: bytes) -> str:
