@@ -1,0 +1,95 @@
+"""Write-once evidence, manifests and the state rules."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.cli import main as cli_main
+from pytest_skill_eval.evidence import (
+    EvidenceError,
+    batch_state,
+    create_result_dir,
+    group_state,
+    new_result_id,
+    verify_group,
+    write_json_once,
+    write_manifest,
+    write_once,
+)
+
+
+def test_result_ids_are_timestamp_and_random_hex() -> None:
+    assert re.fullmatch(r"\d{14}-[0-9a-f]{8}", new_result_id())
+
+
+def test_result_directories_are_never_reused(tmp_path: Path) -> None:
+    ids = {create_result_dir(tmp_path)[0] for _ in range(5)}
+    assert len(ids) == 5
+
+
+def test_write_once_refuses_to_overwrite_and_leaves_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "run.json"
+    write_json_once(target, {"a": 1})
+    with pytest.raises(EvidenceError, match="never rewritten"):
+        write_once(target, b"other")
+    assert target.read_text() == '{\n  "a": 1\n}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json"]
+
+
+def _group(tmp_path: Path) -> Path:
+    group = tmp_path / "result" / "groups" / "g"
+    (group / "baseline" / "workspace").mkdir(parents=True)
+    write_once(group / "baseline" / "run.json", b"{}\n")
+    write_once(group / "baseline" / "workspace" / "out.txt", b"hello")
+    (group / "baseline" / "workspace" / "link").symlink_to("out.txt")
+    write_manifest(group)
+    return group
+
+
+def test_manifest_verifies_clean_and_names_a_changed_byte(tmp_path: Path) -> None:
+    group = _group(tmp_path)
+    assert verify_group(group) == []
+    target = group / "baseline" / "workspace" / "out.txt"
+    target.write_bytes(b"hellO")
+    assert verify_group(group) == [f"changed: {target}"]
+
+
+def test_manifest_reports_missing_and_extra_files(tmp_path: Path) -> None:
+    group = _group(tmp_path)
+    (group / "baseline" / "run.json").unlink()
+    (group / "baseline" / "planted.txt").write_text("x")
+    problems = verify_group(group)
+    assert f"missing: {group / 'baseline' / 'run.json'}" in problems
+    assert f"extra: {group / 'baseline' / 'planted.txt'}" in problems
+
+
+def test_verify_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    group = _group(tmp_path)
+    result = group.parents[1]
+    write_json_once(result / "invocation.json", {})
+    write_json_once(result / "summary.json", {})
+    assert cli_main(["verify", str(result)]) == 0
+    (group / "baseline" / "workspace" / "out.txt").write_bytes(b"x")
+    assert cli_main(["verify", str(result)]) == 1
+    assert "out.txt" in capsys.readouterr().out
+    assert cli_main(["verify", str(tmp_path / "nope")]) == 2
+
+
+def test_group_and_batch_states_follow_the_reference() -> None:
+    both = {"baseline": True, "candidate": True}
+    only_candidate = {"baseline": False, "candidate": True}
+    complete = {"baseline": "complete", "candidate": "complete"}
+    assert group_state(complete, both, "complete", False) == "complete"
+    assert group_state(complete, both, "grade-error", False) == "partially-complete"
+    assert group_state(complete, both, "complete", True) == "invalid"
+    failed = {"baseline": "infrastructure-failed", "candidate": "complete"}
+    assert group_state(failed, both, "complete", False) == "partially-complete"
+    assert group_state(failed, only_candidate, "unavailable", False) == "complete"
+    cancelled = {"baseline": "cancelled", "candidate": "complete"}
+    assert group_state(cancelled, both, "complete", True) == "cancelled"
+    assert batch_state(["complete", "complete"]) == "complete"
+    assert batch_state(["complete", "invalid"]) == "partially-complete"
+    assert batch_state(["invalid", "cancelled"]) == "cancelled"
