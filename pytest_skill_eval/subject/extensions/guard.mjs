@@ -100,8 +100,9 @@ function loadContextManifest() {
       ) {
         throw configError(`${fileWhere} needs string path, sha256 and content`);
       }
-      // The runner hashes the UTF-8 encoding of `content`, so any edit after snapshotting shows here.
-      if (sha256(item.content) !== item.sha256) {
+      // `sha256` is of the file's bytes; `content` is their text with a leading BOM removed, so
+      // any edit after snapshotting shows here.
+      if (sha256(item.content) !== item.sha256 && sha256(`\ufeff${item.content}`) !== item.sha256) {
         throw configError(`${fileWhere} content does not match its sha256 (${item.path})`);
       }
       return { path: item.path, content: item.content };

@@ -1,0 +1,134 @@
+"""Finding the Pi binary, checking its version once, and building its argv and environment."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MIN_VERSION = (0, 73, 1)
+PINNED = "0.73.1"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+# The small host baseline copied from the operator's environment (PRODUCT §4): enough for Node
+# to start and format text, nothing that carries identity or credentials.
+BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+class PiNotFoundError(Exception):
+    """The Pi binary is missing or too old."""
+
+
+@dataclass(frozen=True, slots=True)
+class PiBinary:
+    """A checked Pi executable."""
+
+    path: Path
+    version: str
+
+
+def locate_pi(explicit: str | None, root: Path) -> Path:
+    """`--skill-eval-pi`, else `pi` on PATH, else `node_modules/.bin/pi` (root, then package)."""
+    if explicit:
+        candidate = Path(explicit).expanduser()
+        found = shutil.which(str(candidate)) if not candidate.is_absolute() else str(candidate)
+        if found and Path(found).is_file():
+            return Path(found).resolve()
+        raise PiNotFoundError(
+            f"--skill-eval-pi {explicit}: no such executable; install Pi with "
+            f"`npm install @mariozechner/pi-coding-agent@{PINNED}` or point the option at it"
+        )
+    on_path = shutil.which("pi")
+    if on_path:
+        return Path(on_path).resolve()
+    for base in (root, PACKAGE_ROOT):
+        local = base / "node_modules" / ".bin" / "pi"
+        if local.is_file():
+            return local.resolve()
+    raise PiNotFoundError(
+        "Pi was not found: install it with "
+        f"`npm install @mariozechner/pi-coding-agent@{PINNED}` in the definition root, "
+        "put `pi` on PATH, or pass --skill-eval-pi PATH"
+    )
+
+
+def check_pi(path: Path) -> PiBinary:
+    """Run `pi --version` once; refuse a Pi older than the supported version."""
+    env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+    env |= {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
+    try:
+        done = subprocess.run(
+            [str(path), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise PiNotFoundError(f"{path} --version failed: {error}") from error
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout + done.stderr)
+    if done.returncode != 0 or match is None:
+        raise PiNotFoundError(
+            f"{path} --version did not print a version (exit {done.returncode}): "
+            f"{(done.stderr or done.stdout).strip()[:200]}"
+        )
+    version = tuple(int(g) for g in match.groups())
+    if version < MIN_VERSION:
+        raise PiNotFoundError(
+            f"{path} is Pi {match.group(0)}; pytest-skill-eval needs {PINNED} or newer: "
+            f"`npm install @mariozechner/pi-coding-agent@{PINNED}`"
+        )
+    return PiBinary(path, match.group(0))
+
+
+def base_environment(home: Path, agent_dir: Path, tmp: Path) -> dict[str, str]:
+    """The isolated baseline: operator PATH/locale, our own HOME, agent dir and TMPDIR."""
+    env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env |= {
+        "HOME": str(home),
+        "PI_CODING_AGENT_DIR": str(agent_dir),
+        "TMPDIR": str(tmp),
+        "PI_OFFLINE": "1",
+        "PI_SKIP_VERSION_CHECK": "1",
+        "PI_TELEMETRY": "0",
+    }
+    return env
+
+
+def pi_argv(
+    pi: Path,
+    *,
+    mode: str,
+    session_dir: Path | None,
+    extensions: Sequence[Path],
+    tools: Sequence[str],
+    skills: Sequence[Path],
+    model: Mapping[str, str] | None,
+    prompt: str | None,
+) -> list[str]:
+    """Pi's argv, in the reference order (§4.2), minus flags Pi 0.73.1 does not have."""
+    argv = [str(pi), "--mode", mode]
+    if mode == "json":
+        argv.append("-p")
+    argv += ["--session-dir", str(session_dir)] if session_dir else ["--no-session"]
+    argv.append("--no-extensions")
+    for extension in extensions:
+        argv += ["--extension", str(extension)]
+    argv += ["--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files"]
+    argv += ["--tools", ",".join(tools)] if tools else ["--no-tools"]
+    for skill in skills:
+        argv += ["--skill", str(skill)]
+    if model is not None:
+        argv += ["--model", model["model"]]
+        if model.get("thinking"):
+            argv += ["--thinking", model["thinking"]]
+    if prompt is not None:
+        argv.append(prompt)
+    return argv

@@ -1,0 +1,214 @@
+"""What was observed of a subject: turns, transcript, tool activity, usage, errors (both modes)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+USAGE_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
+COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite", "total")
+
+
+def _number(value: Any) -> float:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def merge_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None:
+    """Sum Pi's `message.usage` into a running total (missing values count as 0)."""
+    if not isinstance(usage, dict):
+        return total
+    merged: dict[str, Any] = total or dict.fromkeys(USAGE_FIELDS, 0) | {
+        "cost": dict.fromkeys(COST_FIELDS, 0)
+    }
+    for key in USAGE_FIELDS:
+        merged[key] = merged[key] + _number(usage.get(key))
+    raw_cost = usage.get("cost")
+    cost: dict[str, Any] = raw_cost if isinstance(raw_cost, dict) else {}
+    for key in COST_FIELDS:
+        merged["cost"][key] = round(merged["cost"][key] + _number(cost.get(key)), 12)
+    return merged
+
+
+def sum_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Sum per-turn usage into a run total; None when no turn carried usage."""
+    total: dict[str, Any] | None = None
+    for usage in usages:
+        if usage is not None:
+            total = merge_usage(total, {**usage})
+    return total
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Assistant text: string content, or the text parts joined with no separator."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+@dataclass
+class Turn:
+    """One declared prompt and everything observed while Pi worked on it."""
+
+    turn: int
+    prompt: str
+    delivered_prompt: str
+    transcript_start: int
+    started: float = field(default_factory=time.monotonic)
+    response: str = ""
+    transcript_end: int = 0
+    reads: list[str] = field(default_factory=list)
+    tool_activity: list[dict[str, Any]] = field(default_factory=list)
+    prompt_accepted: bool = False
+    usage: dict[str, Any] | None = None
+    assistant_error: str | None = None
+    settled: bool = False
+    wall_time_ms: int | None = None
+    workspace: dict[str, Any] | None = None
+
+    def observed(self) -> bool:
+        """Whether anything at all happened in this turn (kept even when interrupted)."""
+        return bool(
+            self.prompt_accepted
+            or self.settled
+            or self.transcript_end > self.transcript_start
+            or self.reads
+            or self.tool_activity
+            or self.usage
+            or self.response
+            or self.assistant_error
+        )
+
+    def finish(self) -> None:
+        """Stamp the turn's wall time."""
+        if self.wall_time_ms is None:
+            self.wall_time_ms = round((time.monotonic() - self.started) * 1000)
+
+
+@dataclass
+class Observation:
+    """Evidence gathered from Pi's event stream."""
+
+    turns: list[Turn] = field(default_factory=list)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    parse_errors: list[dict[str, Any]] = field(default_factory=list)
+    protocol_errors: list[dict[str, Any]] = field(default_factory=list)
+    model: dict[str, Any] | None = None
+    delivery: dict[str, Any] | None = None
+    _pending_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def current(self) -> Turn | None:
+        """The turn in progress, if any."""
+        if self.turns and not self.turns[-1].settled:
+            return self.turns[-1]
+        return None
+
+    def begin_turn(self, number: int, prompt: str, delivered: str) -> Turn:
+        """Start recording a new turn."""
+        turn = Turn(number, prompt, delivered, transcript_start=len(self.transcript))
+        turn.transcript_end = turn.transcript_start
+        self.turns.append(turn)
+        return turn
+
+    def protocol_error(self, reason: str, **details: Any) -> None:
+        """Record a protocol error (any makes the run infrastructure-failed)."""
+        self.protocol_errors.append({"reason": reason, **details})
+
+    def handle(self, event: dict[str, Any]) -> bool:
+        """Apply one Pi event; returns True when it settles the current turn."""
+        kind = event.get("type")
+        if kind == "extension_error":
+            self.protocol_error(
+                "extension-error",
+                extensionPath=event.get("extensionPath"),
+                event=event.get("event"),
+                error=event.get("error"),
+            )
+            return False
+        turn = self.current
+        if turn is None:
+            return False
+        if kind == "tool_execution_start":
+            activity = {
+                "toolCallId": event.get("toolCallId"),
+                "toolName": event.get("toolName"),
+                "args": event.get("args"),
+                "completed": False,
+                "isError": None,
+            }
+            turn.tool_activity.append(activity)
+            self._pending_tools[str(event.get("toolCallId"))] = activity
+        elif kind == "tool_execution_end":
+            pending = self._pending_tools.pop(str(event.get("toolCallId")), None)
+            if pending is not None:
+                activity = pending
+                activity["completed"] = True
+                activity["isError"] = event.get("isError") is True
+                args = activity.get("args")
+                if (
+                    activity["toolName"] == "read"
+                    and not activity["isError"]
+                    and isinstance(args, dict)
+                    and isinstance(args.get("path"), str)
+                ):
+                    turn.reads.append(args["path"])
+        elif kind == "message_end" and isinstance(event.get("message"), dict):
+            message = event["message"]
+            self.transcript.append(message)
+            turn.transcript_end = len(self.transcript)
+            if message.get("role") == "assistant":
+                self._assistant(turn, message)
+        elif kind in ("agent_end", "agent_settled"):
+            # With retry and compaction off, agent_end is final on Pi 0.73.1; newer Pi says so
+            # explicitly with agent_settled.
+            turn.settled = True
+            turn.finish()
+            return True
+        return False
+
+    def _assistant(self, turn: Turn, message: dict[str, Any]) -> None:
+        turn.response = message_text(message)
+        turn.usage = merge_usage(turn.usage, message.get("usage"))
+        if isinstance(message.get("provider"), str) or isinstance(message.get("model"), str):
+            self.model = {"provider": message.get("provider"), "model": message.get("model")}
+        reason = message.get("stopReason")
+        if reason in ("error", "aborted") and turn.assistant_error is None:
+            turn.assistant_error = message.get("errorMessage") or f"assistant stopped with {reason}"
+
+    # -- results ---------------------------------------------------------------------------
+
+    def observed_turns(self) -> list[Turn]:
+        """Turns to keep: every settled turn and an interrupted one that observed anything."""
+        return [t for t in self.turns if t.settled or t.observed()]
+
+    def settled(self, prompts: int) -> bool:
+        """Every declared prompt was sent and settled."""
+        return len(self.turns) == prompts and all(t.settled for t in self.turns)
+
+    def assistant_error(self) -> str | None:
+        """The first turn's assistant error."""
+        return next((t.assistant_error for t in self.turns if t.assistant_error), None)
+
+
+def canonical_reads(raw_paths: list[str], workspace: Path) -> list[str]:
+    """Resolve read paths after the run: `@` stripped, relative to the workspace, realpath'd."""
+    seen: dict[str, None] = {}
+    for raw in raw_paths:
+        path = raw[1:] if raw.startswith("@") else raw
+        candidate = Path(path) if os.path.isabs(path) else workspace / path
+        try:
+            resolved = candidate.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue  # deleted or unresolvable: not a readable fact any more
+        seen.setdefault(str(resolved), None)
+    return list(seen)

@@ -1,0 +1,265 @@
+"""The Pi child process: spawning, framed stdout reading, watchdog, and process-tree cleanup."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+FRAME_LIMIT = 16 * 1024 * 1024  # bytes without a newline before the stream is abandoned
+TERMINATION_GRACE_S = 5.0
+NO_PROGRESS_S = 30 * 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One stdout record: a parsed JSON object, or the reason it could not be parsed."""
+
+    line: int
+    event: dict[str, Any] | None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfStream:
+    """stdout closed; `error` names a framing failure that ended reading early."""
+
+    error: str | None = None
+
+
+@dataclass
+class ProcessOutcome:
+    """How the process ended."""
+
+    exit_code: int | None = None
+    signal: str | None = None
+    termination_reason: str | None = None
+    descendants_killed: int = 0
+
+
+class CancelToken:
+    """Cancellation shared by every subject of an invocation (Ctrl-C sets it)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason = "cancelled"
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Request cancellation of running and queued subjects."""
+        self.reason = reason
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether cancellation was requested."""
+        return self._event.is_set()
+
+
+@dataclass
+class PiProcess:
+    """A running Pi with its stdout parsed into a queue of frames and raw bytes kept on disk."""
+
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    cwd: Path
+    events_path: Path
+    stderr_path: Path
+    interactive: bool
+    no_progress_s: float = NO_PROGRESS_S
+    frames: queue.Queue[Frame | EndOfStream] = field(default_factory=queue.Queue)
+    _proc: subprocess.Popen[bytes] | None = None
+    _reader: threading.Thread | None = None
+    _last_progress: float = 0.0
+    _seen: dict[int, psutil.Process] = field(default_factory=dict)
+    _stderr_size: int = 0
+    _stdin_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self) -> None:
+        """Spawn Pi in its own session (so its group can be signalled) with no shell."""
+        self.events_path.parent.mkdir(parents=True, exist_ok=True)
+        stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - handed to the child
+        try:
+            self._proc = subprocess.Popen(
+                list(self.argv),
+                cwd=self.cwd,
+                env=dict(self.env),
+                stdin=subprocess.PIPE if self.interactive else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                start_new_session=True,
+                close_fds=True,
+            )
+        finally:
+            stderr.close()
+        self._last_progress = time.monotonic()
+        self._reader = threading.Thread(target=self._read_stdout, name="pi-stdout", daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        """Process id of Pi."""
+        assert self._proc is not None
+        return self._proc.pid
+
+    def _read_stdout(self) -> None:
+        # Bytes are split on b"\n" before decoding, so a multibyte character split across reads
+        # is never corrupted (a newline byte cannot occur inside a UTF-8 sequence).
+        assert self._proc is not None
+        assert self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        pending = bytearray()
+        line_no = 0
+        error: str | None = None
+        with open(self.events_path, "xb") as sink:
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                self._last_progress = time.monotonic()
+                sink.write(chunk)
+                sink.flush()
+                pending += chunk
+                while (cut := pending.find(b"\n")) >= 0:
+                    raw = bytes(pending[:cut])
+                    del pending[: cut + 1]
+                    line_no += 1
+                    self.frames.put(_parse_frame(line_no, raw))
+                if len(pending) > FRAME_LIMIT:
+                    error = "incomplete-frame-limit"
+                    break
+            if error is None and pending.strip():
+                # A final record without its newline is still observed; in RPC mode, where every
+                # record must be terminated, it is also a framing error.
+                line_no += 1
+                self.frames.put(_parse_frame(line_no, bytes(pending)))
+                if self.interactive:
+                    self.frames.put(Frame(line_no, None, "unterminated-record"))
+        self.frames.put(EndOfStream(error))
+
+    def send(self, record: Mapping[str, Any]) -> None:
+        """Write one RPC command line to Pi's stdin."""
+        assert self._proc is not None
+        assert self._proc.stdin is not None
+        data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        with self._stdin_lock:
+            self._proc.stdin.write(data)
+            self._proc.stdin.flush()
+        self._last_progress = time.monotonic()
+
+    def close_stdin(self) -> None:
+        """Closing stdin makes Pi in RPC mode exit normally."""
+        if self._proc is not None and self._proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+
+    def next_frame(self, timeout: float) -> Frame | EndOfStream | None:
+        """The next stdout frame, or None after `timeout` seconds (also a watchdog tick)."""
+        try:
+            return self.frames.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def stalled(self) -> bool:
+        """True when neither stdout nor stderr moved for the no-progress period."""
+        self._track_descendants()
+        try:
+            size = self.stderr_path.stat().st_size
+        except OSError:
+            size = self._stderr_size
+        if size != self._stderr_size:
+            self._stderr_size = size
+            self._last_progress = time.monotonic()
+        return time.monotonic() - self._last_progress > self.no_progress_s
+
+    def _track_descendants(self) -> None:
+        # Commands started by extensions may leave Pi's process group; remember every
+        # descendant seen so cleanup can reach it after Pi itself is gone.
+        if self._proc is None:
+            return
+        try:
+            for child in psutil.Process(self._proc.pid).children(recursive=True):
+                self._seen.setdefault(child.pid, child)
+        except psutil.Error:
+            pass
+
+    def wait(self, timeout: float | None) -> int | None:
+        """Wait for Pi to exit; None when it is still running after `timeout`."""
+        assert self._proc is not None
+        try:
+            return self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def terminate(self, outcome: ProcessOutcome, reason: str) -> None:
+        """SIGTERM the process group, SIGKILL after the grace period."""
+        if outcome.termination_reason is None:
+            outcome.termination_reason = reason
+        self._track_descendants()
+        self._signal_group(signal.SIGTERM)
+        if self.wait(TERMINATION_GRACE_S) is None:
+            self._signal_group(signal.SIGKILL)
+            self.wait(TERMINATION_GRACE_S)
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        assert self._proc is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, sig)
+
+    def finish(self, outcome: ProcessOutcome) -> ProcessOutcome:
+        """Reap Pi, sweep its group and every descendant seen, and drain the reader."""
+        assert self._proc is not None
+        self.close_stdin()
+        if self.wait(TERMINATION_GRACE_S) is None:
+            self.terminate(outcome, outcome.termination_reason or "process-error")
+        code = self._proc.returncode
+        if code is not None and code < 0:
+            outcome.signal = signal.Signals(-code).name
+            outcome.exit_code = None
+        else:
+            outcome.exit_code = code
+        self._signal_group(signal.SIGKILL)
+        outcome.descendants_killed = _kill_all(self._seen.values())
+        if self._reader is not None:
+            self._reader.join(timeout=TERMINATION_GRACE_S)
+        return outcome
+
+
+def _parse_frame(line_no: int, raw: bytes) -> Frame:
+    raw = raw.removesuffix(b"\r")
+    if not raw.strip():
+        return Frame(line_no, None, "empty-record")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Frame(line_no, None, "invalid-utf-8")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return Frame(line_no, None, "invalid-json")
+    if not isinstance(value, dict):
+        return Frame(line_no, None, "not-an-object")
+    return Frame(line_no, value)
+
+
+def _kill_all(processes: Any) -> int:
+    alive = []
+    for process in processes:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                process.kill()
+                alive.append(process)
+        except psutil.Error:
+            continue
+    psutil.wait_procs(alive, timeout=TERMINATION_GRACE_S)
+    return len(alive)

@@ -1,0 +1,410 @@
+"""Run one variant's subject: isolated Pi home, argv, environment, conversation, post-run facts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..definitions import Group
+from ..evidence import utc_now
+from ..materialise import PreparedVariant, immutable_changes
+from ..workspace import (
+    ResourceError,
+    changes,
+    fingerprint,
+    fingerprint_from_json,
+    fingerprint_json,
+    snapshot_workspace_turn,
+)
+from . import extensions
+from .driver import Conversation, run_one_shot, run_turns
+from .host import PiBinary, base_environment, pi_argv
+from .observation import Observation, Turn, canonical_reads, sum_usage
+from .process import NO_PROGRESS_S, CancelToken, PiProcess, ProcessOutcome
+
+WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
+CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authentication", "no model")
+
+
+class SetupError(Exception):
+    """The variant could not be set up (the run is `invalid`)."""
+
+
+@dataclass
+class Endpoint:
+    """Where a subject's model traffic goes and what Pi must be told about it."""
+
+    mode: str  # scripted | replay | record | live
+    model: dict[str, str] | None  # {"model": "provider/id", "thinking"?: level} for --model
+    models_json: dict[str, Any] | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    auth_json: bytes | None = None
+    cassette: str | None = None
+    cassette_sha256: str | None = None
+    failures: Callable[[], list[dict[str, Any]]] = list
+    close: Callable[[], None] = lambda: None
+
+
+@dataclass
+class SubjectResult:
+    """The run record (run.json without the transcript) and the artifacts beside it."""
+
+    run: dict[str, Any]
+    transcript: list[dict[str, Any]]
+    response: str
+
+
+def needs_turn_snapshots(group: Group) -> bool:
+    """Turn-scoped workspace expectations need an immutable workspace copy after each turn."""
+    return any(e.kind in WORKSPACE_KINDS and e.turn is not None for e in group.expectations)
+
+
+def needs_observer(group: Group) -> bool:
+    """Only groups with context-text expectations load the context observer."""
+    return any(e.kind == "context-text" for e in group.expectations)
+
+
+def build_environment(
+    group: Group, prepared: PreparedVariant, home: Path, agent: Path, tmp: Path, turn_file: Path
+) -> dict[str, str]:
+    """Baseline + literal + evaluator variables + inherited (reference §4.3, isolated HOME)."""
+    runtime = group.effective_runtime
+    env = base_environment(home, agent, tmp)
+    env["PWD"] = str(prepared.workspace)
+    env |= dict(runtime.environment.literal)
+    env |= {
+        "SKILL_EVAL_ALLOWED_ROOTS": json.dumps(prepared.allowed_roots()),
+        "SKILL_EVAL_WRITABLE_ROOT": str(prepared.workspace),
+        "SKILL_EVAL_ALLOWED_TOOLS": json.dumps(list(group.tools)),
+        "SKILL_EVAL_CONTEXT_MANIFEST": str(prepared.context_manifest or ""),
+        "SKILL_EVAL_HOST": runtime.host,
+        "SKILL_EVAL_PROMPT_MODE": runtime.prompt,
+        "SKILL_EVAL_TURN_FILE": str(turn_file),
+    }
+    if group.commands is not None:
+        env["SKILL_EVAL_COMMANDS"] = json.dumps(
+            [c.model_dump(by_alias=True, exclude_none=True) for c in group.commands]
+        )
+    if needs_observer(group):
+        env["SKILL_EVAL_CONTEXT_OBSERVATION_PATH"] = str(
+            prepared.directory / "context-observations.jsonl"
+        )
+    for key in runtime.environment.inherit:
+        if key not in os.environ:
+            raise SetupError(
+                f"inherited runtime environment variable is unavailable: {key} "
+                f"(set it in the environment that runs pytest, or drop it from "
+                f"runtime.environment.inherit)"
+            )
+        env[key] = os.environ[key]
+    return env
+
+
+def run_subject(
+    *,
+    group: Group,
+    prepared: PreparedVariant,
+    pi: PiBinary,
+    endpoint: Endpoint,
+    cancel: CancelToken,
+    no_progress_s: float = NO_PROGRESS_S,
+) -> SubjectResult:
+    """Run Pi for one variant and return its evidence; never loses what was observed."""
+    started = utc_now()
+    scratch = Path(tempfile.mkdtemp(prefix="skill-eval-pi-"))
+    try:
+        return _run(group, prepared, pi, endpoint, cancel, no_progress_s, started, scratch)
+    finally:
+        endpoint.close()
+        # The isolated home and agent directory may hold credentials: they never become evidence.
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(
+    group: Group,
+    prepared: PreparedVariant,
+    pi: PiBinary,
+    endpoint: Endpoint,
+    cancel: CancelToken,
+    no_progress_s: float,
+    started: str,
+    scratch: Path,
+) -> SubjectResult:
+    home, agent, tmp = scratch / "home", scratch / "agent", scratch / "tmp"
+    for directory in (home, agent, tmp):
+        directory.mkdir()
+    turn_file = scratch / "turn"
+    (agent / "settings.json").write_text(json.dumps(endpoint.settings, indent=2), "utf-8")
+    if endpoint.models_json is not None:
+        (agent / "models.json").write_text(json.dumps(endpoint.models_json, indent=2), "utf-8")
+    if endpoint.auth_json is not None:
+        (agent / "auth.json").write_bytes(endpoint.auth_json)
+        (agent / "auth.json").chmod(0o600)
+    env = build_environment(group, prepared, home, agent, tmp, turn_file)
+    exts = [extensions.GUARD]
+    if group.commands is not None:
+        exts.append(extensions.COMMAND_TOOL)
+    exts += list(prepared.bundle_entries)
+    if needs_observer(group):
+        exts.append(extensions.OBSERVER)
+    one_shot = group.is_one_shot
+    argv = pi_argv(
+        pi.path,
+        mode="json" if one_shot else "rpc",
+        session_dir=prepared.session_dir,
+        extensions=exts,
+        tools=group.tools,
+        skills=[s.path for s in prepared.skills],
+        model=endpoint.model,
+        prompt=group.turns[0] if one_shot else None,
+    )
+    process = PiProcess(
+        argv=argv,
+        env=env,
+        cwd=prepared.workspace,
+        events_path=prepared.directory / "events.jsonl",
+        stderr_path=prepared.directory / "stderr.log",
+        interactive=not one_shot,
+        no_progress_s=no_progress_s,
+    )
+    process.start()
+    conversation = Conversation(process, cancel)
+    snapshots = needs_turn_snapshots(group) and group.type == "body"
+    previous: list[Any] = [None]
+
+    def after_turn(turn: Turn) -> None:
+        if not snapshots:
+            return
+        try:
+            turn.workspace = snapshot_workspace_turn(
+                prepared.workspace,
+                prepared.directory / "turns" / str(turn.turn) / "workspace",
+                prepared.before,
+                previous[0],
+            )
+            previous[0] = fingerprint_from_json(turn.workspace["files"])
+        except (ResourceError, OSError) as failure:
+            conversation.observation.protocol_error("operation-failed", message=str(failure))
+
+    if one_shot:
+        obs, outcome = run_one_shot(conversation, group.turns[0])
+    else:
+        obs, outcome = run_turns(
+            conversation,
+            group.turns,
+            target=prepared.target_path if group.type == "body" else None,
+            turn_file=turn_file,
+            after_turn=after_turn,
+        )
+    return _record(group, prepared, pi, endpoint, argv, env, obs, outcome, started)
+
+
+def _record(
+    group: Group,
+    prepared: PreparedVariant,
+    pi: PiBinary,
+    endpoint: Endpoint,
+    argv: list[str],
+    env: Mapping[str, str],
+    obs: Observation,
+    outcome: ProcessOutcome,
+    started: str,
+) -> SubjectResult:
+    """Post-run facts. Each step that fails is recorded beside the evidence, never instead of it."""
+    late_errors: list[str] = []
+    for failure in endpoint.failures():
+        obs.protocol_error(failure.get("reason", "model-endpoint"), **failure)
+    for problem in immutable_changes(prepared):
+        obs.protocol_error("immutable-resource-changed", message=problem)
+    effects: dict[str, Any] | None = None
+    if group.type == "body":
+        try:
+            after = fingerprint(prepared.workspace, escaping="record")
+            effects = {
+                "before": fingerprint_json(prepared.before),
+                "after": fingerprint_json(after),
+                "changes": changes(prepared.before, after).to_json(),
+            }
+        except (ResourceError, OSError) as failure:
+            late_errors.append(f"could not fingerprint the workspace after the run: {failure}")
+    context_artifact = None
+    if needs_observer(group):
+        context_artifact, observer_problem = _context_artifact(prepared.directory)
+        if observer_problem:
+            late_errors.append(observer_problem)
+    turns = obs.observed_turns()
+    target = str(prepared.target_path) if prepared.target_path else None
+    turn_records = []
+    all_reads: dict[str, None] = {}
+    read_turns = []
+    for turn in turns:
+        reads = canonical_reads(turn.reads, prepared.workspace)
+        all_reads.update(dict.fromkeys(reads))
+        target_read = target is not None and target in reads
+        if target_read:
+            read_turns.append(turn.turn)
+        turn_records.append(
+            {
+                "turn": turn.turn,
+                "prompt": turn.prompt,
+                "deliveredPrompt": turn.delivered_prompt,
+                "response": turn.response,
+                "transcript": {
+                    "file": "transcript.json",
+                    "start": turn.transcript_start,
+                    "end": turn.transcript_end,
+                },
+                "successfulReadPaths": reads,
+                "targetRead": target_read,
+                "toolActivity": turn.tool_activity,
+                "promptAccepted": turn.prompt_accepted,
+                "usage": turn.usage,
+                "assistantError": turn.assistant_error,
+                "settled": turn.settled,
+                "wallTimeMs": turn.wall_time_ms,
+                "workspace": turn.workspace,
+            }
+        )
+    settled = obs.settled(len(group.turns))
+    assistant_error = obs.assistant_error()
+    state = _state(outcome, settled, assistant_error, obs, late_errors)
+    response = turns[-1].response if turns else ""
+    error: dict[str, str] | None = None
+    if late_errors:
+        error = {"kind": "infrastructure", "message": "; ".join(late_errors)}
+    hint = None
+    if assistant_error and endpoint.mode == "live" and _looks_like_credentials(assistant_error):
+        hint = (
+            f"the subject's model call failed ({assistant_error}); no credentials reached it: "
+            "name the provider's key variable in runtime.environment.inherit, or install a Pi "
+            "auth.json with the skill_eval_pi_auth ini option"
+        )
+    runtime = group.effective_runtime
+    run = {
+        "schema_version": 1,
+        "variant": prepared.variant,
+        "state": state,
+        "evaluationType": group.type,
+        "startedAt": started,
+        "completedAt": utc_now(),
+        "prompt": group.input.prompt,
+        "prompts": list(group.turns),
+        "workspace": str(prepared.workspace),
+        "tools": list(group.tools),
+        "commands": [c.model_dump(by_alias=True, exclude_none=True) for c in group.commands or []],
+        "model": {
+            "declared": group.model.model_dump(exclude_none=True) if group.model else None,
+            "observed": obs.model,
+        },
+        "provider": {
+            "mode": endpoint.mode,
+            "cassette": endpoint.cassette,
+            "sha256": endpoint.cassette_sha256,
+        },
+        "pi": {"version": pi.version, "command": str(pi.path)},
+        "environment": {
+            "names": sorted(env),
+            "literal": dict(runtime.environment.literal),
+            "inherit": list(runtime.environment.inherit),
+        },
+        "turns": turn_records,
+        "successfulReadPaths": list(all_reads),
+        "activation": {
+            "targetRead": bool(read_turns),
+            "firstReadTurn": read_turns[0] if read_turns else None,
+            "readTurns": read_turns,
+            "successfulReadPaths": list(all_reads),
+        },
+        "response": response,
+        "usage": sum_usage([t.usage for t in turns]),
+        "effects": effects,
+        "contextObservationArtifact": context_artifact,
+        "process": {
+            "command": argv[0],
+            "host": runtime.host,
+            "args": argv[1:],
+            "exitCode": outcome.exit_code,
+            "signal": outcome.signal,
+            "settled": settled,
+            "assistantError": assistant_error,
+            "terminationReason": outcome.termination_reason,
+            "parseErrors": obs.parse_errors,
+            "protocolErrors": obs.protocol_errors,
+            "descendantsKilled": outcome.descendants_killed,
+            "stderr": "stderr.log",
+        },
+        "artifacts": {
+            "events": "events.jsonl",
+            "final": "final.md",
+            "stderr": "stderr.log",
+            "context": "context-observations.jsonl" if needs_observer(group) else None,
+            "transcript": "transcript.json",
+        },
+        "error": error,
+        "hint": hint,
+    }
+    if group.type == "body":
+        run["delivery"] = obs.delivery
+    return SubjectResult(run, obs.transcript, response)
+
+
+def _state(
+    outcome: ProcessOutcome,
+    settled: bool,
+    assistant_error: str | None,
+    obs: Observation,
+    late_errors: list[str],
+) -> str:
+    if outcome.termination_reason == "cancelled":
+        return "cancelled"
+    clean = (
+        outcome.exit_code == 0
+        and settled
+        and assistant_error is None
+        and not obs.parse_errors
+        and not obs.protocol_errors
+        and not late_errors
+    )
+    return "complete" if clean else "infrastructure-failed"
+
+
+def _looks_like_credentials(message: str) -> bool:
+    lowered = message.lower()
+    return any(hint in lowered for hint in CREDENTIAL_HINTS)
+
+
+def _context_artifact(variant_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    import hashlib
+
+    path = variant_dir / "context-observations.jsonl"
+    if not path.is_file():
+        return None, "the context observer produced no evidence"
+    data = path.read_bytes()
+    surfaces: dict[str, None] = {}
+    count = 0
+    # Split on "\n" only: JSON.stringify leaves U+2028 and friends unescaped inside a line.
+    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None, f"context observation line {number} is not JSON"
+        count += 1
+        surfaces.setdefault(str(record.get("surface")), None)
+    if count == 0:
+        return None, None
+    artifact = {
+        "path": "context-observations.jsonl",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "bytes": len(data),
+        "count": count,
+        "surfaces": list(surfaces),
+    }
+    return artifact, None
