@@ -1,0 +1,85 @@
+"""The `skill-eval` console script: views and checks of saved results."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .evidence import verify_group
+
+
+class ResultNotFoundError(Exception):
+    """A result id or directory that does not exist."""
+
+
+def resolve_result(target: str, root: Path) -> Path:
+    """A result directory from a path, or from an id under `<root>/.skill-eval/runs`."""
+    path_like = target.startswith(".") or "/" in target or "\\" in target
+    candidates = [Path(target)] if path_like else [root / ".skill-eval" / "runs" / target]
+    if not path_like:
+        candidates.append(root / target)
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate.resolve()
+    raise ResultNotFoundError(
+        f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)})"
+    )
+
+
+def verify(result: Path) -> list[str]:
+    """Every changed, missing or extra evidence file of a result, one line each."""
+    groups = result / "groups"
+    if not groups.is_dir():
+        return [f"not a result directory (no groups/): {result}"]
+    problems: list[str] = []
+    for entry in sorted(result.iterdir()):
+        if entry.name not in ("groups", "invocation.json", "summary.json"):
+            problems.append(f"extra: {entry}")
+    problems.extend(
+        f"missing: {result / name}"
+        for name in ("invocation.json", "summary.json")
+        if not (result / name).is_file()
+    )
+    for group_dir in sorted(p for p in groups.iterdir() if p.is_dir()):
+        problems.extend(verify_group(group_dir))
+    return problems
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `skill-eval`."""
+    parser = argparse.ArgumentParser(
+        prog="skill-eval",
+        description="Inspect pytest-skill-eval results. Run evaluations with "
+        "`pytest --skill-eval SUITE.json`.",
+    )
+    parser.add_argument(
+        "--root", default=".", help="definition root holding .skill-eval/runs (default: .)"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    check = commands.add_parser(
+        "verify", help="re-hash a result against its manifests and report any difference"
+    )
+    check.add_argument("result", help="result id or directory")
+    args = parser.parse_args(argv)
+    root = Path(args.root).resolve()
+    try:
+        result = resolve_result(args.result, root)
+    except ResultNotFoundError as error:
+        print(f"skill-eval: {error}", file=sys.stderr)
+        return 2
+    if args.command == "verify":
+        problems = verify(result)
+        for line in problems:
+            print(line)
+        if problems:
+            print(f"{len(problems)} difference(s) in {result}", file=sys.stderr)
+            return 1
+        print(f"verified: {result}")
+        return 0
+    return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())

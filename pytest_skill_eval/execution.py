@@ -1,0 +1,304 @@
+"""One group of one result: run each variant, persist it before its counterpart, grade, finalise."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .budget import Ledger
+from .definitions import LoadedGroup
+from .evidence import (
+    EvidenceError,
+    group_state,
+    json_bytes,
+    read_json,
+    utc_now,
+    write_json_once,
+    write_manifest,
+    write_once,
+)
+from .grading import grade_group
+from .materialise import GroupResources, prepare_group, prepare_variant, resources_json
+from .providers import EndpointError
+from .subject.process import CancelToken
+from .subject.runner import Endpoint, SetupError, SubjectResult, run_subject
+from .workspace import ResourceError, SourceResolver
+
+VARIANTS = ("baseline", "candidate")
+
+
+@dataclass
+class Environment:
+    """Per-process services a group needs to run its subjects."""
+
+    root: Path
+    resolver: SourceResolver
+    cancel: CancelToken
+    pi: Callable[[], Any]  # returns a checked PiBinary (checked once, lazily)
+    endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str]], Endpoint]
+    no_progress_s: float
+    ledger: Ledger | None = None
+
+
+def synthetic_run(
+    group: LoadedGroup, variant: str, state: str, error: dict[str, str] | None
+) -> dict[str, Any]:
+    """A run record for a variant whose subject never ran (reference §5.3)."""
+    g = group.group
+    return {
+        "schema_version": 1,
+        "variant": variant,
+        "state": state,
+        "evaluationType": g.type,
+        "prompt": g.input.prompt,
+        "prompts": list(g.turns),
+        "turns": [],
+        "successfulReadPaths": [],
+        "activation": {
+            "targetRead": None,
+            "firstReadTurn": None,
+            "readTurns": [],
+            "successfulReadPaths": [],
+        },
+        "response": "",
+        "usage": None,
+        "effects": None,
+        "artifacts": {
+            "events": None,
+            "final": "final.md",
+            "stderr": None,
+            "context": None,
+            "transcript": "transcript.json",
+        },
+        "error": error,
+    }
+
+
+@dataclass
+class GroupRun:
+    """The shared state of one group in one result; its variant items run in order."""
+
+    loaded: LoadedGroup
+    results: Callable[[int], Path]  # trial → result directory, created on first use
+    trial: int
+    selected: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(VARIANTS, True))
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    resources: GroupResources | None = None
+    resource_error: str | None = None
+    started: bool = False
+    finished: dict[str, Any] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def result_dir(self) -> Path:
+        """The trial's result directory (collection alone never creates one)."""
+        return self.results(self.trial)
+
+    @property
+    def group_dir(self) -> Path:
+        """`<result>/groups/<id>`."""
+        return self.result_dir / "groups" / self.loaded.group.id
+
+    def _start(self, env: Environment) -> None:
+        if self.started:
+            return
+        self.started = True
+        self.group_dir.mkdir(parents=True)
+        write_json_once(self.group_dir / "definition.json", self.loaded.raw)
+        if env.cancel.cancelled:
+            return
+        try:
+            self.resources = prepare_group(self.loaded.group, env.root, self.group_dir)
+        except (ResourceError, OSError) as error:
+            self.resource_error = str(error)
+
+    def run_variant(self, variant: str, env: Environment) -> dict[str, Any]:
+        """Run (or synthesise) one variant and persist it; returns the persisted run record."""
+        with self.lock:
+            self._start(env)
+            run = self._execute(variant, env)
+            return self._persist(variant, run)
+
+    def _execute(self, variant: str, env: Environment) -> SubjectResult:
+        variant_dir = self.group_dir / variant
+        variant_dir.mkdir()
+        group = self.loaded
+        if env.cancel.cancelled:
+            msg = {"kind": "cancellation", "message": "Cancelled before subject execution"}
+            return SubjectResult(synthetic_run(group, variant, "cancelled", msg), [], "")
+        if env.ledger is not None and env.ledger.exhausted():
+            spend = env.ledger.snapshot()
+            msg = {
+                "kind": "cancellation",
+                "message": f"budget exhausted: spent {spend['spent']} of {spend['maxCost']} USD "
+                "before this subject could start",
+            }
+            return SubjectResult(synthetic_run(group, variant, "cancelled", msg), [], "")
+        if self.resource_error is not None or self.resources is None:
+            msg = {"kind": "setup", "message": self.resource_error or "group resources missing"}
+            return SubjectResult(synthetic_run(group, variant, "invalid", msg), [], "")
+        try:
+            prepared = prepare_variant(
+                group.group, variant, env.root, variant_dir, self.resources, env.resolver
+            )
+        except (ResourceError, OSError) as error:
+            msg = {"kind": "setup", "message": str(error)}
+            return SubjectResult(synthetic_run(group, variant, "invalid", msg), [], "")
+        try:
+            endpoint = env.endpoint(group, variant, self.trial, prepared.placeholders())
+            result = run_subject(
+                group=group.group,
+                prepared=prepared,
+                pi=env.pi(),
+                endpoint=endpoint,
+                cancel=env.cancel,
+                no_progress_s=env.no_progress_s,
+            )
+        except EndpointError as error:
+            msg = {"kind": "infrastructure", "message": str(error)}
+            run = synthetic_run(group, variant, "infrastructure-failed", msg)
+            run["resources"] = resources_json(prepared, self.resources, group.group)
+            run["workspace"] = str(prepared.workspace)
+            return SubjectResult(run, [], "")
+        except SetupError as error:
+            msg = {"kind": "setup", "message": str(error)}
+            run = synthetic_run(group, variant, "invalid", msg)
+            run["resources"] = resources_json(prepared, self.resources, group.group)
+            run["workspace"] = str(prepared.workspace)
+            return SubjectResult(run, [], "")
+        result.run["resources"] = resources_json(prepared, self.resources, group.group)
+        if env.ledger is not None and endpoint.mode in ("live", "record"):
+            # Scripted and replayed spend is recorded but never charged.
+            usage = result.run.get("usage") or {}
+            env.ledger.charge(float((usage.get("cost") or {}).get("total") or 0.0))
+        return result
+
+    def _persist(self, variant: str, result: SubjectResult) -> dict[str, Any]:
+        variant_dir = self.group_dir / variant
+        run = result.run
+        try:
+            write_json_once(variant_dir / "transcript.json", result.transcript)
+            write_once(variant_dir / "final.md", (result.response + "\n").encode("utf-8"))
+            write_json_once(variant_dir / "run.json", run)
+        except EvidenceError as error:
+            # The run stays on record with its transcript inline; the failure sits beside it.
+            run = {
+                **run,
+                "state": "infrastructure-failed",
+                "transcript": result.transcript,
+                "error": {"kind": "persistence", "message": str(error), "cause": run.get("error")},
+            }
+            run["artifacts"] = {**run.get("artifacts", {}), "final": None}
+            fallback = variant_dir / "run.json"
+            if fallback.exists():
+                fallback = variant_dir / "run-persistence-error.json"
+            write_json_once(fallback, run)
+        self.runs[variant] = run
+        return run
+
+    def finalise(self, env: Environment) -> dict[str, Any]:
+        """Synthesise missing variants, grade, and write the grade, group record and manifest."""
+        with self.lock:
+            if self.finished is not None:
+                return self.finished
+            self._start(env)
+            for variant in VARIANTS:
+                if variant in self.runs:
+                    continue
+                (self.group_dir / variant).mkdir(exist_ok=True)
+                if not self.selected[variant]:
+                    synthetic = synthetic_run(self.loaded, variant, "not-selected", None)
+                else:
+                    msg = {"kind": "cancellation", "message": "Cancelled before subject execution"}
+                    synthetic = synthetic_run(self.loaded, variant, "cancelled", msg)
+                self._persist(variant, SubjectResult(synthetic, [], ""))
+            self.finished = self._grade_and_record()
+            return self.finished
+
+    def _grade_and_record(self) -> dict[str, Any]:
+        import hashlib
+
+        hashes = {}
+        for variant in VARIANTS:
+            path = self.group_dir / variant / "run.json"
+            data = path.read_bytes() if path.is_file() else json_bytes(self.runs[variant])
+            hashes[variant] = hashlib.sha256(data).hexdigest()
+        dirs = {v: self.group_dir / v for v in VARIANTS}
+        try:
+            grade = grade_group(self.loaded.raw, self.runs, dirs, hashes)
+        except Exception as error:  # grading must never lose the runs it grades
+            grade = {
+                "schema_version": 1,
+                "state": "grade-error",
+                "evidence": {
+                    v: {"path": str(dirs[v] / "run.json"), "sha256": hashes[v]} for v in VARIANTS
+                },
+                "checks": [],
+                "comparisons": [],
+                "errors": [{"id": None, "reason": f"deterministic grading failed: {error}"}],
+            }
+        errors: list[dict[str, Any]] = []
+        grade_file = "deterministic-grade.json"
+        try:
+            write_json_once(self.group_dir / grade_file, grade)
+        except EvidenceError as error:
+            grade_file = "deterministic-grade-error.json"
+            grade = {
+                **grade,
+                "state": "grade-error",
+                "errors": [
+                    *grade.get("errors", []),
+                    {"id": None, "reason": f"failed to persist deterministic-grade.json: {error}"},
+                ],
+            }
+            errors.append(
+                {
+                    "kind": "persistence",
+                    "artifact": "deterministic-grade.json",
+                    "message": str(error),
+                }
+            )
+            write_json_once(self.group_dir / grade_file, grade)
+        states = {v: self.runs[v]["state"] for v in VARIANTS}
+        record = {
+            "id": self.loaded.group.id,
+            "position": self.loaded.position,
+            "trial": self.trial,
+            "state": group_state(
+                states, self.selected, grade["state"], self.resource_error is not None
+            ),
+            "variants": states,
+            "grade": grade["state"],
+            "artifacts": {"grade": grade_file, "group": "group.json"},
+            "errors": errors,
+            "completedAt": utc_now(),
+        }
+        try:
+            write_json_once(self.group_dir / "group.json", record)
+        except EvidenceError as error:
+            state = "partially-complete" if record["state"] == "complete" else record["state"]
+            record = {
+                **record,
+                "state": state,
+                "artifacts": {"grade": grade_file, "group": "group-error.json"},
+                "errors": [
+                    *errors,
+                    {"kind": "persistence", "artifact": "group.json", "message": str(error)},
+                ],
+            }
+            write_json_once(self.group_dir / "group-error.json", record)
+        write_manifest(self.group_dir)
+        return {"group": record, "grade": grade, "runs": self.runs, "dir": self.group_dir}
+
+
+def read_group_record(group_dir: Path) -> dict[str, Any] | None:
+    """The persisted group record (or its fallback), if the group was finalised."""
+    for name in ("group.json", "group-error.json"):
+        path = group_dir / name
+        if path.is_file():
+            record: dict[str, Any] = read_json(path)
+            return record
+    return None

@@ -1,0 +1,622 @@
+"""pytest hooks: options, collection entry, xdist wiring, sub-result reporting, summaries."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Generator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+from _pytest.reports import TestReport
+from _pytest.terminal import TerminalReporter
+
+from . import evidence, reporting
+from .budget import Ledger
+from .definitions import DefinitionError, LoadedGroup, load_definition
+from .evidence import create_result_dir, utc_now, write_json_once
+from .execution import Environment, GroupRun, synthetic_run
+from .grading import grade_group
+from .items import SESSION_KEY, SkillEvalFile, VariantItem, sub_report
+from .providers import RECORD_MODES, EndpointFactory
+from .subject.host import PiBinary, PiNotFoundError, check_pi, locate_pi
+from .subject.process import NO_PROGRESS_S, CancelToken
+from .workspace import ResourceError, SourceResolver
+
+FAIL_ON = ("infrastructure", "candidate", "any", "regression")
+GROUP_SCHEDULING = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register --skill-eval options and their ini keys."""
+    group = parser.getgroup("skill-eval", "skill evaluation (pytest-skill-eval)")
+    group.addoption(
+        "--skill-eval",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="suite or group definition (JSON) to evaluate; repeatable. Without it the plugin "
+        "collects nothing.",
+    )
+    options: list[tuple[str, str, dict[str, Any]]] = [
+        (
+            "root",
+            "DIR",
+            {
+                "help": "definition root (default: current directory); containment is "
+                "checked against its canonical path"
+            },
+        ),
+        ("group", "ID|POS", {"help": "select one group by id or one-based suite position"}),
+        (
+            "variant",
+            "baseline|candidate",
+            {"help": "run only this variant; the other is recorded not-selected"},
+        ),
+        (
+            "trials",
+            "N",
+            {"type": int, "help": "independent complete results to produce (default 1)"},
+        ),
+        ("results", "DIR", {"help": "where results go (default <root>/.skill-eval/runs)"}),
+        (
+            "pi",
+            "PATH",
+            {
+                "help": "the Pi binary (default: node_modules/.bin/pi under the root or "
+                "this package, else pi on PATH)"
+            },
+        ),
+        (
+            "cassettes",
+            "DIR",
+            {
+                "help": "scripts/cassettes directory: subjects talk only to the "
+                "loopback model server, which replays <DIR>/<group>/"
+                "<variant>.yaml"
+            },
+        ),
+        (
+            "record",
+            "none|once|all",
+            {"help": "record mode with --skill-eval-cassettes (default none: replay only)"},
+        ),
+        (
+            "fail-on",
+            "|".join(FAIL_ON),
+            {
+                "help": "what fails the pytest run: infrastructure "
+                "(default), candidate, any, regression"
+            },
+        ),
+        (
+            "max-cost",
+            "USD",
+            {"type": float, "help": "spend ceiling shared by every worker and trial"},
+        ),
+        (
+            "no-progress-timeout",
+            "SECONDS",
+            {
+                "type": float,
+                "help": "stop a subject that prints nothing for this long (default 1800)",
+            },
+        ),
+    ]
+    for name, metavar, extra in options:
+        group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
+        parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
+    parser.addini(
+        "skill_eval_pi_auth",
+        "path of a Pi auth.json installed into each subject's isolated agent directory",
+        default=None,
+    )
+    parser.addini(
+        "skill_eval_pi_models",
+        "path of a Pi models.json installed into each subject's isolated agent directory",
+        default=None,
+    )
+
+
+def _option(config: pytest.Config, name: str) -> Any:
+    value = config.getoption(f"--skill-eval-{name}")
+    if value is None:
+        value = config.getini(f"skill_eval_{name.replace('-', '_')}")
+    return value
+
+
+def enabled(config: pytest.Config) -> bool:
+    """The plugin acts only when --skill-eval was given."""
+    return bool(config.getoption("--skill-eval"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
+    """`-n N` alone keeps each group's variants together on one worker, in order."""
+    # A wrapper runs before xdist's own tryfirst hook, which turns an unset --dist into "load".
+    if (
+        enabled(config)
+        and getattr(config.option, "numprocesses", None)
+        and getattr(config.option, "dist", "no") == "no"
+    ):
+        config.option.dist = "loadscope"
+        config.stash[GROUP_SCHEDULING] = True
+    return (yield)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With `-n N` alone, schedule one work unit per group and trial (see scheduling.py)."""
+    if not config.stash.get(GROUP_SCHEDULING, False):
+        return None
+    from .scheduling import GroupScheduling
+
+    return GroupScheduling(config, log)
+
+
+class SkillEvalSession:
+    """Per-process state: options, result directories, services, and group runs."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.root = Path(_option(config, "root") or config.invocation_params.dir).resolve()
+        if not self.root.is_dir():
+            raise pytest.UsageError(f"--skill-eval-root {self.root} is not a directory")
+        self.paths = [self._path(p) for p in config.getoption("--skill-eval")]
+        self.group_selector: str | None = _option(config, "group")
+        self.variant_selector: str | None = _option(config, "variant")
+        if self.variant_selector not in (None, "baseline", "candidate"):
+            raise pytest.UsageError(
+                f"--skill-eval-variant must be baseline or candidate, not {self.variant_selector!r}"
+            )
+        self.trials = _int_option(config, "trials", 1)
+        self.fail_on = _option(config, "fail-on") or "infrastructure"
+        if self.fail_on not in FAIL_ON:
+            raise pytest.UsageError(
+                f"--skill-eval-fail-on must be one of {', '.join(FAIL_ON)}, not {self.fail_on!r}"
+            )
+        results = _option(config, "results")
+        self.results_dir = (
+            Path(results).resolve() if results else self.root / ".skill-eval" / "runs"
+        )
+        cassettes = _option(config, "cassettes")
+        self.cassettes = Path(cassettes).resolve() if cassettes else None
+        self.record = _option(config, "record") or "none"
+        if self.record not in RECORD_MODES:
+            raise pytest.UsageError(f"--skill-eval-record must be one of {', '.join(RECORD_MODES)}")
+        if self.cassettes is not None and not self.cassettes.is_dir() and self.record == "none":
+            raise pytest.UsageError(f"--skill-eval-cassettes {self.cassettes} is not a directory")
+        timeout = _option(config, "no-progress-timeout")
+        self.no_progress_s = float(timeout) if timeout else NO_PROGRESS_S
+        self.cancel = CancelToken()
+        self.resolver = SourceResolver(self.root)
+        self.result_dirs: dict[int, Path] = {}
+        self.group_runs: dict[tuple[Path, str, int], GroupRun] = {}
+        max_cost = _option(config, "max-cost")
+        self.max_cost = float(max_cost) if max_cost not in (None, "") else None
+        if self.max_cost is not None and not self.max_cost > 0:
+            raise pytest.UsageError(
+                f"--skill-eval-max-cost must be a positive number, not {max_cost!r}"
+            )
+        self.ledger: Ledger | None = None
+        self.aggregate_dir: Path | None = None
+        self._pi: PiBinary | None = None
+        self._pi_lock = threading.Lock()
+        self.endpoints = EndpointFactory(
+            cassettes=self.cassettes,
+            record=self.record,
+            auth=_ini_path(config, "skill_eval_pi_auth"),
+            models=_ini_path(config, "skill_eval_pi_models"),
+        )
+
+    def _path(self, raw: str) -> Path:
+        path = Path(raw)
+        return path if path.is_absolute() else Path(self.config.invocation_params.dir) / path
+
+    # -- services ---------------------------------------------------------------------------
+
+    def pi(self) -> PiBinary:
+        """The checked Pi binary (checked once per process, or handed over by the controller)."""
+        with self._pi_lock:
+            if self._pi is None:
+                self._pi = check_pi(locate_pi(_option(self.config, "pi"), self.root))
+            return self._pi
+
+    def environment(self) -> Environment:
+        """What a group needs to run its subjects in this process."""
+        return Environment(
+            root=self.root,
+            resolver=self.resolver,
+            cancel=self.cancel,
+            pi=self.pi,
+            endpoint=self.endpoints.endpoint,
+            no_progress_s=self.no_progress_s,
+            ledger=self.ledger,
+        )
+
+    def result_dir(self, trial: int) -> Path:
+        """The result directory of a trial (created by the controller)."""
+        if trial not in self.result_dirs:
+            _, path = create_result_dir(self.results_dir)
+            self.result_dirs[trial] = path
+        return self.result_dirs[trial]
+
+    def group_run(self, loaded: LoadedGroup, trial: int) -> GroupRun:
+        """The shared GroupRun of a group in a trial's result."""
+        key = (loaded.path, loaded.group.id, trial)
+        if key not in self.group_runs:
+            self.group_runs[key] = GroupRun(loaded, self.result_dir, trial)
+        return self.group_runs[key]
+
+    # -- reporting --------------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: TestReport) -> None:
+        """Sub-results are not items: keep them out of the terminal's progress count."""
+        if "skill_eval_kind" not in dict(report.user_properties or []):
+            return
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        reported = getattr(reporter, "_progress_nodeids_reported", None)
+        if isinstance(reported, set):
+            reported.discard(report.id)
+
+    def preview_grade(self, run: GroupRun, variant: str) -> dict[str, Any]:
+        """Grade one variant's checks before its counterpart exists (same rules, not persisted)."""
+        other = "candidate" if variant == "baseline" else "baseline"
+        runs = {
+            variant: run.runs[variant],
+            other: synthetic_run(run.loaded, other, "not-selected", None),
+        }
+        dirs = {v: run.group_dir / v for v in runs}
+        return grade_group(run.loaded.raw, runs, dirs, dict.fromkeys(runs, ""))
+
+    def report_checks(self, item: VariantItem, checks: list[dict[str, Any]]) -> list[str]:
+        """Log one sub-result per check; failures follow --skill-eval-fail-on."""
+        for check in checks:
+            fails = check["state"] == "fail" and (
+                self.fail_on == "any"
+                or (self.fail_on == "candidate" and check["variant"] == "candidate")
+            )
+            self._log(item, check["id"], "check", check, fails)
+        return []
+
+    def report_comparisons(self, item: VariantItem, comparisons: list[dict[str, Any]]) -> list[str]:
+        """Log one sub-result per comparison; `regression` fails pass-to-fail."""
+        for comparison in comparisons:
+            fails = self.fail_on == "regression" and comparison["transition"] == "pass-to-fail"
+            self._log(item, comparison["id"], "comparison", comparison, fails)
+        return []
+
+    def _log(
+        self, item: VariantItem, name: str, kind: str, data: dict[str, Any], fails: bool
+    ) -> None:
+        state = data["state"] if kind == "check" else data["transition"]
+        evidence_dir = item.group_run.group_dir
+        props: list[tuple[str, Any]] = [
+            ("skill_eval_kind", kind),
+            ("state", state),
+            ("evidence", str(evidence_dir)),
+        ]
+        if kind == "check":
+            props += [
+                ("expected", _compact(data.get("expected"))),
+                ("observed", _compact(data.get("observed"))),
+            ]
+        text = reporting.describe(kind, data)
+        if fails:
+            outcome = "failed"
+        elif kind == "check" and state == "unavailable":
+            outcome = "skipped"
+        else:
+            outcome = "passed"
+        reports = sub_report(
+            item, name, kind, outcome, text if outcome != "passed" else None, props
+        )
+        # Sub-results are written while the item runs: lift capture so they reach the terminal.
+        capman = self.config.pluginmanager.get_plugin("capturemanager")
+        with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
+            for report in reports:
+                self._send(item, report)
+
+    def _send(self, item: VariantItem, report: TestReport) -> None:
+        interactor = _xdist_interactor(self.config)
+        if interactor is None:
+            item.ihook.pytest_runtest_logreport(report=report)
+            return
+        # xdist's worker hook insists a report belongs to the running item; sub-results have
+        # their own node ids (one JUnit row each), so they go to the controller directly.
+        data = self.config.hook.pytest_report_to_serializable(config=self.config, report=report)
+        data["item_index"] = interactor.item_index
+        data["worker_id"] = interactor.workerid
+        data["testrun_uid"] = interactor.testrunuid
+        interactor.sendevent("testreport", data=data)
+
+
+def _xdist_interactor(config: pytest.Config) -> Any:
+    if not _is_worker(config):
+        return None
+    for plugin in config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "sendevent"):
+            return plugin
+    return None
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _int_option(config: pytest.Config, name: str, default: int) -> int:
+    raw = _option(config, name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        value = 0
+    if value < 1:
+        raise pytest.UsageError(f"--skill-eval-{name} must be a positive integer, not {raw!r}")
+    return value
+
+
+def _ini_path(config: pytest.Config, name: str) -> Path | None:
+    raw = config.getini(name)
+    if not raw:
+        return None
+    path = Path(str(raw))
+    if not path.is_absolute():
+        path = config.rootpath / path
+    if not path.is_file():
+        raise pytest.UsageError(f"{name} = {raw}: no such file")
+    return path
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Create per-invocation state; the controller makes result ids and pins inputs."""
+    if not enabled(config):
+        return
+    state = SkillEvalSession(config)
+    config.stash[SESSION_KEY] = state
+    config.pluginmanager.register(state, "skill-eval-session")
+    if _is_worker(config):
+        handed: dict[str, Any] = config.workerinput["skill_eval"]  # type: ignore[attr-defined]
+        state.result_dirs = {int(k): Path(v) for k, v in handed["results"].items()}
+        state.resolver = SourceResolver(state.root, pinned=handed["pins"])
+        if handed.get("ledger"):
+            state.ledger = Ledger(Path(handed["ledger"]), float(handed["maxCost"]))
+        if handed.get("pi"):
+            state._pi = PiBinary(Path(handed["pi"]["path"]), handed["pi"]["version"])
+    else:
+        _controller_setup(config, state)
+    # Collect the definitions themselves, in place of the default test paths.
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(p) for p in state.paths]
+    else:
+        config.args = [*config.args, *(str(p) for p in state.paths if str(p) not in config.args)]
+
+
+def _controller_setup(config: pytest.Config, state: SkillEvalSession) -> None:
+    if not config.option.collectonly:
+        try:
+            state.pi()
+        except PiNotFoundError as error:
+            raise pytest.UsageError(str(error)) from None
+    definitions = []
+    for path in state.paths:
+        try:
+            loaded = load_definition(path, state.root)
+        except DefinitionError:
+            continue  # reported as a collection error, with its pointer
+        definitions.append(loaded)
+        for group in loaded.groups:
+            for variant in group.group.variants.values():
+                if variant.source.kind == "git":
+                    # An unresolvable ref is recorded by the variant when it runs.
+                    with contextlib.suppress(ResourceError):
+                        state.resolver.resolve("git", variant.source.ref)
+    if config.option.collectonly:
+        return
+    if state.max_cost is not None:
+        state.results_dir.mkdir(parents=True, exist_ok=True)
+        ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=state.results_dir))
+        state.ledger = Ledger.create(ledger_dir / "ledger.json", state.max_cost)
+    for trial in range(1, state.trials + 1):
+        result_dir = state.result_dir(trial)
+        write_json_once(
+            result_dir / "invocation.json",
+            {
+                "schema_version": 1,
+                "id": result_dir.name,
+                "root": str(state.root),
+                "definitions": [
+                    {
+                        "path": str(d.path),
+                        "kind": d.kind,
+                        "id": d.id,
+                        "groups": [
+                            {
+                                "id": g.group.id,
+                                "position": g.position,
+                                "path": str(g.path),
+                                "sha256": g.sha256,
+                            }
+                            for g in d.groups
+                        ],
+                    }
+                    for d in definitions
+                ],
+                "selection": {
+                    "group": state.group_selector,
+                    "variant": state.variant_selector,
+                    "trial": trial,
+                    "trials": state.trials,
+                },
+                "pins": state.resolver.pinned(),
+                "provider": {
+                    "cassettes": str(state.cassettes) if state.cassettes else None,
+                    "record": state.record,
+                },
+                "failOn": state.fail_on,
+                "startedAt": utc_now(),
+            },
+        )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Hand result ids, pinned Git commits and the checked Pi to each xdist worker."""
+    config = node.config
+    if not enabled(config):
+        return
+    state: SkillEvalSession = config.stash[SESSION_KEY]
+    pi = state._pi
+    node.workerinput["skill_eval"] = {
+        "results": {str(k): str(v) for k, v in state.result_dirs.items()},
+        "pins": state.resolver.pinned(),
+        "pi": {"path": str(pi.path), "version": pi.version} if pi else None,
+        "ledger": str(state.ledger.path) if state.ledger else None,
+        "maxCost": state.max_cost,
+    }
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Definition files named by --skill-eval become SkillEvalFile collectors."""
+    config = parent.config
+    if not enabled(config):
+        return None
+    state: SkillEvalSession = config.stash[SESSION_KEY]
+    if any(_same(file_path, p) for p in state.paths):
+        return SkillEvalFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After -k/-m/--lf deselection, record which variants of each group will really run."""
+    if not enabled(config):
+        return
+    chosen: dict[int, set[str]] = {}
+    runs: dict[int, GroupRun] = {}
+    for item in items:
+        if isinstance(item, VariantItem):
+            chosen.setdefault(id(item.group_run), set()).add(item.variant)
+            runs[id(item.group_run)] = item.group_run
+    state: SkillEvalSession = config.stash[SESSION_KEY]
+    for run in state.group_runs.values():
+        picked = chosen.get(id(run), set())
+        run.selected = {
+            v: run.selected.get(v, False) and v in picked for v in ("baseline", "candidate")
+        }
+
+
+def pytest_report_teststatus(
+    report: TestReport, config: pytest.Config
+) -> tuple[str, str, Any] | None:
+    """Sub-results show their evidence state (and, with -v, expected and observed)."""
+    props = dict(getattr(report, "user_properties", []) or [])
+    kind = props.get("skill_eval_kind")
+    if kind is None or report.when != "call":
+        if kind is not None:
+            return "", "", ""
+        return None
+    state = str(props.get("state"))
+    word = state.upper()
+    if config.get_verbosity() >= 1 and kind == "check":
+        expected, observed = _clip(props.get("expected")), _clip(props.get("observed"))
+        word = f"{word} expected={expected} observed={observed}"
+    if report.failed:
+        return "failed", "F", (word, {"red": True})
+    if kind == "comparison":
+        return "transitions", "t", (word, {"cyan": True})
+    letter = {"pass": ".", "fail": "f", "unavailable": "u"}.get(state, "?")
+    category = {
+        "pass": "checks passed",
+        "fail": "checks failed",
+        "unavailable": "checks unavailable",
+    }
+    markup = {"pass": {"green": True}, "fail": {"yellow": True}, "unavailable": {"yellow": True}}
+    return category.get(state, "checks"), letter, (word, markup.get(state, {}))
+
+
+def _clip(value: Any, limit: int = 160) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops now."""
+    if not enabled(session.config) or threading.current_thread() is not threading.main_thread():
+        return
+    state: SkillEvalSession = session.config.stash[SESSION_KEY]
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if state.cancel.cancelled:
+            signal.signal(signal.SIGINT, previous)
+            raise KeyboardInterrupt
+        state.cancel.cancel("cancelled")
+        session.shouldstop = "skill-eval: cancelled by Ctrl-C (press again to stop at once)"
+
+    signal.signal(signal.SIGINT, handler)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, None, None]:
+    """Finalise groups left half-run, then (controller) write each result's summary.json."""
+    config = session.config
+    if enabled(config):
+        state: SkillEvalSession = config.stash[SESSION_KEY]
+        for run in state.group_runs.values():
+            if run.started and run.finished is None:
+                run.finalise(state.environment())
+        if not _is_worker(config) and not config.option.collectonly:
+            budget = state.ledger.snapshot() if state.ledger else None
+            for trial, result_dir in sorted(state.result_dirs.items()):
+                reporting.write_summary(result_dir, trial, budget)
+            if state.trials > 1:
+                state.aggregate_dir = reporting.write_aggregate(
+                    state.results_dir,
+                    [state.result_dirs[t] for t in sorted(state.result_dirs)],
+                    state.trials,
+                    budget,
+                )
+            if state.ledger is not None:
+                shutil.rmtree(state.ledger.path.parent, ignore_errors=True)
+        if state.cancel.cancelled and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+    return (yield)
+
+
+def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.Config) -> None:
+    """Per group: states, checks, transitions, cost, and where the evidence is."""
+    if not enabled(config) or _is_worker(config) or config.option.collectonly:
+        return
+    state: SkillEvalSession = config.stash[SESSION_KEY]
+    reporting.terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the loopback model server."""
+    if enabled(config) and SESSION_KEY in config.stash:
+        config.stash[SESSION_KEY].endpoints.close()
+
+
+__all__ = ["evidence"]

@@ -1,0 +1,144 @@
+"""The example suite end to end: real Pi, scripted model, evidence on disk, graded sub-results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+
+pytestmark = pytest.mark.pi
+
+
+def _run(pytester: pytest.Pytester, root: Path, *extra: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "--skill-eval",
+        str(root / "suite.json"),
+        "--skill-eval-root",
+        str(root),
+        "--skill-eval-cassettes",
+        str(root / "scripts"),
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    )
+
+
+def _only_result(root: Path) -> Path:
+    results = sorted((root / ".skill-eval" / "runs").iterdir())
+    assert len(results) == 1, results
+    return results[0]
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_example_suite_runs_with_real_pi_and_keeps_evidence(
+    pytester: pytest.Pytester, example_root: Path
+) -> None:
+    junit = pytester.path / "junit.xml"
+    result = _run(pytester, example_root, "-v", f"--junitxml={junit}")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*natural-activation::baseline-reads-skill?baseline? FAIL expected=*observed=*",
+            "*natural-activation?baseline? PASSED*",
+            "*natural-activation::candidate-reads-skill?candidate? PASS expected=*",
+            "*natural-activation::skill-read-on-first-turn?comparison? FAIL-TO-PASS*",
+            "*natural-activation?candidate? PASSED*",
+            "*changelog-entry::baseline-entry?baseline? FAIL expected=*",
+            "*changelog-entry?baseline? PASSED*",
+            "*changelog-entry::candidate-entry?candidate? PASS expected=*",
+            "*changelog-entry::entry-in-fixed?comparison? FAIL-TO-PASS*",
+            "*changelog-entry?candidate? PASSED*",
+            "*= skill-eval =*",
+            "*group changelog-entry ?complete? baseline=complete candidate=complete*cost=$*",
+            "*comparison entry-in-fixed: fail-to-pass",
+        ]
+    )
+    result_dir = _only_result(example_root)
+    for name in ("invocation.json", "summary.json"):
+        assert (result_dir / name).is_file()
+    summary = _json(result_dir / "summary.json")
+    assert summary["state"] == "complete"
+    assert [g["id"] for g in summary["groups"]] == ["natural-activation", "changelog-entry"]
+
+    body = result_dir / "groups" / "changelog-entry"
+    for variant in ("baseline", "candidate"):
+        vdir = body / variant
+        for artifact in ("run.json", "events.jsonl", "transcript.json", "final.md", "stderr.log"):
+            assert (vdir / artifact).is_file(), artifact
+        run = _json(vdir / "run.json")
+        assert run["state"] == "complete"
+        assert run["pi"]["version"] == "0.73.1"
+        assert run["provider"]["mode"] == "scripted"
+        assert run["usage"]["cost"]["total"] > 0
+    candidate = _json(body / "candidate" / "run.json")
+    assert candidate["delivery"]["kind"] == "explicit-skill-command"
+    assert candidate["delivery"]["command"] == "skill:changelog-keeper"
+    assert candidate["turns"][0]["deliveredPrompt"].startswith("/skill:changelog-keeper ")
+    assert candidate["effects"]["changes"] == {
+        "created": [],
+        "modified": ["CHANGELOG.md"],
+        "deleted": [],
+    }
+    changelog = (body / "candidate" / "workspace" / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "### Fixed\n- Handle semicolons in CSV export (#42)\n" in changelog
+    baseline = _json(body / "baseline" / "run.json")
+    assert baseline["delivery"]["kind"] == "natural-prompt"
+    # The skill body reached the model only in the candidate.
+    transcript = _json(body / "candidate" / "transcript.json")
+    assert transcript[0]["content"][0]["text"].startswith('<skill name="changelog-keeper"')
+    assert "changelog-keeper" not in json.dumps(_json(body / "baseline" / "transcript.json"))
+
+    grade = _json(body / "deterministic-grade.json")
+    states = {c["id"]: c["state"] for c in grade["checks"]}
+    assert states == {
+        "baseline-entry": "fail",
+        "candidate-entry": "pass",
+        "baseline-only-changelog": "pass",
+        "candidate-only-changelog": "pass",
+        "candidate-read-first": "pass",
+        "candidate-reply": "pass",
+    }
+    transitions = {c["id"]: c["transition"] for c in grade["comparisons"]}
+    assert transitions == {"entry-in-fixed": "fail-to-pass", "only-changelog": "pass-to-pass"}
+
+    activation = result_dir / "groups" / "natural-activation"
+    cand = _json(activation / "candidate" / "run.json")
+    assert cand["activation"]["targetRead"] is True
+    assert cand["activation"]["readTurns"] == [1]
+    assert _json(activation / "baseline" / "run.json")["activation"]["targetRead"] is False
+
+    _check_junit(junit, body)
+
+
+def _check_junit(junit: Path, body: Path) -> None:
+    """One row per item, per check and per comparison, each with its state and evidence."""
+    cases = list(ElementTree.parse(junit).getroot().iter("testcase"))
+    assert len(cases) == 4 + 8 + 3
+    rows = {}
+    for case in cases:
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        rows[f"{case.get('classname')}::{case.get('name')}"] = (props, case)
+    entry_props, entry_case = next(
+        v for k, v in rows.items() if k.endswith("changelog-entry::baseline-entry[baseline]")
+    )
+    assert entry_props["state"] == "fail"
+    assert entry_props["evidence"] == str(body)
+    assert entry_case.find("failure") is None  # a failed check is evidence, not a test failure
+    transition = next(v for k, v in rows.items() if k.endswith("entry-in-fixed[comparison]"))
+    assert transition[0]["state"] == "fail-to-pass"
+    item = next(v for k, v in rows.items() if k.endswith("changelog-entry[candidate]"))
+    assert item[0]["evidence"] == str(body / "candidate")
+
+
+def test_failed_checks_fail_pytest_only_under_fail_on_any(
+    pytester: pytest.Pytester, example_root: Path
+) -> None:
+    result = _run(pytester, example_root, "-k", "changelog-entry", "--skill-eval-fail-on=any")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*baseline-entry*"])
