@@ -192,12 +192,24 @@ class GroupRun:
                 "error": {"kind": "persistence", "message": str(error), "cause": run.get("error")},
             }
             run["artifacts"] = {**run.get("artifacts", {}), "final": None}
-            fallback = variant_dir / "run.json"
-            if fallback.exists():
-                fallback = variant_dir / "run-persistence-error.json"
-            write_json_once(fallback, run)
+            self._persist_fallback(variant_dir, run)
         self.runs[variant] = run
         return run
+
+    @staticmethod
+    def _persist_fallback(variant_dir: Path, run: dict[str, Any]) -> None:
+        # run.json when it is still free, else beside it; only when neither can be written does
+        # the invocation stop, since nothing of this run would be on record.
+        last: EvidenceError | None = None
+        for name in ("run.json", "run-error.json"):
+            if (variant_dir / name).exists():
+                continue
+            try:
+                write_json_once(variant_dir / name, run)
+                return
+            except EvidenceError as error:
+                last = error
+        raise last or EvidenceError(f"no place left to record the run in {variant_dir}")
 
     def finalise(self, env: Environment) -> dict[str, Any]:
         """Synthesise missing variants, grade, and write the grade, group record and manifest."""

@@ -12,7 +12,7 @@ from _pytest._code.code import TerminalRepr
 from _pytest.reports import TestReport
 
 from .definitions import DefinitionError, LoadedGroup, SelectionError, load_definition, select
-from .evidence import FAILING_RUN_STATES
+from .evidence import FAILING_RUN_STATES, EvidenceError
 from .execution import GroupRun
 
 if TYPE_CHECKING:
@@ -82,6 +82,12 @@ class VariantItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run the variant, report its checks, and apply the fail-on policy."""
+        try:
+            self._runtest()
+        except EvidenceError as error:
+            raise SkillEvalFailure(f"evidence could not be written: {error}") from None
+
+    def _runtest(self) -> None:
         state: SkillEvalSession = self.config.stash[SESSION_KEY]
         run = self.group_run
         record = run.run_variant(self.variant, state.environment())
