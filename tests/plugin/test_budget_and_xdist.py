@@ -1,0 +1,97 @@
+"""The spend ceiling under -n 4, and identical facts under -n 0 and -n 4."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval.models.pi_config import pi_agent_files
+from pytest_skill_eval.models.script import parse_script
+from pytest_skill_eval.models.server import ScriptedModelServer
+from tests.plugin.builders import body_group, make_root, read, results, run, write_answer
+
+pytestmark = pytest.mark.pi
+
+# $1 per subject: 1000 input tokens at 1000 USD per million.
+PRICES = {"input": 1000.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0}
+
+
+def test_budget_stops_starting_subjects_once_the_ledger_passes_the_ceiling(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    groups = [
+        body_group(f"g{i}", model={"model": "budgetco/priced"}, expectations=[]) for i in range(6)
+    ]
+    root = make_root(tmp_path / "root", groups, {})
+    reply = {
+        "response": {"text": "done", "usage": {"input": 1000, "output": 0}, "latency_ms": 1500}
+    }
+    with ScriptedModelServer() as server:
+        # A live provider on loopback: the plugin is told nothing about it but models.json.
+        route = server.open_route(parse_script({"version": 1, "interactions": [reply] * 40}))
+        models = pi_agent_files(route, provider="budgetco", model_id="priced", cost=PRICES)
+        (root / "models.json").write_text(json.dumps(models))
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-n", "4",
+            "--skill-eval", str(root / "suite.json"), "--skill-eval-root", str(root),
+            "--skill-eval-max-cost", "2.5", "-o", f"skill_eval_pi_models={root / 'models.json'}",
+        )  # fmt: skip
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*budget: spent * of 2.5 USD - budget exhausted*"])
+    result_dir = results(root)[-1]
+    summary = read(result_dir / "summary.json")
+    assert summary["budget"]["exhausted"] is True
+    assert summary["state"] == "cancelled"
+    runs: list[dict[str, Any]] = [
+        read(result_dir / "groups" / f"g{i}" / v / "run.json")
+        for i in range(6)
+        for v in ("baseline", "candidate")
+    ]
+    ran = [r for r in runs if r.get("process")]
+    cancelled = [r for r in runs if r["state"] == "cancelled"]
+    assert all(r["state"] == "complete" for r in ran)
+    assert all(r["provider"]["mode"] == "live" for r in ran)
+    assert all("budget exhausted" in r["error"]["message"] for r in cancelled)
+    assert len(ran) + len(cancelled) == 12
+    # The ceiling is reached at the third $1 subject; at most the three others already running
+    # when it was reached may finish after it. No subject starts once the ledger is exhausted.
+    assert 3 <= len(ran) <= 6
+    assert summary["budget"]["spent"] == pytest.approx(len(ran) * 1.0)
+    assert len(cancelled) >= 6
+
+
+def _facts(root: Path) -> dict[str, Any]:
+    (result_dir,) = results(root)
+    facts: dict[str, Any] = {"summary": read(result_dir / "summary.json")["state"]}
+    for group_dir in sorted((result_dir / "groups").iterdir()):
+        grade = read(group_dir / "deterministic-grade.json")
+        record = read(group_dir / "group.json")
+        facts[group_dir.name] = {
+            "state": record["state"],
+            "variants": record["variants"],
+            "checks": [(c["id"], c["state"], c["observed"]) for c in grade["checks"]],
+            "comparisons": [(c["id"], c["transition"]) for c in grade["comparisons"]],
+            "changes": [
+                read(group_dir / v / "run.json")["effects"]["changes"]
+                for v in ("baseline", "candidate")
+            ],
+        }
+    return facts
+
+
+def test_serial_and_parallel_runs_give_the_same_facts(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    facts = []
+    for name, workers in (("serial", "0"), ("parallel", "4")):
+        groups = [body_group(f"g{i}") for i in range(4)]
+        scripts = {f"g{i}/baseline": write_answer("no") for i in range(4)}
+        scripts |= {f"g{i}/candidate": write_answer("yes") for i in range(4)}
+        root = make_root(tmp_path / name, groups, scripts)
+        assert run(pytester, root, "-n", workers).ret == 0
+        facts.append(_facts(root))
+    assert facts[0] == facts[1]
+    assert facts[0]["g3"]["comparisons"] == [("says-yes", "fail-to-pass")]
