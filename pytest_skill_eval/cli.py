@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .evidence import verify_group
+from .views import ViewError, render_html, render_text
 
 
 class ResultNotFoundError(Exception):
@@ -62,6 +63,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "verify", help="re-hash a result against its manifests and report any difference"
     )
     check.add_argument("result", help="result id or directory")
+    view = commands.add_parser(
+        "view", help="the text view of a result or aggregate: grade first, TAB-separated rows"
+    )
+    view.add_argument("result", help="result id, aggregate id, or directory")
+    view.add_argument("--group", help="one group, by id or one-based position")
+    view.add_argument("--variant", help="baseline or candidate")
+    report = commands.add_parser(
+        "report", help="write a self-contained HTML report of a result or aggregate"
+    )
+    report.add_argument("result", help="result id, aggregate id, or directory")
+    report.add_argument("--html", required=True, metavar="OUT", help="the HTML file to write")
     args = parser.parse_args(argv)
     root = Path(args.root).resolve()
     try:
@@ -69,6 +81,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ResultNotFoundError as error:
         print(f"skill-eval: {error}", file=sys.stderr)
         return 2
+    try:
+        if args.command == "view":
+            sys.stdout.write(render_text(result, group=args.group, variant=args.variant))
+            return 0
+        if args.command == "report":
+            out = Path(args.html).resolve()
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(render_html(result, link_base=out.parent), encoding="utf-8")
+            print(f"report: {out}")
+            return 0
+    except ViewError as error:
+        print(f"skill-eval: {error}", file=sys.stderr)
+        return 1
     if args.command == "verify":
         problems = verify(result)
         for line in problems:
