@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import json
 import re
@@ -57,8 +58,8 @@ def fill_response(response: ScriptedResponse, placeholders: Mapping[str, str]) -
     )
 
 
-def normalise_request(body: Mapping[str, Any], placeholders: Mapping[str, str]) -> dict[str, Any]:
-    """Replace placeholder values (absolute paths) by `{{name}}` and the date line by `{{date}}`."""
+def normaliser(placeholders: Mapping[str, str]) -> Callable[[str], str]:
+    """A function putting `{{name}}` back for placeholder values and `{{date}}` in the date line."""
     # Longest values first, so a skill path inside the workspace keeps its own name.
     pairs = sorted(
         ((name, value) for name, value in placeholders.items() if value),
@@ -76,16 +77,129 @@ def normalise_request(body: Mapping[str, Any], placeholders: Mapping[str, str]) 
             value = pattern.sub(_constant(replacement), value)
         return _DATE_LINE.sub("Current date: {{date}}", value)
 
-    def walk(value: Any) -> Any:
-        if isinstance(value, str):
-            return text(value)
+    return text
+
+
+def normalise_value(value: Any, placeholders: Mapping[str, str]) -> Any:
+    """Normalise every string of a JSON-like value (see `normaliser`), recursively."""
+    return _walk(value, normaliser(placeholders), signatures=False)
+
+
+def normalise_request(body: Mapping[str, Any], placeholders: Mapping[str, str]) -> dict[str, Any]:
+    """Replace placeholder values (absolute paths) by `{{name}}` and the date line by `{{date}}`.
+
+    Anthropic thinking-block signatures become `{{signature}}`: they are opaque per answer, so a
+    replayed answer (which cannot carry the provider's signature) must hash like the recording.
+    """
+    text = normaliser(placeholders)
+    return {k: _walk(v, text, signatures=True) for k, v in body.items()}
+
+
+def normalise_response(
+    response: ScriptedResponse, placeholders: Mapping[str, str]
+) -> ScriptedResponse:
+    """The inverse of `fill_response`: paths and the date line back to placeholders."""
+    text = normaliser(placeholders)
+    calls = tuple(
+        dataclasses.replace(call, arguments=_walk(dict(call.arguments), text, signatures=False))
+        for call in response.tool_calls
+    )
+    error = response.error
+    if error is not None:
+        error = dataclasses.replace(error, message=text(error.message))
+    return dataclasses.replace(
+        response,
+        text=None if response.text is None else text(response.text),
+        thinking=None if response.thinking is None else text(response.thinking),
+        tool_calls=calls,
+        error=error,
+    )
+
+
+def _walk(value: Any, text: Callable[[str], str], *, signatures: bool) -> Any:
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, list):
+        return [_walk(v, text, signatures=signatures) for v in value]
+    if isinstance(value, dict):
+        walked = {k: _walk(v, text, signatures=signatures) for k, v in value.items()}
+        if signatures and walked.get("type") == "thinking" and "signature" in walked:
+            walked["signature"] = "{{signature}}"
+        return walked
+    return value
+
+
+def request_excerpt(body: Mapping[str, Any], limit: int = 200) -> str | None:
+    """The first `limit` characters of the last user or tool message of a request body."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") in ("user", "tool"):
+            return _content_text(message.get("content"))[:limit]
+    return None
+
+
+def _content_text(content: Any) -> str:
+    # Both wire formats: a string, or parts with `text` (and Anthropic tool results' `content`).
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                elif "content" in part:
+                    texts.append(_content_text(part["content"]))
+        return "\n".join(t for t in texts if t)
+    return ""
+
+
+def request_diff(
+    expected: Mapping[str, Any],
+    actual: Mapping[str, Any],
+    *,
+    expected_label: str,
+    actual_label: str,
+    limit: int = 40,
+) -> str:
+    """A short unified diff (at most `limit` lines) of two normalised request bodies."""
+    lines = [
+        _clip(line)
+        for line in difflib.unified_diff(
+            _diff_lines(expected),
+            _diff_lines(actual),
+            expected_label,
+            actual_label,
+            n=1,
+            lineterm="",
+        )
+    ]
+    if len(lines) > limit:
+        hidden = len(lines) - (limit - 1)
+        lines = [*lines[: limit - 1], f"... {hidden} more diff line(s)"]
+    return "\n".join(lines)
+
+
+def _diff_lines(body: Mapping[str, Any]) -> list[str]:
+    # Multi-line strings (system prompts, tool results) become lists so a diff shows the line.
+    def split(value: Any) -> Any:
+        if isinstance(value, str) and "\n" in value:
+            return value.split("\n")
         if isinstance(value, list):
-            return [walk(v) for v in value]
+            return [split(v) for v in value]
         if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items()}
+            return {k: split(v) for k, v in value.items()}
         return value
 
-    return {k: walk(v) for k, v in body.items()}
+    return json.dumps(split(dict(body)), indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+
+
+def _clip(line: str, width: int = 160) -> str:
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 def _constant(replacement: str) -> Callable[[re.Match[str]], str]:

@@ -19,7 +19,8 @@ SUPPORTED_APIS: tuple[str, ...] = ("openai-completions", "anthropic-messages")
 
 _TOP_KEYS = ("version", "match", "interactions")
 _INTERACTION_KEYS = ("request", "response")
-_REQUEST_KEYS = ("api", "model", "sha256", "excerpt")
+_REQUEST_KEYS = ("api", "model", "sha256", "excerpt", "body")
+_REQUEST_TEXT_KEYS = ("api", "model", "sha256", "excerpt")
 _RESPONSE_KEYS = ("text", "thinking", "tool_calls", "usage", "stop", "error", "latency_ms")
 _TOOL_CALL_KEYS = ("name", "arguments", "id")
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
@@ -79,12 +80,17 @@ class ScriptedResponse:
 
 @dataclass(frozen=True)
 class RequestNote:
-    """The optional `request` part of an interaction (written when recording)."""
+    """The optional `request` part of an interaction (written when recording).
+
+    `body` is the normalised request body whose canonical JSON hashes to `sha256`; it is kept so
+    a `match: body` mismatch can show what changed.
+    """
 
     api: str | None = None
     model: str | None = None
     sha256: str | None = None
     excerpt: str | None = None
+    body: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +184,62 @@ def find_script(directory: Path, group_id: str, variant: str, trial: int = 1) ->
     return None if path is None else load_script(path)
 
 
+def script_data(script: Script) -> dict[str, Any]:
+    """The YAML-ready data of a script; `parse_script` of it gives an equal script back."""
+    return {
+        "version": script.version,
+        "match": script.match,
+        "interactions": [interaction_data(item) for item in script.interactions],
+    }
+
+
+def interaction_data(interaction: Interaction) -> dict[str, Any]:
+    """The YAML-ready data of one interaction (request part only when present)."""
+    data: dict[str, Any] = {}
+    note = interaction.request
+    if note is not None:
+        request: dict[str, Any] = {
+            key: getattr(note, key) for key in _REQUEST_TEXT_KEYS if getattr(note, key) is not None
+        }
+        if note.body is not None:
+            request["body"] = dict(note.body)
+        data["request"] = request
+    data["response"] = response_data(interaction.response)
+    return data
+
+
+def response_data(response: ScriptedResponse) -> dict[str, Any]:
+    """The YAML-ready data of a neutral response; usage and stop are always explicit."""
+    data: dict[str, Any] = {}
+    if response.error is not None:
+        data["error"] = {"status": response.error.status, "message": response.error.message}
+    else:
+        if response.text is not None:
+            data["text"] = response.text
+        if response.thinking is not None:
+            data["thinking"] = response.thinking
+        if response.tool_calls:
+            data["tool_calls"] = [_tool_call_data(call) for call in response.tool_calls]
+        usage = response.usage
+        data["usage"] = {
+            "input": usage.input,
+            "output": usage.output,
+            "cache_read": usage.cache_read,
+            "cache_write": usage.cache_write,
+        }
+        data["stop"] = response.stop
+    if response.latency_ms:
+        data["latency_ms"] = response.latency_ms
+    return data
+
+
+def _tool_call_data(call: ToolCall) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": call.name, "arguments": dict(call.arguments)}
+    if call.id is not None:
+        data["id"] = call.id
+    return data
+
+
 def _interaction(value: object, source: Path | None, where: str, match: MatchMode) -> Interaction:
     item = _mapping(value, source, where, _INTERACTION_KEYS)
     if "response" not in item:
@@ -199,7 +261,7 @@ def _interaction(value: object, source: Path | None, where: str, match: MatchMod
 def _request(value: object, source: Path | None, where: str) -> RequestNote:
     item = _mapping(value, source, where, _REQUEST_KEYS)
     values: dict[str, str | None] = {}
-    for key in _REQUEST_KEYS:
+    for key in _REQUEST_TEXT_KEYS:
         got = item.get(key)
         if got is not None and not isinstance(got, str):
             raise ScriptError(source, f"{where}.{key}", f"must be a string, got {_kind(got)}")
@@ -209,7 +271,14 @@ def _request(value: object, source: Path | None, where: str) -> RequestNote:
         raise ScriptError(
             source, f"{where}.api", f"must be one of {', '.join(SUPPORTED_APIS)}; got {api!r}"
         )
-    return RequestNote(**values)
+    body = item.get("body")
+    if body is not None:
+        if not isinstance(body, dict):
+            raise ScriptError(
+                source, f"{where}.body", f"must be a mapping (the request JSON), got {_kind(body)}"
+            )
+        _check_json_value(body, source, f"{where}.body")
+    return RequestNote(**values, body=body)
 
 
 def _response(value: object, source: Path | None, where: str) -> ScriptedResponse:

@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import secrets
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pytest_skill_eval.models.placeholders import (
     fill_response,
     normalise_request,
+    request_diff,
     request_sha256,
 )
-from pytest_skill_eval.models.script import Interaction, Script
+from pytest_skill_eval.models.script import Interaction, MatchMode, Script
 from pytest_skill_eval.models.wire import (
     ANTHROPIC,
     APIS,
@@ -31,11 +33,15 @@ from pytest_skill_eval.models.wire import (
     render_stream,
 )
 
+if TYPE_CHECKING:
+    from pytest_skill_eval.models.record import RecordingRoute
+
 __all__ = [
     "RecordedRequest",
     "Route",
     "RouteFailure",
     "ScriptedModelServer",
+    "StreamedReply",
     "normalise_request",
     "request_sha256",
 ]
@@ -72,6 +78,22 @@ class RouteFailure:
     reason: str
     message: str
     interaction: int | None
+
+
+@dataclass(frozen=True)
+class StreamedReply:
+    """An HTTP answer whose body is produced while it is sent (a relayed upstream stream).
+
+    The handler calls `close` once it stops sending, whether the body was sent whole or not.
+    """
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    chunks: Iterable[bytes]
+    close: Callable[[], None]
+
+
+Reply = WireReply | StreamedReply
 
 
 class Route:
@@ -135,10 +157,15 @@ class Route:
     def _where(self) -> str:
         return str(self.source) if self.source is not None else "<inline script>"
 
+    def _serve(self, api: str | None, path: str, raw: bytes, headers: Mapping[str, str]) -> Reply:
+        """Answer one HTTP request (called from the HTTP handler threads)."""
+        return self._answer(api, path, json_object(raw))
+
     def _answer(self, api: str | None, path: str, body: dict[str, Any] | None) -> WireReply:
         """Record one request and decide its reply (called from the HTTP handler threads)."""
         parsed = body if body is not None else {}
-        sha = request_sha256(normalise_request(parsed, self.placeholders))
+        normal = normalise_request(parsed, self.placeholders)
+        sha = request_sha256(normal)
         interaction: Interaction | None = None
         with self._lock:
             index = len(self.requests)
@@ -148,7 +175,7 @@ class Route:
                 # Only requests the script answers move the cursor; failed ones consume nothing.
                 interaction = self.script.interactions[cursor]
                 self._cursor += 1
-                failure = self._mismatch(interaction, cursor, sha)
+                failure = self._mismatch(interaction, cursor, sha, normal)
                 if failure is not None:
                     status = 500
                 elif interaction.response.error is not None:
@@ -168,12 +195,20 @@ class Route:
             )
         if failure is not None or interaction is None or api is None:
             message = failure.message if failure is not None else "no interaction"
-            return error_reply(api or OPENAI, status, message)
-        response = fill_response(interaction.response, self.placeholders)
+            # Pi shows the first line; the route failure keeps the whole message (with a diff).
+            return error_reply(api or OPENAI, status, message.split("\n", 1)[0])
+        return self._replay(api, interaction, cursor, parsed)
+
+    def _replay(
+        self, api: str, interaction: Interaction, index: int, body: Mapping[str, Any]
+    ) -> WireReply:
+        # `{{date}}` (the normalised date line) is filled with today unless a caller set it.
+        values = {"date": datetime.date.today().isoformat(), **self.placeholders}
+        response = fill_response(interaction.response, values)
         if response.latency_ms:
             time.sleep(response.latency_ms / 1000)
-        model = str(parsed.get("model", ""))
-        return render_stream(api, response, model=model, request_index=cursor)
+        model = str(body.get("model", ""))
+        return render_stream(api, response, model=model, request_index=index)
 
     def _check(
         self, api: str | None, path: str, body: dict[str, Any] | None, cursor: int
@@ -206,16 +241,29 @@ class Route:
             return 500, RouteFailure("script-exhausted", message, cursor)
         return 200, None
 
-    def _mismatch(self, interaction: Interaction, index: int, sha: str) -> RouteFailure | None:
+    def _mismatch(
+        self, interaction: Interaction, index: int, sha: str, normal: Mapping[str, Any]
+    ) -> RouteFailure | None:
         if self.script is None or self.script.match != "body":
             return None
-        expected = interaction.request.sha256 if interaction.request else None
+        note = interaction.request
+        expected = note.sha256 if note else None
         if expected is None or expected == sha:
             return None
         message = (
             f"request mismatch: {self._where()} interactions[{index}] expects a request with "
             f"sha256 {expected}, request {index + 1} has {sha}; re-record the cassette"
         )
+        if note is not None and note.body is not None:
+            diff = request_diff(
+                note.body,
+                normal,
+                expected_label=f"recorded interactions[{index}]",
+                actual_label=f"request {index + 1}",
+            )
+            message += "\n" + diff
+        else:
+            message += " (the cassette keeps no request body to compare)"
         return RouteFailure("request-mismatch", message, index)
 
 
@@ -290,6 +338,44 @@ class ScriptedModelServer:
             self._routes[route.token] = route
         return route
 
+    def open_recording_route(
+        self,
+        *,
+        api: str,
+        upstream_base_url: str,
+        cassette_path: Path,
+        existing: Script | None = None,
+        mode: str = "once",
+        placeholders: Mapping[str, str] | None = None,
+        upstream_headers: Mapping[str, str] | None = None,
+        match: MatchMode | None = None,
+        upstream_timeout_s: float = 300.0,
+    ) -> RecordingRoute:
+        """Register a route that records real model traffic into `cassette_path`.
+
+        `mode` "all" forwards every request upstream; "once" replays the interactions of
+        `existing` first and forwards (and appends) only the requests past its end. The cassette
+        is written when the route is closed (or `save()`d). See `models.record.RecordingRoute`.
+        """
+        from pytest_skill_eval.models.record import RecordingRoute
+
+        route = RecordingRoute(
+            self,
+            secrets.token_urlsafe(16),
+            api=api,
+            upstream_base_url=upstream_base_url,
+            cassette_path=cassette_path,
+            existing=existing,
+            mode=mode,
+            placeholders=placeholders or {},
+            upstream_headers=upstream_headers or {},
+            match=match,
+            upstream_timeout_s=upstream_timeout_s,
+        )
+        with self._lock:
+            self._routes[route.token] = route
+        return route
+
     def _retire(self, route: Route) -> None:
         with self._lock:
             if self._routes.pop(route.token, None) is not None:
@@ -343,7 +429,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.owner._stray(RouteFailure("unknown-route", message, None))
             self._send(error_reply(api or OPENAI, 500, message))
             return
-        self._send(route._answer(api, sub, _json_object(raw)))
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        self._send(route._serve(api, sub, raw, headers))
 
     def _read_body(self) -> bytes | None:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -376,7 +463,7 @@ class _Handler(BaseHTTPRequestHandler):
             parts.append(self.rfile.read(size))
             self.rfile.readline()
 
-    def _send(self, reply: WireReply) -> None:
+    def _send(self, reply: Reply) -> None:
         self.close_connection = True
         try:
             self.send_response(reply.status)
@@ -390,9 +477,13 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             # Pi aborted the request; nothing left to tell it.
             pass
+        finally:
+            if isinstance(reply, StreamedReply):
+                reply.close()
 
 
-def _json_object(raw: bytes) -> dict[str, Any] | None:
+def json_object(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object in a request body, or None when it is not one."""
     try:
         value = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):

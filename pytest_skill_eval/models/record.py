@@ -1,0 +1,550 @@
+"""Recording routes: forward Pi's model requests to the real provider and write a cassette."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import http.client
+import os
+import secrets
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from pytest_skill_eval.models.placeholders import (
+    normalise_request,
+    normalise_response,
+    request_excerpt,
+    request_sha256,
+)
+from pytest_skill_eval.models.script import (
+    MATCH_MODES,
+    Interaction,
+    MatchMode,
+    RequestNote,
+    Script,
+    ScriptedResponse,
+    ScriptError,
+    interaction_data,
+    load_script,
+    parse_script,
+)
+from pytest_skill_eval.models.server import (
+    RecordedRequest,
+    Reply,
+    Route,
+    RouteFailure,
+    ScriptedModelServer,
+    StreamedReply,
+    json_object,
+)
+from pytest_skill_eval.models.streams import error_response, stream_parser
+from pytest_skill_eval.models.wire import ANTHROPIC, OPENAI, WireReply, error_reply
+
+RECORD_MODES: tuple[str, ...] = ("once", "all")
+RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC)
+# What each api appends to its provider's baseUrl, as Pi's SDKs do.
+UPSTREAM_PATHS = {OPENAI: "/chat/completions", ANTHROPIC: "/v1/messages"}
+ANTHROPIC_VERSION = "2023-06-01"
+REDACTED = "[redacted]"
+# Pi's own headers that describe the request rather than the caller; auth never passes through.
+_FORWARDED = ("anthropic-version", "anthropic-beta", "user-agent")
+_READ_SIZE = 64 * 1024
+_SAVE_WAIT_S = 30.0
+_MIN_SECRET = 6
+_UNICODE_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+
+
+class RecordError(Exception):
+    """A recording that cannot be set up or written; names the setting or file and the fix."""
+
+
+def check_recordable(api: str) -> None:
+    """Raise `RecordError` unless traffic of `api` can be recorded."""
+    if api not in RECORDABLE_APIS:
+        raise RecordError(
+            f"cannot record model traffic of api {api!r}: recording supports "
+            f"{' and '.join(RECORDABLE_APIS)}; declare a model whose provider uses one of them, "
+            "or write the cassette by hand"
+        )
+
+
+def auth_headers(api: str, api_key: str) -> dict[str, str]:
+    """The upstream auth headers a provider of `api` expects for `api_key`."""
+    check_recordable(api)
+    if api == OPENAI:
+        return {"Authorization": f"Bearer {api_key}"}
+    return {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
+
+
+def upstream_url(upstream_base_url: str, api: str) -> str:
+    """The provider URL a request of `api` is forwarded to (baseUrl + the api's path)."""
+    check_recordable(api)
+    parts = urlsplit(upstream_base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RecordError(
+            f"upstream base URL {upstream_base_url!r} is not an http(s) URL; give the provider's "
+            "baseUrl, e.g. https://api.anthropic.com or https://api.openai.com/v1"
+        )
+    url = parts._replace(path=parts.path.rstrip("/") + UPSTREAM_PATHS[api])
+    return url.geturl()
+
+
+class RecordingRoute(Route):
+    """A route that forwards requests to the real provider and keeps their answers.
+
+    Pi's stream is relayed unchanged, chunk by chunk, while it is parsed into the neutral form.
+    The cassette (`version: 1`, `match`, interactions with `request` notes that keep the
+    normalised body) is written atomically by `save()`, which `close()` calls.
+    """
+
+    def __init__(
+        self,
+        server: ScriptedModelServer,
+        token: str,
+        *,
+        api: str,
+        upstream_base_url: str,
+        cassette_path: Path,
+        existing: Script | None,
+        mode: str,
+        placeholders: Mapping[str, str],
+        upstream_headers: Mapping[str, str],
+        match: MatchMode | None,
+        upstream_timeout_s: float,
+    ) -> None:
+        check_recordable(api)
+        if mode not in RECORD_MODES:
+            raise RecordError(f"record mode must be one of {', '.join(RECORD_MODES)}, got {mode!r}")
+        if match is not None and match not in MATCH_MODES:
+            raise RecordError(f"match must be one of {', '.join(MATCH_MODES)}, got {match!r}")
+        self.api = api
+        self.mode = mode
+        self.upstream = upstream_url(upstream_base_url, api)
+        self.cassette_path = cassette_path
+        kept = existing if mode == "once" else None
+        super().__init__(server, token, kept, cassette_path, placeholders)
+        self.match: MatchMode = match or (existing.match if existing is not None else "order")
+        self.cassette_sha256: str | None = None
+        self._headers = dict(upstream_headers)
+        self._secrets = _secrets(upstream_headers)
+        self._timeout = upstream_timeout_s
+        self._kept = len(kept.interactions) if kept is not None else 0
+        # New interactions in request order; None while an answer is still streaming, or when
+        # the request never got one (its slot is then dropped with everything after it).
+        self._slots: list[Interaction | None] = []
+        self._open: set[int] = set()
+        self._idle = threading.Condition(self._lock)
+        self._saved: int | None = None
+
+    def base_url(self, api: str) -> str:
+        """The `baseUrl` Pi should use; only the route's own api is accepted."""
+        if api != self.api:
+            raise ValueError(f"this recording route serves {self.api}, not {api!r}")
+        return super().base_url(api)
+
+    @property
+    def recorded(self) -> int:
+        """How many new interactions were recorded (complete answers only)."""
+        with self._lock:
+            return len(self._prefix())
+
+    def close(self) -> None:
+        """Stop taking requests, then write the cassette; a write failure becomes a failure."""
+        super().close()
+        try:
+            self.save()
+        except RecordError as error:
+            with self._lock:
+                self.failures.append(RouteFailure("cassette-write-failed", str(error), None))
+
+    def save(self) -> Path | None:
+        """Write the cassette when something new was recorded; return its path (else None).
+
+        Waits for answers still streaming. Replaces the file atomically (tmp + rename).
+        """
+        with self._idle:
+            if not self._idle.wait_for(lambda: not self._open, timeout=_SAVE_WAIT_S):
+                self.failures.append(
+                    RouteFailure(
+                        "recording-incomplete",
+                        f"{len(self._open)} upstream answer(s) still streaming after "
+                        f"{_SAVE_WAIT_S:.0f} s; {self.cassette_path} keeps the finished ones",
+                        None,
+                    )
+                )
+            new = self._prefix()
+            if not new or self._saved == len(new):
+                return self.cassette_path if new else None
+            kept = self.script.interactions[: self._kept] if self.script is not None else ()
+            interactions = [*kept, *new]
+            count = len(new)
+        self._write(interactions)
+        with self._lock:
+            self._saved = count
+        return self.cassette_path
+
+    def _prefix(self) -> list[Interaction]:
+        # Only the unbroken run of finished answers can be replayed in order.
+        done: list[Interaction] = []
+        for slot in self._slots:
+            if slot is None:
+                break
+            done.append(slot)
+        return done
+
+    def _write(self, interactions: list[Interaction]) -> None:
+        data = {
+            "version": 1,
+            "match": self.match,
+            "interactions": [interaction_data(item) for item in interactions],
+        }
+        # Credentials are redacted in every value and again in the text, as two independent nets.
+        clean = self._redact_value(data)
+        text = self._redact(cassette_text(clean))
+        try:
+            loaded = yaml.safe_load(text)
+            parse_script(loaded, source=self.cassette_path)
+        except (ScriptError, yaml.YAMLError) as error:  # never write what cannot be replayed
+            raise RecordError(
+                f"{self.cassette_path}: the recorded cassette does not load back ({error})"
+            ) from error
+        if loaded != clean:
+            raise RecordError(f"{self.cassette_path}: the recorded cassette does not load back")
+        raw = text.encode("utf-8")
+        path = self.cassette_path
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as handle:
+                handle.write(raw)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except OSError as error:
+            tmp.unlink(missing_ok=True)
+            raise RecordError(
+                f"{path}: the cassette cannot be written ({error.strerror}); "
+                "check that its directory is writable"
+            ) from error
+        self.cassette_sha256 = hashlib.sha256(raw).hexdigest()
+
+    # --- serving ---------------------------------------------------------------------------
+
+    def _serve(self, api: str | None, path: str, raw: bytes, headers: Mapping[str, str]) -> Reply:
+        body = json_object(raw)
+        parsed = body if body is not None else {}
+        normal = normalise_request(parsed, self.placeholders)
+        sha = request_sha256(normal)
+        replayed: Interaction | None = None
+        slot: int | None = None
+        with self._lock:
+            index = len(self.requests)
+            cursor = self._cursor
+            status, failure = self._precheck(api, path, body)
+            if failure is None:
+                self._cursor += 1
+                if cursor < self._kept and self.script is not None:
+                    replayed = self.script.interactions[cursor]
+                    failure = self._mismatch(replayed, cursor, sha, normal)
+                    if failure is not None:
+                        status = 500
+                    elif replayed.response.error is not None:
+                        status = replayed.response.error.status
+                else:
+                    slot = len(self._slots)
+                    self._slots.append(None)
+                    self._open.add(slot)
+            if failure is not None:
+                self.failures.append(failure)
+            self.requests.append(
+                RecordedRequest(
+                    index=index,
+                    api=api,
+                    path=path,
+                    body=parsed,
+                    sha256=sha,
+                    status=status,
+                    interaction=None if failure is not None and replayed is None else cursor,
+                )
+            )
+        if failure is not None or api is None:
+            message = failure.message if failure is not None else "no interaction"
+            return error_reply(api or self.api, status, message.split("\n", 1)[0])
+        if replayed is not None:
+            return self._replay(api, replayed, cursor, parsed)
+        assert slot is not None
+        note = RequestNote(
+            api=api,
+            model=parsed["model"] if isinstance(parsed.get("model"), str) else None,
+            sha256=sha,
+            excerpt=request_excerpt(normal),
+            body=normal,
+        )
+        reply = self._forward(slot, cursor, raw, headers, note)
+        if reply.status != status:
+            # The request's status is what Pi got: the provider's error or the relay's 502.
+            with self._lock:
+                entry = self.requests[index]
+                self.requests[index] = dataclasses.replace(entry, status=reply.status)
+        return reply
+
+    def _precheck(
+        self, api: str | None, path: str, body: dict[str, Any] | None
+    ) -> tuple[int, RouteFailure | None]:
+        if self._closed:
+            message = f"route closed: a request to {path} arrived after the run ended"
+            return 410, RouteFailure("route-closed", message, None)
+        if api != self.api:
+            message = (
+                f"unsupported path {path}: this recording route forwards {self.api} requests "
+                f"({'/v1/chat/completions' if self.api == OPENAI else '/v1/messages'}) only"
+            )
+            return 404, RouteFailure("unsupported-path", message, None)
+        if body is None:
+            message = f"a request to {path} has no JSON object body"
+            return 400, RouteFailure("bad-request", message, None)
+        return 200, None
+
+    def _forward(
+        self, slot: int, number: int, raw: bytes, headers: Mapping[str, str], note: RequestNote
+    ) -> Reply:
+        parts = urlsplit(self.upstream)
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        connection: http.client.HTTPConnection
+        if parts.scheme == "https":
+            connection = http.client.HTTPSConnection(
+                parts.hostname or "", parts.port, timeout=self._timeout
+            )
+        else:
+            connection = http.client.HTTPConnection(
+                parts.hostname or "", parts.port, timeout=self._timeout
+            )
+        try:
+            connection.request("POST", target, body=raw, headers=self._outgoing(headers))
+            response = connection.getresponse()
+        except (OSError, http.client.HTTPException) as error:
+            connection.close()
+            message = self._redact(
+                f"upstream unreachable: request {number + 1} could not be forwarded to "
+                f"{self.upstream} ({error}); check the provider baseUrl and the network"
+            )
+            self._settle(slot, None, RouteFailure("upstream-unreachable", message, number))
+            return error_reply(self.api, 502, message)
+        if response.status >= 400:
+            return self._relay_error(slot, number, connection, response, note)
+        if response.status != 200:
+            connection.close()
+            message = (
+                f"unexpected upstream answer: {self.upstream} answered HTTP {response.status} "
+                f"to request {number + 1}; only streamed 200 answers and errors can be recorded"
+            )
+            self._settle(slot, None, RouteFailure("upstream-unexpected", message, number))
+            return error_reply(self.api, 502, message)
+        relay = _Relay(self, slot, number, connection, response, note)
+        content_type = response.getheader("Content-Type") or "text/event-stream"
+        return StreamedReply(
+            status=200,
+            headers=(("Content-Type", content_type), ("Cache-Control", "no-cache")),
+            chunks=relay,
+            close=relay.close,
+        )
+
+    def _relay_error(
+        self,
+        slot: int,
+        number: int,
+        connection: http.client.HTTPConnection,
+        response: http.client.HTTPResponse,
+        note: RequestNote,
+    ) -> Reply:
+        try:
+            data = response.read()
+        except (OSError, http.client.HTTPException):
+            data = b""
+        finally:
+            connection.close()
+        # An error body may quote the credentials (e.g. "invalid key sk-..."): redact both ways.
+        data = self._redact(data.decode("utf-8", "replace")).encode("utf-8")
+        answer = error_response(response.status, data)
+        self._settle(slot, self._interaction(answer, note), None)
+        content_type = response.getheader("Content-Type") or "application/json"
+        return WireReply(response.status, (("Content-Type", content_type),), (data,))
+
+    def _outgoing(self, headers: Mapping[str, str]) -> dict[str, str]:
+        out = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        for name in _FORWARDED:
+            if name in headers:
+                out[name] = headers[name]
+        if self.api == ANTHROPIC:
+            out.setdefault("anthropic-version", ANTHROPIC_VERSION)
+        given = {name.lower() for name in self._headers}
+        out = {name: value for name, value in out.items() if name.lower() not in given}
+        return {**out, **self._headers}
+
+    def _interaction(self, answer: ScriptedResponse, note: RequestNote) -> Interaction:
+        return Interaction(response=normalise_response(answer, self.placeholders), request=note)
+
+    def _settle(
+        self, slot: int, interaction: Interaction | None, failure: RouteFailure | None
+    ) -> None:
+        with self._idle:
+            if slot not in self._open:
+                return
+            self._slots[slot] = interaction
+            self._open.discard(slot)
+            if failure is not None:
+                self.failures.append(failure)
+            self._idle.notify_all()
+
+    def _redact_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._redact(value)
+        if isinstance(value, list):
+            return [self._redact_value(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._redact_value(v) for k, v in value.items()}
+        return value
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+
+class _Relay:
+    """The body of one relayed answer: yields upstream chunks as they come and parses them."""
+
+    def __init__(
+        self,
+        route: RecordingRoute,
+        slot: int,
+        number: int,
+        connection: http.client.HTTPConnection,
+        response: http.client.HTTPResponse,
+        note: RequestNote,
+    ) -> None:
+        self._route = route
+        self._slot = slot
+        self._number = number
+        self._connection = connection
+        self._response = response
+        self._note = note
+        self._parser = stream_parser(route.api)
+        self._settled = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            while True:
+                chunk = self._response.read1(_READ_SIZE)
+                if not chunk:
+                    break
+                self._parser.feed(chunk)
+                # Settle before Pi sees the final event, so the next request finds it recorded.
+                if self._parser.done and not self._settled:
+                    self._finish()
+                yield chunk
+        except (OSError, http.client.HTTPException) as error:
+            self._fail(
+                "upstream-broken",
+                f"upstream stream broke: the answer to request {self._number + 1} from "
+                f"{self._route.upstream} ended early ({error})",
+            )
+            return
+        if not self._settled:
+            self._finish()
+
+    def close(self) -> None:
+        """Release the upstream connection; an answer Pi did not take whole is not recorded."""
+        self._connection.close()
+        if not self._settled:
+            self._fail(
+                "relay-aborted",
+                f"relay aborted: Pi stopped reading the answer to request {self._number + 1} "
+                "before it ended; that answer is not recorded",
+            )
+
+    def _finish(self) -> None:
+        self._settled = True
+        parsed = self._parser.finish()
+        if parsed.problems:
+            # An answer that would not replay as Pi saw it is left out of the cassette.
+            failure = RouteFailure(
+                "unrecordable-answer",
+                self._route._redact(
+                    f"the answer to request {self._number + 1} from {self._route.upstream} "
+                    f"is not recorded: {'; '.join(parsed.problems)}"
+                ),
+                self._number,
+            )
+            self._route._settle(self._slot, None, failure)
+            return
+        interaction = self._route._interaction(parsed.response, self._note)
+        self._route._settle(self._slot, interaction, None)
+
+    def _fail(self, reason: str, message: str) -> None:
+        self._settled = True
+        self._route._settle(
+            self._slot, None, RouteFailure(reason, self._route._redact(message), self._number)
+        )
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style for multi-line strings, so recorded prompts stay readable."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style: str | None = None
+    if any(ch in value for ch in _UNICODE_BREAKS):
+        # PyYAML writes these breaks raw in plain and single-quoted scalars, and folds them into
+        # spaces when reading back; double quotes escape them.
+        style = '"'
+    elif "\n" in value:
+        style = "|"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def cassette_text(data: Mapping[str, Any]) -> str:
+    """YAML text of cassette data; multi-line strings in block style, key order kept."""
+    return yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+
+
+def _secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
+    # Every header value, and the token of "Bearer X"/"Basic X", counts as secret; short values
+    # (like an api version) are not credentials and would redact innocent text.
+    found: set[str] = set()
+    for value in headers.values():
+        for candidate in (value, value.partition(" ")[2]):
+            candidate = candidate.strip()
+            if len(candidate) >= _MIN_SECRET and not _is_version(candidate):
+                found.add(candidate)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def _is_version(value: str) -> bool:
+    return all(ch.isdigit() or ch == "-" for ch in value)
+
+
+def load_existing(path: Path) -> Script | None:
+    """The cassette at `path` for `once` mode, or None when there is none yet."""
+    return load_script(path) if path.is_file() else None
+
+
+__all__ = [
+    "RECORDABLE_APIS",
+    "RECORD_MODES",
+    "RecordError",
+    "RecordingRoute",
+    "auth_headers",
+    "cassette_text",
+    "check_recordable",
+    "load_existing",
+    "upstream_url",
+]
