@@ -77,7 +77,10 @@ class PiProcess:
     stderr_path: Path
     interactive: bool
     no_progress_s: float = NO_PROGRESS_S
-    frames: queue.Queue[Frame | EndOfStream] = field(default_factory=queue.Queue)
+    # Bounded, so a fast Pi waits for the evaluator instead of piling parsed events up in memory.
+    frames: queue.Queue[Frame | EndOfStream] = field(
+        default_factory=lambda: queue.Queue(maxsize=256)
+    )
     _proc: subprocess.Popen[bytes] | None = None
     _reader: threading.Thread | None = None
     _last_progress: float = 0.0
@@ -211,6 +214,17 @@ class PiProcess:
             self._signal_group(signal.SIGKILL)
             self.wait(TERMINATION_GRACE_S)
 
+    def kill_now(self) -> None:
+        """SIGKILL the group and every descendant seen, without a grace period (second Ctrl-C)."""
+        if self._proc is None:
+            return
+        self._track_descendants()
+        self._signal_group(signal.SIGKILL)
+        _kill_all([*self._seen.values()], wait=False)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=TERMINATION_GRACE_S)
+        self.close_stdin()
+
     def _signal_group(self, sig: signal.Signals) -> None:
         assert self._proc is not None
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -231,7 +245,15 @@ class PiProcess:
         self._signal_group(signal.SIGKILL)
         outcome.descendants_killed = _kill_all(self._seen.values())
         if self._reader is not None:
-            self._reader.join(timeout=TERMINATION_GRACE_S)
+            # Frames nobody will read any more (after a stop) must not keep the reader blocked on
+            # the bounded queue; their bytes are already in events.jsonl.
+            deadline = time.monotonic() + TERMINATION_GRACE_S
+            while self._reader.is_alive() and time.monotonic() < deadline:
+                try:
+                    self.frames.get(timeout=0.05)
+                except queue.Empty:
+                    pass
+            self._reader.join(timeout=0.1)
         return outcome
 
 
@@ -252,7 +274,7 @@ def _parse_frame(line_no: int, raw: bytes) -> Frame:
     return Frame(line_no, value)
 
 
-def _kill_all(processes: Any) -> int:
+def _kill_all(processes: Any, wait: bool = True) -> int:
     alive = []
     for process in processes:
         try:
@@ -261,5 +283,6 @@ def _kill_all(processes: Any) -> int:
                 alive.append(process)
         except psutil.Error:
             continue
-    psutil.wait_procs(alive, timeout=TERMINATION_GRACE_S)
+    if wait:
+        psutil.wait_procs(alive, timeout=TERMINATION_GRACE_S)
     return len(alive)

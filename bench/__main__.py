@@ -1,0 +1,31 @@
+"""Run the benchmarks: `python -m bench [overhead|parallel|materialise|memory ...]`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from bench import materialise, memory, overhead, parallel
+
+BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
+    "overhead": overhead.main,
+    "parallel": parallel.main,
+    "materialise": materialise.main,
+    "memory": memory.main,
+}
+
+
+def main(argv: list[str]) -> int:
+    """Run the named benchmarks (all by default), each printing one JSON line."""
+    names = argv or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        print(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+        return 2
+    for name in names:
+        BENCHMARKS[name]()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,148 @@
+"""Evaluator overhead per variant vs the bare Pi process on the same scripted 1-turn run."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from xml.etree import ElementTree
+
+import yaml
+
+from bench.common import PI, emit
+from pytest_skill_eval.models.pi_config import pi_agent_files, settings_json
+from pytest_skill_eval.models.script import parse_script
+from pytest_skill_eval.models.server import ScriptedModelServer
+
+PROMPT = "Say done."
+REPLY = {"response": {"text": "done", "usage": {"input": 500, "output": 5}}}
+
+
+def _suite(root: Path, groups: int) -> None:
+    refs = []
+    (root / "groups").mkdir(parents=True)
+    for index in range(groups):
+        group_id = f"g{index:02d}"
+        group = {
+            "schema_version": 1,
+            "kind": "group",
+            "id": group_id,
+            "type": "description",
+            "input": {"prompt": PROMPT},
+            "fixture": None,
+            "tools": ["read"],
+            "variants": {
+                variant: {"source": {"kind": "working-tree"}, "skills": [], "target": None,
+                          "context": []}
+                for variant in ("baseline", "candidate")
+            },
+            "expectations": [],
+            "review_questions": [],
+        }  # fmt: skip
+        (root / "groups" / f"{group_id}.json").write_text(json.dumps(group))
+        refs.append(f"groups/{group_id}.json")
+        for variant in ("baseline", "candidate"):
+            path = root / "scripts" / group_id / f"{variant}.yaml"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(yaml.safe_dump({"version": 1, "interactions": [REPLY]}))
+    suite = {"schema_version": 1, "kind": "suite", "id": "overhead", "groups": refs}
+    (root / "suite.json").write_text(json.dumps(suite))
+
+
+def _item_times(root: Path) -> list[float]:
+    junit = root / "junit.xml"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            os.devnull,
+            "--rootdir",
+            str(root),
+            f"--junitxml={junit}",
+            "--skill-eval",
+            str(root / "suite.json"),
+            "--skill-eval-root",
+            str(root),
+            "--skill-eval-cassettes",
+            str(root / "scripts"),
+        ],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+    times = []
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        if case.get("name", "").endswith(("[baseline]", "[candidate]")) and "::" not in (
+            case.get("classname") or ""
+        ):
+            times.append(float(case.get("time", "0")))
+    return times
+
+
+def _bare_times(runs: int, tmp: Path) -> list[float]:
+    times = []
+    script = parse_script({"version": 1, "interactions": [REPLY]})
+    with ScriptedModelServer() as server:
+        for index in range(runs):
+            route = server.open_route(script)
+            base = tmp / f"bare{index}"
+            for name in ("home", "agent", "work"):
+                (base / name).mkdir(parents=True)
+            (base / "agent" / "models.json").write_text(json.dumps(pi_agent_files(route)))
+            (base / "agent" / "settings.json").write_text(json.dumps(settings_json()))
+            env = {
+                "PATH": os.environ.get("PATH", os.defpath),
+                "HOME": str(base / "home"),
+                "PI_CODING_AGENT_DIR": str(base / "agent"),
+                "PI_OFFLINE": "1",
+                "PI_SKIP_VERSION_CHECK": "1",
+                "PI_TELEMETRY": "0",
+            }
+            argv = [
+                str(PI), "--mode", "json", "-p", "--no-session", "--no-extensions",
+                "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",
+                "--tools", "read", "--model", "skill-eval/scripted", PROMPT,
+            ]  # fmt: skip
+            start = time.perf_counter()
+            subprocess.run(
+                argv, cwd=base / "work", env=env, stdin=subprocess.DEVNULL,
+                capture_output=True, check=True,
+            )  # fmt: skip
+            times.append(time.perf_counter() - start)
+            route.close()
+    return times
+
+
+def main(groups: int = 10) -> dict[str, object]:
+    """Median item wall time minus median bare-Pi wall time, interleaving the two."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "suite"
+        _suite(root, groups)
+        items = _item_times(root)
+        bare = _bare_times(groups * 2, Path(tmp))
+    item_median, bare_median = statistics.median(items), statistics.median(bare)
+    overhead = item_median - bare_median
+    return emit(
+        "evaluator-overhead",
+        overhead_ms=round(overhead * 1000, 1),
+        overhead_ratio=round(overhead / bare_median, 3),
+        goal_ms=150,
+        goal_ratio=0.15,
+        item_median_s=round(item_median, 3),
+        bare_pi_median_s=round(bare_median, 3),
+        runs=len(items),
+    )
+
+
+if __name__ == "__main__":
+    main()
