@@ -75,15 +75,8 @@ def test_no_path_escape_attempt_succeeds(pytester: pytest.Pytester, tmp_path: Pa
     group = body_group(
         "escape", tools=["read", "write", "edit", "run_command"], commands=plant, expectations=[]
     )
-    script = [
-        {
-            "response": {
-                "tool_calls": [
-                    _call("run_command", command=c["id"])
-                    for c in plant  # type: ignore[index]
-                ]
-            }
-        },
+    script: list[dict[str, Any]] = [
+        {"response": {"tool_calls": [_call("run_command", command=c["id"]) for c in plant]}},
         {"response": {"tool_calls": attempts}},
         {"response": {"text": "done"}},
     ]
@@ -140,7 +133,7 @@ def test_an_inherited_canary_reaches_the_subject_but_never_the_evidence(
         runtime=runtime,
         expectations=[],
     )
-    script = [
+    script: list[dict[str, Any]] = [
         {"response": {"tool_calls": [_call("run_command", command="show-digest")]}},
         {"response": {"text": "done"}},
     ]
