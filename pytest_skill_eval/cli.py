@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .evidence import verify_group
+from .subject.host import PiNotFoundError, check_pi, locate_pi
 from .views import ViewError, render_html, render_text
+from .views.review import (
+    ADVISORY_NAMES,
+    THINKING_LEVELS,
+    ReviewError,
+    ReviewSettings,
+    review_target,
+)
 
 
 class ResultNotFoundError(Exception):
@@ -44,7 +52,13 @@ def verify(result: Path) -> list[str]:
         if not (result / name).is_file()
     )
     for group_dir in sorted(p for p in groups.iterdir() if p.is_dir()):
-        problems.extend(verify_group(group_dir))
+        # The advisory review is replaceable and never in a manifest; it is not evidence.
+        advisory = tuple(f"extra: {group_dir / name}" for name in ADVISORY_NAMES)
+        problems.extend(
+            line
+            for line in verify_group(group_dir)
+            if not any(line == a or line.startswith(a + "/") for a in advisory)
+        )
     return problems
 
 
@@ -74,6 +88,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     report.add_argument("result", help="result id, aggregate id, or directory")
     report.add_argument("--html", required=True, metavar="OUT", help="the HTML file to write")
+    review = commands.add_parser(
+        "review",
+        help="advisory review: a reviewer model answers the group's review questions about "
+        "two anonymous runs (never canonical evidence)",
+    )
+    review.add_argument("result", help="result id, aggregate id, or directory")
+    review.add_argument("--model", required=True, help="reviewer model as provider/model")
+    review.add_argument("--thinking", choices=THINKING_LEVELS, help="reviewer thinking level")
+    review.add_argument("--group", help="one group, by id or one-based position")
+    review.add_argument(
+        "--cassettes",
+        metavar="DIR",
+        help="answer from the scripted reviewer DIR/<group-id>/review.yaml on loopback "
+        "(no network); without it the reviewer is live",
+    )
+    review.add_argument(
+        "--inherit",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass environment variable NAME (a credential) to a live reviewer; repeatable",
+    )
+    review.add_argument("--pi", help="the Pi binary (default: pi on PATH, else node_modules)")
     args = parser.parse_args(argv)
     root = Path(args.root).resolve()
     try:
@@ -91,9 +128,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             out.write_text(render_html(result, link_base=out.parent), encoding="utf-8")
             print(f"report: {out}")
             return 0
-    except ViewError as error:
+        if args.command == "review":
+            return _review(args, result, root)
+    except (ViewError, ReviewError, PiNotFoundError) as error:
         print(f"skill-eval: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("skill-eval: review cancelled; earlier reviews are kept", file=sys.stderr)
+        return 130
     if args.command == "verify":
         problems = verify(result)
         for line in problems:
@@ -104,6 +146,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"verified: {result}")
         return 0
     return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+def _review(args: argparse.Namespace, result: Path, root: Path) -> int:
+    """Run `skill-eval review`; exit 1 when any group ended `review-error`."""
+    settings = ReviewSettings(
+        pi=check_pi(locate_pi(args.pi, root)),
+        model=args.model,
+        thinking=args.thinking,
+        cassettes=Path(args.cassettes).resolve() if args.cassettes else None,
+        inherit=tuple(args.inherit),
+    )
+    outcomes = review_target(result, settings, group=args.group, emit=print)
+    return 1 if any(o.state == "review-error" for o in outcomes) else 0
 
 
 if __name__ == "__main__":
