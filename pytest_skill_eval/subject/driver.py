@@ -61,7 +61,7 @@ class Conversation:
             return
         if frame.event is None:
             self.observation.parse_errors.append({"line": frame.line, "reason": frame.error})
-            if self.process.interactive:
+            if self.process.interactive or frame.error == "incomplete-frame-limit":
                 # RPC records must be exact; a bad frame means the stream cannot be trusted.
                 self.observation.protocol_error(frame.error or "invalid-record", line=frame.line)
             return

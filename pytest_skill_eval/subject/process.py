@@ -132,6 +132,8 @@ class PiProcess:
                 self._last_progress = time.monotonic()
                 sink.write(chunk)
                 sink.flush()
+                if error is not None:
+                    continue  # past the ceiling: keep every byte on disk, parse nothing more
                 pending += chunk
                 while (cut := pending.find(b"\n")) >= 0:
                     raw = bytes(pending[:cut])
@@ -140,7 +142,8 @@ class PiProcess:
                     self.frames.put(_parse_frame(line_no, raw))
                 if len(pending) > FRAME_LIMIT:
                     error = "incomplete-frame-limit"
-                    break
+                    pending.clear()
+                    self.frames.put(Frame(line_no + 1, None, error))
             if error is None and pending.strip():
                 # A final record without its newline is still observed; in RPC mode, where every
                 # record must be terminated, it is also a framing error.
@@ -148,7 +151,7 @@ class PiProcess:
                 self.frames.put(_parse_frame(line_no, bytes(pending)))
                 if self.interactive:
                     self.frames.put(Frame(line_no, None, "unterminated-record"))
-        self.frames.put(EndOfStream(error))
+        self.frames.put(EndOfStream())
 
     def send(self, record: Mapping[str, Any]) -> None:
         """Write one RPC command line to Pi's stdin."""
@@ -249,10 +252,8 @@ class PiProcess:
             # the bounded queue; their bytes are already in events.jsonl.
             deadline = time.monotonic() + TERMINATION_GRACE_S
             while self._reader.is_alive() and time.monotonic() < deadline:
-                try:
+                with contextlib.suppress(queue.Empty):
                     self.frames.get(timeout=0.05)
-                except queue.Empty:
-                    pass
             self._reader.join(timeout=0.1)
         return outcome
 

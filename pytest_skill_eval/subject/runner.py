@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import Group
-from ..evidence import utc_now
+from ..evidence import EvidenceError, utc_now, write_once
 from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
     ResourceError,
@@ -29,6 +29,7 @@ from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import NO_PROGRESS_S, CancelToken, PiProcess, ProcessOutcome
 
 WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
+MODEL_REQUESTS = "model-requests.jsonl"
 CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authentication", "no model")
 
 
@@ -48,6 +49,9 @@ class Endpoint:
     cassette: str | None = None
     cassette_sha256: str | None = None
     failures: Callable[[], list[dict[str, Any]]] = list
+    # What the model endpoint received, one `{index, api, path, sha256, body}` per request;
+    # None when the traffic is not ours to see (live mode).
+    requests: Callable[[], list[dict[str, Any]]] | None = None
     close: Callable[[], None] = lambda: None
 
 
@@ -173,7 +177,14 @@ def _run(
         interactive=not one_shot,
         no_progress_s=no_progress_s,
     )
-    process.start()
+    try:
+        process.start()
+    except OSError as failure:
+        # Pi could not be spawned (binary gone, bad interpreter): still a run on record.
+        unstarted = Observation()
+        unstarted.protocol_error("process-error", message=f"could not start Pi: {failure}")
+        outcome = ProcessOutcome(termination_reason="process-error")
+        return _record(group, prepared, pi, endpoint, argv, env, unstarted, outcome, started)
     conversation = Conversation(process, cancel)
     snapshots = needs_turn_snapshots(group) and group.type == "body"
     previous: list[Any] = [None]
@@ -192,16 +203,31 @@ def _run(
         except (ResourceError, OSError) as failure:
             conversation.observation.protocol_error("operation-failed", message=str(failure))
 
-    if one_shot:
-        obs, outcome = run_one_shot(conversation, group.turns[0])
-    else:
-        obs, outcome = run_turns(
-            conversation,
-            group.turns,
-            target=prepared.target_path if group.type == "body" else None,
-            turn_file=turn_file,
-            after_turn=after_turn,
-        )
+    try:
+        if one_shot:
+            obs, outcome = run_one_shot(conversation, group.turns[0])
+        else:
+            obs, outcome = run_turns(
+                conversation,
+                group.turns,
+                target=prepared.target_path if group.type == "body" else None,
+                turn_file=turn_file,
+                after_turn=after_turn,
+            )
+    except Exception as failure:
+        # An unforeseen failure while talking to Pi: stop it, keep what was observed.
+        process.kill_now()
+        obs = conversation.observation
+        obs.protocol_error("process-error", message=f"{type(failure).__name__}: {failure}")
+        if conversation.outcome.termination_reason is None:
+            conversation.outcome.termination_reason = "process-error"
+        outcome = process.finish(conversation.outcome)
+        for turn in obs.turns:
+            turn.finish()
+    except BaseException:
+        # A second Ctrl-C (KeyboardInterrupt) stops at once, but never leaves Pi running.
+        process.kill_now()
+        raise
     return _record(group, prepared, pi, endpoint, argv, env, obs, outcome, started)
 
 
@@ -233,6 +259,9 @@ def _record(
             }
         except (ResourceError, OSError) as failure:
             late_errors.append(f"could not fingerprint the workspace after the run: {failure}")
+    model_requests = _write_model_requests(endpoint, prepared.directory, late_errors)
+    events = "events.jsonl" if (prepared.directory / "events.jsonl").is_file() else None
+    stderr = "stderr.log" if (prepared.directory / "stderr.log").is_file() else None
     context_artifact = None
     if needs_observer(group):
         context_artifact, observer_problem = _context_artifact(prepared.directory)
@@ -337,14 +366,15 @@ def _record(
             "parseErrors": obs.parse_errors,
             "protocolErrors": obs.protocol_errors,
             "descendantsKilled": outcome.descendants_killed,
-            "stderr": "stderr.log",
+            "stderr": stderr,
         },
         "artifacts": {
-            "events": "events.jsonl",
+            "events": events,
             "final": "final.md",
-            "stderr": "stderr.log",
+            "stderr": stderr,
             "context": "context-observations.jsonl" if needs_observer(group) else None,
             "transcript": "transcript.json",
+            "modelRequests": model_requests,
         },
         "error": error,
         "hint": hint,
@@ -352,6 +382,21 @@ def _record(
     if group.type == "body":
         run["delivery"] = obs.delivery
     return SubjectResult(run, obs.transcript, response)
+
+
+def _write_model_requests(
+    endpoint: Endpoint, variant_dir: Path, late_errors: list[str]
+) -> str | None:
+    """Persist what the scripted model received; the API key is a header, never in a body."""
+    if endpoint.requests is None:
+        return None
+    lines = [json.dumps(request, ensure_ascii=False) + "\n" for request in endpoint.requests()]
+    try:
+        write_once(variant_dir / MODEL_REQUESTS, "".join(lines).encode("utf-8"))
+    except EvidenceError as failure:
+        late_errors.append(str(failure))
+        return None
+    return MODEL_REQUESTS
 
 
 def _state(

@@ -1,0 +1,145 @@
+"""Subject start-up failures and a second Ctrl-C, without the real Pi (stand-ins only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psutil
+import pytest
+
+from pytest_skill_eval.definitions import Group as GroupModel
+from pytest_skill_eval.definitions.loader import parse_group
+from pytest_skill_eval.materialise import PreparedVariant, prepare_group, prepare_variant
+from pytest_skill_eval.subject.host import PiBinary
+from pytest_skill_eval.subject.process import CancelToken
+from pytest_skill_eval.subject.runner import Endpoint, run_subject
+from pytest_skill_eval.workspace import SourceResolver
+from tests.subject.trees import Group, variant
+
+
+def test_a_pi_that_cannot_start_is_an_infrastructure_failure_on_record(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    definition = Group(
+        id="no-pi", type="body", turns=["Hello."], tools=["read"], candidate=variant()
+    ).definition()
+    group = parse_group(definition, root / "group.json")
+    group_dir = tmp_path / "result" / "groups" / "no-pi"
+    resources = prepare_group(group, root, group_dir)
+    prepared = prepare_variant(
+        group, "candidate", root, group_dir / "candidate", resources, SourceResolver(root)
+    )
+    closed: list[bool] = []
+    endpoint = Endpoint(
+        mode="scripted", model=None, requests=list, close=lambda: closed.append(True)
+    )
+    missing = tmp_path / "missing" / "pi"
+
+    result = run_subject(
+        group=group,
+        prepared=prepared,
+        pi=PiBinary(missing, "0.73.1"),
+        endpoint=endpoint,
+        cancel=CancelToken(),
+    )
+
+    run = result.run
+    assert run["state"] == "infrastructure-failed"
+    assert run["turns"] == []
+    assert run["process"]["terminationReason"] == "process-error"
+    [error] = run["process"]["protocolErrors"]
+    assert error["reason"] == "process-error"
+    assert str(missing) in error["message"]
+    assert run["artifacts"]["events"] is None  # nothing was ever read from Pi
+    assert run["artifacts"]["modelRequests"] == "model-requests.jsonl"
+    assert (prepared.directory / "model-requests.jsonl").read_bytes() == b""
+    assert run["effects"]["changes"] == {"created": [], "modified": [], "deleted": []}
+    assert closed == [True]
+    json.dumps(run)  # the record is JSON as it stands
+
+
+class _FailOnceStarted(CancelToken):
+    """Raises `error` from the conversation loop once the stand-in subject recorded its pids."""
+
+    def __init__(self, pidfile: Path, error: BaseException) -> None:
+        super().__init__()
+        self.pidfile = pidfile
+        self.error = error
+
+    @property
+    def cancelled(self) -> bool:
+        """Fail as soon as the stand-in subject is up."""
+        if self.pidfile.is_file() and self.pidfile.read_text(encoding="utf-8").strip():
+            raise self.error
+        return False
+
+
+def _stuck_subject(tmp_path: Path) -> tuple[GroupModel, PreparedVariant, PiBinary, Path]:
+    """A body group and a stand-in Pi that ignores SIGTERM, never answers, and has a child."""
+    root = tmp_path / "root"
+    root.mkdir()
+    pidfile = tmp_path / "pid"
+    fake = tmp_path / "fake-pi"
+    fake.write_text(
+        f"#!/bin/sh\ntrap '' TERM\nsleep 60 &\necho $$ $! > {pidfile}\nwait\n", encoding="utf-8"
+    )
+    fake.chmod(0o755)
+    definition = Group(
+        id="stuck", type="body", turns=["Hello."], tools=["read"], candidate=variant()
+    ).definition()
+    group = parse_group(definition, root / "group.json")
+    group_dir = tmp_path / "result" / "groups" / "stuck"
+    resources = prepare_group(group, root, group_dir)
+    prepared = prepare_variant(
+        group, "candidate", root, group_dir / "candidate", resources, SourceResolver(root)
+    )
+    return group, prepared, PiBinary(fake, "0.73.1"), pidfile
+
+
+def _gone(pidfile: Path) -> bool:
+    pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()]
+    assert len(pids) == 2
+    return all(
+        not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        for pid in pids
+    )
+
+
+def test_a_second_ctrl_c_stops_at_once_and_leaves_no_subject_behind(tmp_path: Path) -> None:
+    group, prepared, pi, pidfile = _stuck_subject(tmp_path)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_subject(
+            group=group,
+            prepared=prepared,
+            pi=pi,
+            endpoint=Endpoint(mode="scripted", model=None, requests=list),
+            cancel=_FailOnceStarted(pidfile, KeyboardInterrupt()),
+        )
+
+    assert _gone(pidfile)
+
+
+def test_an_unforeseen_failure_keeps_the_run_and_stops_the_subject(tmp_path: Path) -> None:
+    group, prepared, pi, pidfile = _stuck_subject(tmp_path)
+
+    result = run_subject(
+        group=group,
+        prepared=prepared,
+        pi=pi,
+        endpoint=Endpoint(mode="scripted", model=None, requests=list),
+        cancel=_FailOnceStarted(pidfile, RuntimeError("boom")),
+    )
+
+    assert _gone(pidfile)
+    run = result.run
+    assert run["state"] == "infrastructure-failed"
+    assert run["process"]["terminationReason"] == "process-error"
+    assert run["process"]["signal"] == "SIGKILL"
+    assert run["process"]["protocolErrors"] == [
+        {"reason": "process-error", "message": "RuntimeError: boom"}
+    ]
+    assert run["artifacts"]["events"] == "events.jsonl"
+    # It failed while configuring Pi, before any prompt: delivery never became available.
+    assert run["delivery"] == {"kind": "unavailable", "turn": 1, "targetPath": None}
