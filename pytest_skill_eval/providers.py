@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .definitions import LoadedGroup
 from .models.pi_config import ModelSpecError, pi_agent_files, settings_json, split_model
+from .models.record import RecordError, auth_headers, check_recordable, load_existing
 from .models.script import ScriptError, load_script, script_path
 from .models.server import ScriptedModelServer
 from .subject.runner import Endpoint
@@ -20,18 +23,42 @@ RECORD_MODES = ("none", "once", "all")
 SCRIPTED_PRICES = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
 
 
+# provider → (api kind, base URL, key variable) for recording without a models.json entry.
+KNOWN_PROVIDERS = {
+    "anthropic": ("anthropic-messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+    "openai": ("openai-completions", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+}
+
+
 class EndpointError(Exception):
     """The subject cannot be given a model endpoint (missing or unusable cassette)."""
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A real provider to record from; `key` is never written anywhere."""
+
+    api: str
+    base_url: str
+    key: str = field(repr=False)
+    cost: Mapping[str, float] | None = None
 
 
 class EndpointFactory:
     """One per process: starts the loopback server on first use and opens a route per subject."""
 
     def __init__(
-        self, *, cassettes: Path | None, record: str, auth: Path | None, models: Path | None
+        self,
+        *,
+        cassettes: Path | None,
+        record: str,
+        auth: Path | None,
+        models: Path | None,
+        upstream_url: str | None = None,
     ) -> None:
         self.cassettes = cassettes
         self.record = record
+        self.upstream_url = upstream_url
         self.auth = auth
         self.models = models
         self._server: ScriptedModelServer | None = None
@@ -60,10 +87,7 @@ class EndpointFactory:
         if self.cassettes is None:
             return self._live(declared.model if declared else None, declared)
         if self.record != "none":
-            raise EndpointError(
-                f"--skill-eval-record {self.record} is not supported yet; record cassettes "
-                "with a live run or write scripts by hand"
-            )
+            return self._recording(loaded, variant, trial, placeholders)
         group_id = loaded.group.id
         path = script_path(self.cassettes, group_id, variant, trial)
         if path is None:
@@ -89,6 +113,12 @@ class EndpointFactory:
                 for f in route.failures
             ]
 
+        def requests() -> list[dict[str, Any]]:
+            return [
+                {"index": r.index, "api": r.api, "path": r.path, "sha256": r.sha256, "body": r.body}
+                for r in list(route.requests)
+            ]
+
         return Endpoint(
             mode="replay" if recorded else "scripted",
             model=model,
@@ -99,8 +129,95 @@ class EndpointFactory:
             cassette=str(path),
             cassette_sha256=script.sha256,
             failures=failures,
+            requests=requests,
             close=route.close,
         )
+
+    def _recording(
+        self, loaded: LoadedGroup, variant: str, trial: int, placeholders: Mapping[str, str]
+    ) -> Endpoint:
+        """Forward to the real provider through the loopback server, writing the cassette."""
+        declared = loaded.group.model
+        assert self.cassettes is not None
+        if declared is None:
+            raise EndpointError(
+                f"group {loaded.group.id!r} declares no model: recording needs model.model "
+                "(provider/model) to know which provider to call"
+            )
+        try:
+            provider, model_id = split_model(declared.model)
+        except ModelSpecError as error:
+            raise EndpointError(str(error)) from None
+        upstream = self._upstream(provider, model_id)
+        suffix = "" if trial == 1 else f"-trial{trial}"
+        path = self.cassettes / loaded.group.id / f"{variant}{suffix}.yaml"
+        try:
+            check_recordable(upstream.api)
+            existing = load_existing(path) if self.record == "once" else None
+        except (RecordError, ScriptError) as error:
+            raise EndpointError(str(error)) from None
+        route = self._running().open_recording_route(
+            api=upstream.api,
+            upstream_base_url=upstream.base_url,
+            cassette_path=path,
+            existing=existing,
+            mode=self.record,
+            placeholders=placeholders,
+            upstream_headers=auth_headers(upstream.api, upstream.key),
+        )
+        model = {"model": f"{provider}/{model_id}"}
+        if declared.thinking:
+            model["thinking"] = declared.thinking
+        endpoint = Endpoint(
+            mode="record",
+            model=model,
+            models_json=pi_agent_files(
+                route, api=upstream.api, provider=provider, model_id=model_id, cost=upstream.cost
+            ),
+            settings=settings_json(provider, model_id),
+            cassette=str(path),
+            close=route.close,
+        )
+
+        def failures() -> list[dict[str, Any]]:
+            # Save before the run is recorded, so a cassette that cannot be written is evidence.
+            route.save()
+            endpoint.cassette_sha256 = route.cassette_sha256
+            return [
+                {"reason": f.reason, "message": f.message, "interaction": f.interaction}
+                for f in route.failures
+            ]
+
+        endpoint.failures = failures
+        return endpoint
+
+    def _upstream(self, provider: str, model_id: str) -> Upstream:
+        """Where a provider really lives: the ini models.json, else the known public APIs."""
+        entry: dict[str, Any] = {}
+        if self.models is not None:
+            providers = json.loads(self.models.read_text(encoding="utf-8")).get("providers", {})
+            entry = providers.get(provider) or {}
+        known = KNOWN_PROVIDERS.get(provider)
+        api = entry.get("api") or (known[0] if known else None)
+        base_url = self.upstream_url or entry.get("baseUrl") or (known[1] if known else None)
+        key_name = entry.get("apiKey") or (known[2] if known else None)
+        if not api or not base_url or not key_name:
+            raise EndpointError(
+                f"cannot record provider {provider!r}: name it in the models.json given by "
+                "skill_eval_pi_models (baseUrl, api, apiKey), or use a known provider "
+                f"({', '.join(KNOWN_PROVIDERS)})"
+            )
+        # Like Pi: an apiKey that names an environment variable is read from it.
+        key = os.environ.get(key_name, key_name if entry.get("apiKey") else "")
+        if not key:
+            raise EndpointError(
+                f"recording {provider!r} needs its API key in the environment variable {key_name}"
+            )
+        model: dict[str, Any] = next(
+            (m for m in entry.get("models", []) if m.get("id") == model_id), {}
+        )
+        cost = model.get("cost") if isinstance(model.get("cost"), dict) else None
+        return Upstream(api, base_url, key, cost)
 
     def _live(self, declared_model: str | None, declared: Any) -> Endpoint:
         model = None
