@@ -72,6 +72,7 @@ def synthetic_run(
             "stderr": None,
             "context": None,
             "transcript": "transcript.json",
+            "modelRequests": None,
         },
         "error": error,
     }
@@ -106,7 +107,12 @@ class GroupRun:
         if self.started:
             return
         self.started = True
-        self.group_dir.mkdir(parents=True)
+        try:
+            self.group_dir.mkdir(parents=True)
+        except FileExistsError:
+            # Started by a process that stopped before finalising: keep what it recorded.
+            self._adopt()
+            return
         write_json_once(self.group_dir / "definition.json", self.loaded.raw)
         if env.cancel.cancelled:
             return
@@ -114,6 +120,14 @@ class GroupRun:
             self.resources = prepare_group(self.loaded.group, env.root, self.group_dir)
         except (ResourceError, OSError) as error:
             self.resource_error = str(error)
+
+    def _adopt(self) -> None:
+        for variant in VARIANTS:
+            for name in ("run.json", "run-error.json"):
+                path = self.group_dir / variant / name
+                if path.is_file():
+                    self.runs[variant] = read_json(path)
+                    break
 
     def run_variant(self, variant: str, env: Environment) -> dict[str, Any]:
         """Run (or synthesise) one variant and persist it; returns the persisted run record."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,19 @@ class SkillEvalFile(pytest.File):
         if isinstance(excinfo.value, DefinitionCollectionError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+VARIANT_ITEM = re.compile(
+    r"^(?P<group>.+)\[(?P<variant>baseline|candidate)(?P<trial>-trial(?P<number>\d+))?\]$"
+)
+
+
+def parse_item_id(nodeid: str) -> tuple[str, str, int] | None:
+    """`path::group[variant-trialK]` → (group id, variant, trial), None for other items."""
+    match = VARIANT_ITEM.match(nodeid)
+    if match is None or "::" not in match["group"]:
+        return None
+    return match["group"].rsplit("::", 1)[1], match["variant"], int(match["number"] or 1)
 
 
 def item_name(loaded: LoadedGroup, variant: str, trial: int, trials: int) -> str:

@@ -22,9 +22,9 @@ from . import evidence, reporting
 from .budget import Ledger
 from .definitions import DefinitionError, LoadedGroup, load_definition
 from .evidence import create_result_dir, utc_now, write_json_once
-from .execution import Environment, GroupRun, synthetic_run
+from .execution import Environment, GroupRun, read_group_record, synthetic_run
 from .grading import grade_group
-from .items import SESSION_KEY, SkillEvalFile, VariantItem, sub_report
+from .items import SESSION_KEY, SkillEvalFile, VariantItem, parse_item_id, sub_report
 from .providers import RECORD_MODES, EndpointFactory
 from .subject.host import PiBinary, PiNotFoundError, check_pi, locate_pi
 from .subject.process import NO_PROGRESS_S, CancelToken
@@ -119,6 +119,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
     )
     parser.addini(
+        "skill_eval_upstream_url",
+        "base URL of the real provider when recording (default: the provider's own)",
+        default=None,
+    )
+    parser.addini(
         "skill_eval_pi_models",
         "path of a Pi models.json installed into each subject's isolated agent directory",
         default=None,
@@ -193,12 +198,19 @@ class SkillEvalSession:
             raise pytest.UsageError(f"--skill-eval-record must be one of {', '.join(RECORD_MODES)}")
         if self.cassettes is not None and not self.cassettes.is_dir() and self.record == "none":
             raise pytest.UsageError(f"--skill-eval-cassettes {self.cassettes} is not a directory")
+        if self.record != "none" and self.cassettes is None:
+            raise pytest.UsageError(
+                f"--skill-eval-record {self.record} needs --skill-eval-cassettes DIR to write to"
+            )
         timeout = _option(config, "no-progress-timeout")
         self.no_progress_s = float(timeout) if timeout else NO_PROGRESS_S
         self.cancel = CancelToken()
         self.resolver = SourceResolver(self.root)
         self.result_dirs: dict[int, Path] = {}
         self.group_runs: dict[tuple[Path, str, int], GroupRun] = {}
+        # xdist controller only: what the workers collected, and the groups it can finalise.
+        self.collected: dict[tuple[str, int], set[str]] = {}
+        self.loaded_groups: dict[str, LoadedGroup] = {}
         max_cost = _option(config, "max-cost")
         self.max_cost = float(max_cost) if max_cost not in (None, "") else None
         if self.max_cost is not None and not self.max_cost > 0:
@@ -214,6 +226,7 @@ class SkillEvalSession:
             record=self.record,
             auth=_ini_path(config, "skill_eval_pi_auth"),
             models=_ini_path(config, "skill_eval_pi_models"),
+            upstream_url=config.getini("skill_eval_upstream_url") or None,
         )
 
     def _path(self, raw: str) -> Path:
@@ -419,6 +432,7 @@ def _controller_setup(config: pytest.Config, state: SkillEvalSession) -> None:
         except DefinitionError:
             continue  # reported as a collection error, with its pointer
         definitions.append(loaded)
+        state.loaded_groups.update({g.group.id: g for g in loaded.groups})
         for group in loaded.groups:
             for variant in group.group.variants.values():
                 if variant.source.kind == "git":
@@ -584,10 +598,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     config = session.config
     if enabled(config):
         state: SkillEvalSession = config.stash[SESSION_KEY]
+        # Groups stopped half-way, and (outside xdist workers, whose groups other workers may
+        # own) selected groups that never started, are recorded with the rest `cancelled`.
         for run in state.group_runs.values():
-            if run.started and run.finished is None:
+            selected = any(run.selected.values())
+            if run.finished is None and (run.started or (selected and not _is_worker(config))):
                 run.finalise(state.environment())
         if not _is_worker(config) and not config.option.collectonly:
+            _finalise_unstarted(state)
             budget = state.ledger.snapshot() if state.ledger else None
             for trial, result_dir in sorted(state.result_dirs.items()):
                 reporting.write_summary(result_dir, trial, budget)
@@ -603,6 +621,36 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         if state.cancel.cancelled and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
     return (yield)
+
+
+def _finalise_unstarted(state: SkillEvalSession) -> None:
+    """xdist controller: groups the workers collected but never finished become `cancelled`."""
+    for (group_id, trial), variants in sorted(state.collected.items()):
+        loaded = state.loaded_groups.get(group_id)
+        result_dir = state.result_dirs.get(trial)
+        if loaded is None or result_dir is None:
+            continue
+        group_dir = result_dir / "groups" / group_id
+        if read_group_record(group_dir) is not None:
+            continue
+        run = GroupRun(loaded, state.result_dir, trial)
+        run.selected = {v: v in variants for v in ("baseline", "candidate")}
+        state.cancel.cancel("cancelled")
+        run.finalise(state.environment())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Remember what the workers will run, to record what they never got to."""
+    config = node.config
+    if not enabled(config) or SESSION_KEY not in config.stash:
+        return
+    state: SkillEvalSession = config.stash[SESSION_KEY]
+    for nodeid in ids:
+        parsed = parse_item_id(nodeid)
+        if parsed is not None:
+            group_id, variant, trial = parsed
+            state.collected.setdefault((group_id, trial), set()).add(variant)
 
 
 def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.Config) -> None:

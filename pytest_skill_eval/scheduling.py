@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
-_VARIANT_ITEM = re.compile(r"^(?P<group>.+)\[(?:baseline|candidate)(?P<trial>-trial\d+)?\]$")
+from .items import VARIANT_ITEM
 
 
 def scope_of(nodeid: str) -> str:
     """`file::group[variant-trialK]` → `file::group-trialK`; any other item is its own scope."""
-    match = _VARIANT_ITEM.match(nodeid)
+    match = VARIANT_ITEM.match(nodeid)
     if match is None:
         return nodeid
     return match["group"] + (match["trial"] or "")
