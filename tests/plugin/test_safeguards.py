@@ -1,0 +1,60 @@
+"""Safeguards: one clear error for a missing or old Pi, and the no-progress watchdog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.plugin.builders import body_group, make_root, read, results, run, write_answer
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return make_root(
+        tmp_path / "root",
+        [body_group("answer")],
+        {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
+    )
+
+
+def test_a_missing_pi_is_one_clear_error_before_any_group_runs(
+    pytester: pytest.Pytester, root: Path
+) -> None:
+    result = run(pytester, root, "--skill-eval-pi", str(root / "no-such-pi"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no-such-pi: no such executable" in result.stderr.str()
+    assert "npm install @mariozechner/pi-coding-agent@0.73.1" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    assert not (root / ".skill-eval").exists()
+
+
+def test_a_too_old_pi_is_refused(pytester: pytest.Pytester, root: Path, tmp_path: Path) -> None:
+    old = tmp_path / "old-pi"
+    old.write_text("#!/bin/sh\necho 0.50.2\n")
+    old.chmod(0o755)
+    result = run(pytester, root, "--skill-eval-pi", str(old))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "is Pi 0.50.2; pytest-skill-eval needs 0.73.1 or newer" in result.stderr.str()
+
+
+@pytest.mark.pi
+def test_the_watchdog_stops_a_subject_that_makes_no_progress(
+    pytester: pytest.Pytester, root: Path
+) -> None:
+    slow = {"response": {"text": "too late", "latency_ms": 20000}}
+    (root / "scripts" / "answer" / "candidate.yaml").write_text(
+        f"version: 1\ninteractions:\n  - {slow}\n".replace("'", '"')
+    )
+    result = run(pytester, root, "--skill-eval-no-progress-timeout", "2")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*candidate run is infrastructure-failed*no-progress-watchdog*"])
+    record = read(results(root)[-1] / "groups" / "answer" / "candidate" / "run.json")
+    assert record["state"] == "infrastructure-failed"
+    assert record["process"]["terminationReason"] == "no-progress-watchdog"
+    # The interrupted turn is kept: its prompt was accepted before the model went quiet.
+    assert record["turns"][0]["promptAccepted"] is True
+    assert record["turns"][0]["settled"] is False
+    assert read(results(root)[-1] / "groups" / "answer" / "baseline" / "run.json")["state"] == (
+        "complete"
+    )
