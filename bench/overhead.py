@@ -6,7 +6,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -14,7 +13,7 @@ from xml.etree import ElementTree
 
 import yaml
 
-from bench.common import PI, emit
+from bench.common import PI, emit, run_suite
 from pytest_skill_eval.models.pi_config import pi_agent_files, settings_json
 from pytest_skill_eval.models.script import parse_script
 from pytest_skill_eval.models.server import ScriptedModelServer
@@ -56,30 +55,7 @@ def _suite(root: Path, groups: int) -> None:
 
 def _item_times(root: Path) -> list[float]:
     junit = root / "junit.xml"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-c",
-            os.devnull,
-            "--rootdir",
-            str(root),
-            f"--junitxml={junit}",
-            "--skill-eval",
-            str(root / "suite.json"),
-            "--skill-eval-root",
-            str(root),
-            "--skill-eval-cassettes",
-            str(root / "scripts"),
-        ],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
+    run_suite(root, f"--junitxml={junit}")
     times = []
     for case in ElementTree.parse(junit).getroot().iter("testcase"):
         if case.get("name", "").endswith(("[baseline]", "[candidate]")) and "::" not in (

@@ -15,6 +15,7 @@ from _pytest.reports import TestReport
 from .definitions import DefinitionError, LoadedGroup, SelectionError, load_definition, select
 from .evidence import FAILING_RUN_STATES, EvidenceError
 from .execution import GroupRun
+from .views.text import escape_cell
 
 if TYPE_CHECKING:
     from .plugin import SkillEvalSession
@@ -114,7 +115,8 @@ class VariantItem(pytest.Item):
             grade = outcome["grade"]
             if grade["state"] == "grade-error":
                 reasons = "; ".join(
-                    f"{e.get('id') or 'system'}: {e.get('reason')}" for e in grade["errors"]
+                    f"{e.get('id') or 'system'}: {escape_cell(str(e.get('reason')))}"
+                    for e in grade["errors"]
                 )
                 problems.append(f"grade-error: {reasons}")
             comparisons = grade["comparisons"]

@@ -17,6 +17,7 @@ from .evidence import (
 )
 from .execution import read_group_record
 from .trials import aggregate
+from .views.text import escape_cell
 
 
 class _Writer(Protocol):
@@ -152,9 +153,9 @@ def terminal_summary(
                         f"    comparison {comparison['id']}: {comparison['transition']}"
                     )
                 for error in grade.get("errors", []):
-                    writer.write_line(
-                        f"    grade-error {error.get('id') or 'system'}: {error.get('reason')}"
-                    )
+                    # Reasons can quote file names; keep each one on its own line.
+                    reason = escape_cell(str(error.get("reason")))
+                    writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
             writer.write_line(f"    evidence: {group_dir}")
     if aggregate_dir is not None:
         data = read_json(aggregate_dir / "aggregate.json")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -82,16 +83,29 @@ def _facts(root: Path) -> dict[str, Any]:
     return facts
 
 
+def _junit_rows(junit: Path) -> list[tuple[str, str | None]]:
+    rows = []
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        rows.append((str(case.get("name")), props.get("state")))
+    return sorted(rows)
+
+
 def test_serial_and_parallel_runs_give_the_same_facts(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    facts = []
+    facts, rows = [], []
     for name, workers in (("serial", "0"), ("parallel", "4")):
         groups = [body_group(f"g{i}") for i in range(4)]
         scripts = {f"g{i}/baseline": write_answer("no") for i in range(4)}
         scripts |= {f"g{i}/candidate": write_answer("yes") for i in range(4)}
         root = make_root(tmp_path / name, groups, scripts)
-        assert run(pytester, root, "-n", workers).ret == 0
+        junit = tmp_path / f"{name}.xml"
+        assert run(pytester, root, "-n", workers, f"--junitxml={junit}").ret == 0
         facts.append(_facts(root))
+        rows.append(_junit_rows(junit))
     assert facts[0] == facts[1]
+    # JUnit is complete under -n too: 8 items, 8 checks, 4 comparisons, same states.
+    assert rows[0] == rows[1]
+    assert len(rows[1]) == 8 + 8 + 4
     assert facts[0]["g3"]["comparisons"] == [("says-yes", "fail-to-pass")]

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import random
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
+from pytest_skill_eval.evidence import verify_group
 from tests.plugin.builders import body_group, make_root, read, results, run
 
 pytestmark = pytest.mark.pi
@@ -151,3 +158,70 @@ def test_an_inherited_canary_reaches_the_subject_but_never_the_evidence(
     for path in result_dir.rglob("*"):
         if path.is_file() and not path.is_symlink():
             assert canary.encode() not in path.read_bytes(), path
+
+
+def _pi_in(workspace_parent: Path) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cwd"]):
+        try:
+            cwd = process.info["cwd"]
+        except psutil.Error:
+            continue
+        if cwd and Path(cwd).is_relative_to(workspace_parent):
+            found.append(process)
+    return found
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_killing_pi_at_a_random_point_loses_no_evidence_and_leaves_no_process(
+    pytester: pytest.Pytester, tmp_path: Path, seed: int
+) -> None:
+    delay = random.Random(seed).uniform(0.2, 3.0)
+    step = {
+        "response": {
+            "tool_calls": [_call("read", path="README.md")],
+            "latency_ms": 300,
+        }
+    }
+    script: list[dict[str, Any]] = [*[step] * 8, {"response": {"text": "done"}}]
+    root = make_root(
+        tmp_path / "root",
+        [body_group("victim", expectations=[])],
+        {"victim/baseline": [{"response": {"text": "done"}}], "victim/candidate": script},
+    )
+    command = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-c", os.devnull,
+        "--rootdir", str(root), "--skill-eval", str(root / "suite.json"),
+        "--skill-eval-root", str(root), "--skill-eval-cassettes", str(root / "scripts"),
+    ]  # fmt: skip
+    with subprocess.Popen(
+        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    ) as run_:
+        runs = root / ".skill-eval" / "runs"
+        deadline = time.monotonic() + 60
+        victims: list[psutil.Process] = []
+        while time.monotonic() < deadline and not victims:
+            victims = (
+                [p for p in _pi_in(runs) if "candidate" in str(p.info["cwd"])]
+                if runs.is_dir()
+                else []
+            )
+            time.sleep(0.05)
+        assert victims, "the candidate's Pi never started"
+        time.sleep(delay)
+        for victim in victims:
+            with contextlib.suppress(psutil.Error):
+                victim.kill()
+        output, _ = run_.communicate(timeout=120)
+    assert run_.returncode in (0, 1), output.decode(errors="replace")
+    (result_dir,) = results(root)
+    group = result_dir / "groups" / "victim"
+    baseline = read(group / "baseline" / "run.json")
+    candidate = read(group / "candidate" / "run.json")
+    assert baseline["state"] == "complete"
+    assert candidate["state"] in ("infrastructure-failed", "complete")
+    if candidate["state"] == "infrastructure-failed":
+        assert candidate["process"]["signal"] == "SIGKILL" or candidate["process"]["exitCode"]
+    assert read(result_dir / "summary.json")["groups"][0]["id"] == "victim"
+    assert verify_group(group) == []
+    assert _pi_in(runs) == [], "no process of the run is left behind"

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.models.pi_config import pi_agent_files
+from pytest_skill_eval.models.script import parse_script
+from pytest_skill_eval.models.server import ScriptedModelServer
 from tests.plugin.builders import body_group, make_root, read, results, run, write_answer
 
 
@@ -58,3 +62,33 @@ def test_the_watchdog_stops_a_subject_that_makes_no_progress(
     assert read(results(root)[-1] / "groups" / "answer" / "baseline" / "run.json")["state"] == (
         "complete"
     )
+
+
+@pytest.mark.pi
+def test_a_live_subject_without_credentials_says_how_to_declare_them(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = make_root(
+        tmp_path / "root", [body_group("answer", model={"model": "keyco/m1"}, expectations=[])], {}
+    )
+    refusal = {"response": {"error": {"status": 401, "message": "invalid x-api-key"}}}
+    with ScriptedModelServer() as server:
+        # A provider on loopback that refuses the request, as a real one does without a key.
+        route = server.open_route(parse_script({"version": 1, "interactions": [refusal] * 4}))
+        models = pi_agent_files(route, provider="keyco", model_id="m1")
+        (root / "models.json").write_text(json.dumps(models))
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider",
+            "--skill-eval", str(root / "suite.json"), "--skill-eval-root", str(root),
+            "-o", f"skill_eval_pi_models={root / 'models.json'}",
+        )  # fmt: skip
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*baseline run is infrastructure-failed*401*",
+            "*hint: *no credentials reached it*runtime.environment.inherit*skill_eval_pi_auth*",
+        ]
+    )
+    record = read(results(root)[-1] / "groups" / "answer" / "baseline" / "run.json")
+    assert record["provider"]["mode"] == "live"
+    assert "runtime.environment.inherit" in record["hint"]
