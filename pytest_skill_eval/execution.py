@@ -46,15 +46,27 @@ class Environment:
 def synthetic_run(
     group: LoadedGroup, variant: str, state: str, error: dict[str, str] | None
 ) -> dict[str, Any]:
-    """A run record for a variant whose subject never ran (reference §5.3)."""
+    """A run record for a variant of `group` whose subject never ran."""
     g = group.group
+    return synthetic_record(variant, state, error, g.type, g.input.prompt, list(g.turns))
+
+
+def synthetic_record(
+    variant: str,
+    state: str,
+    error: dict[str, str] | None,
+    evaluation_type: str,
+    prompt: str | None,
+    prompts: list[str],
+) -> dict[str, Any]:
+    """The run.json shape of a run that never executed (reference §5.3)."""
     return {
         "schema_version": 1,
         "variant": variant,
         "state": state,
-        "evaluationType": g.type,
-        "prompt": g.input.prompt,
-        "prompts": list(g.turns),
+        "evaluationType": evaluation_type,
+        "prompt": prompt,
+        "prompts": prompts,
         "turns": [],
         "successfulReadPaths": [],
         "activation": {
@@ -66,6 +78,7 @@ def synthetic_run(
         "response": "",
         "usage": None,
         "effects": None,
+        "contextObservationArtifact": None,
         "artifacts": {
             "events": None,
             "final": "final.md",

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_skill_eval.execution import synthetic_record
 from pytest_skill_eval.grading import grade_group
 
-PI = "/work/main/node_modules/.bin/pi"
 USAGE = {
     "input": 1200,
     "output": 40,
@@ -300,7 +300,7 @@ def build_variant(
         "commands": [],
         "model": {"declared": None, "observed": {"provider": "fake", "model": "fake-model"}},
         "provider": {"mode": "scripted", "cassette": None, "sha256": None},
-        "pi": {"version": "0.73.1", "command": PI},
+        "pi": {"version": "0.73.1", "command": "node_modules/.bin/pi"},
         "environment": {
             "names": ["HOME", "PATH", "PI_CODING_AGENT_DIR"],
             "literal": {},
@@ -332,7 +332,7 @@ def build_variant(
         ),
         "contextObservationArtifact": artifact,
         "process": {
-            "command": PI,
+            "command": "node_modules/.bin/pi",
             "args": ["--mode", "rpc"],
             "exitCode": 0,
             "signal": None,
@@ -368,34 +368,7 @@ def synthetic_run(
     run_dir = result_dir / "groups" / "grading-group" / variant
     run_dir.mkdir(parents=True, exist_ok=True)
     error = None if state == "not-selected" else {"kind": "cancellation", "message": "Cancelled"}
-    run: dict[str, Any] = {
-        "schema_version": 1,
-        "variant": variant,
-        "state": state,
-        "evaluationType": group_type,
-        "prompt": None,
-        "prompts": list(prompts),
-        "turns": [],
-        "successfulReadPaths": [],
-        "activation": {
-            "targetRead": None,
-            "firstReadTurn": None,
-            "readTurns": [],
-            "successfulReadPaths": [],
-        },
-        "response": "",
-        "usage": None,
-        "effects": None,
-        "contextObservationArtifact": None,
-        "artifacts": {
-            "events": None,
-            "final": "final.md",
-            "stderr": None,
-            "context": None,
-            "transcript": "transcript.json",
-        },
-        "error": error,
-    }
+    run = synthetic_record(variant, state, error, group_type, None, list(prompts))
     return _persist(run_dir, run, [])
 
 
