@@ -124,8 +124,8 @@ class VariantItem(pytest.Item):
             grade = state.preview_grade(run, self.variant)
             comparisons = []
         checks = [c for c in grade["checks"] if c["variant"] == self.variant]
-        problems += state.report_checks(self, checks)
-        problems += state.report_comparisons(self, comparisons)
+        state.report_checks(self, checks)
+        state.report_comparisons(self, comparisons)
         if problems:
             raise SkillEvalFailure("\n".join(problems))
 

@@ -18,7 +18,7 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
-from . import evidence, reporting
+from . import reporting
 from .budget import Ledger
 from .definitions import DefinitionError, LoadedGroup, load_definition
 from .evidence import create_result_dir, utc_now, write_json_once
@@ -211,6 +211,7 @@ class SkillEvalSession:
         # xdist controller only: what the workers collected, and the groups it can finalise.
         self.collected: dict[tuple[str, int], set[str]] = {}
         self.loaded_groups: dict[str, LoadedGroup] = {}
+        self.items_started = False
         max_cost = _option(config, "max-cost")
         self.max_cost = float(max_cost) if max_cost not in (None, "") else None
         if self.max_cost is not None and not self.max_cost > 0:
@@ -270,6 +271,10 @@ class SkillEvalSession:
 
     # -- reporting --------------------------------------------------------------------------
 
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        """Note that items ran (xdist forwards this to the controller too)."""
+        self.items_started = True
+
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: TestReport) -> None:
         """Sub-results are not items: keep them out of the terminal's progress count."""
@@ -290,7 +295,7 @@ class SkillEvalSession:
         dirs = {v: run.group_dir / v for v in runs}
         return grade_group(run.loaded.raw, runs, dirs, dict.fromkeys(runs, ""))
 
-    def report_checks(self, item: VariantItem, checks: list[dict[str, Any]]) -> list[str]:
+    def report_checks(self, item: VariantItem, checks: list[dict[str, Any]]) -> None:
         """Log one sub-result per check; failures follow --skill-eval-fail-on."""
         for check in checks:
             fails = check["state"] == "fail" and (
@@ -298,14 +303,12 @@ class SkillEvalSession:
                 or (self.fail_on == "candidate" and check["variant"] == "candidate")
             )
             self._log(item, check["id"], "check", check, fails)
-        return []
 
-    def report_comparisons(self, item: VariantItem, comparisons: list[dict[str, Any]]) -> list[str]:
+    def report_comparisons(self, item: VariantItem, comparisons: list[dict[str, Any]]) -> None:
         """Log one sub-result per comparison; `regression` fails pass-to-fail."""
         for comparison in comparisons:
             fails = self.fail_on == "regression" and comparison["transition"] == "pass-to-fail"
             self._log(item, comparison["id"], "comparison", comparison, fails)
-        return []
 
     def _log(
         self, item: VariantItem, name: str, kind: str, data: dict[str, Any], fails: bool
@@ -598,13 +601,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     config = session.config
     if enabled(config):
         state: SkillEvalSession = config.stash[SESSION_KEY]
-        # Groups stopped half-way, and (outside xdist workers, whose groups other workers may
-        # own) selected groups that never started, are recorded with the rest `cancelled`.
+        # Groups stopped half-way, and, once a session has run items (outside xdist workers,
+        # whose groups other workers may own), selected groups that never started are recorded
+        # with the rest `cancelled`.
+        stopped_early = state.items_started and not _is_worker(config)
         for run in state.group_runs.values():
             selected = any(run.selected.values())
-            if run.finished is None and (run.started or (selected and not _is_worker(config))):
+            if run.finished is None and (run.started or (selected and stopped_early)):
                 run.finalise(state.environment())
-        if not _is_worker(config) and not config.option.collectonly:
+        if stopped_early:
             _finalise_unstarted(state)
             budget = state.ledger.snapshot() if state.ledger else None
             for trial, result_dir in sorted(state.result_dirs.items()):
@@ -665,6 +670,3 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the loopback model server."""
     if enabled(config) and SESSION_KEY in config.stash:
         config.stash[SESSION_KEY].endpoints.close()
-
-
-__all__ = ["evidence"]

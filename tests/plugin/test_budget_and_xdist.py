@@ -109,3 +109,30 @@ def test_serial_and_parallel_runs_give_the_same_facts(
     assert rows[0] == rows[1]
     assert len(rows[1]) == 8 + 8 + 4
     assert facts[0]["g3"]["comparisons"] == [("says-yes", "fail-to-pass")]
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_session_stopped_early_records_the_groups_it_never_ran(
+    pytester: pytest.Pytester, tmp_path: Path, workers: str
+) -> None:
+    slow = [{"response": {"text": "done", "latency_ms": 1500}}]
+    groups = [body_group(f"g{i}", expectations=[]) for i in range(4)]
+    scripts = {f"g{i}/{v}": slow for i in range(1, 4) for v in ("baseline", "candidate")}
+    scripts["g0/baseline"] = slow  # g0's candidate has no script: it fails, and -x stops
+    root = make_root(tmp_path / "root", groups, scripts)
+    result = run(pytester, root, "-x", "-n", workers)
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
+    (result_dir,) = results(root)
+    summary = read(result_dir / "summary.json")
+    states = {g["id"]: g["state"] for g in summary["groups"]}
+    assert sorted(states) == ["g0", "g1", "g2", "g3"], summary
+    assert states["g0"] == "partially-complete"
+    never_ran = [g for g in ("g1", "g2", "g3") if states[g] == "cancelled"]
+    assert never_ran, states
+    for group_id in never_ran:
+        for variant in ("baseline", "candidate"):
+            record = read(result_dir / "groups" / group_id / variant / "run.json")
+            if record.get("process") is None:
+                assert record["state"] == "cancelled"
+                assert record["error"]["kind"] == "cancellation"
+    assert summary["state"] == "cancelled"
