@@ -70,8 +70,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             "pi",
             "PATH",
             {
-                "help": "the Pi binary (default: node_modules/.bin/pi under the root or "
-                "this package, else pi on PATH)"
+                "help": "the Pi binary (default: pi on PATH, else node_modules/.bin/pi under "
+                "the root or this package)"
             },
         ),
         (
