@@ -18,7 +18,7 @@ from .execution import GroupRun
 from .views.text import escape_cell
 
 if TYPE_CHECKING:
-    from .plugin import SkillEvalSession
+    from .session import SkillEvalSession
 
 
 class SkillEvalFailure(Exception):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -20,17 +19,14 @@ from _pytest.terminal import TerminalReporter
 
 from . import reporting
 from .budget import Ledger
-from .definitions import DefinitionError, LoadedGroup, load_definition
-from .evidence import create_result_dir, utc_now, write_json_once
-from .execution import Environment, GroupRun, read_group_record, synthetic_run
-from .grading import grade_group
-from .items import SESSION_KEY, SkillEvalFile, VariantItem, parse_item_id, sub_report
-from .providers import RECORD_MODES, EndpointFactory
-from .subject.host import PiBinary, PiNotFoundError, check_pi, locate_pi
-from .subject.process import NO_PROGRESS_S, CancelToken
+from .definitions import DefinitionError, load_definition
+from .evidence import utc_now, write_json_once
+from .execution import GroupRun, read_group_record
+from .items import SESSION_KEY, SkillEvalFile, VariantItem, parse_item_id
+from .session import FAIL_ON, SkillEvalSession, is_worker
+from .subject.host import PiBinary, PiNotFoundError
 from .workspace import ResourceError, SourceResolver
 
-FAIL_ON = ("infrastructure", "candidate", "any", "regression")
 GROUP_SCHEDULING = pytest.StashKey[bool]()
 
 
@@ -130,13 +126,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _option(config: pytest.Config, name: str) -> Any:
-    value = config.getoption(f"--skill-eval-{name}")
-    if value is None:
-        value = config.getini(f"skill_eval_{name.replace('-', '_')}")
-    return value
-
-
 def enabled(config: pytest.Config) -> bool:
     """The plugin acts only when --skill-eval was given."""
     return bool(config.getoption("--skill-eval"))
@@ -166,237 +155,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return GroupScheduling(config, log)
 
 
-class SkillEvalSession:
-    """Per-process state: options, result directories, services, and group runs."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.root = Path(_option(config, "root") or config.invocation_params.dir).resolve()
-        if not self.root.is_dir():
-            raise pytest.UsageError(f"--skill-eval-root {self.root} is not a directory")
-        self.paths = [self._path(p) for p in config.getoption("--skill-eval")]
-        self.group_selector: str | None = _option(config, "group")
-        self.variant_selector: str | None = _option(config, "variant")
-        if self.variant_selector not in (None, "baseline", "candidate"):
-            raise pytest.UsageError(
-                f"--skill-eval-variant must be baseline or candidate, not {self.variant_selector!r}"
-            )
-        self.trials = _int_option(config, "trials", 1)
-        self.fail_on = _option(config, "fail-on") or "infrastructure"
-        if self.fail_on not in FAIL_ON:
-            raise pytest.UsageError(
-                f"--skill-eval-fail-on must be one of {', '.join(FAIL_ON)}, not {self.fail_on!r}"
-            )
-        results = _option(config, "results")
-        self.results_dir = (
-            Path(results).resolve() if results else self.root / ".skill-eval" / "runs"
-        )
-        cassettes = _option(config, "cassettes")
-        self.cassettes = Path(cassettes).resolve() if cassettes else None
-        self.record = _option(config, "record") or "none"
-        if self.record not in RECORD_MODES:
-            raise pytest.UsageError(f"--skill-eval-record must be one of {', '.join(RECORD_MODES)}")
-        if self.cassettes is not None and not self.cassettes.is_dir() and self.record == "none":
-            raise pytest.UsageError(f"--skill-eval-cassettes {self.cassettes} is not a directory")
-        if self.record != "none" and self.cassettes is None:
-            raise pytest.UsageError(
-                f"--skill-eval-record {self.record} needs --skill-eval-cassettes DIR to write to"
-            )
-        timeout = _option(config, "no-progress-timeout")
-        self.no_progress_s = float(timeout) if timeout else NO_PROGRESS_S
-        self.cancel = CancelToken()
-        self.resolver = SourceResolver(self.root)
-        self.result_dirs: dict[int, Path] = {}
-        self.group_runs: dict[tuple[Path, str, int], GroupRun] = {}
-        # xdist controller only: what the workers collected, and the groups it can finalise.
-        self.collected: dict[tuple[str, int], set[str]] = {}
-        self.loaded_groups: dict[str, LoadedGroup] = {}
-        self.items_started = False
-        max_cost = _option(config, "max-cost")
-        self.max_cost = float(max_cost) if max_cost not in (None, "") else None
-        if self.max_cost is not None and not self.max_cost > 0:
-            raise pytest.UsageError(
-                f"--skill-eval-max-cost must be a positive number, not {max_cost!r}"
-            )
-        self.ledger: Ledger | None = None
-        self.aggregate_dir: Path | None = None
-        self._pi: PiBinary | None = None
-        self._pi_lock = threading.Lock()
-        self.endpoints = EndpointFactory(
-            cassettes=self.cassettes,
-            record=self.record,
-            auth=_ini_path(config, "skill_eval_pi_auth"),
-            models=_ini_path(config, "skill_eval_pi_models"),
-            upstream_url=config.getini("skill_eval_upstream_url") or None,
-        )
-
-    def _path(self, raw: str) -> Path:
-        path = Path(raw)
-        return path if path.is_absolute() else Path(self.config.invocation_params.dir) / path
-
-    # -- services ---------------------------------------------------------------------------
-
-    def pi(self) -> PiBinary:
-        """The checked Pi binary (checked once per process, or handed over by the controller)."""
-        with self._pi_lock:
-            if self._pi is None:
-                self._pi = check_pi(locate_pi(_option(self.config, "pi"), self.root))
-            return self._pi
-
-    def environment(self) -> Environment:
-        """What a group needs to run its subjects in this process."""
-        return Environment(
-            root=self.root,
-            resolver=self.resolver,
-            cancel=self.cancel,
-            pi=self.pi,
-            endpoint=self.endpoints.endpoint,
-            no_progress_s=self.no_progress_s,
-            ledger=self.ledger,
-        )
-
-    def result_dir(self, trial: int) -> Path:
-        """The result directory of a trial (created by the controller)."""
-        if trial not in self.result_dirs:
-            _, path = create_result_dir(self.results_dir)
-            self.result_dirs[trial] = path
-        return self.result_dirs[trial]
-
-    def group_run(self, loaded: LoadedGroup, trial: int) -> GroupRun:
-        """The shared GroupRun of a group in a trial's result."""
-        key = (loaded.path, loaded.group.id, trial)
-        if key not in self.group_runs:
-            self.group_runs[key] = GroupRun(loaded, self.result_dir, trial)
-        return self.group_runs[key]
-
-    # -- reporting --------------------------------------------------------------------------
-
-    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
-        """Note that items ran (xdist forwards this to the controller too)."""
-        self.items_started = True
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_runtest_logreport(self, report: TestReport) -> None:
-        """Sub-results are not items: keep them out of the terminal's progress count."""
-        if "skill_eval_kind" not in dict(report.user_properties or []):
-            return
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        reported = getattr(reporter, "_progress_nodeids_reported", None)
-        if isinstance(reported, set):
-            reported.discard(report.id)
-
-    def preview_grade(self, run: GroupRun, variant: str) -> dict[str, Any]:
-        """Grade one variant's checks before its counterpart exists (same rules, not persisted)."""
-        other = "candidate" if variant == "baseline" else "baseline"
-        runs = {
-            variant: run.runs[variant],
-            other: synthetic_run(run.loaded, other, "not-selected", None),
-        }
-        dirs = {v: run.group_dir / v for v in runs}
-        return grade_group(run.loaded.raw, runs, dirs, dict.fromkeys(runs, ""))
-
-    def report_checks(self, item: VariantItem, checks: list[dict[str, Any]]) -> None:
-        """Log one sub-result per check; failures follow --skill-eval-fail-on."""
-        for check in checks:
-            fails = check["state"] == "fail" and (
-                self.fail_on == "any"
-                or (self.fail_on == "candidate" and check["variant"] == "candidate")
-            )
-            self._log(item, check["id"], "check", check, fails)
-
-    def report_comparisons(self, item: VariantItem, comparisons: list[dict[str, Any]]) -> None:
-        """Log one sub-result per comparison; `regression` fails pass-to-fail."""
-        for comparison in comparisons:
-            fails = self.fail_on == "regression" and comparison["transition"] == "pass-to-fail"
-            self._log(item, comparison["id"], "comparison", comparison, fails)
-
-    def _log(
-        self, item: VariantItem, name: str, kind: str, data: dict[str, Any], fails: bool
-    ) -> None:
-        state = data["state"] if kind == "check" else data["transition"]
-        evidence_dir = item.group_run.group_dir
-        props: list[tuple[str, Any]] = [
-            ("skill_eval_kind", kind),
-            ("state", state),
-            ("evidence", str(evidence_dir)),
-        ]
-        if kind == "check":
-            props += [
-                ("expected", _compact(data.get("expected"))),
-                ("observed", _compact(data.get("observed"))),
-            ]
-        text = reporting.describe(kind, data)
-        if fails:
-            outcome = "failed"
-        elif kind == "check" and state == "unavailable":
-            outcome = "skipped"
-        else:
-            outcome = "passed"
-        reports = sub_report(
-            item, name, kind, outcome, text if outcome != "passed" else None, props
-        )
-        # Sub-results are written while the item runs: lift capture so they reach the terminal.
-        capman = self.config.pluginmanager.get_plugin("capturemanager")
-        with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
-            for report in reports:
-                self._send(item, report)
-
-    def _send(self, item: VariantItem, report: TestReport) -> None:
-        interactor = _xdist_interactor(self.config)
-        if interactor is None:
-            item.ihook.pytest_runtest_logreport(report=report)
-            return
-        # xdist's worker hook insists a report belongs to the running item; sub-results have
-        # their own node ids (one JUnit row each), so they go to the controller directly.
-        data = self.config.hook.pytest_report_to_serializable(config=self.config, report=report)
-        data["item_index"] = interactor.item_index
-        data["worker_id"] = interactor.workerid
-        data["testrun_uid"] = interactor.testrunuid
-        interactor.sendevent("testreport", data=data)
-
-
-def _xdist_interactor(config: pytest.Config) -> Any:
-    if not _is_worker(config):
-        return None
-    for plugin in config.pluginmanager.get_plugins():
-        if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "sendevent"):
-            return plugin
-    return None
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _int_option(config: pytest.Config, name: str, default: int) -> int:
-    raw = _option(config, name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        value = 0
-    if value < 1:
-        raise pytest.UsageError(f"--skill-eval-{name} must be a positive integer, not {raw!r}")
-    return value
-
-
-def _ini_path(config: pytest.Config, name: str) -> Path | None:
-    raw = config.getini(name)
-    if not raw:
-        return None
-    path = Path(str(raw))
-    if not path.is_absolute():
-        path = config.rootpath / path
-    if not path.is_file():
-        raise pytest.UsageError(f"{name} = {raw}: no such file")
-    return path
-
-
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Create per-invocation state; the controller makes result ids and pins inputs."""
@@ -405,7 +163,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = SkillEvalSession(config)
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(state, "skill-eval-session")
-    if _is_worker(config):
+    if is_worker(config):
         handed: dict[str, Any] = config.workerinput["skill_eval"]  # type: ignore[attr-defined]
         state.result_dirs = {int(k): Path(v) for k, v in handed["results"].items()}
         state.resolver = SourceResolver(state.root, pinned=handed["pins"])
@@ -604,7 +362,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         # Groups stopped half-way, and, once a session has run items (outside xdist workers,
         # whose groups other workers may own), selected groups that never started are recorded
         # with the rest `cancelled`.
-        stopped_early = state.items_started and not _is_worker(config)
+        stopped_early = state.items_started and not is_worker(config)
         for run in state.group_runs.values():
             selected = any(run.selected.values())
             if run.finished is None and (run.started or (selected and stopped_early)):
@@ -660,7 +418,7 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.Config) -> None:
     """Per group: states, checks, transitions, cost, and where the evidence is."""
-    if not enabled(config) or _is_worker(config) or config.option.collectonly:
+    if not enabled(config) or is_worker(config) or config.option.collectonly:
         return
     state: SkillEvalSession = config.stash[SESSION_KEY]
     reporting.terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
