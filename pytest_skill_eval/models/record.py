@@ -259,9 +259,7 @@ class RecordingRoute(Route):
                     slot = len(self._slots)
                     self._slots.append(None)
                     self._open.add(slot)
-            if failure is not None:
-                self.failures.append(failure)
-            self.requests.append(
+            self._note(
                 RecordedRequest(
                     index=index,
                     api=api,
@@ -270,7 +268,8 @@ class RecordingRoute(Route):
                     sha256=sha,
                     status=status,
                     interaction=None if failure is not None and replayed is None else cursor,
-                )
+                ),
+                failure,
             )
         if failure is not None or api is None:
             message = failure.message if failure is not None else "no interaction"

@@ -154,6 +154,12 @@ class Route:
     ) -> None:
         self.close()
 
+    def _note(self, request: RecordedRequest, failure: RouteFailure | None) -> None:
+        # Callers hold the lock: the request list and the failures stay in arrival order.
+        if failure is not None:
+            self.failures.append(failure)
+        self.requests.append(request)
+
     def _where(self) -> str:
         return str(self.source) if self.source is not None else "<inline script>"
 
@@ -180,9 +186,7 @@ class Route:
                     status = 500
                 elif interaction.response.error is not None:
                     status = interaction.response.error.status
-            if failure is not None:
-                self.failures.append(failure)
-            self.requests.append(
+            self._note(
                 RecordedRequest(
                     index=index,
                     api=api,
@@ -191,7 +195,8 @@ class Route:
                     sha256=sha,
                     status=status,
                     interaction=None if interaction is None else cursor,
-                )
+                ),
+                failure,
             )
         if failure is not None or interaction is None or api is None:
             message = failure.message if failure is not None else "no interaction"
