@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -225,3 +226,42 @@ def test_killing_pi_at_a_random_point_loses_no_evidence_and_leaves_no_process(
     assert read(result_dir / "summary.json")["groups"][0]["id"] == "victim"
     assert verify_group(group) == []
     assert _pi_in(runs) == [], "no process of the run is left behind"
+
+
+def test_ctrl_c_under_xdist_keeps_finished_runs_and_cancels_the_rest(tmp_path: Path) -> None:
+    slow = [{"response": {"text": "done", "latency_ms": 4000}}]
+    groups = [body_group(f"g{i}", expectations=[]) for i in range(6)]
+    scripts = {f"g{i}/{v}": slow for i in range(6) for v in ("baseline", "candidate")}
+    root = make_root(tmp_path / "root", groups, scripts)
+    command = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-c", os.devnull,
+        "--rootdir", str(root), "-n", "2", "--skill-eval", str(root / "suite.json"),
+        "--skill-eval-root", str(root), "--skill-eval-cassettes", str(root / "scripts"),
+    ]  # fmt: skip
+    # A new session, like a terminal's foreground job: Ctrl-C reaches every process in it.
+    with subprocess.Popen(
+        command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    ) as session:
+        runs = root / ".skill-eval" / "runs"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(runs.glob("*/groups/*/baseline/run.json")):
+            time.sleep(0.1)
+        time.sleep(1.0)  # the first baselines are persisted; their candidates are running
+        os.killpg(session.pid, signal.SIGINT)
+        output, _ = session.communicate(timeout=120)
+    text = output.decode(errors="replace")
+    assert session.returncode != 0, text
+    (result_dir,) = results(root)
+    summary = read(result_dir / "summary.json")
+    assert summary["state"] == "cancelled"
+    assert sorted(g["id"] for g in summary["groups"]) == [f"g{i}" for i in range(6)]
+    finished = 0
+    for group in summary["groups"]:
+        group_dir = result_dir / "groups" / group["id"]
+        assert verify_group(group_dir) == []
+        for variant in ("baseline", "candidate"):
+            record = read(group_dir / variant / "run.json")
+            assert record["state"] in ("complete", "cancelled"), record["state"]
+            finished += record["state"] == "complete"
+    assert 1 <= finished < 12
+    assert _pi_in(runs) == [], "no Pi is left behind"
