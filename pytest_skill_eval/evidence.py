@@ -69,12 +69,17 @@ def write_once(path: Path, data: bytes) -> str:
         raise EvidenceError(f"could not write evidence file {path}: {error}") from error
     finally:
         tmp.unlink(missing_ok=True)
-    return hashlib.sha256(data).hexdigest()
+    return sha256_bytes(data)
 
 
 def write_json_once(path: Path, value: Any) -> str:
     """Write a JSON evidence file once; returns its sha256."""
     return write_once(path, json_bytes(value))
+
+
+def sha256_bytes(data: bytes) -> str:
+    """sha256 of bytes, as hex."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def sha256_file(path: Path) -> str:

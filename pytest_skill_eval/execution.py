@@ -15,6 +15,8 @@ from .evidence import (
     group_state,
     json_bytes,
     read_json,
+    sha256_bytes,
+    sha256_file,
     utc_now,
     write_json_once,
     write_manifest,
@@ -258,13 +260,14 @@ class GroupRun:
             return self.finished
 
     def _grade_and_record(self) -> dict[str, Any]:
-        import hashlib
-
         hashes = {}
         for variant in VARIANTS:
             path = self.group_dir / variant / "run.json"
-            data = path.read_bytes() if path.is_file() else json_bytes(self.runs[variant])
-            hashes[variant] = hashlib.sha256(data).hexdigest()
+            hashes[variant] = (
+                sha256_file(path)
+                if path.is_file()
+                else sha256_bytes(json_bytes(self.runs[variant]))
+            )
         dirs = {v: self.group_dir / v for v in VARIANTS}
         try:
             grade = grade_group(self.loaded.raw, self.runs, dirs, hashes)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .definitions import Group
-from .evidence import write_once
+from .evidence import sha256_file, write_json_once
 from .workspace import (
     Fingerprint,
     ResolvedSource,
@@ -19,7 +17,6 @@ from .workspace import (
     context_manifest,
     copy_tree,
     fingerprint,
-    fingerprint_json,
     snapshot_resource,
     verify_unchanged,
 )
@@ -151,16 +148,14 @@ def prepare_variant(
     )
     manifest_path: Path | None = None
     delivery: dict[str, Any] = {"kind": "none", "manifestPath": None, "sha256": None}
-    manifest = context_manifest(context)
-    manifest_text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     manifest_file = resources / "context-delivery.json"
-    write_once(manifest_file, manifest_text.encode("utf-8"))
+    manifest_sha256 = write_json_once(manifest_file, context_manifest(context))
     if context:
         manifest_path = manifest_file.resolve()
         delivery = {
             "kind": "system-prompt",
             "manifestPath": str(manifest_path),
-            "sha256": hashlib.sha256(manifest_text.encode("utf-8")).hexdigest(),
+            "sha256": manifest_sha256,
         }
     entries: list[Path] = []
     roots: list[Path] = []
@@ -238,19 +233,7 @@ def immutable_changes(prepared: PreparedVariant) -> list[str]:
         message = verify_unchanged(snap)
         if message:
             problems.append(message)
-    if prepared.context_manifest is not None:
-        data = prepared.context_manifest.read_bytes()
-        if hashlib.sha256(data).hexdigest() != prepared.context_delivery["sha256"]:
-            problems.append("the context delivery manifest changed during the run")
+    manifest = prepared.context_manifest
+    if manifest is not None and sha256_file(manifest) != prepared.context_delivery["sha256"]:
+        problems.append("the context delivery manifest changed during the run")
     return problems
-
-
-__all__ = [
-    "GroupResources",
-    "PreparedVariant",
-    "fingerprint_json",
-    "immutable_changes",
-    "prepare_group",
-    "prepare_variant",
-    "resources_json",
-]

@@ -133,9 +133,7 @@ def resolve_target_command(commands: Any, target: Path) -> tuple[str | None, str
     return name, None
 
 
-def run_one_shot(
-    conversation: Conversation, prompt: str, prompts: int = 1
-) -> tuple[Observation, ProcessOutcome]:
+def run_one_shot(conversation: Conversation, prompt: str) -> tuple[Observation, ProcessOutcome]:
     """`--mode json`: the prompt is in argv; read events until Pi exits."""
     obs = conversation.observation
     obs.begin_turn(1, prompt, prompt).prompt_accepted = True

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import Group
-from ..evidence import EvidenceError, utc_now, write_once
+from ..evidence import EvidenceError, sha256_bytes, utc_now, write_once
 from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
     ResourceError,
@@ -425,8 +425,6 @@ def _looks_like_credentials(message: str) -> bool:
 
 
 def _context_artifact(variant_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
-    import hashlib
-
     path = variant_dir / "context-observations.jsonl"
     if not path.is_file():
         return None, "the context observer produced no evidence"
@@ -447,7 +445,7 @@ def _context_artifact(variant_dir: Path) -> tuple[dict[str, Any] | None, str | N
         return None, None
     artifact = {
         "path": "context-observations.jsonl",
-        "sha256": hashlib.sha256(data).hexdigest(),
+        "sha256": sha256_bytes(data),
         "bytes": len(data),
         "count": count,
         "surfaces": list(surfaces),
