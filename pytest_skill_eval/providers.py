@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .definitions import LoadedGroup
+from .definitions import LoadedGroup, ModelChoice
 from .models.pi_config import ModelSpecError, pi_agent_files, settings_json, split_model
 from .models.record import RecordError, auth_headers, check_recordable, load_existing
-from .models.script import ScriptError, load_script, script_path
-from .models.server import ScriptedModelServer
+from .models.script import ScriptError, cassette_file, load_script, script_path
+from .models.server import Route, ScriptedModelServer
 from .subject.runner import Endpoint
 
 RECORD_MODES = ("none", "once", "all")
@@ -85,13 +85,13 @@ class EndpointFactory:
         """The endpoint for one subject run."""
         declared = loaded.group.model
         if self.cassettes is None:
-            return self._live(declared.model if declared else None, declared)
+            return self._live(declared)
         if self.record != "none":
             return self._recording(loaded, variant, trial, placeholders)
         group_id = loaded.group.id
         path = script_path(self.cassettes, group_id, variant, trial)
         if path is None:
-            expected = self.cassettes / group_id / f"{variant}.yaml"
+            expected = cassette_file(self.cassettes, group_id, variant)
             raise EndpointError(
                 f"no cassette for group {group_id!r} variant {variant} trial {trial}: "
                 f"expected {expected}"
@@ -102,34 +102,18 @@ class EndpointFactory:
         except (ScriptError, ModelSpecError) as error:
             raise EndpointError(str(error)) from None
         route = self._running().open_route(script, source=path, placeholders=placeholders)
-        model = {"model": f"{provider}/{model_id}"}
-        if declared is not None and declared.thinking:
-            model["thinking"] = declared.thinking
         recorded = any(i.request is not None for i in script.interactions)
-
-        def failures() -> list[dict[str, Any]]:
-            return [
-                {"reason": f.reason, "message": f.message, "interaction": f.interaction}
-                for f in route.failures
-            ]
-
-        def requests() -> list[dict[str, Any]]:
-            return [
-                {"index": r.index, "api": r.api, "path": r.path, "sha256": r.sha256, "body": r.body}
-                for r in list(route.requests)
-            ]
-
         return Endpoint(
             mode="replay" if recorded else "scripted",
-            model=model,
+            model=_model_argument(f"{provider}/{model_id}", declared),
             models_json=pi_agent_files(
                 route, provider=provider, model_id=model_id, cost=SCRIPTED_PRICES
             ),
             settings=settings_json(provider, model_id),
             cassette=str(path),
             cassette_sha256=script.sha256,
-            failures=failures,
-            requests=requests,
+            failures=lambda: _failures(route),
+            requests=lambda: _requests(route),
             close=route.close,
         )
 
@@ -149,8 +133,7 @@ class EndpointFactory:
         except ModelSpecError as error:
             raise EndpointError(str(error)) from None
         upstream = self._upstream(provider, model_id)
-        suffix = "" if trial == 1 else f"-trial{trial}"
-        path = self.cassettes / loaded.group.id / f"{variant}{suffix}.yaml"
+        path = cassette_file(self.cassettes, loaded.group.id, variant, trial)
         try:
             check_recordable(upstream.api)
             existing = load_existing(path) if self.record == "once" else None
@@ -165,17 +148,15 @@ class EndpointFactory:
             placeholders=placeholders,
             upstream_headers=auth_headers(upstream.api, upstream.key),
         )
-        model = {"model": f"{provider}/{model_id}"}
-        if declared.thinking:
-            model["thinking"] = declared.thinking
         endpoint = Endpoint(
             mode="record",
-            model=model,
+            model=_model_argument(f"{provider}/{model_id}", declared),
             models_json=pi_agent_files(
                 route, api=upstream.api, provider=provider, model_id=model_id, cost=upstream.cost
             ),
             settings=settings_json(provider, model_id),
             cassette=str(path),
+            requests=lambda: _requests(route),
             close=route.close,
         )
 
@@ -183,10 +164,7 @@ class EndpointFactory:
             # Save before the run is recorded, so a cassette that cannot be written is evidence.
             route.save()
             endpoint.cassette_sha256 = route.cassette_sha256
-            return [
-                {"reason": f.reason, "message": f.message, "interaction": f.interaction}
-                for f in route.failures
-            ]
+            return _failures(route)
 
         endpoint.failures = failures
         return endpoint
@@ -219,12 +197,8 @@ class EndpointFactory:
         cost = model.get("cost") if isinstance(model.get("cost"), dict) else None
         return Upstream(api, base_url, key, cost)
 
-    def _live(self, declared_model: str | None, declared: Any) -> Endpoint:
-        model = None
-        if declared_model:
-            model = {"model": declared_model}
-            if declared.thinking:
-                model["thinking"] = declared.thinking
+    def _live(self, declared: ModelChoice | None) -> Endpoint:
+        model = _model_argument(declared.model, declared) if declared is not None else None
         settings = settings_json()
         for key in ("defaultProvider", "defaultModel"):
             settings.pop(key)
@@ -235,3 +209,25 @@ class EndpointFactory:
         return Endpoint(
             mode="live", model=model, models_json=models_json, settings=settings, auth_json=auth
         )
+
+
+def _model_argument(model: str, declared: ModelChoice | None) -> dict[str, str]:
+    """What Pi's --model and --thinking get: `provider/model`, and the declared thinking."""
+    argument = {"model": model}
+    if declared is not None and declared.thinking:
+        argument["thinking"] = declared.thinking
+    return argument
+
+
+def _failures(route: Route) -> list[dict[str, Any]]:
+    return [
+        {"reason": f.reason, "message": f.message, "interaction": f.interaction}
+        for f in route.failures
+    ]
+
+
+def _requests(route: Route) -> list[dict[str, Any]]:
+    return [
+        {"index": r.index, "api": r.api, "path": r.path, "sha256": r.sha256, "body": r.body}
+        for r in list(route.requests)
+    ]

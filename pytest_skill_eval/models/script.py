@@ -163,19 +163,27 @@ def parse_script(data: object, *, source: Path | None = None, sha256: str | None
     )
 
 
+def cassette_file(directory: Path, group_id: str, variant: str, trial: int = 1) -> Path:
+    """The file of exactly this trial: `<dir>/<group>/<variant>[-trial<k>].yaml`."""
+    suffix = "" if trial == 1 else f"-trial{trial}"
+    return directory / group_id / f"{variant}{suffix}.yaml"
+
+
 def script_path(directory: Path, group_id: str, variant: str, trial: int = 1) -> Path | None:
     """Return the script file for (group, variant, trial), or None when there is none.
 
     Trial 1 uses `<dir>/<group>/<variant>.yaml`; trial k > 1 uses
     `<dir>/<group>/<variant>-trial<k>.yaml`, falling back to the trial-1 file.
     """
-    base = directory / group_id
-    if trial > 1:
-        per_trial = base / f"{variant}-trial{trial}.yaml"
-        if per_trial.is_file():
-            return per_trial
-    first = base / f"{variant}.yaml"
-    return first if first.is_file() else None
+    for candidate in dict.fromkeys(
+        (
+            cassette_file(directory, group_id, variant, trial),
+            cassette_file(directory, group_id, variant),
+        )
+    ):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def find_script(directory: Path, group_id: str, variant: str, trial: int = 1) -> Script | None:
