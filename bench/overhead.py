@@ -14,9 +14,9 @@ from xml.etree import ElementTree
 import yaml
 
 from bench.common import PI, emit, run_suite
-from pytest_skill_eval.models.pi_config import pi_agent_files, settings_json
-from pytest_skill_eval.models.script import parse_script
-from pytest_skill_eval.models.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.pi_config import pi_agent_files, settings_json
+from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
 PROMPT = "Say done."
 REPLY = {"response": {"text": "done", "usage": {"input": 500, "output": 5}}}

@@ -8,15 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .evidence import verify_group
-from .subject.host import PiNotFoundError, check_pi, locate_pi
-from .views import ViewError, render_html, render_text
-from .views.review import (
+from .hosts.pi.binary import PiNotFoundError, check_pi, locate_pi
+from .review import (
     ADVISORY_NAMES,
     THINKING_LEVELS,
     ReviewError,
     ReviewSettings,
     review_target,
 )
+from .views import ViewError, render_html, render_text
 
 
 class ResultNotFoundError(Exception):

@@ -23,10 +23,10 @@ from .evidence import (
     write_once,
 )
 from .grading import grade_group
+from .hosts.pi.runner import Endpoint, SetupError, SubjectResult, run_subject
+from .hosts.process import CancelToken
 from .materialise import GroupResources, prepare_group, prepare_variant, resources_json
 from .providers import EndpointError
-from .subject.process import CancelToken
-from .subject.runner import Endpoint, SetupError, SubjectResult, run_subject
 from .workspace import ResourceError, SourceResolver
 
 VARIANTS = ("baseline", "candidate")

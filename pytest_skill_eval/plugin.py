@@ -22,9 +22,9 @@ from .budget import Ledger
 from .definitions import DefinitionError, load_definition
 from .evidence import utc_now, write_json_once
 from .execution import GroupRun, read_group_record
+from .hosts.pi.binary import PiBinary, PiNotFoundError
 from .items import SESSION_KEY, SkillEvalFile, VariantItem, parse_item_id
 from .session import FAIL_ON, SkillEvalSession, is_worker
-from .subject.host import PiBinary, PiNotFoundError
 from .workspace import ResourceError, SourceResolver
 
 GROUP_SCHEDULING = pytest.StashKey[bool]()

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from .definitions import LoadedGroup, ModelChoice
-from .models.pi_config import ModelSpecError, pi_agent_files, settings_json, split_model
-from .models.record import RecordError, auth_headers, check_recordable, load_existing
-from .models.script import ScriptError, cassette_file, load_script, script_path
-from .models.server import Route, ScriptedModelServer
-from .subject.runner import Endpoint
+from .hosts.pi.runner import Endpoint
+from .modelserver.pi_config import ModelSpecError, pi_agent_files, settings_json, split_model
+from .modelserver.record import RecordError, auth_headers, check_recordable, load_existing
+from .modelserver.script import ScriptError, cassette_file, load_script, script_path
+from .modelserver.server import Route, ScriptedModelServer
 
 RECORD_MODES = ("none", "once", "all")
 # Scripted runs are priced like a typical frontier model (USD per million tokens) so usage and

@@ -17,10 +17,10 @@ from .definitions import LoadedGroup
 from .evidence import create_result_dir
 from .execution import Environment, GroupRun, synthetic_run
 from .grading import grade_group
+from .hosts.pi.binary import PiBinary, check_pi, locate_pi
+from .hosts.process import NO_PROGRESS_S, CancelToken
 from .items import VariantItem, sub_report
 from .providers import RECORD_MODES, EndpointFactory
-from .subject.host import PiBinary, check_pi, locate_pi
-from .subject.process import NO_PROGRESS_S, CancelToken
 from .workspace import SourceResolver
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.subject.extensions import COMMAND_TOOL, GUARD
+from pytest_skill_eval.hosts.pi.extensions import COMMAND_TOOL, GUARD
 
 pytestmark = pytest.mark.pi
 

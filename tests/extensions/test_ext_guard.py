@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.subject.extensions import GUARD
+from pytest_skill_eval.hosts.pi.extensions import GUARD
 
 pytestmark = pytest.mark.pi
 

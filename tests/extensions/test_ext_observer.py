@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.subject.extensions import GUARD, OBSERVER
+from pytest_skill_eval.hosts.pi.extensions import GUARD, OBSERVER
 
 pytestmark = pytest.mark.pi
 

@@ -14,9 +14,9 @@ import pytest_skill_eval.execution as execution_module
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import EvidenceError
 from pytest_skill_eval.execution import Environment, GroupRun
+from pytest_skill_eval.hosts.pi.binary import check_pi, locate_pi
+from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.providers import EndpointFactory
-from pytest_skill_eval.subject.host import check_pi, locate_pi
-from pytest_skill_eval.subject.process import CancelToken
 from pytest_skill_eval.workspace import SourceResolver
 from tests.plugin.builders import body_group, make_root, read, write_answer
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.models.script import ScriptedResponse, ToolCall
-from pytest_skill_eval.models.wire import OPENAI, render_stream
-from tests.models.conftest import FakeUpstream, UpstreamRequest
+from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
+from pytest_skill_eval.modelserver.wire import OPENAI, render_stream
+from tests.modelserver.conftest import FakeUpstream, UpstreamRequest
 from tests.plugin.builders import body_group, make_root, read, results
 
 pytestmark = pytest.mark.pi

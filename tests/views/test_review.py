@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from pytest_skill_eval import cli
-from pytest_skill_eval.subject.driver import Conversation
-from pytest_skill_eval.subject.host import check_pi
+from pytest_skill_eval import review as review_module
+from pytest_skill_eval.hosts.pi.binary import check_pi
+from pytest_skill_eval.hosts.pi.driver import Conversation
+from pytest_skill_eval.review import ReviewSettings, review_target
 from pytest_skill_eval.views import render_text
-from pytest_skill_eval.views import review as review_module
-from pytest_skill_eval.views.review import ReviewSettings, review_target
 from tests.conftest import EXAMPLE, PI
 
 pytestmark = pytest.mark.pi

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import cli
-from pytest_skill_eval.views.review import (
+from pytest_skill_eval.review import (
     assign_labels,
     compose_prompt,
     label_bit,

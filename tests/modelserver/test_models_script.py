@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.models.script import (
+from pytest_skill_eval.modelserver.script import (
     ErrorReply,
     RequestNote,
     ScriptError,

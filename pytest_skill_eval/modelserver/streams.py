@@ -6,14 +6,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_skill_eval.models.script import (
+from pytest_skill_eval.modelserver.script import (
     ErrorReply,
     ScriptedResponse,
     StopReason,
     ToolCall,
     Usage,
 )
-from pytest_skill_eval.models.wire import ANTHROPIC, APIS, OPENAI
+from pytest_skill_eval.modelserver.wire import ANTHROPIC, APIS, OPENAI
 
 NO_USAGE = Usage(input=0, output=0, cache_read=0, cache_write=0)
 _OPENAI_STOP: dict[str, StopReason] = {

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytest_skill_eval.models.script import ScriptedResponse, ToolCall
+from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 
 _PLACEHOLDER = re.compile(r"\{\{([^{}\s]+)\}\}")
 _DATE_LINE = re.compile(r"Current date: \d{4}-\d{2}-\d{2}")

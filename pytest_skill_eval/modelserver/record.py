@@ -15,13 +15,13 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from pytest_skill_eval.models.placeholders import (
+from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
     normalise_response,
     request_excerpt,
     request_sha256,
 )
-from pytest_skill_eval.models.script import (
+from pytest_skill_eval.modelserver.script import (
     MATCH_MODES,
     Interaction,
     MatchMode,
@@ -33,7 +33,7 @@ from pytest_skill_eval.models.script import (
     load_script,
     parse_script,
 )
-from pytest_skill_eval.models.server import (
+from pytest_skill_eval.modelserver.server import (
     RecordedRequest,
     Reply,
     Route,
@@ -42,8 +42,8 @@ from pytest_skill_eval.models.server import (
     StreamedReply,
     json_object,
 )
-from pytest_skill_eval.models.streams import error_response, stream_parser
-from pytest_skill_eval.models.wire import ANTHROPIC, OPENAI, WireReply, error_reply
+from pytest_skill_eval.modelserver.streams import error_response, stream_parser
+from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI, WireReply, error_reply
 
 RECORD_MODES: tuple[str, ...] = ("once", "all")
 RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC)

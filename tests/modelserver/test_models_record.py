@@ -18,14 +18,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_skill_eval.models.placeholders import normalise_request, request_sha256
-from pytest_skill_eval.models.record import (
+from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
+from pytest_skill_eval.modelserver.record import (
     RecordError,
     auth_headers,
     cassette_text,
     load_existing,
 )
-from pytest_skill_eval.models.script import (
+from pytest_skill_eval.modelserver.script import (
     Interaction,
     RequestNote,
     Script,
@@ -37,9 +37,9 @@ from pytest_skill_eval.models.script import (
     parse_script,
     script_data,
 )
-from pytest_skill_eval.models.server import ScriptedModelServer
-from pytest_skill_eval.models.streams import parse_stream, stream_parser
-from pytest_skill_eval.models.wire import render_stream
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.streams import parse_stream, stream_parser
+from pytest_skill_eval.modelserver.wire import render_stream
 
 OPENAI = "openai-completions"
 ANTHROPIC = "anthropic-messages"
@@ -47,7 +47,7 @@ CANARY = "sk-canary-7f3a9c1e5b2d4f60"
 PI_KEY = "skill-eval-scripted-key-not-a-variable"
 SSE = "text/event-stream"
 
-# The fake_upstream fixture (tests/models/conftest.py) starts a FakeUpstream; conftest is not
+# The fake_upstream fixture (tests/modelserver/conftest.py) starts a FakeUpstream; conftest is not
 # importable, so its type is spelled loosely here.
 Upstream = Any
 StartUpstream = Callable[[list[Any]], Upstream]
@@ -891,7 +891,7 @@ def test_date_placeholder_is_filled_with_today_on_replay(model_server: ScriptedM
 
 # --- end to end with the real Pi (4 launches) -----------------------------------------------
 
-# The pi_launcher fixture (tests/models/conftest.py) returns conftest.launch_pi.
+# The pi_launcher fixture (tests/modelserver/conftest.py) returns conftest.launch_pi.
 LaunchPi = Callable[..., Any]
 
 SKILL_TEXT = "# Changelog skill\nAlways add a CHANGELOG-MARKER-31 entry.\n"

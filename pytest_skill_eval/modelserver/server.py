@@ -17,14 +17,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pytest_skill_eval.models.placeholders import (
+from pytest_skill_eval.modelserver.placeholders import (
     fill_response,
     normalise_request,
     request_diff,
     request_sha256,
 )
-from pytest_skill_eval.models.script import Interaction, MatchMode, Script
-from pytest_skill_eval.models.wire import (
+from pytest_skill_eval.modelserver.script import Interaction, MatchMode, Script
+from pytest_skill_eval.modelserver.wire import (
     ANTHROPIC,
     APIS,
     OPENAI,
@@ -34,7 +34,7 @@ from pytest_skill_eval.models.wire import (
 )
 
 if TYPE_CHECKING:
-    from pytest_skill_eval.models.record import RecordingRoute
+    from pytest_skill_eval.modelserver.record import RecordingRoute
 
 __all__ = [
     "RecordedRequest",
@@ -362,7 +362,7 @@ class ScriptedModelServer:
         `existing` first and forwards (and appends) only the requests past its end. The cassette
         is written when the route is closed (or `save()`d). See `models.record.RecordingRoute`.
         """
-        from pytest_skill_eval.models.record import RecordingRoute
+        from pytest_skill_eval.modelserver.record import RecordingRoute
 
         route = RecordingRoute(
             self,

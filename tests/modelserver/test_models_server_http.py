@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_skill_eval.models.placeholders import normalise_request, request_sha256
-from pytest_skill_eval.models.script import Script, parse_script
-from pytest_skill_eval.models.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
+from pytest_skill_eval.modelserver.script import Script, parse_script
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
 OPENAI = "openai-completions"
 ANTHROPIC = "anthropic-messages"

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_skill_eval.models.server import Route
-from pytest_skill_eval.models.wire import APIS, OPENAI
+from pytest_skill_eval.modelserver.server import Route
+from pytest_skill_eval.modelserver.wire import APIS, OPENAI
 
 DEFAULT_PROVIDER = "skill-eval"
 DEFAULT_MODEL = "scripted"

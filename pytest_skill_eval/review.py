@@ -20,20 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..evidence import json_bytes, utc_now
-from ..models.pi_config import (
+from .evidence import json_bytes, utc_now
+from .hosts.observation import Observation
+from .hosts.pi.binary import PiBinary, base_environment, pi_argv
+from .hosts.pi.driver import Conversation, run_one_shot
+from .hosts.process import NO_PROGRESS_S, CancelToken, PiProcess, ProcessOutcome
+from .modelserver.pi_config import (
     ModelSpecError,
     pi_agent_files,
     settings_json,
     split_model,
 )
-from ..models.script import Script, ScriptError, load_script, script_path
-from ..models.server import Route, ScriptedModelServer
-from ..subject.driver import Conversation, run_one_shot
-from ..subject.host import PiBinary, base_environment, pi_argv
-from ..subject.observation import Observation
-from ..subject.process import NO_PROGRESS_S, CancelToken, PiProcess, ProcessOutcome
-from .text import (
+from .modelserver.script import Script, ScriptError, load_script, script_path
+from .modelserver.server import Route, ScriptedModelServer
+from .views.text import (
     VARIANTS,
     GroupEvidence,
     ViewError,

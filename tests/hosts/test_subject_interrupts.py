@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from pytest_skill_eval.evidence import verify_group
-from tests.subject.trees import (
+from tests.hosts.trees import (
     Group,
     arguments,
     build,

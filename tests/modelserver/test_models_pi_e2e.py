@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.models.placeholders import canonical_json, normalise_request
-from pytest_skill_eval.models.script import parse_script
+from pytest_skill_eval.modelserver.placeholders import canonical_json, normalise_request
+from pytest_skill_eval.modelserver.script import parse_script
 
-# The `run_pi` fixture (tests/models/conftest.py) returns a PiRun; conftest is not importable.
+# The `run_pi` fixture (tests/modelserver/conftest.py) returns a PiRun; conftest is not importable.
 RunPi = Callable[..., Any]
 
 pytestmark = pytest.mark.pi

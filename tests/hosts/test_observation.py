@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_skill_eval.subject.observation import (
+from pytest_skill_eval.hosts.observation import (
     Observation,
     canonical_reads,
     merge_usage,
     message_text,
 )
-from pytest_skill_eval.subject.process import _parse_frame
+from pytest_skill_eval.hosts.process import _parse_frame
 
 DATA = Path(__file__).parent / "data"
 

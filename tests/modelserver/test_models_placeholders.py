@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pytest_skill_eval.models.placeholders import (
+from pytest_skill_eval.modelserver.placeholders import (
     canonical_json,
     fill_response,
     fill_text,
     normalise_request,
     request_sha256,
 )
-from pytest_skill_eval.models.script import ErrorReply, ScriptedResponse, ToolCall
+from pytest_skill_eval.modelserver.script import ErrorReply, ScriptedResponse, ToolCall
 
 PLACES = {"workspace": "/r/ws", "skill:0": "/r/ws/.skills/0", "context:1": "/r/ctx/1"}
 

@@ -10,12 +10,12 @@ import pytest
 
 from pytest_skill_eval.definitions import Group as GroupModel
 from pytest_skill_eval.definitions.loader import parse_group
+from pytest_skill_eval.hosts.pi.binary import PiBinary
+from pytest_skill_eval.hosts.pi.runner import Endpoint, run_subject
+from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.materialise import PreparedVariant, prepare_group, prepare_variant
-from pytest_skill_eval.subject.host import PiBinary
-from pytest_skill_eval.subject.process import CancelToken
-from pytest_skill_eval.subject.runner import Endpoint, run_subject
 from pytest_skill_eval.workspace import SourceResolver
-from tests.subject.trees import Group, variant
+from tests.hosts.trees import Group, variant
 
 
 def test_a_pi_that_cannot_start_is_an_infrastructure_failure_on_record(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .observation import Observation, Turn
-from .process import CancelToken, EndOfStream, Frame, PiProcess, ProcessOutcome
+from ..observation import Observation, Turn
+from ..process import CancelToken, EndOfStream, Frame, PiProcess, ProcessOutcome
 
 TICK_S = 0.25
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 MIN_VERSION = (0, 73, 1)
 PINNED = "0.73.1"
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 
 # The small host baseline copied from the operator's environment (PRODUCT §4): enough for Node
 # to start and format text, nothing that carries identity or credentials.

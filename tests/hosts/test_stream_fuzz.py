@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_skill_eval.subject import process as process_module
-from pytest_skill_eval.subject.driver import Conversation, run_one_shot, run_turns
-from pytest_skill_eval.subject.process import CancelToken, PiProcess
+from pytest_skill_eval.hosts import process as process_module
+from pytest_skill_eval.hosts.pi.driver import Conversation, run_one_shot, run_turns
+from pytest_skill_eval.hosts.process import CancelToken, PiProcess
 
 WRITER = """
 import sys, time

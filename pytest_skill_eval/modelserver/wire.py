@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_skill_eval.models.script import ScriptedResponse
+from pytest_skill_eval.modelserver.script import ScriptedResponse
 
 OPENAI = "openai-completions"
 ANTHROPIC = "anthropic-messages"

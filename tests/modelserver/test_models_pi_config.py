@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.models.pi_config import (
+from pytest_skill_eval.modelserver.pi_config import (
     DEFAULT_MODEL,
     DEFAULT_PROVIDER,
     SCRIPTED_API_KEY,
@@ -18,7 +18,7 @@ from pytest_skill_eval.models.pi_config import (
     split_model,
     write_pi_agent_dir,
 )
-from pytest_skill_eval.models.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
 
 def test_openai_models_json(model_server: ScriptedModelServer) -> None:

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..definitions import Group
-from ..evidence import EvidenceError, sha256_bytes, utc_now, write_once
-from ..materialise import PreparedVariant, immutable_changes
-from ..workspace import (
+from ...definitions import Group
+from ...evidence import EvidenceError, sha256_bytes, utc_now, write_once
+from ...materialise import PreparedVariant, immutable_changes
+from ...workspace import (
     ResourceError,
     changes,
     fingerprint,
@@ -22,11 +22,11 @@ from ..workspace import (
     fingerprint_json,
     snapshot_workspace_turn,
 )
+from ..observation import Observation, Turn, canonical_reads, sum_usage
+from ..process import NO_PROGRESS_S, CancelToken, PiProcess, ProcessOutcome
 from . import extensions
+from .binary import PiBinary, base_environment, pi_argv
 from .driver import Conversation, run_one_shot, run_turns
-from .host import PiBinary, base_environment, pi_argv
-from .observation import Observation, Turn, canonical_reads, sum_usage
-from .process import NO_PROGRESS_S, CancelToken, PiProcess, ProcessOutcome
 
 WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
 MODEL_REQUESTS = "model-requests.jsonl"

@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_skill_eval.models.pi_config import write_pi_agent_dir
-from pytest_skill_eval.models.script import Script
-from pytest_skill_eval.models.server import Route, ScriptedModelServer
+from pytest_skill_eval.modelserver.pi_config import write_pi_agent_dir
+from pytest_skill_eval.modelserver.script import Script
+from pytest_skill_eval.modelserver.server import Route, ScriptedModelServer
 
 PI = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "pi"
 

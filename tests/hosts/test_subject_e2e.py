@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.models.pi_config import SCRIPTED_API_KEY
-from tests.subject.trees import (
+from pytest_skill_eval.modelserver.pi_config import SCRIPTED_API_KEY
+from tests.hosts.trees import (
     Group,
     activity,
     arguments,

@@ -1,0 +1,1 @@
+"""Subject hosts: the coding agents the evaluator runs, behind one seam."""

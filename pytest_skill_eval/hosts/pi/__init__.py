@@ -1,0 +1,1 @@
+"""The Pi coding agent CLI as a subject host."""
