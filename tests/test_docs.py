@@ -1,0 +1,50 @@
+"""The definition docs cover every field and kind the schema models accept, and nothing else."""
+
+from __future__ import annotations
+
+import json
+import re
+import typing
+from pathlib import Path
+
+from pydantic import TypeAdapter
+
+from pytest_skill_eval.definitions.expectations import Expectation
+from pytest_skill_eval.definitions.models import Group, Suite
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "definitions.md"
+
+
+def _section(text: str, heading: str) -> str:
+    """The text of one `## heading` section, up to the next `## `."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match, f"docs/definitions.md has no '## {heading}' section"
+    return match.group(1)
+
+
+def _field_names(model: type[typing.Any]) -> set[str]:
+    return {info.alias or name for name, info in model.model_fields.items()}
+
+
+def _kinds() -> set[str]:
+    union = typing.get_args(Expectation)[0]
+    return {typing.get_args(m.model_fields["kind"].annotation)[0] for m in typing.get_args(union)}
+
+
+def test_every_group_field_has_a_heading() -> None:
+    headings = set(re.findall(r"^### `([^`]+)`$", _section(DOC.read_text(), "A group"), re.M))
+    assert headings == _field_names(Group)
+
+
+def test_every_suite_field_is_described() -> None:
+    described = set(re.findall(r"^- `([^`]+)`:", _section(DOC.read_text(), "A suite"), re.M))
+    assert described == _field_names(Suite)
+
+
+def test_every_expectation_kind_has_a_heading_and_an_example_that_loads() -> None:
+    section = _section(DOC.read_text(), "Expectation kinds")
+    headings = set(re.findall(r"^### `([^`]+)`$", section, re.M))
+    assert headings == _kinds()
+    examples = [json.loads(line) for line in re.findall(r'^\{ "id".*\}$', section, re.M)]
+    loaded = [TypeAdapter(Expectation).validate_python(example) for example in examples]
+    assert sorted(e.kind for e in loaded) == sorted(_kinds())
