@@ -17,25 +17,27 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .text import (
-    VARIANTS,
-    GroupEvidence,
+from .present import (
     Rate,
-    ViewError,
-    artifact_paths,
     changes_of,
     comparison_stats,
     declared_turns,
     escape_cell,
     format_number,
+    mapping,
+    rate_of,
+    tool_names,
+)
+from .text import (
+    VARIANTS,
+    GroupEvidence,
+    ViewError,
+    artifact_paths,
     is_aggregate,
     load_group,
     load_summary,
-    mapping,
-    rate_of,
     read_json_file,
     selected_grade_state,
-    tool_names,
 )
 
 CLIP_CHARS = 3000
