@@ -17,7 +17,7 @@ from .evidence import (
 )
 from .execution import read_group_record
 from .trials import aggregate
-from .views.text import escape_cell
+from .views.present import escape_cell
 
 
 class _Writer(Protocol):

@@ -33,15 +33,14 @@ from .modelserver.pi_config import (
 )
 from .modelserver.script import Script, ScriptError, load_script, script_path
 from .modelserver.server import Route, ScriptedModelServer
+from .views.present import declared_turns, mapping
 from .views.text import (
     VARIANTS,
     GroupEvidence,
     ViewError,
-    declared_turns,
     is_aggregate,
     load_group,
     load_summary,
-    mapping,
     read_json_file,
     select_groups,
 )

@@ -231,3 +231,34 @@ def test_synthetic_and_missing_runs_still_render(result_dir: Path) -> None:
     assert "(no turns were run)" in report
     assert "missing inherited variable &lt;API_HOST&gt;" in report
     assert "run.json is missing" in report
+
+
+HOSTILE = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
+HOSTILE_ESCAPED = (
+    "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"
+)
+
+
+def test_agent_text_is_escaped_in_every_place_it_reaches(result_dir: Path) -> None:
+    """A response, a tool argument, a file name and a diff line each carry markup; none lands."""
+    variant = result_dir / "groups" / "changelog-entry" / "candidate"
+    name = '"><img src=x onerror=alert(3)><script>.md'  # a file name cannot hold "/"
+    (variant / "workspace" / name).write_text(f"{HOSTILE}\n", encoding="utf-8")
+
+    def change(run: dict[str, Any]) -> None:
+        run["turns"][0]["response"] = f"done {HOSTILE}"
+        run["turns"][0]["toolActivity"][0]["args"] = {"path": HOSTILE}
+        run["effects"]["changes"]["created"] = [name]
+
+    _edit_json(variant / "run.json", change)
+    report = render_html(result_dir)
+    tags = _parse(report)
+    assert not {tag for tag, _ in tags.tags} & {"script", "img"}
+    assert "onerror" not in "".join(str(v) for _, attrs in tags.tags for v in attrs.values())
+    assert f'<pre class="text">done {HOSTILE_ESCAPED}</pre>' in report  # the response
+    # The tool argument, JSON-quoted (its own quotes are backslash-escaped, then HTML-escaped).
+    assert "&quot;path&quot;: &quot;&lt;script&gt;alert(1)&lt;/script&gt;\\&quot;&gt;" in report
+    shown_name = "&quot;&gt;&lt;img src=x onerror=alert(3)&gt;&lt;script&gt;.md"
+    assert f"<code>{shown_name}</code>" in report  # the file name
+    assert f"+++ workspace/{shown_name}" in report
+    assert f'<span class="add">+{HOSTILE_ESCAPED}\n</span>' in report  # the diff line

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pytest_skill_eval.execution import synthetic_record
 from pytest_skill_eval.trials import aggregate
 from pytest_skill_eval.views import ViewError, render_text
-from pytest_skill_eval.views.text import compact_json, escape_cell, format_number, js_number
+from pytest_skill_eval.views.present import compact_json, escape_cell, format_number, js_number
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("SKILL_EVAL_UPDATE_GOLDEN") == "1"
