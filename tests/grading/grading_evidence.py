@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_skill_eval.execution import synthetic_record
+from pytest_skill_eval.run import synthetic_record
 from pytest_skill_eval.grading import grade_group
 
 USAGE = {
