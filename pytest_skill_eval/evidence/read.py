@@ -104,8 +104,8 @@ def aggregate_trial_dirs(aggregate_dir: Path) -> list[Path]:
     """The result directories an aggregate lists (siblings in the same runs directory)."""
     found = []
     for trial in load_aggregate(aggregate_dir).get("trials") or []:
-        identity = str(mapping(trial).get("id"))
-        if not layout.is_safe_id(identity):
+        identity = mapping(trial).get("id")
+        if not isinstance(identity, str) or not layout.is_safe_id(identity):
             raise ReadError(f"{layout.aggregate_file(aggregate_dir)} names an unsafe trial id")
         found.append(aggregate_dir.parent / identity)
     return found

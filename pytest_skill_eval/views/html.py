@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ..evidence import layout
+from ..evidence.read import load_aggregate, load_invocation
 from .text import (
     VARIANTS,
     GroupEvidence,
@@ -211,9 +213,9 @@ def _result_document(result_dir: Path, links: _Links) -> str:
         f"<dt>trial</dt><dd>{esc(summary.get('trial', 1))}</dd>",
         f"<dt>completed</dt><dd>{esc(summary.get('completedAt', 'unknown'))}</dd>",
     ]
-    invocation_path = result_dir / "invocation.json"
-    if invocation_path.is_file():
-        invocation = mapping(read_json_file(invocation_path))
+    invocation_path = layout.invocation_file(result_dir)
+    invocation = load_invocation(result_dir)
+    if invocation is not None:
         for definition in map(mapping, invocation.get("definitions") or []):
             body.append(
                 f"<dt>definition</dt><dd><code>{esc(definition.get('path'))}</code> "
@@ -223,8 +225,8 @@ def _result_document(result_dir: Path, links: _Links) -> str:
     body.append("</dl>")
     body.append(
         '<p class="links">raw: '
-        + links.anchor("summary.json", result_dir / "summary.json")
-        + links.anchor("invocation.json", invocation_path)
+        + links.anchor(layout.SUMMARY, layout.summary_file(result_dir))
+        + links.anchor(layout.INVOCATION, invocation_path)
         + "</p>"
     )
     body.append("<nav><h2>Groups</h2><ul>")
@@ -306,15 +308,15 @@ def _group_section(result_dir: Path, group: GroupEvidence, links: _Links) -> lis
     out.append("</div>")
     gdir = group.directory
     group_links = [
-        links.anchor("definition.json", gdir / "definition.json"),
+        links.anchor(layout.DEFINITION, gdir / layout.DEFINITION),
         links.anchor(str(group.grade_file), gdir / str(group.grade_file)),
         links.anchor(group.group_file, gdir / group.group_file),
-        links.anchor("manifest.json", gdir / "manifest.json"),
+        links.anchor(layout.MANIFEST, gdir / layout.MANIFEST),
     ]
     if (gdir / "resources" / "fixture").is_dir():
         group_links.append(links.anchor("fixture/", gdir / "resources" / "fixture"))
-    if (gdir / "semantic-grade.json").is_file():
-        group_links.append(links.anchor("semantic-grade.json", gdir / "semantic-grade.json"))
+    if (gdir / layout.SEMANTIC_GRADE).is_file():
+        group_links.append(links.anchor(layout.SEMANTIC_GRADE, gdir / layout.SEMANTIC_GRADE))
     out.append(f'<p class="links">raw: {"".join(group_links)}</p>')
     out.append("</section>")
     return out
@@ -400,7 +402,7 @@ def _variant_block(
     if run is None:
         return [
             f'<article class="variant"><h3>{variant.capitalize()} {_badge("missing", "fail")}</h3>',
-            '<p class="missing">run.json is missing</p></article>',
+            f'<p class="missing">{layout.RUN} is missing</p></article>',
         ]
     state = run.get("state")
     out = [
@@ -521,7 +523,7 @@ def _transcript(variant_dir: Path, run: Mapping[str, Any]) -> list[Any]:
     inline = run.get("transcript")
     if isinstance(inline, list):  # the persistence fallback keeps the transcript inline
         return inline
-    path = variant_dir / (name if isinstance(name, str) else "transcript.json")
+    path = variant_dir / (name if isinstance(name, str) else layout.TRANSCRIPT)
     if not path.is_file():
         return []
     try:
@@ -798,11 +800,7 @@ def _rate_html(rate: Rate) -> str:
 
 
 def _aggregate_document(aggregate_dir: Path, links: _Links) -> str:
-    data = read_json_file(aggregate_dir / "aggregate.json")
-    if not isinstance(data, Mapping):
-        raise ViewError(
-            f"{aggregate_dir / 'aggregate.json'} is not an object; the evidence is damaged"
-        )
+    data: Mapping[str, Any] = load_aggregate(aggregate_dir)
     trials = [t for t in data.get("trials") or [] if isinstance(t, Mapping)]
     aggregate_id = data.get("id", aggregate_dir.name)
     body = [
@@ -833,7 +831,7 @@ def _aggregate_document(aggregate_dir: Path, links: _Links) -> str:
     for group in data.get("groups") or []:
         if isinstance(group, Mapping):
             body.extend(_aggregate_group(group))
-    raw = links.anchor("aggregate.json", aggregate_dir / "aggregate.json")
+    raw = links.anchor(layout.AGGREGATE, layout.aggregate_file(aggregate_dir))
     body.append(f'<p class="links">raw: {raw}</p>')
     return _document(f"skill-eval aggregate {aggregate_id}", body)
 
