@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .evidence.store import atomic_write
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +40,8 @@ class Ledger:
                 before = dict(state)
                 yield state
                 if state != before:
-                    tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-                    tmp.write_text(json.dumps(state), encoding="utf-8")
-                    os.replace(tmp, self.path)  # the ledger is bookkeeping, not evidence
+                    # The ledger is bookkeeping, not evidence: replaced, never write-once.
+                    atomic_write(self.path, json.dumps(state).encode("utf-8"))
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .evidence import verify_group
+from .evidence import verify_result
 from .hosts.pi.binary import PiNotFoundError, check_pi, locate_pi
 from .review import (
     ADVISORY_NAMES,
@@ -39,27 +39,8 @@ def resolve_result(target: str, root: Path) -> Path:
 
 def verify(result: Path) -> list[str]:
     """Every changed, missing or extra evidence file of a result, one line each."""
-    groups = result / "groups"
-    if not groups.is_dir():
-        return [f"not a result directory (no groups/): {result}"]
-    problems: list[str] = []
-    for entry in sorted(result.iterdir()):
-        if entry.name not in ("groups", "invocation.json", "summary.json"):
-            problems.append(f"extra: {entry}")
-    problems.extend(
-        f"missing: {result / name}"
-        for name in ("invocation.json", "summary.json")
-        if not (result / name).is_file()
-    )
-    for group_dir in sorted(p for p in groups.iterdir() if p.is_dir()):
-        # The advisory review is replaceable and never in a manifest; it is not evidence.
-        advisory = tuple(f"extra: {group_dir / name}" for name in ADVISORY_NAMES)
-        problems.extend(
-            line
-            for line in verify_group(group_dir)
-            if not any(line == a or line.startswith(a + "/") for a in advisory)
-        )
-    return problems
+    # The advisory review is replaceable and never in a manifest; it is not evidence.
+    return verify_result(result, ADVISORY_NAMES)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from _pytest.reports import TestReport
 
 from .definitions import DefinitionError, LoadedGroup, SelectionError, load_definition, select
 from .evidence import FAILING_RUN_STATES, EvidenceError
-from .execution import GroupRun
+from .run import GroupRun
 from .views.present import escape_cell
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .definitions import Group
-from .evidence import sha256_file, write_json_once
+from .evidence import layout, sha256_file, write_json_once
 from .workspace import (
     Fingerprint,
     ResolvedSource,
@@ -68,7 +68,7 @@ class GroupResources:
 
 def prepare_group(group: Group, root: Path, group_dir: Path) -> GroupResources:
     """Snapshot the fixture and bundles from the definition root's working tree, once."""
-    resources = group_dir / "resources"
+    resources = group_dir / layout.RESOURCES
     fixture = None
     if group.fixture is not None:
         fixture = snapshot_resource(
@@ -137,7 +137,7 @@ def prepare_variant(
     """Snapshot skills and context from the variant's source, copy bundles and the fixture."""
     environment = group.variants[variant]
     source = resolver.resolve(environment.source.kind, getattr(environment.source, "ref", None))
-    resources = variant_dir / "resources"
+    resources = variant_dir / layout.RESOURCES
     skills = tuple(
         snapshot_resource(root, source, declared, resources / "skills" / str(i), "skill")
         for i, declared in enumerate(environment.skills)
@@ -148,7 +148,7 @@ def prepare_variant(
     )
     manifest_path: Path | None = None
     delivery: dict[str, Any] = {"kind": "none", "manifestPath": None, "sha256": None}
-    manifest_file = resources / "context-delivery.json"
+    manifest_file = resources / layout.CONTEXT_DELIVERY
     manifest_sha256 = write_json_once(manifest_file, context_manifest(context))
     if context:
         manifest_path = manifest_file.resolve()

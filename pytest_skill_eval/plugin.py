@@ -17,14 +17,17 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
-from . import reporting
 from .budget import Ledger
 from .definitions import DefinitionError, load_definition
-from .evidence import utc_now, write_json_once
-from .execution import GroupRun, read_group_record
+from .evidence import layout, read
+from .evidence.store import utc_now
+from .evidence.summary import write_invocation, write_summary
 from .hosts.pi.binary import PiBinary, PiNotFoundError
 from .items import SESSION_KEY, SkillEvalFile, VariantItem, parse_item_id
+from .run import GroupRun
 from .session import FAIL_ON, SkillEvalSession, is_worker
+from .trials import write_aggregate
+from .views.terminal import terminal_summary
 from .workspace import ResourceError, SourceResolver
 
 GROUP_SCHEDULING = pytest.StashKey[bool]()
@@ -208,8 +211,8 @@ def _controller_setup(config: pytest.Config, state: SkillEvalSession) -> None:
         state.ledger = Ledger.create(ledger_dir / "ledger.json", state.max_cost)
     for trial in range(1, state.trials + 1):
         result_dir = state.result_dir(trial)
-        write_json_once(
-            result_dir / "invocation.json",
+        write_invocation(
+            result_dir,
             {
                 "schema_version": 1,
                 "id": result_dir.name,
@@ -371,9 +374,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
             _finalise_unstarted(state)
             budget = state.ledger.snapshot() if state.ledger else None
             for trial, result_dir in sorted(state.result_dirs.items()):
-                reporting.write_summary(result_dir, trial, budget)
+                write_summary(result_dir, trial, budget)
             if state.trials > 1:
-                state.aggregate_dir = reporting.write_aggregate(
+                state.aggregate_dir = write_aggregate(
                     state.results_dir,
                     [state.result_dirs[t] for t in sorted(state.result_dirs)],
                     state.trials,
@@ -393,8 +396,7 @@ def _finalise_unstarted(state: SkillEvalSession) -> None:
         result_dir = state.result_dirs.get(trial)
         if loaded is None or result_dir is None:
             continue
-        group_dir = result_dir / "groups" / group_id
-        if read_group_record(group_dir) is not None:
+        if read.group_record(layout.group_dir(result_dir, group_id)) is not None:
             continue
         run = GroupRun(loaded, state.result_dir, trial)
         run.selected = {v: v in variants for v in ("baseline", "candidate")}
@@ -421,7 +423,7 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
     if not enabled(config) or is_worker(config) or config.option.collectonly:
         return
     state: SkillEvalSession = config.stash[SESSION_KEY]
-    reporting.terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
+    terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .evidence import json_bytes, utc_now
+from .evidence import atomic_write, json_bytes, layout, utc_now
+from .evidence.read import aggregate_trial_dirs, is_finished
 from .hosts.observation import Observation
 from .hosts.pi.binary import PiBinary, base_environment, pi_argv
 from .hosts.pi.driver import Conversation, run_one_shot
@@ -45,8 +46,8 @@ from .views.text import (
     select_groups,
 )
 
-REVIEW_DIR = "review"
-SEMANTIC_GRADE = "semantic-grade.json"
+REVIEW_DIR = layout.REVIEW
+SEMANTIC_GRADE = layout.SEMANTIC_GRADE
 # The only names below a group directory that are not canonical evidence (`skill-eval verify`).
 ADVISORY_NAMES = frozenset({REVIEW_DIR, SEMANTIC_GRADE})
 VERDICTS = ("yes", "no", "unclear")
@@ -482,29 +483,22 @@ def publish(group_dir: Path, staging: Path, grade: bytes) -> None:
     Any failure puts the previous review back, so a reader sees either review, never a mix.
     """
     token = secrets.token_hex(4)
-    tmp = group_dir / f".{SEMANTIC_GRADE}.{token}.tmp"
     current = group_dir / REVIEW_DIR
     old = group_dir / f"{REVIEW_DIR}.old-{token}"
     moved_old = moved_new = False
     try:
-        with open(tmp, "xb") as handle:
-            handle.write(grade)
-            handle.flush()
-            os.fsync(handle.fileno())
         if current.exists() or current.is_symlink():
             os.rename(current, old)
             moved_old = True
         os.rename(staging, current)
         moved_new = True
-        os.replace(tmp, group_dir / SEMANTIC_GRADE)
+        atomic_write(group_dir / SEMANTIC_GRADE, grade)
     except BaseException:
         if moved_new:
             os.rename(current, staging)
         if moved_old:
             os.rename(old, current)
         raise
-    finally:
-        tmp.unlink(missing_ok=True)
     if moved_old:
         shutil.rmtree(old, ignore_errors=True)
 
@@ -626,17 +620,11 @@ def _plan(result_dir: Path, group: str | None) -> _Planned:
 
 def trial_dirs(aggregate_dir: Path) -> list[Path]:
     """The result directories of an aggregate's trials (siblings in the same runs directory)."""
-    data = read_json_file(aggregate_dir / "aggregate.json")
-    found = []
-    for trial in mapping(data).get("trials") or []:
-        identity = str(mapping(trial).get("id"))
-        if identity in ("", ".", "..", "None") or "/" in identity or "\\" in identity:
-            raise ViewError(f"{aggregate_dir / 'aggregate.json'} names an unsafe trial id")
-        found.append(aggregate_dir.parent / identity)
-    missing = [str(d) for d in found if not (d / "summary.json").is_file()]
+    found = aggregate_trial_dirs(aggregate_dir)
+    missing = [str(d) for d in found if not is_finished(d)]
     if missing:
         raise ReviewError(
-            "trials of this aggregate have no summary.json (moved, deleted or unfinished): "
+            f"trials of this aggregate have no {layout.SUMMARY} (moved, deleted or unfinished): "
             + ", ".join(missing)
         )
     return found

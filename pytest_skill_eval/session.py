@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
-from . import reporting
 from .budget import Ledger
 from .definitions import LoadedGroup
 from .evidence import create_result_dir
-from .execution import Environment, GroupRun, synthetic_run
 from .grading import grade_group
 from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import NO_PROGRESS_S, CancelToken
 from .items import VariantItem, sub_report
 from .providers import RECORD_MODES, EndpointFactory
+from .run import Environment, GroupRun, synthetic_run
+from .views.present import describe
 from .workspace import SourceResolver
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression")
@@ -193,7 +193,7 @@ class SkillEvalSession:
                 ("expected", _compact(data.get("expected"))),
                 ("observed", _compact(data.get("observed"))),
             ]
-        text = reporting.describe(kind, data)
+        text = describe(kind, data)
         if fails:
             outcome = "failed"
         elif kind == "check" and state == "unavailable":

@@ -5,9 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from .evidence import read_json, utc_now
+from .evidence import layout, read
+from .evidence.records import AggregateGroup, AggregateRecord, Budget, Fingerprint, TrialRow
+from .evidence.states import aggregate_state
+from .evidence.store import utc_now
+from .evidence.summary import write_aggregate as write_aggregate_record
 
 Z95 = 1.959963984540054
 ALPHA = 0.05
@@ -39,43 +43,32 @@ def _counts() -> dict[str, int]:
     return {"pass": 0, "fail": 0, "unavailable": 0}
 
 
-def _grade(result_dir: Path, group: Mapping[str, Any]) -> dict[str, Any] | None:
-    name = (group.get("artifacts") or {}).get("grade")
-    path = result_dir / "groups" / group["id"] / str(name)
-    if not name or not path.is_file():
-        return None
-    grade: dict[str, Any] = read_json(path)
-    return grade
-
-
 def aggregate(
     aggregate_id: str,
     trials: Sequence[Path],
     requested: int,
     budget: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> AggregateRecord:
     """The aggregate.json content for completed trial results (reference §6.5 plus statistics)."""
-    trial_rows = []
+    trial_rows: list[TrialRow] = []
     groups: dict[str, dict[str, Any]] = {}
-    fingerprints = []
+    fingerprints: list[Fingerprint] = []
     for result_dir in trials:
-        summary_path = result_dir / "summary.json"
-        summary: dict[str, Any] = (
-            read_json(summary_path) if summary_path.is_file() else {"state": "cancelled"}
+        summary = read.summary_or_none(result_dir)
+        trial_rows.append(
+            {"id": result_dir.name, "state": summary["state"] if summary else "cancelled"}
         )
-        trial_rows.append({"id": result_dir.name, "state": summary["state"]})
-        invocation_path = result_dir / "invocation.json"
-        if invocation_path.is_file():
-            invocation = read_json(invocation_path)
+        invocation = read.load_invocation(result_dir)
+        if invocation is not None:
             fingerprints.append(
                 {"definitions": invocation.get("definitions"), "pins": invocation.get("pins")}
             )
-        for group in summary.get("groups", []):
+        for group in summary["groups"] if summary else []:
             entry = groups.setdefault(
                 group["id"], {"id": group["id"], "trials": 0, "checks": {}, "comparisons": {}}
             )
             entry["trials"] += 1
-            grade = _grade(result_dir, group)
+            grade = read.read_grade(layout.group_dir(result_dir, group["id"]), group)
             if grade is None:
                 continue
             for check in grade.get("checks", []):
@@ -104,7 +97,7 @@ def aggregate(
                 row["transitions"][comparison["transition"]] = (
                     row["transitions"].get(comparison["transition"], 0) + 1
                 )
-    out_groups = []
+    out_groups: list[AggregateGroup] = []
     for entry in groups.values():
         checks = [_check_stats(row) for row in entry["checks"].values()]
         comparisons = [_comparison_stats(row) for row in entry["comparisons"].values()]
@@ -116,19 +109,12 @@ def aggregate(
                 "checks": checks,
             }
         )
-    states = [row["state"] for row in trial_rows]
-    if len(trial_rows) < requested or "cancelled" in states:
-        state = "cancelled"
-    elif all(s == "complete" for s in states):
-        state = "complete"
-    else:
-        state = "partially-complete"
     identical = all(f == fingerprints[0] for f in fingerprints) if fingerprints else True
-    result: dict[str, Any] = {
+    result: AggregateRecord = {
         "schema_version": 1,
         "kind": "aggregate",
         "id": aggregate_id,
-        "state": state,
+        "state": aggregate_state((row["state"] for row in trial_rows), requested),
         "requestedTrials": requested,
         "trials": trial_rows,
         "inputs": {"identical": identical, "fingerprints": fingerprints[:1]},
@@ -136,8 +122,15 @@ def aggregate(
         "completedAt": utc_now(),
     }
     if budget is not None:
-        result["budget"] = dict(budget)
+        result["budget"] = cast(Budget, dict(budget))
     return result
+
+
+def write_aggregate(
+    runs_dir: Path, trials: list[Path], requested: int, budget: Mapping[str, Any] | None
+) -> Path:
+    """Write aggregate.json over `trials` in a new id directory beside them."""
+    return write_aggregate_record(runs_dir, lambda aid: aggregate(aid, trials, requested, budget))
 
 
 def _check_stats(row: dict[str, Any]) -> dict[str, Any]:

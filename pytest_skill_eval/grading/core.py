@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.grading.comparisons import grade_comparisons, transition
 from pytest_skill_eval.grading.interaction import (
     grade_context_text,
@@ -108,9 +109,10 @@ def _evidence(
         directory, digest = run_dirs.get(variant), run_json_sha256.get(variant)
         if directory is None or not isinstance(digest, str):
             evidence[variant] = {"path": None, "sha256": None}
-            errors.append({"id": None, "reason": f"{variant} run.json evidence is not identified"})
+            reason = f"{variant} {layout.RUN} evidence is not identified"
+            errors.append({"id": None, "reason": reason})
             continue
-        path = os.path.abspath(os.path.join(os.fspath(directory), "run.json"))
+        path = os.path.abspath(os.path.join(os.fspath(directory), layout.RUN))
         evidence[variant] = {"path": path, "sha256": digest}
     return evidence, errors
 

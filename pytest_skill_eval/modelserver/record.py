@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import http.client
-import os
-import secrets
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -15,6 +13,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from pytest_skill_eval.evidence.store import atomic_write
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
     normalise_response,
@@ -217,16 +216,9 @@ class RecordingRoute(Route):
             raise RecordError(f"{self.cassette_path}: the recorded cassette does not load back")
         raw = text.encode("utf-8")
         path = self.cassette_path
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as handle:
-                handle.write(raw)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
+            atomic_write(path, raw)
         except OSError as error:
-            tmp.unlink(missing_ok=True)
             raise RecordError(
                 f"{path}: the cassette cannot be written ({error.strerror}); "
                 "check that its directory is writable"

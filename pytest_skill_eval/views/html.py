@@ -12,17 +12,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..evidence import layout
+from ..evidence.read import load_aggregate, load_invocation
 from .html_run import variant_view
 from .markup import ENVIRONMENT, Links, objects
 from .present import Rate, comparison_stats, declared_turns, format_number, mapping, rate_of
 from .text import (
     VARIANTS,
     GroupEvidence,
-    ViewError,
     is_aggregate,
     load_group,
     load_summary,
-    read_json_file,
     selected_grade_state,
 )
 
@@ -45,8 +45,7 @@ def render_html(result_dir: Path, *, link_base: Path | None = None) -> str:
 
 def _load_invocation(result_dir: Path) -> tuple[Path, Mapping[str, Any] | None]:
     """The invocation record's path, and its content when the file exists."""
-    path = result_dir / "invocation.json"
-    return path, mapping(read_json_file(path)) if path.is_file() else None
+    return layout.invocation_file(result_dir), load_invocation(result_dir)
 
 
 def _result_document(result_dir: Path, links: Links) -> str:
@@ -67,8 +66,8 @@ def _result_document(result_dir: Path, links: Links) -> str:
         "definitions": definitions,
         "budget": _budget(summary.get("budget")),
         "links": [
-            links.to("summary.json", result_dir / "summary.json"),
-            links.to("invocation.json", invocation_path),
+            links.to(layout.SUMMARY, layout.summary_file(result_dir)),
+            links.to(layout.INVOCATION, invocation_path),
         ],
     }
     return ENVIRONMENT.get_template("result.html.j2").render(
@@ -98,15 +97,15 @@ def _group(result_dir: Path, group: GroupEvidence, links: Links) -> dict[str, An
     states = mapping(record.get("variants"))
     gdir = group.directory
     group_links = [
-        links.to("definition.json", gdir / "definition.json"),
+        links.to(layout.DEFINITION, gdir / layout.DEFINITION),
         links.to(str(group.grade_file), gdir / str(group.grade_file)),
         links.to(group.group_file, gdir / group.group_file),
-        links.to("manifest.json", gdir / "manifest.json"),
+        links.to(layout.MANIFEST, gdir / layout.MANIFEST),
     ]
     if (gdir / "resources" / "fixture").is_dir():
         group_links.append(links.to("fixture/", gdir / "resources" / "fixture"))
-    if (gdir / "semantic-grade.json").is_file():
-        group_links.append(links.to("semantic-grade.json", gdir / "semantic-grade.json"))
+    if (gdir / layout.SEMANTIC_GRADE).is_file():
+        group_links.append(links.to(layout.SEMANTIC_GRADE, gdir / layout.SEMANTIC_GRADE))
     return {
         "id": group.id,
         "state": record.get("state"),
@@ -192,13 +191,8 @@ def _rate(rate: Rate) -> dict[str, Any]:
 
 
 def _load_aggregate(aggregate_dir: Path) -> Mapping[str, Any]:
-    """`aggregate.json` of an aggregate directory; not an object means damaged evidence."""
-    data = read_json_file(aggregate_dir / "aggregate.json")
-    if not isinstance(data, Mapping):
-        raise ViewError(
-            f"{aggregate_dir / 'aggregate.json'} is not an object; the evidence is damaged"
-        )
-    return data
+    """`aggregate.json` of an aggregate directory, through the evidence reader."""
+    return load_aggregate(aggregate_dir)
 
 
 def _aggregate_document(aggregate_dir: Path, links: Links) -> str:
@@ -224,7 +218,7 @@ def _aggregate_document(aggregate_dir: Path, links: Links) -> str:
         "inputs": same,
         "budget": _budget(data.get("budget")),
         "groups": [_aggregate_group(g) for g in objects(data.get("groups"))],
-        "links": [links.to("aggregate.json", aggregate_dir / "aggregate.json")],
+        "links": [links.to(layout.AGGREGATE, layout.aggregate_file(aggregate_dir))],
     }
     return ENVIRONMENT.get_template("aggregate.html.j2").render(
         title=f"skill-eval aggregate {aggregate_id}", aggregate=aggregate

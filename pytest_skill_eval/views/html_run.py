@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..evidence import layout
 from .diff import changed_files
 from .markup import Links, objects
 from .present import format_number, mapping, tool_names
@@ -23,7 +24,7 @@ def variant_view(
     run = group.runs.get(variant)
     title = variant.capitalize()
     if run is None:
-        return {"missing": True, "title": title}
+        return {"missing": True, "title": title, "file": layout.RUN}
     raw = [
         links.to(name if name != "run" else Path(path).name, result_dir / path)
         for name, path in artifact_paths(result_dir, group, variant, run)
@@ -131,7 +132,7 @@ def _transcript(variant_dir: Path, run: Mapping[str, Any]) -> list[Any]:
     inline = run.get("transcript")
     if isinstance(inline, list):  # the persistence fallback keeps the transcript inline
         return inline
-    path = variant_dir / (name if isinstance(name, str) else "transcript.json")
+    path = variant_dir / (name if isinstance(name, str) else layout.TRANSCRIPT)
     if not path.is_file():
         return []
     try:

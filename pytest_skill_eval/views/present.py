@@ -228,3 +228,23 @@ def format_interval(interval: Sequence[float] | None) -> str:
     if interval is None:
         return "unavailable"
     return f"[{format_number(interval[0])},{format_number(interval[1])}]"
+
+
+def describe(kind: str, data: Mapping[str, Any]) -> str:
+    """One-paragraph text for a check or comparison sub-result."""
+    if kind == "comparison":
+        return (
+            f"comparison {data['id']} ({data['kind']}): {data['transition']} "
+            f"(baseline {data['baseline']['check']}={data['baseline']['state']}, "
+            f"candidate {data['candidate']['check']}={data['candidate']['state']})"
+        )
+    return (
+        f"check {data['id']} ({data['kind']}, {data['variant']}): {data['state']}\n"
+        f"expected: {_compact(data.get('expected'))}\n"
+        f"observed: {_compact(data.get('observed'))}"
+    )
+
+
+def _compact(value: Any) -> str:
+    """Compact one-line JSON, as sub-result descriptions and JUnit properties show values."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..evidence import layout
+from ..evidence.read import GroupEvidence as GroupEvidence
+from ..evidence.read import ReadError, load_aggregate, read_evidence_json
+from ..evidence.read import is_aggregate as is_aggregate
+from ..evidence.read import load_group as load_group
+from ..evidence.read import load_summary as load_summary
+from ..evidence.read import select_groups as select_groups
 from .present import (
     Rate,
     changes_of,
@@ -30,129 +34,15 @@ from .present import (
 )
 
 VARIANTS = ("baseline", "candidate")
-_POSITION = re.compile(r"[0-9]+")
 
 
-class ViewError(Exception):
-    """A result cannot be shown as asked: unknown selector, unreadable evidence, and the like."""
+# The views' names for the reader's error and JSON loader; a view refuses what the reader does.
+ViewError = ReadError
+read_json_file = read_evidence_json
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading a result
-
-
-@dataclass(frozen=True, slots=True)
-class GroupEvidence:
-    """Everything the views read about one group of a result."""
-
-    record: Mapping[str, Any]
-    directory: Path
-    definition: Mapping[str, Any]
-    grade: Mapping[str, Any] | None
-    grade_file: str | None
-    review: Mapping[str, Any] | None
-    runs: Mapping[str, Mapping[str, Any] | None]
-    run_files: Mapping[str, str | None]
-
-    @property
-    def id(self) -> str:
-        """The group id."""
-        return str(self.record.get("id"))
-
-    @property
-    def group_file(self) -> str:
-        """The group record file name (`group.json` or its fallback)."""
-        artifacts = self.record.get("artifacts") or {}
-        return str(artifacts.get("group") or "group.json")
-
-
-def read_json_file(path: Path) -> Any:
-    """Read one JSON evidence file; unreadable or malformed evidence is a ViewError."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ViewError(f"cannot read {path}: {error.strerror or error}") from error
-    except ValueError as error:
-        raise ViewError(f"{path} is not valid JSON ({error}); the evidence is damaged") from error
-
-
-def _optional_json(path: Path) -> Any:
-    return read_json_file(path) if path.is_file() else None
-
-
-def is_aggregate(result_dir: Path) -> bool:
-    """Whether a directory holds an aggregate over trials rather than one result."""
-    return (result_dir / "aggregate.json").is_file()
-
-
-def load_summary(result_dir: Path) -> dict[str, Any]:
-    """`summary.json` of a result directory, or a ViewError saying what the directory lacks."""
-    path = result_dir / "summary.json"
-    if not path.is_file():
-        raise ViewError(
-            f"{result_dir} has no summary.json or aggregate.json: it is not a finished result. "
-            "Pass a result id or directory under .skill-eval/runs."
-        )
-    summary = read_json_file(path)
-    if not isinstance(summary, dict) or not isinstance(summary.get("groups"), list):
-        raise ViewError(f"{path} has no groups list; the evidence is damaged")
-    return summary
-
-
-def load_group(result_dir: Path, record: Mapping[str, Any]) -> GroupEvidence:
-    """Read the definition, grade, review and both runs of one summarised group."""
-    identity = str(record.get("id"))
-    if identity in ("", ".", "..") or "/" in identity or "\\" in identity:
-        raise ViewError(f"{result_dir / 'summary.json'} names an unsafe group id: {identity!r}")
-    group_dir = result_dir / "groups" / identity
-    definition = _optional_json(group_dir / "definition.json")
-    grade_file = (record.get("artifacts") or {}).get("grade")
-    grade = None
-    if isinstance(grade_file, str):
-        grade = _optional_json(group_dir / grade_file)
-    runs: dict[str, Mapping[str, Any] | None] = {}
-    run_files: dict[str, str | None] = {}
-    for variant in VARIANTS:
-        # A failed persistence leaves its record beside (or instead of) run.json; it is the truth.
-        run_files[variant] = None
-        runs[variant] = None
-        for name in ("run-persistence-error.json", "run.json"):
-            path = group_dir / variant / name
-            if path.is_file():
-                run = read_json_file(path)
-                if not isinstance(run, dict):
-                    raise ViewError(f"{path} is not a JSON object; the evidence is damaged")
-                run_files[variant] = name
-                runs[variant] = run
-                break
-    return GroupEvidence(
-        record=record,
-        directory=group_dir,
-        definition=definition if isinstance(definition, dict) else {},
-        grade=grade if isinstance(grade, dict) else None,
-        grade_file=grade_file if isinstance(grade_file, str) else None,
-        review=_optional_json(group_dir / "semantic-grade.json"),
-        runs=runs,
-        run_files=run_files,
-    )
-
-
-def select_groups(summary: Mapping[str, Any], group: str | None) -> list[Mapping[str, Any]]:
-    """The summarised groups selected by position (`^\\d+$`) or id; all when `group` is None."""
-    records: list[Mapping[str, Any]] = [g for g in summary["groups"] if isinstance(g, dict)]
-    if group is None:
-        return records
-    if _POSITION.fullmatch(group):
-        chosen = [r for r in records if r.get("position") == int(group)]
-    else:
-        chosen = [r for r in records if r.get("id") == group]
-    if not chosen:
-        known = ", ".join(f"{r.get('position')}={r.get('id')}" for r in records) or "none"
-        raise ViewError(
-            f"Unknown group selector: {group} (this result has groups {known}; "
-            "give an id or a 1-based position)"
-        )
-    return chosen
+# Reading a result: through the evidence reader
 
 
 def check_variant(variant: str | None) -> None:
@@ -285,7 +175,7 @@ def _group_lines(result_dir: Path, group: GroupEvidence, variant: str | None) ->
     lines.append(
         row(
             "artifacts",
-            f"definition=groups/{group.id}/definition.json",
+            f"definition={layout.GROUPS}/{group.id}/{layout.DEFINITION}",
             f"grade=groups/{group.id}/{group.grade_file}",
             f"group=groups/{group.id}/{group.group_file}",
         )
@@ -350,7 +240,7 @@ def _review_lines(review: Mapping[str, Any] | None, variant: str | None) -> list
 def _variant_lines(result_dir: Path, group: GroupEvidence, variant: str) -> list[str]:
     run = group.runs.get(variant)
     if run is None:
-        return [f"{variant.capitalize()} [missing]", "  error: run.json is missing"]
+        return [f"{variant.capitalize()} [missing]", f"  error: {layout.RUN} is missing"]
     state = run.get("state")
     complete = state == "complete"
     lines = [f"{variant.capitalize()} [{state}]"]
@@ -407,13 +297,13 @@ def artifact_paths(
     """(name, path relative to the result) of every raw artifact a run names, run file first."""
     variant_dir = group.directory / variant
     base = relative(result_dir, variant_dir)
-    found = [("run", f"{base}/{group.run_files.get(variant) or 'run.json'}")]
+    found = [("run", f"{base}/{group.run_files.get(variant) or layout.RUN}")]
     if run.get("workspace"):
         found.append(("workspace", f"{base}/workspace"))
     artifacts = mapping(run.get("artifacts"))
     transcript = artifacts.get("transcript")
     found.append(
-        ("transcript", f"{base}/{transcript if isinstance(transcript, str) else 'transcript.json'}")
+        ("transcript", f"{base}/{transcript if isinstance(transcript, str) else layout.TRANSCRIPT}")
     )
     for name, value in artifacts.items():
         if name != "transcript" and isinstance(value, str):
@@ -438,11 +328,7 @@ def _rate_cells(prefix: str, rate: Rate) -> list[str]:
 
 def render_aggregate_text(aggregate_dir: Path) -> str:
     """The aggregate view: trials, then per group comparison and check counts with statistics."""
-    data = read_json_file(aggregate_dir / "aggregate.json")
-    if not isinstance(data, Mapping):
-        raise ViewError(
-            f"{aggregate_dir / 'aggregate.json'} is not an object; the evidence is damaged"
-        )
+    data: Mapping[str, Any] = load_aggregate(aggregate_dir)
     trials = [t for t in data.get("trials") or [] if isinstance(t, Mapping)]
     lines = [
         f"Aggregate {data.get('id', aggregate_dir.name)} [{data.get('state')}] "

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_skill_eval.execution import synthetic_record
 from pytest_skill_eval.grading import grade_group
+from pytest_skill_eval.run import synthetic_record
 
 USAGE = {
     "input": 1200,
@@ -368,7 +368,7 @@ def synthetic_run(
     run_dir = result_dir / "groups" / "grading-group" / variant
     run_dir.mkdir(parents=True, exist_ok=True)
     error = None if state == "not-selected" else {"kind": "cancellation", "message": "Cancelled"}
-    run = synthetic_record(variant, state, error, group_type, None, list(prompts))
+    run = dict(synthetic_record(variant, state, error, group_type, None, list(prompts)))
     return _persist(run_dir, run, [])
 
 

@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 
-import pytest_skill_eval.evidence as evidence_module
-import pytest_skill_eval.execution as execution_module
+import pytest_skill_eval.evidence.store as evidence_module
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import EvidenceError
-from pytest_skill_eval.execution import Environment, GroupRun
 from pytest_skill_eval.hosts.pi.binary import check_pi, locate_pi
 from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.providers import EndpointFactory
+from pytest_skill_eval.run import Environment, GroupRun
 from pytest_skill_eval.workspace import SourceResolver
 from tests.plugin.builders import body_group, make_root, read, write_answer
 
@@ -61,9 +60,8 @@ def _failing(name: str, variant: str | None = None) -> Callable[..., str]:
 
 
 def _inject(monkeypatch: pytest.MonkeyPatch, write_once: Callable[..., str]) -> None:
-    # Both the evidence helpers and the group runner write through `write_once`.
+    # Every evidence file, the group runner's included, is written through `store.write_once`.
     monkeypatch.setattr(evidence_module, "write_once", write_once)
-    monkeypatch.setattr(execution_module, "write_once", write_once)
 
 
 def _run_both(run: GroupRun, env: Environment) -> dict[str, Any]:

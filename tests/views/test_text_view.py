@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_skill_eval.execution import synthetic_record
+from pytest_skill_eval.run import synthetic_record
 from pytest_skill_eval.trials import aggregate
 from pytest_skill_eval.views import ViewError, render_text
 from pytest_skill_eval.views.present import compact_json, escape_cell, format_number, js_number
@@ -284,9 +284,9 @@ def test_escaped_cells_hold_no_separators_and_round_trip(text: str) -> None:
 
 
 def _synthetic(variant: str, state: str, error: dict[str, str] | None) -> dict[str, Any]:
-    """A run record of a variant whose subject never ran (the shape execution.py writes)."""
+    """A run record of a variant whose subject never ran (the shape the group runner writes)."""
     prompt = "Note in the changelog that CSV export now handles semicolons (issue #42)."
-    return synthetic_record(variant, state, error, "body", prompt, [prompt])
+    return dict(synthetic_record(variant, state, error, "body", prompt, [prompt]))
 
 
 def test_synthetic_and_missing_runs(result_dir: Path) -> None:

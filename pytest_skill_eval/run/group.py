@@ -6,28 +6,27 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from .budget import Ledger
-from .definitions import LoadedGroup
-from .evidence import (
-    EvidenceError,
-    group_state,
-    json_bytes,
-    read_json,
-    sha256_bytes,
-    sha256_file,
-    utc_now,
-    write_json_once,
-    write_manifest,
-    write_once,
+from ..budget import Ledger
+from ..definitions import LoadedGroup
+from ..evidence import layout, read, store
+from ..evidence.records import GradeRecord, GroupError, GroupRecord, RunRecord
+from ..evidence.states import group_state
+from ..evidence.store import EvidenceError, json_bytes, sha256_bytes, sha256_file, utc_now
+from ..grading import grade_group
+from ..hosts.pi.runner import Endpoint, SetupError, SubjectResult, run_subject
+from ..hosts.process import CancelToken
+from ..materialise import GroupResources, prepare_group, prepare_variant, resources_json
+from ..providers import EndpointError
+from ..workspace import ResourceError, SourceResolver
+from .records import (
+    failed_grade,
+    synthetic_run,
+    unpersisted_grade,
+    unpersisted_group,
+    unpersisted_run,
 )
-from .grading import grade_group
-from .hosts.pi.runner import Endpoint, SetupError, SubjectResult, run_subject
-from .hosts.process import CancelToken
-from .materialise import GroupResources, prepare_group, prepare_variant, resources_json
-from .providers import EndpointError
-from .workspace import ResourceError, SourceResolver
 
 VARIANTS = ("baseline", "candidate")
 
@@ -45,52 +44,9 @@ class Environment:
     ledger: Ledger | None = None
 
 
-def synthetic_run(
-    group: LoadedGroup, variant: str, state: str, error: dict[str, str] | None
-) -> dict[str, Any]:
-    """A run record for a variant of `group` whose subject never ran."""
-    g = group.group
-    return synthetic_record(variant, state, error, g.type, g.input.prompt, list(g.turns))
-
-
-def synthetic_record(
-    variant: str,
-    state: str,
-    error: dict[str, str] | None,
-    evaluation_type: str,
-    prompt: str | None,
-    prompts: list[str],
-) -> dict[str, Any]:
-    """The run.json shape of a run that never executed (reference §5.3)."""
-    return {
-        "schema_version": 1,
-        "variant": variant,
-        "state": state,
-        "evaluationType": evaluation_type,
-        "prompt": prompt,
-        "prompts": prompts,
-        "turns": [],
-        "successfulReadPaths": [],
-        "activation": {
-            "targetRead": None,
-            "firstReadTurn": None,
-            "readTurns": [],
-            "successfulReadPaths": [],
-        },
-        "response": "",
-        "usage": None,
-        "effects": None,
-        "contextObservationArtifact": None,
-        "artifacts": {
-            "events": None,
-            "final": "final.md",
-            "stderr": None,
-            "context": None,
-            "transcript": "transcript.json",
-            "modelRequests": None,
-        },
-        "error": error,
-    }
+def _never_ran(run: RunRecord) -> SubjectResult:
+    """A subject result for a run record without a subject: nothing beside it."""
+    return SubjectResult(dict(run), [], "")
 
 
 @dataclass
@@ -116,7 +72,7 @@ class GroupRun:
     @property
     def group_dir(self) -> Path:
         """`<result>/groups/<id>`."""
-        return self.result_dir / "groups" / self.loaded.group.id
+        return layout.group_dir(self.result_dir, self.loaded.group.id)
 
     def _start(self, env: Environment) -> None:
         if self.started:
@@ -128,7 +84,7 @@ class GroupRun:
             # Started by a process that stopped before finalising: keep what it recorded.
             self._adopt()
             return
-        write_json_once(self.group_dir / "definition.json", self.loaded.raw)
+        store.write_json_once(self.group_dir / layout.DEFINITION, self.loaded.raw)
         if env.cancel.cancelled:
             return
         try:
@@ -138,11 +94,9 @@ class GroupRun:
 
     def _adopt(self) -> None:
         for variant in VARIANTS:
-            for name in ("run.json", "run-error.json"):
-                path = self.group_dir / variant / name
-                if path.is_file():
-                    self.runs[variant] = read_json(path)
-                    break
+            found = read.read_run(self.group_dir / variant)
+            if found is not None:
+                self.runs[variant] = dict(found[1])
 
     def run_variant(self, variant: str, env: Environment) -> dict[str, Any]:
         """Run (or synthesise) one variant and persist it; returns the persisted run record."""
@@ -157,7 +111,7 @@ class GroupRun:
         group = self.loaded
         if env.cancel.cancelled:
             msg = {"kind": "cancellation", "message": "Cancelled before subject execution"}
-            return SubjectResult(synthetic_run(group, variant, "cancelled", msg), [], "")
+            return _never_ran(synthetic_run(group, variant, "cancelled", msg))
         if env.ledger is not None and env.ledger.exhausted():
             spend = env.ledger.snapshot()
             msg = {
@@ -165,17 +119,17 @@ class GroupRun:
                 "message": f"budget exhausted: spent {spend['spent']} of {spend['maxCost']} USD "
                 "before this subject could start",
             }
-            return SubjectResult(synthetic_run(group, variant, "cancelled", msg), [], "")
+            return _never_ran(synthetic_run(group, variant, "cancelled", msg))
         if self.resource_error is not None or self.resources is None:
             msg = {"kind": "setup", "message": self.resource_error or "group resources missing"}
-            return SubjectResult(synthetic_run(group, variant, "invalid", msg), [], "")
+            return _never_ran(synthetic_run(group, variant, "invalid", msg))
         try:
             prepared = prepare_variant(
                 group.group, variant, env.root, variant_dir, self.resources, env.resolver
             )
         except (ResourceError, OSError) as error:
             msg = {"kind": "setup", "message": str(error)}
-            return SubjectResult(synthetic_run(group, variant, "invalid", msg), [], "")
+            return _never_ran(synthetic_run(group, variant, "invalid", msg))
         try:
             endpoint = env.endpoint(group, variant, self.trial, prepared.placeholders())
             result = run_subject(
@@ -191,13 +145,13 @@ class GroupRun:
             run = synthetic_run(group, variant, "infrastructure-failed", msg)
             run["resources"] = resources_json(prepared, self.resources, group.group)
             run["workspace"] = str(prepared.workspace)
-            return SubjectResult(run, [], "")
+            return _never_ran(run)
         except SetupError as error:
             msg = {"kind": "setup", "message": str(error)}
             run = synthetic_run(group, variant, "invalid", msg)
             run["resources"] = resources_json(prepared, self.resources, group.group)
             run["workspace"] = str(prepared.workspace)
-            return SubjectResult(run, [], "")
+            return _never_ran(run)
         result.run["resources"] = resources_json(prepared, self.resources, group.group)
         if env.ledger is not None and endpoint.mode in ("live", "record"):
             # Scripted and replayed spend is recorded but never charged.
@@ -209,18 +163,12 @@ class GroupRun:
         variant_dir = self.group_dir / variant
         run = result.run
         try:
-            write_json_once(variant_dir / "transcript.json", result.transcript)
-            write_once(variant_dir / "final.md", (result.response + "\n").encode("utf-8"))
-            write_json_once(variant_dir / "run.json", run)
+            store.write_json_once(variant_dir / layout.TRANSCRIPT, result.transcript)
+            store.write_once(variant_dir / layout.FINAL, (result.response + "\n").encode("utf-8"))
+            store.write_json_once(variant_dir / layout.RUN, run)
         except EvidenceError as error:
             # The run stays on record with its transcript inline; the failure sits beside it.
-            run = {
-                **run,
-                "state": "infrastructure-failed",
-                "transcript": result.transcript,
-                "error": {"kind": "persistence", "message": str(error), "cause": run.get("error")},
-            }
-            run["artifacts"] = {**run.get("artifacts", {}), "final": None}
+            run = dict(unpersisted_run(cast(RunRecord, run), result.transcript, str(error)))
             self._persist_fallback(variant_dir, run)
         self.runs[variant] = run
         return run
@@ -230,11 +178,11 @@ class GroupRun:
         # run.json when it is still free, else beside it; only when neither can be written does
         # the invocation stop, since nothing of this run would be on record.
         last: EvidenceError | None = None
-        for name in ("run.json", "run-error.json"):
+        for name in (layout.RUN, layout.RUN_FALLBACK):
             if (variant_dir / name).exists():
                 continue
             try:
-                write_json_once(variant_dir / name, run)
+                store.write_json_once(variant_dir / name, run)
                 return
             except EvidenceError as error:
                 last = error
@@ -255,57 +203,36 @@ class GroupRun:
                 else:
                     msg = {"kind": "cancellation", "message": "Cancelled before subject execution"}
                     synthetic = synthetic_run(self.loaded, variant, "cancelled", msg)
-                self._persist(variant, SubjectResult(synthetic, [], ""))
+                self._persist(variant, _never_ran(synthetic))
             self.finished = self._grade_and_record()
             return self.finished
 
     def _grade_and_record(self) -> dict[str, Any]:
         hashes = {}
         for variant in VARIANTS:
-            path = self.group_dir / variant / "run.json"
+            path = layout.run_file(self.group_dir, variant)
             hashes[variant] = (
                 sha256_file(path)
                 if path.is_file()
                 else sha256_bytes(json_bytes(self.runs[variant]))
             )
         dirs = {v: self.group_dir / v for v in VARIANTS}
+        grade: GradeRecord
         try:
-            grade = grade_group(self.loaded.raw, self.runs, dirs, hashes)
+            grade = cast(GradeRecord, grade_group(self.loaded.raw, self.runs, dirs, hashes))
         except Exception as error:  # grading must never lose the runs it grades
-            grade = {
-                "schema_version": 1,
-                "state": "grade-error",
-                "evidence": {
-                    v: {"path": str(dirs[v] / "run.json"), "sha256": hashes[v]} for v in VARIANTS
-                },
-                "checks": [],
-                "comparisons": [],
-                "errors": [{"id": None, "reason": f"deterministic grading failed: {error}"}],
-            }
-        errors: list[dict[str, Any]] = []
-        grade_file = "deterministic-grade.json"
+            grade = failed_grade(dirs, hashes, str(error))
+        errors: list[GroupError] = []
+        grade_file = layout.GRADE
         try:
-            write_json_once(self.group_dir / grade_file, grade)
+            store.write_json_once(self.group_dir / grade_file, grade)
         except EvidenceError as error:
-            grade_file = "deterministic-grade-error.json"
-            grade = {
-                **grade,
-                "state": "grade-error",
-                "errors": [
-                    *grade.get("errors", []),
-                    {"id": None, "reason": f"failed to persist deterministic-grade.json: {error}"},
-                ],
-            }
-            errors.append(
-                {
-                    "kind": "persistence",
-                    "artifact": "deterministic-grade.json",
-                    "message": str(error),
-                }
-            )
-            write_json_once(self.group_dir / grade_file, grade)
+            grade_file = layout.GRADE_FALLBACK
+            grade = unpersisted_grade(grade, str(error))
+            errors.append({"kind": "persistence", "artifact": layout.GRADE, "message": str(error)})
+            store.write_json_once(self.group_dir / grade_file, grade)
         states = {v: self.runs[v]["state"] for v in VARIANTS}
-        record = {
+        record: GroupRecord = {
             "id": self.loaded.group.id,
             "position": self.loaded.position,
             "trial": self.trial,
@@ -314,33 +241,14 @@ class GroupRun:
             ),
             "variants": states,
             "grade": grade["state"],
-            "artifacts": {"grade": grade_file, "group": "group.json"},
+            "artifacts": {"grade": grade_file, "group": layout.GROUP},
             "errors": errors,
             "completedAt": utc_now(),
         }
         try:
-            write_json_once(self.group_dir / "group.json", record)
+            store.write_json_once(self.group_dir / layout.GROUP, record)
         except EvidenceError as error:
-            state = "partially-complete" if record["state"] == "complete" else record["state"]
-            record = {
-                **record,
-                "state": state,
-                "artifacts": {"grade": grade_file, "group": "group-error.json"},
-                "errors": [
-                    *errors,
-                    {"kind": "persistence", "artifact": "group.json", "message": str(error)},
-                ],
-            }
-            write_json_once(self.group_dir / "group-error.json", record)
-        write_manifest(self.group_dir)
+            record = unpersisted_group(record, grade_file, str(error))
+            store.write_json_once(self.group_dir / layout.GROUP_FALLBACK, record)
+        store.write_manifest(self.group_dir)
         return {"group": record, "grade": grade, "runs": self.runs, "dir": self.group_dir}
-
-
-def read_group_record(group_dir: Path) -> dict[str, Any] | None:
-    """The persisted group record (or its fallback), if the group was finalised."""
-    for name in ("group.json", "group-error.json"):
-        path = group_dir / name
-        if path.is_file():
-            record: dict[str, Any] = read_json(path)
-            return record
-    return None

@@ -1,0 +1,234 @@
+"""The shapes of the JSON records users read, so mypy checks their writers and readers.
+
+Fields a record does not always carry are `NotRequired`; values the reference leaves open
+(usage, effects, per-kind check details) stay `Any` where their shape belongs to another layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+
+class RunError(TypedDict):
+    """Why a run did not complete normally."""
+
+    kind: str
+    message: str
+    cause: NotRequired[RunError | dict[str, str] | None]
+
+
+class Activation(TypedDict):
+    """Whether, and in which turns, the target skill was read."""
+
+    targetRead: bool | None
+    firstReadTurn: int | None
+    readTurns: list[int]
+    successfulReadPaths: list[str]
+
+
+class RunArtifacts(TypedDict):
+    """File names (in the variant directory) of what a run left; None when it left none."""
+
+    events: str | None
+    final: str | None
+    stderr: str | None
+    context: str | None
+    transcript: str | None
+    modelRequests: str | None
+
+
+class RunRecord(TypedDict):
+    """`run.json` (or its fallback `run-error.json`), reference §5.3."""
+
+    schema_version: int
+    variant: str
+    state: str
+    evaluationType: str
+    prompt: str | None
+    prompts: list[str]
+    turns: list[dict[str, Any]]
+    successfulReadPaths: list[str]
+    activation: Activation
+    response: str
+    usage: dict[str, Any] | None
+    effects: dict[str, Any] | None
+    contextObservationArtifact: dict[str, Any] | None
+    artifacts: RunArtifacts
+    error: RunError | dict[str, str] | None
+    # Present once a subject started (or its variant was prepared).
+    startedAt: NotRequired[str]
+    completedAt: NotRequired[str]
+    workspace: NotRequired[str]
+    resources: NotRequired[dict[str, Any]]
+    tools: NotRequired[list[str]]
+    commands: NotRequired[list[dict[str, Any]]]
+    model: NotRequired[dict[str, Any]]
+    provider: NotRequired[dict[str, Any]]
+    pi: NotRequired[dict[str, Any]]
+    environment: NotRequired[dict[str, Any]]
+    process: NotRequired[dict[str, Any]]
+    hint: NotRequired[str | None]
+    delivery: NotRequired[Any]
+    # Only in the persistence fallback: the transcript that could not be written beside it.
+    transcript: NotRequired[list[Any]]
+
+
+class EvidenceRef(TypedDict):
+    """Which run record a grade was computed from."""
+
+    path: str | None
+    sha256: str | None
+
+
+class GradeErrorEntry(TypedDict):
+    """One reason a grade is `grade-error`; `id` names the expectation, None the system."""
+
+    id: str | None
+    reason: str
+
+
+class GradeRecord(TypedDict):
+    """`deterministic-grade.json` (or `deterministic-grade-error.json`)."""
+
+    schema_version: int
+    state: str
+    evidence: dict[str, EvidenceRef]
+    checks: list[dict[str, Any]]
+    comparisons: list[dict[str, Any]]
+    errors: list[GradeErrorEntry]
+
+
+class GroupError(TypedDict):
+    """A group-level problem: a record that could not be persisted, or a cancellation."""
+
+    kind: str
+    message: str
+    artifact: NotRequired[str]
+
+
+class GroupArtifacts(TypedDict):
+    """File names of the group's grade and record (canonical or fallback)."""
+
+    grade: str
+    group: str
+
+
+class GroupRecord(TypedDict):
+    """`group.json` (or `group-error.json`); also each entry of `summary.json`'s groups."""
+
+    id: str
+    position: int | None
+    state: str
+    variants: dict[str, str]
+    grade: str | None
+    errors: list[GroupError]
+    # Absent from the placeholder of a group that never finished.
+    trial: NotRequired[int]
+    artifacts: NotRequired[GroupArtifacts]
+    completedAt: NotRequired[str]
+
+
+class Budget(TypedDict):
+    """Spend against `--skill-eval-max-cost`."""
+
+    maxCost: float
+    spent: float
+    exhausted: bool
+
+
+class SummaryRecord(TypedDict):
+    """`summary.json`: one result (trial), written once, last."""
+
+    schema_version: int
+    id: str
+    trial: int
+    state: str
+    groups: list[GroupRecord]
+    completedAt: str
+    budget: NotRequired[Budget]
+
+
+class InvocationGroup(TypedDict):
+    """One group of a loaded definition, identified by content."""
+
+    id: str
+    position: int
+    path: str
+    sha256: str
+
+
+class InvocationDefinition(TypedDict):
+    """One loaded definition file."""
+
+    path: str
+    kind: str
+    id: str
+    groups: list[InvocationGroup]
+
+
+class Selection(TypedDict):
+    """What the invocation selected."""
+
+    group: str | None
+    variant: str | None
+    trial: int
+    trials: int
+
+
+class InvocationRecord(TypedDict):
+    """`invocation.json`: what a result was run from, written before any group starts."""
+
+    schema_version: int
+    id: str
+    root: str
+    definitions: list[InvocationDefinition]
+    selection: Selection
+    pins: Any
+    provider: dict[str, Any]
+    failOn: str
+    startedAt: str
+
+
+class TrialRow(TypedDict):
+    """One trial of an aggregate."""
+
+    id: str
+    state: str
+
+
+class Fingerprint(TypedDict):
+    """The inputs of a trial, compared across trials."""
+
+    definitions: Any
+    pins: Any
+
+
+class AggregateInputs(TypedDict):
+    """Whether every trial ran from the same inputs."""
+
+    identical: bool
+    fingerprints: list[Fingerprint]
+
+
+class AggregateGroup(TypedDict):
+    """Counts and statistics of one group over the trials."""
+
+    id: str
+    trials: int
+    comparisons: list[dict[str, Any]]
+    checks: list[dict[str, Any]]
+
+
+class AggregateRecord(TypedDict):
+    """`aggregate.json`: counts and statistics over trials (reference §6.5)."""
+
+    schema_version: int
+    kind: str
+    id: str
+    state: str
+    requestedTrials: int
+    trials: list[TrialRow]
+    inputs: AggregateInputs
+    groups: list[AggregateGroup]
+    completedAt: str
+    budget: NotRequired[Budget]

@@ -1,0 +1,185 @@
+"""Writing evidence: result ids, write-once files, the one atomic replace, hashing, manifests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Collection, Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import layout
+
+
+class EvidenceError(Exception):
+    """Evidence could not be written, or an existing evidence file would have been overwritten."""
+
+
+def utc_now() -> str:
+    """ISO-8601 UTC timestamp with milliseconds, as the reference writes them."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_result_id(now: datetime | None = None) -> str:
+    """`YYYYMMDDHHMMSS-<8 hex>`: sortable by time, unique by randomness."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d%H%M%S")
+    return f"{stamp}-{secrets.token_hex(4)}"
+
+
+def create_result_dir(runs_dir: Path) -> tuple[str, Path]:
+    """Create a fresh result directory; an id collision is retried, never reused."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for _ in range(16):
+        result_id = new_result_id()
+        path = runs_dir / result_id
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return result_id, path
+    raise EvidenceError(f"could not create a unique result directory under {runs_dir}")
+
+
+def json_bytes(value: Any) -> bytes:
+    """The canonical evidence encoding: two-space indent, UTF-8, trailing newline."""
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _temporary(path: Path) -> Path:
+    # `.<name>.<hex>.tmp`: hidden, unique, and recognisable as a leftover by its owner.
+    return path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+
+
+def _write_synced(tmp: Path, data: bytes) -> None:
+    with open(tmp, "xb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one step (tmp, fsync, rename): readers see old or new.
+
+    For the few files that are replaceable by design (the ledger, cassettes, the advisory
+    review); evidence is never replaced, see `write_once`. Raises OSError.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temporary(path)
+    try:
+        _write_synced(tmp, data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_once(path: Path, data: bytes) -> str:
+    """Atomically create `path` with `data`; refuse to replace an existing file. Returns sha256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temporary(path)
+    try:
+        _write_synced(tmp, data)
+        # link() fails when the target exists: the no-overwrite guarantee rename() lacks.
+        os.link(tmp, path)
+    except FileExistsError as error:
+        raise EvidenceError(
+            f"evidence file already exists and is never rewritten: {path}"
+        ) from error
+    except OSError as error:
+        raise EvidenceError(f"could not write evidence file {path}: {error}") from error
+    finally:
+        tmp.unlink(missing_ok=True)
+    return sha256_bytes(data)
+
+
+def write_json_once(path: Path, value: Any) -> str:
+    """Write a JSON evidence file once; returns its sha256."""
+    return write_once(path, json_bytes(value))
+
+
+def sha256_bytes(data: bytes) -> str:
+    """sha256 of bytes, as hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 of a file's bytes, streamed."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file as written here (errors propagate; see `evidence.read` for views)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def evidence_files(root: Path) -> Iterable[tuple[str, Path]]:
+    """Every regular file and symlink below `root`, as (POSIX relative path, path), sorted."""
+    found: list[tuple[str, Path]] = []
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        base = Path(directory)
+        for name in (*filenames, *(d for d in dirnames if (base / d).is_symlink())):
+            full = base / name
+            found.append((full.relative_to(root).as_posix(), full))
+    return sorted(found)
+
+
+def entry_digest(path: Path) -> str:
+    """Manifest digest of one entry: file bytes, or the link text for a symlink."""
+    if path.is_symlink():
+        return hashlib.sha256(b"symlink\0" + os.fsencode(os.readlink(path))).hexdigest()
+    return sha256_file(path)
+
+
+def write_manifest(group_dir: Path) -> str:
+    """List every evidence file of a group with its sha256, in `manifest.json`, written last."""
+    files = {
+        rel: entry_digest(path) for rel, path in evidence_files(group_dir) if rel != layout.MANIFEST
+    }
+    return write_json_once(group_dir / layout.MANIFEST, {"schema_version": 1, "files": files})
+
+
+def verify_group(group_dir: Path) -> list[str]:
+    """Differences between a group directory and its manifest, one line each."""
+    manifest_path = group_dir / layout.MANIFEST
+    if not manifest_path.is_file():
+        return [f"missing manifest: {manifest_path}"]
+    recorded: Mapping[str, str] = read_json(manifest_path)["files"]
+    actual = {rel: path for rel, path in evidence_files(group_dir) if rel != layout.MANIFEST}
+    problems: list[str] = []
+    for rel, digest in sorted(recorded.items()):
+        path = actual.get(rel)
+        if path is None:
+            problems.append(f"missing: {group_dir / rel}")
+        elif entry_digest(path) != digest:
+            problems.append(f"changed: {group_dir / rel}")
+    problems.extend(f"extra: {group_dir / rel}" for rel in sorted(set(actual) - set(recorded)))
+    return problems
+
+
+def verify_result(result: Path, advisory: Collection[str] = ()) -> list[str]:
+    """Every changed, missing or extra evidence file of a result, one line each.
+
+    `advisory` names group entries that are replaceable and never in a manifest.
+    """
+    groups = layout.groups_dir(result)
+    if not groups.is_dir():
+        return [f"not a result directory (no {layout.GROUPS}/): {result}"]
+    problems: list[str] = []
+    for entry in sorted(result.iterdir()):
+        if entry.name not in (layout.GROUPS, *layout.RESULT_FILES):
+            problems.append(f"extra: {entry}")
+    problems.extend(
+        f"missing: {result / name}" for name in layout.RESULT_FILES if not (result / name).is_file()
+    )
+    for group_dir in sorted(p for p in groups.iterdir() if p.is_dir()):
+        skipped = tuple(f"extra: {group_dir / name}" for name in advisory)
+        problems.extend(
+            line
+            for line in verify_group(group_dir)
+            if not any(line == a or line.startswith(a + "/") for a in skipped)
+        )
+    return problems

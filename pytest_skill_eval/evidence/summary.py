@@ -1,0 +1,47 @@
+"""Result-level records: `invocation.json` first, `summary.json` last, `aggregate.json` beside."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from . import layout
+from .read import group_records
+from .records import AggregateRecord, Budget, InvocationRecord, SummaryRecord
+from .states import batch_state
+from .store import EvidenceError, create_result_dir, utc_now, write_json_once
+
+
+def write_invocation(result_dir: Path, invocation: InvocationRecord) -> str:
+    """Record what a result is run from, before any group starts; returns its sha256."""
+    return write_json_once(layout.invocation_file(result_dir), invocation)
+
+
+def write_summary(
+    result_dir: Path, trial: int, budget: Mapping[str, Any] | None = None
+) -> SummaryRecord | None:
+    """Write summary.json for a result, once; None when it already exists."""
+    records = group_records(result_dir)
+    summary: SummaryRecord = {
+        "schema_version": 1,
+        "id": result_dir.name,
+        "trial": trial,
+        "state": batch_state(r["state"] for r in records) if records else "cancelled",
+        "groups": records,
+        "completedAt": utc_now(),
+    }
+    if budget is not None:
+        summary["budget"] = cast(Budget, dict(budget))
+    try:
+        write_json_once(layout.summary_file(result_dir), summary)
+    except EvidenceError:
+        return None
+    return summary
+
+
+def write_aggregate(runs_dir: Path, build: Callable[[str], AggregateRecord]) -> Path:
+    """Write `build(id)` as aggregate.json in a new id directory beside the trial results."""
+    aggregate_id, path = create_result_dir(runs_dir)
+    write_json_once(layout.aggregate_file(path), build(aggregate_id))
+    return path

@@ -1,0 +1,8 @@
+"""One group of one trial: start it, run each variant, persist, grade, finalise."""
+
+from __future__ import annotations
+
+from .group import VARIANTS, Environment, GroupRun
+from .records import synthetic_record, synthetic_run
+
+__all__ = ["VARIANTS", "Environment", "GroupRun", "synthetic_record", "synthetic_run"]

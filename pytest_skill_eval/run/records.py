@@ -1,0 +1,110 @@
+"""The records a group run writes for itself: runs that never executed, failed grades, groups."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..definitions import LoadedGroup
+from ..evidence import layout
+from ..evidence.records import GradeRecord, GroupError, GroupRecord, RunRecord
+from ..evidence.states import unrecorded_group_state
+
+
+def synthetic_run(
+    group: LoadedGroup, variant: str, state: str, error: dict[str, str] | None
+) -> RunRecord:
+    """A run record for a variant of `group` whose subject never ran."""
+    g = group.group
+    return synthetic_record(variant, state, error, g.type, g.input.prompt, list(g.turns))
+
+
+def synthetic_record(
+    variant: str,
+    state: str,
+    error: dict[str, str] | None,
+    evaluation_type: str,
+    prompt: str | None,
+    prompts: list[str],
+) -> RunRecord:
+    """The run.json shape of a run that never executed (reference §5.3)."""
+    return {
+        "schema_version": 1,
+        "variant": variant,
+        "state": state,
+        "evaluationType": evaluation_type,
+        "prompt": prompt,
+        "prompts": prompts,
+        "turns": [],
+        "successfulReadPaths": [],
+        "activation": {
+            "targetRead": None,
+            "firstReadTurn": None,
+            "readTurns": [],
+            "successfulReadPaths": [],
+        },
+        "response": "",
+        "usage": None,
+        "effects": None,
+        "contextObservationArtifact": None,
+        "artifacts": {
+            "events": None,
+            "final": layout.FINAL,
+            "stderr": None,
+            "context": None,
+            "transcript": layout.TRANSCRIPT,
+            "modelRequests": None,
+        },
+        "error": error,
+    }
+
+
+def unpersisted_run(run: RunRecord, transcript: Sequence[Any], error: str) -> RunRecord:
+    """The fallback record of a run whose files could not all be written: transcript inline."""
+    failed: RunRecord = {
+        **run,
+        "state": "infrastructure-failed",
+        "transcript": list(transcript),
+        "error": {"kind": "persistence", "message": error, "cause": run.get("error")},
+    }
+    failed["artifacts"] = {**run["artifacts"], "final": None}
+    return failed
+
+
+def failed_grade(dirs: Mapping[str, Path], hashes: Mapping[str, str], reason: str) -> GradeRecord:
+    """The grade of a group whose grading raised: its runs stay identified."""
+    return {
+        "schema_version": 1,
+        "state": "grade-error",
+        "evidence": {v: {"path": str(dirs[v] / layout.RUN), "sha256": hashes[v]} for v in dirs},
+        "checks": [],
+        "comparisons": [],
+        "errors": [{"id": None, "reason": f"deterministic grading failed: {reason}"}],
+    }
+
+
+def unpersisted_grade(grade: GradeRecord, error: str) -> GradeRecord:
+    """The fallback grade when deterministic-grade.json could not be written."""
+    return {
+        **grade,
+        "state": "grade-error",
+        "errors": [
+            *grade.get("errors", []),
+            {"id": None, "reason": f"failed to persist {layout.GRADE}: {error}"},
+        ],
+    }
+
+
+def unpersisted_group(record: GroupRecord, grade_file: str, error: str) -> GroupRecord:
+    """The fallback group record when group.json could not be written."""
+    errors: list[GroupError] = [
+        *record["errors"],
+        {"kind": "persistence", "artifact": layout.GROUP, "message": error},
+    ]
+    return {
+        **record,
+        "state": unrecorded_group_state(record["state"]),
+        "artifacts": {"grade": grade_file, "group": layout.GROUP_FALLBACK},
+        "errors": errors,
+    }

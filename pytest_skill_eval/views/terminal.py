@@ -1,0 +1,97 @@
+"""The `skill-eval` section of pytest's terminal summary, read through the evidence reader."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+from ..evidence import layout, read
+from .present import escape_cell
+
+
+class Writer(Protocol):
+    """The part of pytest's terminal reporter the summary writes through."""
+
+    def write_sep(self, sep: str, title: str | None = None, **markup: bool) -> None: ...
+    def write_line(self, line: str | bytes, **markup: bool) -> None: ...
+
+
+def terminal_summary(
+    writer: Writer, result_dirs: Mapping[int, Path], aggregate_dir: Path | None = None
+) -> None:
+    """The `skill-eval` section: per group states, checks, transitions, cost and evidence path."""
+    if not result_dirs:
+        return
+    writer.write_sep("=", "skill-eval")
+    for trial, result_dir in sorted(result_dirs.items()):
+        _result_lines(writer, trial, result_dir)
+    if aggregate_dir is not None:
+        _aggregate_lines(writer, aggregate_dir)
+
+
+def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
+    summary = read.summary_or_none(result_dir)
+    state = summary["state"] if summary is not None else "unknown"
+    writer.write_line(f"result {result_dir.name} [{state}] trial {trial}: {result_dir}")
+    budget = summary.get("budget") if summary is not None else None
+    if budget:
+        exhausted = " - budget exhausted" if budget["exhausted"] else ""
+        writer.write_line(
+            f"  budget: spent {budget['spent']} of {budget['maxCost']} USD{exhausted}"
+        )
+    for record in read.group_records(result_dir):
+        group_dir = layout.group_dir(result_dir, record["id"])
+        variants = " ".join(f"{v}={s}" for v, s in record.get("variants", {}).items())
+        costs = []
+        for variant in read.VARIANTS:
+            found = read.read_run(group_dir / variant)
+            cost = read.run_cost(found[1]) if found is not None else None
+            if cost is not None:
+                costs.append(cost)
+        cost_text = f" cost=${sum(costs):.6f}" if costs else ""
+        writer.write_line(
+            f"  group {record['id']} [{record['state']}] {variants} "
+            f"grade={record.get('grade')}{cost_text}"
+        )
+        grade = read.read_grade(group_dir, record)
+        if grade is not None:
+            for check in grade.get("checks", []):
+                writer.write_line(
+                    f"    check {check['id']} {check['variant']} {check['kind']}: {check['state']}"
+                )
+            for comparison in grade.get("comparisons", []):
+                writer.write_line(f"    comparison {comparison['id']}: {comparison['transition']}")
+            for error in grade.get("errors", []):
+                # Reasons can quote file names; keep each one on its own line.
+                reason = escape_cell(str(error.get("reason")))
+                writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
+        writer.write_line(f"    evidence: {group_dir}")
+
+
+def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
+    data = read.load_aggregate(aggregate_dir)
+    writer.write_line(
+        f"aggregate {data['id']} [{data['state']}] trials="
+        f"{len(data['trials'])}/{data['requestedTrials']}: {aggregate_dir}"
+    )
+    for group in data["groups"]:
+        for check in group["checks"]:
+            interval = check.get("interval")
+            span = f" 95% CI [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
+            writer.write_line(
+                f"  {group['id']} check {check['id']}: pass {check['pass']}/"
+                f"{check['pass'] + check['fail'] + check['unavailable']}{span}"
+            )
+        for comparison in group["comparisons"]:
+            verdict = (
+                "difference unresolved"
+                if comparison["differenceUnresolved"]
+                else "difference resolved"
+            )
+            writer.write_line(
+                f"  {group['id']} comparison {comparison['id']}: "
+                f"fail-to-pass={comparison['discordant']['fail-to-pass']} "
+                f"pass-to-fail={comparison['discordant']['pass-to-fail']} "
+                f"McNemar p={comparison['mcnemarP']:.4g} ({verdict})"
+            )

@@ -1,0 +1,103 @@
+"""A run whose run.json could not be written is on record in its fallback; every view shows it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pytest_skill_eval.evidence.store as store
+from pytest_skill_eval.definitions import load_definition
+from pytest_skill_eval.evidence import EvidenceError, layout, read
+from pytest_skill_eval.evidence.summary import write_summary
+from pytest_skill_eval.hosts.process import CancelToken
+from pytest_skill_eval.run import Environment, GroupRun
+from pytest_skill_eval.views import render_html, render_text
+from pytest_skill_eval.views.terminal import terminal_summary
+from pytest_skill_eval.workspace import SourceResolver
+from tests.plugin.builders import body_group, make_root
+
+INJECTED = "injected failure writing the baseline run record"
+
+
+class _Lines:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def write_sep(self, sep: str, title: str | None = None, **markup: bool) -> None:
+        self.lines.append(f"{sep} {title}")
+
+    def write_line(self, line: str | bytes, **markup: bool) -> None:
+        self.lines.append(str(line))
+
+
+def _no_subject(*_: object) -> object:
+    raise AssertionError("a cancelled group never starts a subject")
+
+
+@pytest.fixture
+def result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A finished result whose baseline run.json failed to persist (no Pi: runs are cancelled)."""
+    root = make_root(tmp_path / "root", [body_group("answer")], {})
+    loaded = load_definition(root / "suite.json", root)
+    result_dir = tmp_path / "runs" / "result"
+    result_dir.mkdir(parents=True)
+    cancel = CancelToken()
+    cancel.cancel("cancelled")
+    env = Environment(
+        root=root,
+        resolver=SourceResolver(root),
+        cancel=cancel,
+        pi=_no_subject,
+        endpoint=_no_subject,  # type: ignore[arg-type]
+        no_progress_s=600,
+    )
+    real = store.write_once
+
+    def write_once(path: Path, data: bytes) -> str:
+        if path.name == layout.RUN and path.parent.name == "baseline":
+            raise EvidenceError(INJECTED)
+        return real(path, data)
+
+    monkeypatch.setattr(store, "write_once", write_once)
+    run = GroupRun(loaded.groups[0], lambda trial: result_dir, 1)
+    run.run_variant("baseline", env)
+    run.run_variant("candidate", env)
+    run.finalise(env)
+    monkeypatch.undo()
+    write_summary(result_dir, 1)
+    return result_dir
+
+
+def test_the_fallback_is_written_beside_the_missing_run_json(result: Path) -> None:
+    baseline = layout.variant_dir(result, "answer", "baseline")
+    assert not (baseline / layout.RUN).exists()
+    found = read.read_run(baseline)
+    assert found is not None
+    name, run = found
+    assert name == layout.RUN_FALLBACK
+    assert run["state"] == "infrastructure-failed"
+    assert run["error"] is not None
+    assert INJECTED in run["error"]["message"]
+
+
+def test_the_text_view_shows_the_fallback_run_and_its_error(result: Path) -> None:
+    text = render_text(result)
+    assert "Baseline [missing]" not in text
+    assert f"{layout.RUN} is missing" not in text
+    assert "Baseline [infrastructure-failed]" in text
+    assert INJECTED in text
+    assert f"groups/answer/baseline/{layout.RUN_FALLBACK}" in text
+
+
+def test_the_html_report_shows_the_fallback_run_and_its_error(result: Path) -> None:
+    page = render_html(result, link_base=result)
+    assert f"{layout.RUN} is missing" not in page
+    assert INJECTED in page
+
+
+def test_the_terminal_summary_reads_the_same_records(result: Path) -> None:
+    writer = _Lines()
+    terminal_summary(writer, {1: result})
+    [group_line] = [line for line in writer.lines if line.startswith("  group answer")]
+    assert "baseline=infrastructure-failed" in group_line
