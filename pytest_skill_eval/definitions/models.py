@@ -8,8 +8,6 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, model_validator
 
 from .expectations import (
-    BODY_ONLY_KINDS,
-    DESCRIPTION_ONLY_KINDS,
     Expectation,
     ResourceReadExpectation,
 )
@@ -362,25 +360,10 @@ class Group(DefinitionModel):
             self._check_expectation(index, expectation)
 
     def _check_expectation(self, index: int, expectation: Expectation) -> None:
-        kind = expectation.kind
-        if self.type == "body" and kind in DESCRIPTION_ONLY_KINDS:
-            raise rule_error(
-                f"'{kind}' expectations are only valid in description groups; in a body group "
-                "the target is delivered explicitly (use resource-read to observe reads)",
-                ("expectations", index, "kind"),
-            )
-        if self.type == "description" and kind in BODY_ONLY_KINDS:
-            raise rule_error(
-                f"'{kind}' expectations are only valid in body groups",
-                ("expectations", index, "kind"),
-            )
-        count = len(self.turns)
-        if expectation.turn is not None and expectation.turn > count:
-            raise rule_error(
-                f"turn {expectation.turn} is out of range: the group declares {count} "
-                f"turn{'s' if count != 1 else ''} (use 1..{count})",
-                ("expectations", index, "turn"),
-            )
+        problem = fit_problem(expectation, self.type, len(self.turns))
+        if problem is not None:
+            field, message = problem
+            raise rule_error(message, ("expectations", index, field))
         if isinstance(expectation, ResourceReadExpectation) and expectation.index is not None:
             environment = self.variants[expectation.variant]
             listed = environment.skills if expectation.resource == "skill" else environment.context
@@ -391,6 +374,31 @@ class Group(DefinitionModel):
                     f"variant's '{name}' has {len(listed)} entries",
                     ("expectations", index, "index"),
                 )
+
+
+def fit_problem(
+    expectation: Expectation, group_type: str, turn_count: int
+) -> tuple[str, str] | None:
+    """The field at fault and why an expectation does not fit its group; None when it fits.
+
+    Loading reports it as a definition error and grading as a grade error, in the same words.
+    """
+    kind = expectation.kind
+    if group_type not in expectation.group_types:
+        if group_type == "body":
+            return (
+                "kind",
+                f"'{kind}' expectations are only valid in description groups; in a body group "
+                "the target is delivered explicitly (use resource-read to observe reads)",
+            )
+        return "kind", f"'{kind}' expectations are only valid in body groups"
+    if expectation.turn is not None and expectation.turn > turn_count:
+        return (
+            "turn",
+            f"turn {expectation.turn} is out of range: the group declares {turn_count} "
+            f"turn{'s' if turn_count != 1 else ''} (use 1..{turn_count})",
+        )
+    return None
 
 
 def _check_comparisons(expectations: tuple[Expectation, ...]) -> None:
