@@ -36,6 +36,8 @@ class ExpectationBase(DefinitionModel):
 
     # The group types whose runs record the evidence this kind observes.
     group_types: ClassVar[frozenset[GroupType]] = BOTH_GROUP_TYPES
+    # Whether the kind observes workspace files, which a turn-scoped check needs snapshots of.
+    observes_workspace: ClassVar[bool] = False
 
     id: Id
     variant: Variant
@@ -103,6 +105,7 @@ class PathExpectation(ExpectationBase):
     """Whether a workspace path exists."""
 
     group_types = BODY
+    observes_workspace = True
 
     kind: Literal["path"]
     path: RelativePath
@@ -113,6 +116,7 @@ class ChangedPathsExpectation(ExpectationBase):
     """The set of changed workspace files."""
 
     group_types = BODY
+    observes_workspace = True
 
     kind: Literal["changed-paths"]
     paths: Annotated[tuple[RelativePath, ...], unique("path")]
@@ -123,6 +127,7 @@ class FileTextExpectation(ExpectationBase):
     """Text of a workspace file."""
 
     group_types = BODY
+    observes_workspace = True
 
     kind: Literal["file-text"]
     path: RelativePath
@@ -139,6 +144,7 @@ class JsonExpectation(ExpectationBase):
     """State of a workspace JSON file and optionally one field of it."""
 
     group_types = BODY
+    observes_workspace = True
 
     kind: Literal["json"]
     path: RelativePath
@@ -230,4 +236,7 @@ DESCRIPTION_ONLY_KINDS = frozenset(
 )
 BODY_ONLY_KINDS = frozenset(
     kind_of(model) for model in EXPECTATION_MODELS if "description" not in model.group_types
+)
+WORKSPACE_KINDS = frozenset(
+    kind_of(model) for model in EXPECTATION_MODELS if model.observes_workspace
 )

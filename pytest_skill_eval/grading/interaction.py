@@ -34,12 +34,12 @@ PREVIEW_UNITS = 240
 CONTEXT_CHANGED = "context observation artifact changed after run persistence"
 
 
-def grade_response_text(spec: ResponseTextExpectation, ctx: Context) -> Check:
+def grade_response_text(expectation: ResponseTextExpectation, ctx: Context) -> Check:
     """Text of the final response, or of one turn's last assistant message."""
-    expect, value, turn = spec.expect, spec.value, spec.turn
+    expect, value, turn = expectation.expect, expectation.value, expectation.turn
     expected = {"expect": expect, "value": value, "turn": turn}
     if not ctx.complete:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     if turn is None:
         response = string_at(ctx.run.get("response"), "response")
         turns = run_turns(ctx.run)
@@ -47,17 +47,20 @@ def grade_response_text(spec: ResponseTextExpectation, ctx: Context) -> Check:
     else:
         record = turn_record(ctx.run, turn)
         if record is None:
-            return unavailable(spec, expected)
+            return unavailable(expectation, expected)
         response = string_at(record.get("response"), f"turn {turn} response")
         observed_turn = turn
     observed = {"response": response, "turn": observed_turn}
-    return graded(spec, text_matches(expect, response, value), expected, observed)
+    return graded(expectation, text_matches(expect, response, value), expected, observed)
 
 
-def grade_tool_call(spec: ToolCallExpectation, ctx: Context) -> Check:
+def grade_tool_call(expectation: ToolCallExpectation, ctx: Context) -> Check:
     """Calls of one tool, optionally narrowed by substrings of their compact JSON arguments."""
-    tool, expect, turn = spec.tool, spec.expect, spec.turn
-    contains, excludes = list(spec.argument_contains), list(spec.argument_not_contains)
+    tool, expect, turn = expectation.tool, expectation.expect, expectation.turn
+    contains, excludes = (
+        list(expectation.argument_contains),
+        list(expectation.argument_not_contains),
+    )
     expected = {
         "tool": tool,
         "expect": expect,
@@ -66,13 +69,13 @@ def grade_tool_call(spec: ToolCallExpectation, ctx: Context) -> Check:
         "turn": turn,
     }
     if not ctx.complete:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     if turn is None:
         records = run_turns(ctx.run)
     else:
         record = turn_record(ctx.run, turn)
         if record is None:
-            return unavailable(spec, expected)
+            return unavailable(expectation, expected)
         records = [record]
     calls: list[dict[str, Any]] = []
     matching: list[dict[str, Any]] = []
@@ -111,17 +114,17 @@ def grade_tool_call(spec: ToolCallExpectation, ctx: Context) -> Check:
         "failedCount": len(failed),
         "calls": calls,
     }
-    return graded(spec, passed, expected, observed)
+    return graded(expectation, passed, expected, observed)
 
 
-def grade_context_text(spec: ContextTextExpectation, ctx: Context) -> Check:
+def grade_context_text(expectation: ContextTextExpectation, ctx: Context) -> Check:
     """Text the subject's model saw at one surface, request and turn (observer evidence)."""
     expect, value, surface, request, turn = (
-        spec.expect,
-        spec.value,
-        spec.surface,
-        spec.request,
-        spec.turn,
+        expectation.expect,
+        expectation.value,
+        expectation.surface,
+        expectation.request,
+        expectation.turn,
     )
     expected = {
         "expect": expect,
@@ -131,10 +134,10 @@ def grade_context_text(spec: ContextTextExpectation, ctx: Context) -> Check:
         "turn": turn,
     }
     if not ctx.complete:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     observations = _context_observations(ctx)
     if observations is None:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     candidates = [
         o
         for o in observations
@@ -142,7 +145,7 @@ def grade_context_text(spec: ContextTextExpectation, ctx: Context) -> Check:
     ]
     entry = _select(candidates, request)
     if entry is None:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     text = entry.get("text")
     if not isinstance(text, str) and surface == "system-prompt":
         text = entry.get("systemPrompt")
@@ -157,7 +160,7 @@ def grade_context_text(spec: ContextTextExpectation, ctx: Context) -> Check:
         "matched": matched,
         "preview": utf16_prefix(text, PREVIEW_UNITS),
     }
-    return graded(spec, matched, expected, observed)
+    return graded(expectation, matched, expected, observed)
 
 
 def _same_int(value: object, number: int) -> bool:

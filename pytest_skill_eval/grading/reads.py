@@ -22,15 +22,15 @@ from pytest_skill_eval.grading.support import (
 )
 
 
-def grade_skill_read(spec: SkillReadExpectation, ctx: Context) -> Check:
+def grade_skill_read(expectation: SkillReadExpectation, ctx: Context) -> Check:
     """Whether and when the variant's target SKILL.md was read (description groups)."""
-    expect, turn = spec.expect, spec.turn
+    expect, turn = expectation.expect, expectation.turn
     expected = {"read": expect, "turn": turn}
     if not ctx.complete:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     observed = _activation(ctx.run)
     if observed is None:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     first = observed["firstReadTurn"]
     if expect == "never":
         passed = not observed["targetRead"]
@@ -40,7 +40,7 @@ def grade_skill_read(spec: SkillReadExpectation, ctx: Context) -> Check:
         passed = first is not None and turn is not None and first <= turn
     else:
         passed = first is None or (turn is not None and first >= turn)
-    return graded(spec, passed, expected, observed)
+    return graded(expectation, passed, expected, observed)
 
 
 def _activation(run: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -65,18 +65,23 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def grade_resource_read(spec: ResourceReadExpectation, ctx: Context) -> Check:
+def grade_resource_read(expectation: ResourceReadExpectation, ctx: Context) -> Check:
     """Whether one declared workspace, skill or context file was successfully read."""
-    resource, index, path, turn = spec.resource, spec.index, spec.path, spec.turn
+    resource, index, path, turn = (
+        expectation.resource,
+        expectation.index,
+        expectation.path,
+        expectation.turn,
+    )
     expected = {
-        "expect": spec.expect,
+        "expect": expectation.expect,
         "resource": resource,
         "index": index,
         "path": path,
         "turn": turn,
     }
     if not ctx.complete:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
 
     root, known = _resource_root(ctx, resource, index)
     canonical_root = os.path.realpath(root)
@@ -90,10 +95,10 @@ def grade_resource_read(spec: ResourceReadExpectation, ctx: Context) -> Check:
         raise EvidenceError(f"declared {what} path is unavailable: {path}")
     reads = read_paths(ctx.run, turn)
     if reads is None:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     read = canonical in reads
     observed = {"path": canonical, "read": read, "turn": turn}
-    return graded(spec, read == (spec.expect == "read"), expected, observed)
+    return graded(expectation, read == (expectation.expect == "read"), expected, observed)
 
 
 def _resource_root(ctx: Context, resource: str, index: int | None) -> tuple[str, set[str]]:

@@ -24,13 +24,13 @@ from pytest_skill_eval.grading.support import (
 from pytest_skill_eval.grading.values import json_equal, resolve_pointer, utf16_sort_key
 
 
-def grade_path(spec: PathExpectation, ctx: Context) -> Check:
+def grade_path(expectation: PathExpectation, ctx: Context) -> Check:
     """Whether a workspace path exists (a directory or symlink counts as present)."""
-    expect, path, turn = spec.expect, spec.path, spec.turn
+    expect, path, turn = expectation.expect, expectation.path, expectation.turn
     expected = {"expect": expect, "path": path, "turn": turn}
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     entry = workspace.files.get(path)
     observed = {
         "path": path,
@@ -38,29 +38,34 @@ def grade_path(spec: PathExpectation, ctx: Context) -> Check:
         "type": None if entry is None else entry.type,
         "turn": turn,
     }
-    return graded(spec, (entry is not None) == (expect == "exists"), expected, observed)
+    return graded(expectation, (entry is not None) == (expect == "exists"), expected, observed)
 
 
-def grade_changed_paths(spec: ChangedPathsExpectation, ctx: Context) -> Check:
+def grade_changed_paths(expectation: ChangedPathsExpectation, ctx: Context) -> Check:
     """The set of created, modified and deleted files, cumulative from before the run."""
-    expect, turn = spec.expect, spec.turn
-    wanted = sorted(spec.paths, key=utf16_sort_key)
+    expect, turn = expectation.expect, expectation.turn
+    wanted = sorted(expectation.paths, key=utf16_sort_key)
     expected = {"expect": expect, "paths": wanted, "turn": turn}
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     actual = sorted(workspace.changed_paths(), key=utf16_sort_key)
     passed = actual == wanted if expect == "equals" else not set(wanted) & set(actual)
-    return graded(spec, passed, expected, {"paths": actual, "turn": turn})
+    return graded(expectation, passed, expected, {"paths": actual, "turn": turn})
 
 
-def grade_file_text(spec: FileTextExpectation, ctx: Context) -> Check:
+def grade_file_text(expectation: FileTextExpectation, ctx: Context) -> Check:
     """Text of a workspace file; a missing file fails every expect, even not-contains."""
-    expect, path, value, turn = spec.expect, spec.path, spec.value, spec.turn
+    expect, path, value, turn = (
+        expectation.expect,
+        expectation.path,
+        expectation.value,
+        expectation.turn,
+    )
     expected = {"expect": expect, "path": path, "value": value, "turn": turn}
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     data = read_workspace_file(workspace, path)
     observed = {
         "path": path,
@@ -71,16 +76,22 @@ def grade_file_text(spec: FileTextExpectation, ctx: Context) -> Check:
     passed = data is not None and text_matches(
         expect, data.decode("utf-8", errors="replace"), value
     )
-    return graded(spec, passed, expected, observed)
+    return graded(expectation, passed, expected, observed)
 
 
-def grade_json(spec: JsonExpectation, ctx: Context) -> Check:
+def grade_json(expectation: JsonExpectation, ctx: Context) -> Check:
     """Presence, validity and RFC 6901 fields of a JSON workspace file."""
-    expect, path, pointer, value, turn = spec.expect, spec.path, spec.pointer, spec.value, spec.turn
+    expect, path, pointer, value, turn = (
+        expectation.expect,
+        expectation.path,
+        expectation.pointer,
+        expectation.value,
+        expectation.turn,
+    )
     expected = {"expect": expect, "path": path, "pointer": pointer, "value": value, "turn": turn}
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
-        return unavailable(spec, expected)
+        return unavailable(expectation, expected)
     data = read_workspace_file(workspace, path)
     observed = _observe_json(path, data, pointer, turn)
     if expect in ("available", "missing"):
@@ -93,7 +104,7 @@ def grade_json(spec: JsonExpectation, ctx: Context) -> Check:
         passed = observed["field"] == "absent"
     else:
         passed = observed["field"] == "present" and json_equal(observed["value"], value)
-    return graded(spec, passed, expected, observed)
+    return graded(expectation, passed, expected, observed)
 
 
 def _observe_json(path: str, data: bytes | None, pointer: str | None, turn: int | None) -> Any:
