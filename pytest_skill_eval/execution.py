@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .budget import Ledger
+from .definitions import VARIANTS as VARIANT_NAMES
 from .definitions import LoadedGroup
 from .evidence import (
     EvidenceError,
@@ -29,7 +30,8 @@ from .materialise import GroupResources, prepare_group, prepare_variant, resourc
 from .providers import EndpointError
 from .workspace import ResourceError, SourceResolver
 
-VARIANTS = ("baseline", "candidate")
+# Widened to str: the run and grade mappings here are keyed by plain strings.
+VARIANTS: tuple[str, ...] = VARIANT_NAMES
 
 
 @dataclass

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from .definitions import VARIANTS
 from .evidence import (
     EvidenceError,
     batch_state,
@@ -129,7 +130,7 @@ def terminal_summary(
             group_dir = result_dir / "groups" / record["id"]
             variants = " ".join(f"{v}={s}" for v, s in record.get("variants", {}).items())
             costs = []
-            for variant in ("baseline", "candidate"):
+            for variant in VARIANTS:
                 run_path = group_dir / variant / "run.json"
                 if run_path.is_file():
                     cost = _cost(read_json(run_path))

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .definitions import VARIANTS
 from .evidence import read_json, utc_now
 
 Z95 = 1.959963984540054
@@ -97,7 +98,7 @@ def aggregate(
                         "transitions": dict.fromkeys(TRANSITIONS, 0),
                     },
                 )
-                for variant in ("baseline", "candidate"):
+                for variant in VARIANTS:
                     state = comparison[variant]["state"]
                     if state in ("pass", "fail", "unavailable"):
                         row[variant][state] += 1
@@ -155,7 +156,7 @@ def _comparison_stats(row: dict[str, Any]) -> dict[str, Any]:
     f2p, p2f = transitions.get("fail-to-pass", 0), transitions.get("pass-to-fail", 0)
     p = mcnemar_exact(f2p, p2f)
     rates = {}
-    for variant in ("baseline", "candidate"):
+    for variant in VARIANTS:
         counts = row[variant]
         observed = counts["pass"] + counts["fail"]
         interval = wilson_interval(counts["pass"], observed)

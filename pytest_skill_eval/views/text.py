@@ -11,9 +11,9 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from pathlib import Path
 from typing import Any
 
+from ..definitions import VARIANTS as VARIANTS  # re-exported to the other views
 from ..trials import ALPHA, mcnemar_exact, wilson_interval
 
-VARIANTS = ("baseline", "candidate")
 _POSITION = re.compile(r"[0-9]+")
 
 
