@@ -7,8 +7,10 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
+from .conversion import pointer_of
 from .expectations import (
     Expectation,
+    GroupType,
     ResourceReadExpectation,
 )
 from .fields import (
@@ -264,7 +266,7 @@ class Group(DefinitionModel):
     schema_version: SchemaVersion
     kind: Literal["group"]
     id: Id
-    type: Literal["description", "body"]
+    type: GroupType
     input: Input
     fixture: RelativePath | None
     tools: Annotated[tuple[NonEmptyStr, ...], unique("tool")]
@@ -353,7 +355,7 @@ class Group(DefinitionModel):
             if expectation.id in first:
                 raise rule_error(
                     f"duplicate expectation id '{expectation.id}' "
-                    f"(already used by /expectations/{first[expectation.id]})",
+                    f"(already used by {pointer_of(('expectations', first[expectation.id]))})",
                     ("expectations", index, "id"),
                 )
             first[expectation.id] = index

@@ -20,6 +20,8 @@ from pytest_skill_eval.definitions import (
     ContextTextExpectation,
     Expectation,
     FileTextExpectation,
+    GroupType,
+    Input,
     JsonExpectation,
     PathExpectation,
     ResourceReadExpectation,
@@ -53,6 +55,7 @@ from pytest_skill_eval.grading.workspace_checks import (
 __all__ = ["grade_group", "parse_expectation", "transition"]
 
 EXPECTATION: TypeAdapter[Expectation] = TypeAdapter(Expectation)
+GROUP_TYPE: TypeAdapter[GroupType] = TypeAdapter(GroupType)
 
 
 def grade_group(
@@ -119,9 +122,7 @@ def _grade(
     runs: Mapping[str, Mapping[str, Any]],
     run_dirs: Mapping[str, Path],
 ) -> tuple[list[Check], list[dict[str, Any]], list[dict[str, Any]]]:
-    group_type = group_raw.get("type")
-    if group_type not in ("description", "body"):
-        raise ValueError("group.type must be description or body")
+    group_type = _group_type(group_raw.get("type"))
     expectations = group_raw.get("expectations")
     if not isinstance(expectations, list):
         raise ValueError("group.expectations must be an array")
@@ -235,14 +236,19 @@ def _dispatch(expectation: Expectation, context: Context) -> Check:
             assert_never(expectation)
 
 
+def _group_type(value: object) -> GroupType:
+    try:
+        return GROUP_TYPE.validate_python(value)
+    except ValidationError:
+        raise ValueError("group.type must be description or body") from None
+
+
 def _turn_count(value: object) -> int:
-    if isinstance(value, Mapping):
-        turns = value.get("turns")
-        if isinstance(turns, list) and turns:
-            return len(turns)
-        if isinstance(value.get("prompt"), str):
-            return 1
-    raise ValueError("group.input must hold a prompt or a non-empty turns array")
+    try:
+        task = Input.model_validate(value)
+    except ValidationError:
+        raise ValueError("group.input must hold a prompt or a non-empty turns array") from None
+    return 1 if task.turns is None else len(task.turns)
 
 
 def _identity(expectation: object) -> str | None:
