@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_skill_eval.definitions import EXPECTATION_KINDS, DefinitionError, parse_group
 from pytest_skill_eval.grading import grade_group
+from pytest_skill_eval.grading.core import parse_expectation
+from pytest_skill_eval.grading.support import ExpectationError
 from tests.grading.grading_evidence import Built, fingerprint, grade, group, sha256, synthetic_run
 from tests.grading.grading_scenarios import (
     BODY_PROMPTS,
@@ -918,3 +920,70 @@ def test_fuzzed_expectations_never_raise(
     assert {e["id"] for e in expectations} <= graded
     assert all(c["state"] in {"pass", "fail", "unavailable"} for c in result["checks"])
     json.dumps(result)
+
+
+# One valid expectation per kind; the agreement test below mutates them a field or two at a time.
+VALID = [
+    {"kind": "skill-read", "expect": "by-turn", "turn": 1},
+    {"kind": "resource-read", "resource": "workspace", "path": "notes.md", "expect": "read"},
+    {"kind": "path", "path": "a", "expect": "exists", "turn": 2},
+    {"kind": "changed-paths", "paths": ["a"], "expect": "equals"},
+    {"kind": "file-text", "path": "a", "expect": "contains", "value": "x"},
+    {"kind": "json", "path": "a.json", "expect": "field-equals", "pointer": "/a", "value": 1},
+    {"kind": "response-text", "expect": "contains", "value": "x"},
+    {"kind": "tool-call", "tool": "read", "expect": "called", "argumentContains": ["x"]},
+    {"kind": "context-text", "expect": "contains", "value": "x", "request": "first"},
+]
+_MISSING = object()
+MUTATED = st.builds(
+    lambda base, variant, changes: {
+        "id": "under-test",
+        "variant": variant,
+        **{
+            key: value
+            for key, value in {**base, **changes}.items()
+            if value is not _MISSING and key != "comparison"
+        },
+    },
+    st.sampled_from(VALID),
+    st.sampled_from(["baseline", "candidate", "other"]),
+    st.dictionaries(
+        st.sampled_from([*FIELDS, "kind"]),
+        st.just(_MISSING) | st.sampled_from(KINDS) | JSON_VALUES,
+        max_size=2,
+    ),
+)
+
+
+def _finite(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return False
+    return True
+
+
+@settings(max_examples=400, deadline=None)
+@given(expectation=MUTATED, group_type=st.sampled_from(["body", "description"]))
+def test_grading_rejects_exactly_what_loading_rejects_and_says_the_same(
+    expectation: dict[str, Any], group_type: str
+) -> None:
+    # Comparisons pair expectations and skill/context indexes depend on the variants: both are
+    # group rules, checked at grade time against the checks and the evidence instead.
+    assume(expectation.get("resource") not in ("skill", "context") and _finite(expectation))
+    document = group(group_type, [expectation], BODY_PROMPTS)
+    try:
+        parse_group(document, Path("group.json"))
+    except DefinitionError as error:
+        loading: str | None = f"{error.pointer}: {error.message}"
+    else:
+        loading = None
+
+    try:
+        parse_expectation(document, 0, group_type, len(BODY_PROMPTS))
+    except ExpectationError as error:
+        grading: str | None = str(error).split(" expectation: ", 1)[1]
+    else:
+        grading = None
+
+    assert grading == loading
