@@ -12,7 +12,14 @@ import pytest
 from _pytest._code.code import TerminalRepr
 from _pytest.reports import TestReport
 
-from .definitions import DefinitionError, LoadedGroup, SelectionError, load_definition, select
+from .definitions import (
+    VARIANTS,
+    DefinitionError,
+    LoadedGroup,
+    SelectionError,
+    load_definition,
+    select,
+)
 from .evidence import FAILING_RUN_STATES, EvidenceError
 from .run import GroupRun
 from .views.present import escape_cell
@@ -144,7 +151,7 @@ class VariantItem(pytest.Item):
 
 def last_selected(run: GroupRun) -> str:
     """The variant whose item finalises the group (candidate unless only baseline is selected)."""
-    chosen = [v for v in ("baseline", "candidate") if run.selected.get(v)]
+    chosen = [v for v in VARIANTS if run.selected.get(v)]
     return chosen[-1] if chosen else "candidate"
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from .definitions import VARIANTS
 from .evidence import layout, read
 from .evidence.records import AggregateGroup, AggregateRecord, Budget, Fingerprint, TrialRow
 from .evidence.states import aggregate_state
@@ -90,7 +91,7 @@ def aggregate(
                         "transitions": dict.fromkeys(TRANSITIONS, 0),
                     },
                 )
-                for variant in ("baseline", "candidate"):
+                for variant in VARIANTS:
                     state = comparison[variant]["state"]
                     if state in ("pass", "fail", "unavailable"):
                         row[variant][state] += 1
@@ -148,7 +149,7 @@ def _comparison_stats(row: dict[str, Any]) -> dict[str, Any]:
     f2p, p2f = transitions.get("fail-to-pass", 0), transitions.get("pass-to-fail", 0)
     p = mcnemar_exact(f2p, p2f)
     rates = {}
-    for variant in ("baseline", "candidate"):
+    for variant in VARIANTS:
         counts = row[variant]
         observed = counts["pass"] + counts["fail"]
         interval = wilson_interval(counts["pass"], observed)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from jsonpointer import JsonPointer
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
@@ -31,14 +32,10 @@ _TYPE_MESSAGES = {
 }
 
 
-def escape_token(token: str | int) -> str:
-    """Escape one JSON Pointer reference token (RFC 6901)."""
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
 def pointer_of(tokens: Sequence[str | int]) -> str:
-    """The JSON Pointer of a token path; "" is the whole document."""
-    return "".join("/" + escape_token(token) for token in tokens)
+    """The JSON Pointer (RFC 6901, escaped by `jsonpointer`) of a token path; "" is the whole
+    document."""
+    return JsonPointer.from_parts(tokens).path
 
 
 def _document_path(loc: Sequence[str | int], document: Any) -> tuple[list[str | int], str | None]:
@@ -118,13 +115,23 @@ def _message(error: ErrorDetails, tokens: Sequence[str | int], tag: str | None) 
     return text.replace("Input should be", "must be")
 
 
-def to_definition_error(error: ValidationError, path: Path, document: Any) -> DefinitionError:
-    """The first pydantic error as a DefinitionError pointing at the offending value."""
+def describe(
+    error: ValidationError, document: Any, at: Sequence[str | int] = ()
+) -> tuple[str, str]:
+    """The JSON Pointer and the message of pydantic's first error.
+
+    `at` is where the validated value sits inside `document`, so the pointer is the document's.
+    """
     first = error.errors(include_url=False)[0]
-    tokens, tag = _document_path(first["loc"], document)
+    tokens, tag = _document_path([*at, *first["loc"]], document)
     ctx = first.get("ctx") or {}
     if first["type"] == RULE_ERROR:
         tokens.extend(ctx.get("at", ()))
     elif first["type"] in ("union_tag_invalid", "union_tag_not_found"):
         tokens.append("kind")
-    return DefinitionError(path, pointer_of(tokens), _message(first, tokens, tag))
+    return pointer_of(tokens), _message(first, tokens, tag)
+
+
+def to_definition_error(error: ValidationError, path: Path, document: Any) -> DefinitionError:
+    """The first pydantic error as a DefinitionError pointing at the offending value."""
+    return DefinitionError(path, *describe(error, document))

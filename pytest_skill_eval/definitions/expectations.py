@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 
 from pydantic import Field, model_validator
 
@@ -23,6 +23,9 @@ from .fields import (
 )
 
 TextExpect = Literal["contains", "not-contains", "equals"]
+GroupType = Literal["description", "body"]
+BOTH_GROUP_TYPES: frozenset[GroupType] = frozenset({"description", "body"})
+BODY: frozenset[GroupType] = frozenset({"body"})
 
 # Fields every kind shares; everything else is the kind's expected predicate.
 COMMON_FIELDS = frozenset({"id", "kind", "variant", "comparison"})
@@ -30,6 +33,11 @@ COMMON_FIELDS = frozenset({"id", "kind", "variant", "comparison"})
 
 class ExpectationBase(DefinitionModel):
     """Fields shared by every expectation kind."""
+
+    # The group types whose runs record the evidence this kind observes.
+    group_types: ClassVar[frozenset[GroupType]] = BOTH_GROUP_TYPES
+    # Whether the kind observes workspace files, which a turn-scoped check needs snapshots of.
+    observes_workspace: ClassVar[bool] = False
 
     id: Id
     variant: Variant
@@ -44,6 +52,9 @@ class ExpectationBase(DefinitionModel):
 
 class SkillReadExpectation(ExpectationBase):
     """Whether and when the variant's target SKILL.md was read (description groups)."""
+
+    # A body run is told its target explicitly, so reading it says nothing about activation.
+    group_types = frozenset({"description"})
 
     kind: Literal["skill-read"]
     expect: Literal["never", "on-turn", "by-turn", "not-before-turn"]
@@ -93,6 +104,9 @@ class ResourceReadExpectation(ExpectationBase):
 class PathExpectation(ExpectationBase):
     """Whether a workspace path exists."""
 
+    group_types = BODY
+    observes_workspace = True
+
     kind: Literal["path"]
     path: RelativePath
     expect: Literal["exists", "absent"]
@@ -101,6 +115,9 @@ class PathExpectation(ExpectationBase):
 class ChangedPathsExpectation(ExpectationBase):
     """The set of changed workspace files."""
 
+    group_types = BODY
+    observes_workspace = True
+
     kind: Literal["changed-paths"]
     paths: Annotated[tuple[RelativePath, ...], unique("path")]
     expect: Literal["equals", "excludes"]
@@ -108,6 +125,9 @@ class ChangedPathsExpectation(ExpectationBase):
 
 class FileTextExpectation(ExpectationBase):
     """Text of a workspace file."""
+
+    group_types = BODY
+    observes_workspace = True
 
     kind: Literal["file-text"]
     path: RelativePath
@@ -122,6 +142,9 @@ JsonExpect = Literal[
 
 class JsonExpectation(ExpectationBase):
     """State of a workspace JSON file and optionally one field of it."""
+
+    group_types = BODY
+    observes_workspace = True
 
     kind: Literal["json"]
     path: RelativePath
@@ -153,6 +176,8 @@ class JsonExpectation(ExpectationBase):
 class ResponseTextExpectation(ExpectationBase):
     """Text of the subject's final (or a turn's) response."""
 
+    group_types = BODY
+
     kind: Literal["response-text"]
     value: Text
     expect: TextExpect
@@ -160,6 +185,8 @@ class ResponseTextExpectation(ExpectationBase):
 
 class ToolCallExpectation(ExpectationBase):
     """Calls of one tool, optionally filtered by substrings of their JSON arguments."""
+
+    group_types = BODY
 
     kind: Literal["tool-call"]
     tool: NonEmptyStr
@@ -170,6 +197,8 @@ class ToolCallExpectation(ExpectationBase):
 
 class ContextTextExpectation(ExpectationBase):
     """Text of the observed system prompt or provider context."""
+
+    group_types = BODY
 
     kind: Literal["context-text"]
     value: Text
@@ -191,18 +220,23 @@ Expectation = Annotated[
     Field(discriminator="kind"),
 ]
 
-EXPECTATION_KINDS: tuple[str, ...] = (
-    "skill-read",
-    "resource-read",
-    "path",
-    "changed-paths",
-    "file-text",
-    "json",
-    "response-text",
-    "tool-call",
-    "context-text",
+# The kinds table, read off the union above so that a new kind is declared in one place.
+EXPECTATION_MODELS: tuple[type[ExpectationBase], ...] = get_args(get_args(Expectation)[0])
+
+
+def kind_of(model: type[ExpectationBase]) -> str:
+    """The `kind` literal of one expectation model."""
+    kind: str = get_args(model.model_fields["kind"].annotation)[0]
+    return kind
+
+
+EXPECTATION_KINDS: tuple[str, ...] = tuple(kind_of(model) for model in EXPECTATION_MODELS)
+DESCRIPTION_ONLY_KINDS = frozenset(
+    kind_of(model) for model in EXPECTATION_MODELS if "body" not in model.group_types
 )
-DESCRIPTION_ONLY_KINDS = frozenset({"skill-read"})
 BODY_ONLY_KINDS = frozenset(
-    {"path", "changed-paths", "file-text", "json", "response-text", "tool-call", "context-text"}
+    kind_of(model) for model in EXPECTATION_MODELS if "description" not in model.group_types
+)
+WORKSPACE_KINDS = frozenset(
+    kind_of(model) for model in EXPECTATION_MODELS if model.observes_workspace
 )

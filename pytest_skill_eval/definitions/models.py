@@ -7,10 +7,10 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
+from .conversion import pointer_of
 from .expectations import (
-    BODY_ONLY_KINDS,
-    DESCRIPTION_ONLY_KINDS,
     Expectation,
+    GroupType,
     ResourceReadExpectation,
 )
 from .fields import (
@@ -266,7 +266,7 @@ class Group(DefinitionModel):
     schema_version: SchemaVersion
     kind: Literal["group"]
     id: Id
-    type: Literal["description", "body"]
+    type: GroupType
     input: Input
     fixture: RelativePath | None
     tools: Annotated[tuple[NonEmptyStr, ...], unique("tool")]
@@ -355,32 +355,17 @@ class Group(DefinitionModel):
             if expectation.id in first:
                 raise rule_error(
                     f"duplicate expectation id '{expectation.id}' "
-                    f"(already used by /expectations/{first[expectation.id]})",
+                    f"(already used by {pointer_of(('expectations', first[expectation.id]))})",
                     ("expectations", index, "id"),
                 )
             first[expectation.id] = index
             self._check_expectation(index, expectation)
 
     def _check_expectation(self, index: int, expectation: Expectation) -> None:
-        kind = expectation.kind
-        if self.type == "body" and kind in DESCRIPTION_ONLY_KINDS:
-            raise rule_error(
-                f"'{kind}' expectations are only valid in description groups; in a body group "
-                "the target is delivered explicitly (use resource-read to observe reads)",
-                ("expectations", index, "kind"),
-            )
-        if self.type == "description" and kind in BODY_ONLY_KINDS:
-            raise rule_error(
-                f"'{kind}' expectations are only valid in body groups",
-                ("expectations", index, "kind"),
-            )
-        count = len(self.turns)
-        if expectation.turn is not None and expectation.turn > count:
-            raise rule_error(
-                f"turn {expectation.turn} is out of range: the group declares {count} "
-                f"turn{'s' if count != 1 else ''} (use 1..{count})",
-                ("expectations", index, "turn"),
-            )
+        problem = fit_problem(expectation, self.type, len(self.turns))
+        if problem is not None:
+            field, message = problem
+            raise rule_error(message, ("expectations", index, field))
         if isinstance(expectation, ResourceReadExpectation) and expectation.index is not None:
             environment = self.variants[expectation.variant]
             listed = environment.skills if expectation.resource == "skill" else environment.context
@@ -391,6 +376,31 @@ class Group(DefinitionModel):
                     f"variant's '{name}' has {len(listed)} entries",
                     ("expectations", index, "index"),
                 )
+
+
+def fit_problem(
+    expectation: Expectation, group_type: str, turn_count: int
+) -> tuple[str, str] | None:
+    """The field at fault and why an expectation does not fit its group; None when it fits.
+
+    Loading reports it as a definition error and grading as a grade error, in the same words.
+    """
+    kind = expectation.kind
+    if group_type not in expectation.group_types:
+        if group_type == "body":
+            return (
+                "kind",
+                f"'{kind}' expectations are only valid in description groups; in a body group "
+                "the target is delivered explicitly (use resource-read to observe reads)",
+            )
+        return "kind", f"'{kind}' expectations are only valid in body groups"
+    if expectation.turn is not None and expectation.turn > turn_count:
+        return (
+            "turn",
+            f"turn {expectation.turn} is out of range: the group declares {turn_count} "
+            f"turn{'s' if turn_count != 1 else ''} (use 1..{turn_count})",
+        )
+    return None
 
 
 def _check_comparisons(expectations: tuple[Expectation, ...]) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from ..definitions import VARIANTS
 from . import layout
 from .records import (
     AggregateRecord,
@@ -23,7 +24,6 @@ from .records import (
     SummaryRecord,
 )
 
-VARIANTS = ("baseline", "candidate")
 _POSITION = re.compile(r"[0-9]+")
 
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_skill_eval.grading.support import ID_PATTERN, Check
+from pydantic import TypeAdapter, ValidationError
+
+from pytest_skill_eval.definitions import VARIANTS
+from pytest_skill_eval.definitions.fields import Id
+from pytest_skill_eval.grading.support import Check
 from pytest_skill_eval.grading.values import json_equal
 
 GRADED = ("pass", "fail")
 PAIR_REQUIRED = "comparison requires one baseline and one candidate expectation"
 SAME_CHECK = "comparison expectations must describe the same deterministic check"
+_ID: TypeAdapter[str] = TypeAdapter(Id)
 
 
 def transition(baseline_state: str, candidate_state: str) -> str:
@@ -33,7 +38,7 @@ def grade_comparisons(
         if not isinstance(expectation, Mapping) or "comparison" not in expectation:
             continue
         identity = expectation["comparison"]
-        if not isinstance(identity, str) or not ID_PATTERN.fullmatch(identity):
+        if not _is_id(identity):
             errors.append({"id": _id(expectation), "reason": "invalid comparison identity"})
             continue
         pairs.setdefault(identity, []).append(expectation)
@@ -41,7 +46,7 @@ def grade_comparisons(
     comparisons: list[dict[str, Any]] = []
     for identity, members in pairs.items():
         by_variant = {member.get("variant"): member for member in members}
-        if len(members) != 2 or set(by_variant) != {"baseline", "candidate"}:
+        if len(members) != 2 or set(by_variant) != set(VARIANTS):
             errors.append({"id": identity, "reason": PAIR_REQUIRED})
             continue
         baseline = checks.get(_id(by_variant["baseline"]) or "")
@@ -71,6 +76,14 @@ def _mismatch(baseline: Check | None, candidate: Check | None) -> str | None:
     if not json_equal(baseline["expected"], candidate["expected"]):
         return "expected values differ"
     return None
+
+
+def _is_id(value: object) -> bool:
+    try:
+        _ID.validate_python(value)
+    except ValidationError:
+        return False
+    return True
 
 
 def _id(expectation: Mapping[str, Any]) -> str | None:

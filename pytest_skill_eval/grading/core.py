@@ -7,10 +7,30 @@ them. Nothing here raises for bad evidence: every problem becomes a `grade-error
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
+from pydantic import TypeAdapter, ValidationError
+
+from pytest_skill_eval.definitions import (
+    EXPECTATION_KINDS,
+    VARIANTS,
+    ChangedPathsExpectation,
+    ContextTextExpectation,
+    Expectation,
+    FileTextExpectation,
+    GroupType,
+    Input,
+    JsonExpectation,
+    PathExpectation,
+    ResourceReadExpectation,
+    ResponseTextExpectation,
+    SkillReadExpectation,
+    ToolCallExpectation,
+)
+from pytest_skill_eval.definitions.conversion import describe, pointer_of
+from pytest_skill_eval.definitions.models import fit_problem
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.grading.comparisons import grade_comparisons, transition
 from pytest_skill_eval.grading.interaction import (
@@ -20,13 +40,11 @@ from pytest_skill_eval.grading.interaction import (
 )
 from pytest_skill_eval.grading.reads import grade_resource_read, grade_skill_read
 from pytest_skill_eval.grading.support import (
-    VARIANTS,
     Check,
     Context,
     EvidenceError,
     ExpectationError,
     GradeError,
-    Spec,
 )
 from pytest_skill_eval.grading.workspace_checks import (
     grade_changed_paths,
@@ -35,26 +53,10 @@ from pytest_skill_eval.grading.workspace_checks import (
     grade_path,
 )
 
-__all__ = ["grade_group", "transition"]
+__all__ = ["grade_group", "parse_expectation", "transition"]
 
-Grader = Callable[[Spec, Context], Check]
-
-GRADERS: Mapping[str, Grader] = {
-    "skill-read": grade_skill_read,
-    "resource-read": grade_resource_read,
-    "path": grade_path,
-    "changed-paths": grade_changed_paths,
-    "file-text": grade_file_text,
-    "json": grade_json,
-    "response-text": grade_response_text,
-    "tool-call": grade_tool_call,
-    "context-text": grade_context_text,
-}
-# Kinds that observe a workspace or an RPC turn, which only body runs have.
-BODY_ONLY = frozenset(
-    {"path", "changed-paths", "file-text", "json", "response-text", "tool-call", "context-text"}
-)
-DESCRIPTION_ONLY = frozenset({"skill-read"})
+EXPECTATION: TypeAdapter[Expectation] = TypeAdapter(Expectation)
+GROUP_TYPE: TypeAdapter[GroupType] = TypeAdapter(GroupType)
 
 
 def grade_group(
@@ -122,9 +124,7 @@ def _grade(
     runs: Mapping[str, Mapping[str, Any]],
     run_dirs: Mapping[str, Path],
 ) -> tuple[list[Check], list[dict[str, Any]], list[dict[str, Any]]]:
-    group_type = group_raw.get("type")
-    if group_type not in ("description", "body"):
-        raise ValueError("group.type must be description or body")
+    group_type = _group_type(group_raw.get("type"))
     expectations = group_raw.get("expectations")
     if not isinstance(expectations, list):
         raise ValueError("group.expectations must be an array")
@@ -146,14 +146,14 @@ def _grade(
     errors: list[dict[str, Any]] = []
     graded: dict[str, Check] = {}
     seen: set[str] = set()
-    for expectation in expectations:
+    for index, expectation in enumerate(expectations):
         identity = _identity(expectation)
         try:
             if identity is not None and identity in seen:
                 raise ExpectationError(f"duplicate expectation id: {identity}")
             if identity is not None:
                 seen.add(identity)
-            check = _grade_one(expectation, group_type, turn_count, contexts)
+            check = _grade_one(group_raw, index, group_type, turn_count, contexts)
         except GradeError as error:
             errors.append({"id": identity, "reason": str(error)})
             continue
@@ -167,40 +167,90 @@ def _grade(
 
 
 def _grade_one(
-    expectation: object,
+    group_raw: Mapping[str, Any],
+    index: int,
     group_type: str,
     turn_count: int,
     contexts: Mapping[str, Context | None],
 ) -> Check:
-    if not isinstance(expectation, Mapping):
-        raise ExpectationError("expectation must be an object")
-    if _identity(expectation) is None:
-        raise ExpectationError("expectation id must be a non-empty string")
-    kind = expectation.get("kind")
-    grader = GRADERS.get(kind) if isinstance(kind, str) else None
-    if grader is None:
-        raise ExpectationError(f"unsupported expectation kind: {kind}")
-    variant = expectation.get("variant")
-    if variant not in VARIANTS:
-        raise ExpectationError(f"invalid {kind} expectation: variant must be baseline or candidate")
-    if kind in BODY_ONLY and group_type != "body":
-        raise ExpectationError(f"invalid {kind} expectation: {kind} needs a body group")
-    if kind in DESCRIPTION_ONLY and group_type != "description":
-        raise ExpectationError(f"invalid {kind} expectation: {kind} needs a description group")
-    context = contexts[variant]
+    expectation = parse_expectation(group_raw, index, group_type, turn_count)
+    context = contexts[expectation.variant]
     if context is None:
+        variant = expectation.variant
         raise EvidenceError(f"run evidence is malformed: the {variant} run has no state")
-    return grader(Spec(expectation, turn_count), context)
+    return _dispatch(expectation, context)
+
+
+def parse_expectation(
+    group_raw: Mapping[str, Any], index: int, group_type: str, turn_count: int
+) -> Expectation:
+    """Expectation `index` of a raw group, read through the definition models.
+
+    A definition that loaded has passed the same models; this guards evidence graded again
+    later. Any violation is an ExpectationError pointing into the group, worded as at load
+    time. The comparison identity is left to the comparison pass, so that a bad pairing never
+    hides the check's own result.
+    """
+    raw = group_raw["expectations"][index]
+    if not isinstance(raw, Mapping):
+        raise ExpectationError("expectation must be an object")
+    if _identity(raw) is None:
+        raise ExpectationError("expectation id must be a non-empty string")
+    kind = raw.get("kind")
+    label = f"invalid {kind} expectation" if kind in EXPECTATION_KINDS else "invalid expectation"
+    try:
+        expectation = EXPECTATION.validate_python(
+            {key: value for key, value in raw.items() if key != "comparison"}
+        )
+    except ValidationError as error:
+        pointer, message = describe(error, group_raw, ("expectations", index))
+        raise ExpectationError(f"{label}: {pointer}: {message}") from None
+    problem = fit_problem(expectation, group_type, turn_count)
+    if problem is not None:
+        field, message = problem
+        pointer = pointer_of(("expectations", index, field))
+        raise ExpectationError(f"{label}: {pointer}: {message}")
+    return expectation
+
+
+def _dispatch(expectation: Expectation, context: Context) -> Check:
+    """The kinds table: each expectation model to the grader of its kind."""
+    match expectation:
+        case SkillReadExpectation():
+            return grade_skill_read(expectation, context)
+        case ResourceReadExpectation():
+            return grade_resource_read(expectation, context)
+        case PathExpectation():
+            return grade_path(expectation, context)
+        case ChangedPathsExpectation():
+            return grade_changed_paths(expectation, context)
+        case FileTextExpectation():
+            return grade_file_text(expectation, context)
+        case JsonExpectation():
+            return grade_json(expectation, context)
+        case ResponseTextExpectation():
+            return grade_response_text(expectation, context)
+        case ToolCallExpectation():
+            return grade_tool_call(expectation, context)
+        case ContextTextExpectation():
+            return grade_context_text(expectation, context)
+        case _:
+            assert_never(expectation)
+
+
+def _group_type(value: object) -> GroupType:
+    try:
+        return GROUP_TYPE.validate_python(value)
+    except ValidationError:
+        raise ValueError("group.type must be description or body") from None
 
 
 def _turn_count(value: object) -> int:
-    if isinstance(value, Mapping):
-        turns = value.get("turns")
-        if isinstance(turns, list) and turns:
-            return len(turns)
-        if isinstance(value.get("prompt"), str):
-            return 1
-    raise ValueError("group.input must hold a prompt or a non-empty turns array")
+    try:
+        task = Input.model_validate(value)
+    except ValidationError:
+        raise ValueError("group.input must hold a prompt or a non-empty turns array") from None
+    return 1 if task.turns is None else len(task.turns)
 
 
 def _identity(expectation: object) -> str | None:

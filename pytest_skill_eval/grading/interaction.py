@@ -8,12 +8,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_skill_eval.definitions import (
+    ContextTextExpectation,
+    ResponseTextExpectation,
+    ToolCallExpectation,
+)
 from pytest_skill_eval.grading.support import (
-    TEXT_EXPECTS,
     Check,
     Context,
     EvidenceError,
-    Spec,
+    graded,
     is_within,
     list_at,
     mapping_at,
@@ -22,24 +26,20 @@ from pytest_skill_eval.grading.support import (
     string_at,
     text_matches,
     turn_record,
+    unavailable,
 )
 from pytest_skill_eval.grading.values import js_stringify, text_sha256, utf16_length, utf16_prefix
 
-TOOL_EXPECTS = ("called", "succeeded", "failed", "not-called")
-SURFACES = ("system-prompt", "provider-context")
 PREVIEW_UNITS = 240
 CONTEXT_CHANGED = "context observation artifact changed after run persistence"
 
 
-def grade_response_text(spec: Spec, ctx: Context) -> Check:
+def grade_response_text(expectation: ResponseTextExpectation, ctx: Context) -> Check:
     """Text of the final response, or of one turn's last assistant message."""
-    spec.allow("value")
-    expect = spec.choice("expect", TEXT_EXPECTS)
-    value = spec.string("value")
-    turn = spec.turn()
+    expect, value, turn = expectation.expect, expectation.value, expectation.turn
     expected = {"expect": expect, "value": value, "turn": turn}
     if not ctx.complete:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     if turn is None:
         response = string_at(ctx.run.get("response"), "response")
         turns = run_turns(ctx.run)
@@ -47,21 +47,20 @@ def grade_response_text(spec: Spec, ctx: Context) -> Check:
     else:
         record = turn_record(ctx.run, turn)
         if record is None:
-            return spec.unavailable(expected)
+            return unavailable(expectation, expected)
         response = string_at(record.get("response"), f"turn {turn} response")
         observed_turn = turn
     observed = {"response": response, "turn": observed_turn}
-    return spec.check(text_matches(expect, response, value), expected, observed)
+    return graded(expectation, text_matches(expect, response, value), expected, observed)
 
 
-def grade_tool_call(spec: Spec, ctx: Context) -> Check:
+def grade_tool_call(expectation: ToolCallExpectation, ctx: Context) -> Check:
     """Calls of one tool, optionally narrowed by substrings of their compact JSON arguments."""
-    spec.allow("tool", "argumentContains", "argumentNotContains")
-    tool = spec.string("tool", non_empty=True)
-    expect = spec.choice("expect", TOOL_EXPECTS)
-    contains = spec.string_list("argumentContains")
-    excludes = spec.string_list("argumentNotContains")
-    turn = spec.turn()
+    tool, expect, turn = expectation.tool, expectation.expect, expectation.turn
+    contains, excludes = (
+        list(expectation.argument_contains),
+        list(expectation.argument_not_contains),
+    )
     expected = {
         "tool": tool,
         "expect": expect,
@@ -70,13 +69,13 @@ def grade_tool_call(spec: Spec, ctx: Context) -> Check:
         "turn": turn,
     }
     if not ctx.complete:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     if turn is None:
         records = run_turns(ctx.run)
     else:
         record = turn_record(ctx.run, turn)
         if record is None:
-            return spec.unavailable(expected)
+            return unavailable(expectation, expected)
         records = [record]
     calls: list[dict[str, Any]] = []
     matching: list[dict[str, Any]] = []
@@ -115,20 +114,18 @@ def grade_tool_call(spec: Spec, ctx: Context) -> Check:
         "failedCount": len(failed),
         "calls": calls,
     }
-    return spec.check(passed, expected, observed)
+    return graded(expectation, passed, expected, observed)
 
 
-def grade_context_text(spec: Spec, ctx: Context) -> Check:
+def grade_context_text(expectation: ContextTextExpectation, ctx: Context) -> Check:
     """Text the subject's model saw at one surface, request and turn (observer evidence)."""
-    spec.allow("value", "surface", "request")
-    expect = spec.choice("expect", TEXT_EXPECTS)
-    value = spec.string("value")
-    surface = spec.choice("surface", SURFACES, default="system-prompt")
-    request = spec.raw.get("request", "last")
-    positive = isinstance(request, int) and not isinstance(request, bool) and request >= 1
-    if request not in ("first", "last") and not positive:
-        raise spec.invalid("request must be first, last or a positive integer")
-    turn = spec.turn()
+    expect, value, surface, request, turn = (
+        expectation.expect,
+        expectation.value,
+        expectation.surface,
+        expectation.request,
+        expectation.turn,
+    )
     expected = {
         "expect": expect,
         "value": value,
@@ -137,10 +134,10 @@ def grade_context_text(spec: Spec, ctx: Context) -> Check:
         "turn": turn,
     }
     if not ctx.complete:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     observations = _context_observations(ctx)
     if observations is None:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     candidates = [
         o
         for o in observations
@@ -148,7 +145,7 @@ def grade_context_text(spec: Spec, ctx: Context) -> Check:
     ]
     entry = _select(candidates, request)
     if entry is None:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     text = entry.get("text")
     if not isinstance(text, str) and surface == "system-prompt":
         text = entry.get("systemPrompt")
@@ -163,7 +160,7 @@ def grade_context_text(spec: Spec, ctx: Context) -> Check:
         "matched": matched,
         "preview": utf16_prefix(text, PREVIEW_UNITS),
     }
-    return spec.check(matched, expected, observed)
+    return graded(expectation, matched, expected, observed)
 
 
 def _same_int(value: object, number: int) -> bool:

@@ -6,40 +6,31 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_skill_eval.definitions import ResourceReadExpectation, SkillReadExpectation
 from pytest_skill_eval.grading.support import (
     Check,
     Context,
     EvidenceError,
-    Spec,
     fingerprint,
+    graded,
     is_within,
     list_at,
     mapping_at,
     read_paths,
     string_at,
+    unavailable,
 )
 
-SKILL_READ_EXPECTS = ("never", "on-turn", "by-turn", "not-before-turn")
-RESOURCE_KINDS = ("workspace", "skill", "context")
-READ_EXPECTS = ("read", "not-read")
 
-
-def grade_skill_read(spec: Spec, ctx: Context) -> Check:
+def grade_skill_read(expectation: SkillReadExpectation, ctx: Context) -> Check:
     """Whether and when the variant's target SKILL.md was read (description groups)."""
-    spec.allow()
-    expect = spec.choice("expect", SKILL_READ_EXPECTS)
-    if expect == "never":
-        if "turn" in spec.raw:
-            raise spec.invalid("turn must be omitted when expect is never")
-        turn = None
-    else:
-        turn = spec.turn(required=True)
+    expect, turn = expectation.expect, expectation.turn
     expected = {"read": expect, "turn": turn}
     if not ctx.complete:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     observed = _activation(ctx.run)
     if observed is None:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     first = observed["firstReadTurn"]
     if expect == "never":
         passed = not observed["targetRead"]
@@ -49,7 +40,7 @@ def grade_skill_read(spec: Spec, ctx: Context) -> Check:
         passed = first is not None and turn is not None and first <= turn
     else:
         passed = first is None or (turn is not None and first >= turn)
-    return spec.check(passed, expected, observed)
+    return graded(expectation, passed, expected, observed)
 
 
 def _activation(run: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -74,22 +65,23 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def grade_resource_read(spec: Spec, ctx: Context) -> Check:
+def grade_resource_read(expectation: ResourceReadExpectation, ctx: Context) -> Check:
     """Whether one declared workspace, skill or context file was successfully read."""
-    spec.allow("resource", "index", "path")
-    resource = spec.choice("resource", RESOURCE_KINDS)
-    expect = spec.choice("expect", READ_EXPECTS)
-    path = spec.safe_path()
-    turn = spec.turn()
-    index = spec.raw.get("index")
-    if resource == "workspace":
-        if index is not None:
-            raise spec.invalid("index must be omitted for workspace resources")
-    elif not (isinstance(index, int) and _is_int(index) and index >= 0):
-        raise spec.invalid(f"index must be a non-negative integer for {resource} resources")
-    expected = {"expect": expect, "resource": resource, "index": index, "path": path, "turn": turn}
+    resource, index, path, turn = (
+        expectation.resource,
+        expectation.index,
+        expectation.path,
+        expectation.turn,
+    )
+    expected = {
+        "expect": expectation.expect,
+        "resource": resource,
+        "index": index,
+        "path": path,
+        "turn": turn,
+    }
     if not ctx.complete:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
 
     root, known = _resource_root(ctx, resource, index)
     canonical_root = os.path.realpath(root)
@@ -103,13 +95,13 @@ def grade_resource_read(spec: Spec, ctx: Context) -> Check:
         raise EvidenceError(f"declared {what} path is unavailable: {path}")
     reads = read_paths(ctx.run, turn)
     if reads is None:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     read = canonical in reads
     observed = {"path": canonical, "read": read, "turn": turn}
-    return spec.check(read == (expect == "read"), expected, observed)
+    return graded(expectation, read == (expectation.expect == "read"), expected, observed)
 
 
-def _resource_root(ctx: Context, resource: str, index: Any) -> tuple[str, set[str]]:
+def _resource_root(ctx: Context, resource: str, index: int | None) -> tuple[str, set[str]]:
     """The canonical root of the declared resource and the relative paths known to exist in it."""
     run = ctx.run
     if resource == "workspace":
@@ -127,6 +119,7 @@ def _resource_root(ctx: Context, resource: str, index: Any) -> tuple[str, set[st
                 fixture = mapping_at(fixture, "resources.fixture")
                 known |= fingerprint(fixture.get("files"), "resources.fixture.files").keys()
         return root, known
+    assert index is not None  # the model requires an index for skill and context resources
     key = "skills" if resource == "skill" else "context"
     entries = list_at(mapping_at(run.get("resources"), "resources").get(key), f"resources.{key}")
     if index >= len(entries):

@@ -1,20 +1,15 @@
-"""Shared grading helpers: errors, expectation fields, and access to recorded run evidence."""
+"""Shared grading helpers: errors, checks, and typed access to recorded run evidence."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeGuard
+from typing import Any, NoReturn
 
-VARIANTS = ("baseline", "candidate")
-ID_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
-TEXT_EXPECTS = ("contains", "not-contains", "equals")
-# Fields every expectation may carry; each kind adds its own.
-COMMON_FIELDS = frozenset({"id", "kind", "variant", "comparison", "turn", "expect"})
+from pytest_skill_eval.definitions import Expectation
 
 Check = dict[str, Any]
 
@@ -47,91 +42,25 @@ class Context:
         return self.run.get("state") == "complete"
 
 
-class Spec:
-    """Reads the fields of one raw expectation, turning bad values into ExpectationError."""
-
-    def __init__(self, raw: Mapping[str, Any], turn_count: int) -> None:
-        self.raw = raw
-        self.id: str = raw["id"]
-        self.kind: str = raw["kind"]
-        self.variant: str = raw["variant"]
-        self.turn_count = turn_count
-
-    def invalid(self, detail: str) -> ExpectationError:
-        """An error naming the kind and the offending field."""
-        return ExpectationError(f"invalid {self.kind} expectation: {detail}")
-
-    def allow(self, *fields: str) -> None:
-        """Reject fields this kind does not define, so a typo is not silently ignored."""
-        for key in self.raw:
-            if key not in COMMON_FIELDS and key not in fields:
-                raise self.invalid(f"unsupported field {key}")
-
-    def choice(self, name: str, allowed: Sequence[str], default: str | None = None) -> str:
-        """A string field restricted to `allowed`; `default` when absent (required if None)."""
-        value = self.raw.get(name, default)
-        if not isinstance(value, str) or value not in allowed:
-            raise self.invalid(f"{name} must be one of {', '.join(allowed)}")
-        return value
-
-    def string(self, name: str, *, non_empty: bool = False) -> str:
-        """A required string field."""
-        value = self.raw.get(name)
-        if not isinstance(value, str) or (non_empty and not value.strip()):
-            raise self.invalid(f"{name} must be a {'non-empty ' if non_empty else ''}string")
-        return value
-
-    def safe_path(self, name: str = "path") -> str:
-        """A required slash-separated relative path that cannot leave its root."""
-        value = self.raw.get(name)
-        if not is_safe_relative_path(value):
-            raise self.invalid(f"{name} must be a relative path with no '.', '..' or empty parts")
-        return value
-
-    def turn(self, *, required: bool = False) -> int | None:
-        """The optional one-based declared turn."""
-        value = self.raw.get("turn")
-        if value is None and not required:
-            return None
-        in_range = isinstance(value, int) and 1 <= value <= self.turn_count
-        if isinstance(value, bool) or not in_range:
-            raise self.invalid(f"turn must be an integer from 1 to {self.turn_count}")
-        return value
-
-    def string_list(self, name: str) -> list[str]:
-        """An optional array of strings (empty when absent)."""
-        value = self.raw.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise self.invalid(f"{name} must be an array of strings")
-        return list(value)
-
-    def check(self, passed: bool, expected: Any, observed: Any) -> Check:
-        """A graded check."""
-        state = "pass" if passed else "fail"
-        return self._check(state, expected, observed)
-
-    def unavailable(self, expected: Any) -> Check:
-        """A check whose evidence does not exist."""
-        return self._check("unavailable", expected, None)
-
-    def _check(self, state: str, expected: Any, observed: Any) -> Check:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "variant": self.variant,
-            "state": state,
-            "expected": expected,
-            "observed": observed,
-        }
+def graded(expectation: Expectation, passed: bool, expected: Any, observed: Any) -> Check:
+    """A check of `expectation` that passed or failed."""
+    return _check(expectation, "pass" if passed else "fail", expected, observed)
 
 
-def is_safe_relative_path(value: object) -> TypeGuard[str]:
-    """Non-empty, relative, '/'-separated, with no backslash, NUL, empty, '.' or '..' part."""
-    if not isinstance(value, str) or not value or value.startswith("/"):
-        return False
-    if "\\" in value or "\0" in value:
-        return False
-    return all(part not in ("", ".", "..") for part in value.split("/"))
+def unavailable(expectation: Expectation, expected: Any) -> Check:
+    """A check of `expectation` whose evidence does not exist."""
+    return _check(expectation, "unavailable", expected, None)
+
+
+def _check(expectation: Expectation, state: str, expected: Any, observed: Any) -> Check:
+    return {
+        "id": expectation.id,
+        "kind": expectation.kind,
+        "variant": expectation.variant,
+        "state": state,
+        "expected": expected,
+        "observed": observed,
+    }
 
 
 def text_matches(expect: str, text: str, value: str) -> bool:

@@ -5,48 +5,32 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pytest_skill_eval.definitions import (
+    ChangedPathsExpectation,
+    FileTextExpectation,
+    JsonExpectation,
+    PathExpectation,
+)
 from pytest_skill_eval.grading.support import (
-    TEXT_EXPECTS,
     Check,
     Context,
-    Spec,
-    is_safe_relative_path,
+    graded,
     read_workspace_file,
     sha256_hex,
     text_matches,
+    unavailable,
     workspace_evidence,
 )
-from pytest_skill_eval.grading.values import (
-    PointerSyntaxError,
-    json_equal,
-    parse_pointer,
-    resolve_pointer,
-    utf16_sort_key,
-)
-
-PATH_EXPECTS = ("exists", "absent")
-CHANGED_EXPECTS = ("equals", "excludes")
-JSON_EXPECTS = (
-    "available",
-    "missing",
-    "valid",
-    "malformed",
-    "field-present",
-    "field-absent",
-    "field-equals",
-)
+from pytest_skill_eval.grading.values import json_equal, resolve_pointer, utf16_sort_key
 
 
-def grade_path(spec: Spec, ctx: Context) -> Check:
+def grade_path(expectation: PathExpectation, ctx: Context) -> Check:
     """Whether a workspace path exists (a directory or symlink counts as present)."""
-    spec.allow("path")
-    expect = spec.choice("expect", PATH_EXPECTS)
-    path = spec.safe_path()
-    turn = spec.turn()
+    expect, path, turn = expectation.expect, expectation.path, expectation.turn
     expected = {"expect": expect, "path": path, "turn": turn}
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     entry = workspace.files.get(path)
     observed = {
         "path": path,
@@ -54,40 +38,34 @@ def grade_path(spec: Spec, ctx: Context) -> Check:
         "type": None if entry is None else entry.type,
         "turn": turn,
     }
-    return spec.check((entry is not None) == (expect == "exists"), expected, observed)
+    return graded(expectation, (entry is not None) == (expect == "exists"), expected, observed)
 
 
-def grade_changed_paths(spec: Spec, ctx: Context) -> Check:
+def grade_changed_paths(expectation: ChangedPathsExpectation, ctx: Context) -> Check:
     """The set of created, modified and deleted files, cumulative from before the run."""
-    spec.allow("paths")
-    expect = spec.choice("expect", CHANGED_EXPECTS)
-    paths = spec.raw.get("paths")
-    if not isinstance(paths, list) or not all(is_safe_relative_path(p) for p in paths):
-        raise spec.invalid("paths must be an array of relative paths")
-    if len(set(paths)) != len(paths):
-        raise spec.invalid("paths must not repeat a path")
-    turn = spec.turn()
-    wanted = sorted(paths, key=utf16_sort_key)
+    expect, turn = expectation.expect, expectation.turn
+    wanted = sorted(expectation.paths, key=utf16_sort_key)
     expected = {"expect": expect, "paths": wanted, "turn": turn}
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     actual = sorted(workspace.changed_paths(), key=utf16_sort_key)
     passed = actual == wanted if expect == "equals" else not set(wanted) & set(actual)
-    return spec.check(passed, expected, {"paths": actual, "turn": turn})
+    return graded(expectation, passed, expected, {"paths": actual, "turn": turn})
 
 
-def grade_file_text(spec: Spec, ctx: Context) -> Check:
+def grade_file_text(expectation: FileTextExpectation, ctx: Context) -> Check:
     """Text of a workspace file; a missing file fails every expect, even not-contains."""
-    spec.allow("path", "value")
-    expect = spec.choice("expect", TEXT_EXPECTS)
-    path = spec.safe_path()
-    value = spec.string("value")
-    turn = spec.turn()
+    expect, path, value, turn = (
+        expectation.expect,
+        expectation.path,
+        expectation.value,
+        expectation.turn,
+    )
     expected = {"expect": expect, "path": path, "value": value, "turn": turn}
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     data = read_workspace_file(workspace, path)
     observed = {
         "path": path,
@@ -98,32 +76,22 @@ def grade_file_text(spec: Spec, ctx: Context) -> Check:
     passed = data is not None and text_matches(
         expect, data.decode("utf-8", errors="replace"), value
     )
-    return spec.check(passed, expected, observed)
+    return graded(expectation, passed, expected, observed)
 
 
-def grade_json(spec: Spec, ctx: Context) -> Check:
+def grade_json(expectation: JsonExpectation, ctx: Context) -> Check:
     """Presence, validity and RFC 6901 fields of a JSON workspace file."""
-    spec.allow("path", "pointer", "value")
-    expect = spec.choice("expect", JSON_EXPECTS)
-    path = spec.safe_path()
-    turn = spec.turn()
-    pointer = spec.raw.get("pointer")
-    if expect.startswith("field-") and pointer is None:
-        raise spec.invalid(f"pointer is required when expect is {expect}")
-    if pointer is not None:
-        if not isinstance(pointer, str):
-            raise spec.invalid("pointer must be a string")
-        try:
-            parse_pointer(pointer)
-        except PointerSyntaxError as error:
-            raise spec.invalid(f"pointer {pointer!r}: {error}") from error
-    if expect == "field-equals" and "value" not in spec.raw:
-        raise spec.invalid("value is required when expect is field-equals (it may be null)")
-    value = spec.raw.get("value") if expect == "field-equals" else None
+    expect, path, pointer, value, turn = (
+        expectation.expect,
+        expectation.path,
+        expectation.pointer,
+        expectation.value,
+        expectation.turn,
+    )
     expected = {"expect": expect, "path": path, "pointer": pointer, "value": value, "turn": turn}
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
-        return spec.unavailable(expected)
+        return unavailable(expectation, expected)
     data = read_workspace_file(workspace, path)
     observed = _observe_json(path, data, pointer, turn)
     if expect in ("available", "missing"):
@@ -136,7 +104,7 @@ def grade_json(spec: Spec, ctx: Context) -> Check:
         passed = observed["field"] == "absent"
     else:
         passed = observed["field"] == "present" and json_equal(observed["value"], value)
-    return spec.check(passed, expected, observed)
+    return graded(expectation, passed, expected, observed)
 
 
 def _observe_json(path: str, data: bytes | None, pointer: str | None, turn: int | None) -> Any:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..budget import Ledger
+from ..definitions import VARIANTS as VARIANT_NAMES
 from ..definitions import LoadedGroup
 from ..evidence import layout, read, store
 from ..evidence.records import GradeRecord, GroupError, GroupRecord, RunRecord
@@ -28,7 +29,8 @@ from .records import (
     unpersisted_run,
 )
 
-VARIANTS = ("baseline", "candidate")
+# Widened to str: the run and grade mappings here are keyed by plain strings.
+VARIANTS: tuple[str, ...] = VARIANT_NAMES
 
 
 @dataclass

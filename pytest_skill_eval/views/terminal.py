@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
+from ..definitions import VARIANTS
 from ..evidence import layout, read
 from .present import escape_cell
 
@@ -44,7 +45,7 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
         group_dir = layout.group_dir(result_dir, record["id"])
         variants = " ".join(f"{v}={s}" for v, s in record.get("variants", {}).items())
         costs = []
-        for variant in read.VARIANTS:
+        for variant in VARIANTS:
             found = read.read_run(group_dir / variant)
             cost = read.run_cost(found[1]) if found is not None else None
             if cost is not None:

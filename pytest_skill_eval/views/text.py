@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..definitions import VARIANTS as VARIANTS  # re-exported to the other views
 from ..evidence import layout
 from ..evidence.read import GroupEvidence as GroupEvidence
 from ..evidence.read import ReadError, load_aggregate, read_evidence_json
@@ -32,9 +33,6 @@ from .present import (
     tool_names,
     usage_cells,
 )
-
-VARIANTS = ("baseline", "candidate")
-
 
 # The views' names for the reader's error and JSON loader; a view refuses what the reader does.
 ViewError = ReadError

@@ -11,7 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_skill_eval.definitions import DefinitionError, LoadedDefinition, load_definition
+from pytest_skill_eval.definitions import (
+    EXPECTATION_KINDS,
+    DefinitionError,
+    LoadedDefinition,
+    load_definition,
+)
 
 BASE = Path(__file__).parent / "data" / "base"
 SEED = Path(__file__).parent / "data" / "seed"
@@ -32,9 +37,8 @@ PLAUSIBLE = [
     "baseline", "candidate", "group", "suite", "working-tree", "git", "skills/target",
     "skills/support", "context/contract.md", "groups/body.json", "groups/missing.json",
     "../x.json", "/abs", "", " ", "a//b", "result.json", "/status", "~", "/a~1b", "never",
-    "by-turn", "on-turn", "field-equals", "field-present", "valid", "skill-read",
-    "resource-read", "path", "changed-paths", "file-text", "json", "response-text", "tool-call",
-    "context-text", "workspace", "skill", "context", "first", "last", "API_KEY", "PATH",
+    "by-turn", "on-turn", "field-equals", "field-present", "valid", *EXPECTATION_KINDS,
+    "workspace", "skill", "context", "first", "last", "API_KEY", "PATH",
     "PROBE_MODE", "pi", "host", "isolated", "exists", "contains", "called", "result-exists",
     "unit-tests",
 ]  # fmt: skip

@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.definitions import (
+    BODY_ONLY_KINDS,
     DEFAULT_RUNTIME,
+    DESCRIPTION_ONLY_KINDS,
+    EXPECTATION_KINDS,
+    VARIANTS,
+    WORKSPACE_KINDS,
     ContextTextExpectation,
     DefinitionError,
     Group,
@@ -246,3 +251,32 @@ def test_comparison_values_compare_without_coercion(tmp_path: Path) -> None:
     with pytest.raises(DefinitionError) as caught:
         load_definition(file, tmp_path)
     assert caught.value.pointer == "/expectations/1/value"
+
+
+def test_the_kinds_table_is_read_off_the_expectation_models() -> None:
+    # Nine kinds, each in exactly one model; only resource-read fits both group types.
+    assert len(EXPECTATION_KINDS) == len(set(EXPECTATION_KINDS)) == 9
+    assert {"skill-read"} == DESCRIPTION_ONLY_KINDS
+    assert set(EXPECTATION_KINDS) - BODY_ONLY_KINDS - DESCRIPTION_ONLY_KINDS == {"resource-read"}
+    assert {"path", "changed-paths", "file-text", "json"} == WORKSPACE_KINDS
+    assert VARIANTS == ("baseline", "candidate")
+
+
+@pytest.mark.parametrize("pointer", ["/a~", "/~2", "a", "#/a"])
+def test_a_json_pointer_that_rfc_6901_rejects_is_a_definition_error(pointer: str) -> None:
+    expectation = {
+        "id": "status",
+        "kind": "json",
+        "variant": "candidate",
+        "path": "result.json",
+        "expect": "field-present",
+        "pointer": pointer,
+    }
+    document = json.loads((BASE / "body.json").read_text())
+    document["expectations"] = [expectation]
+
+    with pytest.raises(DefinitionError) as error:
+        parse_group(document, Path("g.json"))
+
+    assert error.value.pointer == "/expectations/0/pointer"
+    assert "must be a JSON Pointer (RFC 6901)" in error.value.message

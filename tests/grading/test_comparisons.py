@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.definitions import VARIANTS
 from pytest_skill_eval.grading import transition
 from tests.grading.grading_evidence import Built, grade, group, synthetic_run
 from tests.grading.grading_scenarios import BODY_PROMPTS, body_run
@@ -41,7 +42,7 @@ def pair(comparison: str, kind: str, **fields: Any) -> list[dict[str, Any]]:
             "comparison": comparison,
             **fields,
         }
-        for variant in ("baseline", "candidate")
+        for variant in VARIANTS
     ]
 
 

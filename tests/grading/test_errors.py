@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from pytest_skill_eval.definitions import EXPECTATION_KINDS, DefinitionError, parse_group
 from pytest_skill_eval.grading import grade_group
+from pytest_skill_eval.grading.core import parse_expectation
+from pytest_skill_eval.grading.support import ExpectationError
 from tests.grading.grading_evidence import Built, fingerprint, grade, group, sha256, synthetic_run
 from tests.grading.grading_scenarios import (
     BODY_PROMPTS,
@@ -51,9 +54,12 @@ FILE_TEXT = {"kind": "file-text", "path": "result.json", "expect": "contains", "
 def test_modified_workspace_file(tmp_path: Path, kind: str) -> None:
     built = body_run(tmp_path)
     (built.run_dir / "workspace" / "result.json").write_text('{"status": "forged"}\n')
-    expect = "contains" if kind == "file-text" else "valid"
+    if kind == "file-text":
+        expectation = FILE_TEXT
+    else:
+        expectation = {"kind": "json", "path": "result.json", "expect": "valid"}
 
-    result = grade_one(built, {**FILE_TEXT, "kind": kind, "expect": expect})
+    result = grade_one(built, expectation)
 
     assert_error(result, "workspace evidence changed after capture: result.json")
 
@@ -365,109 +371,171 @@ def test_malformed_activation(tmp_path: Path, path: list[Any], value: Any, reaso
 
 # -- malformed expectations ----------------------------------------------------------------
 
+
+def invalid(kind: str | None, field: str, message: str) -> str:
+    """The grade-error reason of expectation 0, worded as the load-time definition error."""
+    label = "invalid expectation" if kind is None else f"invalid {kind} expectation"
+    return f"{label}: /expectations/0/{field}: {message}"
+
+
+CONTAINED = (
+    "must be a contained relative path without empty, '.' or '..' segments (and no leading, "
+    "trailing or doubled '/'), e.g. 'dir/file'"
+)
+POINTER = (
+    "must be a JSON Pointer (RFC 6901): \"\" for the whole document or '/'-prefixed segments, "
+    "with '~' only as '~0' or '~1'"
+)
+REQUEST = 'must be "first", "last" or a positive integer'
+
 INVALID = [
-    ({"kind": "telepathy", "expect": "x"}, "unsupported expectation kind: telepathy"),
-    ({"expect": "exists", "path": "a"}, "unsupported expectation kind: None"),
+    (
+        {"kind": "telepathy", "expect": "x"},
+        invalid(
+            None,
+            "kind",
+            'unknown expectation kind "telepathy"; use one of: ' + ", ".join(EXPECTATION_KINDS),
+        ),
+    ),
+    (
+        {"expect": "exists", "path": "a"},
+        invalid(
+            None,
+            "kind",
+            "missing required field 'kind'; use one of: " + ", ".join(EXPECTATION_KINDS),
+        ),
+    ),
     (
         {"kind": "path", "variant": "both", "path": "a", "expect": "exists"},
-        "invalid path expectation: variant must be baseline or candidate",
+        invalid("path", "variant", "must be 'baseline' or 'candidate' (got \"both\")"),
     ),
     (
         {"kind": "skill-read", "expect": "never"},
-        "invalid skill-read expectation: skill-read needs a description group",
+        invalid(
+            "skill-read",
+            "kind",
+            "'skill-read' expectations are only valid in description groups; in a body group the "
+            "target is delivered explicitly (use resource-read to observe reads)",
+        ),
     ),
     (
         {"kind": "path", "path": "a", "expect": "present"},
-        "invalid path expectation: expect must be one of exists, absent",
+        invalid("path", "expect", "must be 'exists' or 'absent' (got \"present\")"),
     ),
     (
         {"kind": "path", "path": "a", "expect": "exists", "turn": 0},
-        "invalid path expectation: turn must be an integer from 1 to 2",
+        invalid("path", "turn", "must be at least 1 (got 0)"),
     ),
     (
         {"kind": "path", "path": "a", "expect": "exists", "turn": 3},
-        "invalid path expectation: turn must be an integer from 1 to 2",
+        invalid("path", "turn", "turn 3 is out of range: the group declares 2 turns (use 1..2)"),
     ),
     (
         {"kind": "path", "path": "a", "expect": "exists", "turn": True},
-        "invalid path expectation: turn must be an integer from 1 to 2",
+        invalid("path", "turn", "must be an integer (got true)"),
     ),
     (
         {"kind": "path", "path": "a", "expect": "exists", "turn": "1"},
-        "invalid path expectation: turn must be an integer from 1 to 2",
+        invalid("path", "turn", 'must be an integer (got "1")'),
     ),
     (
         {"kind": "path", "path": "a", "expect": "exists", "extra": 1},
-        "invalid path expectation: unsupported field extra",
+        invalid(
+            "path",
+            "extra",
+            "unsupported field 'extra' in a 'path' expectation; remove it or fix its spelling",
+        ),
     ),
     (
         {"kind": "file-text", "path": "a", "expect": "contains"},
-        "invalid file-text expectation: value must be a string",
+        invalid("file-text", "value", "missing required field 'value'"),
     ),
     (
         {"kind": "file-text", "path": "a", "expect": "contains", "value": 3},
-        "invalid file-text expectation: value must be a string",
+        invalid("file-text", "value", "must be a string (got 3)"),
     ),
     (
         {"kind": "json", "path": "a.json", "expect": "field-present"},
-        "invalid json expectation: pointer is required when expect is field-present",
+        invalid(
+            "json",
+            "pointer",
+            "expect 'field-present' needs 'pointer', a JSON Pointer such as \"/status\"",
+        ),
     ),
     (
         {"kind": "json", "path": "a.json", "expect": "field-present", "pointer": "status"},
-        "invalid json expectation: pointer 'status': a JSON pointer must be empty or start "
-        "with '/'",
+        invalid("json", "pointer", f'{POINTER} (got "status")'),
     ),
     (
         {"kind": "json", "path": "a.json", "expect": "valid", "pointer": "/~2"},
-        "invalid json expectation: pointer '/~2': '~' in a JSON pointer must be followed by 0 or 1",
+        invalid("json", "pointer", f'{POINTER} (got "/~2")'),
     ),
     (
         {"kind": "json", "path": "a.json", "expect": "field-absent", "pointer": 5},
-        "invalid json expectation: pointer must be a string",
+        invalid("json", "pointer", "must be a string (got 5)"),
     ),
     (
         {"kind": "json", "path": "a.json", "expect": "field-equals", "pointer": "/a"},
-        "invalid json expectation: value is required when expect is field-equals (it may be null)",
+        invalid("json", "value", "expect 'field-equals' needs a 'value' key (null is allowed)"),
+    ),
+    (
+        {"kind": "json", "path": "a.json", "expect": "valid", "value": 1},
+        invalid(
+            "json", "value", "'value' is only used by expect 'field-equals', not 'valid'; remove it"
+        ),
     ),
     (
         {"kind": "changed-paths", "expect": "equals", "paths": ["a", "a"]},
-        "invalid changed-paths expectation: paths must not repeat a path",
+        invalid(
+            "changed-paths",
+            "paths/1",
+            'duplicate path "a" (already at index 0); list each only once',
+        ),
     ),
     (
         {"kind": "changed-paths", "expect": "equals", "paths": "a"},
-        "invalid changed-paths expectation: paths must be an array of relative paths",
+        invalid("changed-paths", "paths", 'must be an array (got "a")'),
     ),
     (
         {"kind": "changed-paths", "expect": "excludes", "paths": ["../a"]},
-        "invalid changed-paths expectation: paths must be an array of relative paths",
+        invalid("changed-paths", "paths/0", f'{CONTAINED} (got "../a")'),
     ),
     (
         {"kind": "tool-call", "tool": "", "expect": "called"},
-        "invalid tool-call expectation: tool must be a non-empty string",
+        invalid("tool-call", "tool", "must not be empty or only whitespace"),
     ),
     (
         {"kind": "tool-call", "tool": "read", "expect": "called", "argumentContains": "x"},
-        "invalid tool-call expectation: argumentContains must be an array of strings",
+        invalid("tool-call", "argumentContains", 'must be an array (got "x")'),
     ),
     (
         {"kind": "tool-call", "tool": "read", "expect": "called", "argumentContain": ["x"]},
-        "invalid tool-call expectation: unsupported field argumentContain",
+        invalid(
+            "tool-call",
+            "argumentContain",
+            "unsupported field 'argumentContain' in a 'tool-call' expectation; remove it or fix "
+            "its spelling",
+        ),
     ),
     (
         {"kind": "context-text", "expect": "contains", "value": "x", "surface": "user"},
-        "invalid context-text expectation: surface must be one of system-prompt, provider-context",
+        invalid(
+            "context-text",
+            "surface",
+            "must be 'system-prompt' or 'provider-context' (got \"user\")",
+        ),
     ),
     (
         {"kind": "context-text", "expect": "contains", "value": "x", "request": 0},
-        "invalid context-text expectation: request must be first, last or a positive integer",
+        invalid("context-text", "request", f"{REQUEST} (got 0)"),
     ),
     (
         {"kind": "context-text", "expect": "contains", "value": "x", "request": True},
-        "invalid context-text expectation: request must be first, last or a positive integer",
+        invalid("context-text", "request", f"{REQUEST} (got true)"),
     ),
     (
         {"kind": "context-text", "expect": "contains", "value": "x", "request": "middle"},
-        "invalid context-text expectation: request must be first, last or a positive integer",
+        invalid("context-text", "request", f'{REQUEST} (got "middle")'),
     ),
     (
         {
@@ -477,12 +545,16 @@ INVALID = [
             "path": "a",
             "expect": "read",
         },
-        "invalid resource-read expectation: index must be omitted for workspace resources",
+        invalid("resource-read", "index", "a workspace resource-read takes no 'index'; remove it"),
     ),
     (
         {"kind": "resource-read", "resource": "skill", "path": "SKILL.md", "expect": "read"},
-        "invalid resource-read expectation: index must be a non-negative integer for skill "
-        "resources",
+        invalid(
+            "resource-read",
+            "index",
+            "a skill resource-read needs 'index', the zero-based position in the variant's "
+            "'skills' list",
+        ),
     ),
     (
         {
@@ -492,8 +564,7 @@ INVALID = [
             "path": "a",
             "expect": "read",
         },
-        "invalid resource-read expectation: index must be a non-negative integer for context "
-        "resources",
+        invalid("resource-read", "index", "must be at least 0 (got -1)"),
     ),
     (
         {
@@ -503,12 +574,15 @@ INVALID = [
             "path": "a",
             "expect": "read",
         },
-        "invalid resource-read expectation: index must be a non-negative integer for skill "
-        "resources",
+        invalid("resource-read", "index", "must be an integer (got false)"),
     ),
     (
         {"kind": "resource-read", "resource": "fixture", "path": "a", "expect": "read"},
-        "invalid resource-read expectation: resource must be one of workspace, skill, context",
+        invalid(
+            "resource-read",
+            "resource",
+            "must be 'workspace', 'skill' or 'context' (got \"fixture\")",
+        ),
     ),
 ]
 
@@ -519,15 +593,24 @@ def test_invalid_body_expectation(tmp_path: Path, expectation: dict[str, Any], r
 
 
 @pytest.mark.parametrize(
-    "path", ["../x", "/etc/passwd", "a\\b", "a//b", "./a", "a/.", "", "a/", "a\0b", 7]
+    ("path", "problem"),
+    [
+        ("../x", f'{CONTAINED} (got "../x")'),
+        ("/etc/passwd", 'must be a relative path, not an absolute one (got "/etc/passwd")'),
+        ("a\\b", "must use '/' as separator, not '\\'"),
+        ("a//b", f'{CONTAINED} (got "a//b")'),
+        ("./a", f'{CONTAINED} (got "./a")'),
+        ("a/.", f'{CONTAINED} (got "a/.")'),
+        ("", "must be a non-empty relative path"),
+        ("a/", f'{CONTAINED} (got "a/")'),
+        ("a\0b", "must not contain a NUL character"),
+        (7, "must be a string (got 7)"),
+    ],
 )
-def test_unsafe_expectation_path(tmp_path: Path, path: object) -> None:
+def test_unsafe_expectation_path(tmp_path: Path, path: object, problem: str) -> None:
     result = grade_one(body_run(tmp_path), {"kind": "path", "path": path, "expect": "exists"})
 
-    assert_error(
-        result,
-        "invalid path expectation: path must be a relative path with no '.', '..' or empty parts",
-    )
+    assert_error(result, invalid("path", "path", problem))
 
 
 @pytest.mark.parametrize(
@@ -535,23 +618,38 @@ def test_unsafe_expectation_path(tmp_path: Path, path: object) -> None:
     [
         (
             {"kind": "path", "path": "a", "expect": "exists"},
-            "invalid path expectation: path needs a body group",
+            invalid("path", "kind", "'path' expectations are only valid in body groups"),
         ),
         (
             {"kind": "context-text", "expect": "contains", "value": "x"},
-            "invalid context-text expectation: context-text needs a body group",
+            invalid(
+                "context-text", "kind", "'context-text' expectations are only valid in body groups"
+            ),
         ),
         (
             {"kind": "skill-read", "expect": "never", "turn": None},
-            "invalid skill-read expectation: turn must be omitted when expect is never",
+            invalid(
+                "skill-read",
+                "turn",
+                "a skill-read with expect 'never' takes no turn; remove the 'turn' key",
+            ),
         ),
         (
             {"kind": "skill-read", "expect": "on-turn"},
-            "invalid skill-read expectation: turn must be an integer from 1 to 3",
+            invalid(
+                "skill-read",
+                "turn",
+                "a skill-read with expect 'on-turn' needs an integer 'turn' (one-based declared "
+                "turn)",
+            ),
         ),
         (
             {"kind": "skill-read", "expect": "by-turn", "turn": 4},
-            "invalid skill-read expectation: turn must be an integer from 1 to 3",
+            invalid(
+                "skill-read",
+                "turn",
+                "turn 4 is out of range: the group declares 3 turns (use 1..3)",
+            ),
         ),
     ],
 )
@@ -561,6 +659,21 @@ def test_invalid_description_expectation(
     result = grade_one(description_run(tmp_path), expectation, "description")
 
     assert_error(result, reason)
+
+
+def test_grade_time_and_load_time_reject_an_expectation_in_the_same_words(
+    tmp_path: Path,
+) -> None:
+    expectation = {"id": "under-test", "variant": "candidate", "kind": "path", "path": "a"}
+    document = group("body", [expectation], BODY_PROMPTS)
+    with pytest.raises(DefinitionError) as loading:
+        parse_group(document, tmp_path / "group.json")
+
+    result = grade_one(body_run(tmp_path), expectation)
+
+    assert_error(
+        result, f"invalid path expectation: {loading.value.pointer}: {loading.value.message}"
+    )
 
 
 def test_errors_name_the_expectation_and_other_checks_still_grade(tmp_path: Path) -> None:
@@ -729,18 +842,7 @@ def test_missing_run_is_an_error_for_its_expectations(tmp_path: Path) -> None:
 
 # -- fuzz: arbitrary expectations never escape as exceptions -------------------------------
 
-KINDS = [
-    "skill-read",
-    "resource-read",
-    "path",
-    "changed-paths",
-    "file-text",
-    "json",
-    "response-text",
-    "tool-call",
-    "context-text",
-    "other",
-]
+KINDS = [*EXPECTATION_KINDS, "other"]
 FIELDS = [
     "expect",
     "turn",
@@ -818,3 +920,70 @@ def test_fuzzed_expectations_never_raise(
     assert {e["id"] for e in expectations} <= graded
     assert all(c["state"] in {"pass", "fail", "unavailable"} for c in result["checks"])
     json.dumps(result)
+
+
+# One valid expectation per kind; the agreement test below mutates them a field or two at a time.
+VALID = [
+    {"kind": "skill-read", "expect": "by-turn", "turn": 1},
+    {"kind": "resource-read", "resource": "workspace", "path": "notes.md", "expect": "read"},
+    {"kind": "path", "path": "a", "expect": "exists", "turn": 2},
+    {"kind": "changed-paths", "paths": ["a"], "expect": "equals"},
+    {"kind": "file-text", "path": "a", "expect": "contains", "value": "x"},
+    {"kind": "json", "path": "a.json", "expect": "field-equals", "pointer": "/a", "value": 1},
+    {"kind": "response-text", "expect": "contains", "value": "x"},
+    {"kind": "tool-call", "tool": "read", "expect": "called", "argumentContains": ["x"]},
+    {"kind": "context-text", "expect": "contains", "value": "x", "request": "first"},
+]
+_MISSING = object()
+MUTATED = st.builds(
+    lambda base, variant, changes: {
+        "id": "under-test",
+        "variant": variant,
+        **{
+            key: value
+            for key, value in {**base, **changes}.items()
+            if value is not _MISSING and key != "comparison"
+        },
+    },
+    st.sampled_from(VALID),
+    st.sampled_from(["baseline", "candidate", "other"]),
+    st.dictionaries(
+        st.sampled_from([*FIELDS, "kind"]),
+        st.just(_MISSING) | st.sampled_from(KINDS) | JSON_VALUES,
+        max_size=2,
+    ),
+)
+
+
+def _finite(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return False
+    return True
+
+
+@settings(max_examples=400, deadline=None)
+@given(expectation=MUTATED, group_type=st.sampled_from(["body", "description"]))
+def test_grading_rejects_exactly_what_loading_rejects_and_says_the_same(
+    expectation: dict[str, Any], group_type: str
+) -> None:
+    # Comparisons pair expectations and skill/context indexes depend on the variants: both are
+    # group rules, checked at grade time against the checks and the evidence instead.
+    assume(expectation.get("resource") not in ("skill", "context") and _finite(expectation))
+    document = group(group_type, [expectation], BODY_PROMPTS)
+    try:
+        parse_group(document, Path("group.json"))
+    except DefinitionError as error:
+        loading: str | None = f"{error.pointer}: {error.message}"
+    else:
+        loading = None
+
+    try:
+        parse_expectation(document, 0, group_type, len(BODY_PROMPTS))
+    except ExpectationError as error:
+        grading: str | None = str(error).split(" expectation: ", 1)[1]
+    else:
+        grading = None
+
+    assert grading == loading

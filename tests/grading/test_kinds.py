@@ -10,10 +10,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
+from pytest_skill_eval.definitions.expectations import EXPECTATION_MODELS, kind_of
 from tests.grading.grading_evidence import (
     Built,
     Call,
@@ -37,24 +38,10 @@ from tests.grading.grading_scenarios import (
     targetless_description_run,
 )
 
+# Read off the models, so that a new kind or expect value fails the coverage test below.
 KIND_EXPECTS = {
-    "skill-read": ("never", "on-turn", "by-turn", "not-before-turn"),
-    "resource-read": ("read", "not-read"),
-    "path": ("exists", "absent"),
-    "changed-paths": ("equals", "excludes"),
-    "file-text": ("contains", "not-contains", "equals"),
-    "json": (
-        "available",
-        "missing",
-        "valid",
-        "malformed",
-        "field-present",
-        "field-absent",
-        "field-equals",
-    ),
-    "response-text": ("contains", "not-contains", "equals"),
-    "tool-call": ("called", "succeeded", "failed", "not-called"),
-    "context-text": ("contains", "not-contains", "equals"),
+    kind_of(model): get_args(model.model_fields["expect"].annotation)
+    for model in EXPECTATION_MODELS
 }
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...definitions import Group
+from ...definitions import WORKSPACE_KINDS, Group
 from ...evidence import EvidenceError, sha256_bytes, utc_now, write_once
 from ...materialise import PreparedVariant, immutable_changes
 from ...workspace import (
@@ -28,7 +28,6 @@ from . import extensions
 from .binary import PiBinary, base_environment, pi_argv
 from .driver import Conversation, run_one_shot, run_turns
 
-WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
 MODEL_REQUESTS = "model-requests.jsonl"
 CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authentication", "no model")
 
