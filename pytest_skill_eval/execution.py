@@ -23,8 +23,8 @@ from .evidence import (
     write_once,
 )
 from .grading import grade_group
-from .hosts.pi.runner import Endpoint, SetupError, SubjectResult, run_subject
 from .hosts.process import CancelToken
+from .hosts.subject import Endpoint, SetupError, SubjectResult, run_subject
 from .materialise import GroupResources, prepare_group, prepare_variant, resources_json
 from .providers import EndpointError
 from .workspace import ResourceError, SourceResolver
@@ -181,7 +181,7 @@ class GroupRun:
             result = run_subject(
                 group=group.group,
                 prepared=prepared,
-                pi=env.pi(),
+                binary=env.pi(),
                 endpoint=endpoint,
                 cancel=env.cancel,
                 no_progress_s=env.no_progress_s,

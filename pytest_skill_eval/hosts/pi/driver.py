@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..observation import Observation, Turn
-from ..process import CancelToken, EndOfStream, Frame, PiProcess, ProcessOutcome
+from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
 
 TICK_S = 0.25
 
@@ -23,7 +23,7 @@ class _Stop(Exception):
 class Conversation:
     """Pumps Pi's frames into an Observation, with cancellation and the no-progress watchdog."""
 
-    process: PiProcess
+    process: HostProcess
     cancel: CancelToken
     observation: Observation = field(default_factory=Observation)
     outcome: ProcessOutcome = field(default_factory=ProcessOutcome)
