@@ -11,6 +11,7 @@ from typing import Any
 
 from ..observation import Observation, Turn
 from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from .events import apply_event
 
 TICK_S = 0.25
 
@@ -69,7 +70,7 @@ class Conversation:
         if event.get("type") == "response":
             self._response(event)
         else:
-            self.observation.handle(event)
+            apply_event(self.observation, event)
 
     def _response(self, event: dict[str, Any]) -> None:
         request_id = event.get("id")
