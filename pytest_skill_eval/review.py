@@ -206,8 +206,8 @@ def _run_reviewer(
             obs, outcome = dialogue.run()
         except BaseException:
             # The host runs in its own session, so Ctrl-C reaches only us: stop it first.
-            process.terminate(dialogue.outcome, "cancelled")
-            process.finish(dialogue.outcome)
+            dialogue.process.terminate(dialogue.outcome, "cancelled")
+            dialogue.process.finish(dialogue.outcome)
             raise
     turn = obs.turns[0] if obs.turns else None
     result.response = turn.response if turn else ""

@@ -98,7 +98,17 @@ class Launch:
 
 
 class Dialogue(Protocol):
-    """One conversation with a started host process."""
+    """One conversation with a started host process.
+
+    A host that keeps one process for the whole run (Pi's rpc mode, a stream-json input) talks
+    to the process it was given; one that needs a process per turn (a `resume` command line)
+    starts the later ones itself with the same environment, and `process` is the current one.
+    """
+
+    @property
+    def process(self) -> HostProcess:
+        """The process currently running: the one to stop when the conversation fails."""
+        ...
 
     @property
     def observation(self) -> Observation:

@@ -185,17 +185,17 @@ def _run(
         obs, outcome = dialogue.run()
     except Exception as failure:
         # An unforeseen failure while talking to the host: stop it, keep what was observed.
-        process.kill_now()
+        dialogue.process.kill_now()
         obs = dialogue.observation
         obs.protocol_error("process-error", message=f"{type(failure).__name__}: {failure}")
         if dialogue.outcome.termination_reason is None:
             dialogue.outcome.termination_reason = "process-error"
-        outcome = process.finish(dialogue.outcome)
+        outcome = dialogue.process.finish(dialogue.outcome)
         for turn in obs.turns:
             turn.finish()
     except BaseException:
         # A second Ctrl-C (KeyboardInterrupt) stops at once, but never leaves the host running.
-        process.kill_now()
+        dialogue.process.kill_now()
         raise
     return _record(facts, obs, outcome)
 

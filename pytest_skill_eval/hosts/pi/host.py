@@ -51,6 +51,11 @@ class PiDialogue:
         self._after_turn = after_turn
 
     @property
+    def process(self) -> HostProcess:
+        """Pi runs as one process for the whole conversation."""
+        return self.conversation.process
+
+    @property
     def observation(self) -> Observation:
         """What was observed so far."""
         return self.conversation.observation
