@@ -131,8 +131,8 @@ def run_subject(
 ) -> SubjectResult:
     """Run the host for one variant and return its evidence; never loses what was observed."""
     started = utc_now()
-    host = host_for(group.effective_runtime.host)
     try:
+        host = host_for(group.effective_runtime.host)
         # The isolated home may hold credentials: it never becomes evidence.
         with isolated_home(host, endpoint, prefix=f"skill-eval-{host.name}-") as home:
             launch = subject_launch(group, prepared, endpoint, home, no_progress_s)
