@@ -10,7 +10,8 @@ from pathlib import Path
 
 from bench.common import emit
 from pytest_skill_eval.hosts.pi.driver import Conversation, run_one_shot
-from pytest_skill_eval.hosts.process import CancelToken, PiProcess
+from pytest_skill_eval.hosts.process import CancelToken
+from pytest_skill_eval.hosts.process import HostProcess as PiProcess
 
 # A stand-in process that prints a Pi-shaped event stream of a given length (the benchmark
 # measures the evaluator's reading, not Pi).

@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 import yaml
 
 from bench.common import PI, emit, run_suite
-from pytest_skill_eval.modelserver.pi_config import pi_agent_files, settings_json
+from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 

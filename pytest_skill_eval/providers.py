@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from .definitions import LoadedGroup, ModelChoice
-from .hosts.pi.runner import Endpoint
-from .modelserver.pi_config import ModelSpecError, pi_agent_files, settings_json, split_model
-from .modelserver.record import RecordError, auth_headers, check_recordable, load_existing
+from .hosts.base import Endpoint, ServedModel
+from .hosts.pi.config import ModelSpecError, split_model
+from .modelserver.record import RecordingRoute, load_existing
 from .modelserver.script import ScriptError, cassette_file, load_script, script_path
 from .modelserver.server import Route, ScriptedModelServer
+from .modelserver.upstream import RecordError, auth_headers, check_recordable
+from .modelserver.wire import OPENAI
 
 RECORD_MODES = ("none", "once", "all")
 # Scripted runs are priced like a typical frontier model (USD per million tokens) so usage and
@@ -106,10 +108,7 @@ class EndpointFactory:
         return Endpoint(
             mode="replay" if recorded else "scripted",
             model=_model_argument(f"{provider}/{model_id}", declared),
-            models_json=pi_agent_files(
-                route, provider=provider, model_id=model_id, cost=SCRIPTED_PRICES
-            ),
-            settings=settings_json(provider, model_id),
+            served=ServedModel(route, OPENAI, provider, model_id, SCRIPTED_PRICES),
             cassette=str(path),
             cassette_sha256=script.sha256,
             failures=lambda: _failures(route),
@@ -139,7 +138,8 @@ class EndpointFactory:
             existing = load_existing(path) if self.record == "once" else None
         except (RecordError, ScriptError) as error:
             raise EndpointError(str(error)) from None
-        route = self._running().open_recording_route(
+        route = RecordingRoute.open(
+            self._running(),
             api=upstream.api,
             upstream_base_url=upstream.base_url,
             cassette_path=path,
@@ -151,10 +151,7 @@ class EndpointFactory:
         endpoint = Endpoint(
             mode="record",
             model=_model_argument(f"{provider}/{model_id}", declared),
-            models_json=pi_agent_files(
-                route, api=upstream.api, provider=provider, model_id=model_id, cost=upstream.cost
-            ),
-            settings=settings_json(provider, model_id),
+            served=ServedModel(route, upstream.api, provider, model_id, upstream.cost),
             cassette=str(path),
             requests=lambda: _requests(route),
             close=route.close,
@@ -199,16 +196,11 @@ class EndpointFactory:
 
     def _live(self, declared: ModelChoice | None) -> Endpoint:
         model = _model_argument(declared.model, declared) if declared is not None else None
-        settings = settings_json()
-        for key in ("defaultProvider", "defaultModel"):
-            settings.pop(key)
-        models_json = None
+        models = None
         if self.models is not None:
-            models_json = json.loads(self.models.read_text(encoding="utf-8"))
+            models = json.loads(self.models.read_text(encoding="utf-8"))
         auth = self.auth.read_bytes() if self.auth is not None else None
-        return Endpoint(
-            mode="live", model=model, models_json=models_json, settings=settings, auth_json=auth
-        )
+        return Endpoint(mode="live", model=model, live_models=models, auth_json=auth)
 
 
 def _model_argument(model: str, declared: ModelChoice | None) -> dict[str, str]:

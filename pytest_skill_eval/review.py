@@ -7,14 +7,12 @@ previous review until the new one is complete (PRODUCT §8).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
 import secrets
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,19 +20,24 @@ from typing import Any
 
 from .evidence import atomic_write, json_bytes, layout, utc_now
 from .evidence.read import aggregate_trial_dirs, is_finished
+from .hosts import host_for
+from .hosts.base import Endpoint, Launch, ServedModel, isolated_home, launch_process
 from .hosts.observation import Observation
-from .hosts.pi.binary import PiBinary, base_environment, pi_argv
-from .hosts.pi.driver import Conversation, run_one_shot
-from .hosts.process import NO_PROGRESS_S, CancelToken, PiProcess, ProcessOutcome
-from .modelserver.pi_config import (
-    ModelSpecError,
-    pi_agent_files,
-    settings_json,
-    split_model,
-)
+from .hosts.pi.binary import PiBinary
+from .hosts.pi.config import ModelSpecError, split_model
+from .hosts.process import NO_PROGRESS_S, CancelToken, ProcessOutcome
 from .modelserver.script import Script, ScriptError, load_script, script_path
 from .modelserver.server import Route, ScriptedModelServer
-from .views.present import declared_turns, mapping
+from .modelserver.wire import OPENAI
+from .providers import SCRIPTED_PRICES
+from .review_prompt import (
+    assign_labels,
+    compose_prompt,
+    label_bit,
+    map_answers,
+    parse_reply,
+)
+from .views.present import mapping
 from .views.text import (
     VARIANTS,
     GroupEvidence,
@@ -46,20 +49,14 @@ from .views.text import (
     select_groups,
 )
 
+# The reviewer always runs on Pi (`ReviewSettings.pi`), isolated exactly like a subject.
+REVIEW_HOST = "pi"
 REVIEW_DIR = layout.REVIEW
 SEMANTIC_GRADE = layout.SEMANTIC_GRADE
 # The only names below a group directory that are not canonical evidence (`skill-eval verify`).
 ADVISORY_NAMES = frozenset({REVIEW_DIR, SEMANTIC_GRADE})
-VERDICTS = ("yes", "no", "unclear")
-LABELS = ("A", "B")
-RESPONSE_LIMIT = 8000
-ARGUMENT_LIMIT = 300
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
-# Scripted review traffic is priced like subjects' scripted traffic (USD per million tokens).
-SCRIPTED_PRICES = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
 _STALE = re.compile(r"^(review\.(new|old)-[0-9a-f]+|\.semantic-grade\.json\.[0-9a-f]+\.tmp)$")
-_FENCE_OPEN = re.compile(r"\A```(?:json)?\s*", re.IGNORECASE)
-_FENCE_CLOSE = re.compile(r"\s*```\Z")
 
 
 class ReviewError(Exception):
@@ -106,17 +103,6 @@ class _ReviewerRun:
     errors: list[str] = field(default_factory=list)
 
 
-def label_bit() -> int:
-    """One cryptographically random bit: 0 shows baseline as A, 1 shows candidate as A."""
-    return secrets.randbits(1)
-
-
-def assign_labels(bit: int) -> dict[str, str]:
-    """The label → variant mapping for a random bit."""
-    first, second = VARIANTS if bit == 0 else tuple(reversed(VARIANTS))
-    return {"A": first, "B": second}
-
-
 def skip_reason(group: GroupEvidence) -> str | None:
     """Why a group cannot be reviewed (no questions, or a run that is not complete), else None."""
     if not [q for q in group.definition.get("review_questions") or [] if isinstance(q, str)]:
@@ -127,189 +113,6 @@ def skip_reason(group: GroupEvidence) -> str | None:
         if state != "complete":
             return f"{variant} run is {state}"
     return None
-
-
-# ---------------------------------------------------------------------------------------------
-# The prompt
-
-
-def utf16_length(text: str) -> int:
-    """Length in UTF-16 code units, as JavaScript counts it."""
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
-
-
-def truncate(text: str, limit: int) -> str:
-    """At most `limit` UTF-16 units, never splitting a character, with a note of what was cut."""
-    total = utf16_length(text)
-    if total <= limit:
-        return text
-    kept, used = [], 0
-    for char in text:
-        width = 2 if ord(char) > 0xFFFF else 1
-        if used + width > limit:
-            break
-        kept.append(char)
-        used += width
-    return "".join(kept) + f"… [truncated {total - used} characters]"
-
-
-def path_scrubber(group: GroupEvidence) -> Callable[[str], str]:
-    """Replace each run's own directory in text by `{{workspace}}`/`{{run}}`: paths there name
-    the variant, which the reviewer must not learn."""
-    prefixes: dict[str, str] = {}
-    for variant in VARIANTS:
-        directories = {str(group.directory / variant)}
-        with contextlib.suppress(OSError):
-            directories.add(os.path.realpath(group.directory / variant))
-        workspace = (group.runs.get(variant) or {}).get("workspace")
-        if isinstance(workspace, str) and workspace:
-            directories.add(str(Path(workspace).parent))
-        for directory in directories:
-            prefixes[f"{directory}/workspace"] = "{{workspace}}"
-            prefixes[directory] = "{{run}}"
-    ordered = sorted(prefixes, key=len, reverse=True)
-    pattern = re.compile("|".join(re.escape(p) for p in ordered)) if ordered else None
-
-    def scrub(text: str) -> str:
-        return pattern.sub(lambda m: prefixes[m.group(0)], text) if pattern else text
-
-    return scrub
-
-
-def _scrub_value(value: Any, scrub: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, list):
-        return [_scrub_value(v, scrub) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _scrub_value(v, scrub) for k, v in value.items()}
-    return value
-
-
-def _tool_status(call: Mapping[str, Any]) -> str:
-    if not call.get("completed"):
-        return "incomplete"
-    return "failed" if call.get("isError") else "succeeded"
-
-
-def run_evidence(run: Mapping[str, Any], scrub: Callable[[str], str]) -> list[str]:
-    """The lines shown for one run: responses, tool calls, changed files. Nothing else."""
-    turns = [t for t in run.get("turns") or [] if isinstance(t, Mapping)]
-    if not turns:
-        turns = [
-            {"turn": 1, "response": run.get("response"), "toolActivity": run.get("toolActivity")}
-        ]
-    lines: list[str] = []
-    for position, turn in enumerate(turns, start=1):
-        number = turn.get("turn") if isinstance(turn.get("turn"), int) else position
-        lines.append(f"Turn {number} response:")
-        lines.append(truncate(scrub(str(turn.get("response") or "")), RESPONSE_LIMIT))
-        for call in turn.get("toolActivity") or []:
-            if not isinstance(call, Mapping):
-                continue
-            args = json.dumps(
-                _scrub_value(call.get("args"), scrub), ensure_ascii=False, separators=(",", ":")
-            )
-            lines.append(
-                f"- tool {scrub(str(call.get('toolName')))} {_tool_status(call)}: "
-                f"{truncate(args, ARGUMENT_LIMIT)}"
-            )
-    changes = mapping(run.get("effects")).get("changes")
-    if isinstance(changes, Mapping):
-        for key in ("created", "modified", "deleted"):
-            paths = [scrub(str(p)) for p in changes.get(key) or []]
-            lines.append(f"Files {key}: {', '.join(paths) or 'none'}")
-    return lines
-
-
-def compose_prompt(group: GroupEvidence, labels: Mapping[str, str]) -> str:
-    """The reviewer prompt (reference §9.3): task, questions, and runs A and B, anonymous."""
-    first_run = group.runs.get("baseline") or group.runs.get("candidate")
-    turns = declared_turns(group.definition, first_run)
-    questions = [str(q) for q in group.definition.get("review_questions") or []]
-    scrub = path_scrubber(group)
-    lines = [
-        "You are reviewing two anonymous runs, A and B, of the same task.",
-        "Judge only the evidence below, and answer every question for both runs with "
-        "yes, no or unclear.",
-        "",
-        "Task turns:",
-        *(f"{number}. {text}" for number, text in enumerate(turns, start=1)),
-        "",
-        "Questions:",
-        *(f"{number}. {text}" for number, text in enumerate(questions, start=1)),
-    ]
-    for label in LABELS:
-        lines += ["", f"## Run {label}", *run_evidence(group.runs[labels[label]] or {}, scrub)]
-    lines += [
-        "",
-        "Reply with only JSON of the form "
-        '{"answers":[{"question":1,"A":"yes|no|unclear","B":"yes|no|unclear",'
-        '"rationale":"one sentence"}]}',
-    ]
-    return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------------------------------
-# The reply
-
-
-def strip_fences(text: str) -> str:
-    """Trim, then strip one leading ``` or ```json fence and one trailing fence."""
-    text = _FENCE_OPEN.sub("", text.strip(), count=1)
-    return _FENCE_CLOSE.sub("", text, count=1).strip()
-
-
-def parse_reply(text: str, count: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """The answers by question number (`{question, A, B, rationale}`), or the errors."""
-    try:
-        data = json.loads(strip_fences(text))
-    except ValueError:
-        return [], ["reviewer response is not JSON"]
-    answers = data.get("answers") if isinstance(data, dict) else None
-    if not isinstance(answers, list) or len(answers) != count:
-        return [], [f"reviewer must answer exactly {count} question(s)"]
-    found: list[dict[str, Any]] = []
-    errors: list[str] = []
-    for number in range(1, count + 1):
-        entry = next(
-            (
-                a
-                for a in answers
-                if isinstance(a, dict)
-                and not isinstance(a.get("question"), bool)
-                and a.get("question") == number
-            ),
-            None,
-        )
-        if (
-            entry is None
-            or entry.get("A") not in VERDICTS
-            or entry.get("B") not in VERDICTS
-            or not isinstance(entry.get("rationale"), str)
-        ):
-            errors.append(f"reviewer answer for question {number} is missing or invalid")
-            continue
-        found.append(entry)
-    return ([], errors) if errors else (found, [])
-
-
-def map_answers(
-    answers: Sequence[Mapping[str, Any]], questions: Sequence[str], labels: Mapping[str, str]
-) -> list[dict[str, Any]]:
-    """Labelled answers turned back into `{question, baseline, candidate, rationale}`."""
-    mapped = []
-    for number, answer in enumerate(answers, start=1):
-        by_variant = {labels[label]: answer[label] for label in LABELS}
-        mapped.append(
-            {
-                "question": questions[number - 1],
-                "baseline": by_variant["baseline"],
-                "candidate": by_variant["candidate"],
-                "rationale": answer["rationale"],
-            }
-        )
-    return mapped
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,80 +169,56 @@ def _did_not_complete(obs: Observation, outcome: ProcessOutcome) -> str | None:
 def _run_reviewer(
     prompt: str, staging: Path, settings: ReviewSettings, route: Route | None
 ) -> _ReviewerRun:
-    """Run Pi once in `--mode json` with a fresh, deleted-afterwards HOME and agent dir."""
+    """Run the reviewer once, one shot, in a fresh, deleted-afterwards isolated home."""
     result = _ReviewerRun()
     provider, model_id = check_model(settings.model)
-    scratch = Path(tempfile.mkdtemp(prefix="skill-eval-review-"))
-    try:
-        home, agent, tmp, work = (scratch / n for n in ("home", "agent", "tmp", "work"))
-        for directory in (home, agent, tmp, work):
-            directory.mkdir()
-        env = base_environment(home, agent, tmp)
-        env["PWD"] = str(work)
-        if route is not None:
-            files = {
-                "settings.json": settings_json(provider, model_id),
-                "models.json": pi_agent_files(
-                    route, provider=provider, model_id=model_id, cost=SCRIPTED_PRICES
-                ),
-            }
-        else:
-            live = settings_json()
-            for key in ("defaultProvider", "defaultModel"):
-                live.pop(key)
-            files = {"settings.json": live}
-            for name in settings.inherit:
-                # Credentials reach the reviewer's environment only; nothing records values.
-                env[name] = os.environ[name]
-        for name, content in files.items():
-            (agent / name).write_text(json.dumps(content, indent=2), encoding="utf-8")
-        model = {"model": settings.model}
-        if settings.thinking:
-            model["thinking"] = settings.thinking
-        argv = pi_argv(
-            settings.pi.path,
-            mode="json",
-            session_dir=None,
-            extensions=[],
-            tools=[],
-            skills=[],
-            model=model,
-            prompt=prompt,
-        )
-        process = PiProcess(
-            argv=argv,
-            env=env,
+    model = {"model": settings.model}
+    if settings.thinking:
+        model["thinking"] = settings.thinking
+    served = None
+    if route is not None:
+        served = ServedModel(route, OPENAI, provider, model_id, SCRIPTED_PRICES)
+    endpoint = Endpoint(mode="live" if route is None else "scripted", model=model, served=served)
+    host = host_for(REVIEW_HOST)
+    with isolated_home(host, endpoint, prefix="skill-eval-review-") as home:
+        work = home.root / "work"
+        work.mkdir()
+        # Credentials reach a live reviewer's environment only; nothing records values.
+        inherited = {} if route is not None else {n: os.environ[n] for n in settings.inherit}
+        launch = Launch(
             cwd=work,
+            prompts=(prompt,),
+            one_shot=True,
             events_path=staging / "events.jsonl",
             stderr_path=staging / "stderr.log",
-            interactive=False,
+            model=model,
+            environment=inherited,
             no_progress_s=settings.no_progress_s,
         )
+        _argv, _env, process = launch_process(host, settings.pi, launch, home)
         try:
             process.start()
         except OSError as error:
             (staging / "events.jsonl").touch()
             result.errors.append(f"reviewer did not start: {error}")
             return result
-        conversation = Conversation(process, CancelToken())
+        dialogue = host.converse(process, CancelToken(), launch, lambda _turn: None)
         try:
-            obs, outcome = run_one_shot(conversation, prompt)
+            obs, outcome = dialogue.run()
         except BaseException:
-            # Pi runs in its own session, so Ctrl-C reaches only us: stop it before leaving.
-            process.terminate(conversation.outcome, "cancelled")
-            process.finish(conversation.outcome)
+            # The host runs in its own session, so Ctrl-C reaches only us: stop it first.
+            dialogue.process.terminate(dialogue.outcome, "cancelled")
+            dialogue.process.finish(dialogue.outcome)
             raise
-        turn = obs.turns[0] if obs.turns else None
-        result.response = turn.response if turn else ""
-        result.usage = turn.usage if turn else None
-        problem = _did_not_complete(obs, outcome)
-        if problem:
-            result.errors.append(problem)
-        if route is not None:
-            result.errors.extend(f"scripted reviewer: {f.message}" for f in route.failures)
-        return result
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    turn = obs.turns[0] if obs.turns else None
+    result.response = turn.response if turn else ""
+    result.usage = turn.usage if turn else None
+    problem = _did_not_complete(obs, outcome)
+    if problem:
+        result.errors.append(problem)
+    if route is not None:
+        result.errors.extend(f"scripted reviewer: {f.message}" for f in route.failures)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------

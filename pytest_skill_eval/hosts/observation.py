@@ -17,7 +17,8 @@ def _number(value: Any) -> float:
 
 
 def merge_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None:
-    """Sum Pi's `message.usage` into a running total (missing values count as 0)."""
+    """Sum a message's usage (`input`, `output`, `cacheRead`, `cacheWrite`, `cost`) into a
+    running total (missing values count as 0)."""
     if not isinstance(usage, dict):
         return total
     merged: dict[str, Any] = total or dict.fromkeys(USAGE_FIELDS, 0) | {
@@ -41,23 +42,9 @@ def sum_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     return total
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """Assistant text: string content, or the text parts joined with no separator."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part.get("text", "")
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        )
-    return ""
-
-
 @dataclass
 class Turn:
-    """One declared prompt and everything observed while Pi worked on it."""
+    """One declared prompt and everything observed while the subject worked on it."""
 
     turn: int
     prompt: str
@@ -96,7 +83,7 @@ class Turn:
 
 @dataclass
 class Observation:
-    """Evidence gathered from Pi's event stream."""
+    """Evidence gathered from a host's event stream, in host-neutral form."""
 
     turns: list[Turn] = field(default_factory=list)
     transcript: list[dict[str, Any]] = field(default_factory=list)
@@ -124,66 +111,67 @@ class Observation:
         """Record a protocol error (any makes the run infrastructure-failed)."""
         self.protocol_errors.append({"reason": reason, **details})
 
-    def handle(self, event: dict[str, Any]) -> bool:
-        """Apply one Pi event; returns True when it settles the current turn."""
-        kind = event.get("type")
-        if kind == "extension_error":
-            self.protocol_error(
-                "extension-error",
-                extensionPath=event.get("extensionPath"),
-                event=event.get("event"),
-                error=event.get("error"),
-            )
-            return False
+    def tool_started(self, call_id: Any, name: Any, args: Any) -> None:
+        """A tool call began in the current turn."""
+        turn = self.current
+        if turn is None:
+            return
+        activity = {
+            "toolCallId": call_id,
+            "toolName": name,
+            "args": args,
+            "completed": False,
+            "isError": None,
+        }
+        turn.tool_activity.append(activity)
+        self._pending_tools[str(call_id)] = activity
+
+    def tool_ended(self, call_id: Any, is_error: bool) -> dict[str, Any] | None:
+        """A tool call ended; returns its activity record (None when it never began)."""
+        activity = self._pending_tools.pop(str(call_id), None)
+        if activity is not None:
+            activity["completed"] = True
+            activity["isError"] = is_error
+        return activity
+
+    def read_succeeded(self, path: str) -> None:
+        """The subject read `path` (as it named it) in the current turn."""
+        if self.current is not None:
+            self.current.reads.append(path)
+
+    def message(self, message: dict[str, Any]) -> Turn | None:
+        """A finished transcript message of the current turn; returns that turn."""
+        turn = self.current
+        if turn is None:
+            return None
+        self.transcript.append(message)
+        turn.transcript_end = len(self.transcript)
+        return turn
+
+    def assistant_reply(
+        self,
+        turn: Turn,
+        text: str,
+        usage: Any,
+        model: dict[str, Any] | None,
+        error: str | None,
+    ) -> None:
+        """An assistant message: its text, usage, the model that answered, a failure."""
+        turn.response = text
+        turn.usage = merge_usage(turn.usage, usage)
+        if model is not None:
+            self.model = model
+        if error is not None and turn.assistant_error is None:
+            turn.assistant_error = error
+
+    def settle(self) -> bool:
+        """The host says the current turn is over; False when no turn was in progress."""
         turn = self.current
         if turn is None:
             return False
-        if kind == "tool_execution_start":
-            activity = {
-                "toolCallId": event.get("toolCallId"),
-                "toolName": event.get("toolName"),
-                "args": event.get("args"),
-                "completed": False,
-                "isError": None,
-            }
-            turn.tool_activity.append(activity)
-            self._pending_tools[str(event.get("toolCallId"))] = activity
-        elif kind == "tool_execution_end":
-            pending = self._pending_tools.pop(str(event.get("toolCallId")), None)
-            if pending is not None:
-                activity = pending
-                activity["completed"] = True
-                activity["isError"] = event.get("isError") is True
-                args = activity.get("args")
-                if (
-                    activity["toolName"] == "read"
-                    and not activity["isError"]
-                    and isinstance(args, dict)
-                    and isinstance(args.get("path"), str)
-                ):
-                    turn.reads.append(args["path"])
-        elif kind == "message_end" and isinstance(event.get("message"), dict):
-            message = event["message"]
-            self.transcript.append(message)
-            turn.transcript_end = len(self.transcript)
-            if message.get("role") == "assistant":
-                self._assistant(turn, message)
-        elif kind in ("agent_end", "agent_settled"):
-            # With retry and compaction off, agent_end is final on Pi 0.73.1; newer Pi says so
-            # explicitly with agent_settled.
-            turn.settled = True
-            turn.finish()
-            return True
-        return False
-
-    def _assistant(self, turn: Turn, message: dict[str, Any]) -> None:
-        turn.response = message_text(message)
-        turn.usage = merge_usage(turn.usage, message.get("usage"))
-        if isinstance(message.get("provider"), str) or isinstance(message.get("model"), str):
-            self.model = {"provider": message.get("provider"), "model": message.get("model")}
-        reason = message.get("stopReason")
-        if reason in ("error", "aborted") and turn.assistant_error is None:
-            turn.assistant_error = message.get("errorMessage") or f"assistant stopped with {reason}"
+        turn.settled = True
+        turn.finish()
+        return True
 
     # -- results ---------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The Pi child process: spawning, framed stdout reading, watchdog, and process-tree cleanup."""
+"""A host CLI as a child process: spawning, framed stdout, watchdog, process-tree cleanup."""
 
 from __future__ import annotations
 
@@ -67,8 +67,8 @@ class CancelToken:
 
 
 @dataclass
-class PiProcess:
-    """A running Pi with its stdout parsed into a queue of frames and raw bytes kept on disk."""
+class HostProcess:
+    """A running host CLI, its stdout parsed into a queue of frames, raw bytes kept on disk."""
 
     argv: Sequence[str]
     env: Mapping[str, str]
@@ -77,7 +77,7 @@ class PiProcess:
     stderr_path: Path
     interactive: bool
     no_progress_s: float = NO_PROGRESS_S
-    # Bounded, so a fast Pi waits for the evaluator instead of piling parsed events up in memory.
+    # Bounded, so a fast host waits for the evaluator instead of piling parsed events up in memory.
     frames: queue.Queue[Frame | EndOfStream] = field(
         default_factory=lambda: queue.Queue(maxsize=256)
     )
@@ -89,7 +89,7 @@ class PiProcess:
     _stdin_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> None:
-        """Spawn Pi in its own session (so its group can be signalled) with no shell."""
+        """Spawn the host in its own session (so its group can be signalled) with no shell."""
         self.events_path.parent.mkdir(parents=True, exist_ok=True)
         stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - handed to the child
         try:
@@ -111,7 +111,7 @@ class PiProcess:
 
     @property
     def pid(self) -> int:
-        """Process id of Pi."""
+        """Process id of the host CLI."""
         assert self._proc is not None
         return self._proc.pid
 
@@ -154,7 +154,7 @@ class PiProcess:
         self.frames.put(EndOfStream())
 
     def send(self, record: Mapping[str, Any]) -> None:
-        """Write one RPC command line to Pi's stdin."""
+        """Write one JSON command line to the host's stdin."""
         assert self._proc is not None
         assert self._proc.stdin is not None
         data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
@@ -164,7 +164,7 @@ class PiProcess:
         self._last_progress = time.monotonic()
 
     def close_stdin(self) -> None:
-        """Closing stdin makes Pi in RPC mode exit normally."""
+        """Closing stdin ends an interactive host (Pi in RPC mode exits normally)."""
         if self._proc is not None and self._proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self._proc.stdin.close()
@@ -189,8 +189,8 @@ class PiProcess:
         return time.monotonic() - self._last_progress > self.no_progress_s
 
     def _track_descendants(self) -> None:
-        # Commands started by extensions may leave Pi's process group; remember every
-        # descendant seen so cleanup can reach it after Pi itself is gone.
+        # Commands started by extensions may leave the host's process group; remember every
+        # descendant seen so cleanup can reach it after the host itself is gone.
         if self._proc is None:
             return
         try:
@@ -200,7 +200,7 @@ class PiProcess:
             pass
 
     def wait(self, timeout: float | None) -> int | None:
-        """Wait for Pi to exit; None when it is still running after `timeout`."""
+        """Wait for the host to exit; None when it is still running after `timeout`."""
         assert self._proc is not None
         try:
             return self._proc.wait(timeout=timeout)
@@ -234,7 +234,7 @@ class PiProcess:
             os.killpg(self._proc.pid, sig)
 
     def finish(self, outcome: ProcessOutcome) -> ProcessOutcome:
-        """Reap Pi, sweep its group and every descendant seen, and drain the reader."""
+        """Reap the host, sweep its group and every descendant seen, and drain the reader."""
         assert self._proc is not None
         self.close_stdin()
         if self.wait(TERMINATION_GRACE_S) is None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import http.client
+import secrets
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import yaml
 
@@ -42,55 +42,20 @@ from pytest_skill_eval.modelserver.server import (
     json_object,
 )
 from pytest_skill_eval.modelserver.streams import error_response, stream_parser
-from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI, WireReply, error_reply
+from pytest_skill_eval.modelserver.upstream import (
+    RecordError,
+    Redactor,
+    check_recordable,
+    connect,
+    outgoing_headers,
+    upstream_url,
+)
+from pytest_skill_eval.modelserver.wire import OPENAI, WireReply, error_reply
 
 RECORD_MODES: tuple[str, ...] = ("once", "all")
-RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC)
-# What each api appends to its provider's baseUrl, as Pi's SDKs do.
-UPSTREAM_PATHS = {OPENAI: "/chat/completions", ANTHROPIC: "/v1/messages"}
-ANTHROPIC_VERSION = "2023-06-01"
-REDACTED = "[redacted]"
-# Pi's own headers that describe the request rather than the caller; auth never passes through.
-_FORWARDED = ("anthropic-version", "anthropic-beta", "user-agent")
 _READ_SIZE = 64 * 1024
 _SAVE_WAIT_S = 30.0
-_MIN_SECRET = 6
 _UNICODE_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
-
-
-class RecordError(Exception):
-    """A recording that cannot be set up or written; names the setting or file and the fix."""
-
-
-def check_recordable(api: str) -> None:
-    """Raise `RecordError` unless traffic of `api` can be recorded."""
-    if api not in RECORDABLE_APIS:
-        raise RecordError(
-            f"cannot record model traffic of api {api!r}: recording supports "
-            f"{' and '.join(RECORDABLE_APIS)}; declare a model whose provider uses one of them, "
-            "or write the cassette by hand"
-        )
-
-
-def auth_headers(api: str, api_key: str) -> dict[str, str]:
-    """The upstream auth headers a provider of `api` expects for `api_key`."""
-    check_recordable(api)
-    if api == OPENAI:
-        return {"Authorization": f"Bearer {api_key}"}
-    return {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
-
-
-def upstream_url(upstream_base_url: str, api: str) -> str:
-    """The provider URL a request of `api` is forwarded to (baseUrl + the api's path)."""
-    check_recordable(api)
-    parts = urlsplit(upstream_base_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise RecordError(
-            f"upstream base URL {upstream_base_url!r} is not an http(s) URL; give the provider's "
-            "baseUrl, e.g. https://api.anthropic.com or https://api.openai.com/v1"
-        )
-    url = parts._replace(path=parts.path.rstrip("/") + UPSTREAM_PATHS[api])
-    return url.geturl()
 
 
 class RecordingRoute(Route):
@@ -98,8 +63,46 @@ class RecordingRoute(Route):
 
     Pi's stream is relayed unchanged, chunk by chunk, while it is parsed into the neutral form.
     The cassette (`version: 1`, `match`, interactions with `request` notes that keep the
-    normalised body) is written atomically by `save()`, which `close()` calls.
+    normalised body) is written atomically by `save()`, which `close()` calls. A route opens
+    itself on a server with `RecordingRoute.open`.
     """
+
+    @classmethod
+    def open(
+        cls,
+        server: ScriptedModelServer,
+        *,
+        api: str,
+        upstream_base_url: str,
+        cassette_path: Path,
+        existing: Script | None = None,
+        mode: str = "once",
+        placeholders: Mapping[str, str] | None = None,
+        upstream_headers: Mapping[str, str] | None = None,
+        match: MatchMode | None = None,
+        upstream_timeout_s: float = 300.0,
+    ) -> RecordingRoute:
+        """Register a route on `server` that records real model traffic into `cassette_path`.
+
+        `mode` "all" forwards every request upstream; "once" replays the interactions of
+        `existing` first and forwards (and appends) only the requests past its end. The
+        cassette is written when the route is closed (or `save()`d).
+        """
+        route = cls(
+            server,
+            secrets.token_urlsafe(16),
+            api=api,
+            upstream_base_url=upstream_base_url,
+            cassette_path=cassette_path,
+            existing=existing,
+            mode=mode,
+            placeholders=placeholders or {},
+            upstream_headers=upstream_headers or {},
+            match=match,
+            upstream_timeout_s=upstream_timeout_s,
+        )
+        server.register(route)
+        return route
 
     def __init__(
         self,
@@ -130,7 +133,7 @@ class RecordingRoute(Route):
         self.match: MatchMode = match or (existing.match if existing is not None else "order")
         self.cassette_sha256: str | None = None
         self._headers = dict(upstream_headers)
-        self._secrets = _secrets(upstream_headers)
+        self._redactor = Redactor(upstream_headers)
         self._timeout = upstream_timeout_s
         self._kept = len(kept.interactions) if kept is not None else 0
         # New interactions in request order; None while an answer is still streaming, or when
@@ -203,7 +206,7 @@ class RecordingRoute(Route):
             "interactions": [interaction_data(item) for item in interactions],
         }
         # Credentials are redacted in every value and again in the text, as two independent nets.
-        clean = self._redact_value(data)
+        clean = self._redactor.value(data)
         text = self._redact(cassette_text(clean))
         try:
             loaded = yaml.safe_load(text)
@@ -304,19 +307,10 @@ class RecordingRoute(Route):
     def _forward(
         self, slot: int, number: int, raw: bytes, headers: Mapping[str, str], note: RequestNote
     ) -> Reply:
-        parts = urlsplit(self.upstream)
-        target = parts.path + (f"?{parts.query}" if parts.query else "")
-        connection: http.client.HTTPConnection
-        if parts.scheme == "https":
-            connection = http.client.HTTPSConnection(
-                parts.hostname or "", parts.port, timeout=self._timeout
-            )
-        else:
-            connection = http.client.HTTPConnection(
-                parts.hostname or "", parts.port, timeout=self._timeout
-            )
+        connection, target = connect(self.upstream, self._timeout)
         try:
-            connection.request("POST", target, body=raw, headers=self._outgoing(headers))
+            outgoing = outgoing_headers(self.api, headers, self._headers)
+            connection.request("POST", target, body=raw, headers=outgoing)
             response = connection.getresponse()
         except (OSError, http.client.HTTPException) as error:
             connection.close()
@@ -366,17 +360,6 @@ class RecordingRoute(Route):
         content_type = response.getheader("Content-Type") or "application/json"
         return WireReply(response.status, (("Content-Type", content_type),), (data,))
 
-    def _outgoing(self, headers: Mapping[str, str]) -> dict[str, str]:
-        out = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-        for name in _FORWARDED:
-            if name in headers:
-                out[name] = headers[name]
-        if self.api == ANTHROPIC:
-            out.setdefault("anthropic-version", ANTHROPIC_VERSION)
-        given = {name.lower() for name in self._headers}
-        out = {name: value for name, value in out.items() if name.lower() not in given}
-        return {**out, **self._headers}
-
     def _interaction(self, answer: ScriptedResponse, note: RequestNote) -> Interaction:
         return Interaction(response=normalise_response(answer, self.placeholders), request=note)
 
@@ -392,19 +375,8 @@ class RecordingRoute(Route):
                 self.failures.append(failure)
             self._idle.notify_all()
 
-    def _redact_value(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self._redact(value)
-        if isinstance(value, list):
-            return [self._redact_value(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self._redact_value(v) for k, v in value.items()}
-        return value
-
     def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        return self._redactor.text(text)
 
 
 class _Relay:
@@ -507,35 +479,9 @@ def cassette_text(data: Mapping[str, Any]) -> str:
     return yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
 
 
-def _secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
-    # Every header value, and the token of "Bearer X"/"Basic X", counts as secret; short values
-    # (like an api version) are not credentials and would redact innocent text.
-    found: set[str] = set()
-    for value in headers.values():
-        for candidate in (value, value.partition(" ")[2]):
-            candidate = candidate.strip()
-            if len(candidate) >= _MIN_SECRET and not _is_version(candidate):
-                found.add(candidate)
-    return tuple(sorted(found, key=len, reverse=True))
-
-
-def _is_version(value: str) -> bool:
-    return all(ch.isdigit() or ch == "-" for ch in value)
-
-
 def load_existing(path: Path) -> Script | None:
     """The cassette at `path` for `once` mode, or None when there is none yet."""
     return load_script(path) if path.is_file() else None
 
 
-__all__ = [
-    "RECORDABLE_APIS",
-    "RECORD_MODES",
-    "RecordError",
-    "RecordingRoute",
-    "auth_headers",
-    "cassette_text",
-    "check_recordable",
-    "load_existing",
-    "upstream_url",
-]
+__all__ = ["RECORD_MODES", "RecordingRoute", "cassette_text", "load_existing"]

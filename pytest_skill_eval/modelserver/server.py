@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_skill_eval.modelserver.placeholders import (
@@ -23,7 +23,7 @@ from pytest_skill_eval.modelserver.placeholders import (
     request_diff,
     request_sha256,
 )
-from pytest_skill_eval.modelserver.script import Interaction, MatchMode, Script
+from pytest_skill_eval.modelserver.script import Interaction, Script
 from pytest_skill_eval.modelserver.wire import (
     ANTHROPIC,
     APIS,
@@ -32,9 +32,6 @@ from pytest_skill_eval.modelserver.wire import (
     error_reply,
     render_stream,
 )
-
-if TYPE_CHECKING:
-    from pytest_skill_eval.modelserver.record import RecordingRoute
 
 __all__ = [
     "RecordedRequest",
@@ -339,47 +336,13 @@ class ScriptedModelServer:
     ) -> Route:
         """Register a route answering from `script` (None: every request fails as missing)."""
         route = Route(self, secrets.token_urlsafe(16), script, source, placeholders or {})
-        with self._lock:
-            self._routes[route.token] = route
+        self.register(route)
         return route
 
-    def open_recording_route(
-        self,
-        *,
-        api: str,
-        upstream_base_url: str,
-        cassette_path: Path,
-        existing: Script | None = None,
-        mode: str = "once",
-        placeholders: Mapping[str, str] | None = None,
-        upstream_headers: Mapping[str, str] | None = None,
-        match: MatchMode | None = None,
-        upstream_timeout_s: float = 300.0,
-    ) -> RecordingRoute:
-        """Register a route that records real model traffic into `cassette_path`.
-
-        `mode` "all" forwards every request upstream; "once" replays the interactions of
-        `existing` first and forwards (and appends) only the requests past its end. The cassette
-        is written when the route is closed (or `save()`d). See `models.record.RecordingRoute`.
-        """
-        from pytest_skill_eval.modelserver.record import RecordingRoute
-
-        route = RecordingRoute(
-            self,
-            secrets.token_urlsafe(16),
-            api=api,
-            upstream_base_url=upstream_base_url,
-            cassette_path=cassette_path,
-            existing=existing,
-            mode=mode,
-            placeholders=placeholders or {},
-            upstream_headers=upstream_headers or {},
-            match=match,
-            upstream_timeout_s=upstream_timeout_s,
-        )
+    def register(self, route: Route) -> None:
+        """Serve `route` (built for this server) under its token until it is closed."""
         with self._lock:
             self._routes[route.token] = route
-        return route
 
     def _retire(self, route: Route) -> None:
         with self._lock:

@@ -16,8 +16,8 @@ from ..evidence.records import GradeRecord, GroupError, GroupRecord, RunRecord
 from ..evidence.states import group_state
 from ..evidence.store import EvidenceError, json_bytes, sha256_bytes, sha256_file, utc_now
 from ..grading import grade_group
-from ..hosts.pi.runner import Endpoint, SetupError, SubjectResult, run_subject
 from ..hosts.process import CancelToken
+from ..hosts.subject import Endpoint, SetupError, SubjectResult, run_subject
 from ..materialise import GroupResources, prepare_group, prepare_variant, resources_json
 from ..providers import EndpointError
 from ..workspace import ResourceError, SourceResolver
@@ -137,7 +137,7 @@ class GroupRun:
             result = run_subject(
                 group=group.group,
                 prepared=prepared,
-                pi=env.pi(),
+                binary=env.pi(),
                 endpoint=endpoint,
                 cancel=env.cancel,
                 no_progress_s=env.no_progress_s,

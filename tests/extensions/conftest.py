@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import pytest
 
-from pytest_skill_eval.modelserver.pi_config import write_pi_agent_dir
+from pytest_skill_eval.hosts.pi.config import write_pi_agent_dir
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import RecordedRequest, RouteFailure, ScriptedModelServer
 

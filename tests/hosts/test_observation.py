@@ -5,12 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_skill_eval.hosts.observation import (
-    Observation,
-    canonical_reads,
-    merge_usage,
-    message_text,
-)
+from pytest_skill_eval.hosts.observation import Observation, canonical_reads, merge_usage
+from pytest_skill_eval.hosts.pi.events import apply_event, message_text
 from pytest_skill_eval.hosts.process import _parse_frame
 
 DATA = Path(__file__).parent / "data"
@@ -24,7 +20,7 @@ def _events(name: str) -> list[dict[str, object]]:
 def test_json_mode_capture_gives_turn_tools_usage_and_response() -> None:
     obs = Observation()
     turn = obs.begin_turn(1, "Uppercase input.txt into out.txt", "Uppercase input.txt into out.txt")
-    settled = [obs.handle(event) for event in _events("a_json_tools.events.jsonl")]
+    settled = [apply_event(obs, event) for event in _events("a_json_tools.events.jsonl")]
     assert settled[-1] is True
     assert settled.count(True) == 1
     assert turn.settled
@@ -56,14 +52,15 @@ def test_rpc_capture_events_outside_a_turn_are_ignored() -> None:
     for record in _events("b_rpc_transcript.jsonl"):
         if ">>> stdin" in record or record.get("type") == "response":
             continue
-        obs.handle(record)
+        apply_event(obs, record)
     assert obs.transcript == []  # no turn was begun, so nothing is attributed
 
 
 def test_error_stop_reason_is_an_assistant_error_and_sticks() -> None:
     obs = Observation()
     turn = obs.begin_turn(1, "p", "p")
-    obs.handle(
+    apply_event(
+        obs,
         {
             "type": "message_end",
             "message": {
@@ -72,9 +69,9 @@ def test_error_stop_reason_is_an_assistant_error_and_sticks() -> None:
                 "stopReason": "error",
                 "errorMessage": "500 kaboom",
             },
-        }
+        },
     )
-    obs.handle({"type": "message_end", "message": {"role": "assistant", "content": "later"}})
+    apply_event(obs, {"type": "message_end", "message": {"role": "assistant", "content": "later"}})
     assert turn.assistant_error == "500 kaboom"
     assert turn.response == "later"
 
@@ -82,22 +79,24 @@ def test_error_stop_reason_is_an_assistant_error_and_sticks() -> None:
 def test_blocked_read_is_not_a_successful_read() -> None:
     obs = Observation()
     turn = obs.begin_turn(1, "p", "p")
-    obs.handle(
+    apply_event(
+        obs,
         {
             "type": "tool_execution_start",
             "toolCallId": "c1",
             "toolName": "read",
             "args": {"path": "/etc/passwd"},
-        }
+        },
     )
-    obs.handle(
+    apply_event(
+        obs,
         {
             "type": "tool_execution_end",
             "toolCallId": "c1",
             "toolName": "read",
             "isError": True,
             "result": {},
-        }
+        },
     )
     assert turn.reads == []
     assert turn.tool_activity[0]["isError"] is True
@@ -105,13 +104,14 @@ def test_blocked_read_is_not_a_successful_read() -> None:
 
 def test_extension_error_is_a_protocol_error() -> None:
     obs = Observation()
-    obs.handle(
+    apply_event(
+        obs,
         {
             "type": "extension_error",
             "extensionPath": "/x.mjs",
             "event": "tool_call",
             "error": "boom",
-        }
+        },
     )
     assert obs.protocol_errors[0]["reason"] == "extension-error"
 

@@ -11,8 +11,8 @@ import pytest
 from pytest_skill_eval.definitions import Group as GroupModel
 from pytest_skill_eval.definitions.loader import parse_group
 from pytest_skill_eval.hosts.pi.binary import PiBinary
-from pytest_skill_eval.hosts.pi.runner import Endpoint, run_subject
 from pytest_skill_eval.hosts.process import CancelToken
+from pytest_skill_eval.hosts.subject import Endpoint, run_subject
 from pytest_skill_eval.materialise import PreparedVariant, prepare_group, prepare_variant
 from pytest_skill_eval.workspace import SourceResolver
 from tests.hosts.trees import Group, variant
@@ -39,7 +39,7 @@ def test_a_pi_that_cannot_start_is_an_infrastructure_failure_on_record(tmp_path:
     result = run_subject(
         group=group,
         prepared=prepared,
-        pi=PiBinary(missing, "0.73.1"),
+        binary=PiBinary(missing, "0.73.1"),
         endpoint=endpoint,
         cancel=CancelToken(),
     )
@@ -113,7 +113,7 @@ def test_a_second_ctrl_c_stops_at_once_and_leaves_no_subject_behind(tmp_path: Pa
         run_subject(
             group=group,
             prepared=prepared,
-            pi=pi,
+            binary=pi,
             endpoint=Endpoint(mode="scripted", model=None, requests=list),
             cancel=_FailOnceStarted(pidfile, KeyboardInterrupt()),
         )
@@ -127,7 +127,7 @@ def test_an_unforeseen_failure_keeps_the_run_and_stops_the_subject(tmp_path: Pat
     result = run_subject(
         group=group,
         prepared=prepared,
-        pi=pi,
+        binary=pi,
         endpoint=Endpoint(mode="scripted", model=None, requests=list),
         cancel=_FailOnceStarted(pidfile, RuntimeError("boom")),
     )

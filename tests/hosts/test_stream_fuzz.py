@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pytest_skill_eval.hosts import process as process_module
 from pytest_skill_eval.hosts.pi.driver import Conversation, run_one_shot, run_turns
-from pytest_skill_eval.hosts.process import CancelToken, PiProcess
+from pytest_skill_eval.hosts.process import CancelToken, HostProcess
 
 WRITER = """
 import sys, time
@@ -58,12 +58,12 @@ def _split(data: bytes, cuts: list[int]) -> list[bytes]:
     return pieces
 
 
-def _process(tmp: Path, chunks: list[bytes], interactive: bool) -> PiProcess:
+def _process(tmp: Path, chunks: list[bytes], interactive: bool) -> HostProcess:
     writer = tmp / "writer.py"
     writer.write_text(WRITER)
     tmp.joinpath("events.jsonl").unlink(missing_ok=True)
     tmp.joinpath("stderr.log").unlink(missing_ok=True)
-    return PiProcess(
+    return HostProcess(
         argv=[sys.executable, str(writer), *(c.hex() for c in chunks)],
         env={"PATH": "/usr/bin:/bin"},
         cwd=tmp,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.modelserver.pi_config import SCRIPTED_API_KEY
+from pytest_skill_eval.hosts.pi.config import SCRIPTED_API_KEY
 from tests.hosts.trees import (
     Group,
     activity,

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_skill_eval.modelserver.pi_config import write_pi_agent_dir
+from pytest_skill_eval.hosts.pi.config import write_pi_agent_dir
 from pytest_skill_eval.modelserver.script import Script
 from pytest_skill_eval.modelserver.server import Route, ScriptedModelServer
 

@@ -19,12 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
-from pytest_skill_eval.modelserver.record import (
-    RecordError,
-    auth_headers,
-    cassette_text,
-    load_existing,
-)
+from pytest_skill_eval.modelserver.record import RecordingRoute, cassette_text, load_existing
 from pytest_skill_eval.modelserver.script import (
     Interaction,
     RequestNote,
@@ -39,6 +34,7 @@ from pytest_skill_eval.modelserver.script import (
 )
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream, stream_parser
+from pytest_skill_eval.modelserver.upstream import RecordError, auth_headers
 from pytest_skill_eval.modelserver.wire import render_stream
 
 OPENAI = "openai-completions"
@@ -382,7 +378,8 @@ def test_record_all_relays_the_stream_and_writes_a_cassette(
     answer = openai_tool_answer(f"{places['skill:0']}/SKILL.md")
     upstream = fake_upstream([sse(answer)])
     cassette = tmp_path / "cassettes" / "g" / "baseline.yaml"
-    route = model_server.open_recording_route(
+    route = RecordingRoute.open(
+        model_server,
         api=OPENAI,
         upstream_base_url=f"{upstream.base_url}/v1",
         cassette_path=cassette,
@@ -439,7 +436,8 @@ def test_relay_streams_before_the_upstream_answer_ends(
     pieces = split(openai_text_answer("streamed"), 50)
     upstream = fake_upstream([(200, SSE, pieces)])
     upstream.gate = threading.Event()
-    route = model_server.open_recording_route(
+    route = RecordingRoute.open(
+        model_server,
         api=OPENAI,
         upstream_base_url=f"{upstream.base_url}/v1",
         cassette_path=tmp_path / "c.yaml",
@@ -473,7 +471,8 @@ def test_answer_pi_abandons_is_not_recorded(
     upstream = fake_upstream([(200, SSE, pieces)])
     upstream.gate = threading.Event()
     cassette = tmp_path / "c.yaml"
-    route = model_server.open_recording_route(
+    route = RecordingRoute.open(
+        model_server,
         api=OPENAI,
         upstream_base_url=f"{upstream.base_url}/v1",
         cassette_path=cassette,
@@ -505,7 +504,8 @@ def test_cut_upstream_stream_is_relayed_but_not_recorded(
     cut = anthropic_tool_answer("/x").split(b"event: message_delta")[0]
     upstream = fake_upstream([sse(openai_text_answer("kept")), sse(cut)])
     cassette = tmp_path / "c.yaml"
-    route = model_server.open_recording_route(
+    route = RecordingRoute.open(
+        model_server,
         api=OPENAI,
         upstream_base_url=f"{upstream.base_url}/v1",
         cassette_path=cassette,
@@ -530,7 +530,8 @@ def test_anthropic_record_sends_the_evaluator_key_and_pi_headers(
     answer = anthropic_tool_answer(f"{places['workspace']}/a.txt")
     upstream = fake_upstream([sse(answer)])
     cassette = tmp_path / "a.yaml"
-    route = model_server.open_recording_route(
+    route = RecordingRoute.open(
+        model_server,
         api=ANTHROPIC,
         upstream_base_url=upstream.base_url,
         cassette_path=cassette,
@@ -586,7 +587,8 @@ def record_one(
 ) -> list[dict[str, Any]]:
     """Record one request per text (each answered by that text); return the bodies sent."""
     upstream = start([sse(openai_text_answer(t)) for t in texts])
-    route = server.open_recording_route(
+    route = RecordingRoute.open(
+        server,
         api=OPENAI,
         upstream_base_url=f"{upstream.base_url}/v1",
         cassette_path=cassette,
@@ -622,7 +624,8 @@ def test_once_replays_what_exists_and_appends_the_rest(
     upstream = fake_upstream([sse(openai_text_answer("second, live"))])
     existing = load_existing(cassette)
     assert existing is not None
-    route = model_server.open_recording_route(
+    route = RecordingRoute.open(
+        model_server,
         api=OPENAI,
         upstream_base_url=f"{upstream.base_url}/v1",
         cassette_path=cassette,
@@ -652,7 +655,8 @@ def test_once_with_nothing_new_leaves_the_cassette_untouched(
     cassette = tmp_path / "c.yaml"
     record_one(model_server, fake_upstream, cassette, ws_places(tmp_path), "only")
     written = cassette.read_bytes()
-    route = model_server.open_recording_route(
+    route = RecordingRoute.open(
+        model_server,
         api=OPENAI,
         upstream_base_url="http://127.0.0.1:9/v1",
         cassette_path=cassette,
@@ -676,7 +680,8 @@ def test_all_rerecords_over_an_existing_cassette(
         encoding="utf-8",
     )
     upstream = fake_upstream([sse(openai_text_answer("fresh"))])
-    route = model_server.open_recording_route(
+    route = RecordingRoute.open(
+        model_server,
         api=OPENAI,
         upstream_base_url=f"{upstream.base_url}/v1",
         cassette_path=cassette,
@@ -769,7 +774,8 @@ def test_other_api_kinds_are_refused_by_name(
     model_server: ScriptedModelServer, tmp_path: Path, api: str
 ) -> None:
     with pytest.raises(RecordError, match=f"cannot record model traffic of api '{api}'"):
-        model_server.open_recording_route(
+        RecordingRoute.open(
+            model_server,
             api=api,
             upstream_base_url="https://provider.invalid",
             cassette_path=tmp_path / "c.yaml",
@@ -795,7 +801,7 @@ def test_bad_recording_settings_are_refused(
         "cassette_path": tmp_path / "c.yaml",
     }
     with pytest.raises(RecordError) as caught:
-        model_server.open_recording_route(**(settings_ | kwargs))
+        RecordingRoute.open(model_server, **(settings_ | kwargs))
     assert message in str(caught.value)
 
 
@@ -805,7 +811,8 @@ def test_upstream_error_is_recorded_with_the_key_redacted(
     error = {"error": {"message": f"Incorrect API key provided: {CANARY}.", "type": "auth"}}
     upstream = fake_upstream([(401, "application/json", [json.dumps(error).encode()])])
     cassette = tmp_path / "c.yaml"
-    route = model_server.open_recording_route(
+    route = RecordingRoute.open(
+        model_server,
         api=OPENAI,
         upstream_base_url=f"{upstream.base_url}/v1",
         cassette_path=cassette,
@@ -833,8 +840,8 @@ def test_unreachable_upstream_is_a_located_failure_and_writes_nothing(
     base = f"{upstream.base_url}/v1"
     upstream.stop()
     cassette = tmp_path / "c.yaml"
-    route = model_server.open_recording_route(
-        api=OPENAI, upstream_base_url=base, cassette_path=cassette, mode="all"
+    route = RecordingRoute.open(
+        model_server, api=OPENAI, upstream_base_url=base, cassette_path=cassette, mode="all"
     )
     status, reply = post(
         openai_url(model_server, route.token), openai_body(ws_places(tmp_path), "q")
@@ -854,8 +861,11 @@ def test_unreachable_upstream_is_a_located_failure_and_writes_nothing(
 def test_wrong_wire_format_is_refused_by_a_recording_route(
     model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    route = model_server.open_recording_route(
-        api=ANTHROPIC, upstream_base_url="http://127.0.0.1:9", cassette_path=tmp_path / "c.yaml"
+    route = RecordingRoute.open(
+        model_server,
+        api=ANTHROPIC,
+        upstream_base_url="http://127.0.0.1:9",
+        cassette_path=tmp_path / "c.yaml",
     )
     status, _ = post(openai_url(model_server, route.token), openai_body(ws_places(tmp_path), "q"))
     route.close()
@@ -1003,7 +1013,8 @@ def test_real_pi_recording_replays_in_another_directory(
     tool_answer = openai_tool_answer if api == OPENAI else anthropic_tool_answer
     upstream = fake_upstream([sse(tool_answer(skill_file)), final])
     cassette = tmp_path / "cassettes" / "g" / "baseline.yaml"
-    recording = model_server.open_recording_route(
+    recording = RecordingRoute.open(
+        model_server,
         api=api,
         upstream_base_url=upstream.base_url + ("/v1" if api == OPENAI else ""),
         cassette_path=cassette,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.modelserver.pi_config import pi_agent_files
+from pytest_skill_eval.hosts.pi.config import pi_agent_files
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.plugin.builders import body_group, make_root, read, results, run, write_answer

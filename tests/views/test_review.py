@@ -18,6 +18,7 @@ import yaml
 
 from pytest_skill_eval import cli
 from pytest_skill_eval import review as review_module
+from pytest_skill_eval.hosts.pi import host as pi_host
 from pytest_skill_eval.hosts.pi.binary import check_pi
 from pytest_skill_eval.hosts.pi.driver import Conversation
 from pytest_skill_eval.review import ReviewSettings, review_target
@@ -251,7 +252,7 @@ def test_previous_review_is_kept_until_a_new_one_is_complete(
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
-        patch.setattr(review_module, "run_one_shot", interrupted)
+        patch.setattr(pi_host, "run_one_shot", interrupted)
         assert _review(root, result, "--group", "changelog-entry") == 130
     assert "earlier reviews are kept" in capsys.readouterr().err
     assert _advisory(group_dir) == previous

@@ -11,14 +11,13 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import cli
-from pytest_skill_eval.review import (
+from pytest_skill_eval.review import recover, skip_reason
+from pytest_skill_eval.review_prompt import (
     assign_labels,
     compose_prompt,
     label_bit,
     map_answers,
     parse_reply,
-    recover,
-    skip_reason,
     strip_fences,
     truncate,
 )

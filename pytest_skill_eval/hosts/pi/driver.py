@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..observation import Observation, Turn
-from ..process import CancelToken, EndOfStream, Frame, PiProcess, ProcessOutcome
+from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from .events import apply_event
 
 TICK_S = 0.25
 
@@ -23,7 +24,7 @@ class _Stop(Exception):
 class Conversation:
     """Pumps Pi's frames into an Observation, with cancellation and the no-progress watchdog."""
 
-    process: PiProcess
+    process: HostProcess
     cancel: CancelToken
     observation: Observation = field(default_factory=Observation)
     outcome: ProcessOutcome = field(default_factory=ProcessOutcome)
@@ -69,7 +70,7 @@ class Conversation:
         if event.get("type") == "response":
             self._response(event)
         else:
-            self.observation.handle(event)
+            apply_event(self.observation, event)
 
     def _response(self, event: dict[str, Any]) -> None:
         request_id = event.get("id")

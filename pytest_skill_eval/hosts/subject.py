@@ -1,20 +1,22 @@
-"""Run one variant's subject: isolated Pi home, argv, environment, conversation, post-run facts."""
+"""Run one variant's subject on its host: evidence, watchdog, cancellation, the run record.
+
+Nothing here names a host: the isolated home, argv, environment baseline and event stream come
+from the `Host` that `runtime.host` selects (`hosts.host_for`).
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...definitions import WORKSPACE_KINDS, Group
-from ...evidence import EvidenceError, sha256_bytes, utc_now, write_once
-from ...materialise import PreparedVariant, immutable_changes
-from ...workspace import (
+from ..definitions import WORKSPACE_KINDS, Group
+from ..evidence import EvidenceError, sha256_bytes, utc_now, write_once
+from ..materialise import PreparedVariant, immutable_changes
+from ..workspace import (
     ResourceError,
     changes,
     fingerprint,
@@ -22,11 +24,12 @@ from ...workspace import (
     fingerprint_json,
     snapshot_workspace_turn,
 )
-from ..observation import Observation, Turn, canonical_reads, sum_usage
-from ..process import NO_PROGRESS_S, CancelToken, PiProcess, ProcessOutcome
-from . import extensions
-from .binary import PiBinary, base_environment, pi_argv
-from .driver import Conversation, run_one_shot, run_turns
+from . import host_for
+from .base import Endpoint, Executable, Home, Host, Launch, isolated_home, launch_process
+from .observation import Observation, Turn, canonical_reads, sum_usage
+from .process import NO_PROGRESS_S, CancelToken, ProcessOutcome
+
+__all__ = ["Endpoint", "SetupError", "SubjectResult", "run_subject"]
 
 MODEL_REQUESTS = "model-requests.jsonl"
 CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authentication", "no model")
@@ -34,24 +37,6 @@ CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authenti
 
 class SetupError(Exception):
     """The variant could not be set up (the run is `invalid`)."""
-
-
-@dataclass
-class Endpoint:
-    """Where a subject's model traffic goes and what Pi must be told about it."""
-
-    mode: str  # scripted | replay | record | live
-    model: dict[str, str] | None  # {"model": "provider/id", "thinking"?: level} for --model
-    models_json: dict[str, Any] | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
-    auth_json: bytes | None = None
-    cassette: str | None = None
-    cassette_sha256: str | None = None
-    failures: Callable[[], list[dict[str, Any]]] = list
-    # What the model endpoint received, one `{index, api, path, sha256, body}` per request;
-    # None when the traffic is not ours to see (live mode).
-    requests: Callable[[], list[dict[str, Any]]] | None = None
-    close: Callable[[], None] = lambda: None
 
 
 @dataclass
@@ -73,14 +58,12 @@ def needs_observer(group: Group) -> bool:
     return any(e.kind == "context-text" for e in group.expectations)
 
 
-def build_environment(
-    group: Group, prepared: PreparedVariant, home: Path, agent: Path, tmp: Path, turn_file: Path
+def evaluator_environment(
+    group: Group, prepared: PreparedVariant, turn_file: Path
 ) -> dict[str, str]:
-    """Baseline + literal + evaluator variables + inherited (reference §4.3, isolated HOME)."""
+    """Literal + evaluator variables + inherited (reference §4.3), over the host's baseline."""
     runtime = group.effective_runtime
-    env = base_environment(home, agent, tmp)
-    env["PWD"] = str(prepared.workspace)
-    env |= dict(runtime.environment.literal)
+    env = dict(runtime.environment.literal)
     env |= {
         "SKILL_EVAL_ALLOWED_ROOTS": json.dumps(prepared.allowed_roots()),
         "SKILL_EVAL_WRITABLE_ROOT": str(prepared.workspace),
@@ -109,82 +92,76 @@ def build_environment(
     return env
 
 
+def subject_launch(
+    group: Group, prepared: PreparedVariant, endpoint: Endpoint, home: Home, no_progress_s: float
+) -> Launch:
+    """The host-neutral description of one variant's subject run."""
+    turn_file = home.root / "turn"
+    one_shot = group.is_one_shot
+    return Launch(
+        cwd=prepared.workspace,
+        prompts=tuple(group.turns),
+        one_shot=one_shot,
+        events_path=prepared.directory / "events.jsonl",
+        stderr_path=prepared.directory / "stderr.log",
+        model=endpoint.model,
+        tools=tuple(group.tools),
+        skills=tuple(s.path for s in prepared.skills),
+        session_dir=prepared.session_dir,
+        guard=True,
+        command_tool=group.commands is not None,
+        observe_context=needs_observer(group),
+        plugins=tuple(prepared.bundle_entries),
+        target=prepared.target_path if group.type == "body" else None,
+        turn_file=turn_file,
+        environment=evaluator_environment(group, prepared, turn_file),
+        no_progress_s=no_progress_s,
+    )
+
+
 def run_subject(
     *,
     group: Group,
     prepared: PreparedVariant,
-    pi: PiBinary,
+    binary: Executable,
     endpoint: Endpoint,
     cancel: CancelToken,
     no_progress_s: float = NO_PROGRESS_S,
 ) -> SubjectResult:
-    """Run Pi for one variant and return its evidence; never loses what was observed."""
+    """Run the host for one variant and return its evidence; never loses what was observed."""
     started = utc_now()
-    scratch = Path(tempfile.mkdtemp(prefix="skill-eval-pi-"))
     try:
-        return _run(group, prepared, pi, endpoint, cancel, no_progress_s, started, scratch)
+        host = host_for(group.effective_runtime.host)
+        # The isolated home may hold credentials: it never becomes evidence.
+        with isolated_home(host, endpoint, prefix=f"skill-eval-{host.name}-") as home:
+            launch = subject_launch(group, prepared, endpoint, home, no_progress_s)
+            return _run(group, prepared, host, binary, endpoint, launch, home, cancel, started)
     finally:
         endpoint.close()
-        # The isolated home and agent directory may hold credentials: they never become evidence.
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _run(
     group: Group,
     prepared: PreparedVariant,
-    pi: PiBinary,
+    host: Host,
+    binary: Executable,
     endpoint: Endpoint,
+    launch: Launch,
+    home: Home,
     cancel: CancelToken,
-    no_progress_s: float,
     started: str,
-    scratch: Path,
 ) -> SubjectResult:
-    home, agent, tmp = scratch / "home", scratch / "agent", scratch / "tmp"
-    for directory in (home, agent, tmp):
-        directory.mkdir()
-    turn_file = scratch / "turn"
-    (agent / "settings.json").write_text(json.dumps(endpoint.settings, indent=2), "utf-8")
-    if endpoint.models_json is not None:
-        (agent / "models.json").write_text(json.dumps(endpoint.models_json, indent=2), "utf-8")
-    if endpoint.auth_json is not None:
-        (agent / "auth.json").write_bytes(endpoint.auth_json)
-        (agent / "auth.json").chmod(0o600)
-    env = build_environment(group, prepared, home, agent, tmp, turn_file)
-    exts = [extensions.GUARD]
-    if group.commands is not None:
-        exts.append(extensions.COMMAND_TOOL)
-    exts += list(prepared.bundle_entries)
-    if needs_observer(group):
-        exts.append(extensions.OBSERVER)
-    one_shot = group.is_one_shot
-    argv = pi_argv(
-        pi.path,
-        mode="json" if one_shot else "rpc",
-        session_dir=prepared.session_dir,
-        extensions=exts,
-        tools=group.tools,
-        skills=[s.path for s in prepared.skills],
-        model=endpoint.model,
-        prompt=group.turns[0] if one_shot else None,
-    )
-    process = PiProcess(
-        argv=argv,
-        env=env,
-        cwd=prepared.workspace,
-        events_path=prepared.directory / "events.jsonl",
-        stderr_path=prepared.directory / "stderr.log",
-        interactive=not one_shot,
-        no_progress_s=no_progress_s,
-    )
+    argv, env, process = launch_process(host, binary, launch, home)
+    facts = _Facts(group, prepared, host, binary, endpoint, argv, env, started)
     try:
         process.start()
     except OSError as failure:
-        # Pi could not be spawned (binary gone, bad interpreter): still a run on record.
+        # The host could not be spawned (binary gone, bad interpreter): still a run on record.
         unstarted = Observation()
-        unstarted.protocol_error("process-error", message=f"could not start Pi: {failure}")
-        outcome = ProcessOutcome(termination_reason="process-error")
-        return _record(group, prepared, pi, endpoint, argv, env, unstarted, outcome, started)
-    conversation = Conversation(process, cancel)
+        unstarted.protocol_error(
+            "process-error", message=f"could not start {host.display_name}: {failure}"
+        )
+        return _record(facts, unstarted, ProcessOutcome(termination_reason="process-error"))
     snapshots = needs_turn_snapshots(group) and group.type == "body"
     previous: list[Any] = [None]
 
@@ -200,48 +177,51 @@ def _run(
             )
             previous[0] = fingerprint_from_json(turn.workspace["files"])
         except (ResourceError, OSError) as failure:
-            conversation.observation.protocol_error("operation-failed", message=str(failure))
+            dialogue.observation.protocol_error("operation-failed", message=str(failure))
 
+    dialogue = host.converse(process, cancel, launch, after_turn)
     try:
-        if one_shot:
-            obs, outcome = run_one_shot(conversation, group.turns[0])
-        else:
-            obs, outcome = run_turns(
-                conversation,
-                group.turns,
-                target=prepared.target_path if group.type == "body" else None,
-                turn_file=turn_file,
-                after_turn=after_turn,
-            )
+        obs, outcome = dialogue.run()
     except Exception as failure:
-        # An unforeseen failure while talking to Pi: stop it, keep what was observed.
-        process.kill_now()
-        obs = conversation.observation
+        # An unforeseen failure while talking to the host: stop it, keep what was observed.
+        dialogue.process.kill_now()
+        obs = dialogue.observation
         obs.protocol_error("process-error", message=f"{type(failure).__name__}: {failure}")
-        if conversation.outcome.termination_reason is None:
-            conversation.outcome.termination_reason = "process-error"
-        outcome = process.finish(conversation.outcome)
+        if dialogue.outcome.termination_reason is None:
+            dialogue.outcome.termination_reason = "process-error"
+        outcome = dialogue.process.finish(dialogue.outcome)
         for turn in obs.turns:
             turn.finish()
     except BaseException:
-        # A second Ctrl-C (KeyboardInterrupt) stops at once, but never leaves Pi running.
-        process.kill_now()
+        # A second Ctrl-C (KeyboardInterrupt) stops at once, but never leaves the host running.
+        dialogue.process.kill_now()
         raise
-    return _record(group, prepared, pi, endpoint, argv, env, obs, outcome, started)
+    return _record(facts, obs, outcome)
 
 
-def _record(
-    group: Group,
-    prepared: PreparedVariant,
-    pi: PiBinary,
-    endpoint: Endpoint,
-    argv: list[str],
-    env: Mapping[str, str],
-    obs: Observation,
-    outcome: ProcessOutcome,
-    started: str,
-) -> SubjectResult:
+@dataclass(frozen=True)
+class _Facts:
+    """What the run record needs besides the observation: the run as it was launched."""
+
+    group: Group
+    prepared: PreparedVariant
+    host: Host
+    binary: Executable
+    endpoint: Endpoint
+    argv: list[str]
+    env: Mapping[str, str]
+    started: str
+
+
+def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> SubjectResult:
     """Post-run facts. Each step that fails is recorded beside the evidence, never instead of it."""
+    group, prepared, endpoint, argv, env = (
+        facts.group,
+        facts.prepared,
+        facts.endpoint,
+        facts.argv,
+        facts.env,
+    )
     late_errors: list[str] = []
     for failure in endpoint.failures():
         obs.protocol_error(failure.get("reason", "model-endpoint"), **failure)
@@ -310,8 +290,8 @@ def _record(
     if assistant_error and endpoint.mode == "live" and _looks_like_credentials(assistant_error):
         hint = (
             f"the subject's model call failed ({assistant_error}); no credentials reached it: "
-            "name the provider's key variable in runtime.environment.inherit, or install a Pi "
-            "auth.json with the skill_eval_pi_auth ini option"
+            f"name the provider's key variable in runtime.environment.inherit, or "
+            f"{facts.host.auth_advice}"
         )
     runtime = group.effective_runtime
     run = {
@@ -319,7 +299,7 @@ def _record(
         "variant": prepared.variant,
         "state": state,
         "evaluationType": group.type,
-        "startedAt": started,
+        "startedAt": facts.started,
         "completedAt": utc_now(),
         "prompt": group.input.prompt,
         "prompts": list(group.turns),
@@ -335,7 +315,7 @@ def _record(
             "cassette": endpoint.cassette,
             "sha256": endpoint.cassette_sha256,
         },
-        "pi": {"version": pi.version, "command": str(pi.path)},
+        facts.host.record_key: {"version": facts.binary.version, "command": str(facts.binary.path)},
         "environment": {
             "names": sorted(env),
             "literal": dict(runtime.environment.literal),

@@ -4,21 +4,30 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.modelserver.pi_config import (
+from pytest_skill_eval.hosts.pi.config import (
     DEFAULT_MODEL,
     DEFAULT_PROVIDER,
     SCRIPTED_API_KEY,
     ModelSpecError,
+    live_settings_json,
     pi_agent_files,
     settings_json,
     split_model,
     write_pi_agent_dir,
 )
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ScriptedModelServer]:
+    """A scripted model server whose routes the generated files point at."""
+    with ScriptedModelServer() as server:
+        yield server
 
 
 def test_openai_models_json(model_server: ScriptedModelServer) -> None:
@@ -103,3 +112,9 @@ def test_write_pi_agent_dir(model_server: ScriptedModelServer, tmp_path: Path) -
         route, api="openai-completions", provider="x", model_id="y", cost=None
     )
     assert settings == settings_json("x", "y")
+
+
+def test_live_settings_leave_the_model_to_argv() -> None:
+    expected = settings_json()
+    del expected["defaultProvider"], expected["defaultModel"]
+    assert live_settings_json() == expected

@@ -1,4 +1,4 @@
-"""Pi agent-directory files (`models.json`, `settings.json`) that point Pi at a scripted route."""
+"""Pi agent-directory files (`models.json`, `settings.json`) that point Pi at its model."""
 
 from __future__ import annotations
 
@@ -85,6 +85,14 @@ def settings_json(
         "retry": {"enabled": False, "provider": {"maxRetries": 0}},
         "compaction": {"enabled": False},
     }
+
+
+def live_settings_json() -> dict[str, Any]:
+    """`settings.json` for a live run: the same quiet, retry-free Pi, its model left to argv."""
+    settings = settings_json()
+    for key in ("defaultProvider", "defaultModel"):
+        settings.pop(key)
+    return settings
 
 
 def write_pi_agent_dir(

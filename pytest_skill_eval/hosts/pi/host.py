@@ -1,0 +1,141 @@
+"""Pi as a subject host: agent dir, settings.json and models.json, extensions, json vs rpc."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..base import Endpoint, Executable, Home, Launch
+from ..observation import Observation, Turn
+from ..process import CancelToken, HostProcess, ProcessOutcome
+from . import extensions
+from .binary import base_environment, pi_argv
+from .config import live_settings_json, pi_agent_files, settings_json
+from .driver import Conversation, run_one_shot, run_turns
+
+
+def agent_files(endpoint: Endpoint) -> dict[str, Any]:
+    """`settings.json` and `models.json` (when there is one) for the agent directory."""
+    served = endpoint.served
+    if served is None:
+        files: dict[str, Any] = {"settings.json": live_settings_json()}
+        if endpoint.live_models is not None:
+            files["models.json"] = endpoint.live_models
+        return files
+    return {
+        "settings.json": settings_json(served.provider, served.model_id),
+        "models.json": pi_agent_files(
+            served.route,
+            api=served.api,
+            provider=served.provider,
+            model_id=served.model_id,
+            cost=served.cost,
+        ),
+    }
+
+
+class PiDialogue:
+    """`--mode json` (prompt in argv) or `--mode rpc` (prompts sent turn by turn)."""
+
+    def __init__(
+        self,
+        process: HostProcess,
+        cancel: CancelToken,
+        launch: Launch,
+        after_turn: Callable[[Turn], None],
+    ) -> None:
+        self.conversation = Conversation(process, cancel)
+        self._launch = launch
+        self._after_turn = after_turn
+
+    @property
+    def process(self) -> HostProcess:
+        """Pi runs as one process for the whole conversation."""
+        return self.conversation.process
+
+    @property
+    def observation(self) -> Observation:
+        """What was observed so far."""
+        return self.conversation.observation
+
+    @property
+    def outcome(self) -> ProcessOutcome:
+        """How Pi is ending."""
+        return self.conversation.outcome
+
+    def run(self) -> tuple[Observation, ProcessOutcome]:
+        """One shot, or every prompt in turn (the target skill delivered on turn one)."""
+        launch = self._launch
+        if launch.one_shot:
+            return run_one_shot(self.conversation, launch.prompts[0])
+        return run_turns(
+            self.conversation,
+            launch.prompts,
+            target=launch.target,
+            turn_file=launch.turn_file,
+            after_turn=self._after_turn,
+        )
+
+
+class PiHost:
+    """The Pi coding agent CLI (`@mariozechner/pi-coding-agent`)."""
+
+    name = "pi"
+    display_name = "Pi"
+    record_key = "pi"
+    auth_advice = "install a Pi auth.json with the skill_eval_pi_auth ini option"
+
+    def prepare(self, root: Path, endpoint: Endpoint) -> Home:
+        """HOME, agent dir and TMPDIR under `root`; the agent dir gets Pi's config files."""
+        home = Home(
+            root=root,
+            home=root / "home",
+            tmp=root / "tmp",
+            config=root / "agent",
+        )
+        for directory in (home.home, home.config, home.tmp):
+            directory.mkdir()
+        for name, content in agent_files(endpoint).items():
+            (home.config / name).write_text(json.dumps(content, indent=2), encoding="utf-8")
+        if endpoint.auth_json is not None:
+            (home.config / "auth.json").write_bytes(endpoint.auth_json)
+            (home.config / "auth.json").chmod(0o600)
+        return home
+
+    def environment(self, home: Home) -> dict[str, str]:
+        """Operator PATH and locale, our HOME, agent dir and TMPDIR, Pi kept offline."""
+        return base_environment(home.home, home.config, home.tmp)
+
+    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
+        """Guard first, then the commands tool, the variant's bundles, the observer last."""
+        loaded: list[Path] = [extensions.GUARD] if launch.guard else []
+        if launch.command_tool:
+            loaded.append(extensions.COMMAND_TOOL)
+        loaded += list(launch.plugins)
+        if launch.observe_context:
+            loaded.append(extensions.OBSERVER)
+        return pi_argv(
+            binary.path,
+            mode="json" if launch.one_shot else "rpc",
+            session_dir=launch.session_dir,
+            extensions=loaded,
+            tools=launch.tools,
+            skills=launch.skills,
+            model=launch.model,
+            prompt=launch.prompts[0] if launch.one_shot else None,
+        )
+
+    def converse(
+        self,
+        process: HostProcess,
+        cancel: CancelToken,
+        launch: Launch,
+        after_turn: Callable[[Turn], None],
+    ) -> PiDialogue:
+        """Pi's frames pumped into the observation, with cancellation and the watchdog."""
+        return PiDialogue(process, cancel, launch, after_turn)
+
+    def cleanup(self, home: Home) -> None:
+        """Pi leaves nothing outside its home."""

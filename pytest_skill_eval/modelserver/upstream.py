@@ -1,0 +1,120 @@
+"""The real provider behind a recording route: its URL, auth and forwarded headers, redaction."""
+
+from __future__ import annotations
+
+import http.client
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI
+
+RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC)
+# What each api appends to its provider's baseUrl, as Pi's SDKs do.
+UPSTREAM_PATHS = {OPENAI: "/chat/completions", ANTHROPIC: "/v1/messages"}
+ANTHROPIC_VERSION = "2023-06-01"
+REDACTED = "[redacted]"
+# Pi's own headers that describe the request rather than the caller; auth never passes through.
+_FORWARDED = ("anthropic-version", "anthropic-beta", "user-agent")
+_MIN_SECRET = 6
+
+
+class RecordError(Exception):
+    """A recording that cannot be set up or written; names the setting or file and the fix."""
+
+
+def check_recordable(api: str) -> None:
+    """Raise `RecordError` unless traffic of `api` can be recorded."""
+    if api not in RECORDABLE_APIS:
+        raise RecordError(
+            f"cannot record model traffic of api {api!r}: recording supports "
+            f"{' and '.join(RECORDABLE_APIS)}; declare a model whose provider uses one of them, "
+            "or write the cassette by hand"
+        )
+
+
+def auth_headers(api: str, api_key: str) -> dict[str, str]:
+    """The upstream auth headers a provider of `api` expects for `api_key`."""
+    check_recordable(api)
+    if api == OPENAI:
+        return {"Authorization": f"Bearer {api_key}"}
+    return {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
+
+
+def upstream_url(upstream_base_url: str, api: str) -> str:
+    """The provider URL a request of `api` is forwarded to (baseUrl + the api's path)."""
+    check_recordable(api)
+    parts = urlsplit(upstream_base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RecordError(
+            f"upstream base URL {upstream_base_url!r} is not an http(s) URL; give the provider's "
+            "baseUrl, e.g. https://api.anthropic.com or https://api.openai.com/v1"
+        )
+    url = parts._replace(path=parts.path.rstrip("/") + UPSTREAM_PATHS[api])
+    return url.geturl()
+
+
+def connect(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+    """An (unopened) connection to `url`'s host and the request target on it."""
+    parts = urlsplit(url)
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=timeout)
+    else:
+        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
+    return connection, target
+
+
+def outgoing_headers(
+    api: str, incoming: Mapping[str, str], upstream: Mapping[str, str]
+) -> dict[str, str]:
+    """The headers sent upstream: Pi's descriptive ones, then ours (auth) over any of them."""
+    out = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    for name in _FORWARDED:
+        if name in incoming:
+            out[name] = incoming[name]
+    if api == ANTHROPIC:
+        out.setdefault("anthropic-version", ANTHROPIC_VERSION)
+    given = {name.lower() for name in upstream}
+    out = {name: value for name, value in out.items() if name.lower() not in given}
+    return {**out, **upstream}
+
+
+class Redactor:
+    """Replaces every credential found in the upstream headers by `[redacted]`."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._secrets = _secrets(headers)
+
+    def text(self, text: str) -> str:
+        """`text` with every secret replaced."""
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def value(self, value: Any) -> Any:
+        """A JSON-like value with every secret replaced in every string."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        return value
+
+
+def _secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
+    # Every header value, and the token of "Bearer X"/"Basic X", counts as secret; short values
+    # (like an api version) are not credentials and would redact innocent text.
+    found: set[str] = set()
+    for value in headers.values():
+        for candidate in (value, value.partition(" ")[2]):
+            candidate = candidate.strip()
+            if len(candidate) >= _MIN_SECRET and not _is_version(candidate):
+                found.add(candidate)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def _is_version(value: str) -> bool:
+    return all(ch.isdigit() or ch == "-" for ch in value)

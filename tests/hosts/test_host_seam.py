@@ -1,0 +1,118 @@
+"""The host seam: the registry, and Pi's home, argv and environment for a neutral launch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.hosts import UnknownHostError, host_for
+from pytest_skill_eval.hosts.base import (
+    Endpoint,
+    Launch,
+    ServedModel,
+    isolated_home,
+    launch_process,
+)
+from pytest_skill_eval.hosts.pi import extensions
+from pytest_skill_eval.hosts.pi.binary import PiBinary
+from pytest_skill_eval.hosts.pi.config import SCRIPTED_API_KEY
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.wire import OPENAI
+
+
+def test_runtime_host_selects_its_implementation() -> None:
+    host = host_for("pi")
+    assert (host.name, host.record_key) == ("pi", "pi")
+    with pytest.raises(UnknownHostError, match="'codex'"):
+        host_for("codex")
+
+
+def test_a_served_model_becomes_pi_agent_files_and_the_home_is_deleted(tmp_path: Path) -> None:
+    host = host_for("pi")
+    with ScriptedModelServer() as server, server.open_route(None) as route:
+        endpoint = Endpoint(
+            mode="scripted",
+            model={"model": "acme/m"},
+            served=ServedModel(
+                route,
+                OPENAI,
+                "acme",
+                "m",
+                {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
+            ),
+        )
+        with isolated_home(host, endpoint, prefix="skill-eval-test-") as home:
+            agent = home.config
+            settings = json.loads((agent / "settings.json").read_text(encoding="utf-8"))
+            models = json.loads((agent / "models.json").read_text(encoding="utf-8"))
+            assert not (agent / "auth.json").exists()
+            root = home.root
+        assert (settings["defaultProvider"], settings["defaultModel"]) == ("acme", "m")
+        entry = models["providers"]["acme"]
+        assert entry["baseUrl"] == route.base_url(OPENAI)
+        assert entry["apiKey"] == SCRIPTED_API_KEY
+        assert entry["models"][0]["cost"]["output"] == 2
+        assert not root.exists()
+
+
+def test_a_live_endpoint_writes_the_operator_files_and_no_default_model(tmp_path: Path) -> None:
+    host = host_for("pi")
+    endpoint = Endpoint(
+        mode="live", model=None, live_models={"providers": {}}, auth_json=b'{"k": 1}'
+    )
+    with isolated_home(host, endpoint, prefix="skill-eval-test-") as home:
+        settings = json.loads((home.config / "settings.json").read_text(encoding="utf-8"))
+        assert "defaultModel" not in settings
+        assert json.loads((home.config / "models.json").read_text(encoding="utf-8")) == {
+            "providers": {}
+        }
+        assert (home.config / "auth.json").read_bytes() == b'{"k": 1}'
+        assert (home.config / "auth.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_guarded_turn_by_turn_launch_and_a_bare_one_shot_launch(tmp_path: Path) -> None:
+    host = host_for("pi")
+    pi = PiBinary(tmp_path / "pi", "0.73.1")
+    plugin = tmp_path / "bundle.mjs"
+    with isolated_home(host, Endpoint(mode="live", model=None), prefix="skill-eval-") as home:
+        guarded = Launch(
+            cwd=tmp_path,
+            prompts=("one", "two"),
+            one_shot=False,
+            events_path=tmp_path / "events.jsonl",
+            stderr_path=tmp_path / "stderr.log",
+            tools=("read",),
+            guard=True,
+            command_tool=True,
+            observe_context=True,
+            plugins=(plugin,),
+            environment={"PWD": "set-by-the-launch", "EXTRA": "1"},
+        )
+        argv, env, process = launch_process(host, pi, guarded, home)
+        loaded = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--extension"]
+        assert loaded == [
+            str(p) for p in (extensions.GUARD, extensions.COMMAND_TOOL, plugin, extensions.OBSERVER)
+        ]
+        assert argv[1:3] == ["--mode", "rpc"]
+        assert argv[-2:] == ["--tools", "read"]
+        assert process.interactive
+        # The launch's variables go over the isolated baseline and PWD.
+        assert (env["HOME"], env["PI_CODING_AGENT_DIR"]) == (str(home.home), str(home.config))
+        assert (env["PWD"], env["EXTRA"]) == ("set-by-the-launch", "1")
+
+        bare = Launch(
+            cwd=tmp_path,
+            prompts=("judge",),
+            one_shot=True,
+            events_path=tmp_path / "events.jsonl",
+            stderr_path=tmp_path / "stderr.log",
+            model={"model": "acme/m", "thinking": "low"},
+        )
+        argv, env, process = launch_process(host, pi, bare, home)
+        assert "--extension" not in argv
+        assert argv[1:5] == ["--mode", "json", "-p", "--no-session"]
+        assert argv[-5:] == ["--model", "acme/m", "--thinking", "low", "judge"]
+        assert env["PWD"] == str(tmp_path)
+        assert not process.interactive
