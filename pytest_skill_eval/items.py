@@ -13,7 +13,8 @@ from _pytest._code.code import TerminalRepr
 from _pytest.reports import TestReport
 
 from .definitions import DefinitionError, LoadedGroup, SelectionError, load_definition, select
-from .evidence import FAILING_RUN_STATES, EvidenceError
+from .errors import EvidenceError, SkillEvalError
+from .evidence import FAILING_RUN_STATES
 from .execution import GroupRun
 from .views.text import escape_cell
 
@@ -21,11 +22,11 @@ if TYPE_CHECKING:
     from .session import SkillEvalSession
 
 
-class SkillEvalFailure(Exception):
+class SkillEvalFailure(SkillEvalError):
     """An item's outcome is failed by the fail-on policy; the message is the whole story."""
 
 
-class DefinitionCollectionError(Exception):
+class DefinitionCollectionError(SkillEvalError):
     """A definition file is invalid; shown without a traceback."""
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .definitions import LoadedGroup, ModelChoice
+from .errors import ModelProviderError
 from .hosts.pi.runner import Endpoint
 from .modelserver.pi_config import ModelSpecError, pi_agent_files, settings_json, split_model
 from .modelserver.record import RecordError, auth_headers, check_recordable, load_existing
@@ -30,7 +31,7 @@ KNOWN_PROVIDERS = {
 }
 
 
-class EndpointError(Exception):
+class EndpointError(ModelProviderError):
     """The subject cannot be given a model endpoint (missing or unusable cassette)."""
 
 

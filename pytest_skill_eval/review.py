@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import SkillEvalError
 from .evidence import json_bytes, utc_now
 from .hosts.observation import Observation
 from .hosts.pi.binary import PiBinary, base_environment, pi_argv
@@ -62,7 +63,7 @@ _FENCE_OPEN = re.compile(r"\A```(?:json)?\s*", re.IGNORECASE)
 _FENCE_CLOSE = re.compile(r"\s*```\Z")
 
 
-class ReviewError(Exception):
+class ReviewError(SkillEvalError):
     """A review cannot start as asked: bad model, missing script, unusable target."""
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import SkillEvalError
 
-class DefinitionError(Exception):
+
+class DefinitionError(SkillEvalError):
     """A definition file is missing, unreadable, not JSON, or breaks a schema rule."""
 
     def __init__(self, path: Path, pointer: str, message: str) -> None:
@@ -23,5 +25,5 @@ class DefinitionError(Exception):
         return (type(self), (self.path, self.pointer, self.message))
 
 
-class SelectionError(Exception):
+class SelectionError(SkillEvalError):
     """A group or variant selector does not match the loaded definition."""

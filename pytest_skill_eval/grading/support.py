@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeGuard
 
+from ..errors import EvidenceError as EvidenceError
+from ..errors import SkillEvalError
+
 VARIANTS = ("baseline", "candidate")
 ID_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 TEXT_EXPECTS = ("contains", "not-contains", "equals")
@@ -19,16 +22,12 @@ COMMON_FIELDS = frozenset({"id", "kind", "variant", "comparison", "turn", "expec
 Check = dict[str, Any]
 
 
-class GradeError(Exception):
+class GradeError(SkillEvalError):
     """Something that cannot be graded; recorded as a grade-error entry, never raised further."""
 
 
 class ExpectationError(GradeError):
     """The expectation itself is malformed."""
-
-
-class EvidenceError(GradeError):
-    """Recorded evidence is malformed, unsafe, or changed after it was captured."""
 
 
 @dataclass(frozen=True, slots=True)

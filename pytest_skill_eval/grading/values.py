@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from ..errors import SkillEvalError
+
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
 _BAD_ESCAPE = re.compile(r"~(?![01])")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -22,7 +24,7 @@ _MAX_ARRAY_INDEX = 2**32 - 2
 _MAX_SAFE_INTEGER = 2**53
 
 
-class PointerSyntaxError(ValueError):
+class PointerSyntaxError(SkillEvalError, ValueError):
     """A JSON pointer that RFC 6901 does not allow."""
 
 

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from pytest_skill_eval.errors import ModelProviderError
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
     normalise_response,
@@ -59,7 +60,7 @@ _MIN_SECRET = 6
 _UNICODE_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 
 
-class RecordError(Exception):
+class RecordError(ModelProviderError):
     """A recording that cannot be set up or written; names the setting or file and the fix."""
 
 

@@ -11,13 +11,14 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from pathlib import Path
 from typing import Any
 
+from ..errors import SkillEvalError
 from ..trials import ALPHA, mcnemar_exact, wilson_interval
 
 VARIANTS = ("baseline", "candidate")
 _POSITION = re.compile(r"[0-9]+")
 
 
-class ViewError(Exception):
+class ViewError(SkillEvalError):
     """A result cannot be shown as asked: unknown selector, unreadable evidence, and the like."""
 
 
