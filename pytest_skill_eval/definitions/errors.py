@@ -21,7 +21,7 @@ class DefinitionError(SkillEvalError):
         return f"{self.path}: {self.pointer or '/'}: {self.message}"
 
     def __reduce__(self) -> tuple[type[DefinitionError], tuple[Path, str, str]]:
-        # Keeps the error picklable (xdist workers ship exceptions to the controller).
+        # Keeps the error picklable (worker processes ship exceptions to the controller).
         return (type(self), (self.path, self.pointer, self.message))
 
 
