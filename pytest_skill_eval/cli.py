@@ -7,20 +7,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .errors import OutputError, ResultNotFoundError, SkillEvalError
 from .evidence import verify_result
-from .hosts.pi.binary import PiNotFoundError, check_pi, locate_pi
-from .review import (
-    ADVISORY_NAMES,
-    THINKING_LEVELS,
-    ReviewError,
-    ReviewSettings,
-    review_target,
-)
-from .views import ViewError, render_html, render_text
+from .hosts.pi.binary import check_pi, locate_pi
+from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
+from .views import render_html, render_text
 
-
-class ResultNotFoundError(Exception):
-    """A result id or directory that does not exist."""
+__all__ = ["ResultNotFoundError", "main", "resolve_result", "verify"]
 
 
 def resolve_result(target: str, root: Path) -> Path:
@@ -93,30 +86,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     review.add_argument("--pi", help="the Pi binary (default: pi on PATH, else node_modules)")
     args = parser.parse_args(argv)
-    root = Path(args.root).resolve()
     try:
-        result = resolve_result(args.result, root)
-    except ResultNotFoundError as error:
+        return _run(args)
+    except SkillEvalError as error:
         print(f"skill-eval: {error}", file=sys.stderr)
-        return 2
-    try:
-        if args.command == "view":
-            sys.stdout.write(render_text(result, group=args.group, variant=args.variant))
-            return 0
-        if args.command == "report":
-            out = Path(args.html).resolve()
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(render_html(result, link_base=out.parent), encoding="utf-8")
-            print(f"report: {out}")
-            return 0
-        if args.command == "review":
-            return _review(args, result, root)
-    except (ViewError, ReviewError, PiNotFoundError) as error:
-        print(f"skill-eval: {error}", file=sys.stderr)
-        return 1
+        return error.exit_code
     except KeyboardInterrupt:
         print("skill-eval: review cancelled; earlier reviews are kept", file=sys.stderr)
         return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run one command; every failure the user can act on is raised as a SkillEvalError."""
+    root = Path(args.root).resolve()
+    result = resolve_result(args.result, root)
+    if args.command == "view":
+        sys.stdout.write(render_text(result, group=args.group, variant=args.variant))
+        return 0
+    if args.command == "report":
+        out = Path(args.html).resolve()
+        html = render_html(result, link_base=out.parent)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(html, encoding="utf-8")
+        except OSError as error:
+            raise OutputError(f"cannot write {out}: {error.strerror or error}") from None
+        print(f"report: {out}")
+        return 0
+    if args.command == "review":
+        return _review(args, result, root)
     if args.command == "verify":
         problems = verify(result)
         for line in problems:

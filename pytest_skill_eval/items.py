@@ -2,38 +2,64 @@
 
 from __future__ import annotations
 
-import json
-import re
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from _pytest._code.code import TerminalRepr
-from _pytest.reports import TestReport
 
-from .definitions import (
-    VARIANTS,
-    DefinitionError,
-    LoadedGroup,
-    SelectionError,
-    load_definition,
-    select,
-)
-from .evidence import FAILING_RUN_STATES, EvidenceError
+from .definitions import VARIANTS, DefinitionError, SelectionError, load_definition, select
+from .errors import EvidenceError, SkillEvalError
+from .evidence import FAILING_RUN_STATES
+from .nodeids import item_name
 from .run import GroupRun
-from .views.present import escape_cell
-
-if TYPE_CHECKING:
-    from .session import SkillEvalSession
+from .session import SESSION_KEY, SkillEvalSession
+from .subresults import grade_problem, log_subresults, run_problem
 
 
-class SkillEvalFailure(Exception):
+class SkillEvalFailure(SkillEvalError):
     """An item's outcome is failed by the fail-on policy; the message is the whole story."""
 
 
-class DefinitionCollectionError(Exception):
+class DefinitionCollectionError(SkillEvalError):
     """A definition file is invalid; shown without a traceback."""
+
+
+def collect_definitions(config: pytest.Config, state: SkillEvalSession) -> None:
+    """Collect the definitions themselves, in place of the default test paths."""
+    paths = state.settings.paths
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(p) for p in paths]
+    else:
+        config.args = [*config.args, *(str(p) for p in paths if str(p) not in config.args)]
+
+
+def collector_for(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Definition files named by --skill-eval become SkillEvalFile collectors."""
+    state = parent.config.stash[SESSION_KEY]
+    if any(_same(file_path, p) for p in state.settings.paths):
+        return SkillEvalFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def record_selection(state: SkillEvalSession, items: list[pytest.Item]) -> None:
+    """After -k/-m/--lf deselection, record which variants of each group will really run."""
+    chosen: dict[int, set[str]] = {}
+    for item in items:
+        if isinstance(item, VariantItem):
+            chosen.setdefault(id(item.group_run), set()).add(item.variant)
+    for run in state.group_runs.values():
+        picked = chosen.get(id(run), set())
+        run.selected = {v: run.selected.get(v, False) and v in picked for v in VARIANTS}
 
 
 class SkillEvalFile(pytest.File):
@@ -41,23 +67,24 @@ class SkillEvalFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         """One item per selected group × variant × trial."""
-        state: SkillEvalSession = self.config.stash[SESSION_KEY]
+        state = self.config.stash[SESSION_KEY]
+        settings = state.settings
         try:
-            loaded = load_definition(self.path, state.root)
-            selection = select(loaded, state.group_selector, state.variant_selector)
+            loaded = load_definition(self.path, settings.root)
+            selection = select(loaded, settings.group_selector, settings.variant_selector)
         except DefinitionError as error:
             raise DefinitionCollectionError(str(error)) from None
         except SelectionError as error:
             raise DefinitionCollectionError(f"{self.path}: {error}") from None
         for chosen in selection:
-            for trial in range(1, state.trials + 1):
+            for trial in range(1, settings.trials + 1):
                 run = state.group_run(chosen.loaded, trial)
                 run.selected = dict(chosen.variants)
                 for variant, selected in chosen.variants.items():
                     if selected:
                         yield VariantItem.from_parent(
                             self,
-                            name=item_name(chosen.loaded, variant, trial, state.trials),
+                            name=item_name(chosen.loaded.group.id, variant, trial, settings.trials),
                             group_run=run,
                             variant=variant,
                         )
@@ -69,25 +96,6 @@ class SkillEvalFile(pytest.File):
         if isinstance(excinfo.value, DefinitionCollectionError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
-
-
-VARIANT_ITEM = re.compile(
-    r"^(?P<group>.+)\[(?P<variant>baseline|candidate)(?P<trial>-trial(?P<number>\d+))?\]$"
-)
-
-
-def parse_item_id(nodeid: str) -> tuple[str, str, int] | None:
-    """`path::group[variant-trialK]` → (group id, variant, trial), None for other items."""
-    match = VARIANT_ITEM.match(nodeid)
-    if match is None or "::" not in match["group"]:
-        return None
-    return match["group"].rsplit("::", 1)[1], match["variant"], int(match["number"] or 1)
-
-
-def item_name(loaded: LoadedGroup, variant: str, trial: int, trials: int) -> str:
-    """`group-id[variant]`, or `group-id[variant-trialK]` when several trials run."""
-    suffix = f"-trial{trial}" if trials > 1 else ""
-    return f"{loaded.group.id}[{variant}{suffix}]"
 
 
 class VariantItem(pytest.Item):
@@ -110,7 +118,7 @@ class VariantItem(pytest.Item):
             raise SkillEvalFailure(f"evidence could not be written: {error}") from None
 
     def _runtest(self) -> None:
-        state: SkillEvalSession = self.config.stash[SESSION_KEY]
+        state = self.config.stash[SESSION_KEY]
         run = self.group_run
         record = run.run_variant(self.variant, state.environment())
         self.user_properties.append(("evidence", str(run.group_dir / self.variant)))
@@ -121,18 +129,13 @@ class VariantItem(pytest.Item):
             outcome = run.finalise(state.environment())
             grade = outcome["grade"]
             if grade["state"] == "grade-error":
-                reasons = "; ".join(
-                    f"{e.get('id') or 'system'}: {escape_cell(str(e.get('reason')))}"
-                    for e in grade["errors"]
-                )
-                problems.append(f"grade-error: {reasons}")
+                problems.append(grade_problem(grade))
             comparisons = grade["comparisons"]
         else:
             grade = state.preview_grade(run, self.variant)
             comparisons = []
         checks = [c for c in grade["checks"] if c["variant"] == self.variant]
-        state.report_checks(self, checks)
-        state.report_comparisons(self, comparisons)
+        log_subresults(self, run, self.variant, checks, comparisons, state.settings.fail_on)
         if problems:
             raise SkillEvalFailure("\n".join(problems))
 
@@ -153,72 +156,3 @@ def last_selected(run: GroupRun) -> str:
     """The variant whose item finalises the group (candidate unless only baseline is selected)."""
     chosen = [v for v in VARIANTS if run.selected.get(v)]
     return chosen[-1] if chosen else "candidate"
-
-
-def run_problem(variant: str, record: dict[str, Any]) -> str:
-    """One line on why a run is not ordinary evidence."""
-    detail = ""
-    error = record.get("error")
-    if isinstance(error, dict) and error.get("message"):
-        detail = f": {error['message']}"
-    process = record.get("process") or {}
-    if not detail and process:
-        parts = []
-        if process.get("terminationReason"):
-            parts.append(f"termination {process['terminationReason']}")
-        if process.get("assistantError"):
-            parts.append(f"assistant error {process['assistantError']!r}")
-        if process.get("protocolErrors"):
-            first = process["protocolErrors"][0]
-            parts.append(
-                f"{len(process['protocolErrors'])} protocol error(s), first: "
-                + json.dumps(first, ensure_ascii=False)[:300]
-            )
-        if process.get("exitCode") not in (0, None):
-            parts.append(f"exit code {process['exitCode']}")
-        if process.get("settled") is False:
-            parts.append("not settled")
-        detail = ": " + "; ".join(parts) if parts else ""
-    hint = f"\nhint: {record['hint']}" if record.get("hint") else ""
-    return f"{variant} run is {record['state']}{detail}{hint}"
-
-
-def sub_report(
-    item: VariantItem,
-    name: str,
-    kind: str,
-    outcome: str,
-    longrepr: str | None,
-    props: list[tuple[str, Any]],
-) -> list[TestReport]:
-    """A call + teardown pair so JUnit writes a complete <testcase> with properties."""
-    # `file::group::check[variant]` keeps pytest's node-id grammar (params last) and gives JUnit
-    # one row per check, named `check[variant]` under the group.
-    group_id = item.group_run.loaded.group.id
-    params = item.name[len(group_id) + 1 : -1]
-    if kind == "comparison":
-        params = "comparison" + params[len(item.variant) :]
-    nodeid = f"{item.nodeid.rsplit('::', 1)[0]}::{group_id}::{name}[{params}]"
-    location = (item.location[0], item.location[1], f"{group_id}::{name}[{params}]")
-    call = TestReport(
-        nodeid=nodeid,
-        location=location,
-        keywords={},
-        outcome=outcome,  # type: ignore[arg-type]
-        longrepr=longrepr if outcome != "skipped" else (str(item.path), 0, longrepr or ""),
-        when="call",
-        user_properties=props,
-    )
-    teardown = TestReport(
-        nodeid=nodeid,
-        location=location,
-        keywords={},
-        outcome="passed",
-        longrepr=None,
-        when="teardown",
-        user_properties=props,
-    )
-    return [call, teardown]
-
-
-SESSION_KEY = pytest.StashKey["SkillEvalSession"]()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .definitions import LoadedGroup, ModelChoice
+from .errors import ModelProviderError
 from .hosts.base import Endpoint, ServedModel
 from .hosts.pi.config import ModelSpecError, split_model
 from .modelserver.record import RecordingRoute, load_existing
@@ -32,7 +33,7 @@ KNOWN_PROVIDERS = {
 }
 
 
-class EndpointError(Exception):
+class EndpointError(ModelProviderError):
     """The subject cannot be given a model endpoint (missing or unusable cassette)."""
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import SkillEvalError
 from .evidence import atomic_write, json_bytes, layout, utc_now
 from .evidence.read import aggregate_trial_dirs, is_finished
 from .hosts import host_for
@@ -59,7 +60,7 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 _STALE = re.compile(r"^(review\.(new|old)-[0-9a-f]+|\.semantic-grade\.json\.[0-9a-f]+\.tmp)$")
 
 
-class ReviewError(Exception):
+class ReviewError(SkillEvalError):
     """A review cannot start as asked: bad model, missing script, unusable target."""
 
 

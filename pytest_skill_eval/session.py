@@ -1,132 +1,89 @@
-"""Per-process state of an invocation: options, result directories, services, sub-results."""
+"""Per-process state of an invocation: settings, result directories, services, group runs."""
 
 from __future__ import annotations
 
 import contextlib
-import json
+import shutil
+import signal
+import tempfile
 import threading
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
-from _pytest.reports import TestReport
 
 from .budget import Ledger
-from .definitions import LoadedGroup
-from .evidence import create_result_dir
+from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
+from .evidence import create_result_dir, layout, read
+from .evidence.store import utc_now
+from .evidence.summary import write_invocation, write_summary
 from .grading import grade_group
 from .hosts.pi.binary import PiBinary, check_pi, locate_pi
-from .hosts.process import NO_PROGRESS_S, CancelToken
-from .items import VariantItem, sub_report
-from .providers import RECORD_MODES, EndpointFactory
+from .hosts.process import CancelToken
+from .options import Settings, usage_errors
+from .providers import EndpointFactory
 from .run import Environment, GroupRun, synthetic_run
-from .views.present import describe
-from .workspace import SourceResolver
-
-FAIL_ON = ("infrastructure", "candidate", "any", "regression")
-
-
-def option(config: pytest.Config, name: str) -> Any:
-    """A --skill-eval-NAME option, else its skill_eval_NAME ini key."""
-    value = config.getoption(f"--skill-eval-{name}")
-    if value is None:
-        value = config.getini(f"skill_eval_{name.replace('-', '_')}")
-    return value
+from .trials import write_aggregate
+from .workspace import ResourceError, SourceResolver
 
 
 class SkillEvalSession:
-    """Per-process state: options, result directories, services, and group runs."""
+    """Per-process state: settings, result directories, services, and group runs.
 
-    def __init__(self, config: pytest.Config) -> None:
+    Registered as a plugin for the invocation (it notes that items ran) and unregistered, with
+    its stash key removed, at unconfigure.
+    """
+
+    def __init__(self, config: pytest.Config, settings: Settings, *, worker: bool) -> None:
         self.config = config
-        self.root = Path(option(config, "root") or config.invocation_params.dir).resolve()
-        if not self.root.is_dir():
-            raise pytest.UsageError(f"--skill-eval-root {self.root} is not a directory")
-        self.paths = [self._path(p) for p in config.getoption("--skill-eval")]
-        self.group_selector: str | None = option(config, "group")
-        self.variant_selector: str | None = option(config, "variant")
-        if self.variant_selector not in (None, "baseline", "candidate"):
-            raise pytest.UsageError(
-                f"--skill-eval-variant must be baseline or candidate, not {self.variant_selector!r}"
-            )
-        self.trials = _int_option(config, "trials", 1)
-        self.fail_on = option(config, "fail-on") or "infrastructure"
-        if self.fail_on not in FAIL_ON:
-            raise pytest.UsageError(
-                f"--skill-eval-fail-on must be one of {', '.join(FAIL_ON)}, not {self.fail_on!r}"
-            )
-        results = option(config, "results")
-        self.results_dir = (
-            Path(results).resolve() if results else self.root / ".skill-eval" / "runs"
-        )
-        cassettes = option(config, "cassettes")
-        self.cassettes = Path(cassettes).resolve() if cassettes else None
-        self.record = option(config, "record") or "none"
-        if self.record not in RECORD_MODES:
-            raise pytest.UsageError(f"--skill-eval-record must be one of {', '.join(RECORD_MODES)}")
-        if self.cassettes is not None and not self.cassettes.is_dir() and self.record == "none":
-            raise pytest.UsageError(f"--skill-eval-cassettes {self.cassettes} is not a directory")
-        if self.record != "none" and self.cassettes is None:
-            raise pytest.UsageError(
-                f"--skill-eval-record {self.record} needs --skill-eval-cassettes DIR to write to"
-            )
-        timeout = option(config, "no-progress-timeout")
-        self.no_progress_s = float(timeout) if timeout else NO_PROGRESS_S
+        self.settings = settings
+        self.worker = worker
         self.cancel = CancelToken()
-        self.resolver = SourceResolver(self.root)
+        self.resolver = SourceResolver(settings.root)
         self.result_dirs: dict[int, Path] = {}
         self.group_runs: dict[tuple[Path, str, int], GroupRun] = {}
         # xdist controller only: what the workers collected, and the groups it can finalise.
         self.collected: dict[tuple[str, int], set[str]] = {}
         self.loaded_groups: dict[str, LoadedGroup] = {}
         self.items_started = False
-        max_cost = option(config, "max-cost")
-        self.max_cost = float(max_cost) if max_cost not in (None, "") else None
-        if self.max_cost is not None and not self.max_cost > 0:
-            raise pytest.UsageError(
-                f"--skill-eval-max-cost must be a positive number, not {max_cost!r}"
-            )
         self.ledger: Ledger | None = None
         self.aggregate_dir: Path | None = None
-        self._pi: PiBinary | None = None
+        self.checked_pi: PiBinary | None = None
         self._pi_lock = threading.Lock()
         self.endpoints = EndpointFactory(
-            cassettes=self.cassettes,
-            record=self.record,
-            auth=_ini_path(config, "skill_eval_pi_auth"),
-            models=_ini_path(config, "skill_eval_pi_models"),
-            upstream_url=config.getini("skill_eval_upstream_url") or None,
+            cassettes=settings.cassettes,
+            record=settings.record,
+            auth=settings.pi_auth,
+            models=settings.pi_models,
+            upstream_url=settings.upstream_url,
         )
-
-    def _path(self, raw: str) -> Path:
-        path = Path(raw)
-        return path if path.is_absolute() else Path(self.config.invocation_params.dir) / path
 
     # -- services ---------------------------------------------------------------------------
 
     def pi(self) -> PiBinary:
         """The checked Pi binary (checked once per process, or handed over by the controller)."""
         with self._pi_lock:
-            if self._pi is None:
-                self._pi = check_pi(locate_pi(option(self.config, "pi"), self.root))
-            return self._pi
+            if self.checked_pi is None:
+                self.checked_pi = check_pi(locate_pi(self.settings.pi, self.settings.root))
+            return self.checked_pi
 
     def environment(self) -> Environment:
         """What a group needs to run its subjects in this process."""
         return Environment(
-            root=self.root,
+            root=self.settings.root,
             resolver=self.resolver,
             cancel=self.cancel,
             pi=self.pi,
             endpoint=self.endpoints.endpoint,
-            no_progress_s=self.no_progress_s,
+            no_progress_s=self.settings.no_progress_s,
             ledger=self.ledger,
         )
 
     def result_dir(self, trial: int) -> Path:
         """The result directory of a trial (created by the controller)."""
         if trial not in self.result_dirs:
-            _, path = create_result_dir(self.results_dir)
+            _, path = create_result_dir(self.settings.results_dir)
             self.result_dirs[trial] = path
         return self.result_dirs[trial]
 
@@ -136,22 +93,6 @@ class SkillEvalSession:
         if key not in self.group_runs:
             self.group_runs[key] = GroupRun(loaded, self.result_dir, trial)
         return self.group_runs[key]
-
-    # -- reporting --------------------------------------------------------------------------
-
-    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
-        """Note that items ran (xdist forwards this to the controller too)."""
-        self.items_started = True
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_runtest_logreport(self, report: TestReport) -> None:
-        """Sub-results are not items: keep them out of the terminal's progress count."""
-        if "skill_eval_kind" not in dict(report.user_properties or []):
-            return
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        reported = getattr(reporter, "_progress_nodeids_reported", None)
-        if isinstance(reported, set):
-            reported.discard(report.id)
 
     def preview_grade(self, run: GroupRun, variant: str) -> dict[str, Any]:
         """Grade one variant's checks before its counterpart exists (same rules, not persisted)."""
@@ -163,104 +104,158 @@ class SkillEvalSession:
         dirs = {v: run.group_dir / v for v in runs}
         return grade_group(run.loaded.raw, runs, dirs, dict.fromkeys(runs, ""))
 
-    def report_checks(self, item: VariantItem, checks: list[dict[str, Any]]) -> None:
-        """Log one sub-result per check; failures follow --skill-eval-fail-on."""
-        for check in checks:
-            fails = check["state"] == "fail" and (
-                self.fail_on == "any"
-                or (self.fail_on == "candidate" and check["variant"] == "candidate")
-            )
-            self._log(item, check["id"], "check", check, fails)
+    # -- lifecycle --------------------------------------------------------------------------
 
-    def report_comparisons(self, item: VariantItem, comparisons: list[dict[str, Any]]) -> None:
-        """Log one sub-result per comparison; `regression` fails pass-to-fail."""
-        for comparison in comparisons:
-            fails = self.fail_on == "regression" and comparison["transition"] == "pass-to-fail"
-            self._log(item, comparison["id"], "comparison", comparison, fails)
-
-    def _log(
-        self, item: VariantItem, name: str, kind: str, data: dict[str, Any], fails: bool
-    ) -> None:
-        state = data["state"] if kind == "check" else data["transition"]
-        evidence_dir = item.group_run.group_dir
-        props: list[tuple[str, Any]] = [
-            ("skill_eval_kind", kind),
-            ("state", state),
-            ("evidence", str(evidence_dir)),
-        ]
-        if kind == "check":
-            props += [
-                ("expected", _compact(data.get("expected"))),
-                ("observed", _compact(data.get("observed"))),
-            ]
-        text = describe(kind, data)
-        if fails:
-            outcome = "failed"
-        elif kind == "check" and state == "unavailable":
-            outcome = "skipped"
-        else:
-            outcome = "passed"
-        reports = sub_report(
-            item, name, kind, outcome, text if outcome != "passed" else None, props
-        )
-        # Sub-results are written while the item runs: lift capture so they reach the terminal.
-        capman = self.config.pluginmanager.get_plugin("capturemanager")
-        with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
-            for report in reports:
-                self._send(item, report)
-
-    def _send(self, item: VariantItem, report: TestReport) -> None:
-        interactor = _xdist_interactor(self.config)
-        if interactor is None:
-            item.ihook.pytest_runtest_logreport(report=report)
+    def prepare_controller(self) -> None:
+        """Check Pi, pin Git sources, open the ledger, and write each trial's invocation record."""
+        settings = self.settings
+        if not settings.collect_only:
+            with usage_errors():
+                self.pi()
+        definitions = []
+        for path in settings.paths:
+            try:
+                loaded = load_definition(path, settings.root)
+            except DefinitionError:
+                continue  # reported as a collection error, with its pointer
+            definitions.append(loaded)
+            self.loaded_groups.update({g.group.id: g for g in loaded.groups})
+            for group in loaded.groups:
+                for variant in group.group.variants.values():
+                    if variant.source.kind == "git":
+                        # An unresolvable ref is recorded by the variant when it runs.
+                        with contextlib.suppress(ResourceError):
+                            self.resolver.resolve("git", variant.source.ref)
+        if settings.collect_only:
             return
-        # xdist's worker hook insists a report belongs to the running item; sub-results have
-        # their own node ids (one JUnit row each), so they go to the controller directly.
-        data = self.config.hook.pytest_report_to_serializable(config=self.config, report=report)
-        data["item_index"] = interactor.item_index
-        data["worker_id"] = interactor.workerid
-        data["testrun_uid"] = interactor.testrunuid
-        interactor.sendevent("testreport", data=data)
+        if settings.max_cost is not None:
+            settings.results_dir.mkdir(parents=True, exist_ok=True)
+            ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=settings.results_dir))
+            self.ledger = Ledger.create(ledger_dir / "ledger.json", settings.max_cost)
+        for trial in range(1, settings.trials + 1):
+            result_dir = self.result_dir(trial)
+            write_invocation(
+                result_dir,
+                {
+                    "schema_version": 1,
+                    "id": result_dir.name,
+                    "root": str(settings.root),
+                    "definitions": [
+                        {
+                            "path": str(d.path),
+                            "kind": d.kind,
+                            "id": d.id,
+                            "groups": [
+                                {
+                                    "id": g.group.id,
+                                    "position": g.position,
+                                    "path": str(g.path),
+                                    "sha256": g.sha256,
+                                }
+                                for g in d.groups
+                            ],
+                        }
+                        for d in definitions
+                    ],
+                    "selection": {
+                        "group": settings.group_selector,
+                        "variant": settings.variant_selector,
+                        "trial": trial,
+                        "trials": settings.trials,
+                    },
+                    "pins": self.resolver.pinned(),
+                    "provider": {
+                        "cassettes": str(settings.cassettes) if settings.cassettes else None,
+                        "record": settings.record,
+                    },
+                    "failOn": settings.fail_on,
+                    "startedAt": utc_now(),
+                },
+            )
+
+    def install_interrupt_handler(self, session: pytest.Session) -> None:
+        """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            if self.cancel.cancelled:
+                signal.signal(signal.SIGINT, previous)
+                raise KeyboardInterrupt
+            self.cancel.cancel("cancelled")
+            session.shouldstop = "skill-eval: cancelled by Ctrl-C (press again to stop at once)"
+
+        signal.signal(signal.SIGINT, handler)
+
+    def finish(self, session: pytest.Session) -> None:
+        """Finalise groups left half-run, then (controller) write each result's summary.json."""
+        # Groups stopped half-way, and, once a session has run items (outside xdist workers,
+        # whose groups other workers may own), selected groups that never started are recorded
+        # with the rest `cancelled`.
+        stopped_early = self.items_started and not self.worker
+        for run in self.group_runs.values():
+            selected = any(run.selected.values())
+            if run.finished is None and (run.started or (selected and stopped_early)):
+                run.finalise(self.environment())
+        if stopped_early:
+            self._finalise_unstarted()
+            budget = self.ledger.snapshot() if self.ledger else None
+            for trial, result_dir in sorted(self.result_dirs.items()):
+                write_summary(result_dir, trial, budget)
+            if self.settings.trials > 1:
+                self.aggregate_dir = write_aggregate(
+                    self.settings.results_dir,
+                    [self.result_dirs[t] for t in sorted(self.result_dirs)],
+                    self.settings.trials,
+                    budget,
+                )
+            if self.ledger is not None:
+                shutil.rmtree(self.ledger.path.parent, ignore_errors=True)
+        if self.cancel.cancelled and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+
+    def _finalise_unstarted(self) -> None:
+        """xdist controller: groups the workers collected but never finished become `cancelled`."""
+        for (group_id, trial), variants in sorted(self.collected.items()):
+            loaded = self.loaded_groups.get(group_id)
+            result_dir = self.result_dirs.get(trial)
+            if loaded is None or result_dir is None:
+                continue
+            if read.group_record(layout.group_dir(result_dir, group_id)) is not None:
+                continue
+            run = GroupRun(loaded, self.result_dir, trial)
+            run.selected = {v: v in variants for v in VARIANTS}
+            self.cancel.cancel("cancelled")
+            run.finalise(self.environment())
+
+    # -- hooks ------------------------------------------------------------------------------
+
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        """Note that items ran (xdist forwards this to the controller too)."""
+        self.items_started = True
 
 
-def _xdist_interactor(config: pytest.Config) -> Any:
-    if not is_worker(config):
-        return None
-    for plugin in config.pluginmanager.get_plugins():
-        if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "sendevent"):
-            return plugin
-    return None
+SESSION_KEY = pytest.StashKey[SkillEvalSession]()
+"""Where the invocation's SkillEvalSession lives in `config.stash`."""
+
+_PLUGIN_NAME = "skill-eval-session"
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+def open_session(config: pytest.Config, settings: Settings, *, worker: bool) -> SkillEvalSession:
+    """Create the session, stash it and register it as a plugin."""
+    state = SkillEvalSession(config, settings, worker=worker)
+    config.stash[SESSION_KEY] = state
+    config.pluginmanager.register(state, _PLUGIN_NAME)
+    return state
 
 
-def _int_option(config: pytest.Config, name: str, default: int) -> int:
-    raw = option(config, name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        value = 0
-    if value < 1:
-        raise pytest.UsageError(f"--skill-eval-{name} must be a positive integer, not {raw!r}")
-    return value
-
-
-def _ini_path(config: pytest.Config, name: str) -> Path | None:
-    raw = config.getini(name)
-    if not raw:
-        return None
-    path = Path(str(raw))
-    if not path.is_absolute():
-        path = config.rootpath / path
-    if not path.is_file():
-        raise pytest.UsageError(f"{name} = {raw}: no such file")
-    return path
-
-
-def is_worker(config: pytest.Config) -> bool:
-    """Whether this process is an xdist worker."""
-    return hasattr(config, "workerinput")
+def close_session(config: pytest.Config) -> None:
+    """Stop the loopback model server, unregister the session and drop its stash key."""
+    state = config.stash.get(SESSION_KEY, None)
+    if state is None:
+        return
+    state.endpoints.close()
+    if config.pluginmanager.is_registered(state):
+        config.pluginmanager.unregister(state)
+    del config.stash[SESSION_KEY]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import SkillEvalError
 
-class DefinitionError(Exception):
+
+class DefinitionError(SkillEvalError):
     """A definition file is missing, unreadable, not JSON, or breaks a schema rule."""
 
     def __init__(self, path: Path, pointer: str, message: str) -> None:
@@ -19,9 +21,9 @@ class DefinitionError(Exception):
         return f"{self.path}: {self.pointer or '/'}: {self.message}"
 
     def __reduce__(self) -> tuple[type[DefinitionError], tuple[Path, str, str]]:
-        # Keeps the error picklable (xdist workers ship exceptions to the controller).
+        # Keeps the error picklable (worker processes ship exceptions to the controller).
         return (type(self), (self.path, self.pointer, self.message))
 
 
-class SelectionError(Exception):
+class SelectionError(SkillEvalError):
     """A group or variant selector does not match the loaded definition."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..definitions import VARIANTS
+from ..errors import SkillEvalError
 from . import layout
 from .records import (
     AggregateRecord,
@@ -27,7 +28,7 @@ from .records import (
 _POSITION = re.compile(r"[0-9]+")
 
 
-class ReadError(Exception):
+class ReadError(SkillEvalError):
     """A result cannot be read as asked: unknown selector, unreadable or damaged evidence."""
 
 

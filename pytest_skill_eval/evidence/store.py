@@ -11,11 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import EvidenceError as EvidenceError
 from . import layout
-
-
-class EvidenceError(Exception):
-    """Evidence could not be written, or an existing evidence file would have been overwritten."""
 
 
 def utc_now() -> str:
@@ -147,7 +144,11 @@ def verify_group(group_dir: Path) -> list[str]:
     manifest_path = group_dir / layout.MANIFEST
     if not manifest_path.is_file():
         return [f"missing manifest: {manifest_path}"]
-    recorded: Mapping[str, str] = read_json(manifest_path)["files"]
+    try:
+        recorded: Mapping[str, str] = dict(read_json(manifest_path)["files"])
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        detail = f"{type(error).__name__}: {error}"
+        raise EvidenceError(f"damaged manifest: {manifest_path} ({detail})") from None
     actual = {rel: path for rel, path in evidence_files(group_dir) if rel != layout.MANIFEST}
     problems: list[str] = []
     for rel, digest in sorted(recorded.items()):

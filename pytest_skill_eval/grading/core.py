@@ -154,7 +154,7 @@ def _grade(
             if identity is not None:
                 seen.add(identity)
             check = _grade_one(group_raw, index, group_type, turn_count, contexts)
-        except GradeError as error:
+        except (GradeError, EvidenceError) as error:
             errors.append({"id": identity, "reason": str(error)})
             continue
         except Exception as error:

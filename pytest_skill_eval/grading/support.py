@@ -11,19 +11,18 @@ from typing import Any, NoReturn
 
 from pytest_skill_eval.definitions import Expectation
 
+from ..errors import EvidenceError as EvidenceError
+from ..errors import SkillEvalError
+
 Check = dict[str, Any]
 
 
-class GradeError(Exception):
+class GradeError(SkillEvalError):
     """Something that cannot be graded; recorded as a grade-error entry, never raised further."""
 
 
 class ExpectationError(GradeError):
     """The expectation itself is malformed."""
-
-
-class EvidenceError(GradeError):
-    """Recorded evidence is malformed, unsafe, or changed after it was captured."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,8 @@ from typing import Any
 
 from jsonpointer import JsonPointer, JsonPointerException
 
+from ..errors import SkillEvalError
+
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # JavaScript orders integer-like keys ("array indices", below 2**32 - 1) first, ascending.
@@ -23,7 +25,7 @@ _MAX_ARRAY_INDEX = 2**32 - 2
 _MAX_SAFE_INTEGER = 2**53
 
 
-class PointerSyntaxError(ValueError):
+class PointerSyntaxError(SkillEvalError, ValueError):
     """A JSON pointer that RFC 6901 does not allow."""
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import WORKSPACE_KINDS, Group
+from ..errors import HostError
 from ..evidence import EvidenceError, sha256_bytes, utc_now, write_once
 from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
@@ -35,7 +36,7 @@ MODEL_REQUESTS = "model-requests.jsonl"
 CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authentication", "no model")
 
 
-class SetupError(Exception):
+class SetupError(HostError):
     """The variant could not be set up (the run is `invalid`)."""
 
 

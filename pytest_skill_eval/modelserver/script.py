@@ -10,6 +10,8 @@ from typing import Any, Literal, cast
 
 import yaml
 
+from pytest_skill_eval.errors import ModelProviderError
+
 StopReason = Literal["stop", "tool_use", "length", "error"]
 MatchMode = Literal["order", "body"]
 
@@ -27,7 +29,7 @@ _USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
 _ERROR_KEYS = ("status", "message")
 
 
-class ScriptError(Exception):
+class ScriptError(ModelProviderError):
     """A script/cassette file that cannot be used; names the file, the location and the fix."""
 
     def __init__(self, path: Path | None, location: str, problem: str) -> None:

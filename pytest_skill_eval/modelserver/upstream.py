@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from pytest_skill_eval.errors import ModelProviderError
 from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI
 
 RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC)
@@ -19,7 +20,7 @@ _FORWARDED = ("anthropic-version", "anthropic-beta", "user-agent")
 _MIN_SECRET = 6
 
 
-class RecordError(Exception):
+class RecordError(ModelProviderError):
     """A recording that cannot be set up or written; names the setting or file and the fix."""
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..errors import SkillEvalError
+
 EntryType = Literal["file", "directory", "symlink"]
 Escaping = Literal["raise", "record"]
 
@@ -22,7 +24,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class ResourceError(Exception):
+class ResourceError(SkillEvalError):
     """A declared resource (or the workspace) cannot be snapshotted as declared."""
 
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import HostError
+
 MIN_VERSION = (0, 73, 1)
 PINNED = "0.73.1"
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
@@ -19,7 +21,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 
-class PiNotFoundError(Exception):
+class PiNotFoundError(HostError):
     """The Pi binary is missing or too old."""
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_skill_eval.errors import ModelProviderError
 from pytest_skill_eval.modelserver.server import Route
 from pytest_skill_eval.modelserver.wire import APIS, OPENAI
 
@@ -20,7 +21,7 @@ ZERO_COST: Mapping[str, float] = {"input": 0, "output": 0, "cacheRead": 0, "cach
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 
 
-class ModelSpecError(ValueError):
+class ModelSpecError(ModelProviderError, ValueError):
     """A declared model that is not `provider/model`."""
 
 

@@ -1,0 +1,49 @@
+"""The node-id grammar of items and sub-results, in one place for collection, JUnit and scheduling.
+
+path::group-id[variant]                  one variant of one group (one trial)
+path::group-id[variant-trialK]           the same when several trials run
+path::group-id::check-id[variant…]       a check of that item (one JUnit row each)
+path::group-id::comparison-id[comparison…]
+"""
+
+from __future__ import annotations
+
+import re
+
+VARIANT_ITEM = re.compile(
+    r"^(?P<group>.+)\[(?P<variant>baseline|candidate)(?P<trial>-trial(?P<number>\d+))?\]$"
+)
+
+
+def item_name(group_id: str, variant: str, trial: int, trials: int) -> str:
+    """`group-id[variant]`, or `group-id[variant-trialK]` when several trials run."""
+    suffix = f"-trial{trial}" if trials > 1 else ""
+    return f"{group_id}[{variant}{suffix}]"
+
+
+def parse_item_id(nodeid: str) -> tuple[str, str, int] | None:
+    """`path::group[variant-trialK]` → (group id, variant, trial), None for other items."""
+    match = VARIANT_ITEM.match(nodeid)
+    if match is None or "::" not in match["group"]:
+        return None
+    return match["group"].rsplit("::", 1)[1], match["variant"], int(match["number"] or 1)
+
+
+def scope_of(nodeid: str) -> str:
+    """`file::group[variant-trialK]` → `file::group-trialK`; any other item is its own scope."""
+    match = VARIANT_ITEM.match(nodeid)
+    if match is None:
+        return nodeid
+    return match["group"] + (match["trial"] or "")
+
+
+def subresult_name(item_name: str, group_id: str, variant: str, name: str, kind: str) -> str:
+    """`group-id::name[params]` of a check or comparison of the item called `item_name`.
+
+    It keeps pytest's node-id grammar (params last) and gives JUnit one row per check, named
+    `check[variant]` under the group; a comparison's params start with `comparison`.
+    """
+    params = item_name[len(group_id) + 1 : -1]
+    if kind == "comparison":
+        params = "comparison" + params[len(variant) :]
+    return f"{group_id}::{name}[{params}]"

@@ -1,0 +1,237 @@
+"""Checks and comparisons as pytest sub-reports and JUnit rows, the fail-on policy, teststatus.
+
+A check or comparison is not an item: it is logged as a call + teardown report pair under its
+own node id while its item runs, so the terminal shows it and JUnit writes one row for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from _pytest.reports import TestReport
+
+from .nodeids import subresult_name
+from .run import GroupRun
+from .views.present import _compact, describe, escape_cell
+from .xdist import send_to_controller
+
+KIND = "skill_eval_kind"
+"""The user property that marks a report as a sub-result (its value: check or comparison)."""
+
+
+# -- the fail-on policy -----------------------------------------------------------------------
+
+
+def check_fails(check: Mapping[str, Any], fail_on: str) -> bool:
+    """`any` fails every failing check, `candidate` only the candidate's."""
+    return check["state"] == "fail" and (
+        fail_on == "any" or (fail_on == "candidate" and check["variant"] == "candidate")
+    )
+
+
+def comparison_fails(comparison: Mapping[str, Any], fail_on: str) -> bool:
+    """`regression` fails a pass-to-fail comparison."""
+    return fail_on == "regression" and comparison["transition"] == "pass-to-fail"
+
+
+def run_problem(variant: str, record: Mapping[str, Any]) -> str:
+    """One line on why a run is not ordinary evidence (it always fails its item)."""
+    detail = ""
+    error = record.get("error")
+    if isinstance(error, dict) and error.get("message"):
+        detail = f": {error['message']}"
+    process = record.get("process") or {}
+    if not detail and process:
+        parts = []
+        if process.get("terminationReason"):
+            parts.append(f"termination {process['terminationReason']}")
+        if process.get("assistantError"):
+            parts.append(f"assistant error {process['assistantError']!r}")
+        if process.get("protocolErrors"):
+            first = process["protocolErrors"][0]
+            parts.append(
+                f"{len(process['protocolErrors'])} protocol error(s), first: "
+                + json.dumps(first, ensure_ascii=False)[:300]
+            )
+        if process.get("exitCode") not in (0, None):
+            parts.append(f"exit code {process['exitCode']}")
+        if process.get("settled") is False:
+            parts.append("not settled")
+        detail = ": " + "; ".join(parts) if parts else ""
+    hint = f"\nhint: {record['hint']}" if record.get("hint") else ""
+    return f"{variant} run is {record['state']}{detail}{hint}"
+
+
+def grade_problem(grade: Mapping[str, Any]) -> str:
+    """One line on why a group could not be graded (it always fails the finalising item)."""
+    reasons = "; ".join(
+        f"{e.get('id') or 'system'}: {escape_cell(str(e.get('reason')))}" for e in grade["errors"]
+    )
+    return f"grade-error: {reasons}"
+
+
+# -- sub-reports ------------------------------------------------------------------------------
+
+
+def log_subresults(
+    item: pytest.Item,
+    run: GroupRun,
+    variant: str,
+    checks: list[dict[str, Any]],
+    comparisons: list[dict[str, Any]],
+    fail_on: str,
+) -> None:
+    """Log one sub-result per check, then per comparison; failures follow `fail_on`."""
+    for check in checks:
+        _log(item, run, variant, check["id"], "check", check, check_fails(check, fail_on))
+    for comparison in comparisons:
+        fails = comparison_fails(comparison, fail_on)
+        _log(item, run, variant, comparison["id"], "comparison", comparison, fails)
+
+
+def _log(
+    item: pytest.Item,
+    run: GroupRun,
+    variant: str,
+    name: str,
+    kind: str,
+    data: dict[str, Any],
+    fails: bool,
+) -> None:
+    state = data["state"] if kind == "check" else data["transition"]
+    props: list[tuple[str, Any]] = [
+        (KIND, kind),
+        ("state", state),
+        ("evidence", str(run.group_dir)),
+    ]
+    if kind == "check":
+        props += [
+            ("expected", _compact(data.get("expected"))),
+            ("observed", _compact(data.get("observed"))),
+        ]
+    text = describe(kind, data)
+    if fails:
+        outcome = "failed"
+    elif kind == "check" and state == "unavailable":
+        outcome = "skipped"
+    else:
+        outcome = "passed"
+    reports = sub_report(
+        item,
+        subresult_name(item.name, run.loaded.group.id, variant, name, kind),
+        outcome,
+        text if outcome != "passed" else None,
+        props,
+    )
+    # Sub-results are written while the item runs: lift capture so they reach the terminal.
+    capman = item.config.pluginmanager.get_plugin("capturemanager")
+    with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
+        for report in reports:
+            if not send_to_controller(item.config, report):
+                item.ihook.pytest_runtest_logreport(report=report)
+
+
+def sub_report(
+    item: pytest.Item,
+    name: str,
+    outcome: str,
+    longrepr: str | None,
+    props: list[tuple[str, Any]],
+) -> list[TestReport]:
+    """A call + teardown pair so JUnit writes a complete <testcase> with properties."""
+    nodeid = f"{item.nodeid.rsplit('::', 1)[0]}::{name}"
+    location = (item.location[0], item.location[1], name)
+    call = TestReport(
+        nodeid=nodeid,
+        location=location,
+        keywords={},
+        outcome=outcome,  # type: ignore[arg-type]
+        longrepr=longrepr if outcome != "skipped" else (str(item.path), 0, longrepr or ""),
+        when="call",
+        user_properties=props,
+    )
+    teardown = TestReport(
+        nodeid=nodeid,
+        location=location,
+        keywords={},
+        outcome="passed",
+        longrepr=None,
+        when="teardown",
+        user_properties=props,
+    )
+    return [call, teardown]
+
+
+# -- the terminal -----------------------------------------------------------------------------
+
+
+def teststatus(report: TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
+    """Sub-results show their evidence state (and, with -v, expected and observed)."""
+    props = dict(getattr(report, "user_properties", []) or [])
+    kind = props.get(KIND)
+    if kind is None or report.when != "call":
+        if kind is not None:
+            return "", "", ""
+        return None
+    state = str(props.get("state"))
+    word = state.upper()
+    if config.get_verbosity() >= 1 and kind == "check":
+        expected, observed = _clip(props.get("expected")), _clip(props.get("observed"))
+        word = f"{word} expected={expected} observed={observed}"
+    if report.failed:
+        return "failed", "F", (word, {"red": True})
+    if kind == "comparison":
+        return "transitions", "t", (word, {"cyan": True})
+    letter = {"pass": ".", "fail": "f", "unavailable": "u"}.get(state, "?")
+    category = {
+        "pass": "checks passed",
+        "fail": "checks failed",
+        "unavailable": "checks unavailable",
+    }
+    markup = {"pass": {"green": True}, "fail": {"yellow": True}, "unavailable": {"yellow": True}}
+    return category.get(state, "checks"), letter, (word, markup.get(state, {}))
+
+
+class ProgressFilter:
+    """Keeps sub-results out of the terminal's progress count; one per invocation.
+
+    The terminal reporter counts every reported node id in its private
+    `_progress_nodeids_reported` set (checked against pytest 9.2.0); counting sub-results
+    would take the progress percentage past 100%. Without the attribute only that suffers.
+    """
+
+    name = "skill-eval-subresults"
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: TestReport) -> None:
+        """After the terminal reporter has counted a sub-result, take it out again."""
+        if KIND not in dict(report.user_properties or []):
+            return
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        reported = getattr(reporter, "_progress_nodeids_reported", None)
+        if isinstance(reported, set):
+            reported.discard(report.id)
+
+
+def _clip(value: Any, limit: int = 160) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def register(config: pytest.Config) -> None:
+    """Register the invocation's ProgressFilter."""
+    config.pluginmanager.register(ProgressFilter(config), ProgressFilter.name)
+
+
+def unregister(config: pytest.Config) -> None:
+    """Unregister the invocation's ProgressFilter, if any."""
+    plugin = config.pluginmanager.get_plugin(ProgressFilter.name)
+    if plugin is not None:
+        config.pluginmanager.unregister(plugin)

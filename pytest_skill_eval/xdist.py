@@ -1,0 +1,132 @@
+"""Everything pytest-xdist: default distribution, the group scheduler, the worker hand-off, and
+sub-reports sent to the controller.
+
+The plugin loads without xdist: nothing here imports it at module level, and its hooks are
+registered as optional. Each use of an xdist or pytest internal says which versions it was
+checked against (pytest 9.2.0, pytest-xdist 3.8.0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.reports import TestReport
+
+from .budget import Ledger
+from .hosts.pi.binary import PiBinary
+from .nodeids import parse_item_id, scope_of
+from .options import enabled
+from .session import SESSION_KEY, SkillEvalSession
+from .workspace import SourceResolver
+
+GROUP_SCHEDULING = pytest.StashKey[bool]()
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker."""
+    return hasattr(config, "workerinput")
+
+
+def default_distribution(config: pytest.Config) -> None:
+    """`-n N` alone keeps each group's variants together on one worker, in order.
+
+    Called from a `pytest_cmdline_main` wrapper, which runs before xdist's own tryfirst hook
+    turns an unset `--dist` into "load" (checked against pytest-xdist 3.8.0).
+    """
+    if (
+        enabled(config)
+        and getattr(config.option, "numprocesses", None)
+        and getattr(config.option, "dist", "no") == "no"
+    ):
+        config.option.dist = "loadscope"
+        config.stash[GROUP_SCHEDULING] = True
+
+
+def make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With `-n N` alone, one work unit per group and trial: baseline then candidate together.
+
+    Different groups and trials spread over the workers. This replaces `--dist loadgroup`, whose
+    node-id suffix has no effect on pytest 9.2's structured node ids.
+    """
+    if not config.stash.get(GROUP_SCHEDULING, False):
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        # `_split_scope` is LoadScopeScheduling's documented override point for subclasses,
+        # though private (checked against pytest-xdist 3.8.0, as LoadFileScheduling uses it).
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+def hand_to_worker(node: Any) -> None:
+    """Controller: give a worker the result ids, pinned Git commits, ledger and checked Pi."""
+    config = node.config
+    if not enabled(config):
+        return
+    state: SkillEvalSession = config.stash[SESSION_KEY]
+    pi = state.checked_pi
+    node.workerinput["skill_eval"] = {
+        "results": {str(k): str(v) for k, v in state.result_dirs.items()},
+        "pins": state.resolver.pinned(),
+        "pi": {"path": str(pi.path), "version": pi.version} if pi else None,
+        "ledger": str(state.ledger.path) if state.ledger else None,
+        "maxCost": state.settings.max_cost,
+    }
+
+
+def take_from_controller(config: pytest.Config, state: SkillEvalSession) -> None:
+    """Worker: adopt what the controller handed over instead of creating it again."""
+    handed: dict[str, Any] = config.workerinput["skill_eval"]  # type: ignore[attr-defined]
+    state.result_dirs = {int(k): Path(v) for k, v in handed["results"].items()}
+    state.resolver = SourceResolver(state.settings.root, pinned=handed["pins"])
+    if handed.get("ledger"):
+        state.ledger = Ledger(Path(handed["ledger"]), float(handed["maxCost"]))
+    if handed.get("pi"):
+        state.checked_pi = PiBinary(Path(handed["pi"]["path"]), handed["pi"]["version"])
+
+
+def note_collected(node: Any, ids: list[str]) -> None:
+    """Controller: remember what the workers will run, to record what they never got to."""
+    config = node.config
+    if not enabled(config) or SESSION_KEY not in config.stash:
+        return
+    state: SkillEvalSession = config.stash[SESSION_KEY]
+    for nodeid in ids:
+        parsed = parse_item_id(nodeid)
+        if parsed is not None:
+            group_id, variant, trial = parsed
+            state.collected.setdefault((group_id, trial), set()).add(variant)
+
+
+def send_to_controller(config: pytest.Config, report: TestReport) -> bool:
+    """Worker: send a sub-report straight to the controller; False outside a worker.
+
+    xdist's worker `pytest_runtest_logreport` insists a report belongs to the running item;
+    sub-results have their own node ids (one JUnit row each), so they bypass it and send the
+    same "testreport" event it would (fields checked against pytest-xdist 3.8.0).
+    """
+    interactor = _worker_interactor(config)
+    if interactor is None:
+        return False
+    data = config.hook.pytest_report_to_serializable(config=config, report=report)
+    data["item_index"] = interactor.item_index
+    data["worker_id"] = interactor.workerid
+    data["testrun_uid"] = interactor.testrunuid
+    interactor.sendevent("testreport", data=data)
+    return True
+
+
+def _worker_interactor(config: pytest.Config) -> Any:
+    # xdist registers its WorkerInteractor without a public name or accessor; it is found by
+    # class name and duck-typed (checked against pytest-xdist 3.8.0).
+    if not is_worker(config):
+        return None
+    for plugin in config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "sendevent"):
+            return plugin
+    return None
