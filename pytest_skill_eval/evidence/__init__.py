@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,7 +95,12 @@ def read_json(path: Path) -> Any:
 
 
 def evidence_files(root: Path) -> Iterable[tuple[str, Path]]:
-    """Every regular file and symlink below `root`, as (POSIX relative path, path), sorted."""
+    """Every non-directory entry below `root`, as (POSIX relative path, path), sorted.
+
+    Symlinks (to directories too) are listed, never followed; FIFOs, sockets and devices a
+    subject planted are listed too (`entry_digest` never opens them). Relative paths are
+    ``os.fsdecode`` text; `write_manifest` records names that are not UTF-8 losslessly.
+    """
     found: list[tuple[str, Path]] = []
     for directory, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -106,16 +112,37 @@ def evidence_files(root: Path) -> Iterable[tuple[str, Path]]:
 
 
 def entry_digest(path: Path) -> str:
-    """Manifest digest of one entry: file bytes, or the link text for a symlink."""
-    if path.is_symlink():
+    """Manifest digest of one entry: file bytes, or the link text for a symlink.
+
+    A FIFO, socket or device is never opened (a FIFO would block forever): its digest is its
+    kind, ``"fifo"``, ``"socket"`` or ``"device"``, which no sha256 hex digest can equal.
+    """
+    from ..workspace._entries import open_regular, special_kind
+
+    opened = open_regular(path)
+    if isinstance(opened, int):
+        with open(opened, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    if stat.S_ISLNK(opened.st_mode):
         return hashlib.sha256(b"symlink\0" + os.fsencode(os.readlink(path))).hexdigest()
-    return sha256_file(path)
+    return special_kind(opened.st_mode) or "directory"
 
 
 def write_manifest(group_dir: Path) -> str:
-    """List every evidence file of a group with its sha256, in `manifest.json`, written last."""
-    files = {rel: entry_digest(path) for rel, path in evidence_files(group_dir) if rel != MANIFEST}
-    return write_json_once(group_dir / MANIFEST, {"schema_version": 1, "files": files})
+    """List every evidence file of a group with its sha256, in `manifest.json`, written last.
+
+    A path that is not UTF-8 is keyed by its percent-escaped text and its exact bytes are
+    listed under ``path_b64`` (`pytest_skill_eval.workspace._entries` documents the form).
+    """
+    from ..workspace._entries import b64_map, recorded_path
+
+    entries = [(rel, path) for rel, path in evidence_files(group_dir) if rel != MANIFEST]
+    files = {recorded_path(rel): entry_digest(path) for rel, path in entries}
+    manifest: dict[str, Any] = {"schema_version": 1, "files": files}
+    encoded = b64_map([rel for rel, _ in entries])
+    if encoded:
+        manifest["path_b64"] = encoded
+    return write_json_once(group_dir / MANIFEST, manifest)
 
 
 def verify_group(group_dir: Path) -> list[str]:
@@ -123,8 +150,12 @@ def verify_group(group_dir: Path) -> list[str]:
     manifest_path = group_dir / MANIFEST
     if not manifest_path.is_file():
         return [f"missing manifest: {manifest_path}"]
+    from ..workspace._entries import recorded_path
+
     recorded: Mapping[str, str] = read_json(manifest_path)["files"]
-    actual = {rel: path for rel, path in evidence_files(group_dir) if rel != MANIFEST}
+    actual = {
+        recorded_path(rel): path for rel, path in evidence_files(group_dir) if rel != MANIFEST
+    }
     problems: list[str] = []
     for rel, digest in sorted(recorded.items()):
         path = actual.get(rel)
