@@ -673,6 +673,8 @@ def _read_side(root: Path, rel: str) -> _Side:
         return _Side(None, "not shown: the path leaves its directory")
     if path.is_dir():
         return _Side(None, "a directory")
+    if not path.is_file():
+        return _Side(None, "not shown: a FIFO, socket or device (never opened)")
     size = path.stat().st_size
     if size > DIFF_MAX_BYTES:
         return _Side(None, f"too large to diff ({size} bytes)", size)

@@ -169,3 +169,12 @@ def test_an_undecodable_name_is_recorded_losslessly_everywhere(tmp_path: Path) -
 )
 def test_recorded_path_escapes_only_names_that_are_not_utf8(raw: bytes, text: str) -> None:
     assert recorded_path(os.fsdecode(raw)) == text
+
+
+def test_the_html_diff_never_opens_a_planted_fifo(planted: Path) -> None:
+    from pytest_skill_eval.views.html import _read_side
+
+    side = finishes(lambda: _read_side(planted, "trap"))
+
+    assert side.text is None
+    assert side.note == "not shown: a FIFO, socket or device (never opened)"
