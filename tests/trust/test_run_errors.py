@@ -59,7 +59,9 @@ def test_a_cassette_failure_is_named_from_the_protocol_error(tmp_path: Path) -> 
     obs.protocol_error("cassette-exhausted", message="no interaction left in /s/g/candidate.yaml")
     (tmp_path / "stderr.log").write_bytes(b"")
     error = _why("infrastructure-failed", ProcessOutcome(exit_code=0), True, None, obs, tmp_path)
-    assert error["message"] == ("Cassette-exhausted: no interaction left in /s/g/candidate.yaml")
+    assert error["message"] == (
+        "Protocol error cassette-exhausted: no interaction left in /s/g/candidate.yaml"
+    )
 
 
 @pytest.mark.pi

@@ -445,11 +445,11 @@ def _why(
         causes.append(f"Pi was killed by {outcome.signal}")
     elif outcome.exit_code not in (0, None):
         causes.append(f"Pi exited with code {outcome.exit_code}")
-    for problem in obs.protocol_errors[:1]:
-        detail = problem.get("message") or problem.get("reason")
-        causes.append(
-            f"{problem.get('reason')}: {detail}" if detail != problem.get("reason") else str(detail)
-        )
+    if obs.protocol_errors:
+        first_problem = obs.protocol_errors[0]
+        detail = first_problem.get("message")
+        kind = first_problem.get("reason")
+        causes.append(f"protocol error {kind}: {detail}" if detail else f"protocol error {kind}")
     if obs.parse_errors:
         first = obs.parse_errors[0]
         causes.append(
