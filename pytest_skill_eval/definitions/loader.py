@@ -184,6 +184,61 @@ def _contained_file(lexical: Path, root: _Root, report: Path, pointer: str) -> P
     return canonical
 
 
+def _check_fixture(group: Group, path: Path, root: _Root) -> None:
+    """Refuse at load time a fixture that could only fail when its group runs.
+
+    The fixture is resolved against the definition root (not the group file), like the
+    snapshot that copies it; it must be a directory whose canonical path stays inside the root.
+    """
+    declared = group.fixture
+    if declared is None:
+        return
+    lexical = Path(os.path.normpath(root.lexical / declared))
+    if not root.lexically_contains(lexical):
+        raise DefinitionError(
+            path,
+            "/fixture",
+            f"fixture {declared} is outside the definition root {root.canonical}; declare a "
+            "directory inside the root",
+        )
+    try:
+        canonical = lexical.resolve(strict=True)
+    except FileNotFoundError:
+        raise DefinitionError(
+            path,
+            "/fixture",
+            f"fixture {declared} does not exist (resolved against the definition root "
+            f"{root.canonical}); create it, correct the path, or pass the root it is relative "
+            "to with --skill-eval-root",
+        ) from None
+    except (OSError, RuntimeError) as error:
+        raise DefinitionError(
+            path, "/fixture", f"cannot resolve fixture {declared}: {error}"
+        ) from None
+    if not canonical.is_relative_to(root.canonical):
+        raise DefinitionError(
+            path,
+            "/fixture",
+            f"fixture {declared} resolves through a symlink to {canonical}, outside the "
+            f"definition root {root.canonical}; copy the fixture into the root instead of "
+            "linking to it",
+        )
+    if canonical.is_file():
+        raise DefinitionError(
+            path,
+            "/fixture",
+            f"fixture {declared} is a file, not a directory; declare the directory that "
+            "contains it",
+        )
+    if not canonical.is_dir():
+        raise DefinitionError(
+            path,
+            "/fixture",
+            f"fixture {declared} is not a directory (FIFOs, sockets and devices cannot be "
+            "snapshotted); declare a directory",
+        )
+
+
 def _root(root: Path) -> _Root:
     lexical = _absolute(root)
     try:
@@ -216,6 +271,7 @@ def load_definition(path: Path, root: Path) -> LoadedDefinition:
     document, digest = _read_json(canonical, lexical)
     if _kind(document, lexical) == "group":
         group = parse_group(document, lexical)
+        _check_fixture(group, lexical, definition_root)
         loaded = LoadedGroup(canonical, 1, group, document, digest)
         return LoadedDefinition(canonical, "group", group.id, (loaded,))
     suite = parse_suite(document, lexical)
@@ -240,6 +296,7 @@ def _load_suite_groups(
                 lexical, "/kind", "a suite entry must be a group file; suites cannot nest"
             )
         group = parse_group(document, lexical)
+        _check_fixture(group, lexical, root)
         if group.id in first:
             earlier = groups[first[group.id]].path
             raise DefinitionError(

@@ -6,12 +6,14 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import EvidenceError as EvidenceError
+from ..workspace.entries import b64_map, open_regular, recorded_path, special_kind
 from . import layout
 
 
@@ -113,7 +115,12 @@ def read_json(path: Path) -> Any:
 
 
 def evidence_files(root: Path) -> Iterable[tuple[str, Path]]:
-    """Every regular file and symlink below `root`, as (POSIX relative path, path), sorted."""
+    """Every non-directory entry below `root`, as (POSIX relative path, path), sorted.
+
+    Symlinks (to directories too) are listed, never followed; FIFOs, sockets and devices a
+    subject planted are listed too (`entry_digest` never opens them). Relative paths are
+    ``os.fsdecode`` text; `write_manifest` records names that are not UTF-8 losslessly.
+    """
     found: list[tuple[str, Path]] = []
     for directory, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -125,18 +132,33 @@ def evidence_files(root: Path) -> Iterable[tuple[str, Path]]:
 
 
 def entry_digest(path: Path) -> str:
-    """Manifest digest of one entry: file bytes, or the link text for a symlink."""
-    if path.is_symlink():
+    """Manifest digest of one entry: file bytes, or the link text for a symlink.
+
+    A FIFO, socket or device is never opened (a FIFO would block forever): its digest is its
+    kind, ``"fifo"``, ``"socket"`` or ``"device"``, which no sha256 hex digest can equal.
+    """
+    opened = open_regular(path)
+    if isinstance(opened, int):
+        with open(opened, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    if stat.S_ISLNK(opened.st_mode):
         return hashlib.sha256(b"symlink\0" + os.fsencode(os.readlink(path))).hexdigest()
-    return sha256_file(path)
+    return special_kind(opened.st_mode) or "directory"
 
 
 def write_manifest(group_dir: Path) -> str:
-    """List every evidence file of a group with its sha256, in `manifest.json`, written last."""
-    files = {
-        rel: entry_digest(path) for rel, path in evidence_files(group_dir) if rel != layout.MANIFEST
-    }
-    return write_json_once(group_dir / layout.MANIFEST, {"schema_version": 1, "files": files})
+    """List every evidence file of a group with its sha256, in `manifest.json`, written last.
+
+    A path that is not UTF-8 is keyed by its percent-escaped text and its exact bytes are
+    listed under ``path_b64`` (`pytest_skill_eval.workspace.entries` documents the form).
+    """
+    entries = [(rel, path) for rel, path in evidence_files(group_dir) if rel != layout.MANIFEST]
+    files = {recorded_path(rel): entry_digest(path) for rel, path in entries}
+    manifest: dict[str, Any] = {"schema_version": 1, "files": files}
+    encoded = b64_map([rel for rel, _ in entries])
+    if encoded:
+        manifest["path_b64"] = encoded
+    return write_json_once(group_dir / layout.MANIFEST, manifest)
 
 
 def verify_group(group_dir: Path) -> list[str]:
@@ -149,7 +171,11 @@ def verify_group(group_dir: Path) -> list[str]:
     except (OSError, ValueError, TypeError, KeyError) as error:
         detail = f"{type(error).__name__}: {error}"
         raise EvidenceError(f"damaged manifest: {manifest_path} ({detail})") from None
-    actual = {rel: path for rel, path in evidence_files(group_dir) if rel != layout.MANIFEST}
+    actual = {
+        recorded_path(rel): path
+        for rel, path in evidence_files(group_dir)
+        if rel != layout.MANIFEST
+    }
     problems: list[str] = []
     for rel, digest in sorted(recorded.items()):
         path = actual.get(rel)

@@ -17,6 +17,8 @@ from typing import Any
 
 import psutil
 
+from .reaper import Guardian
+
 FRAME_LIMIT = 16 * 1024 * 1024  # bytes without a newline before the stream is abandoned
 TERMINATION_GRACE_S = 5.0
 NO_PROGRESS_S = 30 * 60.0
@@ -87,11 +89,14 @@ class HostProcess:
     _seen: dict[int, psutil.Process] = field(default_factory=dict)
     _stderr_size: int = 0
     _stdin_lock: threading.Lock = field(default_factory=threading.Lock)
+    _guardian: Guardian | None = None
 
     def start(self) -> None:
         """Spawn the host in its own session (so its group can be signalled) with no shell."""
         self.events_path.parent.mkdir(parents=True, exist_ok=True)
         stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - handed to the child
+        # Started first, so no moment exists in which a killed evaluator leaves Pi unwatched.
+        self._guardian = Guardian.start(self.cwd)
         try:
             self._proc = subprocess.Popen(
                 list(self.argv),
@@ -103,6 +108,10 @@ class HostProcess:
                 start_new_session=True,
                 close_fds=True,
             )
+            self._guardian.watch(self._proc.pid)
+        except BaseException:
+            self._guardian.release()
+            raise
         finally:
             stderr.close()
         self._last_progress = time.monotonic()
@@ -227,6 +236,8 @@ class HostProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=TERMINATION_GRACE_S)
         self.close_stdin()
+        if self._guardian is not None:
+            self._guardian.release()
 
     def _signal_group(self, sig: signal.Signals) -> None:
         assert self._proc is not None
@@ -255,6 +266,8 @@ class HostProcess:
                 with contextlib.suppress(queue.Empty):
                     self.frames.get(timeout=0.05)
             self._reader.join(timeout=0.1)
+        if self._guardian is not None:
+            self._guardian.release()
         return outcome
 
 

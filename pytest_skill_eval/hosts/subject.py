@@ -287,6 +287,8 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
     error: dict[str, str] | None = None
     if late_errors:
         error = {"kind": "infrastructure", "message": "; ".join(late_errors)}
+    elif state != "complete":
+        error = _why(state, outcome, settled, assistant_error, obs, prepared.directory)
     hint = None
     if assistant_error and endpoint.mode == "live" and _looks_like_credentials(assistant_error):
         hint = (
@@ -397,6 +399,67 @@ def _state(
         and not late_errors
     )
     return "complete" if clean else "infrastructure-failed"
+
+
+def _why(
+    state: str,
+    outcome: ProcessOutcome,
+    settled: bool,
+    assistant_error: str | None,
+    obs: Observation,
+    variant_dir: Path,
+) -> dict[str, str]:
+    """One sentence saying why a run is not complete, so nobody has to read `process` for it."""
+    reason = outcome.termination_reason
+    if state == "cancelled":
+        return {"kind": "cancellation", "message": "Cancelled during subject execution"}
+    stopped = {
+        "no-progress-watchdog": "the no-progress watchdog stopped Pi (no output for too long)",
+        "protocol-error": "the evaluator stopped Pi after a protocol error",
+        "process-error": "the evaluator stopped Pi after a failure talking to it",
+    }
+    causes: list[str] = []
+    if reason in stopped:
+        causes.append(stopped[reason])
+    if outcome.signal is not None:
+        causes.append(f"Pi was killed by {outcome.signal}")
+    elif outcome.exit_code not in (0, None):
+        causes.append(f"Pi exited with code {outcome.exit_code}")
+    if obs.protocol_errors:
+        first_problem = obs.protocol_errors[0]
+        detail = first_problem.get("message")
+        kind = first_problem.get("reason")
+        causes.append(f"protocol error {kind}: {detail}" if detail else f"protocol error {kind}")
+    if obs.parse_errors:
+        first = obs.parse_errors[0]
+        causes.append(
+            f"{len(obs.parse_errors)} unreadable output record(s) from Pi "
+            f"(first: {first.get('reason')} at line {first.get('line')})"
+        )
+    if assistant_error is not None:
+        causes.append(f"the model call failed: {assistant_error}")
+    if not causes and not settled:
+        causes.append("Pi ended before every turn settled")
+    last = _last_stderr_line(variant_dir / "stderr.log")
+    if last:
+        causes.append(f"last line of stderr: {last}")
+    message = "; ".join(causes) or f"the run ended {state}"
+    return {"kind": "infrastructure", "message": message[0].upper() + message[1:]}
+
+
+def _last_stderr_line(path: Path, limit: int = 400) -> str:
+    """The last non-blank line of Pi's stderr, shortened to one readable line."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 8192))
+            tail = handle.read()
+    except OSError:
+        return ""
+    lines = [ln.strip() for ln in tail.decode("utf-8", "replace").splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    line = lines[-1]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _looks_like_credentials(message: str) -> bool:

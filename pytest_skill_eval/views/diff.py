@@ -83,6 +83,8 @@ def read_side(root: Path, rel: str) -> Side:
         return Side(None, "not shown: the path leaves its directory")
     if path.is_dir():
         return Side(None, "a directory")
+    if not path.is_file():
+        return Side(None, "not shown: a FIFO, socket or device (never opened)")
     size = path.stat().st_size
     if size > DIFF_MAX_BYTES:
         return Side(None, f"too large to diff ({size} bytes)", size)

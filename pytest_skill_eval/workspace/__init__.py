@@ -4,7 +4,9 @@ A fingerprint is the sorted list of every entry below a root: files hash their b
 directories hash ``b"directory"`` and symlinks hash ``b"symlink\\0"`` plus their link text.
 A symlink must resolve to an existing path inside its root; absolute link text that does is
 stored (and copied) as the equivalent relative text, so a snapshot never points back into the
-tree it was copied from.
+tree it was copied from. In a workspace (``escaping="record"``) a FIFO, socket or device is
+listed by its kind and never opened or copied, and a name that is not UTF-8 is kept exactly
+(``_entries`` documents how such a name is written to evidence).
 """
 
 from __future__ import annotations

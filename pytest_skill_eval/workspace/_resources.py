@@ -179,11 +179,11 @@ def snapshot_workspace_turn(
     copied = _tree.copy_tree(workspace, destination, escaping="record", label=label)
     written = fingerprint(destination, escaping="record", label=f"snapshot of {label}")
     again = fingerprint(workspace, escaping="record", label=label)
-    for other in (copied, written, again):
-        if other != first:
+    for other, expected in ((copied, first), (written, _tree.materialised(first)), (again, first)):
+        if other != expected:
             raise ResourceError(
                 f"workspace changed while capturing turn (snapshot {destination}: "
-                f"{describe_differences(first, other)})"
+                f"{describe_differences(expected, other)})"
             )
     return {
         "path": os.path.realpath(destination),

@@ -10,16 +10,25 @@ import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ..errors import SkillEvalError
+from .entries import (
+    b64_map,
+    kind_sha256,
+    open_regular,
+    path_b64,
+    path_from_b64,
+    recorded_path,
+    special_kind,
+)
 
-EntryType = Literal["file", "directory", "symlink"]
+EntryType = Literal["file", "directory", "symlink", "fifo", "socket", "device"]
 Escaping = Literal["raise", "record"]
 
 DIRECTORY_SHA256 = hashlib.sha256(b"directory").hexdigest()
 _CHUNK = 1 << 20
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+SPECIAL_TYPES = frozenset({"fifo", "socket", "device"})
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -30,7 +39,12 @@ class ResourceError(SkillEvalError):
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One fingerprinted path: POSIX relative path, entry type and content hash."""
+    """One fingerprinted path: POSIX relative path, entry type and content hash.
+
+    `path` is the ``os.fsdecode`` text of the name's bytes (see `_entries` for how a name that
+    is not UTF-8 is written to evidence). A FIFO, socket or device has no content that is ever
+    read: its hash is `kind_sha256` of its type, as a directory's is of ``"directory"``.
+    """
 
     path: str
     type: EntryType
@@ -42,6 +56,9 @@ _ENTRY_TYPES: dict[str, EntryType] = {
     "file": "file",
     "directory": "directory",
     "symlink": "symlink",
+    "fifo": "fifo",
+    "socket": "socket",
+    "device": "device",
 }
 
 
@@ -74,7 +91,8 @@ def copy_tree(
     """Copy `source` into `destination` (created if missing), hashing while copying.
 
     Symlinks are copied as links; modes are kept; existing files are never overwritten.
-    Returns the fingerprint of what was copied.
+    Returns the fingerprint of what was copied (FIFOs, sockets and devices, allowed only when
+    `escaping` is "record", are listed but not reproduced; see `materialised`).
     """
     canonical = _canonical_directory(source, label)
     destination = Path(destination)
@@ -120,10 +138,7 @@ def snapshot_file(source: Path, destination: Path, name: str, label: str) -> Fin
 
 def copy_file(source: Path, destination: Path, label: str) -> str:
     """Copy one regular file (mode kept, never overwriting); return the sha256 of its bytes."""
-    try:
-        fd = os.open(source, _READ_FLAGS)
-    except OSError as error:
-        raise ResourceError(f"{label}: cannot read {source}: {error.strerror}") from error
+    fd = _open_declared(source, label)
     try:
         mode = _regular_mode(fd, label, str(source))
         try:
@@ -141,8 +156,18 @@ def copy_file(source: Path, destination: Path, label: str) -> str:
 
 
 def fingerprint_json(fp: Fingerprint) -> list[dict[str, str]]:
-    """The evidence form: a list of {"path","type","sha256"} objects."""
-    return [{"path": e.path, "type": e.type, "sha256": e.sha256} for e in fp]
+    """The evidence form: a list of {"path","type","sha256"} objects.
+
+    A path that is not UTF-8 is written percent-escaped with its exact bytes in ``path_b64``.
+    """
+    result = []
+    for e in fp:
+        item = {"path": recorded_path(e.path), "type": e.type, "sha256": e.sha256}
+        encoded = path_b64(e.path)
+        if encoded is not None:
+            item["path_b64"] = encoded
+        result.append(item)
+    return result
 
 
 def fingerprint_from_json(data: Iterable[Mapping[str, str]]) -> Fingerprint:
@@ -152,7 +177,9 @@ def fingerprint_from_json(data: Iterable[Mapping[str, str]]) -> Fingerprint:
         kind = _ENTRY_TYPES.get(item["type"])
         if kind is None:
             raise ValueError(f"unknown fingerprint entry type: {item['type']}")
-        entries.append(Entry(item["path"], kind, item["sha256"]))
+        encoded = item.get("path_b64")
+        path = path_from_b64(encoded) if encoded is not None else item["path"]
+        entries.append(Entry(path, kind, item["sha256"]))
     return tuple(entries)
 
 
@@ -174,17 +201,21 @@ class Changes:
         """Every changed path, sorted in fingerprint order."""
         return tuple(sorted({*self.created, *self.modified, *self.deleted}, key=sort_key))
 
-    def to_json(self) -> dict[str, list[str]]:
-        """The evidence form."""
-        return {
-            "created": list(self.created),
-            "modified": list(self.modified),
-            "deleted": list(self.deleted),
+    def to_json(self) -> dict[str, Any]:
+        """The evidence form; paths that are not UTF-8 are escaped, their bytes in ``path_b64``."""
+        result: dict[str, Any] = {
+            "created": [recorded_path(p) for p in self.created],
+            "modified": [recorded_path(p) for p in self.modified],
+            "deleted": [recorded_path(p) for p in self.deleted],
         }
+        encoded = b64_map(self.paths())
+        if encoded:
+            result["path_b64"] = encoded
+        return result
 
 
 def changes(before: Fingerprint, after: Fingerprint) -> Changes:
-    """Compare two fingerprints; directories are ignored and symlinks count as files."""
+    """Compare two fingerprints; directories are ignored; symlinks and FIFOs count as files."""
     old = {e.path: e.sha256 for e in before if e.type != "directory"}
     new = {e.path: e.sha256 for e in after if e.type != "directory"}
     created = tuple(e.path for e in after if e.type != "directory" and e.path not in old)
@@ -241,15 +272,30 @@ def _canonical_directory(path: Path, label: str) -> str:
 
 
 def _hash_regular_file(path: Path, label: str) -> str:
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError as error:
-        raise ResourceError(f"{label}: cannot read {path}: {error.strerror}") from error
+    fd = _open_declared(path, label)
     try:
         _regular_mode(fd, label, str(path))
         return _pump(fd, None)
     finally:
         os.close(fd)
+
+
+def _open_declared(path: Path, label: str) -> int:
+    """Open a declared regular file for reading; anything else is refused before opening."""
+    try:
+        fd = open_regular(path)
+    except OSError as error:
+        raise ResourceError(f"{label}: cannot read {path}: {error.strerror}") from error
+    if isinstance(fd, os.stat_result):
+        raise ResourceError(
+            f"{label}: unsupported entry: {path} (not a regular file, directory or symlink)"
+        )
+    return fd
+
+
+def materialised(fp: Fingerprint) -> Fingerprint:
+    """The entries a copy reproduces: FIFOs, sockets and devices are recorded, never copied."""
+    return tuple(e for e in fp if e.type not in SPECIAL_TYPES)
 
 
 def _regular_mode(fd: int, label: str, shown: str) -> int:
@@ -328,10 +374,13 @@ class _Walk:
         for item in items:
             name = item.name
             rel = prefix + name
-            try:
-                name.encode("utf-8")
-            except UnicodeEncodeError:
-                raise self._fail("entry name is not valid UTF-8", repr(rel), "rename it") from None
+            if self.escaping == "raise":
+                try:
+                    name.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise self._fail(
+                        "entry name is not valid UTF-8", repr(rel), "rename it"
+                    ) from None
             try:
                 if item.is_symlink():
                     self._symlink(fd, out, name, rel, prefix, depth)
@@ -340,12 +389,7 @@ class _Walk:
                 elif item.is_file(follow_symlinks=False):
                     self._file(fd, out, name, rel)
                 else:
-                    raise self._fail(
-                        "unsupported entry",
-                        rel,
-                        "a FIFO, socket or device; only files, directories and symlinks may be "
-                        "snapshotted",
-                    )
+                    self._special(item.stat(follow_symlinks=False).st_mode, rel)
             except FileExistsError as error:
                 raise ResourceError(
                     f"{self.label}: refusing to overwrite existing {rel} in {self.target}"
@@ -372,8 +416,25 @@ class _Walk:
             if child_out is not None:
                 os.close(child_out)
 
+    def _special(self, mode: int, rel: str) -> None:
+        """A FIFO, socket or device: recorded (never opened, never copied) or refused."""
+        kind = special_kind(mode)
+        if kind is None or self.escaping == "raise":
+            raise self._fail(
+                "unsupported entry",
+                rel,
+                "a FIFO, socket or device; only files, directories and symlinks may be snapshotted",
+            )
+        self.entries.append(Entry(rel, kind, kind_sha256(kind)))
+
     def _file(self, fd: int, out: int | None, name: str, rel: str) -> None:
-        source = os.open(name, _READ_FLAGS, dir_fd=fd)
+        source = open_regular(name, fd)
+        if isinstance(source, os.stat_result):
+            # Replaced by something else since it was listed: record what it is now.
+            if stat.S_ISDIR(source.st_mode) or stat.S_ISLNK(source.st_mode):
+                raise self._fail("entry changed while it was being read", rel)
+            self._special(source.st_mode, rel)
+            return
         try:
             mode = _regular_mode(source, self.label, rel)
             if out is None:

@@ -127,6 +127,7 @@ def _outcome(path: Path, root: Path) -> LoadedDefinition | DefinitionError:
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("fuzz-root")
     (directory / "groups").mkdir()
+    (directory / "fixtures" / "task").mkdir(parents=True)  # the fixture body.json declares
     for name in ("body", "description"):
         (directory / "groups" / f"{name}.json").write_bytes((BASE / f"{name}.json").read_bytes())
     return directory

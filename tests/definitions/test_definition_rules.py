@@ -838,6 +838,7 @@ def test_invalid_definition_names_pointer_and_rule(
 
 @pytest.mark.parametrize("base", [BODY, DESCRIPTION], ids=["body", "description"])
 def test_base_groups_are_valid(tmp_path: Path, base: dict[str, Any]) -> None:
+    (tmp_path / "fixtures" / "task").mkdir(parents=True)  # fixtures are checked at load time
     file = tmp_path / "group.json"
     file.write_text(json.dumps(base), encoding="utf-8")
     loaded = load_definition(file, tmp_path)

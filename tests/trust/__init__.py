@@ -1,0 +1,1 @@
+"""Tests of the evaluator under a hostile subject, a bad day and a careless definition."""

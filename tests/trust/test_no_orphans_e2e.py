@@ -1,0 +1,78 @@
+"""After ``kill -9`` of pytest, nothing started for a subject is left running."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.hosts.trees import (
+    Group,
+    arguments,
+    build,
+    pi_processes,
+    popen,
+    skill,
+    variant,
+    wait_for,
+    write,
+)
+
+pytestmark = pytest.mark.pi
+
+GONE_WITHIN_S = 5.0
+
+
+def _sleeps(root: Path) -> list[psutil.Process]:
+    """The declared command's grandchild: `sleep 300` started by `sh` in the workspace."""
+    found = []
+    for process in pi_processes(root):
+        try:
+            if process.cmdline() == ["sleep", "300"]:
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_kill_9_of_pytest_leaves_no_process_of_the_subject(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    write(root / "fixture" / "README.md", "A task.\n")
+    declared = skill(root, "sleeper")
+    group = Group(
+        id="sleepy",
+        type="body",
+        turns=["Wait for a while."],
+        tools=["read", "run_command"],
+        fixture="fixture",
+        candidate=variant([declared], 0),
+        # `; true` keeps sh alive as the parent of sleep: a child of a child of Pi.
+        commands=[{"id": "nap", "argv": ["sh", "-c", "sleep 300; true"], "timeout_ms": 600_000}],
+        scripts={
+            "candidate": [
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "nap"}}]},
+                {"text": "Rested."},
+            ]
+        },
+    )
+    suite = build(root, [group])
+    child = popen(pytester, arguments(root, suite, "--skill-eval-variant", "candidate"))
+    try:
+        wait_for(lambda: _sleeps(root), "the declared sleep")
+        assert pi_processes(root), "Pi and the command run in the workspace"
+        psutil.Process(child.pid).kill()  # SIGKILL: no cleanup of the evaluator can run
+        child.wait(timeout=30)
+        deadline = time.monotonic() + GONE_WITHIN_S
+        left = pi_processes(root)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = pi_processes(root)
+        assert left == [], [(p.pid, p.info) for p in left]
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        for process in pi_processes(root):
+            process.kill()
