@@ -1,4 +1,4 @@
-"""Shared fixtures for the project's tests."""
+"""Shared fixtures for the project's tests (helpers live in `tests.support`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "example_suites" / "changelog"
-PI = REPO / "node_modules" / ".bin" / "pi"
+from tests.support.paths import EXAMPLE
 
 
 @pytest.fixture

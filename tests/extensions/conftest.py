@@ -17,8 +17,8 @@ import pytest
 from pytest_skill_eval.modelserver.pi_config import write_pi_agent_dir
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import RecordedRequest, RouteFailure, ScriptedModelServer
+from tests.support.paths import PI
 
-PI = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "pi"
 # Generous ceiling so a hung Pi fails the test instead of the whole session; not a timing check.
 RUN_CEILING_S = 120.0
 

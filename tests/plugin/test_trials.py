@@ -7,15 +7,9 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.trials import mcnemar_exact, wilson_interval
-from tests.plugin.builders import (
-    aggregates,
-    body_group,
-    make_root,
-    read,
-    results,
-    run,
-    write_answer,
-)
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root, write_answer
+from tests.support.runs import aggregates, results, run
 
 pytestmark = pytest.mark.pi
 
@@ -54,7 +48,7 @@ def test_three_trials_with_per_trial_scripts(pytester: pytest.Pytester, tmp_path
     assert len(trial_dirs) == 3
     assert len({d.name for d in trial_dirs}) == 3
     (aggregate_dir,) = aggregates(root)
-    data = read(aggregate_dir / "aggregate.json")
+    data = read_json(aggregate_dir / "aggregate.json")
     assert data["state"] == "complete"
     assert data["requestedTrials"] == 3
     assert sorted(t["id"] for t in data["trials"]) == sorted(d.name for d in trial_dirs)

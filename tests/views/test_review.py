@@ -22,7 +22,7 @@ from pytest_skill_eval.hosts.pi.binary import check_pi
 from pytest_skill_eval.hosts.pi.driver import Conversation
 from pytest_skill_eval.review import ReviewSettings, review_target
 from pytest_skill_eval.views import render_text
-from tests.conftest import EXAMPLE, PI
+from tests.support.paths import EXAMPLE, PI
 
 pytestmark = pytest.mark.pi
 

@@ -23,7 +23,7 @@ from pytest_skill_eval.review import (
     truncate,
 )
 from pytest_skill_eval.views.text import GroupEvidence, load_group, load_summary
-from tests.conftest import PI
+from tests.support.paths import PI
 
 
 def _group(result_dir: Path, group_id: str) -> GroupEvidence:
