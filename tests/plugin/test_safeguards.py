@@ -10,7 +10,7 @@ import pytest
 from pytest_skill_eval.modelserver.pi_config import pi_agent_files
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
-from tests.support.files import read_json
+from tests.support.files import read_json, stand_in_pi
 from tests.support.roots import body_group, make_root, write_answer
 from tests.support.runs import results, run, skill_eval_args
 
@@ -36,9 +36,7 @@ def test_a_missing_pi_is_one_clear_error_before_any_group_runs(
 
 
 def test_a_too_old_pi_is_refused(pytester: pytest.Pytester, root: Path, tmp_path: Path) -> None:
-    old = tmp_path / "old-pi"
-    old.write_text("#!/bin/sh\necho 0.50.2\n")
-    old.chmod(0o755)
+    old = stand_in_pi(tmp_path / "old-pi", version="0.50.2")
     result = run(pytester, root, "--skill-eval-pi", str(old))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "is Pi 0.50.2; pytest-skill-eval needs 0.73.1 or newer" in result.stderr.str()

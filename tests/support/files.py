@@ -32,3 +32,13 @@ def tree_bytes(directory: Path) -> Iterable[tuple[Path, bytes]]:
     for path in sorted(directory.rglob("*")):
         if path.is_file() and not path.is_symlink():
             yield path, path.read_bytes()
+
+
+def stand_in_pi(path: Path, version: str = "0.73.1", body: str = "") -> Path:
+    """An executable that answers `--version` like Pi and runs `body` (sh) otherwise.
+
+    For tests of what happens before or around a subject, so that they never start the real Pi.
+    """
+    __tracebackhide__ = True
+    script = f'#!/bin/sh\nif [ "$1" = --version ]; then echo {version}; exit 0; fi\n{body}'
+    return write(path, script, mode=0o755)
