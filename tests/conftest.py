@@ -6,8 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.support.paths import EXAMPLE
+
+# No example may fail for being slow: on a loaded machine a deadline measures the machine.
+settings.register_profile("skill-eval", deadline=None)
+settings.load_profile("skill-eval")
 
 
 @pytest.fixture
