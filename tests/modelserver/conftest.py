@@ -39,10 +39,12 @@ class PiRun:
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         """Events of one type, in order."""
+        __tracebackhide__ = True
         return [e for e in self.events if e.get("type") == kind]
 
     def assistant_messages(self) -> list[dict[str, Any]]:
         """The assistant messages from `message_end` events."""
+        __tracebackhide__ = True
         return [
             e["message"] for e in self.of_type("message_end") if e["message"]["role"] == "assistant"
         ]
@@ -64,6 +66,7 @@ def launch_pi(
     cost: Mapping[str, float] | None = None,
 ) -> PiRun:
     """Run the real Pi once in --mode json in `workspace`, talking to `route`."""
+    __tracebackhide__ = True
     home.mkdir(parents=True, exist_ok=True)
     write_pi_agent_dir(agent, route, api=api, provider=provider, model_id=model_id, cost=cost)
     env = {
@@ -134,6 +137,7 @@ def run_pi(model_server: ScriptedModelServer, tmp_path: Path) -> RunPi:
         cost: Mapping[str, float] | None = None,
         files: Mapping[str, str] | None = None,
     ) -> PiRun:
+        __tracebackhide__ = True
         workspace = tmp_path / "work"
         workspace.mkdir()
         for name, text in (files or {}).items():
