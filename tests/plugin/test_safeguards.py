@@ -46,11 +46,13 @@ def test_a_too_old_pi_is_refused(pytester: pytest.Pytester, root: Path, tmp_path
 def test_the_watchdog_stops_a_subject_that_makes_no_progress(
     pytester: pytest.Pytester, root: Path
 ) -> None:
-    slow = {"response": {"text": "too late", "latency_ms": 20000}}
+    # The watchdog must outlast a Pi start-up on a loaded machine (the baseline has to finish),
+    # and the scripted model must stay quiet well past it.
+    slow = {"response": {"text": "too late", "latency_ms": 60_000}}
     (root / "scripts" / "answer" / "candidate.yaml").write_text(
         f"version: 1\ninteractions:\n  - {slow}\n".replace("'", '"')
     )
-    result = run(pytester, root, "--skill-eval-no-progress-timeout", "2")
+    result = run(pytester, root, "--skill-eval-no-progress-timeout", "10")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*candidate run is infrastructure-failed*no-progress-watchdog*"])
     record = read_json(results(root)[-1] / "groups" / "answer" / "candidate" / "run.json")
