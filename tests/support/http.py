@@ -34,6 +34,7 @@ class FakeUpstream:
     """
 
     def __init__(self, answers: list[Scripted]) -> None:
+        __tracebackhide__ = True
         self.answers = list(answers)
         self.requests: list[UpstreamRequest] = []
         self.gate: threading.Event | None = None
@@ -50,11 +51,13 @@ class FakeUpstream:
     @property
     def base_url(self) -> str:
         """`http://127.0.0.1:PORT` (append `/v1` for an OpenAI-style baseUrl)."""
+        __tracebackhide__ = True
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}"
 
     def stop(self) -> None:
         """Stop serving and release the port (later connections are refused)."""
+        __tracebackhide__ = True
         if self._stopped:
             return
         self._stopped = True
@@ -63,6 +66,7 @@ class FakeUpstream:
         self._thread.join()
 
     def _next(self, request: UpstreamRequest) -> Answer:
+        __tracebackhide__ = True
         with self._lock:
             self.requests.append(request)
             if not self.answers:
@@ -72,14 +76,18 @@ class FakeUpstream:
 
 
 def _handler(upstream: FakeUpstream) -> type[BaseHTTPRequestHandler]:
+    __tracebackhide__ = True
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet."""
+            __tracebackhide__ = True
 
         def do_POST(self) -> None:
             """Answer the next scripted answer."""
+            __tracebackhide__ = True
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             headers = {name.lower(): value for name, value in self.headers.items()}
             request = UpstreamRequest(urlsplit(self.path).path, headers, json.loads(raw))
