@@ -1,4 +1,8 @@
-"""Helpers shared by the benchmarks: suites on disk, running pytest, printing one JSON line."""
+"""Helpers shared by the benchmarks: suites on disk, running pytest, printing one JSON line.
+
+Suites are built with the tests' own definition-root builders (`tests.support`), so a change to
+the definition format is made once for tests and benchmarks alike.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
+from tests.support.paths import PI, REPO
+from tests.support.roots import VARIANTS, Group, body_group, build, make_root, variant
+from tests.support.runs import skill_eval_args
 
-REPO = Path(__file__).resolve().parents[1]
-PI = REPO / "node_modules" / ".bin" / "pi"
-
-SKILL = """---
-name: bench-skill
-description: A skill used by the benchmarks.
----
-
-Reply `done`.
-"""
+__all__ = ["PI", "REPO", "body_suite", "description_suite", "emit", "run_suite"]
 
 
 def emit(name: str, **figures: Any) -> dict[str, Any]:
@@ -33,57 +30,42 @@ def emit(name: str, **figures: Any) -> dict[str, Any]:
 
 def body_suite(root: Path, groups: int, calls: int, latency_ms: int) -> Path:
     """A suite of `groups` body groups whose subjects each make `calls` model calls."""
-    (root / "skills" / "bench-skill").mkdir(parents=True)
-    (root / "skills" / "bench-skill" / "SKILL.md").write_text(SKILL)
-    (root / "fixture").mkdir()
-    (root / "fixture" / "README.md").write_text("task\n")
-    (root / "groups").mkdir()
-    refs = []
-    for index in range(groups):
-        group_id = f"g{index:02d}"
-        group = {
-            "schema_version": 1,
-            "kind": "group",
-            "id": group_id,
-            "type": "body",
-            "input": {"prompt": "Do the task."},
-            "fixture": "fixture",
-            "tools": ["read"],
-            "variants": {
-                "baseline": {
-                    "source": {"kind": "working-tree"},
-                    "skills": [],
-                    "target": None,
-                    "context": [],
-                },
-                "candidate": {
-                    "source": {"kind": "working-tree"},
-                    "skills": ["skills/bench-skill"],
-                    "target": 0,
-                    "context": [],
-                },
-            },
-            "expectations": [],
-            "review_questions": [],
-        }
-        (root / "groups" / f"{group_id}.json").write_text(json.dumps(group))
-        refs.append(f"groups/{group_id}.json")
-        reads = [
-            {
-                "response": {
-                    "tool_calls": [{"name": "read", "arguments": {"path": "README.md"}}],
-                    "latency_ms": latency_ms,
-                }
+    reads = [
+        {
+            "response": {
+                "tool_calls": [{"name": "read", "arguments": {"path": "README.md"}}],
+                "latency_ms": latency_ms,
             }
-            for _ in range(calls - 1)
-        ]
-        final = {"response": {"text": "done", "latency_ms": latency_ms}}
-        for variant in ("baseline", "candidate"):
-            path = root / "scripts" / group_id / f"{variant}.yaml"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(yaml.safe_dump({"version": 1, "interactions": [*reads, final]}))
-    suite = {"schema_version": 1, "kind": "suite", "id": "bench", "groups": refs}
-    (root / "suite.json").write_text(json.dumps(suite))
+        }
+        for _ in range(calls - 1)
+    ]
+    final = {"response": {"text": "done", "latency_ms": latency_ms}}
+    ids = [f"g{index:02d}" for index in range(groups)]
+    definitions = [
+        body_group(group_id, input={"prompt": "Do the task."}, tools=["read"], expectations=[])
+        for group_id in ids
+    ]
+    scripts = {f"{group_id}/{name}": [*reads, final] for group_id in ids for name in VARIANTS}
+    return make_root(root, definitions, scripts, suite_id="bench")
+
+
+def description_suite(root: Path, groups: int, prompt: str, reply: dict[str, Any]) -> Path:
+    """A suite of `groups` description groups, no skills, each variant answering `reply` once."""
+    build(
+        root,
+        [
+            Group(
+                id=f"g{index:02d}",
+                type="description",
+                turns=[prompt],
+                tools=["read"],
+                candidate=variant(),
+                scripts={name: [reply] for name in VARIANTS},
+            )
+            for index in range(groups)
+        ],
+        suite_id="overhead",
+    )
     return root
 
 
@@ -97,19 +79,11 @@ def run_suite(root: Path, *extra: str) -> tuple[float, float]:
             "-m",
             "pytest",
             "-q",
-            "-p",
-            "no:cacheprovider",
             "--rootdir",
             str(root),
             "-c",
             os.devnull,
-            "--skill-eval",
-            str(root / "suite.json"),
-            "--skill-eval-root",
-            str(root),
-            "--skill-eval-cassettes",
-            str(root / "scripts"),
-            *extra,
+            *skill_eval_args(root, *extra),
         ],
         cwd=root,
         capture_output=True,

@@ -11,46 +11,13 @@ import time
 from pathlib import Path
 from xml.etree import ElementTree
 
-import yaml
-
-from bench.common import PI, emit, run_suite
+from bench.common import PI, description_suite, emit, run_suite
 from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
 PROMPT = "Say done."
-REPLY = {"response": {"text": "done", "usage": {"input": 500, "output": 5}}}
-
-
-def _suite(root: Path, groups: int) -> None:
-    refs = []
-    (root / "groups").mkdir(parents=True)
-    for index in range(groups):
-        group_id = f"g{index:02d}"
-        group = {
-            "schema_version": 1,
-            "kind": "group",
-            "id": group_id,
-            "type": "description",
-            "input": {"prompt": PROMPT},
-            "fixture": None,
-            "tools": ["read"],
-            "variants": {
-                variant: {"source": {"kind": "working-tree"}, "skills": [], "target": None,
-                          "context": []}
-                for variant in ("baseline", "candidate")
-            },
-            "expectations": [],
-            "review_questions": [],
-        }  # fmt: skip
-        (root / "groups" / f"{group_id}.json").write_text(json.dumps(group))
-        refs.append(f"groups/{group_id}.json")
-        for variant in ("baseline", "candidate"):
-            path = root / "scripts" / group_id / f"{variant}.yaml"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(yaml.safe_dump({"version": 1, "interactions": [REPLY]}))
-    suite = {"schema_version": 1, "kind": "suite", "id": "overhead", "groups": refs}
-    (root / "suite.json").write_text(json.dumps(suite))
+REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
 
 
 def _item_times(root: Path) -> list[float]:
@@ -67,7 +34,7 @@ def _item_times(root: Path) -> list[float]:
 
 def _bare_times(runs: int, tmp: Path) -> list[float]:
     times = []
-    script = parse_script({"version": 1, "interactions": [REPLY]})
+    script = parse_script({"version": 1, "interactions": [{"response": REPLY}]})
     with ScriptedModelServer() as server:
         for index in range(runs):
             route = server.open_route(script)
@@ -103,7 +70,7 @@ def main(groups: int = 10) -> dict[str, object]:
     """Median item wall time minus median bare-Pi wall time, interleaving the two."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "suite"
-        _suite(root, groups)
+        description_suite(root, groups, PROMPT, REPLY)
         items = _item_times(root)
         bare = _bare_times(groups * 2, Path(tmp))
     item_median, bare_median = statistics.median(items), statistics.median(bare)

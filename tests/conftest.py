@@ -1,4 +1,4 @@
-"""Shared fixtures for the project's tests."""
+"""Shared fixtures for the project's tests (helpers live in `tests.support`)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "example_suites" / "changelog"
-PI = REPO / "node_modules" / ".bin" / "pi"
+from tests.support.paths import EXAMPLE
+
+# No example may fail for being slow: on a loaded machine a deadline measures the machine.
+settings.register_profile("skill-eval", deadline=None)
+settings.load_profile("skill-eval")
 
 
 @pytest.fixture

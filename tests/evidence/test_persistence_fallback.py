@@ -15,7 +15,7 @@ from pytest_skill_eval.run import Environment, GroupRun
 from pytest_skill_eval.views import render_html, render_text
 from pytest_skill_eval.views.terminal import terminal_summary
 from pytest_skill_eval.workspace import SourceResolver
-from tests.plugin.builders import body_group, make_root
+from tests.support.roots import body_group, make_root
 
 INJECTED = "injected failure writing the baseline run record"
 

@@ -17,8 +17,8 @@ import pytest
 from pytest_skill_eval.hosts.pi.config import write_pi_agent_dir
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import RecordedRequest, RouteFailure, ScriptedModelServer
+from tests.support.paths import PI
 
-PI = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "pi"
 # Generous ceiling so a hung Pi fails the test instead of the whole session; not a timing check.
 RUN_CEILING_S = 120.0
 
@@ -60,10 +60,12 @@ class PiRun:
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         """Events of one type, in order."""
+        __tracebackhide__ = True
         return [event for event in self.events if event.get("type") == kind]
 
     def tool_outcomes(self) -> dict[str, ToolOutcome]:
         """Tool results keyed by tool call id."""
+        __tracebackhide__ = True
         outcomes: dict[str, ToolOutcome] = {}
         for event in self.of_type("tool_execution_end"):
             result = event.get("result") or {}
@@ -82,6 +84,7 @@ class PiRun:
 
     def system_prompts(self) -> list[str]:
         """The `system` message of every model request, in order."""
+        __tracebackhide__ = True
         prompts: list[str] = []
         for request in self.requests:
             messages = request.body.get("messages", [])
@@ -92,6 +95,7 @@ class PiRun:
 
     def last_stop_reason(self) -> str | None:
         """`stopReason` of the last message of the last `agent_end`."""
+        __tracebackhide__ = True
         ends = self.of_type("agent_end")
         if not ends or not ends[-1]["messages"]:
             return None
@@ -113,6 +117,7 @@ class PiLauncher:
         self, sandbox: Sandbox, tools: Sequence[str], overrides: Mapping[str, str | None]
     ) -> dict[str, str]:
         """The child environment: the minimum Pi needs plus the SKILL_EVAL_* contract."""
+        __tracebackhide__ = True
         env: dict[str, str | None] = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(sandbox.home),
@@ -138,6 +143,7 @@ class PiLauncher:
         prompts: Sequence[str],
     ) -> list[str]:
         """Pi's command line in the order the evaluator uses."""
+        __tracebackhide__ = True
         args = [str(PI), "--mode", mode, "--no-session", "--no-extensions"]
         for extension in extensions:
             args += ["-e", str(extension)]
@@ -159,6 +165,7 @@ class PiLauncher:
         skills: Sequence[Path] = (),
     ) -> PiRun:
         """Run `pi --mode json` with every prompt as a positional argument."""
+        __tracebackhide__ = True
         route = self.server.open_route(parse_script(dict(script)))
         write_pi_agent_dir(sandbox.agent, route)
         argv = self.argv("json", extensions, tools, skills, prompts)
@@ -201,6 +208,7 @@ class PiLauncher:
 
         `before_prompt(turn)` runs before prompt `turn` (1-based) is sent, as the runner would.
         """
+        __tracebackhide__ = True
         route = self.server.open_route(parse_script(dict(script)))
         write_pi_agent_dir(sandbox.agent, route)
         argv = self.argv("rpc", extensions, tools, (), ())

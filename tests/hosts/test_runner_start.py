@@ -15,7 +15,7 @@ from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.subject import Endpoint, run_subject
 from pytest_skill_eval.materialise import PreparedVariant, prepare_group, prepare_variant
 from pytest_skill_eval.workspace import SourceResolver
-from tests.hosts.trees import Group, variant
+from tests.support.roots import Group, variant
 
 
 def test_a_pi_that_cannot_start_is_an_infrastructure_failure_on_record(tmp_path: Path) -> None:

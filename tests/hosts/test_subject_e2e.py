@@ -8,20 +8,16 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.hosts.pi.config import SCRIPTED_API_KEY
-from tests.hosts.trees import (
-    Group,
+from tests.support.files import tree_bytes, write
+from tests.support.roots import Group, build, skill, variant
+from tests.support.runs import (
     activity,
-    arguments,
-    build,
     model_requests,
     result_dir,
     run_record,
-    skill,
+    skill_eval_args,
     system_message,
     tool_results,
-    tree_bytes,
-    variant,
-    write,
 )
 
 pytestmark = pytest.mark.pi
@@ -68,7 +64,7 @@ def test_description_turns_record_the_skill_read_on_turn_two(pytester: pytest.Py
     )
     suite = build(root, [group])
     result = pytester.runpytest_subprocess(
-        *arguments(root, suite, "--skill-eval-variant", "candidate")
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     )
     assert result.ret == 0, result.stdout.str()
 
@@ -154,7 +150,7 @@ def test_body_tools_commands_usage_and_cost(pytester: pytest.Pytester) -> None:
     )
     suite = build(root, [group])
     result = pytester.runpytest_subprocess(
-        *arguments(root, suite, "--skill-eval-variant", "candidate")
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     )
     assert result.ret == 0, result.stdout.str()
 
@@ -271,7 +267,7 @@ def test_guard_blocks_escapes_and_the_run_records_them(pytester: pytest.Pytester
     )
     suite = build(root, [group])
     result = pytester.runpytest_subprocess(
-        *arguments(root, suite, "--skill-eval-variant", "candidate")
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     )
     assert result.ret == 0, result.stdout.str()
 
@@ -365,7 +361,7 @@ def test_operator_setup_never_reaches_the_subject_and_host_mode_keeps_pis_prompt
     )
     suite = build(root, [group])
     result = pytester.runpytest_subprocess(
-        *arguments(root, suite, "--skill-eval-variant", "candidate")
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     )
     assert result.ret == 0, result.stdout.str()
 
@@ -432,7 +428,7 @@ def test_isolated_mode_replaces_the_prompt_and_delivers_bom_context(
     )
     suite = build(root, [group])
     result = pytester.runpytest_subprocess(
-        *arguments(root, suite, "--skill-eval-variant", "candidate")
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     )
     assert result.ret == 0, result.stdout.str()
 

@@ -11,21 +11,10 @@ import psutil
 import pytest
 
 from pytest_skill_eval.evidence import verify_group
-from tests.hosts.trees import (
-    Group,
-    arguments,
-    build,
-    events_containing,
-    model_requests,
-    pi_processes,
-    popen,
-    read_json,
-    result_dir,
-    skill,
-    variant,
-    wait_for,
-    write,
-)
+from tests.support.files import read_json, write
+from tests.support.processes import events_containing, pi_processes, wait_for
+from tests.support.roots import Group, build, skill, variant
+from tests.support.runs import model_requests, popen, result_dir, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -80,7 +69,7 @@ def test_killing_pi_mid_turn_is_infrastructure_failed_with_the_partial_turn_kept
         },
     )
     suite = build(root, [group])
-    child = popen(pytester, arguments(root, suite, "--skill-eval-variant", "candidate"))
+    child = popen(pytester, skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite))
     try:
         # The second model turn has started: the read is done, the model is "thinking".
         variant_dir = wait_for(
@@ -155,7 +144,7 @@ def _interrupt_second_group(pytester: pytest.Pytester) -> tuple[int, str, Path]:
         },
     )
     suite = build(root, [_quick("first", declared), slow, _quick("third", declared)])
-    child = popen(pytester, arguments(root, suite, "-v"))
+    child = popen(pytester, skill_eval_args(root, "-v", suite=suite))
     try:
         running = wait_for(
             lambda: _waiting_for_model(root, "second", "baseline", 1), "the second group"

@@ -12,7 +12,9 @@ import pytest
 from pytest_skill_eval.hosts.pi.config import pi_agent_files
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
-from tests.plugin.builders import body_group, make_root, read, results, run, write_answer
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root, write_answer
+from tests.support.runs import results, run, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -36,18 +38,19 @@ def test_budget_stops_starting_subjects_once_the_ledger_passes_the_ceiling(
         models = pi_agent_files(route, provider="budgetco", model_id="priced", cost=PRICES)
         (root / "models.json").write_text(json.dumps(models))
         result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "-n", "4",
-            "--skill-eval", str(root / "suite.json"), "--skill-eval-root", str(root),
-            "--skill-eval-max-cost", "2.5", "-o", f"skill_eval_pi_models={root / 'models.json'}",
+            *skill_eval_args(
+                root, "-n", "4", "--skill-eval-max-cost", "2.5",
+                "-o", f"skill_eval_pi_models={root / 'models.json'}", cassettes=False,
+            )
         )  # fmt: skip
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*budget: spent * of 2.5 USD - budget exhausted*"])
     result_dir = results(root)[-1]
-    summary = read(result_dir / "summary.json")
+    summary = read_json(result_dir / "summary.json")
     assert summary["budget"]["exhausted"] is True
     assert summary["state"] == "cancelled"
     runs: list[dict[str, Any]] = [
-        read(result_dir / "groups" / f"g{i}" / v / "run.json")
+        read_json(result_dir / "groups" / f"g{i}" / v / "run.json")
         for i in range(6)
         for v in ("baseline", "candidate")
     ]
@@ -66,17 +69,17 @@ def test_budget_stops_starting_subjects_once_the_ledger_passes_the_ceiling(
 
 def _facts(root: Path) -> dict[str, Any]:
     (result_dir,) = results(root)
-    facts: dict[str, Any] = {"summary": read(result_dir / "summary.json")["state"]}
+    facts: dict[str, Any] = {"summary": read_json(result_dir / "summary.json")["state"]}
     for group_dir in sorted((result_dir / "groups").iterdir()):
-        grade = read(group_dir / "deterministic-grade.json")
-        record = read(group_dir / "group.json")
+        grade = read_json(group_dir / "deterministic-grade.json")
+        record = read_json(group_dir / "group.json")
         facts[group_dir.name] = {
             "state": record["state"],
             "variants": record["variants"],
             "checks": [(c["id"], c["state"], c["observed"]) for c in grade["checks"]],
             "comparisons": [(c["id"], c["transition"]) for c in grade["comparisons"]],
             "changes": [
-                read(group_dir / v / "run.json")["effects"]["changes"]
+                read_json(group_dir / v / "run.json")["effects"]["changes"]
                 for v in ("baseline", "candidate")
             ],
         }
@@ -95,7 +98,7 @@ def test_serial_and_parallel_runs_give_the_same_facts(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     facts, rows = [], []
-    for name, workers in (("serial", "0"), ("parallel", "4")):
+    for name, workers in (("serial", "0"), ("parallel", "2")):
         groups = [body_group(f"g{i}") for i in range(4)]
         scripts = {f"g{i}/baseline": write_answer("no") for i in range(4)}
         scripts |= {f"g{i}/candidate": write_answer("yes") for i in range(4)}
@@ -123,7 +126,7 @@ def test_a_session_stopped_early_records_the_groups_it_never_ran(
     result = run(pytester, root, "-x", "-n", workers)
     assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
     (result_dir,) = results(root)
-    summary = read(result_dir / "summary.json")
+    summary = read_json(result_dir / "summary.json")
     states = {g["id"]: g["state"] for g in summary["groups"]}
     assert sorted(states) == ["g0", "g1", "g2", "g3"], summary
     assert states["g0"] == "partially-complete"
@@ -131,7 +134,7 @@ def test_a_session_stopped_early_records_the_groups_it_never_ran(
     assert never_ran, states
     for group_id in never_ran:
         for variant in ("baseline", "candidate"):
-            record = read(result_dir / "groups" / group_id / variant / "run.json")
+            record = read_json(result_dir / "groups" / group_id / variant / "run.json")
             if record.get("process") is None:
                 assert record["state"] == "cancelled"
                 assert record["error"]["kind"] == "cancellation"

@@ -7,18 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.runs import skill_eval_args
+
 
 def _collect(pytester: pytest.Pytester, root: Path, *extra: str) -> pytest.RunResult:
+    __tracebackhide__ = True
     return pytester.runpytest_subprocess(
-        "--collect-only",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--skill-eval",
-        str(root / "suite.json"),
-        "--skill-eval-root",
-        str(root),
-        *extra,
+        "--collect-only", "-q", *skill_eval_args(root, *extra, cassettes=False)
     )
 
 

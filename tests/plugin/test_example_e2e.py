@@ -4,43 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 from xml.etree import ElementTree
 
 import pytest
 
+from tests.support import runs
+from tests.support.files import read_json
+
 pytestmark = pytest.mark.pi
-
-
-def _run(pytester: pytest.Pytester, root: Path, *extra: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "--skill-eval",
-        str(root / "suite.json"),
-        "--skill-eval-root",
-        str(root),
-        "--skill-eval-cassettes",
-        str(root / "scripts"),
-        "-p",
-        "no:cacheprovider",
-        *extra,
-    )
-
-
-def _only_result(root: Path) -> Path:
-    results = sorted((root / ".skill-eval" / "runs").iterdir())
-    assert len(results) == 1, results
-    return results[0]
-
-
-def _json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def test_example_suite_runs_with_real_pi_and_keeps_evidence(
     pytester: pytest.Pytester, example_root: Path
 ) -> None:
     junit = pytester.path / "junit.xml"
-    result = _run(pytester, example_root, "-v", f"--junitxml={junit}")
+    result = runs.run(pytester, example_root, "-v", f"--junitxml={junit}")
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(
         [
@@ -59,10 +37,10 @@ def test_example_suite_runs_with_real_pi_and_keeps_evidence(
             "*comparison entry-in-fixed: fail-to-pass",
         ]
     )
-    result_dir = _only_result(example_root)
+    result_dir = runs.result_dir(example_root)
     for name in ("invocation.json", "summary.json"):
         assert (result_dir / name).is_file()
-    summary = _json(result_dir / "summary.json")
+    summary = read_json(result_dir / "summary.json")
     assert summary["state"] == "complete"
     assert [g["id"] for g in summary["groups"]] == ["natural-activation", "changelog-entry"]
 
@@ -71,12 +49,12 @@ def test_example_suite_runs_with_real_pi_and_keeps_evidence(
         vdir = body / variant
         for artifact in ("run.json", "events.jsonl", "transcript.json", "final.md", "stderr.log"):
             assert (vdir / artifact).is_file(), artifact
-        run = _json(vdir / "run.json")
+        run = read_json(vdir / "run.json")
         assert run["state"] == "complete"
         assert run["pi"]["version"] == "0.73.1"
         assert run["provider"]["mode"] == "scripted"
         assert run["usage"]["cost"]["total"] > 0
-    candidate = _json(body / "candidate" / "run.json")
+    candidate = read_json(body / "candidate" / "run.json")
     assert candidate["delivery"]["kind"] == "explicit-skill-command"
     assert candidate["delivery"]["command"] == "skill:changelog-keeper"
     assert candidate["turns"][0]["deliveredPrompt"].startswith("/skill:changelog-keeper ")
@@ -87,14 +65,14 @@ def test_example_suite_runs_with_real_pi_and_keeps_evidence(
     }
     changelog = (body / "candidate" / "workspace" / "CHANGELOG.md").read_text(encoding="utf-8")
     assert "### Fixed\n- Handle semicolons in CSV export (#42)\n" in changelog
-    baseline = _json(body / "baseline" / "run.json")
+    baseline = read_json(body / "baseline" / "run.json")
     assert baseline["delivery"]["kind"] == "natural-prompt"
     # The skill body reached the model only in the candidate.
-    transcript = _json(body / "candidate" / "transcript.json")
+    transcript = read_json(body / "candidate" / "transcript.json")
     assert transcript[0]["content"][0]["text"].startswith('<skill name="changelog-keeper"')
-    assert "changelog-keeper" not in json.dumps(_json(body / "baseline" / "transcript.json"))
+    assert "changelog-keeper" not in json.dumps(read_json(body / "baseline" / "transcript.json"))
 
-    grade = _json(body / "deterministic-grade.json")
+    grade = read_json(body / "deterministic-grade.json")
     states = {c["id"]: c["state"] for c in grade["checks"]}
     assert states == {
         "baseline-entry": "fail",
@@ -108,10 +86,10 @@ def test_example_suite_runs_with_real_pi_and_keeps_evidence(
     assert transitions == {"entry-in-fixed": "fail-to-pass", "only-changelog": "pass-to-pass"}
 
     activation = result_dir / "groups" / "natural-activation"
-    cand = _json(activation / "candidate" / "run.json")
+    cand = read_json(activation / "candidate" / "run.json")
     assert cand["activation"]["targetRead"] is True
     assert cand["activation"]["readTurns"] == [1]
-    assert _json(activation / "baseline" / "run.json")["activation"]["targetRead"] is False
+    assert read_json(activation / "baseline" / "run.json")["activation"]["targetRead"] is False
 
     _check_junit(junit, body)
 
@@ -139,6 +117,6 @@ def _check_junit(junit: Path, body: Path) -> None:
 def test_failed_checks_fail_pytest_only_under_fail_on_any(
     pytester: pytest.Pytester, example_root: Path
 ) -> None:
-    result = _run(pytester, example_root, "-k", "changelog-entry", "--skill-eval-fail-on=any")
+    result = runs.run(pytester, example_root, "-k", "changelog-entry", "--skill-eval-fail-on=any")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*baseline-entry*"])

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.builders import body_group, make_root, read, results, run, write_answer
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root, write_answer
+from tests.support.runs import results, run
 
 pytestmark = pytest.mark.pi
 
@@ -33,7 +35,7 @@ def _facts(root: Path) -> list[tuple[str, str, str]]:
         grade_path = result_dir / "groups" / group / "deterministic-grade.json"
         if not grade_path.is_file():
             continue
-        grade = read(grade_path)
+        grade = read_json(grade_path)
         facts += [(group, c["id"], c["state"]) for c in grade["checks"]]
         facts += [(group, c["id"], c["transition"]) for c in grade["comparisons"]]
     return facts
@@ -62,7 +64,7 @@ def test_exit_code_per_mode_on_the_same_evidence(
         ("regresses", "says-yes", "pass-to-fail"),
     ]
     # Whatever the mode, every run itself is ordinary, complete evidence.
-    summary = read(results(root)[-1] / "summary.json")
+    summary = read_json(results(root)[-1] / "summary.json")
     assert summary["state"] == "complete"
     improves = run(pytester, root, f"--skill-eval-fail-on={mode}", "-k", "improves")
     assert improves.ret == only_improves, improves.stdout.str()
@@ -75,6 +77,6 @@ def test_infrastructure_failures_fail_every_mode(pytester: pytest.Pytester, root
     result.stdout.fnmatch_lines(
         ["*candidate run is infrastructure-failed: no cassette for group 'improves'*"]
     )
-    record = read(results(root)[-1] / "groups" / "improves" / "candidate" / "run.json")
+    record = read_json(results(root)[-1] / "groups" / "improves" / "candidate" / "run.json")
     assert record["state"] == "infrastructure-failed"
     assert record["error"]["kind"] == "infrastructure"

@@ -17,7 +17,9 @@ import psutil
 import pytest
 
 from pytest_skill_eval.evidence import verify_group
-from tests.plugin.builders import body_group, make_root, read, results, run
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root
+from tests.support.runs import results, run, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -96,7 +98,7 @@ def test_no_path_escape_attempt_succeeds(pytester: pytest.Pytester, tmp_path: Pa
     result = run(pytester, root)
     assert result.ret == 0, result.stdout.str()
     variant = results(root)[-1] / "groups" / "escape" / "candidate"
-    record = read(variant / "run.json")
+    record = read_json(variant / "run.json")
     assert record["state"] == "complete"
     activity = record["turns"][0]["toolActivity"]
     planted = activity[: len(plant)]
@@ -151,7 +153,7 @@ def test_an_inherited_canary_reaches_the_subject_but_never_the_evidence(
     result = run(pytester, root)
     assert result.ret == 0, result.stdout.str()
     result_dir = results(root)[-1]
-    record = read(result_dir / "groups" / "canary" / "candidate" / "run.json")
+    record = read_json(result_dir / "groups" / "canary" / "candidate" / "run.json")
     assert "ACME_API_TOKEN" in record["environment"]["names"]
     assert record["environment"]["inherit"] == ["ACME_API_TOKEN"]
     transcript = (result_dir / "groups" / "canary" / "candidate" / "transcript.json").read_text()
@@ -191,9 +193,8 @@ def test_killing_pi_at_a_random_point_loses_no_evidence_and_leaves_no_process(
         {"victim/baseline": [{"response": {"text": "done"}}], "victim/candidate": script},
     )
     command = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-c", os.devnull,
-        "--rootdir", str(root), "--skill-eval", str(root / "suite.json"),
-        "--skill-eval-root", str(root), "--skill-eval-cassettes", str(root / "scripts"),
+        sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root),
+        *skill_eval_args(root),
     ]  # fmt: skip
     with subprocess.Popen(
         command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
@@ -217,13 +218,13 @@ def test_killing_pi_at_a_random_point_loses_no_evidence_and_leaves_no_process(
     assert run_.returncode in (0, 1), output.decode(errors="replace")
     (result_dir,) = results(root)
     group = result_dir / "groups" / "victim"
-    baseline = read(group / "baseline" / "run.json")
-    candidate = read(group / "candidate" / "run.json")
+    baseline = read_json(group / "baseline" / "run.json")
+    candidate = read_json(group / "candidate" / "run.json")
     assert baseline["state"] == "complete"
     assert candidate["state"] in ("infrastructure-failed", "complete")
     if candidate["state"] == "infrastructure-failed":
         assert candidate["process"]["signal"] == "SIGKILL" or candidate["process"]["exitCode"]
-    assert read(result_dir / "summary.json")["groups"][0]["id"] == "victim"
+    assert read_json(result_dir / "summary.json")["groups"][0]["id"] == "victim"
     assert verify_group(group) == []
     assert _pi_in(runs) == [], "no process of the run is left behind"
 
@@ -234,9 +235,8 @@ def test_ctrl_c_under_xdist_keeps_finished_runs_and_cancels_the_rest(tmp_path: P
     scripts = {f"g{i}/{v}": slow for i in range(6) for v in ("baseline", "candidate")}
     root = make_root(tmp_path / "root", groups, scripts)
     command = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-c", os.devnull,
-        "--rootdir", str(root), "-n", "2", "--skill-eval", str(root / "suite.json"),
-        "--skill-eval-root", str(root), "--skill-eval-cassettes", str(root / "scripts"),
+        sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root),
+        *skill_eval_args(root, "-n", "2"),
     ]  # fmt: skip
     # A new session, like a terminal's foreground job: Ctrl-C reaches every process in it.
     with subprocess.Popen(
@@ -252,7 +252,7 @@ def test_ctrl_c_under_xdist_keeps_finished_runs_and_cancels_the_rest(tmp_path: P
     text = output.decode(errors="replace")
     assert session.returncode != 0, text
     (result_dir,) = results(root)
-    summary = read(result_dir / "summary.json")
+    summary = read_json(result_dir / "summary.json")
     assert summary["state"] == "cancelled"
     assert sorted(g["id"] for g in summary["groups"]) == [f"g{i}" for i in range(6)]
     finished = 0
@@ -260,7 +260,7 @@ def test_ctrl_c_under_xdist_keeps_finished_runs_and_cancels_the_rest(tmp_path: P
         group_dir = result_dir / "groups" / group["id"]
         assert verify_group(group_dir) == []
         for variant in ("baseline", "candidate"):
-            record = read(group_dir / variant / "run.json")
+            record = read_json(group_dir / variant / "run.json")
             assert record["state"] in ("complete", "cancelled"), record["state"]
             finished += record["state"] == "complete"
     assert 1 <= finished < 12

@@ -17,7 +17,8 @@ from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.providers import EndpointFactory
 from pytest_skill_eval.run import Environment, GroupRun
 from pytest_skill_eval.workspace import SourceResolver
-from tests.plugin.builders import body_group, make_root, read, write_answer
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root, write_answer
 
 pytestmark = pytest.mark.pi
 
@@ -81,7 +82,7 @@ def test_a_failed_artifact_keeps_the_run_with_its_transcript_inline(
     finally:
         endpoints.close()
     cand = run.group_dir / "candidate"
-    record = read(cand / "run.json")
+    record = read_json(cand / "run.json")
     assert record["state"] == "infrastructure-failed"
     assert record["error"]["kind"] == "persistence"
     assert name in record["error"]["message"]
@@ -89,7 +90,7 @@ def test_a_failed_artifact_keeps_the_run_with_its_transcript_inline(
     assert (cand / "events.jsonl").stat().st_size > 0
     assert (cand / "workspace" / "answer.txt").read_text() == "yes"
     # The counterpart and the group record are untouched by the failure.
-    assert read(run.group_dir / "baseline" / "run.json")["state"] == "complete"
+    assert read_json(run.group_dir / "baseline" / "run.json")["state"] == "complete"
     assert outcome["group"]["state"] == "partially-complete"
     assert (run.group_dir / "manifest.json").is_file()
 
@@ -105,10 +106,10 @@ def test_a_failed_run_json_is_recorded_beside_it(
         endpoints.close()
     base = run.group_dir / "baseline"
     assert not (base / "run.json").exists()
-    record = read(base / "run-error.json")
+    record = read_json(base / "run-error.json")
     assert record["error"]["kind"] == "persistence"
     assert (base / "transcript.json").is_file()
-    assert read(run.group_dir / "candidate" / "run.json")["state"] == "complete"
+    assert read_json(run.group_dir / "candidate" / "run.json")["state"] == "complete"
 
 
 def test_failed_grade_and_group_records_use_their_fallbacks(
@@ -127,10 +128,10 @@ def test_failed_grade_and_group_records_use_their_fallbacks(
         outcome = _run_both(run, env)
     finally:
         endpoints.close()
-    grade = read(run.group_dir / "deterministic-grade-error.json")
+    grade = read_json(run.group_dir / "deterministic-grade-error.json")
     assert grade["state"] == "grade-error"
     assert [c["state"] for c in grade["checks"]] == ["fail", "pass"]
-    group = read(run.group_dir / "group-error.json")
+    group = read_json(run.group_dir / "group-error.json")
     assert group["state"] == "partially-complete"
     assert group["artifacts"] == {
         "grade": "deterministic-grade-error.json",
@@ -140,7 +141,7 @@ def test_failed_grade_and_group_records_use_their_fallbacks(
     assert kinds == ["deterministic-grade.json", "group.json"]
     assert outcome["group"] == group
     for variant in ("baseline", "candidate"):
-        assert read(run.group_dir / variant / "run.json")["state"] == "complete"
+        assert read_json(run.group_dir / variant / "run.json")["state"] == "complete"
 
 
 def test_nothing_is_ever_rewritten(tmp_path: Path, pi: Any) -> None:

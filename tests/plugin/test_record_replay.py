@@ -12,8 +12,10 @@ import pytest
 
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 from pytest_skill_eval.modelserver.wire import OPENAI, render_stream
-from tests.modelserver.conftest import FakeUpstream, UpstreamRequest
-from tests.plugin.builders import body_group, make_root, read, results
+from tests.support.files import read_json
+from tests.support.http import FakeUpstream, UpstreamRequest
+from tests.support.roots import body_group, make_root
+from tests.support.runs import results, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -45,8 +47,8 @@ def _done(index: int) -> Callable[[UpstreamRequest], tuple[int, str, list[bytes]
 
 def _facts(result_dir: Path) -> dict[str, Any]:
     group = result_dir / "groups" / "rec"
-    grade = read(group / "deterministic-grade.json")
-    runs = {v: read(group / v / "run.json") for v in ("baseline", "candidate")}
+    grade = read_json(group / "deterministic-grade.json")
+    runs = {v: read_json(group / v / "run.json") for v in ("baseline", "candidate")}
     return {
         "checks": [(c["id"], c["state"]) for c in grade["checks"]],
         "comparisons": [(c["id"], c["transition"]) for c in grade["comparisons"]],
@@ -84,11 +86,10 @@ def test_record_then_replay_gives_identical_facts(
     (tmp_path / "models.json").write_text(json.dumps(models))
     monkeypatch.setenv("FAKECO_KEY", CANARY)
     common = [
-        "-p", "no:cacheprovider",
-        "--skill-eval", str(root / "suite.json"), "--skill-eval-root", str(root),
-        "--skill-eval-cassettes", str(cassettes),
-        "-o", f"skill_eval_pi_models={tmp_path / 'models.json'}",
-    ]  # fmt: skip
+        *skill_eval_args(root, cassettes=False),
+        *("--skill-eval-cassettes", str(cassettes)),
+        *("-o", f"skill_eval_pi_models={tmp_path / 'models.json'}"),
+    ]
     try:
         recorded = pytester.runpytest_subprocess(*common, "--skill-eval-record", "once")
     finally:
@@ -99,7 +100,7 @@ def test_record_then_replay_gives_identical_facts(
     first = results(root)[-1]
     cassette = (cassettes / "rec" / "candidate.yaml").read_text()
     assert "{{skill:0}}/SKILL.md" in cassette, "the recorded read points at the placeholder"
-    record_run = read(first / "groups" / "rec" / "candidate" / "run.json")
+    record_run = read_json(first / "groups" / "rec" / "candidate" / "run.json")
     assert record_run["provider"]["mode"] == "record"
     assert record_run["provider"]["sha256"]
 
@@ -109,7 +110,7 @@ def test_record_then_replay_gives_identical_facts(
     assert second != first
     assert _facts(first) == _facts(second)
     assert _facts(second)["comparisons"] == [("says-yes", "fail-to-pass")]
-    replay_run = read(second / "groups" / "rec" / "candidate" / "run.json")
+    replay_run = read_json(second / "groups" / "rec" / "candidate" / "run.json")
     assert replay_run["provider"]["mode"] == "replay"
     read_path = replay_run["turns"][0]["toolActivity"][0]["args"]["path"]
     assert read_path.startswith(str(second)), "the replayed read reached the new snapshot"

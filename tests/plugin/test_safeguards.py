@@ -10,7 +10,9 @@ import pytest
 from pytest_skill_eval.hosts.pi.config import pi_agent_files
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
-from tests.plugin.builders import body_group, make_root, read, results, run, write_answer
+from tests.support.files import read_json, stand_in_pi
+from tests.support.roots import body_group, make_root, write_answer
+from tests.support.runs import results, run, skill_eval_args
 
 
 @pytest.fixture
@@ -34,9 +36,7 @@ def test_a_missing_pi_is_one_clear_error_before_any_group_runs(
 
 
 def test_a_too_old_pi_is_refused(pytester: pytest.Pytester, root: Path, tmp_path: Path) -> None:
-    old = tmp_path / "old-pi"
-    old.write_text("#!/bin/sh\necho 0.50.2\n")
-    old.chmod(0o755)
+    old = stand_in_pi(tmp_path / "old-pi", version="0.50.2")
     result = run(pytester, root, "--skill-eval-pi", str(old))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "is Pi 0.50.2; pytest-skill-eval needs 0.73.1 or newer" in result.stderr.str()
@@ -46,22 +46,23 @@ def test_a_too_old_pi_is_refused(pytester: pytest.Pytester, root: Path, tmp_path
 def test_the_watchdog_stops_a_subject_that_makes_no_progress(
     pytester: pytest.Pytester, root: Path
 ) -> None:
-    slow = {"response": {"text": "too late", "latency_ms": 20000}}
+    # The watchdog must outlast a Pi start-up on a loaded machine (the baseline has to finish),
+    # and the scripted model must stay quiet well past it.
+    slow = {"response": {"text": "too late", "latency_ms": 60_000}}
     (root / "scripts" / "answer" / "candidate.yaml").write_text(
         f"version: 1\ninteractions:\n  - {slow}\n".replace("'", '"')
     )
-    result = run(pytester, root, "--skill-eval-no-progress-timeout", "2")
+    result = run(pytester, root, "--skill-eval-no-progress-timeout", "10")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*candidate run is infrastructure-failed*no-progress-watchdog*"])
-    record = read(results(root)[-1] / "groups" / "answer" / "candidate" / "run.json")
+    record = read_json(results(root)[-1] / "groups" / "answer" / "candidate" / "run.json")
     assert record["state"] == "infrastructure-failed"
     assert record["process"]["terminationReason"] == "no-progress-watchdog"
     # The interrupted turn is kept: its prompt was accepted before the model went quiet.
     assert record["turns"][0]["promptAccepted"] is True
     assert record["turns"][0]["settled"] is False
-    assert read(results(root)[-1] / "groups" / "answer" / "baseline" / "run.json")["state"] == (
-        "complete"
-    )
+    baseline = read_json(results(root)[-1] / "groups" / "answer" / "baseline" / "run.json")
+    assert baseline["state"] == "complete"
 
 
 @pytest.mark.pi
@@ -78,10 +79,10 @@ def test_a_live_subject_without_credentials_says_how_to_declare_them(
         models = pi_agent_files(route, provider="keyco", model_id="m1")
         (root / "models.json").write_text(json.dumps(models))
         result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider",
-            "--skill-eval", str(root / "suite.json"), "--skill-eval-root", str(root),
-            "-o", f"skill_eval_pi_models={root / 'models.json'}",
-        )  # fmt: skip
+            *skill_eval_args(
+                root, "-o", f"skill_eval_pi_models={root / 'models.json'}", cassettes=False
+            )
+        )
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
@@ -89,6 +90,6 @@ def test_a_live_subject_without_credentials_says_how_to_declare_them(
             "*hint: *no credentials reached it*runtime.environment.inherit*skill_eval_pi_auth*",
         ]
     )
-    record = read(results(root)[-1] / "groups" / "answer" / "baseline" / "run.json")
+    record = read_json(results(root)[-1] / "groups" / "answer" / "baseline" / "run.json")
     assert record["provider"]["mode"] == "live"
     assert "runtime.environment.inherit" in record["hint"]

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.cli import main as cli_main
-from tests.plugin.builders import SKILL, body_group, make_root, read, results, run, write_answer
+from tests.support.files import read_json
+from tests.support.roots import SKILL, body_group, make_root, write_answer
+from tests.support.runs import results, run
 
 pytestmark = pytest.mark.pi
 
@@ -55,8 +57,8 @@ def test_revision_group_takes_baseline_from_a_tag_and_candidate_from_the_tree(
     result = run(pytester, root)
     assert result.ret == 0, result.stdout.str()
     group = results(root)[-1] / "groups" / "revision"
-    baseline = read(group / "baseline" / "run.json")
-    candidate = read(group / "candidate" / "run.json")
+    baseline = read_json(group / "baseline" / "run.json")
+    candidate = read_json(group / "candidate" / "run.json")
     assert baseline["resources"]["source"]["kind"] == "git"
     assert baseline["resources"]["source"]["commit"] == v1
     assert baseline["resources"]["skills"][0]["sourcePath"] == f"{v1}:skills/answer-writer"
@@ -69,7 +71,7 @@ def test_revision_group_takes_baseline_from_a_tag_and_candidate_from_the_tree(
         baseline["resources"]["skills"][0]["sha256"]
         != candidate["resources"]["skills"][0]["sha256"]
     )
-    invocation = read(results(root)[-1] / "invocation.json")
+    invocation = read_json(results(root)[-1] / "invocation.json")
     assert invocation["pins"] == {"v1": v1}
 
 
@@ -106,9 +108,9 @@ def test_a_branch_moved_during_the_invocation_does_not_change_later_trials(
     trial_dirs = results(root)
     assert len(trial_dirs) == 2
     for trial_dir in trial_dirs:
-        baseline = read(trial_dir / "groups" / "revision" / "baseline" / "run.json")
+        baseline = read_json(trial_dir / "groups" / "revision" / "baseline" / "run.json")
         assert baseline["resources"]["source"]["commit"] == v1
-        assert read(trial_dir / "invocation.json")["pins"] == {"main": v1}
+        assert read_json(trial_dir / "invocation.json")["pins"] == {"main": v1}
 
 
 TAMPER = """import { appendFileSync } from "node:fs";
@@ -162,14 +164,14 @@ def test_a_subject_that_changes_a_skill_snapshot_is_caught(
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*candidate run is infrastructure-failed*immutable*"])
     group = results(root)[-1] / "groups" / "tamper"
-    candidate = read(group / "candidate" / "run.json")
+    candidate = read_json(group / "candidate" / "run.json")
     assert candidate["state"] == "infrastructure-failed"
     reasons = [e["reason"] for e in candidate["process"]["protocolErrors"]]
     assert "immutable-resource-changed" in reasons
     # Everything the subject did is still on record.
     assert candidate["turns"][0]["toolActivity"][0]["toolName"] == "tamper"
-    assert read(group / "candidate" / "transcript.json")
-    assert read(group / "baseline" / "run.json")["state"] == "complete"
+    assert read_json(group / "candidate" / "transcript.json")
+    assert read_json(group / "baseline" / "run.json")["state"] == "complete"
 
 
 def test_verify_passes_on_a_fresh_result_and_names_a_changed_byte(

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from tests.plugin.builders import body_group, make_root, read, results, run
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root
+from tests.support.runs import results, run
 
 pytestmark = pytest.mark.pi
 
@@ -45,7 +47,7 @@ def test_turn_scoped_expectations_get_a_snapshot_and_change_sets_per_turn(
     result = run(pytester, root)
     assert result.ret == 0, result.stdout.str()
     variant = results(root)[-1] / "groups" / "turns" / "candidate"
-    record = read(variant / "run.json")
+    record = read_json(variant / "run.json")
     first, second = record["turns"]
     assert first["workspace"]["changes"]["created"] == ["a.txt"]
     assert first["workspace"]["changesSincePrevious"]["created"] == ["a.txt"]
@@ -55,7 +57,7 @@ def test_turn_scoped_expectations_get_a_snapshot_and_change_sets_per_turn(
     assert not (variant / "turns" / "1" / "workspace" / "b.txt").exists()
     assert (variant / "turns" / "2" / "workspace" / "b.txt").read_text() == "b"
     assert record["turns"][1]["deliveredPrompt"] == "Now write b."  # no redelivery on turn 2
-    grade = read(variant.parent / "deterministic-grade.json")
+    grade = read_json(variant.parent / "deterministic-grade.json")
     assert {c["id"]: c["state"] for c in grade["checks"]} == {
         "first-has-a": "pass",
         "first-no-b": "pass",
@@ -82,7 +84,7 @@ def test_a_target_pi_does_not_register_leaves_delivery_unavailable(
     result.stdout.fnmatch_lines(
         ["*candidate run is infrastructure-failed*did not register the exact target skill*"]
     )
-    record = read(results(root)[-1] / "groups" / "undelivered" / "candidate" / "run.json")
+    record = read_json(results(root)[-1] / "groups" / "undelivered" / "candidate" / "run.json")
     assert record["delivery"]["kind"] == "unavailable"
     assert record["turns"] == []
     assert record["process"]["terminationReason"] == "protocol-error"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.builders import body_group, make_root
+from tests.support.roots import body_group, make_root
 
 
 def _collect(pytester: pytest.Pytester, root: Path) -> tuple[int, str]:

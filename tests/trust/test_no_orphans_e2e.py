@@ -8,17 +8,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.hosts.trees import (
-    Group,
-    arguments,
-    build,
-    pi_processes,
-    popen,
-    skill,
-    variant,
-    wait_for,
-    write,
-)
+from tests.support.files import write
+from tests.support.processes import pi_processes, wait_for
+from tests.support.roots import Group, build, skill, variant
+from tests.support.runs import popen, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -58,7 +51,7 @@ def test_kill_9_of_pytest_leaves_no_process_of_the_subject(pytester: pytest.Pyte
         },
     )
     suite = build(root, [group])
-    child = popen(pytester, arguments(root, suite, "--skill-eval-variant", "candidate"))
+    child = popen(pytester, skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite))
     try:
         wait_for(lambda: _sleeps(root), "the declared sleep")
         assert pi_processes(root), "Pi and the command run in the workspace"

@@ -11,17 +11,9 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.evidence import verify_group
-from tests.hosts.trees import (
-    Group,
-    arguments,
-    build,
-    popen,
-    read_json,
-    result_dir,
-    skill,
-    variant,
-    write,
-)
+from tests.support.files import read_json, write
+from tests.support.roots import Group, build, skill, variant
+from tests.support.runs import popen, result_dir, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -52,7 +44,7 @@ def _run(pytester: pytest.Pytester, group: Group) -> tuple[int, str, Path]:
     write(root / "fixture" / "README.md", "A task.\n")
     skill(root, "unused")
     suite = build(root, [group])
-    child = popen(pytester, arguments(root, suite, "--skill-eval-variant", "candidate"))
+    child = popen(pytester, skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite))
     try:
         out, _ = child.communicate(timeout=HANG_GUARD_S)
     except subprocess.TimeoutExpired:

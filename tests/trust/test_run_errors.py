@@ -10,19 +10,10 @@ import pytest
 from pytest_skill_eval.hosts.observation import Observation
 from pytest_skill_eval.hosts.process import ProcessOutcome
 from pytest_skill_eval.hosts.subject import _why
-from tests.hosts.trees import (
-    Group,
-    arguments,
-    build,
-    events_containing,
-    pi_processes,
-    popen,
-    read_json,
-    skill,
-    variant,
-    wait_for,
-    write,
-)
+from tests.support.files import read_json, write
+from tests.support.processes import events_containing, pi_processes, wait_for
+from tests.support.roots import Group, build, skill, variant
+from tests.support.runs import popen, skill_eval_args
 
 SLOW = 60_000  # ms the scripted model waits: Pi is crashed while it waits
 
@@ -79,7 +70,7 @@ def test_a_crashed_pi_leaves_an_error_that_names_the_signal(pytester: pytest.Pyt
         scripts={"candidate": [{"text": "Too late.", "latency_ms": SLOW}]},
     )
     suite = build(root, [group])
-    child = popen(pytester, arguments(root, suite, "--skill-eval-variant", "candidate"))
+    child = popen(pytester, skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite))
     try:
         runs = root / ".skill-eval" / "runs"
 

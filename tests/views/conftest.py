@@ -41,6 +41,7 @@ def _fill_placeholders(path: Path, result: Path, root: Path) -> None:
 
 def build_result(root: Path) -> Path:
     """Write the fixed result under `<root>/.skill-eval/runs/<id>` and return its directory."""
+    __tracebackhide__ = True
     result = root / ".skill-eval" / "runs" / RESULT_ID
     shutil.copytree(DATA / "result", result)
     for directory, _, files in os.walk(result):
@@ -62,6 +63,7 @@ def build_result(root: Path) -> Path:
 
 def build_aggregate(root: Path, name: str) -> Path:
     """Write one of the committed aggregates under `<root>/.skill-eval/runs/<id>`."""
+    __tracebackhide__ = True
     directory = root / ".skill-eval" / "runs" / AGGREGATES[name]
     directory.mkdir(parents=True)
     shutil.copyfile(DATA / name / "aggregate.json", directory / "aggregate.json")

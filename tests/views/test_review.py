@@ -23,17 +23,14 @@ from pytest_skill_eval.hosts.pi.binary import check_pi
 from pytest_skill_eval.hosts.pi.driver import Conversation
 from pytest_skill_eval.review import ReviewSettings, review_target
 from pytest_skill_eval.views import render_text
-from tests.conftest import EXAMPLE, PI
+from tests.support.files import read_json
+from tests.support.paths import EXAMPLE, PI
 
 pytestmark = pytest.mark.pi
 
 BASELINE_REPLY = "I added a line about semicolons to CHANGELOG.md."
 CANDIDATE_REPLY = "- Handle semicolons in CSV export (#42)"
 ANSWER = {"question": 1, "A": "yes", "B": "no", "rationale": "A put the entry under Fixed."}
-
-
-def _json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +139,7 @@ def test_review_maps_labels_back_to_variants_and_leaves_evidence_alone(
     ]
 
     group_dir = result / "groups" / "changelog-entry"
-    grade = _json(group_dir / "semantic-grade.json")
+    grade = read_json(group_dir / "semantic-grade.json")
     b_variant = "candidate" if a_variant == "baseline" else "baseline"
     assert grade["labels"] == {"A": a_variant, "B": b_variant}
     assert grade["answers"] == [
@@ -199,7 +196,7 @@ def test_malformed_reply_is_a_review_error_with_the_raw_response(
         "Review changelog-entry: review-error (semantic-grade.json)",
     ]
     activation = result / "groups" / "natural-activation"
-    grade = _json(activation / "semantic-grade.json")
+    grade = read_json(activation / "semantic-grade.json")
     assert (grade["state"], grade["answers"]) == ("review-error", [])
     assert grade["errors"] == ["reviewer response is not JSON"]
     assert (activation / "review" / "final.md").read_text("utf-8") == raw + "\n"
@@ -208,7 +205,7 @@ def test_malformed_reply_is_a_review_error_with_the_raw_response(
     prompt = (activation / "review" / "prompt.md").read_text("utf-8")
     assert "{{run}}/resources/skills/0/SKILL.md" in prompt
     assert "candidate" not in prompt
-    entry = _json(result / "groups" / "changelog-entry" / "semantic-grade.json")
+    entry = read_json(result / "groups" / "changelog-entry" / "semantic-grade.json")
     assert entry["errors"] == ["reviewer must answer exactly 1 question(s)"]
     assert cli.main(["verify", str(result)]) == 0
 
@@ -224,7 +221,7 @@ def test_reviewer_that_does_not_complete_is_a_review_error(
         encoding="utf-8",
     )
     assert _review(root, result, "--group", "2", "--thinking", "low") == 1
-    grade = _json(result / "groups" / "changelog-entry" / "semantic-grade.json")
+    grade = read_json(result / "groups" / "changelog-entry" / "semantic-grade.json")
     assert grade["state"] == "review-error"
     assert grade["thinking"] == "low"
     assert len(grade["errors"]) == 1
@@ -283,7 +280,7 @@ def test_previous_review_is_kept_until_a_new_one_is_complete(
     assert _review(root, result, "--group", "changelog-entry") == 1
     replaced = _advisory(group_dir)
     assert replaced["review/final.md"] == b"no json here\n"
-    assert _json(group_dir / "semantic-grade.json")["state"] == "review-error"
+    assert read_json(group_dir / "semantic-grade.json")["state"] == "review-error"
     assert sorted(replaced) == sorted(previous)
     assert _leftovers(group_dir) == []
     assert cli.main(["verify", str(result)]) == 0
@@ -297,7 +294,7 @@ def test_aggregate_reviews_each_trial(
     for number in (1, 2):
         trial = runs / f"20300101000000-0000000{number}"
         shutil.copytree(result, trial, symlinks=True)
-        summary = _json(trial / "summary.json")
+        summary = read_json(trial / "summary.json")
         summary["trial"] = number
         (trial / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
         trials.append(trial)
@@ -324,10 +321,8 @@ def test_aggregate_reviews_each_trial(
         f"Trial {trials[1].name}",
         "Review changelog-entry: complete (semantic-grade.json)",
     ]
-    rationales = [
-        _json(t / "groups" / "changelog-entry" / "semantic-grade.json")["answers"][0]["rationale"]
-        for t in trials
-    ]
+    grades = [read_json(t / "groups" / "changelog-entry" / "semantic-grade.json") for t in trials]
+    rationales = [grade["answers"][0]["rationale"] for grade in grades]
     assert rationales == ["A put the entry under Fixed.", "trial two"]
     assert not (result / "groups" / "changelog-entry" / "review").exists()
 
@@ -336,7 +331,7 @@ def test_groups_that_cannot_be_reviewed_are_skipped_with_the_reason(
     root: Path, result: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def edit(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
-        data = _json(path)
+        data = read_json(path)
         change(data)
         path.write_text(json.dumps(data), encoding="utf-8")
 

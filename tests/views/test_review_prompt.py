@@ -22,7 +22,7 @@ from pytest_skill_eval.review_prompt import (
     truncate,
 )
 from pytest_skill_eval.views.text import GroupEvidence, load_group, load_summary
-from tests.conftest import PI
+from tests.support.files import stand_in_pi
 
 
 def _group(result_dir: Path, group_id: str) -> GroupEvidence:
@@ -224,13 +224,15 @@ def test_verify_ignores_exactly_the_advisory_review(result_dir: Path) -> None:
 )
 def test_review_usage_errors_are_one_clear_line(
     result_dir: Path,
+    tmp_path: Path,
     extra: list[str],
     message: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.delenv("SKILL_EVAL_TEST_UNSET_KEY", raising=False)
-    assert cli.main(["review", str(result_dir), "--pi", str(PI), *extra]) == 1
+    pi = stand_in_pi(tmp_path / "pi", body="exit 99\n")  # the usage error comes first
+    assert cli.main(["review", str(result_dir), "--pi", str(pi), *extra]) == 1
     captured = capsys.readouterr()
     assert captured.err.strip() == message
     assert captured.out == ""

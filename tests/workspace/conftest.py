@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workspace.workspace_helpers import Git, run_git
+from tests.support.git import Git, run_git
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ from pytest_skill_eval.workspace import (
     fingerprint,
     snapshot_resource,
 )
-from tests.workspace.workspace_helpers import Git, run_git, write
+from tests.support.files import write
+from tests.support.git import Git, run_git
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from pytest_skill_eval.workspace import (
     snapshot_workspace_turn,
     verify_unchanged,
 )
-from tests.workspace.workspace_helpers import write
+from tests.support.files import write
 
 WORKING = ResolvedSource("working-tree", None, None, None, "")
 

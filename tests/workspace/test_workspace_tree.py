@@ -24,7 +24,7 @@ from pytest_skill_eval.workspace import (
     fingerprint_json,
     snapshot_tree,
 )
-from tests.workspace.workspace_helpers import write
+from tests.support.files import write
 
 
 def sha(data: bytes) -> str:

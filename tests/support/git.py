@@ -1,4 +1,4 @@
-"""Helpers for workspace tests: real Git repositories and small files in tmp_path."""
+"""Real Git repositories for workspace tests, with a fixed identity and no signing."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ Git = Callable[..., str]
 
 def run_git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
     """Run git in `repo` with a fixed identity; return stdout (raises on failure)."""
+    __tracebackhide__ = True
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     result = subprocess.run(
         ["git", *GIT_CONFIG, "-C", str(repo), *args],
@@ -35,14 +36,3 @@ def run_git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
     )
     output: bytes = result.stdout
     return output.decode("utf-8").strip()
-
-
-def write(path: Path, content: str | bytes, *, mode: int | None = None) -> Path:
-    """Create `path` (and its parents) with the given content."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, str):
-        content = content.encode("utf-8")
-    path.write_bytes(content)
-    if mode is not None:
-        path.chmod(mode)
-    return path

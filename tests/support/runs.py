@@ -1,0 +1,108 @@
+"""Running a suite through the plugin and reading the evidence it leaves under `.skill-eval/`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.files import read_json
+
+
+def skill_eval_args(
+    root: Path, *extra: str, suite: Path | None = None, cassettes: bool = True
+) -> list[str]:
+    """The pytest arguments that run the suite at `root` offline against `root/scripts`."""
+    __tracebackhide__ = True
+    args = [
+        "-p",
+        "no:cacheprovider",
+        "--skill-eval",
+        str(suite or root / "suite.json"),
+        "--skill-eval-root",
+        str(root),
+    ]
+    if cassettes:
+        args += ["--skill-eval-cassettes", str(root / "scripts")]
+    return [*args, *extra]
+
+
+def run(pytester: pytest.Pytester, root: Path, *extra: str) -> pytest.RunResult:
+    """Run the suite at `root` through the plugin, scripted, in a subprocess."""
+    __tracebackhide__ = True
+    return pytester.runpytest_subprocess(*skill_eval_args(root, *extra))
+
+
+def popen(pytester: pytest.Pytester, args: Sequence[str]) -> Any:
+    """Start pytest in a child process (like runpytest_subprocess) without waiting for it."""
+    __tracebackhide__ = True
+    basetemp = pytester.path.parent / f"{pytester.path.name}-basetemp"
+    command = [sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *args]
+    return pytester.popen(command, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def results(root: Path) -> list[Path]:
+    """Result directories (not aggregates), oldest first."""
+    __tracebackhide__ = True
+    runs = root / ".skill-eval" / "runs"
+    return sorted(p for p in runs.iterdir() if (p / "invocation.json").is_file())
+
+
+def aggregates(root: Path) -> list[Path]:
+    """Aggregate directories."""
+    __tracebackhide__ = True
+    runs = root / ".skill-eval" / "runs"
+    return sorted(p for p in runs.iterdir() if (p / "aggregate.json").is_file())
+
+
+def result_dir(root: Path) -> Path:
+    """The single entry under `.skill-eval/runs` of a run (fails when there are more)."""
+    __tracebackhide__ = True
+    runs = sorted((root / ".skill-eval" / "runs").iterdir())
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def run_record(root: Path, group: str, name: str) -> dict[str, Any]:
+    """A variant's run.json in the single result of `root`."""
+    __tracebackhide__ = True
+    record: dict[str, Any] = read_json(result_dir(root) / "groups" / group / name / "run.json")
+    return record
+
+
+def model_requests(variant_dir: Path) -> list[dict[str, Any]]:
+    """The requests the scripted model received, from model-requests.jsonl."""
+    __tracebackhide__ = True
+    lines = (variant_dir / "model-requests.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def system_message(request: Mapping[str, Any]) -> str:
+    """The system prompt of one OpenAI chat-completions request body."""
+    __tracebackhide__ = True
+    messages = request["body"]["messages"]
+    assert messages[0]["role"] == "system", messages[0]
+    content = messages[0]["content"]
+    assert isinstance(content, str)
+    return content
+
+
+def tool_results(request: Mapping[str, Any]) -> list[str]:
+    """Tool results the model received in one request (the history included), in order."""
+    __tracebackhide__ = True
+    return [
+        m["content"]
+        for m in request["body"]["messages"]
+        if m.get("role") == "tool" and isinstance(m.get("content"), str)
+    ]
+
+
+def activity(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every tool activity record of a run, in order."""
+    __tracebackhide__ = True
+    return [a for turn in run["turns"] for a in turn["toolActivity"]]
