@@ -1,0 +1,115 @@
+"""The package's shape, checked from its source: no import cycles, pytest only in the glue,
+evidence file names only in the evidence package, no module over 500 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "pytest_skill_eval"
+GLUE = {"plugin", "options", "session", "items", "subresults", "xdist"}
+EVIDENCE_NAMES = ("summary.json", "run.json", "invocation.json", "aggregate.json", "group.json")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Package modules `name` imports, outside `if TYPE_CHECKING:` blocks."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text())
+    skipped = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for n in ast.walk(node)
+    }
+    edges: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            edges.update(a.name for a in node.names if a.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                edges.add(target if target in modules else base)
+    return {e for e in edges if e in modules and e != name}
+
+
+def test_the_import_graph_has_no_cycles() -> None:
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*trail[trail.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, [*trail, nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_only_the_pytest_glue_imports_pytest() -> None:
+    offenders = []
+    for name, path in _modules().items():
+        if name.rpartition(".")[2] in GLUE and name.count(".") == 1:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(n.split(".")[0] in ("pytest", "_pytest", "xdist") for n in names):
+                offenders.append(name)
+    assert offenders == []
+
+
+def test_only_the_evidence_package_names_evidence_files() -> None:
+    offenders = []
+    for name, path in _modules().items():
+        if name.startswith("pytest_skill_eval.evidence"):
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+                and any(n in node.value for n in EVIDENCE_NAMES)
+            ):
+                offenders.append(f"{name}:{node.lineno}")
+    assert offenders == []
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {n: len(p.read_text().splitlines()) for n, p in _modules().items()}
+    assert {n: lines for n, lines in long.items() if lines > 500} == {}
