@@ -18,7 +18,9 @@ class DefinitionError(SkillEvalError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.pointer or '/'}: {self.message}"
+        # A key may hold a newline or a control character: shown escaped, the line stays one.
+        pointer = "".join(c if c.isprintable() else repr(c)[1:-1] for c in self.pointer)
+        return f"{self.path}: {pointer or '/'}: {self.message}"
 
     def __reduce__(self) -> tuple[type[DefinitionError], tuple[Path, str, str]]:
         # Keeps the error picklable (worker processes ship exceptions to the controller).

@@ -843,3 +843,9 @@ def test_base_groups_are_valid(tmp_path: Path, base: dict[str, Any]) -> None:
     file.write_text(json.dumps(base), encoding="utf-8")
     loaded = load_definition(file, tmp_path)
     assert loaded.id == base["id"]
+
+
+def test_a_key_with_a_newline_still_gives_a_one_line_error(tmp_path: Path) -> None:
+    error = DefinitionError(tmp_path / "g.json", "/expectations/0/\n\t", "unknown field")
+    assert str(error) == f"{tmp_path / 'g.json'}: /expectations/0/\\n\\t: unknown field"
+    assert error.pointer == "/expectations/0/\n\t"
