@@ -144,7 +144,9 @@ class HostProcess:
                 if error is not None:
                     continue  # past the ceiling: keep every byte on disk, parse nothing more
                 pending += chunk
-                while (cut := pending.find(b"\n")) >= 0:
+                # The ceiling holds however the bytes were chunked: a record longer than
+                # FRAME_LIMIT is refused whether or not its newline arrived in the same read.
+                while (cut := pending.find(b"\n")) >= 0 and cut <= FRAME_LIMIT:
                     raw = bytes(pending[:cut])
                     del pending[: cut + 1]
                     line_no += 1

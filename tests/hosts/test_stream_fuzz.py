@@ -137,3 +137,18 @@ def test_a_character_split_across_writes_is_decoded_whole(tmp_path: Path) -> Non
     observation, _ = run_one_shot(Conversation(process, CancelToken()), "p")
     assert observation.parse_errors == []
     assert observation.turns[0].response == "héllo ✓ 😀"
+
+
+def test_a_frame_over_the_ceiling_is_refused_even_when_it_arrives_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One write holds the whole record and its newline: the reader must not accept it because
+    # it saw the end of the record in the same read.
+    monkeypatch.setattr(process_module, "FRAME_LIMIT", 1024)
+    huge = b'{"type": "message_end", "message": {"content": "' + b"x" * 5000 + b'"}}\n'
+    process = _process(tmp_path, [huge], interactive=False)
+    process.start()
+    observation, outcome = run_one_shot(Conversation(process, CancelToken()), "p")
+    assert outcome.termination_reason == "protocol-error"
+    assert [e["reason"] for e in observation.parse_errors] == ["incomplete-frame-limit"]
+    assert observation.transcript == []
