@@ -54,7 +54,7 @@ def test_the_watchdog_stops_a_subject_that_makes_no_progress(
     )
     result = run(pytester, root, "--skill-eval-no-progress-timeout", "10")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*candidate run is infrastructure-failed*no-progress-watchdog*"])
+    result.stdout.fnmatch_lines(["*candidate run is infrastructure-failed*no-progress watchdog*"])
     record = read_json(results(root)[-1] / "groups" / "answer" / "candidate" / "run.json")
     assert record["state"] == "infrastructure-failed"
     assert record["process"]["terminationReason"] == "no-progress-watchdog"
