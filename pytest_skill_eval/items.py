@@ -17,6 +17,7 @@ from .nodeids import item_name
 from .run import GroupRun
 from .session import SESSION_KEY, SkillEvalSession
 from .subresults import grade_problem, log_subresults, run_problem
+from .views.present import run_cost_label
 
 
 class SkillEvalFailure(SkillEvalError):
@@ -122,6 +123,9 @@ class VariantItem(pytest.Item):
         run = self.group_run
         record = run.run_variant(self.variant, state.environment())
         self.user_properties.append(("evidence", str(run.group_dir / self.variant)))
+        cost = run_cost_label(record)
+        if cost is not None:
+            self.user_properties.append(("cost", cost))
         problems = []
         if record["state"] in FAILING_RUN_STATES:
             problems.append(run_problem(self.variant, record))

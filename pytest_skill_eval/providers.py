@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from typing import Any
 from .definitions import LoadedGroup, ModelChoice
 from .errors import ModelProviderError
 from .hosts.base import Endpoint, ServedModel
-from .hosts.pi.config import ModelSpecError, split_model
+from .hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
 from .modelserver.record import RecordingRoute, load_existing
 from .modelserver.script import ScriptError, cassette_file, load_script, script_path
 from .modelserver.server import Route, ScriptedModelServer
@@ -37,6 +37,10 @@ class EndpointError(ModelProviderError):
     """The subject cannot be given a model endpoint (missing or unusable cassette)."""
 
 
+class UnpricedModelError(ModelProviderError):
+    """A ceiling is set but a subject that spends real money has no known price."""
+
+
 @dataclass(frozen=True)
 class Upstream:
     """A real provider to record from; `key` is never written anywhere."""
@@ -44,7 +48,6 @@ class Upstream:
     api: str
     base_url: str
     key: str = field(repr=False)
-    cost: Mapping[str, float] | None = None
 
 
 class EndpointFactory:
@@ -58,8 +61,10 @@ class EndpointFactory:
         auth: Path | None,
         models: Path | None,
         upstream_url: str | None = None,
+        pi: Callable[[], Path] | None = None,
     ) -> None:
         self.cassettes = cassettes
+        self.pi = pi
         self.record = record
         self.upstream_url = upstream_url
         self.auth = auth
@@ -81,6 +86,69 @@ class EndpointFactory:
             if self._server is not None:
                 self._server.stop()
                 self._server = None
+
+    @property
+    def paid_mode(self) -> str | None:
+        """ "live" or "record" when subjects talk to a real provider (and spend), else None."""
+        if self.cassettes is None:
+            return "live"
+        return "record" if self.record != "none" else None
+
+    def _models_table(self) -> dict[str, Any]:
+        if self.models is None:
+            return {}
+        table = json.loads(self.models.read_text(encoding="utf-8"))
+        providers = table.get("providers") if isinstance(table, dict) else None
+        return providers if isinstance(providers, dict) else {}
+
+    def price(self, provider: str, model_id: str) -> dict[str, float] | None:
+        """USD per million tokens for `provider/model_id`, as Pi would price it, else None.
+
+        A model the `skill_eval_pi_models` file defines is priced by its `cost` (none: Pi
+        prices it at zero, which is no price); any other model by Pi's own registry.
+        """
+        entry = self._models_table().get(provider)
+        models = entry.get("models") if isinstance(entry, dict) else None
+        for model in models if isinstance(models, list) else ():
+            if isinstance(model, dict) and model.get("id") == model_id:
+                return model_cost(model.get("cost"))
+        if self.pi is None:
+            return None
+        return registry_price(self.pi(), provider, model_id)
+
+    def check_priced(self, groups: Iterable[LoadedGroup], max_cost: float) -> None:
+        """Refuse, before any subject starts, a ceiling that could not see what a subject costs."""
+        mode = self.paid_mode
+        if mode is None:
+            return  # scripted and replayed subjects spend nothing
+        problems: dict[str, list[str]] = {}
+        for loaded in groups:
+            declared = loaded.group.model
+            if declared is None:
+                if mode == "live":
+                    problems.setdefault("(no model declared)", []).append(loaded.group.id)
+                continue  # recording without a model fails that subject before any request
+            try:
+                provider, model_id = split_model(declared.model)
+            except ModelSpecError:
+                continue  # reported by the subject's endpoint, before any request
+            if self.price(provider, model_id) is None:
+                problems.setdefault(f"{provider}/{model_id}", []).append(loaded.group.id)
+        if not problems:
+            return
+        lines = [
+            f"--skill-eval-max-cost {max_cost:g} cannot be enforced: these {mode} subjects "
+            "would spend real money at an unknown price:"
+        ]
+        for model, ids in problems.items():
+            lines.append(f"  {model} (group {', '.join(repr(i) for i in sorted(set(ids)))})")
+        lines.append(
+            "Declare each group's model (model.model, provider/model). A model Pi's registry "
+            "does not list needs its price: in the models.json named by the skill_eval_pi_models "
+            'ini key, give that model "cost": {"input": 3, "output": 15, "cacheRead": 0.3, '
+            '"cacheWrite": 3.75} (USD per million tokens).'
+        )
+        raise UnpricedModelError("\n".join(lines))
 
     def endpoint(
         self, loaded: LoadedGroup, variant: str, trial: int, placeholders: Mapping[str, str]
@@ -133,6 +201,7 @@ class EndpointFactory:
         except ModelSpecError as error:
             raise EndpointError(str(error)) from None
         upstream = self._upstream(provider, model_id)
+        price = self.price(provider, model_id)
         path = cassette_file(self.cassettes, loaded.group.id, variant, trial)
         try:
             check_recordable(upstream.api)
@@ -148,13 +217,16 @@ class EndpointFactory:
             mode=self.record,
             placeholders=placeholders,
             upstream_headers=auth_headers(upstream.api, upstream.key),
+            prices=price,
         )
         endpoint = Endpoint(
             mode="record",
             model=_model_argument(f"{provider}/{model_id}", declared),
-            served=ServedModel(route, upstream.api, provider, model_id, upstream.cost),
+            # Pi prices the whole conversation; what is charged is what went upstream.
+            served=ServedModel(route, upstream.api, provider, model_id, price),
             cassette=str(path),
             requests=lambda: _requests(route),
+            spend=lambda: route.spent,
             close=route.close,
         )
 
@@ -169,10 +241,7 @@ class EndpointFactory:
 
     def _upstream(self, provider: str, model_id: str) -> Upstream:
         """Where a provider really lives: the ini models.json, else the known public APIs."""
-        entry: dict[str, Any] = {}
-        if self.models is not None:
-            providers = json.loads(self.models.read_text(encoding="utf-8")).get("providers", {})
-            entry = providers.get(provider) or {}
+        entry: dict[str, Any] = self._models_table().get(provider) or {}
         known = KNOWN_PROVIDERS.get(provider)
         api = entry.get("api") or (known[0] if known else None)
         base_url = self.upstream_url or entry.get("baseUrl") or (known[1] if known else None)
@@ -189,11 +258,7 @@ class EndpointFactory:
             raise EndpointError(
                 f"recording {provider!r} needs its API key in the environment variable {key_name}"
             )
-        model: dict[str, Any] = next(
-            (m for m in entry.get("models", []) if m.get("id") == model_id), {}
-        )
-        cost = model.get("cost") if isinstance(model.get("cost"), dict) else None
-        return Upstream(api, base_url, key, cost)
+        return Upstream(api, base_url, key)
 
     def _live(self, declared: ModelChoice | None) -> Endpoint:
         model = _model_argument(declared.model, declared) if declared is not None else None

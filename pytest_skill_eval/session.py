@@ -57,6 +57,7 @@ class SkillEvalSession:
             auth=settings.pi_auth,
             models=settings.pi_models,
             upstream_url=settings.upstream_url,
+            pi=lambda: self.pi().path,
         )
 
     # -- services ---------------------------------------------------------------------------
@@ -129,6 +130,8 @@ class SkillEvalSession:
         if settings.collect_only:
             return
         if settings.max_cost is not None:
+            with usage_errors():
+                self.endpoints.check_priced(self.loaded_groups.values(), settings.max_cost)
             settings.results_dir.mkdir(parents=True, exist_ok=True)
             ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=settings.results_dir))
             self.ledger = Ledger.create(ledger_dir / "ledger.json", settings.max_cost)

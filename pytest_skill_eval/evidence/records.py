@@ -51,6 +51,8 @@ class RunRecord(TypedDict):
     activation: Activation
     response: str
     usage: dict[str, Any] | None
+    # {"usd", "simulated"}: what the run cost, and whether it was only simulated.
+    spend: NotRequired[dict[str, Any]]
     effects: dict[str, Any] | None
     contextObservationArtifact: dict[str, Any] | None
     artifacts: RunArtifacts

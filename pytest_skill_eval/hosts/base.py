@@ -59,6 +59,9 @@ class Endpoint:
     # What the model endpoint received, one `{index, api, path, sha256, body}` per request;
     # None when the traffic is not ours to see (live mode).
     requests: Callable[[], list[dict[str, Any]]] | None = None
+    # USD the provider charged for this run's upstream requests, when the route saw them;
+    # None: the host's own reported cost is what was spent.
+    spend: Callable[[], float] | None = None
     close: Callable[[], None] = lambda: None
 
 

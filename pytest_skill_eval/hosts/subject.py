@@ -33,6 +33,8 @@ from .process import NO_PROGRESS_S, CancelToken, ProcessOutcome
 __all__ = ["Endpoint", "SetupError", "SubjectResult", "run_subject"]
 
 MODEL_REQUESTS = "model-requests.jsonl"
+# Modes whose cost is priced like a real model but never paid: shown as simulated.
+SIMULATED_MODES = ("scripted", "replay")
 CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authentication", "no model")
 
 
@@ -297,6 +299,7 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
             f"{facts.host.auth_advice}"
         )
     runtime = group.effective_runtime
+    usage = sum_usage([t.usage for t in turns])
     run = {
         "schema_version": 1,
         "variant": prepared.variant,
@@ -333,7 +336,8 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
             "successfulReadPaths": list(all_reads),
         },
         "response": response,
-        "usage": sum_usage([t.usage for t in turns]),
+        "usage": usage,
+        "spend": spend_record(endpoint, usage),
         "effects": effects,
         "contextObservationArtifact": context_artifact,
         "process": {
@@ -364,6 +368,21 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
     if group.type == "body":
         run["delivery"] = obs.delivery
     return SubjectResult(run, obs.transcript, response)
+
+
+def spend_record(endpoint: Endpoint, usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the run cost in USD, and whether that money was spent or only simulated.
+
+    A recording route prices what went upstream (replayed parts of a cassette are free); a
+    live run costs what the host priced from the provider's usage; scripted and replayed
+    runs report the host's priced usage as `simulated`, and the ledger never charges them.
+    """
+    cost = (usage or {}).get("cost")
+    reported = cost.get("total") if isinstance(cost, Mapping) else None
+    usd = float(reported) if isinstance(reported, int | float) else 0.0
+    if endpoint.spend is not None:
+        usd = endpoint.spend()
+    return {"usd": round(usd, 10), "simulated": endpoint.mode in SIMULATED_MODES}
 
 
 def _write_model_requests(

@@ -28,6 +28,7 @@ from pytest_skill_eval.modelserver.script import (
     Script,
     ScriptedResponse,
     ScriptError,
+    Usage,
     interaction_data,
     load_script,
     parse_script,
@@ -81,12 +82,14 @@ class RecordingRoute(Route):
         upstream_headers: Mapping[str, str] | None = None,
         match: MatchMode | None = None,
         upstream_timeout_s: float = 300.0,
+        prices: Mapping[str, float] | None = None,
     ) -> RecordingRoute:
         """Register a route on `server` that records real model traffic into `cassette_path`.
 
         `mode` "all" forwards every request upstream; "once" replays the interactions of
         `existing` first and forwards (and appends) only the requests past its end. The
-        cassette is written when the route is closed (or `save()`d).
+        cassette is written when the route is closed (or `save()`d). `prices` (USD per
+        million tokens) price the usage each upstream answer reports, into `spent`.
         """
         route = cls(
             server,
@@ -100,6 +103,7 @@ class RecordingRoute(Route):
             upstream_headers=upstream_headers or {},
             match=match,
             upstream_timeout_s=upstream_timeout_s,
+            prices=prices,
         )
         server.register(route)
         return route
@@ -118,6 +122,7 @@ class RecordingRoute(Route):
         upstream_headers: Mapping[str, str],
         match: MatchMode | None,
         upstream_timeout_s: float,
+        prices: Mapping[str, float] | None = None,
     ) -> None:
         check_recordable(api)
         if mode not in RECORD_MODES:
@@ -142,12 +147,31 @@ class RecordingRoute(Route):
         self._open: set[int] = set()
         self._idle = threading.Condition(self._lock)
         self._saved: int | None = None
+        self._prices = dict(prices or {})
+        self._spent = 0.0
 
     def base_url(self, api: str) -> str:
         """The `baseUrl` Pi should use; only the route's own api is accepted."""
         if api != self.api:
             raise ValueError(f"this recording route serves {self.api}, not {api!r}")
         return super().base_url(api)
+
+    @property
+    def spent(self) -> float:
+        """USD the upstream answers cost at `prices`, from the usage each answer reported."""
+        with self._lock:
+            return round(self._spent, 10)
+
+    def _charge(self, usage: Usage) -> None:
+        prices = self._prices
+        cost = (
+            usage.input * prices.get("input", 0.0)
+            + usage.output * prices.get("output", 0.0)
+            + usage.cache_read * prices.get("cacheRead", 0.0)
+            + usage.cache_write * prices.get("cacheWrite", 0.0)
+        ) / 1_000_000
+        with self._lock:
+            self._spent += cost
 
     @property
     def recorded(self) -> int:
@@ -434,6 +458,8 @@ class _Relay:
     def _finish(self) -> None:
         self._settled = True
         parsed = self._parser.finish()
+        # The provider bills what it answered, whether or not the answer can be recorded.
+        self._route._charge(parsed.response.usage)
         if parsed.problems:
             # An answer that would not replay as Pi saw it is left out of the cassette.
             failure = RouteFailure(

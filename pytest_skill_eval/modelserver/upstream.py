@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import http.client
+import os
+import ssl
+import urllib.request
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from pytest_skill_eval.errors import ModelProviderError
 from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI
@@ -18,6 +22,8 @@ REDACTED = "[redacted]"
 # Pi's own headers that describe the request rather than the caller; auth never passes through.
 _FORWARDED = ("anthropic-version", "anthropic-beta", "user-agent")
 _MIN_SECRET = 6
+# CA bundle variables, in the order that wins: OpenSSL's own, then the requests and curl ones.
+CA_BUNDLE_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
 
 
 class RecordError(ModelProviderError):
@@ -56,15 +62,90 @@ def upstream_url(upstream_base_url: str, api: str) -> str:
 
 
 def connect(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
-    """An (unopened) connection to `url`'s host and the request target on it."""
+    """An (unopened) connection for `url` and the request target on it, like curl would go.
+
+    `HTTPS_PROXY`/`HTTP_PROXY` (either case) route through a proxy unless `NO_PROXY` names the
+    host: https through a CONNECT tunnel, http by asking the proxy for the absolute URL. TLS
+    verifies against `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE` or `CURL_CA_BUNDLE` when one is set,
+    else the system store.
+    """
     parts = urlsplit(url)
+    host = parts.hostname or ""
     target = parts.path + (f"?{parts.query}" if parts.query else "")
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme) or ""
+    if proxy and _bypassed(host, proxies.get("no", "")):
+        proxy = ""
+    proxy_parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    proxy_headers = _proxy_auth(proxy_parts) if proxy else {}
     connection: http.client.HTTPConnection
     if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=timeout)
+        context = ssl_context()
+        if proxy:
+            connection = http.client.HTTPSConnection(
+                proxy_parts.hostname or "", proxy_parts.port, timeout=timeout, context=context
+            )
+            connection.set_tunnel(host, parts.port, headers=proxy_headers)
+        else:
+            connection = http.client.HTTPSConnection(
+                host, parts.port, timeout=timeout, context=context
+            )
+    elif proxy:
+        connection = _ProxiedConnection(
+            proxy_parts.hostname or "", proxy_parts.port, proxy_headers, timeout=timeout
+        )
+        target = url
     else:
-        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
+        connection = http.client.HTTPConnection(host, parts.port, timeout=timeout)
     return connection, target
+
+
+def ssl_context() -> ssl.SSLContext:
+    """Verifying TLS context; a CA bundle named in the environment replaces the system store."""
+    for name in CA_BUNDLE_VARIABLES:
+        bundle = os.environ.get(name)
+        if bundle:
+            return ssl.create_default_context(cafile=bundle)
+    return ssl.create_default_context()
+
+
+def _bypassed(host: str, no_proxy: str) -> bool:
+    """Whether `NO_PROXY` (comma-separated names, `.suffix`es, or `*`) exempts `host`."""
+    host = host.lower()
+    for entry in no_proxy.replace(" ", "").lower().split(","):
+        if entry == "*":
+            return True
+        name = entry.lstrip(".").rsplit(":", 1)[0] if "]" not in entry else entry
+        if name and (host == name or host.endswith("." + name)):
+            return True
+    return False
+
+
+def _proxy_auth(proxy: SplitResult) -> dict[str, str]:
+    if proxy.username is None:
+        return {}
+    user = unquote(proxy.username)
+    password = unquote(proxy.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return {"Proxy-Authorization": f"Basic {token}"}
+
+
+class _ProxiedConnection(http.client.HTTPConnection):
+    """A plain-HTTP connection to a proxy that adds its credentials to every request."""
+
+    def __init__(
+        self, host: str, port: int | None, proxy_headers: Mapping[str, str], *, timeout: float
+    ) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._proxy_headers = dict(proxy_headers)
+
+    def putrequest(
+        self, method: str, url: str, skip_host: bool = False, skip_accept_encoding: bool = False
+    ) -> None:
+        """Send the request line (an absolute URL), then the proxy's own headers."""
+        super().putrequest(method, url, skip_host, skip_accept_encoding)
+        for name, value in self._proxy_headers.items():
+            self.putheader(name, value)
 
 
 def outgoing_headers(

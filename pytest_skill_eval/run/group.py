@@ -155,10 +155,10 @@ class GroupRun:
             run["workspace"] = str(prepared.workspace)
             return _never_ran(run)
         result.run["resources"] = resources_json(prepared, self.resources, group.group)
-        if env.ledger is not None and endpoint.mode in ("live", "record"):
+        spend = result.run.get("spend") or {}
+        if env.ledger is not None and spend and not spend.get("simulated"):
             # Scripted and replayed spend is recorded but never charged.
-            usage = result.run.get("usage") or {}
-            env.ledger.charge(float((usage.get("cost") or {}).get("total") or 0.0))
+            env.ledger.charge(float(spend.get("usd") or 0.0))
         return result
 
     def _persist(self, variant: str, result: SubjectResult) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 from ..evidence import layout
 from .diff import changed_files
 from .markup import Links, objects
-from .present import format_number, mapping, tool_names
+from .present import cost_label, format_number, mapping, run_spend, tool_names
 from .text import GroupEvidence, ViewError, artifact_paths, read_json_file
 
 MODE_LABELS = {"scripted": "scripted", "replay": "replayed", "record": "recorded", "live": "live"}
@@ -38,7 +38,7 @@ def variant_view(
         "mode": _mode(run),
         "facts": _run_facts(run),
         "links": raw,
-        "turns": [_turn(turn, transcript) for turn in objects(run.get("turns"))],
+        "turns": [_turn(turn, transcript, _simulated(run)) for turn in objects(run.get("turns"))],
         "changes": changed_files(group.directory, variant, run),
     }
 
@@ -93,7 +93,9 @@ def _run_facts(run: Mapping[str, Any]) -> list[dict[str, Any]]:
         shown = "unavailable" if read is None else ("yes" if read else "no")
         facts.append(_fact("target read", f"{shown} (read turns: {turns})"))
     facts.append(_fact("tools used", ", ".join(tool_names(run)) or "none"))
-    facts.append(_fact("usage", _usage_text(run.get("usage")), "usage"))
+    spend = run_spend(run)
+    usd = spend[0] if spend is not None else None
+    facts.append(_fact("usage", _usage_text(run.get("usage"), _simulated(run), usd), "usage"))
     process = mapping(run.get("process"))
     for key, label in (("exitCode", "exit code"), ("terminationReason", "termination")):
         if process.get(key) not in (None, 0):
@@ -111,17 +113,27 @@ def _run_facts(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     return facts
 
 
-def _usage_text(usage: Any) -> str | None:
-    """The usage line, or None when the run records no usage."""
+def _simulated(run: Mapping[str, Any]) -> bool:
+    spend = run_spend(run)
+    return spend is not None and spend[1]
+
+
+def _usage_text(usage: Any, simulated: bool, usd: float | None = None) -> str | None:
+    """The usage line, or None when the run records no usage; simulated cost says so.
+
+    `usd` (the run's spend) replaces the priced usage: a recording pays only what went upstream.
+    """
     if not isinstance(usage, Mapping):
         return None
-    total = mapping(usage.get("cost")).get("total")
+    total = usd if usd is not None else mapping(usage.get("cost")).get("total")
     parts = [
         f"input {format_number(usage.get('input'))}",
         f"output {format_number(usage.get('output'))}",
         f"cache read {format_number(usage.get('cacheRead'))}",
         f"cache write {format_number(usage.get('cacheWrite'))}",
-        f"cost ${format_number(total)}" if isinstance(total, int | float) else "cost unavailable",
+        f"cost {cost_label(total, simulated)}"
+        if isinstance(total, int | float)
+        else "cost unavailable",
     ]
     return " · ".join(parts)
 
@@ -173,7 +185,7 @@ def _outcome(call: Mapping[str, Any]) -> str:
     return "failed" if call.get("isError") else "succeeded"
 
 
-def _turn(turn: Mapping[str, Any], transcript: list[Any]) -> dict[str, Any]:
+def _turn(turn: Mapping[str, Any], transcript: list[Any], simulated: bool) -> dict[str, Any]:
     messages = _turn_slice(turn, transcript)
     results = {str(m.get("toolCallId")): m for m in messages if m.get("role") == "toolResult"}
     calls = objects(turn.get("toolActivity"))
@@ -204,7 +216,7 @@ def _turn(turn: Mapping[str, Any], transcript: list[Any]) -> dict[str, Any]:
         "calls": [_call(call, results) for call in calls],
         "response": str(turn.get("response") or ""),
         "assistant_error": str(turn["assistantError"]) if turn.get("assistantError") else None,
-        "usage": _usage_text(turn.get("usage")),
+        "usage": _usage_text(turn.get("usage"), simulated),
         "wall": wall if isinstance(wall, int) else None,
         "workspace": changes,
         "messages": [_message(m) for m in messages],

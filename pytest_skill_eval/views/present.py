@@ -160,8 +160,39 @@ def changes_of(run: Mapping[str, Any]) -> dict[str, list[str]]:
     }
 
 
-def usage_cells(usage: Any) -> list[str]:
-    """The usage row's cells after its label."""
+# Provider modes whose cost is priced like a real model but never paid.
+SIMULATED_MODES = ("scripted", "replay")
+
+
+def run_spend(run: Mapping[str, Any]) -> tuple[float, bool] | None:
+    """What a run cost in USD and whether it was only simulated; None when it records no cost.
+
+    Records written before `spend` existed fall back to the usage total and the provider mode.
+    """
+    spend = run.get("spend")
+    usd = spend.get("usd") if isinstance(spend, Mapping) else None
+    if isinstance(usd, int | float) and not isinstance(usd, bool):
+        return float(usd), bool(mapping(spend).get("simulated"))
+    total = mapping(mapping(run.get("usage")).get("cost")).get("total")
+    if not isinstance(total, int | float) or isinstance(total, bool):
+        return None
+    return float(total), mapping(run.get("provider")).get("mode") in SIMULATED_MODES
+
+
+def cost_label(usd: Any, simulated: bool, *, dollar: str = "$") -> str:
+    """A cost as shown: "$0.01" spent, or "simulated $0.01" (priced, never paid)."""
+    shown = f"{dollar}{format_number(usd)}"
+    return f"simulated {shown}" if simulated else shown
+
+
+def run_cost_label(run: Mapping[str, Any]) -> str | None:
+    """The run's cost as shown everywhere (terminal, views, JUnit); None when it has none."""
+    spend = run_spend(run)
+    return cost_label(*spend) if spend is not None else None
+
+
+def usage_cells(usage: Any, spend: tuple[float, bool] | None = None) -> list[str]:
+    """The usage row's cells after its label; `spend` (the run's) gives the cost cell."""
     if not isinstance(usage, Mapping):
         return ["unavailable"]
     cells = [
@@ -172,7 +203,9 @@ def usage_cells(usage: Any) -> list[str]:
     ]
     cost = usage.get("cost")
     total = cost.get("total") if isinstance(cost, Mapping) else None
-    if isinstance(total, int | float) and not isinstance(total, bool):
+    if spend is not None:
+        cells.append(f"cost={cost_label(*spend, dollar='')}")
+    elif isinstance(total, int | float) and not isinstance(total, bool):
         cells.append(f"cost={format_number(total)}")
     return cells
 

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read
-from .present import escape_cell
+from .present import escape_cell, run_spend
 
 
 class Writer(Protocol):
@@ -44,13 +44,7 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
     for record in read.group_records(result_dir):
         group_dir = layout.group_dir(result_dir, record["id"])
         variants = " ".join(f"{v}={s}" for v, s in record.get("variants", {}).items())
-        costs = []
-        for variant in VARIANTS:
-            found = read.read_run(group_dir / variant)
-            cost = read.run_cost(found[1]) if found is not None else None
-            if cost is not None:
-                costs.append(cost)
-        cost_text = f" cost=${sum(costs):.6f}" if costs else ""
+        cost_text = _group_cost(group_dir)
         writer.write_line(
             f"  group {record['id']} [{record['state']}] {variants} "
             f"grade={record.get('grade')}{cost_text}"
@@ -68,6 +62,21 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
                 reason = escape_cell(str(error.get("reason")))
                 writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
         writer.write_line(f"    evidence: {group_dir}")
+
+
+def _group_cost(group_dir: Path) -> str:
+    """ " cost=$X" spent by the group's runs, and " cost=simulated $Y" for what was priced only."""
+    spent: list[float] = []
+    simulated: list[float] = []
+    for variant in VARIANTS:
+        found = read.read_run(group_dir / variant)
+        spend = run_spend(found[1]) if found is not None else None
+        if spend is not None:
+            (simulated if spend[1] else spent).append(spend[0])
+    parts = [f" cost=${sum(spent):.6f}"] if spent else []
+    if simulated:
+        parts.append(f" cost=simulated ${sum(simulated):.6f}")
+    return "".join(parts)
 
 
 def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:

@@ -29,6 +29,7 @@ from .present import (
     rate_of,
     relative,
     row,
+    run_spend,
     text_block,
     tool_names,
     usage_cells,
@@ -267,7 +268,7 @@ def _variant_lines(result_dir: Path, group: GroupEvidence, variant: str) -> list
         lines.extend(text_block("response", str(turn.get("response") or ""), "    "))
     if complete and not turns:
         lines.extend(text_block("response", str(run.get("response") or ""), "  "))
-    lines.append(row("  usage", *usage_cells(run.get("usage"))))
+    lines.append(row("  usage", *usage_cells(run.get("usage"), run_spend(run))))
     process = mapping(run.get("process"))
     assistant_error = process.get("assistantError") or next(
         (t.get("assistantError") for t in turns if t.get("assistantError")), None

@@ -33,7 +33,8 @@ def test_example_suite_runs_with_real_pi_and_keeps_evidence(
             "*changelog-entry::entry-in-fixed?comparison? FAIL-TO-PASS*",
             "*changelog-entry?candidate? PASSED*",
             "*= skill-eval =*",
-            "*group changelog-entry ?complete? baseline=complete candidate=complete*cost=$*",
+            "*group changelog-entry ?complete? baseline=complete candidate=complete*"
+            "cost=simulated $*",
             "*comparison entry-in-fixed: fail-to-pass",
         ]
     )

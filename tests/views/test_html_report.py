@@ -150,7 +150,7 @@ def test_turn_prompts_tool_calls_usage_and_marks(report: str) -> None:
         '<span class="badge s-failed">failed</span></td><td><pre class="json">{\n'
         "  &quot;path&quot;: &quot;RELEASE-NOTES.md&quot;\n}</pre></td>"
     ) in report
-    assert "cost $0.02265" in report
+    assert "cost simulated $0.02265" in report  # scripted: priced, never paid
     assert report.count('<span class="badge mode" title="provider mode scripted;') == 4
     assert "Advisory review" in report
     assert "not canonical" in report
