@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -32,6 +33,8 @@ from .triggers import trigger_rates
 
 __all__ = ["ALPHA", "Z95", "aggregate", "mcnemar_exact", "wilson_interval", "write_aggregate"]
 
+# The fewest discordant pairs for which the exact two-sided McNemar test can reach p < 0.05.
+EXACT_MIN_DISCORDANT = next(d for d in range(1, 64) if mcnemar_exact(d, 0) < ALPHA)
 TRANSITIONS = ("pass-to-pass", "pass-to-fail", "fail-to-pass", "fail-to-fail", "unavailable")
 
 
@@ -158,7 +161,9 @@ def consistency(passes: int, observed: int) -> list[Consistency]:
 def sample_size(transitions: Mapping[str, int]) -> dict[str, int] | None:
     """Paired trials in all, and how many more, for McNemar at 80% power and alpha 0.05.
 
-    Connor's formula (see `stats.mcnemar_sample_size`) on the observed discordance rates;
+    Connor's formula (see `stats.mcnemar_sample_size`) on the observed discordance rates,
+    but never fewer pairs than are expected to hold the discordant pairs the exact test needs
+    to reject at all (six at alpha 0.05): the normal approximation undercounts small samples.
     None when they cannot be separated (no pair, or as many fail-to-pass as pass-to-fail).
     """
     f2p, p2f = transitions.get("fail-to-pass", 0), transitions.get("pass-to-fail", 0)
@@ -166,6 +171,7 @@ def sample_size(transitions: Mapping[str, int]) -> dict[str, int] | None:
     needed = mcnemar_sample_size(f2p, p2f, pairs)
     if needed is None:
         return None
+    needed = max(needed, math.ceil(EXACT_MIN_DISCORDANT * pairs / (f2p + p2f)))
     return {"pairs": needed, "more": max(0, needed - pairs)}
 
 
