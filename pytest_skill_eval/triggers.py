@@ -78,26 +78,37 @@ class _Skill:
 
 def trigger_rates(result_dirs: Iterable[Path]) -> list[TriggerRate]:
     """Activation and false activation rates per target skill over the given results."""
-    skills: dict[tuple[str | None, str | None], _Skill] = {}
+    groups: list[tuple[TriggerSkill, read.GroupEvidence]] = []
     for result_dir in result_dirs:
         summary = read.summary_or_none(result_dir)
         for record in summary["groups"] if summary else []:
-            _add_group(skills, read.load_group(result_dir, record))
+            group = read.load_group(result_dir, record)
+            targets = [_target(group, v) for v in ("candidate", "baseline")]
+            skill = next((t for t in targets if t is not None), None)
+            if skill is not None and _skill_read_checks(group):
+                groups.append((skill, group))
+    # A run that failed before its snapshot was recorded names only the declared path: it
+    # belongs to that path's snapshot when the other runs agree on exactly one.
+    known: dict[str, set[str]] = {}
+    for skill, _ in groups:
+        if skill["sha256"] is not None:
+            known.setdefault(skill["declaredPath"], set()).add(skill["sha256"])
+    skills: dict[tuple[str, str | None], _Skill] = {}
+    for skill, group in groups:
+        shas = known.get(skill["declaredPath"], set())
+        if skill["sha256"] is None and len(shas) == 1:
+            skill = {"declaredPath": skill["declaredPath"], "sha256": next(iter(shas))}
+        key = (skill["declaredPath"], skill["sha256"])
+        _add_group(skills.setdefault(key, _Skill(skill)), group)
     return [_finish(entry) for entry in skills.values()]
 
 
-def _add_group(
-    skills: dict[tuple[str | None, str | None], _Skill], group: read.GroupEvidence
-) -> None:
-    checks = [c for c in (group.grade or {}).get("checks") or [] if c.get("kind") == "skill-read"]
-    if not checks:
-        return
-    targets = {v: _target(group, v) for v in VARIANTS}
-    skill = targets["candidate"] or targets["baseline"]
-    if skill is None:
-        return
-    key = (skill["declaredPath"], skill["sha256"])
-    entry = skills.setdefault(key, _Skill(skill))
+def _skill_read_checks(group: read.GroupEvidence) -> list[Mapping[str, Any]]:
+    return [c for c in (group.grade or {}).get("checks") or [] if c.get("kind") == "skill-read"]
+
+
+def _add_group(entry: _Skill, group: read.GroupEvidence) -> None:
+    checks = _skill_read_checks(group)
     entry.groups.add(group.id)
     states = read.mapping(group.record.get("variants"))
     for variant in VARIANTS:
@@ -107,8 +118,11 @@ def _add_group(
         own = [c for c in checks if c.get("variant") == variant]
         expects = {str(read.mapping(c.get("expected")).get("read")) for c in own}
         seen = entry.targets.setdefault(variant, [])
-        if targets[variant] not in seen:
-            seen.append(targets[variant])
+        target = _target(group, variant)
+        if variant == "candidate" and target is not None and target["sha256"] is None:
+            target = entry.skill  # resolved from the other runs, as for the key
+        if target not in seen:
+            seen.append(target)
         observed = _target_read(own)
         if expects & POSITIVE:
             entry.tally(variant, "activation").record(state, observed)
