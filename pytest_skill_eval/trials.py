@@ -9,35 +9,33 @@ from typing import Any, cast
 
 from .definitions import VARIANTS
 from .evidence import layout, read
-from .evidence.records import AggregateGroup, AggregateRecord, Budget, Fingerprint, TrialRow
+from .evidence.records import (
+    AggregateGroup,
+    AggregateRecord,
+    Budget,
+    Consistency,
+    Fingerprint,
+    TrialRow,
+)
 from .evidence.states import aggregate_state
 from .evidence.store import utc_now
 from .evidence.summary import write_aggregate as write_aggregate_record
+from .stats import (
+    ALPHA,
+    Z95,
+    mcnemar_exact,
+    mcnemar_sample_size,
+    pass_at_k,
+    pass_hat_k,
+    wilson_interval,
+)
+from .triggers import trigger_rates
 
-Z95 = 1.959963984540054
-ALPHA = 0.05
+__all__ = ["ALPHA", "Z95", "aggregate", "mcnemar_exact", "wilson_interval", "write_aggregate"]
+
+# The fewest discordant pairs for which the exact two-sided McNemar test can reach p < 0.05.
+EXACT_MIN_DISCORDANT = next(d for d in range(1, 64) if mcnemar_exact(d, 0) < ALPHA)
 TRANSITIONS = ("pass-to-pass", "pass-to-fail", "fail-to-pass", "fail-to-fail", "unavailable")
-
-
-def wilson_interval(passes: int, total: int, z: float = Z95) -> tuple[float, float] | None:
-    """95% Wilson score interval of a pass rate; None without observations."""
-    if total == 0:
-        return None
-    p = passes / total
-    denominator = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denominator
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def mcnemar_exact(fail_to_pass: int, pass_to_fail: int) -> float:
-    """Exact two-sided McNemar p-value: a binomial(n, 1/2) test on the discordant pairs."""
-    n = fail_to_pass + pass_to_fail
-    if n == 0:
-        return 1.0
-    k = min(fail_to_pass, pass_to_fail)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
-    return float(min(1.0, 2 * tail))
 
 
 def _counts() -> dict[str, int]:
@@ -120,6 +118,7 @@ def aggregate(
         "trials": trial_rows,
         "inputs": {"identical": identical, "fingerprints": fingerprints[:1]},
         "groups": out_groups,
+        "triggerRates": trigger_rates(trials),
         "completedAt": utc_now(),
     }
     if budget is not None:
@@ -141,7 +140,39 @@ def _check_stats(row: dict[str, Any]) -> dict[str, Any]:
         **row,
         "passRate": row["pass"] / observed if observed else None,
         "interval": list(interval) if interval else None,
+        "consistency": consistency(row["pass"], observed),
     }
+
+
+def consistency(passes: int, observed: int) -> list[Consistency]:
+    """pass@k and pass^k for k = 1 and k = n over the n trials whose check passed or failed."""
+    if observed == 0:
+        return []
+    return [
+        {
+            "k": k,
+            "passAtK": pass_at_k(observed, passes, k),
+            "passHatK": pass_hat_k(observed, passes, k),
+        }
+        for k in sorted({1, observed})
+    ]
+
+
+def sample_size(transitions: Mapping[str, int]) -> dict[str, int] | None:
+    """Paired trials in all, and how many more, for McNemar at 80% power and alpha 0.05.
+
+    Connor's formula (see `stats.mcnemar_sample_size`) on the observed discordance rates,
+    but never fewer pairs than are expected to hold the discordant pairs the exact test needs
+    to reject at all (six at alpha 0.05): the normal approximation undercounts small samples.
+    None when they cannot be separated (no pair, or as many fail-to-pass as pass-to-fail).
+    """
+    f2p, p2f = transitions.get("fail-to-pass", 0), transitions.get("pass-to-fail", 0)
+    pairs = sum(transitions.get(name, 0) for name in TRANSITIONS if name != "unavailable")
+    needed = mcnemar_sample_size(f2p, p2f, pairs)
+    if needed is None:
+        return None
+    needed = max(needed, math.ceil(EXACT_MIN_DISCORDANT * pairs / (f2p + p2f)))
+    return {"pairs": needed, "more": max(0, needed - pairs)}
 
 
 def _comparison_stats(row: dict[str, Any]) -> dict[str, Any]:
@@ -158,12 +189,15 @@ def _comparison_stats(row: dict[str, Any]) -> dict[str, Any]:
             "interval": list(interval) if interval else None,
         }
     separated = _separated(rates["baseline"]["interval"], rates["candidate"]["interval"])
+    unresolved = not (separated and p < ALPHA)
     return {
         **row,
         "rates": rates,
         "discordant": {"fail-to-pass": f2p, "pass-to-fail": p2f},
         "mcnemarP": p,
-        "differenceUnresolved": not (separated and p < ALPHA),
+        "differenceUnresolved": unresolved,
+        # Connor 1987 on the observed discordance; None when resolved or not estimable.
+        "sampleSize": sample_size(transitions) if unresolved else None,
     }
 
 

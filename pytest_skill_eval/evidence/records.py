@@ -221,6 +221,58 @@ class AggregateGroup(TypedDict):
     checks: list[dict[str, Any]]
 
 
+class TriggerSkill(TypedDict):
+    """A target skill by snapshot: its declared path and content sha256 (None if unknown)."""
+
+    declaredPath: str
+    sha256: str | None
+
+
+class TriggerCounts(TypedDict):
+    """How often the target was read among runs that observed it, and who was left out."""
+
+    read: int
+    observed: int
+    rate: float | None
+    interval: list[float] | None
+    # Runs that ended invalid, infrastructure-failed or cancelled, by state: never "not read".
+    excluded: dict[str, int]
+    # Complete runs whose read could not be observed (an unavailable check).
+    unobserved: int
+
+
+class TriggerVariant(TypedDict):
+    """One variant's targets (None: no target) and its two rates."""
+
+    targets: list[TriggerSkill | None]
+    activation: TriggerCounts
+    falseActivation: TriggerCounts
+
+
+class TriggerDifference(TypedDict):
+    """Candidate rate minus baseline rate, with Newcombe's hybrid score 95% interval."""
+
+    difference: float
+    interval: list[float]
+
+
+class TriggerRate(TypedDict):
+    """Activation and false activation rates of one target skill over a suite and its trials."""
+
+    skill: TriggerSkill
+    groups: list[str]
+    variants: dict[str, TriggerVariant]
+    difference: dict[str, TriggerDifference | None]
+
+
+class Consistency(TypedDict):
+    """pass@k and pass^k of one check for k trials drawn from the n observed."""
+
+    k: int
+    passAtK: float
+    passHatK: float
+
+
 class AggregateRecord(TypedDict):
     """`aggregate.json`: counts and statistics over trials (reference §6.5)."""
 
@@ -234,3 +286,5 @@ class AggregateRecord(TypedDict):
     groups: list[AggregateGroup]
     completedAt: str
     budget: NotRequired[Budget]
+    # Absent from aggregates written before trigger rates were recorded.
+    triggerRates: NotRequired[list[TriggerRate]]

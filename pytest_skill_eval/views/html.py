@@ -8,7 +8,7 @@ large transcripts stay usable without scripts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,15 @@ from ..evidence.read import load_aggregate, load_invocation
 from .html_run import variant_view
 from .markup import ENVIRONMENT, Links, objects
 from .present import Rate, comparison_stats, declared_turns, format_number, mapping, rate_of
+from .statistics import (
+    RATE_LABELS,
+    aggregate_trigger_rates,
+    consistency_of,
+    excluded_text,
+    result_trigger_rates,
+    sample_size_text,
+    skill_label,
+)
 from .text import (
     VARIANTS,
     GroupEvidence,
@@ -74,6 +83,7 @@ def _result_document(result_dir: Path, links: Links) -> str:
         title=f"skill-eval result {result_id}",
         result=result,
         groups=[_group(result_dir, group, links) for group in groups],
+        triggers=_triggers(result_trigger_rates(result_dir)),
     )
 
 
@@ -221,8 +231,62 @@ def _aggregate_document(aggregate_dir: Path, links: Links) -> str:
         "links": [links.to(layout.AGGREGATE, layout.aggregate_file(aggregate_dir))],
     }
     return ENVIRONMENT.get_template("aggregate.html.j2").render(
-        title=f"skill-eval aggregate {aggregate_id}", aggregate=aggregate
+        title=f"skill-eval aggregate {aggregate_id}",
+        aggregate=aggregate,
+        triggers=_triggers(aggregate_trigger_rates(data)),
     )
+
+
+def _triggers(rates: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Trigger rates as shown: per skill, per rate, the variants that observed or left out runs."""
+    shown = []
+    for entry in rates:
+        variants, differences = mapping(entry.get("variants")), mapping(entry.get("difference"))
+        rows = []
+        for name, label in RATE_LABELS.items():
+            sides = []
+            for variant in VARIANTS:
+                counts = mapping(mapping(variants.get(variant)).get(name))
+                left_out = excluded_text(counts)
+                if (
+                    not counts.get("observed")
+                    and left_out == "none"
+                    and not counts.get("unobserved")
+                ):
+                    continue
+                read, observed = int(counts.get("read") or 0), int(counts.get("observed") or 0)
+                sides.append(
+                    {
+                        "variant": variant,
+                        "read": read,
+                        "observed": observed,
+                        "rate": _rate(rate_of({"pass": read, "fail": observed - read})),
+                        "excluded": left_out,
+                        "unobserved": counts.get("unobserved") or 0,
+                    }
+                )
+            difference = mapping(differences.get(name))
+            interval = difference.get("interval")
+            if sides:
+                rows.append(
+                    {
+                        "name": label,
+                        "sides": sides,
+                        "difference": (
+                            f"{_signed(difference.get('difference'))} "
+                            f"[{_signed(interval[0])}, {_signed(interval[1])}]"
+                            if isinstance(interval, list) and len(interval) == 2
+                            else None
+                        ),
+                    }
+                )
+        if rows:
+            shown.append({"label": skill_label(entry), "rates": rows})
+    return shown
+
+
+def _signed(value: Any) -> str:
+    return f"{float(value) * 100:+.1f} pp" if isinstance(value, int | float) else "unavailable"
 
 
 def _aggregate_group(group: Mapping[str, Any]) -> dict[str, Any]:
@@ -243,6 +307,7 @@ def _aggregate_group(group: Mapping[str, Any]) -> dict[str, Any]:
                 "transitions": transitions or "none",
                 "p_value": format_number(p_value),
                 "unresolved": unresolved,
+                "sample_size": sample_size_text(comparison) if unresolved else None,
             }
         )
     checks = [
@@ -254,6 +319,10 @@ def _aggregate_group(group: Mapping[str, Any]) -> dict[str, Any]:
             "failed": check.get("fail"),
             "unavailable": check.get("unavailable"),
             "rate": _rate(rate_of(check)),
+            "consistency": [
+                {"k": row["k"], "at": _percent(row["passAtK"]), "hat": _percent(row["passHatK"])}
+                for row in consistency_of(check)
+            ],
         }
         for check in objects(group.get("checks"))
     ]

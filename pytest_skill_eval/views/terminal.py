@@ -9,6 +9,13 @@ from typing import Protocol
 from ..definitions import VARIANTS
 from ..evidence import layout, read
 from .present import escape_cell, run_spend
+from .statistics import (
+    aggregate_trigger_rates,
+    consistency_of,
+    result_trigger_rates,
+    sample_size_text,
+    trigger_terminal_lines,
+)
 
 
 class Writer(Protocol):
@@ -29,6 +36,10 @@ def terminal_summary(
         _result_lines(writer, trial, result_dir)
     if aggregate_dir is not None:
         _aggregate_lines(writer, aggregate_dir)
+    elif len(result_dirs) == 1:
+        # A single result has no aggregate: its trigger rates are computed from its evidence.
+        for line in trigger_terminal_lines(result_trigger_rates(next(iter(result_dirs.values())))):
+            writer.write_line(line)
 
 
 def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
@@ -89,13 +100,18 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
         for check in group["checks"]:
             interval = check.get("interval")
             span = f" 95% CI [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
+            figures = "".join(
+                f" pass@{row['k']}={row['passAtK']:.2f} pass^{row['k']}={row['passHatK']:.2f}"
+                for row in consistency_of(check)
+                if row["k"] > 1
+            )
             writer.write_line(
                 f"  {group['id']} check {check['id']}: pass {check['pass']}/"
-                f"{check['pass'] + check['fail'] + check['unavailable']}{span}"
+                f"{check['pass'] + check['fail'] + check['unavailable']}{span}{figures}"
             )
         for comparison in group["comparisons"]:
             verdict = (
-                "difference unresolved"
+                f"difference unresolved; {sample_size_text(comparison)}"
                 if comparison["differenceUnresolved"]
                 else "difference resolved"
             )
@@ -105,3 +121,5 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
                 f"pass-to-fail={comparison['discordant']['pass-to-fail']} "
                 f"McNemar p={comparison['mcnemarP']:.4g} ({verdict})"
             )
+    for line in trigger_terminal_lines(aggregate_trigger_rates(data)):
+        writer.write_line(line)

@@ -34,6 +34,13 @@ from .present import (
     tool_names,
     usage_cells,
 )
+from .statistics import (
+    aggregate_trigger_rates,
+    consistency_cells,
+    result_trigger_rates,
+    sample_size_text,
+    trigger_text_rows,
+)
 
 # The views' names for the reader's error and JSON loader; a view refuses what the reader does.
 ViewError = ReadError
@@ -97,7 +104,13 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
     for record in records:
         lines.append("")
         lines.extend(_group_lines(result_dir, load_group(result_dir, record), variant))
+    if group is None and variant is None:
+        lines.extend(_trigger_lines(trigger_text_rows(result_trigger_rates(result_dir))))
     return "\n".join(lines) + "\n"
+
+
+def _trigger_lines(rows: list[str]) -> list[str]:
+    return ["", "Trigger rates:", *rows] if rows else []
 
 
 def _budget_rows(budget: Any) -> list[str]:
@@ -354,8 +367,10 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
                     str(check.get("kind")),
                     f"pass={rate.passes}/{rate.total}",
                     *_rate_cells("", rate),
+                    *consistency_cells(check),
                 )
             )
+    lines.extend(_trigger_lines(trigger_text_rows(aggregate_trigger_rates(data))))
     return "\n".join(lines) + "\n"
 
 
@@ -374,5 +389,5 @@ def _aggregate_comparison_row(comparison: Mapping[str, Any]) -> str:
         f"mcnemar-p={format_number(p_value)}",
     ]
     if unresolved:
-        cells.append("difference unresolved")
+        cells.extend(["difference unresolved", sample_size_text(comparison)])
     return row(*cells)

@@ -262,3 +262,22 @@ def test_agent_text_is_escaped_in_every_place_it_reaches(result_dir: Path) -> No
     assert f"<code>{shown_name}</code>" in report  # the file name
     assert f"+++ workspace/{shown_name}" in report
     assert f'<span class="add">+{HOSTILE_ESCAPED}\n</span>' in report  # the diff line
+
+
+def test_report_shows_trigger_rates_of_a_single_result(report: str) -> None:
+    section = report[report.index('<section class="triggers"') :]
+    section = section[: section.index("</section>")]
+    # The candidate read its target on the one positive group, the baseline (no target) did not.
+    assert "<code>skills/changelog-keeper@b7601a489f87</code>" in section
+    assert "<td>candidate</td><td>1/1</td>" in section
+    assert "<td>baseline</td><td>0/1</td>" in section
+    assert "candidate − baseline" in section
+    assert "+100.0 pp [-12.2 pp, +100.0 pp]" in section
+
+
+def test_aggregate_report_shows_consistency_and_sample_size(unresolved_aggregate: Path) -> None:
+    document = render_html(unresolved_aggregate)
+    _parse(document)
+    assert "k=1: 100.0% / 100.0%<br>k=3: 100.0% / 100.0%" in document
+    assert "k=1: 0.0% / 0.0%<br>k=3: 0.0% / 0.0%" in document
+    assert "about 3 more paired trials (80% power, alpha 0.05; 6 in all)" in document
