@@ -9,13 +9,13 @@ multi-turn ones keep one process reading stream-json prompts, one after the othe
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from ...modelserver.hosttools import skill_name
 from ...modelserver.wire import ANTHROPIC
 from ..base import Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
@@ -40,20 +40,6 @@ QUIET = {
     "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
 }
 BUILTIN_PLUGINS = ("plugin-authoring", "agents-md", "privacy")
-
-
-def skill_name(skill_dir: Path) -> str:
-    """The `name:` in SKILL.md's frontmatter (what the host lists), else the directory's name."""
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        lines = (skill_dir / "SKILL.md").read_text(encoding="utf-8").splitlines()
-        if lines and lines[0].strip() == "---":
-            for line in lines[1:]:
-                if line.strip() == "---":
-                    break
-                key, _, value = line.partition(":")
-                if key.strip() == "name" and value.strip():
-                    return value.strip().strip("\"'")
-    return skill_dir.name
 
 
 def install_skills(config: Path, skills: Sequence[Path]) -> dict[str, Path]:
