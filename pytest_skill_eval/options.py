@@ -51,6 +51,14 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         },
     ),
     (
+        "claude",
+        "PATH",
+        {
+            "help": "the Claude Code binary (default: claude on PATH, else "
+            "node_modules/.bin/claude under the root or this package)"
+        },
+    ),
+    (
         "cassettes",
         "DIR",
         {
@@ -140,6 +148,7 @@ class Settings:
     no_progress_s: float
     max_cost: float | None
     pi: str | None
+    claude: str | None
     pi_auth: Path | None
     pi_models: Path | None
     upstream_url: str | None
@@ -200,6 +209,7 @@ class Settings:
             no_progress_s=no_progress_s,
             max_cost=max_cost,
             pi=_option(config, "pi"),
+            claude=_option(config, "claude"),
             pi_auth=_ini_path(config, "skill_eval_pi_auth"),
             pi_models=_ini_path(config, "skill_eval_pi_models"),
             upstream_url=config.getini("skill_eval_upstream_url") or None,

@@ -19,6 +19,8 @@ from .evidence import create_result_dir, layout, read
 from .evidence.store import utc_now
 from .evidence.summary import write_invocation, write_summary
 from .grading import grade_group
+from .hosts import checked_binary
+from .hosts.base import Executable
 from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import CancelToken
 from .options import Settings, usage_errors
@@ -62,12 +64,23 @@ class SkillEvalSession:
 
     # -- services ---------------------------------------------------------------------------
 
-    def pi(self) -> PiBinary:
-        """The checked Pi binary (checked once per process, or handed over by the controller)."""
+    def pi(self, host: str = "pi") -> Executable:
+        """The checked binary of `host` (checked once per process; Pi's may be handed over)."""
         with self._pi_lock:
+            if host != "pi":
+                return checked_binary(host, self.settings.claude, self.settings.root)
             if self.checked_pi is None:
                 self.checked_pi = check_pi(locate_pi(self.settings.pi, self.settings.root))
             return self.checked_pi
+
+    def _hosts_in_use(self) -> set[str]:
+        """The hosts other than Pi that the selected definitions name (checked up front)."""
+        hosts: set[str] = set()
+        for path in self.settings.paths:
+            with contextlib.suppress(DefinitionError):
+                for loaded in load_definition(path, self.settings.root).groups:
+                    hosts.add(loaded.group.effective_runtime.host)
+        return hosts - {"pi"}
 
     def environment(self) -> Environment:
         """What a group needs to run its subjects in this process."""
@@ -113,6 +126,8 @@ class SkillEvalSession:
         if not settings.collect_only:
             with usage_errors():
                 self.pi()
+                for host in sorted(self._hosts_in_use()):
+                    self.pi(host)
         definitions = []
         for path in settings.paths:
             try:

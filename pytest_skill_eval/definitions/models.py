@@ -145,7 +145,7 @@ class Environment(DefinitionModel):
 class Runtime(DefinitionModel):
     """The host profile shared by both variants."""
 
-    host: Literal["pi"]
+    host: Literal["pi", "claude-code"]
     prompt: Literal["isolated", "host"] = "isolated"
     session: Boolean
     extensions: tuple[ExtensionBundle, ...]
@@ -282,7 +282,24 @@ class Group(DefinitionModel):
         self._check_tools()
         self._check_expectations()
         _check_comparisons(self.expectations)
+        self._check_host()
         return self
+
+    def _check_host(self) -> None:
+        """What Claude Code cannot run yet is refused at collection, not at run time."""
+        runtime = self.effective_runtime
+        if runtime.host != "claude-code":
+            return
+        if runtime.extensions:
+            raise rule_error(
+                "runtime extension bundles are Pi's; runtime.host claude-code cannot load them",
+                ("runtime", "extensions"),
+            )
+        if self.commands is not None:
+            raise rule_error(
+                "declared commands (run_command) are not offered on runtime.host claude-code yet",
+                ("commands",),
+            )
 
     @property
     def turns(self) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
+from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.placeholders import (
     fill_response,
     normalise_request,
@@ -207,6 +208,7 @@ class Route:
         # `{{date}}` (the normalised date line) is filled with today unless a caller set it.
         values = {"date": datetime.date.today().isoformat(), **self.placeholders}
         response = fill_response(interaction.response, values)
+        response = render_for_host(response, requesting_host(body), values)
         if response.latency_ms:
             time.sleep(response.latency_ms / 1000)
         model = str(body.get("model", ""))

@@ -40,7 +40,7 @@ class Environment:
     root: Path
     resolver: SourceResolver
     cancel: CancelToken
-    pi: Callable[[], Any]  # returns a checked PiBinary (checked once, lazily)
+    pi: Callable[..., Any]  # (host name) → its checked binary (checked once, lazily)
     endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str]], Endpoint]
     no_progress_s: float
     ledger: Ledger | None = None
@@ -137,7 +137,7 @@ class GroupRun:
             result = run_subject(
                 group=group.group,
                 prepared=prepared,
-                binary=env.pi(),
+                binary=env.pi(group.group.effective_runtime.host),
                 endpoint=endpoint,
                 cancel=env.cancel,
                 no_progress_s=env.no_progress_s,

@@ -1,0 +1,271 @@
+"""Claude Code as a subject host: isolated config dir, user-scope skills, a PreToolUse guard.
+
+The operator's `~/.claude`, CLAUDE.md files, plugins, MCP servers and bundled skills never reach
+it: HOME, `CLAUDE_CONFIG_DIR` and TMPDIR are ours, the only setting source is that empty user
+scope (which holds exactly the declared skills, linked to their snapshots, so nothing is added to
+the workspace), and everything else arrives on the command line. One-shot groups use `-p`;
+multi-turn ones keep one process reading stream-json prompts, one after the other settled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from ...modelserver.hosttools import skill_name
+from ...modelserver.wire import ANTHROPIC
+from ..base import Endpoint, Executable, Home, Launch
+from ..observation import Observation, Turn
+from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from .binary import BASELINE_KEYS
+from .events import StreamTranslator
+
+TICK_S = 0.25
+GUARD = Path(__file__).with_name("guard.py")
+# The neutral tools a group declares → Claude Code's built-in tools.
+HOST_TOOLS = {"read": "Read", "write": "Write", "edit": "Edit"}
+# The placeholder key a host-side process needs to start; the loopback server ignores it.
+LOOPBACK_KEY = "skill-eval-loopback"
+QUIET = {
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "CLAUDE_CODE_DISABLE_BUNDLED_SKILLS": "1",
+    "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+}
+BUILTIN_PLUGINS = ("plugin-authoring", "agents-md", "privacy")
+
+
+def install_skills(config: Path, skills: Sequence[Path]) -> dict[str, Path]:
+    """Link each declared skill into the isolated user scope; name → its snapshotted SKILL.md."""
+    directory = config / "skills"
+    directory.mkdir(exist_ok=True)
+    seen: dict[str, Path] = {}
+    for skill in skills:
+        name = skill_name(skill)
+        if name in seen or "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"skill {skill} cannot be installed for Claude Code as {name!r}")
+        (directory / name).symlink_to(skill, target_is_directory=True)
+        seen[name] = (skill / "SKILL.md").resolve()
+    return seen
+
+
+def settings(guard: bool) -> dict[str, object]:
+    """Built-in plugins off and, with the guard, every tool call through the PreToolUse hook."""
+    value: dict[str, object] = {
+        "enabledPlugins": {f"cc-plugin-{p}@builtin": False for p in BUILTIN_PLUGINS},
+    }
+    if guard:
+        command = f"{sys.executable} -I {GUARD}"
+        value["hooks"] = {
+            "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]
+        }
+    return value
+
+
+def host_tools(tools: Sequence[str], skills: bool) -> list[str]:
+    """The host's tools for the declared neutral ones, and `Skill` when there are skills."""
+    return [HOST_TOOLS[t] for t in tools if t in HOST_TOOLS] + (["Skill"] if skills else [])
+
+
+class ClaudeCodeDialogue:
+    """stream-json out (both modes); prompts in argv (one shot) or as stream-json lines."""
+
+    def __init__(
+        self,
+        process: HostProcess,
+        cancel: CancelToken,
+        launch: Launch,
+        after_turn: Callable[[Turn], None],
+        skills: Mapping[str, Path],
+    ) -> None:
+        self._process = process
+        self._cancel = cancel
+        self._launch = launch
+        self._after_turn = after_turn
+        self._observation = Observation()
+        self._outcome = ProcessOutcome()
+        self._translator = StreamTranslator(self._observation, skills)
+        self._ended = False
+
+    @property
+    def process(self) -> HostProcess:
+        """Claude Code runs as one process for the whole conversation."""
+        return self._process
+
+    @property
+    def observation(self) -> Observation:
+        """What was observed so far."""
+        return self._observation
+
+    @property
+    def outcome(self) -> ProcessOutcome:
+        """How Claude Code is ending."""
+        return self._outcome
+
+    def _pump(self, done: Callable[[], bool]) -> bool:
+        """Apply frames until `done()`; False when the conversation cannot go on."""
+        obs = self._observation
+        while not done():
+            if self._cancel.cancelled:
+                self._process.terminate(self._outcome, "cancelled")
+                return False
+            if obs.protocol_errors:
+                self._process.terminate(self._outcome, "protocol-error")
+                return False
+            if self._ended:
+                return False
+            frame = self._process.next_frame(TICK_S)
+            if frame is None:
+                if self._process.stalled():
+                    self._process.terminate(self._outcome, "no-progress-watchdog")
+                    return False
+                continue
+            self._apply(frame)
+        return True
+
+    def _apply(self, frame: Frame | EndOfStream) -> None:
+        obs = self._observation
+        if isinstance(frame, EndOfStream):
+            self._ended = True
+            if frame.error:
+                obs.parse_errors.append({"line": None, "reason": frame.error})
+                obs.protocol_error(frame.error)
+            return
+        if frame.event is None:
+            obs.parse_errors.append({"line": frame.line, "reason": frame.error})
+            obs.protocol_error(frame.error or "invalid-record", line=frame.line)
+            return
+        self._translator.apply(frame.event)
+
+    def _finish(self) -> tuple[Observation, ProcessOutcome]:
+        outcome = self._process.finish(self._outcome)
+        for turn in self._observation.turns:
+            turn.finish()
+        return self._observation, outcome
+
+    def run(self) -> tuple[Observation, ProcessOutcome]:
+        """One shot, or every prompt in turn (the target skill's command on turn one)."""
+        launch, obs = self._launch, self._observation
+        if launch.one_shot:
+            obs.begin_turn(1, launch.prompts[0], launch.prompts[0]).prompt_accepted = True
+            self._pump(lambda: self._ended)
+            return self._finish()
+        command = None
+        if launch.target is not None:
+            command = next(
+                (n for n, p in self._translator.skills.items() if p == launch.target), None
+            )
+        obs.delivery = {
+            "kind": "natural-prompt" if launch.target is None else "unavailable",
+            "turn": 1,
+            "targetPath": str(launch.target) if launch.target else None,
+        }
+        for number, prompt in enumerate(launch.prompts, start=1):
+            delivered = f"/{command} {prompt}" if command and number == 1 else prompt
+            if launch.turn_file is not None:
+                launch.turn_file.write_text(str(number), encoding="utf-8")
+            turn = obs.begin_turn(number, prompt, delivered)
+            message = {"role": "user", "content": delivered}
+            try:
+                self._process.send({"type": "user", "message": message})
+            except OSError as error:
+                obs.protocol_error("process-error", message=f"stdin closed: {error}")
+                break
+            turn.prompt_accepted = True
+            settled = self._pump(lambda turn=turn: turn.settled)  # type: ignore[misc]
+            if number == 1 and command is not None:
+                self._confirm_delivery(command)
+            if not settled:
+                break
+            self._after_turn(turn)
+            if turn.assistant_error is not None:
+                break  # later turns would build on a failed one
+        self._process.close_stdin()
+        self._pump(lambda: self._ended)
+        return self._finish()
+
+    def _confirm_delivery(self, command: str) -> None:
+        """The host echoed the prompt as the skill's command: the target went in explicitly."""
+        if command in self._translator.delivered_commands and self._launch.target is not None:
+            self._observation.delivery = {
+                "kind": "explicit-skill-command",
+                "turn": 1,
+                "targetPath": str(self._launch.target),
+                "command": command,
+            }
+
+
+class ClaudeCodeHost:
+    """The Claude Code CLI (`@anthropic-ai/claude-code`, pinned)."""
+
+    name = "claude-code"
+    display_name = "Claude Code"
+    record_key = "claudeCode"
+    auth_advice = "name ANTHROPIC_API_KEY in runtime.environment.inherit"
+
+    def __init__(self) -> None:
+        self._base_url: str | None = None
+        self._skills: dict[str, Path] = {}
+
+    def prepare(self, root: Path, endpoint: Endpoint) -> Home:
+        """HOME, its `.claude` config dir and TMPDIR under `root`; nothing of the operator's."""
+        home = Home(
+            root=root, home=root / "home", tmp=root / "tmp", config=root / "home" / ".claude"
+        )
+        for directory in (home.home, home.config, home.tmp):
+            directory.mkdir()
+        if endpoint.served is not None:
+            self._base_url = endpoint.served.route.base_url(ANTHROPIC)
+        return home
+
+    def environment(self, home: Home) -> dict[str, str]:
+        """Operator PATH and locale, our home dirs, the loopback endpoint, no traffic beside it."""
+        env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+        env.setdefault("PATH", os.defpath)
+        env |= {
+            "HOME": str(home.home),
+            "CLAUDE_CONFIG_DIR": str(home.config),
+            "TMPDIR": str(home.tmp),
+            **QUIET,
+        }
+        if self._base_url is not None:
+            env |= {"ANTHROPIC_BASE_URL": self._base_url, "ANTHROPIC_API_KEY": LOOPBACK_KEY}
+        return env
+
+    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
+        """The headless command line; installs the declared skills into the isolated scope."""
+        self._skills = install_skills(home.config, launch.skills)
+        tools = ",".join(host_tools(launch.tools, bool(launch.skills)))
+        argv = [str(binary.path), "-p"]
+        if launch.one_shot:
+            argv.append(launch.prompts[0])
+        argv += ["--output-format", "stream-json", "--verbose"]
+        if not launch.one_shot:
+            argv += ["--input-format", "stream-json", "--replay-user-messages"]
+        if launch.model is not None:
+            argv += ["--model", launch.model["model"].split("/", 1)[-1]]
+        argv += ["--tools", tools, "--allowedTools", tools, "--permission-mode", "dontAsk"]
+        argv += ["--setting-sources", "user", "--strict-mcp-config"]
+        argv += ["--settings", json.dumps(settings(launch.guard), separators=(",", ":"))]
+        argv.append("--no-session-persistence")
+        return argv
+
+    def converse(
+        self,
+        process: HostProcess,
+        cancel: CancelToken,
+        launch: Launch,
+        after_turn: Callable[[Turn], None],
+    ) -> ClaudeCodeDialogue:
+        """stream-json events pumped into the observation, with cancellation and the watchdog."""
+        return ClaudeCodeDialogue(process, cancel, launch, after_turn, self._skills)
+
+    def cleanup(self, home: Home) -> None:
+        """Claude Code keeps its state under HOME and TMPDIR, both deleted with the home."""

@@ -1,0 +1,179 @@
+"""Claude Code end to end: the real pinned binary against the scripted loopback server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.files import write
+from tests.support.roots import Group, build, skill, variant
+from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
+
+pytestmark = pytest.mark.claude
+
+OPERATOR_KEY = "sk-ant-operator-secret-0000"
+
+
+def claude_runtime() -> dict[str, Any]:
+    """A claude-code runtime profile with no bundles, session or declared environment."""
+    return {
+        "host": "claude-code",
+        "prompt": "isolated",
+        "session": False,
+        "extensions": [],
+        "environment": {"literal": {}, "inherit": []},
+    }
+
+
+def first_user_text(request: dict[str, Any]) -> str:
+    """Every text block of the request's messages, joined (skill listing, prompts, bodies)."""
+    texts = []
+    for message in request["body"]["messages"]:
+        content = message["content"]
+        blocks = [{"text": content}] if isinstance(content, str) else content
+        texts += [str(b.get("text", "")) for b in blocks if isinstance(b, dict)]
+    return "\n".join(texts)
+
+
+def test_one_shot_activation_guard_and_isolation(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    operator_home = pytester.path / "operator-home"
+    write(
+        operator_home / ".claude" / "skills" / "operator-only-skill" / "SKILL.md",
+        "---\nname: operator-only-skill\ndescription: Must stay invisible.\n---\nx\n",
+    )
+    monkeypatch.setenv("HOME", str(operator_home))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", OPERATOR_KEY)
+    root = pytester.path / "root"
+    write(root / "outside.txt", "not for the subject\n")
+    declared = skill(root, "changelog-keeper")
+    group = Group(
+        id="activation",
+        type="description",
+        turns=["Log that CSV export handles semicolons."],
+        tools=["read"],
+        runtime=claude_runtime(),
+        candidate=variant([declared], 0),
+        expectations=[
+            {
+                "id": "reads-skill",
+                "kind": "skill-read",
+                "variant": "candidate",
+                "expect": "by-turn",
+                "turn": 1,
+            },
+        ],
+        scripts={
+            "candidate": [
+                {"tool_calls": [{"name": "skill", "arguments": {"name": "changelog-keeper"}}]},
+                {
+                    "tool_calls": [
+                        {"name": "read", "arguments": {"path": str(root / "outside.txt")}}
+                    ]
+                },
+                {"text": "- Handle semicolons in CSV export"},
+            ]
+        },
+    )
+    suite = build(root, [group])
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    assert result.ret == 0, result.stdout.str()
+
+    run = run_record(root, "activation", "candidate")
+    assert run["state"] == "complete", run["error"]
+    assert run["process"]["host"] == "claude-code"
+    assert run["claudeCode"]["version"] == "2.1.332"
+    target = run["resources"]["targetPath"]
+    assert run["activation"]["targetRead"] is True
+    assert run["activation"]["successfulReadPaths"] == [target]
+    skill_call, outside_read = run["turns"][0]["toolActivity"]
+    assert skill_call["toolName"] == "skill"
+    assert skill_call["isError"] is False
+    # The guard refused the read outside the workspace and declared resources.
+    assert outside_read["toolName"] == "read"
+    assert outside_read["isError"] is True
+    assert run["response"] == "- Handle semicolons in CSV export"
+
+    requests = model_requests(result_dir(root) / "groups/activation/candidate")
+    assert len(requests) == 3
+    listing = first_user_text(requests[0])
+    assert "- changelog-keeper:" in listing
+    assert "operator-only-skill" not in listing  # the operator's ~/.claude/skills never reaches it
+    assert "Base directory for this skill" in first_user_text(requests[1])
+    assert "path escapes the evaluation environment" in json.dumps(requests[2]["body"])
+    # The operator's key was never handed over, so it cannot be in any evidence.
+    for path in result_dir(root).rglob("*"):
+        if path.is_file():
+            assert OPERATOR_KEY.encode() not in path.read_bytes(), path
+
+
+def test_body_delivers_the_target_on_turn_one_and_writes(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\nbeta\n")
+    declared = skill(root, "note-taker")
+    group = Group(
+        id="body-write",
+        type="body",
+        turns=["Tidy the notes.", "Anything else?"],
+        tools=["read", "write", "edit"],
+        fixture="fixture",
+        runtime=claude_runtime(),
+        candidate=variant([declared], 0),
+        scripts={
+            "candidate": [
+                {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+                {
+                    "tool_calls": [
+                        {
+                            "name": "edit",
+                            "arguments": {
+                                "path": "notes.txt",
+                                "edits": [{"oldText": "beta", "newText": "gamma"}],
+                            },
+                        },
+                        {
+                            "name": "write",
+                            "arguments": {"path": "out/report.md", "content": "ok\n"},
+                        },
+                    ]
+                },
+                {"text": "Tidied."},
+                {"text": "Nothing else."},
+            ]
+        },
+    )
+    suite = build(root, [group])
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    assert result.ret == 0, result.stdout.str()
+
+    run = run_record(root, "body-write", "candidate")
+    assert run["state"] == "complete", run["error"]
+    assert run["delivery"]["kind"] == "explicit-skill-command"
+    assert run["delivery"]["command"] == "note-taker"
+    assert [t["deliveredPrompt"] for t in run["turns"]] == [
+        "/note-taker Tidy the notes.",
+        "Anything else?",
+    ]
+    assert [t["response"] for t in run["turns"]] == ["Tidied.", "Nothing else."]
+    names = [(a["toolName"], a["isError"]) for a in run["turns"][0]["toolActivity"]]
+    assert names == [("read", False), ("edit", False), ("write", False)]
+    workspace = Path(run["workspace"])
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "alpha\ngamma\n"
+    assert (workspace / "out" / "report.md").read_text(encoding="utf-8") == "ok\n"
+    changed = json.dumps(run["effects"]["changes"])
+    assert "out/report.md" in changed
+    assert ".claude" not in changed
+
+    requests = model_requests(result_dir(root) / "groups/body-write/candidate")
+    assert "Base directory for this skill" in first_user_text(requests[0])
+    offered = {t["name"] for t in requests[0]["body"]["tools"]}
+    assert {"Read", "Write", "Edit", "Skill"} <= offered
+    assert not offered & {"Bash", "WebFetch", "WebSearch", "Task"}  # no shell, nothing else
