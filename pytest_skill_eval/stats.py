@@ -27,7 +27,10 @@ def wilson_interval(passes: int, total: int, z: float = Z95) -> tuple[float, flo
     denominator = 1 + z * z / total
     centre = (p + z * z / (2 * total)) / denominator
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At 0/n and n/n the bound is exactly the observed rate; rounding would leave it just off.
+    lower = 0.0 if passes == 0 else max(0.0, centre - half)
+    upper = 1.0 if passes == total else min(1.0, centre + half)
+    return lower, upper
 
 
 def mcnemar_exact(fail_to_pass: int, pass_to_fail: int) -> float:

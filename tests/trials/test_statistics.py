@@ -44,14 +44,15 @@ def test_wilson_interval_matches_newcombe_table_ii(
 def test_wilson_interval_of_no_pass_in_three_trials() -> None:
     # With no passes the upper bound is z² / (n + z²): three failures still allow a 56% rate.
     lower, upper = wilson_interval(0, 3) or (math.nan, math.nan)
-    # Computed as centre - half, the lower bound is 0 up to rounding (about 6e-17 today).
-    assert lower == pytest.approx(0.0, abs=1e-12)
+    # Exactly 0, not centre - half (about 6e-17 after rounding): the interval holds 0/3.
+    assert lower == 0.0
     assert upper == pytest.approx(Z95**2 / (3 + Z95**2), abs=1e-12)
     assert _rounded((lower, upper)) == (0.0, 0.5615)
 
 
 def test_wilson_interval_of_three_passes_in_three_trials_mirrors_zero() -> None:
     assert _rounded(wilson_interval(3, 3)) == (0.4385, 1.0)
+    assert (wilson_interval(3, 3) or (0.0, 0.0))[1] == 1.0
     low, high = wilson_interval(0, 3) or (math.nan, math.nan)
     assert wilson_interval(3, 3) == pytest.approx((1 - high, 1 - low), abs=1e-12)
 
@@ -65,14 +66,13 @@ def test_wilson_interval_without_observations_is_none() -> None:
 
 
 def test_wilson_interval_holds_the_observed_rate_and_stays_in_unit_range() -> None:
-    rounding = 1e-12  # the bounds at 0 and 1 are exact only up to floating-point rounding
     for total in range(1, 41):
         for passes in range(total + 1):
             interval = wilson_interval(passes, total)
             assert interval is not None
             lower, upper = interval
             assert 0.0 <= lower <= upper <= 1.0, (passes, total)
-            assert lower - rounding <= passes / total <= upper + rounding, (passes, total)
+            assert lower <= passes / total <= upper, (passes, total)
 
 
 def test_wilson_interval_narrows_as_trials_grow_at_the_same_rate() -> None:
