@@ -225,7 +225,8 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
     )
     late_errors: list[str] = []
     for failure in endpoint.failures():
-        obs.protocol_error(failure.get("reason", "model-endpoint"), **failure)
+        details = dict(failure)
+        obs.protocol_error(str(details.pop("reason", None) or "model-endpoint"), **details)
     for problem in immutable_changes(prepared):
         obs.protocol_error("immutable-resource-changed", message=problem)
     effects: dict[str, Any] | None = None
@@ -290,12 +291,18 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
     elif state != "complete":
         error = _why(state, outcome, settled, assistant_error, obs, prepared.directory)
     hint = None
-    if assistant_error and endpoint.mode == "live" and _looks_like_credentials(assistant_error):
-        hint = (
-            f"the subject's model call failed ({assistant_error}); no credentials reached it: "
-            f"name the provider's key variable in runtime.environment.inherit, or "
+    refusal = (
+        "" if state == "complete" else _credential_refusal(assistant_error, prepared.directory)
+    )
+    if refusal and endpoint.mode == "live":
+        declare = (
+            "name the provider's key variable in runtime.environment.inherit, or "
             f"{facts.host.auth_advice}"
         )
+        hint = f"the subject's model call failed ({refusal}); no credentials reached it: {declare}"
+        if error is not None:
+            advice = f"no credentials reached the subject: {declare}"
+            error = {**error, "message": f"{error['message']}; {advice}"}
     runtime = group.effective_runtime
     run = {
         "schema_version": 1,
@@ -460,6 +467,14 @@ def _last_stderr_line(path: Path, limit: int = 400) -> str:
         return ""
     line = lines[-1]
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _credential_refusal(assistant_error: str | None, variant_dir: Path) -> str:
+    """What says the provider refused for want of credentials: the model error or Pi's stderr."""
+    for said in (assistant_error, _last_stderr_line(variant_dir / "stderr.log")):
+        if said and _looks_like_credentials(said):
+            return said
+    return ""
 
 
 def _looks_like_credentials(message: str) -> bool:
