@@ -28,6 +28,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """Option values (`--skill-eval-pi /x/bin/pi`) never choose the rootdir or the ini file."""
+    options.rediscover_rootdir(early_config, parser, args)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
     """`-n N` alone keeps each group's variants together on one worker, in order."""
