@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,59 @@ def _same(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+_FAILED_PARAMS = re.compile(r"\[(?:baseline|candidate|comparison)(?:-trial(?P<trial>\d+))?\]$")
+_WIDENED = pytest.StashKey[set[str]]()
+
+
+def widen_last_failed(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--lf`/`--ff` rerun every variant of a group (one trial) that had a failure.
+
+    pytest's last-failed plugin knows the failed node ids: items, and the checks and comparisons
+    logged under `file::group::name[params]`. It keeps only items whose own id failed, so each
+    item of a group with any failure is named failed for this selection (and forgotten again
+    at `pytest_collection_finish`, so the cache keeps what really failed).
+    """
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    lastfailed: dict[str, bool] | None = getattr(plugin, "lastfailed", None)
+    if not getattr(plugin, "active", False) or not lastfailed:
+        return
+    failed_scopes = {scope for scope in map(_failed_scope, lastfailed) if scope is not None}
+    added = set()
+    for item in items:
+        if not isinstance(item, VariantItem) or item.nodeid in lastfailed:
+            continue
+        if _scope(item) in failed_scopes:
+            lastfailed[item.nodeid] = True
+            added.add(item.nodeid)
+    config.stash[_WIDENED] = added
+
+
+def forget_widened(config: pytest.Config) -> None:
+    """Take back the failures `widen_last_failed` lent the last-failed plugin."""
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    lastfailed: dict[str, bool] = getattr(plugin, "lastfailed", {})
+    for nodeid in config.stash.get(_WIDENED, set()):
+        lastfailed.pop(nodeid, None)
+
+
+def _scope(item: VariantItem) -> tuple[str, str, int]:
+    file_id = item.nodeid.rsplit("::", 1)[0]
+    return file_id, item.group_run.loaded.group.id, item.group_run.trial
+
+
+def _failed_scope(nodeid: str) -> tuple[str, str, int] | None:
+    """`file::group[variant…]` or `file::group::name[params]` → (file, group, trial)."""
+    match = _FAILED_PARAMS.search(nodeid)
+    if match is None:
+        return None
+    head = nodeid[: match.start()]
+    parts = head.split("::")
+    if len(parts) < 2:
+        return None
+    file_id, group_id = (parts[0], parts[1])
+    return file_id, group_id, int(match["trial"] or 1)
 
 
 def record_selection(state: SkillEvalSession, items: list[pytest.Item]) -> None:
