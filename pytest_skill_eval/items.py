@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _pytest._code.code import TerminalRepr
 
-from .definitions import VARIANTS, DefinitionError, SelectionError, load_definition, select
+from .definitions import (
+    VARIANTS,
+    DefinitionError,
+    LoadedGroup,
+    SelectionError,
+    load_definition,
+    select,
+)
 from .errors import EvidenceError, SkillEvalError
 from .evidence import FAILING_RUN_STATES
+from .modelserver.script import ScriptError, load_script, script_path, undeclared_tool_calls
 from .nodeids import item_name
 from .run import GroupRun
 from .session import SESSION_KEY, SkillEvalSession
@@ -22,6 +30,10 @@ from .subresults import grade_problem, log_subresults, run_problem
 
 class SkillEvalFailure(SkillEvalError):
     """An item's outcome is failed by the fail-on policy; the message is the whole story."""
+
+
+class UndeclaredToolWarning(pytest.PytestWarning):
+    """A script calls a tool its group does not declare (it may be meant: a warning only)."""
 
 
 class DefinitionCollectionError(SkillEvalError):
@@ -131,6 +143,7 @@ class SkillEvalFile(pytest.File):
         except SelectionError as error:
             raise DefinitionCollectionError(f"{self.path}: {error}") from None
         for chosen in selection:
+            self._warn_undeclared_tools(chosen.loaded, chosen.variants)
             for trial in range(1, settings.trials + 1):
                 run = state.group_run(chosen.loaded, trial)
                 run.selected = dict(chosen.variants)
@@ -142,6 +155,33 @@ class SkillEvalFile(pytest.File):
                             group_run=run,
                             variant=variant,
                         )
+
+    def _warn_undeclared_tools(self, loaded: LoadedGroup, variants: Mapping[str, bool]) -> None:
+        """A script that calls a tool its group does not offer is a warning at collection."""
+        settings = self.config.stash[SESSION_KEY].settings
+        if settings.cassettes is None:
+            return
+        group = loaded.group
+        scripts = {
+            path
+            for variant, selected in variants.items()
+            if selected
+            for trial in range(1, settings.trials + 1)
+            if (path := script_path(settings.cassettes, group.id, variant, trial)) is not None
+        }
+        for path in sorted(scripts):
+            try:
+                calls = undeclared_tool_calls(load_script(path), group.tools)
+            except ScriptError:
+                continue  # an unusable script fails its run, with its own message
+            for number, tool in calls:
+                self.warn(
+                    UndeclaredToolWarning(
+                        f"{path}: interaction {number} calls the tool '{tool}', which group "
+                        f"'{group.id}' does not declare (tools: {', '.join(group.tools)}); "
+                        "the subject is not offered it, so that call will fail"
+                    )
+                )
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]
