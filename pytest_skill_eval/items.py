@@ -65,7 +65,7 @@ def _same(a: Path, b: Path) -> bool:
 
 
 _FAILED_PARAMS = re.compile(r"\[(?:baseline|candidate|comparison)(?:-trial(?P<trial>\d+))?\]$")
-_WIDENED = pytest.StashKey[set[str]]()
+_WIDENED = pytest.StashKey[list[Any]]()
 
 
 def widen_last_failed(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -77,25 +77,26 @@ def widen_last_failed(config: pytest.Config, items: list[pytest.Item]) -> None:
     at `pytest_collection_finish`, so the cache keeps what really failed).
     """
     plugin = config.pluginmanager.get_plugin("lfplugin")
-    lastfailed: dict[str, bool] | None = getattr(plugin, "lastfailed", None)
+    # Keyed by pytest's NodeId (pytest 9), whose str() is the familiar node id.
+    lastfailed: dict[Any, bool] | None = getattr(plugin, "lastfailed", None)
     if not getattr(plugin, "active", False) or not lastfailed:
         return
-    failed_scopes = {scope for scope in map(_failed_scope, lastfailed) if scope is not None}
-    added = set()
+    failed_scopes = {s for s in (_failed_scope(str(k)) for k in lastfailed) if s is not None}
+    added = []
     for item in items:
-        if not isinstance(item, VariantItem) or item.nodeid in lastfailed:
+        if not isinstance(item, VariantItem) or item.id in lastfailed:
             continue
         if _scope(item) in failed_scopes:
-            lastfailed[item.nodeid] = True
-            added.add(item.nodeid)
+            lastfailed[item.id] = True
+            added.append(item.id)
     config.stash[_WIDENED] = added
 
 
 def forget_widened(config: pytest.Config) -> None:
     """Take back the failures `widen_last_failed` lent the last-failed plugin."""
     plugin = config.pluginmanager.get_plugin("lfplugin")
-    lastfailed: dict[str, bool] = getattr(plugin, "lastfailed", {})
-    for nodeid in config.stash.get(_WIDENED, set()):
+    lastfailed: dict[Any, bool] = getattr(plugin, "lastfailed", {})
+    for nodeid in config.stash.get(_WIDENED, []):
         lastfailed.pop(nodeid, None)
 
 

@@ -292,7 +292,7 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
         error = _why(state, outcome, settled, assistant_error, obs, prepared.directory)
     hint = None
     refusal = (
-        "" if state == "complete" else _credential_refusal(assistant_error, prepared.directory)
+        "" if state == "complete" else _credential_refusal(assistant_error, obs, prepared.directory)
     )
     if refusal and endpoint.mode == "live":
         declare = (
@@ -434,7 +434,8 @@ def _why(
         causes.append(f"Pi exited with code {outcome.exit_code}")
     if obs.protocol_errors:
         first_problem = obs.protocol_errors[0]
-        detail = first_problem.get("message")
+        # Pi's own words: a failed RPC command carries them as `error`.
+        detail = first_problem.get("message") or first_problem.get("error")
         kind = first_problem.get("reason")
         causes.append(f"protocol error {kind}: {detail}" if detail else f"protocol error {kind}")
     if obs.parse_errors:
@@ -469,9 +470,10 @@ def _last_stderr_line(path: Path, limit: int = 400) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _credential_refusal(assistant_error: str | None, variant_dir: Path) -> str:
-    """What says the provider refused for want of credentials: the model error or Pi's stderr."""
-    for said in (assistant_error, _last_stderr_line(variant_dir / "stderr.log")):
+def _credential_refusal(assistant_error: str | None, obs: Observation, variant_dir: Path) -> str:
+    """What says credentials were missing: the model error, a refused command or Pi's stderr."""
+    refused = [str(p.get("error")) for p in obs.protocol_errors if p.get("error")]
+    for said in (assistant_error, *refused, _last_stderr_line(variant_dir / "stderr.log")):
         if said and _looks_like_credentials(said):
             return said
     return ""
