@@ -435,7 +435,7 @@ def _why(
     if obs.protocol_errors:
         first_problem = obs.protocol_errors[0]
         # Pi's own words: a failed RPC command carries them as `error`.
-        detail = first_problem.get("message") or first_problem.get("error")
+        detail = first_problem.get("message") or _first_line(first_problem.get("error"))
         kind = first_problem.get("reason")
         causes.append(f"protocol error {kind}: {detail}" if detail else f"protocol error {kind}")
     if obs.parse_errors:
@@ -472,11 +472,17 @@ def _last_stderr_line(path: Path, limit: int = 400) -> str:
 
 def _credential_refusal(assistant_error: str | None, obs: Observation, variant_dir: Path) -> str:
     """What says credentials were missing: the model error, a refused command or Pi's stderr."""
-    refused = [str(p.get("error")) for p in obs.protocol_errors if p.get("error")]
+    refused = [_first_line(p.get("error")) for p in obs.protocol_errors]
     for said in (assistant_error, *refused, _last_stderr_line(variant_dir / "stderr.log")):
         if said and _looks_like_credentials(said):
             return said
     return ""
+
+
+def _first_line(said: Any) -> str:
+    """The first non-blank line: Pi follows its reason with interactive advice."""
+    lines = [line.strip() for line in str(said or "").splitlines() if line.strip()]
+    return lines[0] if lines else ""
 
 
 def _looks_like_credentials(message: str) -> bool:
