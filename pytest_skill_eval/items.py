@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _pytest._code.code import TerminalRepr
 
-from .definitions import VARIANTS, DefinitionError, SelectionError, load_definition, select
+from .definitions import (
+    VARIANTS,
+    DefinitionError,
+    LoadedGroup,
+    SelectionError,
+    load_definition,
+    select,
+)
 from .errors import EvidenceError, SkillEvalError
 from .evidence import FAILING_RUN_STATES
+from .modelserver.script import ScriptError, load_script, script_path, undeclared_tool_calls
 from .nodeids import item_name
 from .run import GroupRun
 from .session import SESSION_KEY, SkillEvalSession
@@ -22,6 +31,10 @@ from .views.present import run_cost_label
 
 class SkillEvalFailure(SkillEvalError):
     """An item's outcome is failed by the fail-on policy; the message is the whole story."""
+
+
+class UndeclaredToolWarning(pytest.PytestWarning):
+    """A script calls a tool its group does not declare (it may be meant: a warning only)."""
 
 
 class DefinitionCollectionError(SkillEvalError):
@@ -52,6 +65,60 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+_FAILED_PARAMS = re.compile(r"\[(?:baseline|candidate|comparison)(?:-trial(?P<trial>\d+))?\]$")
+_WIDENED = pytest.StashKey[list[Any]]()
+
+
+def widen_last_failed(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--lf`/`--ff` rerun every variant of a group (one trial) that had a failure.
+
+    pytest's last-failed plugin knows the failed node ids: items, and the checks and comparisons
+    logged under `file::group::name[params]`. It keeps only items whose own id failed, so each
+    item of a group with any failure is named failed for this selection (and forgotten again
+    at `pytest_collection_finish`, so the cache keeps what really failed).
+    """
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    # Keyed by pytest's NodeId (pytest 9), whose str() is the familiar node id.
+    lastfailed: dict[Any, bool] | None = getattr(plugin, "lastfailed", None)
+    if not getattr(plugin, "active", False) or not lastfailed:
+        return
+    failed_scopes = {s for s in (_failed_scope(str(k)) for k in lastfailed) if s is not None}
+    added = []
+    for item in items:
+        if not isinstance(item, VariantItem) or item.id in lastfailed:
+            continue
+        if _scope(item) in failed_scopes:
+            lastfailed[item.id] = True
+            added.append(item.id)
+    config.stash[_WIDENED] = added
+
+
+def forget_widened(config: pytest.Config) -> None:
+    """Take back the failures `widen_last_failed` lent the last-failed plugin."""
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    lastfailed: dict[Any, bool] = getattr(plugin, "lastfailed", {})
+    for nodeid in config.stash.get(_WIDENED, []):
+        lastfailed.pop(nodeid, None)
+
+
+def _scope(item: VariantItem) -> tuple[str, str, int]:
+    file_id = item.nodeid.rsplit("::", 1)[0]
+    return file_id, item.group_run.loaded.group.id, item.group_run.trial
+
+
+def _failed_scope(nodeid: str) -> tuple[str, str, int] | None:
+    """`file::group[variant…]` or `file::group::name[params]` → (file, group, trial)."""
+    match = _FAILED_PARAMS.search(nodeid)
+    if match is None:
+        return None
+    head = nodeid[: match.start()]
+    parts = head.split("::")
+    if len(parts) < 2:
+        return None
+    file_id, group_id = (parts[0], parts[1])
+    return file_id, group_id, int(match["trial"] or 1)
+
+
 def record_selection(state: SkillEvalSession, items: list[pytest.Item]) -> None:
     """After -k/-m/--lf deselection, record which variants of each group will really run."""
     chosen: dict[int, set[str]] = {}
@@ -78,6 +145,7 @@ class SkillEvalFile(pytest.File):
         except SelectionError as error:
             raise DefinitionCollectionError(f"{self.path}: {error}") from None
         for chosen in selection:
+            self._warn_undeclared_tools(chosen.loaded, chosen.variants)
             for trial in range(1, settings.trials + 1):
                 run = state.group_run(chosen.loaded, trial)
                 run.selected = dict(chosen.variants)
@@ -89,6 +157,33 @@ class SkillEvalFile(pytest.File):
                             group_run=run,
                             variant=variant,
                         )
+
+    def _warn_undeclared_tools(self, loaded: LoadedGroup, variants: Mapping[str, bool]) -> None:
+        """A script that calls a tool its group does not offer is a warning at collection."""
+        settings = self.config.stash[SESSION_KEY].settings
+        if settings.cassettes is None:
+            return
+        group = loaded.group
+        scripts = {
+            path
+            for variant, selected in variants.items()
+            if selected
+            for trial in range(1, settings.trials + 1)
+            if (path := script_path(settings.cassettes, group.id, variant, trial)) is not None
+        }
+        for path in sorted(scripts):
+            try:
+                calls = undeclared_tool_calls(load_script(path), group.tools)
+            except ScriptError:
+                continue  # an unusable script fails its run, with its own message
+            for number, tool in calls:
+                self.warn(
+                    UndeclaredToolWarning(
+                        f"{path}: interaction {number} calls the tool '{tool}', which group "
+                        f"'{group.id}' does not declare (tools: {', '.join(group.tools)}); "
+                        "the subject is not offered it, so that call will fail"
+                    )
+                )
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]

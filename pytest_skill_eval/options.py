@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.config.findpaths import determine_setup
 
 from .errors import SkillEvalError
 from .hosts.process import NO_PROGRESS_S
@@ -120,6 +121,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="suite or group definition (JSON) to evaluate; repeatable. Without it the plugin "
         "collects nothing.",
     )
+    parser.addini(
+        "skill_eval_definitions",
+        "suite or group definitions to evaluate, one a line, relative to the ini file "
+        "(used when --skill-eval is not given)",
+        type="paths",
+        default=[],
+    )
     for name, metavar, extra in _OPTIONS:
         group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
         parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
@@ -127,9 +135,55 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(key, help_text, default=None)
 
 
+def rediscover_rootdir(config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Find the rootdir and ini file again, now that the values of our options are known.
+
+    pytest looks for them before this plugin is loaded, when `--skill-eval-pi /x/bin/pi` still
+    reads as an unknown flag and a test path; the ini file near that path would configure the
+    run. Parsed again with our options known, only real test paths count. It sets what
+    `Config._preparse` set (checked against pytest 9.2.0): rootdir, ini file and its values,
+    the ini file's addopts, and confcutdir when it was derived from them.
+    """
+    early = parser.parse_known_args(args)
+    rootpath, inipath, inicfg, ignored = determine_setup(
+        inifile=early.inifilename,
+        override_ini=early.override_ini,
+        args=early.file_or_dir,
+        rootdir_cmd_arg=early.rootdir or None,
+        invocation_dir=config.invocation_params.dir,
+    )
+    if (rootpath, inipath) == (config.rootpath, config.inipath):
+        return
+    old_addopts = list(config.getini("addopts"))
+    old_confcutdir = str(config.inipath.parent if config.inipath else config.rootpath)
+    config._rootpath = rootpath
+    config._inipath = inipath
+    config._inicfg = inicfg
+    config._ignored_config_files = ignored
+    config._inicache.clear()
+    parser.extra_info["rootdir"] = str(rootpath)
+    parser.extra_info["inifile"] = str(inipath)
+    if old_addopts and args[: len(old_addopts)] == old_addopts:
+        del args[: len(old_addopts)]
+    args[:0] = list(config.getini("addopts"))
+    namespace = config.known_args_namespace
+    config.known_args_namespace = parser.parse_known_args(args, namespace=namespace)
+    if str(namespace.confcutdir) == old_confcutdir:
+        config.known_args_namespace.confcutdir = str(inipath.parent if inipath else rootpath)
+
+
 def enabled(config: pytest.Config) -> bool:
-    """The plugin acts only when --skill-eval was given."""
-    return bool(config.getoption("--skill-eval"))
+    """The plugin acts only when definitions were given (--skill-eval or its ini key)."""
+    return bool(definitions(config))
+
+
+def definitions(config: pytest.Config) -> list[Path]:
+    """--skill-eval paths (relative to the invocation directory), else the ini key's."""
+    given = config.getoption("--skill-eval")
+    if given:
+        invoked = Path(config.invocation_params.dir)
+        return [path if path.is_absolute() else invoked / path for path in map(Path, given)]
+    return [Path(path) for path in config.getini("skill_eval_definitions")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,13 +212,10 @@ class Settings:
     def from_config(cls, config: pytest.Config) -> Settings:
         """Read and check every option; the first bad one is a usage error."""
         invoked = Path(config.invocation_params.dir)
-        root = Path(_option(config, "root") or invoked).resolve()
+        root = (_path_option(config, "root") or invoked).resolve()
         if not root.is_dir():
             raise pytest.UsageError(f"--skill-eval-root {root} is not a directory")
-        paths = tuple(
-            path if path.is_absolute() else invoked / path
-            for path in map(Path, config.getoption("--skill-eval"))
-        )
+        paths = tuple(definitions(config))
         variant: str | None = _option(config, "variant")
         if variant not in (None, *VARIANT_SELECTORS):
             raise pytest.UsageError(
@@ -176,9 +227,9 @@ class Settings:
             raise pytest.UsageError(
                 f"--skill-eval-fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}"
             )
-        results = _option(config, "results")
-        cassettes_raw = _option(config, "cassettes")
-        cassettes = Path(cassettes_raw).resolve() if cassettes_raw else None
+        results = _path_option(config, "results")
+        cassettes_raw = _path_option(config, "cassettes")
+        cassettes = cassettes_raw.resolve() if cassettes_raw else None
         record = _option(config, "record") or "none"
         if record not in RECORD_MODES:
             raise pytest.UsageError(f"--skill-eval-record must be one of {', '.join(RECORD_MODES)}")
@@ -203,7 +254,7 @@ class Settings:
             variant_selector=variant,
             trials=trials,
             fail_on=fail_on,
-            results_dir=Path(results).resolve() if results else root / ".skill-eval" / "runs",
+            results_dir=results.resolve() if results else root / ".skill-eval" / "runs",
             cassettes=cassettes,
             record=record,
             no_progress_s=no_progress_s,
@@ -234,6 +285,21 @@ def _option(config: pytest.Config, name: str) -> Any:
     return value
 
 
+def _path_option(config: pytest.Config, name: str) -> Path | None:
+    """A path option: relative to the invocation directory, or as an ini key to the ini file."""
+    value = config.getoption(f"--skill-eval-{name}")
+    if value not in (None, ""):
+        return Path(config.invocation_params.dir) / str(value)
+    value = config.getini(f"skill_eval_{name.replace('-', '_')}")
+    if value in (None, ""):
+        return None
+    return _ini_dir(config) / str(value)
+
+
+def _ini_dir(config: pytest.Config) -> Path:
+    return config.inipath.parent if config.inipath is not None else config.rootpath
+
+
 def _positive_int(config: pytest.Config, name: str, default: int) -> int:
     raw = _option(config, name)
     if raw in (None, ""):
@@ -253,7 +319,7 @@ def _ini_path(config: pytest.Config, name: str) -> Path | None:
         return None
     path = Path(str(raw))
     if not path.is_absolute():
-        path = config.rootpath / path
+        path = _ini_dir(config) / path
     if not path.is_file():
         raise pytest.UsageError(f"{name} = {raw}: no such file")
     return path

@@ -18,7 +18,13 @@ from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
 from . import options, subresults, xdist
-from .items import collect_definitions, collector_for, record_selection
+from .items import (
+    collect_definitions,
+    collector_for,
+    forget_widened,
+    record_selection,
+    widen_last_failed,
+)
 from .session import SESSION_KEY, close_session, open_session
 from .views.terminal import terminal_summary
 
@@ -26,6 +32,14 @@ from .views.terminal import terminal_summary
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register --skill-eval options and their ini keys."""
     options.add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """Option values (`--skill-eval-pi /x/bin/pi`) never choose the rootdir or the ini file."""
+    options.rediscover_rootdir(early_config, parser, args)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -70,11 +84,17 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return collector_for(file_path, parent)
 
 
-@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """After -k/-m/--lf deselection, record which variants of each group will really run."""
+    """`--lf`/`--ff` take every variant of a group that had a failure, never one alone."""
     if options.enabled(config):
-        record_selection(config.stash[SESSION_KEY], items)
+        widen_last_failed(config, items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """After -k/-m/--lf deselection, record which variants of each group will really run."""
+    if options.enabled(session.config):
+        forget_widened(session.config)
+        record_selection(session.config.stash[SESSION_KEY], session.items)
 
 
 @pytest.hookimpl(optionalhook=True)

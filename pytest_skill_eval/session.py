@@ -129,11 +129,13 @@ class SkillEvalSession:
                 for host in sorted(self._hosts_in_use()):
                     self.pi(host)
         definitions = []
+        invalid = False
         for path in settings.paths:
             try:
                 loaded = load_definition(path, settings.root)
             except DefinitionError:
-                continue  # reported as a collection error, with its pointer
+                invalid = True  # reported as a collection error, with its pointer: no result
+                continue
             definitions.append(loaded)
             self.loaded_groups.update({g.group.id: g for g in loaded.groups})
             for group in loaded.groups:
@@ -142,7 +144,7 @@ class SkillEvalSession:
                         # An unresolvable ref is recorded by the variant when it runs.
                         with contextlib.suppress(ResourceError):
                             self.resolver.resolve("git", variant.source.ref)
-        if settings.collect_only:
+        if settings.collect_only or invalid:
             return
         if settings.max_cost is not None:
             with usage_errors():

@@ -227,7 +227,8 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
     )
     late_errors: list[str] = []
     for failure in endpoint.failures():
-        obs.protocol_error(failure.get("reason", "model-endpoint"), **failure)
+        details = dict(failure)
+        obs.protocol_error(str(details.pop("reason", None) or "model-endpoint"), **details)
     for problem in immutable_changes(prepared):
         obs.protocol_error("immutable-resource-changed", message=problem)
     effects: dict[str, Any] | None = None
@@ -292,12 +293,18 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
     elif state != "complete":
         error = _why(state, outcome, settled, assistant_error, obs, prepared.directory)
     hint = None
-    if assistant_error and endpoint.mode == "live" and _looks_like_credentials(assistant_error):
-        hint = (
-            f"the subject's model call failed ({assistant_error}); no credentials reached it: "
-            f"name the provider's key variable in runtime.environment.inherit, or "
+    refusal = (
+        "" if state == "complete" else _credential_refusal(assistant_error, obs, prepared.directory)
+    )
+    if refusal and endpoint.mode == "live":
+        declare = (
+            "name the provider's key variable in runtime.environment.inherit, or "
             f"{facts.host.auth_advice}"
         )
+        hint = f"the subject's model call failed ({refusal}); no credentials reached it: {declare}"
+        if error is not None:
+            advice = f"no credentials reached the subject: {declare}"
+            error = {**error, "message": f"{error['message']}; {advice}"}
     runtime = group.effective_runtime
     usage = sum_usage([t.usage for t in turns])
     run = {
@@ -446,7 +453,8 @@ def _why(
         causes.append(f"Pi exited with code {outcome.exit_code}")
     if obs.protocol_errors:
         first_problem = obs.protocol_errors[0]
-        detail = first_problem.get("message")
+        # Pi's own words: a failed RPC command carries them as `error`.
+        detail = first_problem.get("message") or _first_line(first_problem.get("error"))
         kind = first_problem.get("reason")
         causes.append(f"protocol error {kind}: {detail}" if detail else f"protocol error {kind}")
     if obs.parse_errors:
@@ -479,6 +487,21 @@ def _last_stderr_line(path: Path, limit: int = 400) -> str:
         return ""
     line = lines[-1]
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _credential_refusal(assistant_error: str | None, obs: Observation, variant_dir: Path) -> str:
+    """What says credentials were missing: the model error, a refused command or Pi's stderr."""
+    refused = [_first_line(p.get("error")) for p in obs.protocol_errors]
+    for said in (assistant_error, *refused, _last_stderr_line(variant_dir / "stderr.log")):
+        if said and _looks_like_credentials(said):
+            return said
+    return ""
+
+
+def _first_line(said: Any) -> str:
+    """The first non-blank line: Pi follows its reason with interactive advice."""
+    lines = [line.strip() for line in str(said or "").splitlines() if line.strip()]
+    return lines[0] if lines else ""
 
 
 def _looks_like_credentials(message: str) -> bool:

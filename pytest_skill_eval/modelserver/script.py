@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -186,6 +186,21 @@ def script_path(directory: Path, group_id: str, variant: str, trial: int = 1) ->
         if candidate.is_file():
             return candidate
     return None
+
+
+def undeclared_tool_calls(script: Script, tools: Sequence[str]) -> list[tuple[int, str]]:
+    """(1-based interaction, tool name) of each scripted call to a tool outside `tools`.
+
+    The subject is offered only its group's tools, so such a call can only fail when it runs;
+    a recorded cassette may hold one on purpose, so it is worth a warning, not a refusal.
+    """
+    allowed = set(tools)
+    return [
+        (number, call.name)
+        for number, interaction in enumerate(script.interactions, start=1)
+        for call in interaction.response.tool_calls
+        if call.name not in allowed
+    ]
 
 
 def find_script(directory: Path, group_id: str, variant: str, trial: int = 1) -> Script | None:

@@ -29,6 +29,9 @@ from .records import (
     unpersisted_run,
 )
 
+# Files only a started subject leaves in its variant directory.
+SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR)
+
 # Widened to str: the run and grade mappings here are keyed by plain strings.
 VARIANTS: tuple[str, ...] = VARIANT_NAMES
 
@@ -63,6 +66,7 @@ class GroupRun:
     resources: GroupResources | None = None
     resource_error: str | None = None
     started: bool = False
+    subjects_started: set[str] = field(default_factory=set)
     finished: dict[str, Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -112,8 +116,7 @@ class GroupRun:
         variant_dir.mkdir()
         group = self.loaded
         if env.cancel.cancelled:
-            msg = {"kind": "cancellation", "message": "Cancelled before subject execution"}
-            return _never_ran(synthetic_run(group, variant, "cancelled", msg))
+            return _never_ran(self._cancelled_before_execution(variant))
         if env.ledger is not None and env.ledger.exhausted():
             spend = env.ledger.snapshot()
             msg = {
@@ -134,6 +137,7 @@ class GroupRun:
             return _never_ran(synthetic_run(group, variant, "invalid", msg))
         try:
             endpoint = env.endpoint(group, variant, self.trial, prepared.placeholders())
+            self.subjects_started.add(variant)
             result = run_subject(
                 group=group.group,
                 prepared=prepared,
@@ -154,12 +158,40 @@ class GroupRun:
             run["resources"] = resources_json(prepared, self.resources, group.group)
             run["workspace"] = str(prepared.workspace)
             return _never_ran(run)
+        except Exception as error:
+            # The subject ran (or was starting): whatever failed, it is never `cancelled`.
+            run = self._ran_unrecorded(variant, f"{type(error).__name__}: {error}")
+            run["resources"] = resources_json(prepared, self.resources, group.group)
+            run["workspace"] = str(prepared.workspace)
+            return _never_ran(run)
         result.run["resources"] = resources_json(prepared, self.resources, group.group)
         spend = result.run.get("spend") or {}
         if env.ledger is not None and spend and not spend.get("simulated"):
             # Scripted and replayed spend is recorded but never charged.
             env.ledger.charge(float(spend.get("usd") or 0.0))
         return result
+
+    def _subject_started(self, variant: str) -> bool:
+        """Whether this variant's subject started here, or left host output from another process."""
+        if variant in self.subjects_started:
+            return True
+        return any((self.group_dir / variant / name).exists() for name in SUBJECT_OUTPUT)
+
+    def _ran_unrecorded(self, variant: str, why: str) -> RunRecord:
+        """A subject that started but left no run record: infrastructure-failed, never cancelled."""
+        msg = {
+            "kind": "infrastructure",
+            "message": f"the {variant} subject ran but its run could not be recorded: {why}; "
+            f"its evidence so far is kept in {self.group_dir / variant}",
+        }
+        return synthetic_run(self.loaded, variant, "infrastructure-failed", msg)
+
+    def _cancelled_before_execution(self, variant: str) -> RunRecord:
+        """The one way to record a run "Cancelled before subject execution" (never started)."""
+        if self._subject_started(variant):
+            raise AssertionError(f"{variant} started: it cannot be cancelled before execution")
+        msg = {"kind": "cancellation", "message": "Cancelled before subject execution"}
+        return synthetic_run(self.loaded, variant, "cancelled", msg)
 
     def _persist(self, variant: str, result: SubjectResult) -> dict[str, Any]:
         variant_dir = self.group_dir / variant
@@ -200,11 +232,12 @@ class GroupRun:
                 if variant in self.runs:
                     continue
                 (self.group_dir / variant).mkdir(exist_ok=True)
-                if not self.selected[variant]:
+                if self._subject_started(variant):
+                    synthetic = self._ran_unrecorded(variant, "its item stopped first")
+                elif not self.selected[variant]:
                     synthetic = synthetic_run(self.loaded, variant, "not-selected", None)
                 else:
-                    msg = {"kind": "cancellation", "message": "Cancelled before subject execution"}
-                    synthetic = synthetic_run(self.loaded, variant, "cancelled", msg)
+                    synthetic = self._cancelled_before_execution(variant)
                 self._persist(variant, _never_ran(synthetic))
             self.finished = self._grade_and_record()
             return self.finished
