@@ -156,6 +156,8 @@ class EndpointFactory:
             cassette=str(path),
             requests=lambda: _requests(route),
             close=route.close,
+            secrets={"UPSTREAM_API_KEY": upstream.key},
+            redact_with=route.use_redactor,
         )
 
         def failures() -> list[dict[str, Any]]:

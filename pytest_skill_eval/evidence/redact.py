@@ -1,0 +1,224 @@
+"""Secrets are never persisted: every known secret becomes `[redacted:NAME]` before a write.
+
+A `Redactor` is built from ``{name: value}`` (inherited variables, installed credentials,
+upstream keys) and recognises each value as it is, as it appears inside a JSON string (both
+``ensure_ascii`` forms) and base64-encoded. Every non-empty value is redacted, however short:
+a short value is noisy (it redacts innocent text too) but never kept. Structured evidence is
+redacted string by string, so JSON stays JSON whatever the value (an occurrence outside every
+string, such as digits in a number, is left); byte streams are redacted with a carry-over of
+``len(longest form) - 1`` bytes, so a value split across reads is caught.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+MARKER = "[redacted:{name}]"
+
+Counts = dict[str, int]
+
+
+def marker(name: str) -> str:
+    """The text that replaces a secret named `name`."""
+    return MARKER.format(name=name)
+
+
+def _forms(value: str) -> list[str]:
+    raw = value.encode("utf-8", "surrogatepass")
+    return [
+        value,
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        base64.b64encode(raw).decode("ascii"),
+        base64.urlsafe_b64encode(raw).decode("ascii"),
+    ]
+
+
+def add(total: Counts, more: Mapping[str, int]) -> Counts:
+    """Add `more` into `total` (in place) and return it."""
+    for name, count in more.items():
+        total[name] = total.get(name, 0) + count
+    return total
+
+
+class Redactor:
+    """Replaces every form of every secret by its marker; an empty one changes nothing."""
+
+    def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
+        self.secrets: dict[str, str] = {k: v for k, v in (secrets or {}).items() if v}
+        # Longest form first, so a value that contains another is replaced whole.
+        owner: dict[str, str] = {}
+        for name, value in self.secrets.items():
+            for form in _forms(value):
+                owner.setdefault(form, name)
+        forms = sorted(owner, key=len, reverse=True)
+        self._owner = owner
+        self._owner_bytes = {form.encode("utf-8", "surrogatepass"): n for form, n in owner.items()}
+        self._text = re.compile("|".join(map(re.escape, forms))) if forms else None
+        self._bytes = (
+            re.compile(b"|".join(re.escape(f.encode("utf-8", "surrogatepass")) for f in forms))
+            if forms
+            else None
+        )
+        self.longest = max((len(f.encode("utf-8", "surrogatepass")) for f in forms), default=0)
+
+    def __bool__(self) -> bool:
+        return bool(self.secrets)
+
+    def merged(self, other: Redactor) -> Redactor:
+        """A redactor for the secrets of both (names of `self` win)."""
+        return Redactor({**other.secrets, **self.secrets})
+
+    def redact_text(self, text: str) -> tuple[str, Counts]:
+        """`text` with every secret replaced, and how often each name was replaced."""
+        if self._text is None:
+            return text, {}
+        counts: Counts = {}
+
+        def replace(match: re.Match[str]) -> str:
+            name = self._owner[match.group(0)]
+            counts[name] = counts.get(name, 0) + 1
+            return marker(name)
+
+        return self._text.sub(replace, text), counts
+
+    def redact_bytes(self, data: bytes) -> tuple[bytes, Counts]:
+        """`data` with every secret replaced, and how often each name was replaced."""
+        if self._bytes is None:
+            return data, {}
+        counts: Counts = {}
+
+        def replace(match: re.Match[bytes]) -> bytes:
+            name = self._owner_bytes[match.group(0)]
+            counts[name] = counts.get(name, 0) + 1
+            return marker(name).encode("utf-8")
+
+        return self._bytes.sub(replace, data), counts
+
+    def redact_value(self, value: Any) -> tuple[Any, Counts]:
+        """A JSON-like value with every secret replaced in every string, keys included."""
+        counts: Counts = {}
+
+        def walk(item: Any) -> Any:
+            if isinstance(item, str):
+                text, found = self.redact_text(item)
+                add(counts, found)
+                return text
+            if isinstance(item, list | tuple):
+                return [walk(v) for v in item]
+            if isinstance(item, dict):
+                return {walk(k): walk(v) for k, v in item.items()}
+            return item
+
+        if self._text is None:
+            return value, counts
+        return walk(value), counts
+
+    def redact_json_line(self, line: bytes) -> tuple[bytes, Counts]:
+        """One JSON Lines record: redacted inside its strings so it stays JSON.
+
+        A line without a secret is returned byte for byte; one that is not JSON is redacted as
+        bytes.
+        """
+        if self._bytes is None or self._bytes.search(line) is None:
+            return line, {}
+        body = line.rstrip(b"\r\n")
+        ending = line[len(body) :]
+        try:
+            parsed = json.loads(body.decode("utf-8"))
+        except ValueError:
+            return self.redact_bytes(line)
+        clean, counts = self.redact_value(parsed)
+        if not counts:
+            return line, counts  # only outside strings (a digit in a number): nothing to hide
+        text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"))
+        out, rest = self.redact_bytes(text.encode("utf-8", "surrogatepass"))
+        return out + ending, add(counts, rest)
+
+    def stream(self) -> StreamRedactor:
+        """A redactor for bytes that arrive in pieces."""
+        return StreamRedactor(self)
+
+
+class StreamRedactor:
+    """Redacts a byte stream fed in arbitrary pieces; holds back at most `longest - 1` bytes."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._carry = b""
+        self.counts: Counts = {}
+
+    def feed(self, data: bytes) -> bytes:
+        """The redacted bytes that are safe to write now."""
+        pattern = self._redactor._bytes
+        if pattern is None:
+            return data
+        buffer = self._carry + data
+        # A match starting before `safe` ends inside `buffer`: no form is longer than `longest`.
+        safe = max(0, len(buffer) - (self._redactor.longest - 1))
+        out = bytearray()
+        cut = 0
+        for match in pattern.finditer(buffer):
+            if match.start() >= safe:
+                break
+            out += buffer[cut : match.start()]
+            name = self._redactor._owner_bytes[match.group(0)]
+            self.counts[name] = self.counts.get(name, 0) + 1
+            out += marker(name).encode("utf-8")
+            cut = match.end()
+        end = max(cut, safe)
+        out += buffer[cut:end]
+        self._carry = buffer[end:]
+        return bytes(out)
+
+    def flush(self) -> bytes:
+        """Whatever is still held back, redacted (the end of the stream)."""
+        data, self._carry = self._carry, b""
+        clean, counts = self._redactor.redact_bytes(data)
+        add(self.counts, counts)
+        return clean
+
+
+class Tally:
+    """How many times each name was redacted in each file, as `run.json` records it."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, dict[str, int]] = {}
+
+    def add(self, file: str, counts: Mapping[str, int]) -> None:
+        """Count the redactions made in `file` (a path relative to the variant directory)."""
+        for name, count in counts.items():
+            if count:
+                per_file = self.by_name.setdefault(name, {})
+                per_file[file] = per_file.get(file, 0) + count
+
+    def record(self) -> dict[str, dict[str, int]]:
+        """``{NAME: {file: count}}``, sorted; never a value."""
+        return {n: dict(sorted(f.items())) for n, f in sorted(self.by_name.items())}
+
+
+def credential_values(document: Any, prefix: str) -> dict[str, str]:
+    """Every string in a credentials document (Pi's auth.json), named by where it sits.
+
+    Fields that describe rather than authenticate (``type``, ``provider``) and values shorter
+    than 8 characters are left alone: they are not credentials and would redact innocent text.
+    """
+    found: dict[str, str] = {}
+
+    def walk(item: Any, where: str) -> None:
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key not in ("type", "provider"):
+                    walk(value, f"{where}.{key}" if where else str(key))
+        elif isinstance(item, list):
+            for index, value in enumerate(item):
+                walk(value, f"{where}.{index}")
+        elif isinstance(item, str) and len(item) >= 8:
+            found[f"{prefix}:{where}"] = item
+
+    walk(document, "")
+    return found
