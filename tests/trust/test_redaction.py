@@ -1,0 +1,84 @@
+"""The redactor: every form of a secret, split across reads or not, becomes its marker."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from pytest_skill_eval.evidence.redact import Redactor, Tally, credential_values
+
+SECRET = 'sk-"canary"\\7f3a-é'
+
+
+def _forms(value: str) -> list[bytes]:
+    raw = value.encode()
+    return [raw, json.dumps(value)[1:-1].encode(), base64.b64encode(raw)]
+
+
+def test_every_form_of_a_secret_is_replaced_by_its_marker() -> None:
+    redactor = Redactor({"CANARY": SECRET})
+    data = b" | ".join(_forms(SECRET))
+    clean, counts = redactor.redact_bytes(data)
+    assert counts == {"CANARY": 3}
+    assert clean == b" | ".join([b"[redacted:CANARY]"] * 3)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 64])
+def test_a_secret_split_across_reads_is_caught_by_the_stream(size: int) -> None:
+    redactor = Redactor({"CANARY": SECRET, "OTHER": "zz-other-token"})
+    data = b"".join(b"line %d: " % i + form + b"\n" for i, form in enumerate(_forms(SECRET)))
+    data += b"tail zz-other-token"
+    stream = redactor.stream()
+    out = b"".join(stream.feed(data[i : i + size]) for i in range(0, len(data), size))
+    out += stream.flush()
+    for form in (*_forms(SECRET), b"zz-other-token"):
+        assert form not in out
+    assert out.count(b"[redacted:CANARY]") == 3
+    assert stream.counts == {"CANARY": 3, "OTHER": 1}
+    assert out.endswith(b"tail [redacted:OTHER]")
+
+
+def test_a_json_record_stays_json_even_for_a_short_value() -> None:
+    redactor = Redactor({"DIGIT": "1"})
+    line = json.dumps({"n": 1, "text": "a1b", "nested": json.dumps({"v": "1"})}).encode() + b"\n"
+    clean, counts = redactor.redact_json_line(line)
+    record = json.loads(clean)
+    assert record["n"] == 1  # numbers are not strings: nothing to hide there
+    assert record["text"] == "a[redacted:DIGIT]b"
+    assert "1" not in record["nested"]
+    assert counts == {"DIGIT": 2}
+    assert clean.endswith(b"\n")
+
+
+def test_a_record_without_a_secret_is_kept_byte_for_byte() -> None:
+    line = b'{"a": 1,  "b":"x"}\r\n'
+    assert Redactor({"X": "secret-value"}).redact_json_line(line) == (line, {})
+
+
+def test_values_nest_keys_and_strings() -> None:
+    redactor = Redactor({"K": "hidden-key"})
+    value, counts = redactor.redact_value({"hidden-key": ["say hidden-key", 3, None]})
+    assert value == {"[redacted:K]": ["say [redacted:K]", 3, None]}
+    assert counts == {"K": 2}
+
+
+def test_an_empty_redactor_changes_nothing() -> None:
+    redactor = Redactor({"EMPTY": ""})
+    assert not redactor
+    assert redactor.redact_bytes(b"abc") == (b"abc", {})
+    assert redactor.stream().feed(b"abc") == b"abc"
+
+
+def test_credentials_are_named_by_where_they_sit_and_descriptions_are_left() -> None:
+    auth = {"anthropic": {"type": "api_key", "key": "sk-ant-123456789"}, "x": {"expires": 5}}
+    assert credential_values(auth, "auth.json") == {"auth.json:anthropic.key": "sk-ant-123456789"}
+
+
+def test_the_tally_records_names_and_counts_never_values() -> None:
+    tally = Tally()
+    tally.add("events.jsonl", {"CANARY": 2, "OTHER": 0})
+    tally.add("events.jsonl", {"CANARY": 1})
+    tally.add("final.md", {"CANARY": 1})
+    assert tally.record() == {"CANARY": {"events.jsonl": 3, "final.md": 1}}
