@@ -136,8 +136,7 @@ class Redactor:
         if not counts:
             return line, counts  # only outside strings (a digit in a number): nothing to hide
         text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"))
-        out, rest = self.redact_bytes(text.encode("utf-8", "surrogatepass"))
-        return out + ending, add(counts, rest)
+        return text.encode("utf-8", "surrogatepass") + ending, counts
 
     def stream(self) -> StreamRedactor:
         """A redactor for bytes that arrive in pieces."""
