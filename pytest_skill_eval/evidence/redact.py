@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 MARKER = "[redacted:{name}]"
+PREFIX_MIN = 8  # characters of a secret's beginning that count as the secret, mid-stream
 
 Counts = dict[str, int]
 
@@ -64,6 +65,7 @@ class Redactor:
             if forms
             else None
         )
+        self._prefixed = [(f, n) for f, n in owner.items() if len(f) > PREFIX_MIN]
         self.longest = max((len(f.encode("utf-8", "surrogatepass")) for f in forms), default=0)
 
     def __bool__(self) -> bool:
@@ -138,9 +140,45 @@ class Redactor:
         text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"))
         return text.encode("utf-8", "surrogatepass") + ending, counts
 
+    def redact_unfinished(self, value: Any) -> tuple[Any, Counts]:
+        """A value whose strings may end inside a secret (a reply still streaming), cut there.
+
+        Only a beginning of at least `PREFIX_MIN` characters is recognised: a shorter one is
+        too common to say anything.
+        """
+        counts: Counts = {}
+
+        def cut(text: str) -> str:
+            for form, name in self._prefixed:
+                tail = text[-(len(form) - 1) :]
+                at = tail.find(form[:PREFIX_MIN])
+                while at >= 0:
+                    if form.startswith(tail[at:]):
+                        counts[name] = counts.get(name, 0) + 1
+                        return text[: len(text) - len(tail) + at] + marker(name)
+                    at = tail.find(form[:PREFIX_MIN], at + 1)
+            return text
+
+        def walk(item: Any) -> Any:
+            if isinstance(item, str):
+                return cut(item)
+            if isinstance(item, list):
+                return [walk(v) for v in item]
+            if isinstance(item, dict):
+                return {k: walk(v) for k, v in item.items()}
+            return item
+
+        if not self._prefixed:
+            return value, counts
+        return walk(value), counts
+
     def stream(self) -> StreamRedactor:
         """A redactor for bytes that arrive in pieces."""
         return StreamRedactor(self)
+
+    def records(self) -> RecordStream:
+        """A redactor for a host's JSON Lines, fragments of streamed replies included."""
+        return RecordStream(self)
 
 
 class StreamRedactor:
@@ -180,6 +218,133 @@ class StreamRedactor:
         clean, counts = self._redactor.redact_bytes(data)
         add(self.counts, counts)
         return clean
+
+
+_FRAGMENT_KEYS = ("text", "partial_json", "thinking")
+_HOLD_LIMIT = 4096  # fragment records held at most before they are written anyway
+
+
+def _fragment_path(value: Any, depth: int = 0) -> list[str] | None:
+    """Where a streamed record keeps its fragment: a string `delta`, or `delta.text` and kin."""
+    if not isinstance(value, dict) or depth > 4:
+        return None
+    delta = value.get("delta")
+    if isinstance(delta, str):
+        return ["delta"]
+    if isinstance(delta, dict):
+        for key in _FRAGMENT_KEYS:
+            if isinstance(delta.get(key), str):
+                return ["delta", key]
+    for key, item in value.items():
+        found = _fragment_path(item, depth + 1)
+        if found is not None:
+            return [key, *found]
+    return None
+
+
+class RecordStream:
+    """JSON Lines from a host, redacted record by record and across streamed fragments.
+
+    A host streams a reply as records that each carry a fragment (``delta``); a secret split
+    across them is in no single record. Fragment records are held until the next record of
+    another kind, then a secret found in their joined fragments is cut out of each of them.
+    """
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._held: list[tuple[Any, list[str], bytes]] = []
+        self.counts: Counts = {}
+
+    def feed(self, line: bytes) -> tuple[bytes, bytes]:
+        """(bytes to write now, the record redacted on its own, for parsing) for one line."""
+        clean, found = self._redactor.redact_json_line(line)
+        add(self.counts, found)
+        if not self._redactor:
+            return clean, clean
+        path: list[str] | None = None
+        try:
+            record = json.loads(clean)
+        except ValueError:
+            record = None
+        else:
+            # A record of a reply still streaming may end inside a secret: cut it there. Its
+            # fragment is left whole, for `flush` to join with the fragments around it.
+            path = _fragment_path(record)
+            piece = _get(record, path) if path is not None else ""
+            record, cut = self._redactor.redact_unfinished(record)
+            if path is not None:
+                _set(record, path, piece)
+            if cut:
+                add(self.counts, cut)
+                ending = clean[len(clean.rstrip(b"\r\n")) :]
+                text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+                clean = text.encode("utf-8", "surrogatepass") + ending
+        if path is None:
+            return self.flush() + clean, clean
+        self._held.append((record, path, clean))
+        written = self.flush() if len(self._held) >= _HOLD_LIMIT else b""
+        return written, clean
+
+    def flush(self) -> bytes:
+        """The held fragment records, with every secret their fragments spell cut out."""
+        held, self._held = self._held, []
+        if not held:
+            return b""
+        pieces = [_get(record, path) for record, path, _ in held]
+        joined = "".join(pieces)
+        pattern = self._redactor._text
+        spans = [
+            (m.start(), m.end(), self._redactor._owner[m.group(0)])
+            for m in (pattern.finditer(joined) if pattern is not None else ())
+        ]
+        if not spans:
+            return b"".join(line for _, _, line in held)
+        out = bytearray()
+        start = 0
+        for (record, path, line), piece in zip(held, pieces, strict=True):
+            end = start + len(piece)
+            new, changed = _cut(piece, start, spans, self.counts)
+            if changed:
+                _set(record, path, new)
+                ending = line[len(line.rstrip(b"\r\n")) :]
+                text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+                line = text.encode("utf-8", "surrogatepass") + ending
+            out += line
+            start = end
+        return bytes(out)
+
+
+def _cut(
+    piece: str, start: int, spans: list[tuple[int, int, str]], counts: Counts
+) -> tuple[str, bool]:
+    """`piece` (at `start` of the joined text) without the parts of `spans` it holds."""
+    end = start + len(piece)
+    result: list[str] = []
+    cursor = start
+    changed = False
+    for a, b, name in spans:
+        if b <= start or a >= end:
+            continue
+        changed = True
+        result.append(piece[cursor - start : max(a, start) - start])
+        if a >= start:  # the occurrence begins here: its marker goes here
+            result.append(marker(name))
+            counts[name] = counts.get(name, 0) + 1
+        cursor = min(b, end)
+    result.append(piece[cursor - start :])
+    return "".join(result), changed
+
+
+def _get(record: Any, path: list[str]) -> str:
+    for key in path:
+        record = record[key]
+    return str(record)
+
+
+def _set(record: Any, path: list[str], value: str) -> None:
+    for key in path[:-1]:
+        record = record[key]
+    record[path[-1]] = value
 
 
 class Tally:

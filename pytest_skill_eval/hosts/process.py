@@ -166,7 +166,7 @@ class HostProcess:
         error: str | None = None
         # Records are redacted whole (inside their JSON strings), before they are written or
         # parsed, so every observation made from them is redacted too.
-        redact = self.redactor.redact_json_line
+        records = self.redactor.records()
         tail = self.redactor.stream()
         counts: Counts = {}
         last = b""
@@ -183,24 +183,25 @@ class HostProcess:
                     continue
                 pending += chunk
                 while (cut := pending.find(b"\n")) >= 0:
-                    line, found = redact(bytes(pending[: cut + 1]))
-                    add(counts, found)
+                    written, line = records.feed(bytes(pending[: cut + 1]))
                     del pending[: cut + 1]
-                    sink.write(line)
+                    sink.write(written)
                     line_no += 1
                     self.frames.put(_parse_frame(line_no, line[:-1]))
                 sink.flush()
                 if len(pending) > FRAME_LIMIT:
                     error = "incomplete-frame-limit"
+                    sink.write(records.flush())
                     sink.write(tail.feed(bytes(pending)))
                     sink.flush()
                     pending.clear()
                     self.frames.put(Frame(line_no + 1, None, error))
             if error is None and pending:
-                last, found = redact(bytes(pending))
-                add(counts, found)
-                sink.write(last)
+                written, last = records.feed(bytes(pending))
+                sink.write(written)
+            sink.write(records.flush())
             sink.write(tail.flush())
+            add(counts, records.counts)
             add(counts, tail.counts)
         self._count(self.events_path.name, counts)
         if error is None and pending.strip():

@@ -82,3 +82,44 @@ def test_the_tally_records_names_and_counts_never_values() -> None:
     tally.add("events.jsonl", {"CANARY": 1})
     tally.add("final.md", {"CANARY": 1})
     assert tally.record() == {"CANARY": {"events.jsonl": 3, "final.md": 1}}
+
+
+def _delta(text: str) -> bytes:
+    record = {"type": "message_update", "assistantMessageEvent": {"delta": text}}
+    return json.dumps(record).encode() + b"\n"
+
+
+def test_a_secret_streamed_in_fragments_is_cut_out_of_every_fragment() -> None:
+    secret = "sk-fragmented-0123456789"
+    records = Redactor({"KEY": secret}).records()
+    pieces = ["say sk-frag", "mented-01", "23456789 ok"]
+    written = b""
+    for piece in pieces:
+        now, parsed = records.feed(_delta(piece))
+        assert json.loads(parsed)["assistantMessageEvent"]["delta"] == piece
+        written += now
+    assert written == b""  # fragments wait for the record that ends them
+    written += records.feed(b'{"type": "message_end"}\n')[0]
+    deltas = [
+        json.loads(line)["assistantMessageEvent"]["delta"] for line in written.splitlines()[:3]
+    ]
+    assert deltas == ["say [redacted:KEY]", "", " ok"]
+    assert records.counts == {"KEY": 1}
+    assert written.splitlines()[3] == b'{"type": "message_end"}'
+
+
+def test_fragments_without_a_secret_are_written_unchanged() -> None:
+    records = Redactor({"KEY": "sk-never-appears"}).records()
+    lines = [_delta("a"), _delta("b"), b'{"type": "end"}\n']
+    assert b"".join(records.feed(line)[0] for line in lines) + records.flush() == b"".join(lines)
+
+
+def test_a_record_of_a_reply_still_streaming_is_cut_where_the_secret_begins() -> None:
+    secret = "sk-fragmented-0123456789"
+    records = Redactor({"KEY": secret}).records()
+    partial = {"type": "toolcall_start", "partial": {"args": "write sk-fragmented-01"}}
+    written, parsed = records.feed(json.dumps(partial).encode() + b"\n")
+    assert json.loads(parsed)["partial"]["args"] == "write [redacted:KEY]"
+    assert written == parsed
+    short = {"partial": "write sk-frag"}  # too short a beginning to say anything
+    assert json.loads(records.feed(json.dumps(short).encode())[1]) == short
