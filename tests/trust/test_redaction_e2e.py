@@ -51,7 +51,7 @@ def test_an_inherited_secret_echoed_everywhere_is_redacted_everywhere(
     commands = [
         {"id": "printenv", "argv": ["printenv", "CANARY"]},
         {"id": "env", "argv": ["env"]},
-        {"id": "stderr", "argv": ["sh", "-c", 'echo "$CANARY" >&2; exit 3']},
+        {"id": "stderr", "argv": ["sh", "-c", 'printf "%s\\n" "$CANARY" >&2; exit 3']},
     ]
     expectations = [
         # Grading sees the redacted workspace: the marker, never the value.
