@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import base64
 import json
+import urllib.request
+from pathlib import Path
 
 import pytest
 
 from pytest_skill_eval.evidence.redact import Redactor, Tally, credential_values
+from pytest_skill_eval.modelserver.record import RecordingRoute
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.upstream import auth_headers
+from pytest_skill_eval.modelserver.wire import OPENAI
+from tests.support.http import FakeUpstream
 
 SECRET = 'sk-"canary"\\7f3a-é'
 
@@ -123,3 +130,43 @@ def test_a_record_of_a_reply_still_streaming_is_cut_where_the_secret_begins() ->
     assert written == parsed
     short = {"partial": "write sk-frag"}  # too short a beginning to say anything
     assert json.loads(records.feed(json.dumps(short).encode())[1]) == short
+
+
+def test_a_cassette_being_recorded_keeps_no_secret_of_the_run(tmp_path: Path) -> None:
+    secret = "sk-recorded-" + "9" * 12
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": f"it is {secret}"}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+    upstream = FakeUpstream([(200, "text/event-stream", [body + b"data: [DONE]\n\n"])])
+    cassette = tmp_path / "c.yaml"
+    try:
+        with ScriptedModelServer() as server:
+            route = RecordingRoute.open(
+                server,
+                api=OPENAI,
+                upstream_base_url=f"{upstream.base_url}/v1",
+                cassette_path=cassette,
+                mode="all",
+                upstream_headers=auth_headers(OPENAI, "sk-upstream-key-000000"),
+            )
+            route.use_redactor(Redactor({"CANARY": secret}))
+            request = {
+                "model": "gpt-4o",
+                "messages": [{"role": "user", "content": f"echo {secret}"}],
+                "stream": True,
+            }
+            post = urllib.request.Request(
+                f"{server.base_url}/r/{route.token}/v1/chat/completions",
+                data=json.dumps(request).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(post, timeout=60) as response:
+                assert secret.encode() in response.read()  # the subject gets the real answer
+            route.close()
+    finally:
+        upstream.stop()
+    text = cassette.read_text()
+    assert secret not in text
+    assert "it is [redacted:CANARY]" in text
