@@ -29,6 +29,17 @@ def redact_under(directory: Path, redactor: Redactor) -> None:
         _REDACTORS[key] = redactor if known is None else known.merged(redactor)
 
 
+def redactor_for(path: Path) -> Redactor:
+    """The secrets registered for `path` and the directories above it (empty when none)."""
+    found = Redactor()
+    target = Path(os.path.abspath(path))
+    for directory in (target, *target.parents):
+        redactor = _REDACTORS.get(directory)
+        if redactor is not None:
+            found = found.merged(redactor)
+    return found
+
+
 def redacted(path: Path, data: bytes) -> bytes:
     """`data` without the secrets registered for `path`'s directories (the writers' last net)."""
     if not _REDACTORS:

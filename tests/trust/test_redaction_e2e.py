@@ -56,6 +56,14 @@ def test_an_inherited_secret_echoed_everywhere_is_redacted_everywhere(
     expectations = [
         # Grading sees the redacted workspace: the marker, never the value.
         *_expect("leak-is-redacted", "file-text", path="leak.txt", expect="contains", value=MARKER),
+        # The context observer saw the tool results; its evidence keeps the marker.
+        *_expect(
+            "context-is-redacted",
+            "context-text",
+            surface="provider-context",
+            expect="contains",
+            value=MARKER,
+        ),
         # Fails, so the terminal and JUnit report quote the (redacted) text.
         *_expect("reply-says-nothing", "response-text", expect="equals", value="nothing"),
         *_expect("answer-is-yes", "file-text", path="answer.txt", expect="equals", value="yes"),
@@ -125,7 +133,8 @@ def test_an_inherited_secret_echoed_everywhere_is_redacted_everywhere(
 
     # run.json says what was redacted where, by name and count, never the value.
     counts = record["redactions"]["CANARY"]
-    for name in ("events.jsonl", "transcript.json", "model-requests.jsonl", "final.md"):
+    names = ("events.jsonl", "transcript.json", "model-requests.jsonl", "final.md")
+    for name in (*names, "context-observations.jsonl"):
         assert counts[name] >= 1, counts
     assert counts["final.md"] == 2
     assert counts["workspace/leak.txt"] == 1
@@ -136,4 +145,5 @@ def test_an_inherited_secret_echoed_everywhere_is_redacted_everywhere(
     grade = read_json(result_dir / "groups" / "secret" / "deterministic-grade.json")
     states = {c["id"]: c["state"] for c in grade["checks"]}
     assert states["candidate-leak-is-redacted"] == "pass", states
+    assert states["candidate-context-is-redacted"] == "pass", states
     assert states["candidate-answer-is-yes"] == "fail", states
