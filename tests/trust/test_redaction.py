@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from pytest_skill_eval.evidence.redact import Redactor, Tally, credential_values
+from pytest_skill_eval.hosts.subject import redact_tree
 from pytest_skill_eval.modelserver.record import RecordingRoute
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.upstream import auth_headers
@@ -170,3 +172,27 @@ def test_a_cassette_being_recorded_keeps_no_secret_of_the_run(tmp_path: Path) ->
     text = cassette.read_text()
     assert secret not in text
     assert "it is [redacted:CANARY]" in text
+
+
+def test_a_workspace_copy_is_redacted_in_place_and_planted_entries_are_never_opened(
+    tmp_path: Path,
+) -> None:
+    secret = "sk-workspace-secret-42"
+    variant = tmp_path / "variant"
+    workspace = variant / "workspace"
+    (workspace / "sub").mkdir(parents=True)
+    (workspace / "sub" / "leak.txt").write_text(f"a {secret} b {secret}")
+    (workspace / "clean.txt").write_text("nothing")
+    (workspace / "link").symlink_to(workspace / "sub" / "leak.txt")
+    os.mkfifo(workspace / "pipe")  # opening it would block forever
+    (workspace / "leak.txt").write_bytes(base64.b64encode(secret.encode()))
+    tally = Tally()
+    redact_tree(Redactor({"KEY": secret}), workspace, variant, tally)
+    assert (workspace / "sub" / "leak.txt").read_text() == "a [redacted:KEY] b [redacted:KEY]"
+    assert (workspace / "leak.txt").read_text() == "[redacted:KEY]"
+    assert (workspace / "clean.txt").read_text() == "nothing"
+    assert (workspace / "link").is_symlink()
+    assert tally.record() == {"KEY": {"workspace/leak.txt": 1, "workspace/sub/leak.txt": 2}}
+    assert sorted(p.name for p in workspace.iterdir()) == [
+        "clean.txt", "leak.txt", "link", "pipe", "sub"
+    ]  # fmt: skip
