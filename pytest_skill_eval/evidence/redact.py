@@ -28,8 +28,16 @@ def marker(name: str) -> str:
     return MARKER.format(name=name)
 
 
+def _encode(text: str) -> bytes:
+    # An environment value that is not UTF-8 holds its bytes as surrogate escapes (os.environ).
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def _forms(value: str) -> list[str]:
-    raw = value.encode("utf-8", "surrogatepass")
+    raw = _encode(value)
     return [
         value,
         json.dumps(value)[1:-1],
@@ -58,15 +66,11 @@ class Redactor:
                 owner.setdefault(form, name)
         forms = sorted(owner, key=len, reverse=True)
         self._owner = owner
-        self._owner_bytes = {form.encode("utf-8", "surrogatepass"): n for form, n in owner.items()}
+        self._owner_bytes = {_encode(form): n for form, n in owner.items()}
         self._text = re.compile("|".join(map(re.escape, forms))) if forms else None
-        self._bytes = (
-            re.compile(b"|".join(re.escape(f.encode("utf-8", "surrogatepass")) for f in forms))
-            if forms
-            else None
-        )
+        self._bytes = re.compile(b"|".join(re.escape(_encode(f)) for f in forms)) if forms else None
         self._prefixed = [(f, n) for f, n in owner.items() if len(f) > PREFIX_MIN]
-        self.longest = max((len(f.encode("utf-8", "surrogatepass")) for f in forms), default=0)
+        self.longest = max((len(_encode(f)) for f in forms), default=0)
 
     def __bool__(self) -> bool:
         return bool(self.secrets)

@@ -143,12 +143,22 @@ class HostProcess:
         assert self._proc.stderr is not None
         fd = self._proc.stderr.fileno()
         stream = self.redactor.stream()
-        with sink:
+        failed = False
+        try:
             while chunk := os.read(fd, 65536):
                 self._last_progress = time.monotonic()
-                sink.write(stream.feed(chunk))
-                sink.flush()
-            sink.write(stream.flush())
+                if failed:
+                    continue  # keep draining, so the host never blocks on a full pipe
+                try:
+                    sink.write(stream.feed(chunk))
+                    sink.flush()
+                except OSError:
+                    failed = True
+            with contextlib.suppress(OSError):
+                sink.write(stream.flush())
+        finally:
+            with contextlib.suppress(OSError):
+                sink.close()
         self._count(self.stderr_path.name, stream.counts)
 
     def _count(self, name: str, counts: Counts) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.evidence.redact import Redactor, Tally, credential_values
+from pytest_skill_eval.hosts.process import EndOfStream, HostProcess, ProcessOutcome
 from pytest_skill_eval.hosts.subject import redact_tree
 from pytest_skill_eval.modelserver.record import RecordingRoute
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
@@ -196,3 +197,33 @@ def test_a_workspace_copy_is_redacted_in_place_and_planted_entries_are_never_ope
     assert sorted(p.name for p in workspace.iterdir()) == [
         "clean.txt", "leak.txt", "link", "pipe", "sub"
     ]  # fmt: skip
+
+
+def test_a_host_process_writes_neither_stream_with_the_secret(tmp_path: Path) -> None:
+    secret = "sk-process-secret-" + "7" * 10
+    script = (
+        'printf \'{"type":"x","text":"%s"}\\n\' "$S"; '
+        'printf "half %s" "$S" | head -c 20 >&2; printf "%s" "$S" | tail -c +16 >&2; '
+        "printf 'then %s\\n' \"$S\" >&2"
+    )
+    process = HostProcess(
+        argv=["sh", "-c", script],
+        env={"S": secret, "PATH": os.environ["PATH"]},
+        cwd=tmp_path,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        interactive=False,
+        redactor=Redactor({"S": secret}),
+    )
+    process.start()
+    frames = []
+    while not isinstance(frame := process.frames.get(timeout=30), EndOfStream):
+        frames.append(frame)
+    process.finish(ProcessOutcome())
+    assert [f.event for f in frames] == [{"type": "x", "text": "[redacted:S]"}]
+    events = (tmp_path / "events.jsonl").read_bytes()
+    stderr = (tmp_path / "stderr.log").read_bytes()
+    assert events == b'{"type":"x","text":"[redacted:S]"}\n'
+    assert secret.encode() not in stderr
+    assert stderr.endswith(b"then [redacted:S]\n")
+    assert process.redactions == {"events.jsonl": {"S": 1}, "stderr.log": {"S": 2}}
