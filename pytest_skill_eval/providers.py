@@ -228,6 +228,8 @@ class EndpointFactory:
             requests=lambda: _requests(route),
             spend=lambda: route.spent,
             close=route.close,
+            secrets={"UPSTREAM_API_KEY": upstream.key},
+            redact_with=route.use_redactor,
         )
 
         def failures() -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
+from .evidence.store import redactor_for
 from .nodeids import subresult_name
 from .run import GroupRun
 from .views.present import _compact, describe, escape_cell
@@ -114,6 +115,11 @@ def _log(
             ("observed", _compact(data.get("observed"))),
         ]
     text = describe(kind, data)
+    # The last net before the terminal and JUnit: the group's secrets, if any slipped through.
+    redactor = redactor_for(run.group_dir)
+    if redactor:
+        text = redactor.redact_text(text)[0]
+        props = [(key, redactor.redact_value(value)[0]) for key, value in props]
     if fails:
         outcome = "failed"
     elif kind == "check" and state == "unavailable":

@@ -15,6 +15,58 @@ from typing import Any
 from ..errors import EvidenceError as EvidenceError
 from ..workspace.entries import b64_map, open_regular, recorded_path, special_kind
 from . import layout
+from .redact import Redactor
+
+# Directories whose every write is redacted first (a group's inherited values, credentials).
+_REDACTORS: dict[Path, Redactor] = {}
+
+
+def redact_under(directory: Path, redactor: Redactor) -> None:
+    """Redact the secrets of `redactor` from every file written below `directory` from now on."""
+    if redactor:
+        key = Path(os.path.abspath(directory))
+        known = _REDACTORS.get(key)
+        _REDACTORS[key] = redactor if known is None else known.merged(redactor)
+
+
+def redactor_for(path: Path) -> Redactor:
+    """The secrets registered for `path` and the directories above it (empty when none)."""
+    found = Redactor()
+    target = Path(os.path.abspath(path))
+    for directory in (target, *target.parents):
+        redactor = _REDACTORS.get(directory)
+        if redactor is not None:
+            found = found.merged(redactor)
+    return found
+
+
+def redacted(path: Path, data: bytes) -> bytes:
+    """`data` without the secrets registered for `path`'s directories (the writers' last net)."""
+    if not _REDACTORS:
+        return data
+    target = Path(os.path.abspath(path))
+    for directory in (target, *target.parents):
+        redactor = _REDACTORS.get(directory)
+        if redactor is not None:
+            data = _redact_file(redactor, target.name, data)
+    return data
+
+
+def _redact_file(redactor: Redactor, name: str, data: bytes) -> bytes:
+    # JSON stays JSON: a value that also occurs outside strings (a digit) is left there.
+    if not redactor.redact_bytes(data)[1]:
+        return data
+    if name.endswith(".jsonl"):
+        lines = data.splitlines(keepends=True)
+        return b"".join(redactor.redact_json_line(line)[0] for line in lines)
+    if name.endswith(".json"):
+        try:
+            value = json.loads(data.decode("utf-8"))
+        except ValueError:
+            return redactor.redact_bytes(data)[0]
+        clean, counts = redactor.redact_value(value)
+        return json_bytes(clean) if counts else data
+    return redactor.redact_bytes(data)[0]
 
 
 def utc_now() -> str:
@@ -66,6 +118,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     review); evidence is never replaced, see `write_once`. Raises OSError.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    data = redacted(path, data)
     tmp = _temporary(path)
     try:
         _write_synced(tmp, data)
@@ -77,6 +130,7 @@ def atomic_write(path: Path, data: bytes) -> None:
 def write_once(path: Path, data: bytes) -> str:
     """Atomically create `path` with `data`; refuse to replace an existing file. Returns sha256."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    data = redacted(path, data)
     tmp = _temporary(path)
     try:
         _write_synced(tmp, data)

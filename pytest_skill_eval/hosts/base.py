@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..evidence.redact import Redactor
 from ..modelserver.server import Route
 from .observation import Observation, Turn
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
@@ -63,6 +64,10 @@ class Endpoint:
     # None: the host's own reported cost is what was spent.
     spend: Callable[[], float] | None = None
     close: Callable[[], None] = lambda: None
+    # Credentials the endpoint itself uses (an upstream key while recording), by name.
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    # Hands the run's redactor to whatever the endpoint writes (a cassette being recorded).
+    redact_with: Callable[[Redactor], None] = lambda redactor: None
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,8 @@ class Launch:
     # Added over the host's isolated baseline (after PWD), in this order.
     environment: Mapping[str, str] = field(default_factory=dict)
     no_progress_s: float = NO_PROGRESS_S
+    # Every secret of the run: stdout and stderr are redacted before they reach the disk.
+    redactor: Redactor = field(default_factory=Redactor)
 
 
 class Dialogue(Protocol):
@@ -193,5 +200,6 @@ def launch_process(
         stderr_path=launch.stderr_path,
         interactive=not launch.one_shot,
         no_progress_s=launch.no_progress_s,
+        redactor=launch.redactor,
     )
     return argv, env, process

@@ -17,6 +17,7 @@ from typing import Any
 
 import psutil
 
+from ..evidence.redact import Counts, Redactor, add
 from .reaper import Guardian
 
 FRAME_LIMIT = 16 * 1024 * 1024  # bytes without a newline before the stream is abandoned
@@ -90,11 +91,17 @@ class HostProcess:
     _stderr_size: int = 0
     _stdin_lock: threading.Lock = field(default_factory=threading.Lock)
     _guardian: Guardian | None = None
+    # Secrets never reach events.jsonl or stderr.log; `redactions` counts what was replaced.
+    redactor: Redactor = field(default_factory=Redactor)
+    redactions: dict[str, Counts] = field(default_factory=dict)
+    _stderr_pump: threading.Thread | None = None
 
     def start(self) -> None:
         """Spawn the host in its own session (so its group can be signalled) with no shell."""
         self.events_path.parent.mkdir(parents=True, exist_ok=True)
         stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - handed to the child
+        # With secrets to redact, stderr goes through a pipe, never straight to the file.
+        piped = bool(self.redactor)
         # Started first, so no moment exists in which a killed evaluator leaves Pi unwatched.
         self._guardian = Guardian.start(self.cwd)
         try:
@@ -104,15 +111,21 @@ class HostProcess:
                 env=dict(self.env),
                 stdin=subprocess.PIPE if self.interactive else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
-                stderr=stderr,
+                stderr=subprocess.PIPE if piped else stderr,
                 start_new_session=True,
                 close_fds=True,
             )
             self._guardian.watch(self._proc.pid)
         except BaseException:
             self._guardian.release()
+            stderr.close()
             raise
-        finally:
+        if piped:
+            self._stderr_pump = threading.Thread(
+                target=self._pump_stderr, args=(stderr,), name="pi-stderr", daemon=True
+            )
+            self._stderr_pump.start()
+        else:
             stderr.close()
         self._last_progress = time.monotonic()
         self._reader = threading.Thread(target=self._read_stdout, name="pi-stdout", daemon=True)
@@ -124,6 +137,34 @@ class HostProcess:
         assert self._proc is not None
         return self._proc.pid
 
+    def _pump_stderr(self, sink: Any) -> None:
+        # The carry-over of the stream redactor catches a value split across two reads.
+        assert self._proc is not None
+        assert self._proc.stderr is not None
+        fd = self._proc.stderr.fileno()
+        stream = self.redactor.stream()
+        failed = False
+        try:
+            while chunk := os.read(fd, 65536):
+                self._last_progress = time.monotonic()
+                if failed:
+                    continue  # keep draining, so the host never blocks on a full pipe
+                try:
+                    sink.write(stream.feed(chunk))
+                    sink.flush()
+                except OSError:
+                    failed = True
+            with contextlib.suppress(OSError):
+                sink.write(stream.flush())
+        finally:
+            with contextlib.suppress(OSError):
+                sink.close()
+        self._count(self.stderr_path.name, stream.counts)
+
+    def _count(self, name: str, counts: Counts) -> None:
+        if counts:
+            add(self.redactions.setdefault(name, {}), counts)
+
     def _read_stdout(self) -> None:
         # Bytes are split on b"\n" before decoding, so a multibyte character split across reads
         # is never corrupted (a newline byte cannot occur inside a UTF-8 sequence).
@@ -133,35 +174,55 @@ class HostProcess:
         pending = bytearray()
         line_no = 0
         error: str | None = None
+        # Records are redacted whole (inside their JSON strings), before they are written or
+        # parsed, so every observation made from them is redacted too.
+        records = self.redactor.records()
+        tail = self.redactor.stream()
+        counts: Counts = {}
+        last = b""
         with open(self.events_path, "xb") as sink:
             while True:
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     break
                 self._last_progress = time.monotonic()
-                sink.write(chunk)
-                sink.flush()
                 if error is not None:
-                    continue  # past the ceiling: keep every byte on disk, parse nothing more
+                    # past the ceiling: keep every byte on disk, parse nothing more
+                    sink.write(tail.feed(chunk))
+                    sink.flush()
+                    continue
                 pending += chunk
                 # The ceiling holds however the bytes were chunked: a record longer than
                 # FRAME_LIMIT is refused whether or not its newline arrived in the same read.
                 while (cut := pending.find(b"\n")) >= 0 and cut <= FRAME_LIMIT:
-                    raw = bytes(pending[:cut])
+                    written, line = records.feed(bytes(pending[: cut + 1]))
                     del pending[: cut + 1]
+                    sink.write(written)
                     line_no += 1
-                    self.frames.put(_parse_frame(line_no, raw))
+                    self.frames.put(_parse_frame(line_no, line[:-1]))
+                sink.flush()
                 if len(pending) > FRAME_LIMIT:
                     error = "incomplete-frame-limit"
+                    sink.write(records.flush())
+                    sink.write(tail.feed(bytes(pending)))
+                    sink.flush()
                     pending.clear()
                     self.frames.put(Frame(line_no + 1, None, error))
-            if error is None and pending.strip():
-                # A final record without its newline is still observed; in RPC mode, where every
-                # record must be terminated, it is also a framing error.
-                line_no += 1
-                self.frames.put(_parse_frame(line_no, bytes(pending)))
-                if self.interactive:
-                    self.frames.put(Frame(line_no, None, "unterminated-record"))
+            if error is None and pending:
+                written, last = records.feed(bytes(pending))
+                sink.write(written)
+            sink.write(records.flush())
+            sink.write(tail.flush())
+            add(counts, records.counts)
+            add(counts, tail.counts)
+        self._count(self.events_path.name, counts)
+        if error is None and pending.strip():
+            # A final record without its newline is still observed; in RPC mode, where every
+            # record must be terminated, it is also a framing error.
+            line_no += 1
+            self.frames.put(_parse_frame(line_no, last))
+            if self.interactive:
+                self.frames.put(Frame(line_no, None, "unterminated-record"))
         self.frames.put(EndOfStream())
 
     def send(self, record: Mapping[str, Any]) -> None:
@@ -268,6 +329,9 @@ class HostProcess:
                 with contextlib.suppress(queue.Empty):
                     self.frames.get(timeout=0.05)
             self._reader.join(timeout=0.1)
+        if self._stderr_pump is not None:
+            # Descendants that kept stderr open were killed above: the pipe ends.
+            self._stderr_pump.join(timeout=TERMINATION_GRACE_S)
         if self._guardian is not None:
             self._guardian.release()
         return outcome

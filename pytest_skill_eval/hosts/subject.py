@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import secrets as tokens
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +17,9 @@ from typing import Any
 
 from ..definitions import WORKSPACE_KINDS, Group
 from ..errors import HostError
-from ..evidence import EvidenceError, sha256_bytes, utc_now, write_once
+from ..evidence import EvidenceError, json_bytes, sha256_bytes, utc_now, write_once
+from ..evidence.redact import Counts, Redactor, Tally, credential_values, marker
+from ..evidence.store import redact_under
 from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
     ResourceError,
@@ -25,16 +29,18 @@ from ..workspace import (
     fingerprint_json,
     snapshot_workspace_turn,
 )
+from ..workspace.entries import open_regular
 from . import host_for
 from .base import Endpoint, Executable, Home, Host, Launch, isolated_home, launch_process
 from .observation import Observation, Turn, canonical_reads, sum_usage
-from .process import NO_PROGRESS_S, CancelToken, ProcessOutcome
+from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
 
 __all__ = ["Endpoint", "SetupError", "SubjectResult", "run_subject"]
 
 MODEL_REQUESTS = "model-requests.jsonl"
 # Modes whose cost is priced like a real model but never paid: shown as simulated.
 SIMULATED_MODES = ("scripted", "replay")
+CONTEXT = "context-observations.jsonl"
 CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authentication", "no model")
 
 
@@ -95,12 +101,46 @@ def evaluator_environment(
     return env
 
 
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def subject_redactor(group: Group, endpoint: Endpoint, environment: Mapping[str, str]) -> Redactor:
+    """Every secret of one run, by name: inherited values, installed credentials, upstream keys.
+
+    Built where the inherited environment is, so every host inherits it.
+    """
+    secrets: dict[str, str] = {}
+    if endpoint.live_models is not None:
+        for provider, entry in dict(endpoint.live_models.get("providers") or {}).items():
+            key = entry.get("apiKey") if isinstance(entry, dict) else None
+            # An apiKey that names a variable is read from it: only an inherited one is set.
+            if isinstance(key, str) and key and not _VARIABLE_NAME.fullmatch(key):
+                secrets[f"models.json:{provider}.apiKey"] = key
+            if isinstance(entry, dict) and isinstance(entry.get("headers"), dict):
+                secrets |= credential_values(entry["headers"], f"models.json:{provider}.headers")
+    if endpoint.auth_json is not None:
+        try:
+            secrets |= credential_values(json.loads(endpoint.auth_json), "auth.json")
+        except ValueError:
+            secrets["auth.json"] = endpoint.auth_json.decode("utf-8", "replace").strip()
+    secrets |= dict(endpoint.secrets)
+    for key in group.effective_runtime.environment.inherit:
+        if key in environment:
+            secrets[key] = environment[key]
+    return Redactor(secrets)
+
+
 def subject_launch(
     group: Group, prepared: PreparedVariant, endpoint: Endpoint, home: Home, no_progress_s: float
 ) -> Launch:
     """The host-neutral description of one variant's subject run."""
     turn_file = home.root / "turn"
     one_shot = group.is_one_shot
+    environment = evaluator_environment(group, prepared, turn_file)
+    redactor = subject_redactor(group, endpoint, environment)
+    if redactor and "SKILL_EVAL_CONTEXT_OBSERVATION_PATH" in environment:
+        # The observer writes raw text: it lands outside the result and is copied redacted.
+        environment["SKILL_EVAL_CONTEXT_OBSERVATION_PATH"] = str(home.root / CONTEXT)
     return Launch(
         cwd=prepared.workspace,
         prompts=tuple(group.turns),
@@ -117,8 +157,9 @@ def subject_launch(
         plugins=tuple(prepared.bundle_entries),
         target=prepared.target_path if group.type == "body" else None,
         turn_file=turn_file,
-        environment=evaluator_environment(group, prepared, turn_file),
+        environment=environment,
         no_progress_s=no_progress_s,
+        redactor=redactor,
     )
 
 
@@ -138,6 +179,9 @@ def run_subject(
         # The isolated home may hold credentials: it never becomes evidence.
         with isolated_home(host, endpoint, prefix=f"skill-eval-{host.name}-") as home:
             launch = subject_launch(group, prepared, endpoint, home, no_progress_s)
+            # Later writes under the group (grades, records) and the cassette are redacted too.
+            redact_under(prepared.directory.parent, launch.redactor)
+            endpoint.redact_with(launch.redactor)
             return _run(group, prepared, host, binary, endpoint, launch, home, cancel, started)
     finally:
         endpoint.close()
@@ -155,7 +199,8 @@ def _run(
     started: str,
 ) -> SubjectResult:
     argv, env, process = launch_process(host, binary, launch, home)
-    facts = _Facts(group, prepared, host, binary, endpoint, argv, env, started)
+    tally = Tally()
+    facts = _Facts(group, prepared, host, binary, endpoint, argv, env, started, launch, home, tally)
     try:
         process.start()
     except OSError as failure:
@@ -164,7 +209,8 @@ def _run(
         unstarted.protocol_error(
             "process-error", message=f"could not start {host.display_name}: {failure}"
         )
-        return _record(facts, unstarted, ProcessOutcome(termination_reason="process-error"))
+        outcome = ProcessOutcome(termination_reason="process-error")
+        return _record(facts, unstarted, outcome, process)
     snapshots = needs_turn_snapshots(group) and group.type == "body"
     previous: list[Any] = [None]
 
@@ -172,13 +218,12 @@ def _run(
         if not snapshots:
             return
         try:
+            copy = prepared.directory / "turns" / str(turn.turn) / "workspace"
             turn.workspace = snapshot_workspace_turn(
-                prepared.workspace,
-                prepared.directory / "turns" / str(turn.turn) / "workspace",
-                prepared.before,
-                previous[0],
+                prepared.workspace, copy, prepared.before, previous[0]
             )
             previous[0] = fingerprint_from_json(turn.workspace["files"])
+            redact_tree(launch.redactor, copy, prepared.directory, tally)
         except (ResourceError, OSError) as failure:
             dialogue.observation.protocol_error("operation-failed", message=str(failure))
 
@@ -199,7 +244,7 @@ def _run(
         # A second Ctrl-C (KeyboardInterrupt) stops at once, but never leaves the host running.
         dialogue.process.kill_now()
         raise
-    return _record(facts, obs, outcome)
+    return _record(facts, obs, outcome, dialogue.process)
 
 
 @dataclass(frozen=True)
@@ -214,9 +259,14 @@ class _Facts:
     argv: list[str]
     env: Mapping[str, str]
     started: str
+    launch: Launch
+    home: Home
+    tally: Tally
 
 
-def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> SubjectResult:
+def _record(
+    facts: _Facts, obs: Observation, outcome: ProcessOutcome, process: HostProcess
+) -> SubjectResult:
     """Post-run facts. Each step that fails is recorded beside the evidence, never instead of it."""
     group, prepared, endpoint, argv, env = (
         facts.group,
@@ -225,12 +275,20 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
         facts.argv,
         facts.env,
     )
+    redactor, tally = facts.launch.redactor, facts.tally
+    for name, counts in process.redactions.items():
+        tally.add(name, counts)
     late_errors: list[str] = []
     for failure in endpoint.failures():
         details = dict(failure)
         obs.protocol_error(str(details.pop("reason", None) or "model-endpoint"), **details)
     for problem in immutable_changes(prepared):
         obs.protocol_error("immutable-resource-changed", message=problem)
+    try:
+        # What the subject wrote is kept as evidence: without its secrets.
+        redact_tree(redactor, prepared.workspace, prepared.directory, tally)
+    except OSError as failure:
+        late_errors.append(f"could not redact the workspace after the run: {failure}")
     effects: dict[str, Any] | None = None
     if group.type == "body":
         try:
@@ -242,11 +300,12 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
             }
         except (ResourceError, OSError) as failure:
             late_errors.append(f"could not fingerprint the workspace after the run: {failure}")
-    model_requests = _write_model_requests(endpoint, prepared.directory, late_errors)
+    model_requests = _write_model_requests(endpoint, prepared.directory, late_errors, facts)
     events = "events.jsonl" if (prepared.directory / "events.jsonl").is_file() else None
     stderr = "stderr.log" if (prepared.directory / "stderr.log").is_file() else None
     context_artifact = None
     if needs_observer(group):
+        _copy_context(facts)
         context_artifact, observer_problem = _context_artifact(prepared.directory)
         if observer_problem:
             late_errors.append(observer_problem)
@@ -374,7 +433,64 @@ def _record(facts: _Facts, obs: Observation, outcome: ProcessOutcome) -> Subject
     }
     if group.type == "body":
         run["delivery"] = obs.delivery
-    return SubjectResult(run, obs.transcript, response)
+    # Observations come from redacted records already; this is the net for everything else.
+    run, _ = redactor.redact_value(run)
+    transcript, _ = redactor.redact_value(obs.transcript)
+    response, _ = redactor.redact_text(response)
+    if redactor:
+        for name, content in (
+            ("transcript.json", json_bytes(transcript)),
+            ("final.md", (response + "\n").encode("utf-8")),
+            ("run.json", json_bytes(run)),
+        ):
+            tally.add(name, _markers(redactor, content))
+        run["redactions"] = tally.record()
+    return SubjectResult(run, transcript, response)
+
+
+def _markers(redactor: Redactor, content: bytes) -> Counts:
+    """How many markers of each name `content` holds (for files made from redacted records)."""
+    return {name: content.count(marker(name).encode("utf-8")) for name in redactor.secrets}
+
+
+def redact_tree(redactor: Redactor, root: Path, variant_dir: Path, tally: Tally) -> None:
+    """Redact every regular file below `root` in place; links, FIFOs, devices are never opened."""
+    if not redactor:
+        return
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(directory, d))]
+        for name in filenames:
+            path = Path(directory, name)
+            opened = open_regular(path)
+            if not isinstance(opened, int):
+                continue
+            with open(opened, "rb") as handle:
+                data = handle.read()
+            clean, counts = redactor.redact_bytes(data)
+            if not counts:
+                continue
+            mode = path.stat().st_mode
+            tmp = path.with_name(f".{name}.{tokens.token_hex(4)}.redacting")
+            with open(tmp, "xb") as out:
+                out.write(clean)
+            os.chmod(tmp, mode & 0o7777)
+            os.replace(tmp, path)
+            tally.add(path.relative_to(variant_dir).as_posix(), counts)
+
+
+def _copy_context(facts: _Facts) -> None:
+    """The observer's records, redacted line by line, into the variant directory."""
+    source = facts.home.root / CONTEXT
+    if not facts.launch.redactor or not source.is_file():
+        return
+    counts: Counts = {}
+    with open(source, "rb") as raw, open(facts.prepared.directory / CONTEXT, "xb") as sink:
+        for line in raw:
+            clean, found = facts.launch.redactor.redact_json_line(line)
+            sink.write(clean)
+            for name, count in found.items():
+                counts[name] = counts.get(name, 0) + count
+    facts.tally.add(CONTEXT, counts)
 
 
 def spend_record(endpoint: Endpoint, usage: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -393,12 +509,14 @@ def spend_record(endpoint: Endpoint, usage: Mapping[str, Any] | None) -> dict[st
 
 
 def _write_model_requests(
-    endpoint: Endpoint, variant_dir: Path, late_errors: list[str]
+    endpoint: Endpoint, variant_dir: Path, late_errors: list[str], facts: _Facts
 ) -> str | None:
     """Persist what the scripted model received; the API key is a header, never in a body."""
     if endpoint.requests is None:
         return None
-    lines = [json.dumps(request, ensure_ascii=False) + "\n" for request in endpoint.requests()]
+    requests, counts = facts.launch.redactor.redact_value(endpoint.requests())
+    facts.tally.add(MODEL_REQUESTS, counts)
+    lines = [json.dumps(request, ensure_ascii=False) + "\n" for request in requests]
     try:
         write_once(variant_dir / MODEL_REQUESTS, "".join(lines).encode("utf-8"))
     except EvidenceError as failure:

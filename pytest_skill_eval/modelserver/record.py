@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from pytest_skill_eval.evidence.redact import Redactor as EvidenceRedactor
 from pytest_skill_eval.evidence.store import atomic_write
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
@@ -139,6 +140,8 @@ class RecordingRoute(Route):
         self.cassette_sha256: str | None = None
         self._headers = dict(upstream_headers)
         self._redactor = Redactor(upstream_headers)
+        # The run's own secrets (inherited values, credentials), set once the run is launched.
+        self._secrets = EvidenceRedactor()
         self._timeout = upstream_timeout_s
         self._kept = len(kept.interactions) if kept is not None else 0
         # New interactions in request order; None while an answer is still streaming, or when
@@ -230,7 +233,7 @@ class RecordingRoute(Route):
             "interactions": [interaction_data(item) for item in interactions],
         }
         # Credentials are redacted in every value and again in the text, as two independent nets.
-        clean = self._redactor.value(data)
+        clean = self._secrets.redact_value(self._redactor.value(data))[0]
         text = self._redact(cassette_text(clean))
         try:
             loaded = yaml.safe_load(text)
@@ -399,8 +402,13 @@ class RecordingRoute(Route):
                 self.failures.append(failure)
             self._idle.notify_all()
 
+    def use_redactor(self, redactor: EvidenceRedactor) -> None:
+        """Redact the run's secrets too from the cassette and every failure message."""
+        with self._lock:
+            self._secrets = redactor
+
     def _redact(self, text: str) -> str:
-        return self._redactor.text(text)
+        return self._secrets.redact_text(self._redactor.text(text))[0]
 
 
 class _Relay:
