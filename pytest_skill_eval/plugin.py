@@ -98,9 +98,12 @@ def pytest_report_teststatus(
 
 @pytest.hookimpl(wrapper=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, None, None]:
-    """Finalise groups left half-run, then (controller) write each result's summary.json."""
+    """Finalise groups left half-run, then (controller) write each result's summary and seal."""
     if options.enabled(session.config):
-        session.config.stash[SESSION_KEY].finish(session)
+        state = session.config.stash[SESSION_KEY]
+        state.finish(session)
+        # Before junitxml writes its file (a plain hook, run after this wrapper's first half).
+        subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
     return (yield)
 
 
