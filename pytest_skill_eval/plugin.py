@@ -52,7 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if worker:
         xdist.take_from_controller(config, state)
     else:
-        state.prepare_controller()
+        with options.usage_errors():  # a full results disk is one line, not an INTERNALERROR
+            state.prepare_controller()
     subresults.register(config)
     collect_definitions(config, state)
 
@@ -113,6 +114,8 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         return
     state = config.stash[SESSION_KEY]
     terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
+    if state.unreported_error is not None:
+        terminalreporter.write_line(f"skill-eval: {state.unreported_error}", red=True)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -12,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import DiskFullError as DiskFullError
 from ..errors import EvidenceError as EvidenceError
 from ..workspace.entries import b64_map, open_regular, recorded_path, special_kind
 from . import layout
@@ -28,16 +30,32 @@ def new_result_id(now: datetime | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(4)}"
 
 
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(error: OSError, path: Path) -> DiskFullError | None:
+    """The one-line error for a write to `path` that failed because its volume is full."""
+    if error.errno not in _FULL:
+        return None
+    return DiskFullError(
+        f"the results disk is full: cannot write {path.name} in {path.parent} "
+        f"({error.strerror or os.strerror(error.errno or 0)}); free space there or choose "
+        "another --skill-eval-results directory (what was written before is kept)"
+    )
+
+
 def create_result_dir(runs_dir: Path) -> tuple[str, Path]:
     """Create a fresh result directory; an id collision is retried, never reused."""
-    runs_dir.mkdir(parents=True, exist_ok=True)
     for _ in range(16):
         result_id = new_result_id()
         path = runs_dir / result_id
         try:
+            runs_dir.mkdir(parents=True, exist_ok=True)
             path.mkdir()
         except FileExistsError:
             continue
+        except OSError as error:
+            raise disk_full(error, path) or error from None
         return result_id, path
     raise EvidenceError(f"could not create a unique result directory under {runs_dir}")
 
@@ -65,18 +83,23 @@ def atomic_write(path: Path, data: bytes) -> None:
     For the few files that are replaceable by design (the ledger, cassettes, the advisory
     review); evidence is never replaced, see `write_once`. Raises OSError.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temporary(path)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         _write_synced(tmp, data)
         os.replace(tmp, path)
+    except OSError as error:
+        raise disk_full(error, path) or error from None
     finally:
         tmp.unlink(missing_ok=True)
 
 
 def write_once(path: Path, data: bytes) -> str:
     """Atomically create `path` with `data`; refuse to replace an existing file. Returns sha256."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise disk_full(error, path) or error from None
     tmp = _temporary(path)
     try:
         _write_synced(tmp, data)
@@ -87,6 +110,10 @@ def write_once(path: Path, data: bytes) -> str:
             f"evidence file already exists and is never rewritten: {path}"
         ) from error
     except OSError as error:
+        # A partly written temporary is removed below: a file is whole or absent.
+        full = disk_full(error, path)
+        if full is not None:
+            raise full from None
         raise EvidenceError(f"could not write evidence file {path}: {error}") from error
     finally:
         tmp.unlink(missing_ok=True)
