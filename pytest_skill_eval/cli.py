@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import OutputError, ResultNotFoundError, SkillEvalError
-from .evidence import verify_result
+from .evidence import parse_root, sealed_root, verify_result
 from .hosts.pi.binary import check_pi, locate_pi
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
 from .views import render_html, render_text
@@ -30,10 +30,13 @@ def resolve_result(target: str, root: Path) -> Path:
     )
 
 
-def verify(result: Path) -> list[str]:
-    """Every changed, missing or extra evidence file of a result, one line each."""
+def verify(result: Path, expected_root: str | None = None) -> list[str]:
+    """Every changed, missing or extra evidence file of a result, one line each.
+
+    With `expected_root` (hex), also a root hash that is not the one expected.
+    """
     # The advisory review is replaceable and never in a manifest; it is not evidence.
-    return verify_result(result, ADVISORY_NAMES)
+    return verify_result(result, ADVISORY_NAMES, expected_root)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,9 +51,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     check = commands.add_parser(
-        "verify", help="re-hash a result against its manifests and report any difference"
+        "verify",
+        help="re-hash a result against its manifests and its seal and report any difference",
     )
     check.add_argument("result", help="result id or directory")
+    check.add_argument(
+        "--root",
+        dest="expected_root",
+        metavar="HASH",
+        help="fail unless the result's seal root is HASH (sha256:<hex>, as the run printed); "
+        "the definition root goes before the command",
+    )
     view = commands.add_parser(
         "view", help="the text view of a result or aggregate: grade first, TAB-separated rows"
     )
@@ -116,13 +127,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "review":
         return _review(args, result, root)
     if args.command == "verify":
-        problems = verify(result)
+        expected = parse_root(args.expected_root) if args.expected_root is not None else None
+        problems = verify(result, expected)
         for line in problems:
             print(line)
         if problems:
             print(f"{len(problems)} difference(s) in {result}", file=sys.stderr)
             return 1
-        print(f"verified: {result}")
+        print(f"verified: {result} (seal sha256:{sealed_root(result)})")
         return 0
     return 2  # pragma: no cover - argparse rejects unknown commands
 

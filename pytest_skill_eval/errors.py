@@ -11,6 +11,7 @@ can fix. Errors that belong to one module stay there (`DefinitionError` in `defi
       DefinitionCollectionError           items.py
       SkillEvalFailure                    items.py
       EvidenceError                       here
+        DiskFullError                     here
       ResultNotFoundError                 here
       OutputError                         here
       HostError                           here
@@ -41,6 +42,14 @@ class SkillEvalError(Exception):
 
 class EvidenceError(SkillEvalError):
     """Evidence could not be written, would be overwritten, or reads back malformed or changed."""
+
+
+class DiskFullError(EvidenceError):
+    """The results volume is full or over quota (ENOSPC, EDQUOT): nothing more can be recorded.
+
+    Raised where a write fails, naming the directory; the invocation stops at the first one,
+    keeping what was written before (every evidence file is whole or absent).
+    """
 
 
 class ResultNotFoundError(SkillEvalError):

@@ -19,7 +19,7 @@ from .definitions import (
     load_definition,
     select,
 )
-from .errors import EvidenceError, SkillEvalError
+from .errors import DiskFullError, EvidenceError, SkillEvalError
 from .evidence import FAILING_RUN_STATES
 from .modelserver.script import ScriptError, load_script, script_path, undeclared_tool_calls
 from .nodeids import item_name
@@ -210,6 +210,13 @@ class VariantItem(pytest.Item):
         """Run the variant, report its checks, and apply the fail-on policy."""
         try:
             self._runtest()
+        except DiskFullError as error:
+            # Every later write would fail the same way: stop here, this failure says why.
+            state = self.config.stash[SESSION_KEY]
+            self.session.shouldstop = "skill-eval: the results disk is full"
+            state.disk_full_reported = True
+            state.cancel.cancel("cancelled")
+            raise SkillEvalFailure(str(error)) from None
         except EvidenceError as error:
             raise SkillEvalFailure(f"evidence could not be written: {error}") from None
 

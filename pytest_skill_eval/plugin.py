@@ -66,7 +66,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if worker:
         xdist.take_from_controller(config, state)
     else:
-        state.prepare_controller()
+        with options.usage_errors():  # a full results disk is one line, not an INTERNALERROR
+            state.prepare_controller()
     subresults.register(config)
     collect_definitions(config, state)
 
@@ -118,9 +119,12 @@ def pytest_report_teststatus(
 
 @pytest.hookimpl(wrapper=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, None, None]:
-    """Finalise groups left half-run, then (controller) write each result's summary.json."""
+    """Finalise groups left half-run, then (controller) write each result's summary and seal."""
     if options.enabled(session.config):
-        session.config.stash[SESSION_KEY].finish(session)
+        state = session.config.stash[SESSION_KEY]
+        state.finish(session)
+        # Before junitxml writes its file (a plain hook, run after this wrapper's first half).
+        subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
     return (yield)
 
 
@@ -130,6 +134,8 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         return
     state = config.stash[SESSION_KEY]
     terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
+    if state.unreported_error is not None:
+        terminalreporter.write_line(f"skill-eval: {state.unreported_error}", red=True)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

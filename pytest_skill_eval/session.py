@@ -15,6 +15,7 @@ import pytest
 
 from .budget import Ledger
 from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
+from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
 from .evidence.store import utc_now
 from .evidence.summary import write_invocation, write_summary
@@ -52,6 +53,9 @@ class SkillEvalSession:
         self.ledger: Ledger | None = None
         self.aggregate_dir: Path | None = None
         self.checked_pi: PiBinary | None = None
+        # A full results disk: whether an item already said so, else the line to print at the end.
+        self.disk_full_reported = False
+        self.unreported_error: str | None = None
         self._pi_lock = threading.Lock()
         self.endpoints = EndpointFactory(
             cassettes=settings.cassettes,
@@ -214,23 +218,31 @@ class SkillEvalSession:
         # whose groups other workers may own), selected groups that never started are recorded
         # with the rest `cancelled`.
         stopped_early = self.items_started and not self.worker
-        for run in self.group_runs.values():
-            selected = any(run.selected.values())
-            if run.finished is None and (run.started or (selected and stopped_early)):
-                run.finalise(self.environment())
-        if stopped_early:
-            self._finalise_unstarted()
-            budget = self.ledger.snapshot() if self.ledger else None
-            for trial, result_dir in sorted(self.result_dirs.items()):
-                write_summary(result_dir, trial, budget)
-            if self.settings.trials > 1:
-                self.aggregate_dir = write_aggregate(
-                    self.settings.results_dir,
-                    [self.result_dirs[t] for t in sorted(self.result_dirs)],
-                    self.settings.trials,
-                    budget,
-                )
-            if self.ledger is not None:
+        try:
+            for run in self.group_runs.values():
+                selected = any(run.selected.values())
+                if run.finished is None and (run.started or (selected and stopped_early)):
+                    run.finalise(self.environment())
+            if stopped_early:
+                self._finalise_unstarted()
+                budget = self.ledger.snapshot() if self.ledger else None
+                for trial, result_dir in sorted(self.result_dirs.items()):
+                    write_summary(result_dir, trial, budget)
+                if self.settings.trials > 1:
+                    self.aggregate_dir = write_aggregate(
+                        self.settings.results_dir,
+                        [self.result_dirs[t] for t in sorted(self.result_dirs)],
+                        self.settings.trials,
+                        budget,
+                    )
+        except DiskFullError as error:
+            # The result stays unfinished (no summary, no seal); said once, after the summary.
+            if not self.disk_full_reported:
+                self.unreported_error = str(error)
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        finally:
+            if stopped_early and self.ledger is not None:
                 shutil.rmtree(self.ledger.path.parent, ignore_errors=True)
         if self.cancel.cancelled and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERRUPTED

@@ -9,11 +9,14 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.junitxml import xml_key
 from _pytest.reports import TestReport
 
+from .evidence import sealed_root
 from .evidence.store import redactor_for
 from .nodeids import subresult_name
 from .run import GroupRun
@@ -170,6 +173,22 @@ def sub_report(
         user_properties=props,
     )
     return [call, teardown]
+
+
+def record_seals(config: pytest.Config, result_dirs: Mapping[int, Path], trials: int) -> None:
+    """Each sealed trial's root as a `<testsuite>` property of the JUnit XML, when one is written.
+
+    `skill-eval-seal` for a single trial, `skill-eval-seal-trial-<k>` for trial k of several;
+    the value, `sha256:<root>`, is what `skill-eval verify RESULT --root` takes.
+    """
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    for trial, result_dir in sorted(result_dirs.items()):
+        root = sealed_root(result_dir)
+        if root is not None:
+            name = "skill-eval-seal" if trials == 1 else f"skill-eval-seal-trial-{trial}"
+            xml.add_global_property(name, f"sha256:{root}")
 
 
 # -- the terminal -----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 # A result directory (one trial).
 INVOCATION = "invocation.json"
 SUMMARY = "summary.json"
+SEAL = "seal.json"  # written last: the hash tree over the result (`evidence.store.write_seal`)
 GROUPS = "groups"
 # An aggregate directory (beside the trials it aggregates).
 AGGREGATE = "aggregate.json"
@@ -38,7 +39,9 @@ CONTEXT_OBSERVATIONS = "context-observations.jsonl"
 CONTEXT_DELIVERY = "context-delivery.json"  # under the variant's resources/
 
 # The files a result directory holds beside `groups/`.
-RESULT_FILES = (INVOCATION, SUMMARY)
+RESULT_FILES = (INVOCATION, SUMMARY, SEAL)
+# The name of the seal leaf that lists the groups the invocation planned.
+PLANNED_GROUPS = "planned-groups"
 # Where a run record may be, the fallback first: it records why the canonical file is not it.
 RUN_FILES = (RUN_FALLBACK, RUN)
 # Where a group record may be, canonical first.
@@ -68,6 +71,11 @@ def run_file(group: Path, variant: str) -> Path:
 def summary_file(result: Path) -> Path:
     """`<result>/summary.json`."""
     return result / SUMMARY
+
+
+def seal_file(result: Path) -> Path:
+    """`<result>/seal.json`."""
+    return result / SEAL
 
 
 def invocation_file(result: Path) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -12,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import DiskFullError as DiskFullError
 from ..errors import EvidenceError as EvidenceError
 from ..workspace.entries import b64_map, open_regular, recorded_path, special_kind
 from . import layout
@@ -80,16 +82,32 @@ def new_result_id(now: datetime | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(4)}"
 
 
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(error: OSError, path: Path) -> DiskFullError | None:
+    """The one-line error for a write to `path` that failed because its volume is full."""
+    if error.errno not in _FULL:
+        return None
+    return DiskFullError(
+        f"the results disk is full: cannot write {path.name} in {path.parent} "
+        f"({error.strerror or os.strerror(error.errno or 0)}); free space there or choose "
+        "another --skill-eval-results directory (what was written before is kept)"
+    )
+
+
 def create_result_dir(runs_dir: Path) -> tuple[str, Path]:
     """Create a fresh result directory; an id collision is retried, never reused."""
-    runs_dir.mkdir(parents=True, exist_ok=True)
     for _ in range(16):
         result_id = new_result_id()
         path = runs_dir / result_id
         try:
+            runs_dir.mkdir(parents=True, exist_ok=True)
             path.mkdir()
         except FileExistsError:
             continue
+        except OSError as error:
+            raise disk_full(error, path) or error from None
         return result_id, path
     raise EvidenceError(f"could not create a unique result directory under {runs_dir}")
 
@@ -117,19 +135,27 @@ def atomic_write(path: Path, data: bytes) -> None:
     For the few files that are replaceable by design (the ledger, cassettes, the advisory
     review); evidence is never replaced, see `write_once`. Raises OSError.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise disk_full(error, path) or error from None
     data = redacted(path, data)
     tmp = _temporary(path)
     try:
         _write_synced(tmp, data)
         os.replace(tmp, path)
+    except OSError as error:
+        raise disk_full(error, path) or error from None
     finally:
         tmp.unlink(missing_ok=True)
 
 
 def write_once(path: Path, data: bytes) -> str:
     """Atomically create `path` with `data`; refuse to replace an existing file. Returns sha256."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise disk_full(error, path) or error from None
     data = redacted(path, data)
     tmp = _temporary(path)
     try:
@@ -141,6 +167,10 @@ def write_once(path: Path, data: bytes) -> str:
             f"evidence file already exists and is never rewritten: {path}"
         ) from error
     except OSError as error:
+        # A partly written temporary is removed below: a file is whole or absent.
+        full = disk_full(error, path)
+        if full is not None:
+            raise full from None
         raise EvidenceError(f"could not write evidence file {path}: {error}") from error
     finally:
         tmp.unlink(missing_ok=True)
@@ -241,9 +271,15 @@ def verify_group(group_dir: Path) -> list[str]:
     return problems
 
 
-def verify_result(result: Path, advisory: Collection[str] = ()) -> list[str]:
+def verify_result(
+    result: Path, advisory: Collection[str] = (), expected_root: str | None = None
+) -> list[str]:
     """Every changed, missing or extra evidence file of a result, one line each.
 
+    Each group is checked against its manifest, and the result against its seal: a changed
+    `invocation.json` or `summary.json`, a group directory that is gone or new, and a manifest
+    rewritten with its files each get their own line. With `expected_root` (hex), a result whose
+    recomputed root differs is reported too, even when its seal was recomputed to match.
     `advisory` names group entries that are replaceable and never in a manifest.
     """
     groups = layout.groups_dir(result)
@@ -263,4 +299,182 @@ def verify_result(result: Path, advisory: Collection[str] = ()) -> list[str]:
             for line in verify_group(group_dir)
             if not any(line == a or line.startswith(a + "/") for a in skipped)
         )
+    problems.extend(verify_seal(result, expected_root))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# The result seal: a hash tree over a result, written last.
+#
+# Its leaves, in order: `invocation.json`, the groups the invocation planned (ids as canonical
+# JSON), each group's `manifest.json` (which in turn lists every evidence file of its group), and
+# `summary.json`. A leaf hashes as sha256("<name>\0<sha256 of its bytes>"); the root is the
+# sha256 of the leaf hashes, in order. A changed byte anywhere below a manifest changes the
+# manifest or fails it; a rewritten manifest changes the root, which CI printed.
+
+SEAL_PREFIX = "sha256:"
+
+
+def planned_groups(invocation: Any) -> list[str]:
+    """Ids of the groups `invocation.json` planned: its definitions' groups its selector picks."""
+    if not isinstance(invocation, Mapping):
+        return []
+    selection = invocation.get("selection")
+    selector = selection.get("group") if isinstance(selection, Mapping) else None
+    planned: set[str] = set()
+    for definition in invocation.get("definitions") or []:
+        groups = definition.get("groups") if isinstance(definition, Mapping) else None
+        for group in groups or []:
+            if not isinstance(group, Mapping) or not isinstance(group.get("id"), str):
+                continue
+            if selector is None or selector in (group["id"], str(group.get("position"))):
+                planned.add(group["id"])
+    return sorted(planned)
+
+
+def _file_sha256(path: Path) -> str | None:
+    return sha256_file(path) if path.is_file() and not path.is_symlink() else None
+
+
+def _group_dirs(result: Path) -> list[Path]:
+    groups = layout.groups_dir(result)
+    if not groups.is_dir():
+        return []
+    return sorted(p for p in groups.iterdir() if p.is_dir() and not p.is_symlink())
+
+
+def seal_leaves(result: Path) -> list[dict[str, Any]]:
+    """The seal's leaves as the result is now on disk (a missing file's sha256 is None)."""
+    invocation_path = layout.invocation_file(result)
+    try:
+        invocation = read_json(invocation_path) if invocation_path.is_file() else None
+    except (OSError, ValueError):
+        invocation = None  # a damaged invocation.json still has a (changed) sha256 leaf
+    planned = planned_groups(invocation)
+    leaves: list[dict[str, Any]] = [
+        {"name": layout.INVOCATION, "sha256": _file_sha256(invocation_path)},
+        {
+            "name": layout.PLANNED_GROUPS,
+            "groups": planned,
+            "sha256": sha256_bytes(json.dumps(planned, ensure_ascii=False).encode("utf-8")),
+        },
+    ]
+    for group_dir in _group_dirs(result):
+        name = f"{layout.GROUPS}/{recorded_path(group_dir.name)}/{layout.MANIFEST}"
+        leaves.append({"name": name, "sha256": _file_sha256(group_dir / layout.MANIFEST)})
+    leaves.append({"name": layout.SUMMARY, "sha256": _file_sha256(layout.summary_file(result))})
+    return leaves
+
+
+def seal_root(leaves: Iterable[Mapping[str, Any]]) -> str:
+    """The root hash of a list of leaves (hex)."""
+    tree = hashlib.sha256()
+    for leaf in leaves:
+        line = f"{leaf['name']}\0{leaf['sha256'] or 'missing'}".encode("utf-8", "surrogateescape")
+        tree.update(hashlib.sha256(line).digest())
+    return tree.hexdigest()
+
+
+def write_seal(result: Path) -> str:
+    """Seal a finished result: write `seal.json` once, after `summary.json`. Returns the root."""
+    leaves = seal_leaves(result)
+    root = seal_root(leaves)
+    write_json_once(
+        layout.seal_file(result),
+        {"schema_version": 1, "algorithm": "sha256", "leaves": leaves, "root": root},
+    )
+    return root
+
+
+def sealed_root(result: Path) -> str | None:
+    """The root hash `seal.json` records, or None when the result has no readable seal."""
+    try:
+        root = read_json(layout.seal_file(result)).get("root")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return root if isinstance(root, str) else None
+
+
+def parse_root(text: str) -> str:
+    """A root hash as given on the command line (`sha256:<hex>` or `<hex>`), lower-case hex."""
+    digest = text.strip().lower().removeprefix(SEAL_PREFIX)
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise EvidenceError(
+            f"--root expects the seal's root hash (sha256:<64 hex digits>), not {text!r}; "
+            "the definition root goes before the command: skill-eval --root DIR verify RESULT"
+        )
+    return digest
+
+
+def _load_seal(path: Path) -> list[dict[str, Any]]:
+    try:
+        seal = read_json(path)
+        leaves = [dict(leaf) for leaf in seal["leaves"]]
+        for leaf in leaves:
+            str(leaf["name"])
+        root = seal["root"]
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        detail = f"{type(error).__name__}: {error}"
+        raise EvidenceError(f"damaged seal: {path} ({detail})") from None
+    if seal_root(leaves) != root:
+        raise EvidenceError(
+            f"changed: {path} (its root hash is not the hash of its leaves; the seal was edited)"
+        )
+    return leaves
+
+
+def verify_seal(result: Path, expected_root: str | None = None) -> list[str]:
+    """What differs between a result and its seal (and `expected_root`), one line each.
+
+    A file that is missing altogether is reported by `verify_result`; here each sealed leaf
+    that changed, a sealed group that is gone and a group the seal never saw get a line.
+    """
+    actual = seal_leaves(result)
+    problems: list[str] = []
+    seal_path = layout.seal_file(result)
+    if seal_path.is_file():
+        problems.extend(_seal_differences(result, _load_seal(seal_path), actual))
+    if expected_root is not None:
+        root = seal_root(actual)
+        if root != expected_root:
+            problems.append(
+                f"root mismatch: {result} hashes to {SEAL_PREFIX}{root}, not the expected "
+                f"{SEAL_PREFIX}{expected_root}"
+            )
+    return problems
+
+
+def _seal_differences(
+    result: Path, sealed: list[dict[str, Any]], actual: list[dict[str, Any]]
+) -> list[str]:
+    now = {leaf["name"]: leaf for leaf in actual}
+    then = {leaf["name"]: leaf for leaf in sealed}
+    problems: list[str] = []
+    for name, leaf in then.items():
+        current = now.get(name)
+        if name == layout.PLANNED_GROUPS:
+            if current is not None and current["sha256"] != leaf["sha256"]:
+                problems.append(
+                    f"changed: the planned groups ({layout.INVOCATION} now plans "
+                    f"{', '.join(current['groups']) or 'none'}; sealed: "
+                    f"{', '.join(map(str, leaf.get('groups') or [])) or 'none'})"
+                )
+            continue
+        if current is None:
+            # Only a group's manifest leaf can vanish: its whole directory is gone.
+            problems.append(f"missing: {result / name.rsplit('/', 1)[0]} (a sealed group)")
+        elif current["sha256"] is None or current["sha256"] == leaf["sha256"]:
+            continue  # unchanged, or missing and reported as missing by verify_result
+        elif name.startswith(f"{layout.GROUPS}/"):
+            problems.append(
+                f"changed: {result / name} (not the sealed manifest: the group's evidence "
+                "was rewritten with its hashes)"
+            )
+        else:
+            problems.append(f"changed: {result / name} (not the sealed {name})")
+    problems.extend(
+        f"extra: {result / name.rsplit('/', 1)[0]} (a group the seal does not cover)"
+        for name in now
+        if name not in then
+    )
     return problems

@@ -1,4 +1,4 @@
-"""Result-level records: `invocation.json` first, `summary.json` last, `aggregate.json` beside."""
+"""Result-level records: `invocation.json` first, `summary.json` and its seal last, aggregates."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from . import layout
 from .read import group_records
 from .records import AggregateRecord, Budget, InvocationRecord, SummaryRecord
 from .states import batch_state
-from .store import EvidenceError, create_result_dir, utc_now, write_json_once
+from .store import EvidenceError, create_result_dir, utc_now, write_json_once, write_seal
 
 
 def write_invocation(result_dir: Path, invocation: InvocationRecord) -> str:
@@ -37,6 +37,7 @@ def write_summary(
         write_json_once(layout.summary_file(result_dir), summary)
     except EvidenceError:
         return None
+    write_seal(result_dir)  # last: the seal covers the summary
     return summary
 
 

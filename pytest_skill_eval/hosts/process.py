@@ -180,7 +180,7 @@ class HostProcess:
         tail = self.redactor.stream()
         counts: Counts = {}
         last = b""
-        with open(self.events_path, "xb") as sink:
+        with _DrainingSink(self.events_path) as sink:
             while True:
                 chunk = os.read(fd, 65536)
                 if not chunk:
@@ -335,6 +335,46 @@ class HostProcess:
         if self._guardian is not None:
             self._guardian.release()
         return outcome
+
+
+class _DrainingSink:
+    """events.jsonl, whose write failures (a full disk) never stop the reader.
+
+    The reader must keep draining the host's stdout whatever the disk does: a reader that died
+    on ENOSPC left the host blocked on a full pipe until the watchdog. Once a write fails the
+    rest is dropped; the run's own records then fail to be written and say why.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.error: OSError | None = None
+        try:
+            self._file: Any = open(path, "xb")  # noqa: SIM115 - closed in __exit__
+        except OSError as error:
+            self.error, self._file = error, None
+
+    def __enter__(self) -> _DrainingSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+
+    def write(self, data: bytes) -> None:
+        """Append `data` until the first failure."""
+        if self._file is not None and self.error is None:
+            try:
+                self._file.write(data)
+            except OSError as error:
+                self.error = error
+
+    def flush(self) -> None:
+        """Flush until the first failure."""
+        if self._file is not None and self.error is None:
+            try:
+                self._file.flush()
+            except OSError as error:
+                self.error = error
 
 
 def _parse_frame(line_no: int, raw: bytes) -> Frame:

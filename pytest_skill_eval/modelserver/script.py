@@ -138,6 +138,7 @@ def load_script(path: Path) -> Script:
 
 def parse_script(data: object, *, source: Path | None = None, sha256: str | None = None) -> Script:
     """Validate already-parsed script data (a mapping as YAML would give it)."""
+    _check_encodable(data, source, "")
     top = _mapping(data, source, "(top level)", _TOP_KEYS)
     version = top.get("version")
     if version is None:
@@ -463,6 +464,38 @@ def _check_json_value(value: object, source: Path | None, where: str) -> None:
             _check_json_value(entry, source, f"{where}.{key}")
         return
     raise ScriptError(source, where, f"is a {_kind(value)}, which JSON cannot carry; quote it")
+
+
+def _check_encodable(value: object, source: Path | None, where: str) -> None:
+    """Reject text no UTF-8 encoder accepts (a lone surrogate, which YAML's `"\\ud800"` gives).
+
+    Every string of a script is sent to Pi or written as evidence; one that cannot be encoded
+    would fail deep inside the server thread instead of here, where the file is named.
+    """
+    if isinstance(value, str):
+        _check_text(value, source, where or "(top level)")
+    elif isinstance(value, list):
+        for i, entry in enumerate(value):
+            _check_encodable(entry, source, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for key, entry in value.items():
+            inner = f"{where}.{key}" if where else str(key)
+            if isinstance(key, str):
+                _check_text(key, source, where or "(top level)", "has a key that contains")
+            _check_encodable(entry, source, inner)
+
+
+def _check_text(text: str, source: Path | None, where: str, what: str = "contains") -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(text[exc.start])
+        raise ScriptError(
+            source,
+            where,
+            f"{what} a lone surrogate (U+{code:04X}, character {exc.start}) that UTF-8 cannot "
+            "carry; write the real character or drop the escape",
+        ) from None
 
 
 def _is_int(value: object) -> bool:

@@ -162,8 +162,21 @@ class Route:
         return str(self.source) if self.source is not None else "<inline script>"
 
     def _serve(self, api: str | None, path: str, raw: bytes, headers: Mapping[str, str]) -> Reply:
-        """Answer one HTTP request (called from the HTTP handler threads)."""
-        return self._answer(api, path, json_object(raw))
+        """Answer one HTTP request (called from the HTTP handler threads).
+
+        A reply that cannot be built (a bug, or a script value the wire cannot carry) fails the
+        run as a route failure naming the script; it never escapes as a server-thread traceback.
+        """
+        try:
+            return self._answer(api, path, json_object(raw))
+        except Exception as error:  # the handler thread must answer every request
+            message = (
+                f"the scripted model server could not answer a request to {path} from "
+                f"{self._where()}: {type(error).__name__}: {error}"
+            )
+            with self._lock:
+                self.failures.append(RouteFailure("server-error", message, None))
+            return error_reply(api or OPENAI, 500, message.split("\n", 1)[0])
 
     def _answer(self, api: str | None, path: str, body: dict[str, Any] | None) -> WireReply:
         """Record one request and decide its reply (called from the HTTP handler threads)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..definitions import VARIANTS
-from ..evidence import layout, read
+from ..evidence import layout, read, sealed_root
 from .present import escape_cell, run_spend
 from .statistics import (
     aggregate_trigger_rates,
@@ -45,7 +45,9 @@ def terminal_summary(
 def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
     summary = read.summary_or_none(result_dir)
     state = summary["state"] if summary is not None else "unknown"
-    writer.write_line(f"result {result_dir.name} [{state}] trial {trial}: {result_dir}")
+    root = sealed_root(result_dir)
+    seal = f" seal sha256:{root}" if root is not None else ""
+    writer.write_line(f"result {result_dir.name} [{state}] trial {trial}: {result_dir}{seal}")
     budget = summary.get("budget") if summary is not None else None
     if budget:
         exhausted = " - budget exhausted" if budget["exhausted"] else ""

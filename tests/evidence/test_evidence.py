@@ -18,6 +18,7 @@ from pytest_skill_eval.evidence import (
     write_json_once,
     write_manifest,
     write_once,
+    write_seal,
 )
 
 
@@ -71,6 +72,8 @@ def test_verify_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture
     result = group.parents[1]
     write_json_once(result / "invocation.json", {})
     write_json_once(result / "summary.json", {})
+    assert cli_main(["verify", str(result)]) == 1  # not sealed yet
+    write_seal(result)
     assert cli_main(["verify", str(result)]) == 0
     (group / "baseline" / "workspace" / "out.txt").write_bytes(b"x")
     assert cli_main(["verify", str(result)]) == 1

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.evidence import json_bytes, write_manifest
+from pytest_skill_eval.evidence import json_bytes, write_manifest, write_seal
 
 DATA = Path(__file__).resolve().parent / "data"
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -58,6 +58,7 @@ def build_result(root: Path) -> Path:
             evidence["sha256"] = hashlib.sha256(run_bytes).hexdigest()
         grade_path.write_bytes(json_bytes(grade))
         write_manifest(group_dir)
+    write_seal(result)  # last, as a run seals a result
     return result
 
 

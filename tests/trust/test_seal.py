@@ -1,0 +1,203 @@
+"""A result is sealed: `skill-eval verify` names every tampering, `--root` proves the result."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval import cli
+from pytest_skill_eval.evidence import EvidenceError, json_bytes, layout, write_seal
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root, write_answer
+from tests.support.runs import result_dir, skill_eval_args
+
+GROUPS = ("alpha", "beta")
+SEAL_LINE = re.compile(r"^result (\S+) \[[a-z-]+\] trial 1: .* seal sha256:([0-9a-f]{64})$", re.M)
+
+
+@dataclass(frozen=True)
+class Built:
+    """A definition root holding one real result, and what its run printed."""
+
+    root: Path
+    stdout: str
+    junit: Path
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """Two body groups run once for the module: real Pi, scripted model."""
+    root = tmp_path_factory.mktemp("seal") / "root"
+    scripts = {f"{g}/{v}": write_answer("yes") for g in GROUPS for v in ("baseline", "candidate")}
+    make_root(root, [body_group(g) for g in GROUPS], scripts)
+    junit = root.parent / "junit.xml"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *skill_eval_args(root), "-q", f"--junitxml={junit}"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return Built(root, done.stdout, junit)
+
+
+@pytest.fixture
+def result(built: Built, tmp_path: Path) -> Path:
+    """A private copy of the built result."""
+    copy = tmp_path / "root"
+    shutil.copytree(built.root, copy, symlinks=True)
+    return result_dir(copy)
+
+
+def printed_root(built: Built) -> str:
+    """The seal root the run's terminal summary printed."""
+    (match,) = SEAL_LINE.finditer(built.stdout)
+    return match.group(2)
+
+
+def test_the_terminal_and_junit_carry_the_root_that_the_seal_records(built: Built) -> None:
+    sealed = result_dir(built.root)
+    seal = read_json(sealed / layout.SEAL)
+    assert printed_root(built) == seal["root"]
+    assert SEAL_LINE.search(built.stdout).group(1) == sealed.name  # type: ignore[union-attr]
+    properties = {
+        p.get("name"): p.get("value") for p in ET.parse(built.junit).getroot().iter("property")
+    }
+    assert properties["skill-eval-seal"] == f"sha256:{seal['root']}"
+    names = [leaf["name"] for leaf in seal["leaves"]]
+    assert names == [
+        "invocation.json",
+        "planned-groups",
+        "groups/alpha/manifest.json",
+        "groups/beta/manifest.json",
+        "summary.json",
+    ]
+    assert seal["leaves"][1]["groups"] == ["alpha", "beta"]
+    manifest = sealed / "groups" / "alpha" / "manifest.json"
+    assert seal["leaves"][2]["sha256"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
+
+
+def test_an_untouched_result_verifies_with_the_printed_root(
+    built: Built, result: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = printed_root(built)
+    assert cli.main(["verify", str(result), "--root", f"sha256:{root}"]) == 0
+    assert capsys.readouterr().out == f"verified: {result} (seal sha256:{root})\n"
+    assert cli.main(["verify", str(result), "--root", root]) == 0
+    assert cli.main(["verify", str(result), "--root", "0" * 64]) == 1
+    assert f"hashes to sha256:{root}, not the expected sha256:{'0' * 64}" in capsys.readouterr().out
+
+
+def _edit_json(path: Path, change: Callable[[dict[str, object]], None]) -> None:
+    data = read_json(path)
+    change(data)
+    path.write_bytes(json_bytes(data))
+
+
+def _edit_summary(result: Path) -> str:
+    _edit_json(result / "summary.json", lambda s: s.update(state="complete-and-better"))
+    return f"changed: {result / 'summary.json'} (not the sealed summary.json)"
+
+
+def _edit_invocation(result: Path) -> str:
+    _edit_json(result / "invocation.json", lambda s: s.update(failOn="none"))
+    return f"changed: {result / 'invocation.json'} (not the sealed invocation.json)"
+
+
+def _delete_group(result: Path) -> str:
+    shutil.rmtree(result / "groups" / "beta")
+    return f"missing: {result / 'groups' / 'beta'} (a sealed group)"
+
+
+def _rewrite_with_manifest(result: Path) -> str:
+    group = result / "groups" / "alpha"
+    final = group / "candidate" / "final.md"
+    final.write_text("a better answer\n", encoding="utf-8")
+    manifest = read_json(group / "manifest.json")
+    manifest["files"]["candidate/final.md"] = hashlib.sha256(final.read_bytes()).hexdigest()
+    (group / "manifest.json").write_bytes(json_bytes(manifest))
+    return f"changed: {group / 'manifest.json'} (not the sealed manifest"
+
+
+TAMPERINGS = {
+    "edited-summary": _edit_summary,
+    "edited-invocation": _edit_invocation,
+    "deleted-group": _delete_group,
+    "rewritten-manifest": _rewrite_with_manifest,
+}
+
+
+@pytest.mark.parametrize("tamper", TAMPERINGS.values(), ids=TAMPERINGS.keys())
+def test_each_tampering_fails_verify_and_is_named(
+    result: Path, tamper: Callable[[Path], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = tamper(result)
+    assert cli.main(["verify", str(result)]) == 1
+    captured = capsys.readouterr()
+    assert any(line.startswith(expected) for line in captured.out.splitlines()), captured.out
+    assert "verified" not in captured.out
+
+
+@pytest.mark.parametrize("tamper", TAMPERINGS.values(), ids=TAMPERINGS.keys())
+def test_a_recomputed_seal_is_caught_by_the_printed_root(
+    built: Built, result: Path, tamper: Callable[[Path], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = printed_root(built)
+    tamper(result)
+    # The attacker rewrites the seal too, consistently: the result verifies on its own...
+    (result / layout.SEAL).unlink()
+    forged = write_seal(result)
+    assert cli.main(["verify", str(result)]) == 0
+    capsys.readouterr()
+    # ...but not as the result the run printed.
+    assert cli.main(["verify", str(result), "--root", f"sha256:{root}"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        f"root mismatch: {result} hashes to sha256:{forged}, not the expected sha256:{root}" in out
+    )
+
+
+def test_a_missing_or_edited_seal_is_named(
+    result: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seal_path = result / layout.SEAL
+    seal = read_json(seal_path)
+    seal["leaves"][-1]["sha256"] = "0" * 64
+    seal_path.write_bytes(json_bytes(seal))
+    assert cli.main(["verify", str(result)]) == 1
+    assert f"changed: {seal_path} (its root hash is not the hash of its leaves" in (
+        capsys.readouterr().err
+    )
+    seal_path.unlink()
+    assert cli.main(["verify", str(result)]) == 1
+    assert f"missing: {seal_path}" in capsys.readouterr().out.splitlines()
+
+
+def test_a_root_that_is_not_a_hash_is_one_clear_error(
+    result: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["verify", str(result), "--root", str(result.parent)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("skill-eval: --root expects the seal's root hash")
+    assert "skill-eval --root DIR verify RESULT" in err
+
+
+def test_the_seal_is_json_and_written_once(result: Path) -> None:
+    assert json.loads((result / layout.SEAL).read_text(encoding="utf-8"))["algorithm"] == "sha256"
+    with pytest.raises(EvidenceError, match="never rewritten"):
+        write_seal(result)
