@@ -266,7 +266,7 @@ def _never(*_args: Any) -> Any:
 
 
 def _copy_tree(source: Path, target: Path) -> None:
-    """Copy a group directory exactly: links as links, FIFOs recreated, nothing opened twice."""
+    """Copy a group directory exactly: symlinks as links, FIFOs recreated, never opened."""
     for directory, dirnames, filenames in os.walk(source):
         base = Path(directory)
         destination = target / base.relative_to(source)
@@ -282,7 +282,13 @@ def _copy_entry(source: Path, target: Path) -> None:
     if stat.S_ISLNK(mode):
         os.symlink(os.readlink(source), target)
     elif stat.S_ISREG(mode):
-        shutil.copy2(source, target, follow_symlinks=False)
+        # Evidence is never rewritten in place, so a hard link is as good as a copy (and the
+        # manifest re-hash proves it); another filesystem gets a copy.
+        try:
+            os.link(source, target, follow_symlinks=False)
+        except OSError:
+            shutil.copyfile(source, target, follow_symlinks=False)
+            os.chmod(target, stat.S_IMODE(mode))
     elif stat.S_ISFIFO(mode):
         os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
     else:

@@ -41,7 +41,8 @@ def test_a_mode_that_could_corrupt_a_result_is_refused_before_anything_is_writte
     errors = result.stderr.str()
     assert named in errors, errors
     # The message names what works instead.
-    assert "skill-eval plan" in errors and "--skill-eval-shard K/N" in errors, errors
+    assert "skill-eval plan" in errors, errors
+    assert "--skill-eval-shard K/N" in errors, errors
     assert not (root / ".skill-eval").exists()
 
 
@@ -96,7 +97,7 @@ def test_dist_loadscope_gives_the_same_facts_as_n_alone(
     }
 
 
-ELSEWHERE = '''
+ELSEWHERE = """
 import os
 from pathlib import Path
 
@@ -107,7 +108,7 @@ def pytest_sessionstart(session):
         state = session.config.stash[SESSION_KEY]
         away = Path(os.environ["SKILL_EVAL_ELSEWHERE"])
         state.result_dirs = {t: away / p.name for t, p in state.result_dirs.items()}
-'''
+"""
 
 
 @pytest.mark.pi
