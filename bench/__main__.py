@@ -1,17 +1,18 @@
-"""Run the benchmarks: `python -m bench [overhead|parallel|materialise|memory ...]`."""
+"""Run the benchmarks: `python -m bench [overhead|parallel|materialise|memory|merge ...]`."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 
-from bench import materialise, memory, overhead, parallel
+from bench import materialise, memory, merge, overhead, parallel
 
 BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "overhead": overhead.main,
     "parallel": parallel.main,
     "materialise": materialise.main,
     "memory": memory.main,
+    "merge": merge.main,
 }
 
 

@@ -11,6 +11,7 @@ from .errors import OutputError, ResultNotFoundError, SkillEvalError
 from .evidence import parse_root, sealed_root, verify_result
 from .hosts.pi.binary import check_pi, locate_pi
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
+from .scale import commands as scale_commands
 from .views import render_html, render_text
 
 __all__ = ["ResultNotFoundError", "main", "resolve_result", "verify"]
@@ -96,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="pass environment variable NAME (a credential) to a live reviewer; repeatable",
     )
     review.add_argument("--pi", help="the Pi binary (default: pi on PATH, else node_modules)")
+    scale_commands.add_parsers(commands)
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -110,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """Run one command; every failure the user can act on is raised as a SkillEvalError."""
     root = Path(args.root).resolve()
+    scaled = scale_commands.run(args, root)
+    if scaled is not None:
+        return scaled
     result = resolve_result(args.result, root)
     if args.command == "view":
         sys.stdout.write(render_text(result, group=args.group, variant=args.variant))

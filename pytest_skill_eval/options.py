@@ -84,6 +84,19 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         {"type": float, "help": "spend ceiling shared by every worker and trial"},
     ),
     (
+        "plan",
+        "PLAN",
+        {
+            "help": "run a planned invocation (from `skill-eval plan`): its result ids, pins "
+            "and selection"
+        },
+    ),
+    (
+        "shard",
+        "K/N",
+        {"help": "with --skill-eval-plan, run only shard K of N of the plan's work units"},
+    ),
+    (
         "no-progress-timeout",
         "SECONDS",
         {
@@ -207,15 +220,52 @@ class Settings:
     pi_models: Path | None
     upstream_url: str | None
     collect_only: bool
+    plan: Path | None = None
+    shard: tuple[int, int] | None = None  # (K, N), one-based K
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
         """Read and check every option; the first bad one is a usage error."""
+        handed = _handed_paths(config)
+        if handed is not None:
+            return cls._from_config(config, handed)
         invoked = Path(config.invocation_params.dir)
         root = (_path_option(config, "root") or invoked).resolve()
         if not root.is_dir():
             raise pytest.UsageError(f"--skill-eval-root {root} is not a directory")
         paths = tuple(definitions(config))
+        results = _path_option(config, "results")
+        cassettes_raw = _path_option(config, "cassettes")
+        plan_raw = _option(config, "plan")
+        return cls._from_config(
+            config,
+            {
+                "root": str(root),
+                "paths": [str(p) for p in paths],
+                "results": str(results.resolve()) if results else None,
+                "cassettes": str(cassettes_raw.resolve()) if cassettes_raw else None,
+                "plan": str(Path(plan_raw).resolve()) if plan_raw else None,
+                "pi_auth": _str(_ini_path(config, "skill_eval_pi_auth")),
+                "pi_models": _str(_ini_path(config, "skill_eval_pi_models")),
+            },
+        )
+
+    def resolved_paths(self) -> dict[str, Any]:
+        """Every path option as the controller resolved it, for its xdist workers."""
+        return {
+            "root": str(self.root),
+            "paths": [str(p) for p in self.paths],
+            "results": str(self.results_dir),
+            "cassettes": _str(self.cassettes),
+            "plan": _str(self.plan),
+            "pi_auth": _str(self.pi_auth),
+            "pi_models": _str(self.pi_models),
+        }
+
+    @classmethod
+    def _from_config(cls, config: pytest.Config, resolved: dict[str, Any]) -> Settings:
+        root = Path(resolved["root"])
+        paths = tuple(Path(p) for p in resolved["paths"])
         variant: str | None = _option(config, "variant")
         if variant not in (None, *VARIANT_SELECTORS):
             raise pytest.UsageError(
@@ -227,9 +277,7 @@ class Settings:
             raise pytest.UsageError(
                 f"--skill-eval-fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}"
             )
-        results = _path_option(config, "results")
-        cassettes_raw = _path_option(config, "cassettes")
-        cassettes = cassettes_raw.resolve() if cassettes_raw else None
+        cassettes = _path(resolved["cassettes"])
         record = _option(config, "record") or "none"
         if record not in RECORD_MODES:
             raise pytest.UsageError(f"--skill-eval-record must be one of {', '.join(RECORD_MODES)}")
@@ -247,25 +295,39 @@ class Settings:
             raise pytest.UsageError(
                 f"--skill-eval-max-cost must be a positive number, not {max_cost_raw!r}"
             )
-        return cls(
+        settings = cls(
             root=root,
             paths=paths,
             group_selector=_option(config, "group"),
             variant_selector=variant,
             trials=trials,
             fail_on=fail_on,
-            results_dir=results.resolve() if results else root / ".skill-eval" / "runs",
+            results_dir=_path(resolved["results"]) or root / ".skill-eval" / "runs",
             cassettes=cassettes,
             record=record,
             no_progress_s=no_progress_s,
             max_cost=max_cost,
             pi=_option(config, "pi"),
             claude=_option(config, "claude"),
-            pi_auth=_ini_path(config, "skill_eval_pi_auth"),
-            pi_models=_ini_path(config, "skill_eval_pi_models"),
+            pi_auth=_path(resolved["pi_auth"]),
+            pi_models=_path(resolved["pi_models"]),
             upstream_url=config.getini("skill_eval_upstream_url") or None,
             collect_only=bool(config.option.collectonly),
+            plan=_path(resolved["plan"]),
+            shard=_shard(_option(config, "shard")),
         )
+        if settings.shard is not None and settings.plan is None:
+            raise pytest.UsageError(
+                "--skill-eval-shard K/N needs --skill-eval-plan PLAN (from `skill-eval plan`)"
+            )
+        if settings.plan is None:
+            return settings
+        from .scale.plan import PlanError, adopt_plan
+
+        try:
+            return adopt_plan(settings, _given(config))
+        except PlanError as error:
+            raise pytest.UsageError(str(error)) from None
 
 
 @contextlib.contextmanager
@@ -298,6 +360,35 @@ def _path_option(config: pytest.Config, name: str) -> Path | None:
 
 def _ini_dir(config: pytest.Config) -> Path:
     return config.inipath.parent if config.inipath is not None else config.rootpath
+
+
+def _handed_paths(config: pytest.Config) -> dict[str, Any] | None:
+    """On an xdist worker, the paths its controller resolved (see `Settings.resolved_paths`)."""
+    handed = getattr(config, "workerinput", {}).get("skill_eval")
+    return handed.get("settings") if isinstance(handed, dict) else None
+
+
+def _given(config: pytest.Config) -> dict[str, Any]:
+    """The selection options given explicitly (a plan refuses to be contradicted)."""
+    names = ("trials", "group", "variant", "fail-on", "record")
+    return {name: _option(config, name) for name in names if _option(config, name) is not None}
+
+
+def _shard(raw: Any) -> tuple[int, int] | None:
+    if raw in (None, ""):
+        return None
+    k, _, n = str(raw).partition("/")
+    if k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n):
+        return int(k), int(n)
+    raise pytest.UsageError(f"--skill-eval-shard must be K/N with 1 <= K <= N, not {raw!r}")
+
+
+def _path(raw: str | None) -> Path | None:
+    return Path(raw) if raw else None
+
+
+def _str(path: Path | None) -> str | None:
+    return str(path) if path is not None else None
 
 
 def _positive_int(config: pytest.Config, name: str, default: int) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import signal
 import tempfile
@@ -24,9 +25,12 @@ from .hosts import checked_binary
 from .hosts.base import Executable
 from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import CancelToken
+from .nodeids import parse_item_id
 from .options import Settings, usage_errors
 from .providers import EndpointFactory
 from .run import Environment, GroupRun, synthetic_run
+from .scale.plan import Plan, PlanError, check_groups, load_plan
+from .scale.shard import create_shard_dir, shard_units, unit_keys, write_shard_record
 from .trials import write_aggregate
 from .workspace import ResourceError, SourceResolver
 
@@ -48,6 +52,9 @@ class SkillEvalSession:
         self.group_runs: dict[tuple[Path, str, int], GroupRun] = {}
         # xdist controller only: what the workers collected, and the groups it can finalise.
         self.collected: dict[tuple[str, int], set[str]] = {}
+        self.collected_ids: dict[str, tuple[str, str, int]] = {}  # node id → group, variant, trial
+        self.reported: set[tuple[str, str, int]] = set()  # items the controller saw reported
+        self.evidence_missing = False
         self.loaded_groups: dict[str, LoadedGroup] = {}
         self.items_started = False
         self.ledger: Ledger | None = None
@@ -57,6 +64,14 @@ class SkillEvalSession:
         self.disk_full_reported = False
         self.unreported_error: str | None = None
         self._pi_lock = threading.Lock()
+        # A planned run (beyond one machine): the plan, this shard's directory and its units.
+        self.plan: Plan | None = None
+        self.shard_dir: Path | None = None
+        self.started_at = utc_now()
+        if settings.plan is not None:
+            with usage_errors():
+                self.plan = load_plan(settings.plan)
+            self.resolver = SourceResolver(settings.root, pinned=self.plan.data["pins"])
         self.endpoints = EndpointFactory(
             cassettes=settings.cassettes,
             record=settings.record,
@@ -148,7 +163,15 @@ class SkillEvalSession:
                         # An unresolvable ref is recorded by the variant when it runs.
                         with contextlib.suppress(ResourceError):
                             self.resolver.resolve("git", variant.source.ref)
+        if self.plan is not None:
+            try:
+                check_groups(self.plan, self.loaded_groups.values(), settings.root)
+            except PlanError as error:
+                raise pytest.UsageError(str(error)) from None
         if settings.collect_only or invalid:
+            return
+        if self.plan is not None:
+            self._prepare_shard(self.plan)
             return
         if settings.max_cost is not None:
             with usage_errors():
@@ -197,6 +220,17 @@ class SkillEvalSession:
                 },
             )
 
+    def _prepare_shard(self, plan: Plan) -> None:
+        """A planned run: the plan's result ids inside a fresh shard directory, no invocation."""
+        index, count = self.settings.shard or (1, 1)
+        self.shard_dir = create_shard_dir(self.settings.results_dir, plan, index, count)
+        self.result_dirs = {
+            t: self.shard_dir / plan.result_id(t) for t in range(1, plan.trials + 1)
+        }
+        if self.settings.max_cost is not None:
+            ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=self.settings.results_dir))
+            self.ledger = Ledger.create(ledger_dir / "ledger.json", self.settings.max_cost)
+
     def install_interrupt_handler(self, session: pytest.Session) -> None:
         """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops."""
         if threading.current_thread() is not threading.main_thread():
@@ -213,7 +247,10 @@ class SkillEvalSession:
         signal.signal(signal.SIGINT, handler)
 
     def finish(self, session: pytest.Session) -> None:
-        """Finalise groups left half-run, then (controller) write each result's summary.json."""
+        """Finalise groups left half-run, then (controller) write each result's summary.json.
+
+        A shard writes its shard record instead: the summary is the merge's to write.
+        """
         # Groups stopped half-way, and, once a session has run items (outside xdist workers,
         # whose groups other workers may own), selected groups that never started are recorded
         # with the rest `cancelled`.
@@ -225,7 +262,12 @@ class SkillEvalSession:
                     run.finalise(self.environment())
             if stopped_early:
                 self._finalise_unstarted()
-                budget = self.ledger.snapshot() if self.ledger else None
+            budget = self.ledger.snapshot() if self.ledger and not self.worker else None
+            if self.shard_dir is not None and self.plan is not None and not self.worker:
+                index, count = self.settings.shard or (1, 1)
+                write_shard_record(self.shard_dir, self.plan, index, count, self.started_at, budget)
+                print(f"\nskill-eval: shard {index}/{count} evidence: {self.shard_dir}")
+            elif stopped_early:
                 for trial, result_dir in sorted(self.result_dirs.items()):
                     write_summary(result_dir, trial, budget)
                 if self.settings.trials > 1:
@@ -242,30 +284,80 @@ class SkillEvalSession:
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         finally:
-            if stopped_early and self.ledger is not None:
+            if self.ledger is not None and not self.worker:
                 shutil.rmtree(self.ledger.path.parent, ignore_errors=True)
         if self.cancel.cancelled and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if self.evidence_missing and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _finalise_unstarted(self) -> None:
-        """xdist controller: groups the workers collected but never finished become `cancelled`."""
+        """xdist controller: record the groups the workers collected but left no record of.
+
+        A group none of whose items was reported never started: `cancelled`. A variant whose
+        item the controller saw reported ran somewhere, so `cancelled` would contradict JUnit:
+        it is `infrastructure-failed`, saying where its evidence should have been.
+        """
         for (group_id, trial), variants in sorted(self.collected.items()):
             loaded = self.loaded_groups.get(group_id)
             result_dir = self.result_dirs.get(trial)
             if loaded is None or result_dir is None:
                 continue
-            if read.group_record(layout.group_dir(result_dir, group_id)) is not None:
+            group_dir = layout.group_dir(result_dir, group_id)
+            if read.group_record(group_dir) is not None:
                 continue
             run = GroupRun(loaded, self.result_dir, trial)
             run.selected = {v: v in variants for v in VARIANTS}
-            self.cancel.cancel("cancelled")
-            run.finalise(self.environment())
+            reported = [v for v in VARIANTS if (group_id, v, trial) in self.reported]
+            if not reported:
+                self.cancel.cancel("cancelled")
+                run.finalise(self.environment())
+                continue
+            # Never prepare resources for a group that ran elsewhere.
+            stopped = CancelToken()
+            stopped.cancel("evidence missing")
+            env = dataclasses.replace(self.environment(), cancel=stopped)
+            for variant in reported:
+                message = (
+                    f"evidence missing: a worker reported {group_id}[{variant}] (trial {trial}) "
+                    f"but left no run record at {layout.run_file(group_dir, variant)}; its "
+                    "evidence was written where this controller cannot read it (a worker on "
+                    "another machine or in another directory)"
+                )
+                error = {"kind": "infrastructure", "message": message}
+                run.record_unrun(variant, "infrastructure-failed", error, env)
+            run.finalise(env)
+            self.evidence_missing = True
 
     # -- hooks ------------------------------------------------------------------------------
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         """Note that items ran (xdist forwards this to the controller too)."""
         self.items_started = True
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """xdist controller: note each collected item a worker reported (it ran somewhere)."""
+        parsed = self.collected_ids.get(report.nodeid)
+        if parsed is not None and not self.worker:
+            self.reported.add(parsed)
+
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """A shard keeps only its own units; the rest are deselected (JUnit stays per shard)."""
+        if self.plan is None:
+            return
+        index, count = self.settings.shard or (1, 1)
+        keep = unit_keys(shard_units(self.plan, index, count))
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in items:
+            parsed = parse_item_id(item.nodeid)
+            mine = parsed is None or (parsed[0], parsed[2]) in keep
+            (kept if mine else dropped).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
 
 
 SESSION_KEY = pytest.StashKey[SkillEvalSession]()

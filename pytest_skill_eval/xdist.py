@@ -8,6 +8,7 @@ checked against (pytest 9.2.0, pytest-xdist 3.8.0).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,17 @@ from .session import SESSION_KEY, SkillEvalSession
 from .workspace import SourceResolver
 
 GROUP_SCHEDULING = pytest.StashKey[bool]()
+_COUNT = re.compile(r"^[0-9]+\*")  # the `N*` of `--tx N*popen`
+
+# Stock xdist modes that would split a group's variants over workers, or run every group on
+# every worker into the same result directory.
+REFUSED_DIST = ("load", "worksteal", "each", "loadfile")
+GROUPING_DIST = ("loadscope", "loadgroup")
+_WHAT_WORKS = (
+    "use -n N alone or --dist loadscope/loadgroup (the plugin keeps each group's variants "
+    "together on one worker), or split the run over machines with `skill-eval plan` and "
+    "--skill-eval-shard K/N"
+)
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -30,22 +42,50 @@ def is_worker(config: pytest.Config) -> bool:
 
 
 def default_distribution(config: pytest.Config) -> None:
-    """`-n N` alone keeps each group's variants together on one worker, in order.
+    """`-n N`, `--dist loadscope` and `--dist loadgroup` keep each group's variants together.
 
+    Modes that split a group, and remote workers, are refused before anything is created.
     Called from a `pytest_cmdline_main` wrapper, which runs before xdist's own tryfirst hook
     turns an unset `--dist` into "load" (checked against pytest-xdist 3.8.0).
     """
-    if (
-        enabled(config)
-        and getattr(config.option, "numprocesses", None)
-        and getattr(config.option, "dist", "no") == "no"
-    ):
-        config.option.dist = "loadscope"
+    if not enabled(config):
+        return
+    option = config.option
+    specs = list(getattr(option, "tx", None) or [])
+    numprocesses = getattr(option, "numprocesses", None)
+    if not numprocesses and not specs:
+        return  # not distributed: xdist itself resets --dist to "no"
+    dist = "load" if getattr(option, "distload", False) else getattr(option, "dist", "no")
+    if dist in REFUSED_DIST:
+        raise pytest.UsageError(
+            f"--dist {dist} would split a group's variants over workers or run it twice, "
+            f"which corrupts its evidence; {_WHAT_WORKS}"
+        )
+    for spec in specs:
+        if not _local_popen(str(spec)):
+            raise pytest.UsageError(
+                f"--tx {spec}: remote or relocated workers write evidence where this "
+                "controller cannot read it and resolve paths against their own directory; "
+                "run shards instead (`skill-eval plan`, then `pytest --skill-eval-plan PLAN "
+                "--skill-eval-shard K/N` on each machine, then `skill-eval merge`), "
+                "or use -n N on one machine"
+            )
+    if dist == "no" or dist in GROUPING_DIST:
+        option.dist = "loadscope"
         config.stash[GROUP_SCHEDULING] = True
 
 
+def _local_popen(spec: str) -> bool:
+    """Whether an execnet spec is a plain local subprocess: popen, no chdir, no proxy."""
+    parts = _COUNT.sub("", spec, count=1).split("//")
+    if parts[0] != "popen":
+        return False
+    return not any(part.split("=", 1)[0] in ("chdir", "via") for part in parts[1:])
+
+
 def make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """With `-n N` alone, one work unit per group and trial: baseline then candidate together.
+    """With `-n N`, `--dist loadscope` or `--dist loadgroup`, one work unit per group and trial:
+    baseline then candidate together, on one worker.
 
     Different groups and trials spread over the workers. This replaces `--dist loadgroup`, whose
     node-id suffix has no effect on pytest 9.2's structured node ids.
@@ -75,7 +115,9 @@ def hand_to_worker(node: Any) -> None:
         "pins": state.resolver.pinned(),
         "pi": {"path": str(pi.path), "version": pi.version} if pi else None,
         "ledger": str(state.ledger.path) if state.ledger else None,
-        "maxCost": state.settings.max_cost,
+        "maxCost": state.ledger.max_cost if state.ledger else None,
+        # Resolved here, so a worker never re-resolves them against its own directory.
+        "settings": state.settings.resolved_paths(),
     }
 
 
@@ -101,6 +143,7 @@ def note_collected(node: Any, ids: list[str]) -> None:
         if parsed is not None:
             group_id, variant, trial = parsed
             state.collected.setdefault((group_id, trial), set()).add(variant)
+            state.collected_ids[nodeid] = (group_id, variant, trial)
 
 
 def send_to_controller(config: pytest.Config, report: TestReport) -> bool:

@@ -16,6 +16,10 @@ GROUPS = "groups"
 # An aggregate directory (beside the trials it aggregates).
 AGGREGATE = "aggregate.json"
 
+# Beyond one machine: a shard directory holds its record and one directory per planned result.
+SHARD = "shard.json"
+SHARDS_SUFFIX = ".shards"
+
 # A group directory.
 DEFINITION = "definition.json"
 GRADE = "deterministic-grade.json"
@@ -86,6 +90,16 @@ def invocation_file(result: Path) -> Path:
 def aggregate_file(aggregate: Path) -> Path:
     """`<aggregate>/aggregate.json`."""
     return aggregate / AGGREGATE
+
+
+def shard_dir(runs: Path, plan_id: str, index: int, count: int, run_id: str) -> Path:
+    """`<runs>/<plan id>.shards/<K>-of-<N>.<run id>`: one run of shard K (a re-run is a sibling)."""
+    return runs / f"{plan_id}{SHARDS_SUFFIX}" / f"{index}-of-{count}.{run_id}"
+
+
+def shard_file(shard: Path) -> Path:
+    """`<shard>/shard.json`, written last: a shard directory without it is incomplete."""
+    return shard / SHARD
 
 
 def is_safe_id(identity: str) -> bool:

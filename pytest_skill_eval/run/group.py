@@ -117,8 +117,13 @@ class GroupRun:
         group = self.loaded
         if env.cancel.cancelled:
             return _never_ran(self._cancelled_before_execution(variant))
-        if env.ledger is not None and env.ledger.exhausted():
-            spend = env.ledger.snapshot()
+        try:
+            exhausted = env.ledger is not None and env.ledger.exhausted()
+            spend = env.ledger.snapshot() if env.ledger is not None and exhausted else {}
+        except OSError as error:
+            msg = {"kind": "infrastructure", "message": f"budget ledger unusable: {error}"}
+            return _never_ran(synthetic_run(group, variant, "infrastructure-failed", msg))
+        if exhausted:
             msg = {
                 "kind": "cancellation",
                 "message": f"budget exhausted: spent {spend['spent']} of {spend['maxCost']} USD "
@@ -168,7 +173,17 @@ class GroupRun:
         spend = result.run.get("spend") or {}
         if env.ledger is not None and spend and not spend.get("simulated"):
             # Scripted and replayed spend is recorded but never charged.
-            env.ledger.charge(float(spend.get("usd") or 0.0))
+            try:
+                env.ledger.charge(float(spend.get("usd") or 0.0))
+            except OSError as error:
+                # The spend is on record in run.json; the ceiling can no longer be enforced.
+                cause = result.run.get("error")
+                result.run["state"] = "infrastructure-failed"
+                result.run["error"] = {
+                    "kind": "infrastructure",
+                    "message": f"budget ledger unusable, spend not charged: {error}",
+                    "cause": cause,
+                }
         return result
 
     def _subject_started(self, variant: str) -> bool:
@@ -221,6 +236,17 @@ class GroupRun:
             except EvidenceError as error:
                 last = error
         raise last or EvidenceError(f"no place left to record the run in {variant_dir}")
+
+    def record_unrun(
+        self, variant: str, state: str, error: dict[str, str], env: Environment
+    ) -> None:
+        """Record a variant that will not run here (its evidence is elsewhere or never came)."""
+        with self.lock:
+            self._start(env)
+            if variant not in self.runs:
+                (self.group_dir / variant).mkdir(exist_ok=True)
+                synthetic = synthetic_run(self.loaded, variant, state, error)
+                self._persist(variant, _never_ran(synthetic))
 
     def finalise(self, env: Environment) -> dict[str, Any]:
         """Synthesise missing variants, grade, and write the grade, group record and manifest."""

@@ -1,0 +1,6 @@
+"""Beyond one machine: a plan pins an invocation, shards run its work units, a merge joins them.
+
+plan.py    `skill-eval plan`: result ids, fingerprints, pins, selection, the work units
+shard.py   a pytest run of one shard: its units only, a shard record instead of a summary
+merge.py   `skill-eval merge`: verified shard groups, missing units, summary and aggregate
+"""

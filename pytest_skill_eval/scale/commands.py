@@ -1,0 +1,80 @@
+"""The `skill-eval plan` and `skill-eval merge` commands (registered by cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .merge import merge
+from .plan import PlanError, load_plan, make_plan, write_plan
+
+FAIL_ON = ("infrastructure", "candidate", "any", "regression")
+
+
+def add_parsers(commands: Any) -> None:
+    """Add `plan` and `merge` to the `skill-eval` subcommands."""
+    plan = commands.add_parser(
+        "plan",
+        help="pin an invocation (result ids, fingerprints, Git commits, selection) and list "
+        "its work units, for shards on N machines",
+    )
+    plan.add_argument("suite", nargs="+", help="suite or group definitions (JSON)")
+    plan.add_argument("--root", dest="plan_root", help="definition root (default: --root or .)")
+    plan.add_argument("--trials", type=int, default=1, help="trials (default 1)")
+    plan.add_argument("--group", help="one group, by id or one-based position")
+    plan.add_argument("--variant", choices=("baseline", "candidate"), help="one variant")
+    plan.add_argument("--cassettes", metavar="DIR", help="scripts/cassettes directory")
+    plan.add_argument("--record", default="none", choices=("none", "once", "all"))
+    plan.add_argument(
+        "--fail-on",
+        default="infrastructure",
+        choices=("infrastructure", "candidate", "any", "regression"),
+    )
+    plan.add_argument("--max-cost", type=float, help="the whole run's ceiling (ceiling/N a shard)")
+    plan.add_argument("-o", "--output", required=True, metavar="PLAN", help="the plan to write")
+    joined = commands.add_parser(
+        "merge",
+        help="verify and join a plan's shards into the result(s), summary and aggregate one "
+        "machine would write",
+    )
+    joined.add_argument("plan", help="the plan the shards ran")
+    joined.add_argument("shards", nargs="+", help="shard directories, or directories holding them")
+    joined.add_argument(
+        "-o", "--output", metavar="RESULTS", help="runs directory (default <root>/.skill-eval/runs)"
+    )
+
+
+def run(args: argparse.Namespace, root: Path) -> int | None:
+    """Run `plan` or `merge`; None for any other command."""
+    if args.command == "plan":
+        if args.trials < 1:
+            raise PlanError(f"--trials must be a positive integer, not {args.trials}")
+        base = Path(args.plan_root).resolve() if args.plan_root else root
+        plan = make_plan(
+            [Path(s) if Path(s).is_absolute() else Path.cwd() / s for s in args.suite],
+            base,
+            trials=args.trials,
+            group=args.group,
+            variant=args.variant,
+            cassettes=Path(args.cassettes) if args.cassettes else None,
+            record=args.record,
+            fail_on=args.fail_on,
+            max_cost=args.max_cost,
+        )
+        out = write_plan(plan, Path(args.output).resolve())
+        print(f"plan {plan['id']}: {len(plan['units'])} unit(s), {args.trials} trial(s): {out}")
+        return 0
+    if args.command == "merge":
+        loaded = load_plan(Path(args.plan).resolve())
+        out = Path(args.output).resolve() if args.output else root / ".skill-eval" / "runs"
+        outcome = merge(loaded, [Path(s) for s in args.shards], out)
+        for unit in outcome.missing:
+            print(f"shard-missing: {unit.group} (trial {unit.trial})")
+        verb = "already merged" if outcome.already else "merged"
+        for result in outcome.results:
+            print(f"{verb}: {result}")
+        if outcome.aggregate is not None:
+            print(f"aggregate: {outcome.aggregate}")
+        return 1 if outcome.missing else 0
+    return None

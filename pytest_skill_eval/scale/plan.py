@@ -1,0 +1,340 @@
+"""`skill-eval plan`: pin an invocation up front so N machines can run parts of it.
+
+A plan holds what the controller of a single-machine run computes before any group starts —
+result ids, definition and resource fingerprints, resolved Git commits, selection, provider
+mode — and the ordered work units (group × trial) that shards split between them. Paths are
+recorded relative to the definition root, so each machine may hold its own copy of the root.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..definitions import (
+    VARIANTS,
+    DefinitionError,
+    LoadedGroup,
+    SelectionError,
+    load_definition,
+    select,
+)
+from ..errors import SkillEvalError
+from ..evidence import new_result_id, read_json, sha256_file, utc_now, write_json_once
+from ..evidence.records import InvocationRecord
+from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
+
+if TYPE_CHECKING:
+    from ..options import Settings
+
+PLAN_KIND = "plan"
+
+
+class PlanError(SkillEvalError):
+    """A plan cannot be made, read, or followed (a definition differs from what it pinned)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Unit:
+    """One work unit: one group of one trial, its selected variants run together."""
+
+    group: str
+    trial: int
+    position: int
+    variants: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        """`group@trial`, unique in a plan."""
+        return f"{self.group}@{self.trial}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """A loaded plan file; `data` is the JSON exactly as written."""
+
+    path: Path
+    data: dict[str, Any]
+    sha256: str
+
+    @property
+    def id(self) -> str:
+        """The plan's id (also names shard directories)."""
+        return str(self.data["id"])
+
+    @property
+    def trials(self) -> int:
+        """How many trials (results) the plan makes."""
+        return int(self.data["selection"]["trials"])
+
+    def result_id(self, trial: int) -> str:
+        """The pinned result id of a trial."""
+        return str(self.data["results"][trial - 1]["id"])
+
+    def units(self) -> list[Unit]:
+        """Every work unit, in plan order (trial, then suite order)."""
+        return [
+            Unit(u["group"], int(u["trial"]), int(u["position"]), tuple(u["variants"]))
+            for u in self.data["units"]
+        ]
+
+    def group_entry(self, group_id: str) -> dict[str, Any]:
+        """`{definition, sha256, resources, path}` of a planned group."""
+        entry: dict[str, Any] = self.data["groups"][group_id]
+        return entry
+
+
+def make_plan(
+    paths: Sequence[Path],
+    root: Path,
+    *,
+    trials: int = 1,
+    group: str | None = None,
+    variant: str | None = None,
+    cassettes: Path | None = None,
+    record: str = "none",
+    fail_on: str = "infrastructure",
+    max_cost: float | None = None,
+) -> dict[str, Any]:
+    """The plan of an invocation of `paths` under `root` (definitions loaded and checked here)."""
+    root = root.resolve()
+    resolver = SourceResolver(root)
+    definitions: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    chosen: list[tuple[LoadedGroup, tuple[str, ...]]] = []
+    for path in paths:
+        try:
+            loaded = load_definition(path.resolve(), root)
+            selection = select(loaded, group, variant)
+        except (DefinitionError, SelectionError) as error:
+            raise PlanError(str(error)) from None
+        definitions.append(
+            {
+                "path": _relative(loaded.path, root),
+                "kind": loaded.kind,
+                "id": loaded.id,
+                "groups": [
+                    {
+                        "id": g.group.id,
+                        "position": g.position,
+                        "path": _relative(g.path, root),
+                        "sha256": g.sha256,
+                    }
+                    for g in loaded.groups
+                ],
+            }
+        )
+        for picked in selection:
+            g = picked.loaded
+            if g.group.id in groups:
+                raise PlanError(f"group id {g.group.id!r} appears twice; result groups need one")
+            for env in g.group.variants.values():
+                if env.source.kind == "git":
+                    try:
+                        resolver.resolve("git", env.source.ref)
+                    except ResourceError as error:
+                        raise PlanError(f"group {g.group.id!r}: {error}") from None
+            groups[g.group.id] = {
+                "path": _relative(g.path, root),
+                "position": g.position,
+                "sha256": g.sha256,
+                "resources": resource_fingerprint(g, root),
+                "definition": g.raw,
+            }
+            chosen.append((g, tuple(v for v in VARIANTS if picked.variants[v])))
+    units = [
+        {"group": g.group.id, "trial": trial, "position": g.position, "variants": list(vs)}
+        for trial in range(1, trials + 1)
+        for g, vs in chosen
+    ]
+    return {
+        "schema_version": 1,
+        "kind": PLAN_KIND,
+        "id": new_result_id(),
+        "root": str(root),
+        "definitions": definitions,
+        "groups": groups,
+        "selection": {"group": group, "variant": variant, "trials": trials},
+        "pins": resolver.pinned(),
+        "provider": {
+            "cassettes": _relative(cassettes.resolve(), root) if cassettes else None,
+            "record": record,
+            "mode": ("record" if record != "none" else "replay") if cassettes else "live",
+        },
+        "failOn": fail_on,
+        "maxCost": max_cost,
+        "results": [{"trial": t, "id": new_result_id()} for t in range(1, trials + 1)],
+        "aggregate": new_result_id() if trials > 1 else None,
+        "units": units,
+        "createdAt": utc_now(),
+    }
+
+
+def write_plan(plan: Mapping[str, Any], out: Path) -> Path:
+    """Write a plan once (a plan is never rewritten: shards already follow it)."""
+    write_json_once(out, plan)
+    return out
+
+
+def load_plan(path: Path) -> Plan:
+    """Read a plan file; anything that is not one is a PlanError naming the file."""
+    try:
+        data = read_json(path)
+        digest = sha256_file(path)
+    except (OSError, ValueError) as error:
+        raise PlanError(f"cannot read plan {path}: {error}") from None
+    if not isinstance(data, dict) or data.get("kind") != PLAN_KIND:
+        raise PlanError(f"{path} is not a plan (make one with `skill-eval plan`)")
+    if data.get("schema_version") != 1:
+        raise PlanError(f"{path}: unsupported plan schema_version {data.get('schema_version')!r}")
+    return Plan(path, data, digest)
+
+
+def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
+    """Settings that follow the plan: its trials and selection; a contradicting option refuses.
+
+    A ceiling given here, or pinned by the plan, is the whole run's: each of N shards gets
+    ceiling / N.
+    """
+    assert settings.plan is not None
+    plan = load_plan(settings.plan)
+    pinned = {
+        "trials": plan.trials,
+        "group": plan.data["selection"]["group"],
+        "variant": plan.data["selection"]["variant"],
+        "fail-on": plan.data["failOn"],
+        "record": plan.data["provider"]["record"],
+    }
+    for name, value in given.items():
+        if str(value) != str(pinned[name]):
+            raise PlanError(
+                f"--skill-eval-{name} {value} contradicts the plan {plan.path}, which pins "
+                f"{pinned[name]!r}; drop the option or make a new plan"
+            )
+    ceiling = settings.max_cost if settings.max_cost is not None else plan.data.get("maxCost")
+    shards = settings.shard[1] if settings.shard else 1
+    return dataclasses.replace(
+        settings,
+        trials=plan.trials,
+        group_selector=pinned["group"],
+        variant_selector=pinned["variant"],
+        fail_on=str(pinned["fail-on"]),
+        record=str(pinned["record"]),
+        max_cost=float(ceiling) / shards if ceiling is not None else None,
+    )
+
+
+def check_groups(plan: Plan, loaded: Iterable[LoadedGroup], root: Path) -> None:
+    """Refuse to run a shard whose definitions or resources differ from what the plan pinned."""
+    seen: set[str] = set()
+    for group in loaded:
+        entry = plan.data["groups"].get(group.group.id)
+        if entry is None:
+            continue  # not selected by the plan: never collected into a unit
+        seen.add(group.group.id)
+        if group.sha256 != entry["sha256"]:
+            raise PlanError(
+                f"group {group.group.id!r}: its definition {group.path} (sha256 "
+                f"{group.sha256[:12]}…) differs from the one the plan {plan.path} pinned "
+                f"({entry['sha256'][:12]}…); run every shard from the same definitions"
+            )
+        if resource_fingerprint(group, root) != entry["resources"]:
+            raise PlanError(
+                f"group {group.group.id!r}: its fixture, skills or context under {root} differ "
+                f"from what the plan {plan.path} pinned; run every shard from the same files"
+            )
+    missing = sorted(set(plan.data["groups"]) - seen)
+    if missing:
+        raise PlanError(
+            f"the plan {plan.path} has groups these definitions lack: {', '.join(missing)}"
+        )
+
+
+def resource_fingerprint(group: LoadedGroup, root: Path) -> str:
+    """One sha256 over every working-tree file a group copies: fixture, skills, context, bundles.
+
+    Git-sourced skills and context are pinned by commit instead.
+    """
+    g = group.group
+    declared: set[str] = set()
+    if g.fixture is not None:
+        declared.add(g.fixture)
+    for env in g.variants.values():
+        if env.source.kind == "working-tree":
+            declared.update(env.skills)
+            declared.update(env.context)
+    for bundle in g.effective_runtime.extensions:
+        declared.update(bundle.resources)
+    digests = {rel: _digest(root / rel) for rel in sorted(declared)}
+    text = json.dumps(digests, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _digest(path: Path) -> str:
+    try:
+        if path.is_dir() and not path.is_symlink():
+            return fingerprint_digest(fingerprint(path))
+        if path.is_file():
+            return sha256_file(path)
+    except (ResourceError, OSError) as error:
+        return f"unreadable: {error}"
+    return "missing"
+
+
+def invocation_record(
+    plan: Plan, trial: int, root: Path | None = None, started_at: str | None = None
+) -> InvocationRecord:
+    """`invocation.json` of a planned trial, as a single-machine controller would write it."""
+    base = root or Path(plan.data["root"])
+    provider = plan.data["provider"]
+    cassettes = provider["cassettes"]
+    selection = plan.data["selection"]
+    return {
+        "schema_version": 1,
+        "id": plan.result_id(trial),
+        "root": str(base),
+        "definitions": [
+            {
+                "path": str(base / d["path"]),
+                "kind": d["kind"],
+                "id": d["id"],
+                "groups": [
+                    {
+                        "id": g["id"],
+                        "position": g["position"],
+                        "path": str(base / g["path"]),
+                        "sha256": g["sha256"],
+                    }
+                    for g in d["groups"]
+                ],
+            }
+            for d in plan.data["definitions"]
+        ],
+        "selection": {
+            "group": selection["group"],
+            "variant": selection["variant"],
+            "trial": trial,
+            "trials": selection["trials"],
+        },
+        "pins": plan.data["pins"],
+        "provider": {
+            "cassettes": str(base / cassettes) if cassettes is not None else None,
+            "record": provider["record"],
+        },
+        "failOn": plan.data["failOn"],
+        "startedAt": started_at or utc_now(),
+    }
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        raise PlanError(
+            f"{path} is outside the definition root {root}; a plan records paths relative to "
+            "the root so each machine can hold its own copy"
+        ) from None

@@ -1,0 +1,71 @@
+"""One shard of a plan: which units it runs, where its evidence goes, and its shard record.
+
+A shard is an ordinary pytest run (`--skill-eval-plan PLAN --skill-eval-shard K/N`, `-n M`
+allowed). It deselects the units of other shards, writes complete write-once group directories
+under the plan's result ids, and ends with `shard.json` instead of a summary: the summary is the
+merge's to write, once every shard has arrived.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..evidence import layout, read, utc_now, write_json_once
+from ..evidence.store import new_result_id
+from .plan import Plan, Unit
+
+
+def shard_units(plan: Plan, index: int, count: int) -> list[Unit]:
+    """Shard K of N's units: round-robin over the plan's units, so each shard gets a fair mix
+    of groups and trials (no unit is in two shards, every unit is in one)."""
+    return [unit for i, unit in enumerate(plan.units()) if i % count == index - 1]
+
+
+def create_shard_dir(runs: Path, plan: Plan, index: int, count: int) -> Path:
+    """A fresh directory for this run of shard K, with one result directory per planned trial."""
+    path = layout.shard_dir(runs, plan.id, index, count, new_result_id())
+    path.mkdir(parents=True)
+    for trial in range(1, plan.trials + 1):
+        (path / plan.result_id(trial)).mkdir()
+    return path
+
+
+def write_shard_record(
+    shard: Path,
+    plan: Plan,
+    index: int,
+    count: int,
+    started_at: str,
+    budget: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """`shard.json`: which plan and shard this is, what each unit ended as, spend, timing."""
+    units = []
+    for unit in shard_units(plan, index, count):
+        group_dir = layout.group_dir(shard / plan.result_id(unit.trial), unit.group)
+        record = read.group_record(group_dir) if group_dir.is_dir() else None
+        units.append(
+            {"group": unit.group, "trial": unit.trial, "state": record["state"] if record else None}
+        )
+    shard_record: dict[str, Any] = {
+        "schema_version": 1,
+        "kind": "shard",
+        "plan": plan.id,
+        "planSha256": plan.sha256,
+        "shard": {"index": index, "count": count},
+        "host": socket.gethostname(),
+        "results": {str(t): plan.result_id(t) for t in range(1, plan.trials + 1)},
+        "units": units,
+        "budget": dict(budget) if budget is not None else None,
+        "startedAt": started_at,
+        "completedAt": utc_now(),
+    }
+    write_json_once(layout.shard_file(shard), shard_record)
+    return shard_record
+
+
+def unit_keys(units: Sequence[Unit]) -> set[tuple[str, int]]:
+    """(group id, trial) of each unit."""
+    return {(unit.group, unit.trial) for unit in units}

@@ -1,0 +1,141 @@
+"""A suite run as 3 shards in 3 directories, each with its own copy of the definitions, merges
+into the facts, transitions and JUnit rows of a `-n 0` run, with a clean verify; a shard that
+never arrives is `shard-missing`; a shard whose definitions changed is refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+
+from pytest_skill_eval.cli import main as skill_eval
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root, write_answer
+from tests.support.runs import skill_eval_args
+
+pytestmark = pytest.mark.pi
+
+GROUPS = ("g0", "g1", "g2")
+
+
+def _pytest(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(root)]
+    return subprocess.run(
+        [*command, *skill_eval_args(root, *extra)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _facts(result_dir: Path) -> dict[str, Any]:
+    facts: dict[str, Any] = {"summary": read_json(result_dir / "summary.json")["state"]}
+    for group_dir in sorted((result_dir / "groups").iterdir()):
+        grade = read_json(group_dir / "deterministic-grade.json")
+        record = read_json(group_dir / "group.json")
+        facts[group_dir.name] = {
+            "state": record["state"],
+            "variants": record["variants"],
+            "checks": [(c["id"], c["state"], json.dumps(c["observed"])) for c in grade["checks"]],
+            "comparisons": [(c["id"], c["transition"]) for c in grade["comparisons"]],
+        }
+    return facts
+
+
+def _junit_rows(*files: Path) -> list[tuple[str, str | None]]:
+    rows = []
+    for junit in files:
+        for case in ElementTree.parse(junit).getroot().iter("testcase"):
+            props = {p.get("name"): p.get("value") for p in case.iter("property")}
+            rows.append((str(case.get("name")), props.get("state")))
+    return sorted(rows)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One `-n 0` run and three shards (the second with -n 2) of the same three groups."""
+    base = tmp_path_factory.mktemp("shards")
+    groups = [body_group(g) for g in GROUPS]
+    scripts = {f"{g}/baseline": write_answer("no") for g in GROUPS}
+    scripts |= {f"{g}/candidate": write_answer("yes") for g in GROUPS}
+    source = make_root(base / "source", groups, scripts)
+    serial = base / "serial"
+    shutil.copytree(source, serial)
+    done = _pytest(serial, "-n", "0", f"--junitxml={base / 'serial.xml'}")
+    assert done.returncode == 0, done.stdout
+    plan = base / "plan.json"
+    argv = ["plan", str(source / "suite.json"), "--root", str(source), "-o", str(plan)]
+    assert skill_eval([*argv, "--cassettes", str(source / "scripts")]) == 0
+    shards = []
+    for k in (1, 2, 3):
+        machine = base / f"machine{k}"
+        shutil.copytree(source, machine)
+        extra = ["-n", "2"] if k == 2 else []
+        done = _pytest(
+            machine,
+            "--skill-eval-plan", str(plan), "--skill-eval-shard", f"{k}/3",
+            f"--junitxml={base / f'shard{k}.xml'}", *extra,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        shards.append(machine / ".skill-eval" / "runs")
+    (serial_result,) = (serial / ".skill-eval" / "runs").iterdir()
+    return {"base": base, "plan": plan, "shards": shards, "serial": serial_result}
+
+
+def test_three_shards_merge_into_what_one_machine_writes(
+    runs: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, plan = runs["base"], runs["plan"]
+    out = base / "merged"
+    # Shard directories sit below each machine's runs directory; merge finds them there.
+    assert skill_eval(["merge", str(plan), *map(str, runs["shards"]), "-o", str(out)]) == 0
+    (merged,) = (p for p in out.iterdir() if not p.name.startswith("."))
+    assert merged.name == read_json(plan)["results"][0]["id"]
+    assert _facts(merged) == _facts(runs["serial"])
+    assert _facts(merged)["g1"]["comparisons"] == [("says-yes", "fail-to-pass")]
+    junit = [base / f"shard{k}.xml" for k in (1, 2, 3)]
+    assert _junit_rows(*junit) == _junit_rows(base / "serial.xml")
+    assert skill_eval(["verify", str(merged)]) == 0
+    invocation = read_json(merged / "invocation.json")
+    assert [g["id"] for g in invocation["definitions"][0]["groups"]] == list(GROUPS)
+    # Idempotent: merging again leaves the result as it is.
+    before = sorted((p, p.read_bytes()) for p in merged.rglob("*") if p.is_file())
+    capsys.readouterr()
+    assert skill_eval(["merge", str(plan), *map(str, runs["shards"]), "-o", str(out)]) == 0
+    assert "already merged" in capsys.readouterr().out
+    assert sorted((p, p.read_bytes()) for p in merged.rglob("*") if p.is_file()) == before
+
+
+def test_a_shard_that_never_arrived_is_shard_missing_not_cancelled(runs: dict[str, Any]) -> None:
+    out = runs["base"] / "partial"
+    arrived = [str(runs["shards"][0]), str(runs["shards"][1])]
+    assert skill_eval(["merge", str(runs["plan"]), *arrived, "-o", str(out)]) == 1
+    (merged,) = (p for p in out.iterdir() if not p.name.startswith("."))
+    summary = read_json(merged / "summary.json")
+    states = {g["id"]: g["state"] for g in summary["groups"]}
+    assert states == {"g0": "complete", "g1": "complete", "g2": "partially-complete"}
+    assert summary["state"] == "partially-complete"
+    for variant in ("baseline", "candidate"):
+        record = read_json(merged / "groups" / "g2" / variant / "run.json")
+        assert record["state"] == "infrastructure-failed"
+        assert record["error"]["message"].startswith("shard-missing: shard 3/3 never delivered")
+    assert skill_eval(["verify", str(merged)]) == 0
+
+
+def test_a_shard_whose_definition_changed_is_refused(runs: dict[str, Any]) -> None:
+    machine = runs["base"] / "changed"
+    shutil.copytree(runs["base"] / "source", machine)
+    group = machine / "groups" / "g1.json"
+    group.write_text(group.read_text().replace("Write the answer file.", "Write it."))
+    done = _pytest(machine, "--skill-eval-plan", str(runs["plan"]), "--skill-eval-shard", "1/3")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "group 'g1': its definition" in done.stderr
+    assert "differs from the one the plan" in done.stderr
+    assert not (machine / ".skill-eval").exists()

@@ -1,0 +1,135 @@
+"""xdist modes: those that would split a group or lose its evidence are refused up front;
+`--dist loadscope` uses the plugin's scheduler; evidence a worker left elsewhere is never
+recorded as `cancelled`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.files import read_json, write
+from tests.support.roots import body_group, make_root, write_answer
+from tests.support.runs import results, run
+
+REFUSED = [
+    (("-n", "2", "--dist", "load"), "--dist load"),
+    (("-n", "2", "--dist", "worksteal"), "--dist worksteal"),
+    (("-n", "2", "--dist", "each"), "--dist each"),
+    (("-n", "2", "--dist", "loadfile"), "--dist loadfile"),
+    (("-n", "2", "-d"), "--dist load"),
+    (("--tx", "socket=127.0.0.1:1", "--dist", "loadscope"), "--tx socket=127.0.0.1:1"),
+    (("--tx", "2*popen//chdir=elsewhere", "--dist", "loadscope"), "--tx 2*popen//chdir="),
+    (("--tx", "ssh=somehost", "--dist", "loadscope"), "--tx ssh=somehost"),
+]
+
+
+def _root(tmp_path: Path, count: int = 2) -> Path:
+    groups = [body_group(f"g{i}") for i in range(count)]
+    scripts = {f"g{i}/baseline": write_answer("no") for i in range(count)}
+    scripts |= {f"g{i}/candidate": write_answer("yes") for i in range(count)}
+    return make_root(tmp_path / "root", groups, scripts)
+
+
+@pytest.mark.parametrize(("args", "named"), REFUSED, ids=[a[1] for a in REFUSED])
+def test_a_mode_that_could_corrupt_a_result_is_refused_before_anything_is_written(
+    pytester: pytest.Pytester, tmp_path: Path, args: tuple[str, ...], named: str
+) -> None:
+    root = _root(tmp_path)
+    result = run(pytester, root, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = result.stderr.str()
+    assert named in errors, errors
+    # The message names what works instead.
+    assert "skill-eval plan" in errors, errors
+    assert "--skill-eval-shard K/N" in errors, errors
+    assert not (root / ".skill-eval").exists()
+
+
+def test_dist_loadgroup_without_workers_is_not_distributed_and_not_refused(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    # `-n 0` turns distribution off: a refused --dist in addopts must not block a serial run.
+    root = _root(tmp_path, 1)
+    result = run(pytester, root, "-n", "0", "--dist", "load", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+
+
+def _facts(root: Path) -> dict[str, object]:
+    (result_dir,) = results(root)
+    facts: dict[str, object] = {"summary": read_json(result_dir / "summary.json")["state"]}
+    for group_dir in sorted((result_dir / "groups").iterdir()):
+        grade = read_json(group_dir / "deterministic-grade.json")
+        record = read_json(group_dir / "group.json")
+        facts[group_dir.name] = {
+            "state": record["state"],
+            "variants": record["variants"],
+            "checks": [(c["id"], c["state"]) for c in grade["checks"]],
+            "observed": [c["observed"] for c in grade["checks"]],
+            "comparisons": [(c["id"], c["transition"]) for c in grade["comparisons"]],
+        }
+    return facts
+
+
+@pytest.mark.pi
+def test_dist_loadscope_gives_the_same_facts_as_n_alone(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    facts = []
+    for name, args in (("n", ("-n", "2")), ("loadscope", ("-n", "2", "--dist", "loadscope"))):
+        root = _root(tmp_path / name, 3)
+        result = run(pytester, root, *args, "-v")
+        assert result.ret == 0, result.stdout.str()
+        facts.append(_facts(root))
+        # Both variants of a group ran on one worker, in order.
+        lines = [ln for ln in result.stdout.lines if "PASSED" in ln and "[gw" in ln]
+        for group in ("g0", "g1", "g2"):
+            workers = {ln.split("[gw")[1][0] for ln in lines if f"::{group}[" in ln}
+            assert len(workers) == 1, lines
+    assert facts[0] == facts[1]
+    g2 = dict(facts[0]["g2"])  # type: ignore[call-overload]
+    g2.pop("observed")
+    assert g2 == {
+        "state": "complete",
+        "variants": {"baseline": "complete", "candidate": "complete"},
+        "checks": [("baseline-says-yes", "fail"), ("candidate-says-yes", "pass")],
+        "comparisons": [("says-yes", "fail-to-pass")],
+    }
+
+
+ELSEWHERE = """
+import os
+from pathlib import Path
+
+def pytest_sessionstart(session):
+    # A worker whose evidence lands on a disk the controller cannot see.
+    if hasattr(session.config, "workerinput"):
+        from pytest_skill_eval.session import SESSION_KEY
+        state = session.config.stash[SESSION_KEY]
+        away = Path(os.environ["SKILL_EVAL_ELSEWHERE"])
+        state.result_dirs = {t: away / p.name for t, p in state.result_dirs.items()}
+"""
+
+
+@pytest.mark.pi
+def test_evidence_a_worker_left_elsewhere_is_infrastructure_failed_not_cancelled(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _root(tmp_path, 1)
+    write(tmp_path / "plugins" / "elsewhere_plugin.py", ELSEWHERE)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "plugins"))
+    monkeypatch.setenv("SKILL_EVAL_ELSEWHERE", str(tmp_path / "away"))
+    result = run(pytester, root, "-n", "1", "-p", "elsewhere_plugin")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    (result_dir,) = results(root)
+    summary = read_json(result_dir / "summary.json")
+    assert [g["state"] for g in summary["groups"]] == ["partially-complete"]
+    assert summary["state"] == "partially-complete"
+    for variant in ("baseline", "candidate"):
+        record = read_json(result_dir / "groups" / "g0" / variant / "run.json")
+        assert record["state"] == "infrastructure-failed"
+        message = record["error"]["message"]
+        assert message.startswith("evidence missing:"), message
+        assert str(result_dir / "groups" / "g0" / variant / "run.json") in message
+    # The worker really wrote it, elsewhere.
+    assert (tmp_path / "away" / result_dir.name / "groups" / "g0" / "group.json").is_file()
