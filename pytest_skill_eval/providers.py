@@ -14,7 +14,8 @@ from .definitions import LoadedGroup, ModelChoice
 from .errors import ModelProviderError
 from .hosts.base import Endpoint, ServedModel
 from .hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
-from .modelserver.record import RecordingRoute, load_existing
+from .modelserver.cassette import load_existing
+from .modelserver.record import RecordingRoute
 from .modelserver.script import ScriptError, cassette_file, load_script, script_path
 from .modelserver.server import Route, ScriptedModelServer
 from .modelserver.upstream import RecordError, auth_headers, check_recordable

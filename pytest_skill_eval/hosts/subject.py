@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import secrets as tokens
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +15,8 @@ from typing import Any
 
 from ..definitions import WORKSPACE_KINDS, Group
 from ..errors import HostError
-from ..evidence import EvidenceError, json_bytes, sha256_bytes, utc_now, write_once
-from ..evidence.redact import Counts, Redactor, Tally, credential_values, marker
+from ..evidence import EvidenceError, json_bytes, layout, sha256_bytes, utc_now, write_once
+from ..evidence.redact import Counts, Tally
 from ..evidence.store import redact_under
 from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
@@ -29,19 +27,19 @@ from ..workspace import (
     fingerprint_json,
     snapshot_workspace_turn,
 )
-from ..workspace.entries import open_regular
 from . import host_for
 from .base import Endpoint, Executable, Home, Host, Launch, isolated_home, launch_process
+from .failures import credential_refusal, run_state, why_incomplete
 from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
+from .redaction import markers, redact_tree, subject_redactor
 
 __all__ = ["Endpoint", "SetupError", "SubjectResult", "run_subject"]
 
-MODEL_REQUESTS = "model-requests.jsonl"
+MODEL_REQUESTS = layout.MODEL_REQUESTS
 # Modes whose cost is priced like a real model but never paid: shown as simulated.
 SIMULATED_MODES = ("scripted", "replay")
-CONTEXT = "context-observations.jsonl"
-CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authentication", "no model")
+CONTEXT = layout.CONTEXT_OBSERVATIONS
 
 
 class SetupError(HostError):
@@ -87,9 +85,7 @@ def evaluator_environment(
             [c.model_dump(by_alias=True, exclude_none=True) for c in group.commands]
         )
     if needs_observer(group):
-        env["SKILL_EVAL_CONTEXT_OBSERVATION_PATH"] = str(
-            prepared.directory / "context-observations.jsonl"
-        )
+        env["SKILL_EVAL_CONTEXT_OBSERVATION_PATH"] = str(prepared.directory / CONTEXT)
     for key in runtime.environment.inherit:
         if key not in os.environ:
             raise SetupError(
@@ -99,35 +95,6 @@ def evaluator_environment(
             )
         env[key] = os.environ[key]
     return env
-
-
-_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def subject_redactor(group: Group, endpoint: Endpoint, environment: Mapping[str, str]) -> Redactor:
-    """Every secret of one run, by name: inherited values, installed credentials, upstream keys.
-
-    Built where the inherited environment is, so every host inherits it.
-    """
-    secrets: dict[str, str] = {}
-    if endpoint.live_models is not None:
-        for provider, entry in dict(endpoint.live_models.get("providers") or {}).items():
-            key = entry.get("apiKey") if isinstance(entry, dict) else None
-            # An apiKey that names a variable is read from it: only an inherited one is set.
-            if isinstance(key, str) and key and not _VARIABLE_NAME.fullmatch(key):
-                secrets[f"models.json:{provider}.apiKey"] = key
-            if isinstance(entry, dict) and isinstance(entry.get("headers"), dict):
-                secrets |= credential_values(entry["headers"], f"models.json:{provider}.headers")
-    if endpoint.auth_json is not None:
-        try:
-            secrets |= credential_values(json.loads(endpoint.auth_json), "auth.json")
-        except ValueError:
-            secrets["auth.json"] = endpoint.auth_json.decode("utf-8", "replace").strip()
-    secrets |= dict(endpoint.secrets)
-    for key in group.effective_runtime.environment.inherit:
-        if key in environment:
-            secrets[key] = environment[key]
-    return Redactor(secrets)
 
 
 def subject_launch(
@@ -344,16 +311,24 @@ def _record(
         )
     settled = obs.settled(len(group.turns))
     assistant_error = obs.assistant_error()
-    state = _state(outcome, settled, assistant_error, obs, late_errors)
+    state = run_state(outcome, settled, assistant_error, obs, late_errors)
     response = turns[-1].response if turns else ""
     error: dict[str, str] | None = None
     if late_errors:
         error = {"kind": "infrastructure", "message": "; ".join(late_errors)}
     elif state != "complete":
-        error = _why(state, outcome, settled, assistant_error, obs, prepared.directory)
+        error = why_incomplete(
+            state,
+            outcome,
+            settled,
+            assistant_error,
+            obs,
+            prepared.directory,
+            facts.host.display_name,
+        )
     hint = None
     refusal = (
-        "" if state == "complete" else _credential_refusal(assistant_error, obs, prepared.directory)
+        "" if state == "complete" else credential_refusal(assistant_error, obs, prepared.directory)
     )
     if refusal and endpoint.mode == "live":
         declare = (
@@ -424,7 +399,7 @@ def _record(
             "events": events,
             "final": "final.md",
             "stderr": stderr,
-            "context": "context-observations.jsonl" if needs_observer(group) else None,
+            "context": CONTEXT if needs_observer(group) else None,
             "transcript": "transcript.json",
             "modelRequests": model_requests,
         },
@@ -439,43 +414,13 @@ def _record(
     response, _ = redactor.redact_text(response)
     if redactor:
         for name, content in (
-            ("transcript.json", json_bytes(transcript)),
-            ("final.md", (response + "\n").encode("utf-8")),
-            ("run.json", json_bytes(run)),
+            (layout.TRANSCRIPT, json_bytes(transcript)),
+            (layout.FINAL, (response + "\n").encode("utf-8")),
+            (layout.RUN, json_bytes(run)),
         ):
-            tally.add(name, _markers(redactor, content))
+            tally.add(name, markers(redactor, content))
         run["redactions"] = tally.record()
     return SubjectResult(run, transcript, response)
-
-
-def _markers(redactor: Redactor, content: bytes) -> Counts:
-    """How many markers of each name `content` holds (for files made from redacted records)."""
-    return {name: content.count(marker(name).encode("utf-8")) for name in redactor.secrets}
-
-
-def redact_tree(redactor: Redactor, root: Path, variant_dir: Path, tally: Tally) -> None:
-    """Redact every regular file below `root` in place; links, FIFOs, devices are never opened."""
-    if not redactor:
-        return
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(directory, d))]
-        for name in filenames:
-            path = Path(directory, name)
-            opened = open_regular(path)
-            if not isinstance(opened, int):
-                continue
-            with open(opened, "rb") as handle:
-                data = handle.read()
-            clean, counts = redactor.redact_bytes(data)
-            if not counts:
-                continue
-            mode = path.stat().st_mode
-            tmp = path.with_name(f".{name}.{tokens.token_hex(4)}.redacting")
-            with open(tmp, "xb") as out:
-                out.write(clean)
-            os.chmod(tmp, mode & 0o7777)
-            os.replace(tmp, path)
-            tally.add(path.relative_to(variant_dir).as_posix(), counts)
 
 
 def _copy_context(facts: _Facts) -> None:
@@ -525,110 +470,8 @@ def _write_model_requests(
     return MODEL_REQUESTS
 
 
-def _state(
-    outcome: ProcessOutcome,
-    settled: bool,
-    assistant_error: str | None,
-    obs: Observation,
-    late_errors: list[str],
-) -> str:
-    if outcome.termination_reason == "cancelled":
-        return "cancelled"
-    clean = (
-        outcome.exit_code == 0
-        and settled
-        and assistant_error is None
-        and not obs.parse_errors
-        and not obs.protocol_errors
-        and not late_errors
-    )
-    return "complete" if clean else "infrastructure-failed"
-
-
-def _why(
-    state: str,
-    outcome: ProcessOutcome,
-    settled: bool,
-    assistant_error: str | None,
-    obs: Observation,
-    variant_dir: Path,
-) -> dict[str, str]:
-    """One sentence saying why a run is not complete, so nobody has to read `process` for it."""
-    reason = outcome.termination_reason
-    if state == "cancelled":
-        return {"kind": "cancellation", "message": "Cancelled during subject execution"}
-    stopped = {
-        "no-progress-watchdog": "the no-progress watchdog stopped Pi (no output for too long)",
-        "protocol-error": "the evaluator stopped Pi after a protocol error",
-        "process-error": "the evaluator stopped Pi after a failure talking to it",
-    }
-    causes: list[str] = []
-    if reason in stopped:
-        causes.append(stopped[reason])
-    if outcome.signal is not None:
-        causes.append(f"Pi was killed by {outcome.signal}")
-    elif outcome.exit_code not in (0, None):
-        causes.append(f"Pi exited with code {outcome.exit_code}")
-    if obs.protocol_errors:
-        first_problem = obs.protocol_errors[0]
-        # Pi's own words: a failed RPC command carries them as `error`.
-        detail = first_problem.get("message") or _first_line(first_problem.get("error"))
-        kind = first_problem.get("reason")
-        causes.append(f"protocol error {kind}: {detail}" if detail else f"protocol error {kind}")
-    if obs.parse_errors:
-        first = obs.parse_errors[0]
-        causes.append(
-            f"{len(obs.parse_errors)} unreadable output record(s) from Pi "
-            f"(first: {first.get('reason')} at line {first.get('line')})"
-        )
-    if assistant_error is not None:
-        causes.append(f"the model call failed: {assistant_error}")
-    if not causes and not settled:
-        causes.append("Pi ended before every turn settled")
-    last = _last_stderr_line(variant_dir / "stderr.log")
-    if last:
-        causes.append(f"last line of stderr: {last}")
-    message = "; ".join(causes) or f"the run ended {state}"
-    return {"kind": "infrastructure", "message": message[0].upper() + message[1:]}
-
-
-def _last_stderr_line(path: Path, limit: int = 400) -> str:
-    """The last non-blank line of Pi's stderr, shortened to one readable line."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 8192))
-            tail = handle.read()
-    except OSError:
-        return ""
-    lines = [ln.strip() for ln in tail.decode("utf-8", "replace").splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    line = lines[-1]
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _credential_refusal(assistant_error: str | None, obs: Observation, variant_dir: Path) -> str:
-    """What says credentials were missing: the model error, a refused command or Pi's stderr."""
-    refused = [_first_line(p.get("error")) for p in obs.protocol_errors]
-    for said in (assistant_error, *refused, _last_stderr_line(variant_dir / "stderr.log")):
-        if said and _looks_like_credentials(said):
-            return said
-    return ""
-
-
-def _first_line(said: Any) -> str:
-    """The first non-blank line: Pi follows its reason with interactive advice."""
-    lines = [line.strip() for line in str(said or "").splitlines() if line.strip()]
-    return lines[0] if lines else ""
-
-
-def _looks_like_credentials(message: str) -> bool:
-    lowered = message.lower()
-    return any(hint in lowered for hint in CREDENTIAL_HINTS)
-
-
 def _context_artifact(variant_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
-    path = variant_dir / "context-observations.jsonl"
+    path = variant_dir / CONTEXT
     if not path.is_file():
         return None, "the context observer produced no evidence"
     data = path.read_bytes()
@@ -647,7 +490,7 @@ def _context_artifact(variant_dir: Path) -> tuple[dict[str, Any] | None, str | N
     if count == 0:
         return None, None
     artifact = {
-        "path": "context-observations.jsonl",
+        "path": CONTEXT,
         "sha256": sha256_bytes(data),
         "bytes": len(data),
         "count": count,

@@ -15,6 +15,7 @@ import yaml
 
 from pytest_skill_eval.evidence.redact import Redactor as EvidenceRedactor
 from pytest_skill_eval.evidence.store import atomic_write
+from pytest_skill_eval.modelserver.cassette import cassette_text, interaction_data
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
     normalise_response,
@@ -30,8 +31,6 @@ from pytest_skill_eval.modelserver.script import (
     ScriptedResponse,
     ScriptError,
     Usage,
-    interaction_data,
-    load_script,
     parse_script,
 )
 from pytest_skill_eval.modelserver.server import (
@@ -57,7 +56,6 @@ from pytest_skill_eval.modelserver.wire import OPENAI, WireReply, error_reply
 RECORD_MODES: tuple[str, ...] = ("once", "all")
 _READ_SIZE = 64 * 1024
 _SAVE_WAIT_S = 30.0
-_UNICODE_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 
 
 class RecordingRoute(Route):
@@ -490,32 +488,4 @@ class _Relay:
         )
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block style for multi-line strings, so recorded prompts stay readable."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style: str | None = None
-    if any(ch in value for ch in _UNICODE_BREAKS):
-        # PyYAML writes these breaks raw in plain and single-quoted scalars, and folds them into
-        # spaces when reading back; double quotes escape them.
-        style = '"'
-    elif "\n" in value:
-        style = "|"
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _represent_str)
-
-
-def cassette_text(data: Mapping[str, Any]) -> str:
-    """YAML text of cassette data; multi-line strings in block style, key order kept."""
-    return yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
-
-
-def load_existing(path: Path) -> Script | None:
-    """The cassette at `path` for `once` mode, or None when there is none yet."""
-    return load_script(path) if path.is_file() else None
-
-
-__all__ = ["RECORD_MODES", "RecordingRoute", "cassette_text", "load_existing"]
+__all__ = ["RECORD_MODES", "RecordingRoute"]

@@ -22,7 +22,7 @@ SUPPORTED_APIS: tuple[str, ...] = ("openai-completions", "anthropic-messages")
 _TOP_KEYS = ("version", "match", "interactions")
 _INTERACTION_KEYS = ("request", "response")
 _REQUEST_KEYS = ("api", "model", "sha256", "excerpt", "body")
-_REQUEST_TEXT_KEYS = ("api", "model", "sha256", "excerpt")
+REQUEST_TEXT_KEYS = ("api", "model", "sha256", "excerpt")
 _RESPONSE_KEYS = ("text", "thinking", "tool_calls", "usage", "stop", "error", "latency_ms")
 _TOOL_CALL_KEYS = ("name", "arguments", "id")
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
@@ -210,62 +210,6 @@ def find_script(directory: Path, group_id: str, variant: str, trial: int = 1) ->
     return None if path is None else load_script(path)
 
 
-def script_data(script: Script) -> dict[str, Any]:
-    """The YAML-ready data of a script; `parse_script` of it gives an equal script back."""
-    return {
-        "version": script.version,
-        "match": script.match,
-        "interactions": [interaction_data(item) for item in script.interactions],
-    }
-
-
-def interaction_data(interaction: Interaction) -> dict[str, Any]:
-    """The YAML-ready data of one interaction (request part only when present)."""
-    data: dict[str, Any] = {}
-    note = interaction.request
-    if note is not None:
-        request: dict[str, Any] = {
-            key: getattr(note, key) for key in _REQUEST_TEXT_KEYS if getattr(note, key) is not None
-        }
-        if note.body is not None:
-            request["body"] = dict(note.body)
-        data["request"] = request
-    data["response"] = response_data(interaction.response)
-    return data
-
-
-def response_data(response: ScriptedResponse) -> dict[str, Any]:
-    """The YAML-ready data of a neutral response; usage and stop are always explicit."""
-    data: dict[str, Any] = {}
-    if response.error is not None:
-        data["error"] = {"status": response.error.status, "message": response.error.message}
-    else:
-        if response.text is not None:
-            data["text"] = response.text
-        if response.thinking is not None:
-            data["thinking"] = response.thinking
-        if response.tool_calls:
-            data["tool_calls"] = [_tool_call_data(call) for call in response.tool_calls]
-        usage = response.usage
-        data["usage"] = {
-            "input": usage.input,
-            "output": usage.output,
-            "cache_read": usage.cache_read,
-            "cache_write": usage.cache_write,
-        }
-        data["stop"] = response.stop
-    if response.latency_ms:
-        data["latency_ms"] = response.latency_ms
-    return data
-
-
-def _tool_call_data(call: ToolCall) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": call.name, "arguments": dict(call.arguments)}
-    if call.id is not None:
-        data["id"] = call.id
-    return data
-
-
 def _interaction(value: object, source: Path | None, where: str, match: MatchMode) -> Interaction:
     item = _mapping(value, source, where, _INTERACTION_KEYS)
     if "response" not in item:
@@ -287,7 +231,7 @@ def _interaction(value: object, source: Path | None, where: str, match: MatchMod
 def _request(value: object, source: Path | None, where: str) -> RequestNote:
     item = _mapping(value, source, where, _REQUEST_KEYS)
     values: dict[str, str | None] = {}
-    for key in _REQUEST_TEXT_KEYS:
+    for key in REQUEST_TEXT_KEYS:
         got = item.get(key)
         if got is not None and not isinstance(got, str):
             raise ScriptError(source, f"{where}.{key}", f"must be a string, got {_kind(got)}")

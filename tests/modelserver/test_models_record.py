@@ -18,8 +18,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_skill_eval.modelserver.cassette import cassette_text, load_existing, script_data
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
-from pytest_skill_eval.modelserver.record import RecordingRoute, cassette_text, load_existing
+from pytest_skill_eval.modelserver.record import RecordingRoute
 from pytest_skill_eval.modelserver.script import (
     Interaction,
     RequestNote,
@@ -30,7 +31,6 @@ from pytest_skill_eval.modelserver.script import (
     Usage,
     load_script,
     parse_script,
-    script_data,
 )
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream, stream_parser

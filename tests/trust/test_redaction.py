@@ -12,7 +12,7 @@ import pytest
 
 from pytest_skill_eval.evidence.redact import Redactor, Tally, credential_values
 from pytest_skill_eval.hosts.process import EndOfStream, HostProcess, ProcessOutcome
-from pytest_skill_eval.hosts.subject import redact_tree
+from pytest_skill_eval.hosts.redaction import redact_tree
 from pytest_skill_eval.modelserver.record import RecordingRoute
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.upstream import auth_headers

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.hosts.failures import why_incomplete as _why
 from pytest_skill_eval.hosts.observation import Observation
 from pytest_skill_eval.hosts.process import ProcessOutcome
-from pytest_skill_eval.hosts.subject import _why
 from tests.support.files import read_json, write
 from tests.support.processes import events_containing, pi_processes, wait_for
 from tests.support.roots import Group, build, skill, variant

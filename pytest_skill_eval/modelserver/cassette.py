@@ -1,0 +1,105 @@
+"""Cassettes as data and YAML text: what recording writes and what `once` mode reads back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_skill_eval.modelserver.script import (
+    REQUEST_TEXT_KEYS,
+    Interaction,
+    Script,
+    ScriptedResponse,
+    ToolCall,
+    load_script,
+)
+
+
+def script_data(script: Script) -> dict[str, Any]:
+    """The YAML-ready data of a script; `parse_script` of it gives an equal script back."""
+    return {
+        "version": script.version,
+        "match": script.match,
+        "interactions": [interaction_data(item) for item in script.interactions],
+    }
+
+
+def interaction_data(interaction: Interaction) -> dict[str, Any]:
+    """The YAML-ready data of one interaction (request part only when present)."""
+    data: dict[str, Any] = {}
+    note = interaction.request
+    if note is not None:
+        request: dict[str, Any] = {
+            key: getattr(note, key) for key in REQUEST_TEXT_KEYS if getattr(note, key) is not None
+        }
+        if note.body is not None:
+            request["body"] = dict(note.body)
+        data["request"] = request
+    data["response"] = response_data(interaction.response)
+    return data
+
+
+def response_data(response: ScriptedResponse) -> dict[str, Any]:
+    """The YAML-ready data of a neutral response; usage and stop are always explicit."""
+    data: dict[str, Any] = {}
+    if response.error is not None:
+        data["error"] = {"status": response.error.status, "message": response.error.message}
+    else:
+        if response.text is not None:
+            data["text"] = response.text
+        if response.thinking is not None:
+            data["thinking"] = response.thinking
+        if response.tool_calls:
+            data["tool_calls"] = [_tool_call_data(call) for call in response.tool_calls]
+        usage = response.usage
+        data["usage"] = {
+            "input": usage.input,
+            "output": usage.output,
+            "cache_read": usage.cache_read,
+            "cache_write": usage.cache_write,
+        }
+        data["stop"] = response.stop
+    if response.latency_ms:
+        data["latency_ms"] = response.latency_ms
+    return data
+
+
+def _tool_call_data(call: ToolCall) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": call.name, "arguments": dict(call.arguments)}
+    if call.id is not None:
+        data["id"] = call.id
+    return data
+
+
+_UNICODE_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style for multi-line strings, so recorded prompts stay readable."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style: str | None = None
+    if any(ch in value for ch in _UNICODE_BREAKS):
+        # PyYAML writes these breaks raw in plain and single-quoted scalars, and folds them into
+        # spaces when reading back; double quotes escape them.
+        style = '"'
+    elif "\n" in value:
+        style = "|"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def cassette_text(data: Mapping[str, Any]) -> str:
+    """YAML text of cassette data; multi-line strings in block style, key order kept."""
+    return yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+
+
+def load_existing(path: Path) -> Script | None:
+    """The cassette at `path` for `once` mode, or None when there is none yet."""
+    return load_script(path) if path.is_file() else None
