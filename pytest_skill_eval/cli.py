@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import compare
 from .errors import OutputError, ResultNotFoundError, SkillEvalError
 from .evidence import verify_result
 from .hosts.pi.binary import check_pi, locate_pi
@@ -85,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="pass environment variable NAME (a credential) to a live reviewer; repeatable",
     )
     review.add_argument("--pi", help="the Pi binary (default: pi on PATH, else node_modules)")
+    compare.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -99,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """Run one command; every failure the user can act on is raised as a SkillEvalError."""
     root = Path(args.root).resolve()
+    if args.command == "compare":
+        return compare.run(args, lambda target: resolve_result(target, root))
     result = resolve_result(args.result, root)
     if args.command == "view":
         sys.stdout.write(render_text(result, group=args.group, variant=args.variant))
