@@ -22,7 +22,7 @@ BAR_WIDTH = 160
 
 def result_glance(groups: Sequence[GroupEvidence]) -> dict[str, Any]:
     """Groups × comparisons of one result: each comparison's transition, and the host."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for group in groups:
         runs = [group.runs.get(v) or {} for v in VARIANTS]
         hosts = sorted({str(mapping(r.get("process")).get("host")) for r in runs if r} - {"None"})
@@ -37,13 +37,14 @@ def result_glance(groups: Sequence[GroupEvidence]) -> dict[str, Any]:
                 ],
             }
         )
-    hosts = {row["host"] for row in rows}
-    return {"groups": rows, "per_host": len(hosts) > 1, "checks": []}
+    seen = {str(row["host"]) for row in rows}
+    return {"groups": rows, "per_host": len(seen) > 1, "checks": []}
 
 
 def aggregate_glance(groups: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Groups × comparisons with transition counts, and every check's rate bar per variant."""
-    rows, checks = [], []
+    rows: list[dict[str, Any]] = []
+    checks: list[dict[str, Any]] = []
     for group in groups:
         comparisons = []
         for comparison in objects(group.get("comparisons")):

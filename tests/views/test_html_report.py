@@ -350,3 +350,14 @@ def test_aggregate_check_without_observations_has_no_bar(unresolved_aggregate: P
     assert "<svg" not in row
     assert "0/0 (no observation)" in row
     assert glance.count("<svg ") == 7
+
+
+def test_result_glance_names_the_host_when_groups_ran_on_several(result_dir: Path) -> None:
+    for variant in ("baseline", "candidate"):
+        run = result_dir / "groups" / "changelog-entry" / variant / "run.json"
+        _edit_json(run, lambda r: r["process"].update(host="claude-code"))
+    glance = _glance(render_html(result_dir))
+    assert "<th>host</th>" in glance
+    rows = [r for r in glance.split("<tr>") if r.startswith("<td>")]
+    assert "<td>pi</td>" in rows[0]
+    assert "<td>claude-code</td>" in rows[1]
