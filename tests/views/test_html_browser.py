@@ -155,6 +155,7 @@ def test_report_of_a_real_result_renders_in_chromium_without_network(
     assert dom.headings == [
         "At a glance",
         "Groups",
+        "Trigger rates",
         "Group natural-activation complete description grade complete",
         "Group changelog-entry complete body grade complete",
     ]
