@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import compare
 from .errors import OutputError, ResultNotFoundError, SkillEvalError
 from .evidence import parse_root, sealed_root, verify_result
 from .hosts.pi.binary import check_pi, locate_pi
@@ -98,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     review.add_argument("--pi", help="the Pi binary (default: pi on PATH, else node_modules)")
     scale_commands.add_parsers(commands)
+    compare.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -115,6 +117,8 @@ def _run(args: argparse.Namespace) -> int:
     scaled = scale_commands.run(args, root)
     if scaled is not None:
         return scaled
+    if args.command == "compare":
+        return compare.run(args, lambda target: resolve_result(target, root))
     result = resolve_result(args.result, root)
     if args.command == "view":
         sys.stdout.write(render_text(result, group=args.group, variant=args.variant))

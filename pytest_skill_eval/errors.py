@@ -28,6 +28,7 @@ can fix. Errors that belong to one module stay there (`DefinitionError` in `defi
       PointerSyntaxError                  grading/values.py
       ReadError (ViewError)               evidence/read.py
       ReviewError                         review.py
+      CompareError                        compare.py
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..evidence import layout
 from ..evidence.read import load_aggregate, load_invocation
+from .glance import aggregate_glance, result_glance
 from .html_run import variant_view
 from .markup import ENVIRONMENT, Links, objects
 from .present import Rate, comparison_stats, declared_turns, format_number, mapping, rate_of
@@ -84,6 +85,7 @@ def _result_document(result_dir: Path, links: Links) -> str:
         result=result,
         groups=[_group(result_dir, group, links) for group in groups],
         triggers=_triggers(result_trigger_rates(result_dir)),
+        glance=result_glance(groups),
     )
 
 
@@ -234,6 +236,7 @@ def _aggregate_document(aggregate_dir: Path, links: Links) -> str:
         title=f"skill-eval aggregate {aggregate_id}",
         aggregate=aggregate,
         triggers=_triggers(aggregate_trigger_rates(data)),
+        glance=aggregate_glance(list(objects(data.get("groups")))),
     )
 
 

@@ -112,19 +112,23 @@ class _Dom(HTMLParser):
             self.added.append(data)
 
 
+def _pixels(path: Path) -> bytes:
+    """The decoded (still filtered) pixel rows of a PNG: equal images give equal bytes."""
+    data, idat, offset = path.read_bytes(), b"", 8
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        if data[offset + 4 : offset + 8] == b"IDAT":
+            idat += data[offset + 8 : offset + 8 + length]
+        offset += 12 + length
+    return zlib.decompress(idat)
+
+
 def _png_facts(path: Path) -> tuple[int, int, int]:
     """Width, height and the number of distinct byte values in the decoded pixel rows."""
     data = path.read_bytes()
     assert data[:8] == PNG_SIGNATURE
     width, height = struct.unpack(">II", data[16:24])
-    idat, offset = b"", 8
-    while offset < len(data):
-        (length,) = struct.unpack(">I", data[offset : offset + 4])
-        kind = data[offset + 4 : offset + 8]
-        if kind == b"IDAT":
-            idat += data[offset + 8 : offset + 8 + length]
-        offset += 12 + length
-    return width, height, len(set(zlib.decompress(idat)))
+    return width, height, len(set(_pixels(path)))
 
 
 @pytest.mark.pi
@@ -149,7 +153,9 @@ def test_report_of_a_real_result_renders_in_chromium_without_network(
     dom.feed(dom_text)
     dom.close()
     assert dom.headings == [
+        "At a glance",
         "Groups",
+        "Trigger rates",
         "Group natural-activation complete description grade complete",
         "Group changelog-entry complete body grade complete",
     ]
@@ -169,6 +175,33 @@ def test_report_of_a_real_result_renders_in_chromium_without_network(
     width, height, distinct = _png_facts(shot)
     assert (width, height) == (1400, 2000)
     assert distinct > 16  # text and badges, not a blank page
+
+
+def test_aggregate_rate_bars_render_as_svg_in_chromium(
+    unresolved_aggregate: Path, tmp_path: Path
+) -> None:
+    """The bars are drawn: the page differs from the same page with the bars' shapes removed."""
+    _chromium()
+    report = tmp_path / "out" / "report.html"
+    assert cli.main(["report", str(unresolved_aggregate), "--html", str(report)]) == 0
+    dom_text, requests = _browse(tmp_path / "dom", report, "--dump-dom")
+    assert _remote(requests) == []
+    # Parsed by the browser as SVG: eight bars of three shapes each, none lost.
+    assert dom_text.count('<svg class="rate-bar"') == 8
+    assert dom_text.count('<rect class="ci"') == 8
+    document = report.read_text(encoding="utf-8")
+    bare = tmp_path / "out" / "bare.html"
+    # Same layout (the <svg> boxes stay), no shapes inside them.
+    bare.write_text(document.replace("<rect ", '<rect visibility="hidden" '), encoding="utf-8")
+    shots = []
+    for page in (report, bare):
+        shot = tmp_path / "shot" / f"{page.stem}.png"
+        _, requests = _browse(
+            tmp_path / "shot", page, f"--screenshot={shot}", "--window-size=1200,900"
+        )
+        assert _remote(requests) == []
+        shots.append(_pixels(shot))
+    assert shots[0] != shots[1]
 
 
 def test_net_log_reading_sees_what_a_page_requests(tmp_path: Path) -> None:

@@ -281,3 +281,83 @@ def test_aggregate_report_shows_consistency_and_sample_size(unresolved_aggregate
     assert "k=1: 100.0% / 100.0%<br>k=3: 100.0% / 100.0%" in document
     assert "k=1: 0.0% / 0.0%<br>k=3: 0.0% / 0.0%" in document
     assert "about 3 more paired trials (80% power, alpha 0.05; 6 in all)" in document
+
+
+def _glance(document: str) -> str:
+    start = document.index('<section class="glance" id="at-a-glance">')
+    return document[start : document.index("</section>", start)]
+
+
+def test_result_report_opens_with_groups_and_their_transitions(report: str) -> None:
+    glance = _glance(report)
+    # Before the group navigation, the trigger rates and every group section.
+    assert report.index(glance) < report.index("<nav>") < report.index('<section class="group"')
+    rows = [r for r in glance.split("<tr>") if r.startswith("<td>")]
+    assert len(rows) == 2
+    assert '<a href="#group-natural-activation">natural-activation</a>' in rows[0]
+    assert (
+        '<code>skill-read-on-first-turn</code> <span class="badge s-fail-to-pass">'
+        "fail-to-pass</span>" in rows[0]
+    )
+    assert rows[1].count('class="badge s-fail-to-pass"') == 2
+    assert "<th>host</th>" not in glance  # one host ran every group
+    assert "<svg" not in glance  # one trial: transitions, no rates to draw
+
+
+def test_aggregate_report_draws_each_rate_as_an_svg_bar_with_its_interval(
+    unresolved_aggregate: Path,
+) -> None:
+    document = render_html(unresolved_aggregate)
+    tags = _parse(document)
+    glance = _glance(document)
+    assert "fail-to-pass 3</span>" in glance
+    assert glance.count("<svg ") == 8  # every check of both groups
+    svgs = [attrs for tag, attrs in tags.tags if tag == "svg"]
+    assert {attrs.get("class") for attrs in svgs} == {"rate-bar"}
+    # 3/3 passes: Wilson [0.439, 1] on a 160-unit bar, the tick at the right end.
+    row = next(r for r in glance.split("<tr>") if "<code>candidate-reads-skill</code>" in r)
+    assert '<rect class="ci" x="70.16" y="2" width="89.84" height="10"' in row
+    assert '<rect class="pt" x="158.00"' in row
+    assert "3/3 100.0% [43.9%, 100.0%]" in row
+    assert "<td>n=3: 100.0% / 100.0%</td>" in row
+    row = next(r for r in glance.split("<tr>") if "<code>baseline-reads-skill</code>" in r)
+    assert '<rect class="ci" x="0.00" y="2" width="89.84" height="10"' in row
+    assert "<td>n=3: 0.0% / 0.0%</td>" in row
+    assert "<script" not in document.lower()
+
+
+def test_aggregate_glance_escapes_what_it_shows(unresolved_aggregate: Path) -> None:
+    def change(data: dict[str, Any]) -> None:
+        data["groups"][0]["checks"][0]["id"] = HOSTILE
+        data["groups"][0]["comparisons"][0]["id"] = HOSTILE
+
+    _edit_json(unresolved_aggregate / "aggregate.json", change)
+    glance = _glance(render_html(unresolved_aggregate))
+    assert glance.count(f"<code>{HOSTILE_ESCAPED}</code>") == 2
+    assert "<script>" not in glance
+
+
+def test_aggregate_check_without_observations_has_no_bar(unresolved_aggregate: Path) -> None:
+    def change(data: dict[str, Any]) -> None:
+        check = data["groups"][0]["checks"][0]
+        check.update({"pass": 0, "fail": 0, "unavailable": 3, "consistency": []})
+        check.pop("passRate")
+        check.pop("interval")
+
+    _edit_json(unresolved_aggregate / "aggregate.json", change)
+    glance = _glance(render_html(unresolved_aggregate))
+    row = next(r for r in glance.split("<tr>") if "<code>baseline-reads-skill</code>" in r)
+    assert "<svg" not in row
+    assert "0/0 (no observation)" in row
+    assert glance.count("<svg ") == 7
+
+
+def test_result_glance_names_the_host_when_groups_ran_on_several(result_dir: Path) -> None:
+    for variant in ("baseline", "candidate"):
+        run = result_dir / "groups" / "changelog-entry" / variant / "run.json"
+        _edit_json(run, lambda r: r["process"].update(host="claude-code"))
+    glance = _glance(render_html(result_dir))
+    assert "<th>host</th>" in glance
+    rows = [r for r in glance.split("<tr>") if r.startswith("<td>")]
+    assert "<td>pi</td>" in rows[0]
+    assert "<td>claude-code</td>" in rows[1]

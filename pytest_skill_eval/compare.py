@@ -1,0 +1,348 @@
+"""`skill-eval compare A B`: what changed between two results or aggregates of the same groups.
+
+A and B are independent runs (two revisions, models or hosts), so each check's pass rate is
+compared as two independent proportions: the difference B − A with Newcombe's hybrid score
+interval and Fisher's exact test (see `stats.py`). Paired tests do not apply across runs.
+Before any figure, each group's saved `definition.json` is compared with the fields of the
+declared axis removed; groups that differ in anything else are refused unless forced, because
+a difference in rate would then say nothing about the axis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .definitions import VARIANTS
+from .errors import SkillEvalError
+from .evidence import layout, read
+from .stats import fisher_exact, newcombe_difference
+from .views.present import format_interval, format_number, row
+
+AXES = ("revision", "model", "host")
+STATUS_ORDER = ("regression", "improvement", "no-change", "unresolved", "unavailable")
+
+
+class CompareError(SkillEvalError):
+    """Two results cannot be compared as asked (their groups differ beyond the axis)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Pass, fail and unavailable counts of one check on one side."""
+
+    passes: int = 0
+    fails: int = 0
+    unavailable: int = 0
+
+    @property
+    def observed(self) -> int:
+        """Trials whose check passed or failed (unavailable ones are no observation)."""
+        return self.passes + self.fails
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One side of a comparison: a result (one trial) or an aggregate, read as counts."""
+
+    path: Path
+    id: str
+    kind: str
+    groups: dict[str, dict[str, Any]]
+    """Group id to {"checks": {id: (variant, kind, Counts)}, "comparisons": {id: (...)}}."""
+    group_dirs: dict[str, Path]
+    """Group id to a group directory holding its definition.json (the first trial's)."""
+
+
+def add_parser(commands: Any) -> None:
+    """Register `skill-eval compare` on the console script's subcommands."""
+    parser = commands.add_parser(
+        "compare",
+        help="what changed between two results or aggregates of the same groups: per check "
+        "and comparison the change in pass rate, regressions first",
+    )
+    parser.add_argument("a", help="the earlier result or aggregate (id or directory)")
+    parser.add_argument("b", help="the later result or aggregate (id or directory)")
+    parser.add_argument(
+        "--axis",
+        choices=AXES,
+        default="revision",
+        help="what is allowed to differ between A's and B's groups (default: revision)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="compare even when definitions differ beyond --axis"
+    )
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+
+def run(args: argparse.Namespace, resolve: Callable[[str], Path]) -> int:
+    """Run `skill-eval compare`: the report on stdout; a refusal is raised as a CompareError."""
+    report = compare(resolve(args.a), resolve(args.b), axis=args.axis, force=args.force)
+    if args.json:
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render(report))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading both sides
+
+
+def load_side(path: Path) -> Side:
+    """Counts per group, check and comparison of a result or an aggregate directory."""
+    if read.is_aggregate(path):
+        data = read.load_aggregate(path)
+        groups: dict[str, dict[str, Any]] = {}
+        for group in data.get("groups") or []:
+            entry = groups.setdefault(str(group.get("id")), {"checks": {}, "comparisons": {}})
+            for check in group.get("checks") or []:
+                entry["checks"][str(check.get("id"))] = (
+                    str(check.get("variant")),
+                    str(check.get("kind")),
+                    _counts(check),
+                )
+            for comparison in group.get("comparisons") or []:
+                entry["comparisons"][str(comparison.get("id"))] = _comparison_entry(comparison)
+        trials = [t for t in read.aggregate_trial_dirs(path) if t.is_dir()]
+        dirs = {}
+        for identity in groups:
+            for trial in trials:
+                candidate = layout.group_dir(trial, identity)
+                if (candidate / layout.DEFINITION).is_file():
+                    dirs[identity] = candidate
+                    break
+        return Side(path, str(data.get("id") or path.name), "aggregate", groups, dirs)
+    summary = read.load_summary(path)
+    groups, dirs = {}, {}
+    for record in read.select_groups(summary, None):
+        evidence = read.load_group(path, record)
+        entry = groups.setdefault(evidence.id, {"checks": {}, "comparisons": {}})
+        dirs[evidence.id] = evidence.directory
+        grade = evidence.grade or {}
+        for check in grade.get("checks") or []:
+            state = check.get("state")
+            entry["checks"][str(check.get("id"))] = (
+                str(check.get("variant")),
+                str(check.get("kind")),
+                Counts(int(state == "pass"), int(state == "fail"), int(state == "unavailable")),
+            )
+        for comparison in grade.get("comparisons") or []:
+            sides = {v: read.mapping(comparison.get(v)).get("state") for v in VARIANTS}
+            entry["comparisons"][str(comparison.get("id"))] = (
+                str(comparison.get("kind")),
+                {
+                    v: Counts(int(s == "pass"), int(s == "fail"), int(s == "unavailable"))
+                    for v, s in sides.items()
+                },
+                {str(comparison.get("transition")): 1},
+            )
+    return Side(path, str(summary.get("id") or path.name), "result", groups, dirs)
+
+
+def _counts(data: Mapping[str, Any]) -> Counts:
+    return Counts(
+        int(data.get("pass") or 0), int(data.get("fail") or 0), int(data.get("unavailable") or 0)
+    )
+
+
+def _comparison_entry(comparison: Mapping[str, Any]) -> tuple[str, dict[str, Counts], Any]:
+    transitions = {k: v for k, v in read.mapping(comparison.get("transitions")).items() if v}
+    return (
+        str(comparison.get("kind")),
+        {v: _counts(read.mapping(comparison.get(v))) for v in VARIANTS},
+        transitions,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Definitions: only the axis may differ
+
+
+def without_axis(definition: Mapping[str, Any], axis: str) -> dict[str, Any]:
+    """A group definition with the fields the axis may change removed."""
+    stripped = copy.deepcopy(dict(definition))
+    if axis == "revision":
+        for variant in read.mapping(stripped.get("variants")).values():
+            if isinstance(variant, dict):
+                variant.pop("source", None)
+    elif axis == "model":
+        stripped.pop("model", None)
+    elif axis == "host":
+        runtime = stripped.get("runtime")
+        if isinstance(runtime, dict):
+            runtime.pop("host", None)
+            if not runtime:
+                stripped.pop("runtime")
+    return stripped
+
+
+def differing_fields(a: Any, b: Any, at: str = "") -> Iterator[str]:
+    """Dotted paths at which two JSON values differ (a whole subtree once)."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for key in list(a) + [k for k in b if k not in a]:
+            yield from differing_fields(a.get(key), b.get(key), f"{at}.{key}" if at else key)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from differing_fields(x, y, f"{at}[{index}]")
+    elif a != b:
+        yield at or "(whole definition)"
+
+
+def definition_differences(a: Side, b: Side, axis: str) -> list[str]:
+    """One line per shared group whose definitions differ beyond the axis (or cannot be read)."""
+    problems = []
+    for identity in (g for g in a.groups if g in b.groups):
+        definitions = []
+        for side in (a, b):
+            directory = side.group_dirs.get(identity)
+            found = (
+                read.optional_json(directory / layout.DEFINITION) if directory is not None else None
+            )
+            definitions.append(found if isinstance(found, Mapping) else None)
+        if definitions[0] is None or definitions[1] is None:
+            problems.append(f"group {identity}: a {layout.DEFINITION} is missing")
+            continue
+        fields = list(
+            differing_fields(without_axis(definitions[0], axis), without_axis(definitions[1], axis))
+        )
+        if fields:
+            problems.append(f"group {identity}: definitions differ in {', '.join(fields)}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# The comparison
+
+
+def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> dict[str, Any]:
+    """The report of B against A: both sides, refusals overridden, rows (regressions first)."""
+    if axis not in AXES:
+        raise CompareError(f"unknown axis {axis!r} (use {', '.join(AXES)})")
+    a, b = load_side(a_dir), load_side(b_dir)
+    differences = definition_differences(a, b, axis)
+    if differences and not force:
+        raise CompareError(
+            f"{differences[0]}, beyond the {axis} axis"
+            + (f" (and {len(differences) - 1} more group(s))" if len(differences) > 1 else "")
+            + "; pass --force to compare anyway"
+        )
+    rows: list[dict[str, Any]] = []
+    for identity in (g for g in a.groups if g in b.groups):
+        ga, gb = a.groups[identity], b.groups[identity]
+        for check_id in (c for c in ga["checks"] if c in gb["checks"]):
+            variant, kind, counts_a = ga["checks"][check_id]
+            counts_b = gb["checks"][check_id][2]
+            rows.append(
+                {"type": "check", "group": identity, "id": check_id, "variant": variant}
+                | {"kind": kind}
+                | _change(counts_a, counts_b)
+            )
+        for comparison_id in (c for c in ga["comparisons"] if c in gb["comparisons"]):
+            kind, sides_a, transitions_a = ga["comparisons"][comparison_id]
+            sides_b, transitions_b = gb["comparisons"][comparison_id][1:]
+            for variant in VARIANTS:
+                rows.append(
+                    {"type": "comparison", "group": identity, "id": comparison_id}
+                    | {"variant": variant, "kind": kind}
+                    | _change(sides_a[variant], sides_b[variant])
+                    | {"transitions": {"a": transitions_a, "b": transitions_b}}
+                )
+    rows.sort(key=lambda r: r["status"] != "regression")  # stable: suite order otherwise
+    only = {
+        "a": [g for g in a.groups if g not in b.groups],
+        "b": [g for g in b.groups if g not in a.groups],
+    }
+    return {
+        "schema_version": 1,
+        "kind": "comparison",
+        "axis": axis,
+        "forced": bool(differences) and force,
+        "a": {"id": a.id, "kind": a.kind, "path": str(a.path)},
+        "b": {"id": b.id, "kind": b.kind, "path": str(b.path)},
+        "definitionDifferences": differences,
+        "onlyIn": only,
+        "regressions": sum(1 for r in rows if r["status"] == "regression"),
+        "rows": rows,
+    }
+
+
+def _change(a: Counts, b: Counts) -> dict[str, Any]:
+    """The change from A to B of one pass rate: difference, Newcombe interval, Fisher p, status."""
+    difference = newcombe_difference(a.passes, a.observed, b.passes, b.observed)
+    p_value = fisher_exact(a.passes, a.observed, b.passes, b.observed)
+    if difference is None:
+        status = "unavailable"
+    elif a.observed == 1 and b.observed == 1:
+        # One trial each: a flip is all there is to see, and it is reported as such.
+        status = {1.0: "improvement", -1.0: "regression"}.get(difference[0], "no-change")
+    elif difference[2] < 0:
+        status = "regression"
+    elif difference[1] > 0:
+        status = "improvement"
+    else:
+        status = "no-change" if difference[0] == 0 else "unresolved"
+    return {
+        "a": _side(a),
+        "b": _side(b),
+        "change": difference[0] if difference else None,
+        "interval": list(difference[1:]) if difference else None,
+        "fisherP": p_value,
+        "status": status,
+    }
+
+
+def _side(counts: Counts) -> dict[str, Any]:
+    rate = counts.passes / counts.observed if counts.observed else None
+    return {
+        "pass": counts.passes,
+        "fail": counts.fails,
+        "unavailable": counts.unavailable,
+        "passRate": rate,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Text
+
+
+def render(report: Mapping[str, Any]) -> str:
+    """TAB-separated rows like `skill-eval view`: header, refusals overridden, rows."""
+    a, b = report["a"], report["b"]
+    lines = [
+        f"Compare {a['id']} -> {b['id']} axis={report['axis']} regressions={report['regressions']}",
+        row("a", a["kind"], a["path"]),
+        row("b", b["kind"], b["path"]),
+    ]
+    lines.extend(row("forced", line) for line in report["definitionDifferences"])
+    for side, groups in report["onlyIn"].items():
+        lines.extend(row("only-in", side, group) for group in groups)
+    for entry in report["rows"]:
+        cells = [
+            entry["type"],
+            entry["status"],
+            entry["group"],
+            entry["id"],
+            entry["variant"],
+            entry["kind"],
+            f"a={entry['a']['pass']}/{entry['a']['pass'] + entry['a']['fail']}",
+            f"b={entry['b']['pass']}/{entry['b']['pass'] + entry['b']['fail']}",
+            f"change={format_number(entry['change'])}",
+            f"interval={format_interval(entry['interval'])}",
+            f"fisher-p={format_number(entry['fisherP'])}",
+        ]
+        if entry["type"] == "comparison":
+            for side in ("a", "b"):
+                shown = entry["transitions"][side]
+                cells.append(
+                    f"{side}-transitions="
+                    + (",".join(f"{k}:{v}" for k, v in shown.items()) or "none")
+                )
+        lines.append(row(*cells))
+    return "\n".join(lines) + "\n"

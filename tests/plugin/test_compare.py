@@ -1,0 +1,189 @@
+"""`skill-eval compare A B`: per-check changes, regressions first, and refusals beyond the axis.
+
+A is the committed view fixture result; B is a copy whose grade or definition is edited, so
+each test states exactly which difference it introduces.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval.cli import main
+from pytest_skill_eval.trials import write_aggregate
+from tests.views.conftest import build_result
+
+GROUP = "changelog-entry"
+
+
+def edit_json(path: Path, change: Callable[[Any], None]) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def set_check(result: Path, group: str, check: str, state: str) -> None:
+    """Set one check's state in a result's grade, and its comparison side and transition."""
+
+    def change(grade: dict[str, Any]) -> None:
+        for row in grade["checks"]:
+            if row["id"] == check:
+                row["state"] = state
+        for comparison in grade["comparisons"]:
+            for variant in ("baseline", "candidate"):
+                if comparison[variant]["check"] == check:
+                    comparison[variant]["state"] = state
+            comparison["transition"] = (
+                f"{comparison['baseline']['state']}-to-{comparison['candidate']['state']}"
+            )
+
+    edit_json(result / "groups" / group / "deterministic-grade.json", change)
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    result = build_result(tmp_path / "root")
+    return result.parent
+
+
+def copy_result(runs: Path, name: str) -> Path:
+    source = next(p for p in sorted(runs.iterdir()) if (p / "summary.json").is_file())
+    target = runs / name
+    shutil.copytree(source, target)
+    edit_json(target / "summary.json", lambda s: s.update(id=name))
+    return target
+
+
+def compare(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["compare", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def rows(out: str) -> list[list[str]]:
+    return [
+        line.split("\t")
+        for line in out.splitlines()
+        if line.startswith(("check\t", "comparison\t"))
+    ]
+
+
+def test_a_pass_that_fails_at_one_trial_is_a_regression_listed_first(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    set_check(b, GROUP, "candidate-entry", "fail")
+    set_check(b, "natural-activation", "baseline-reads-skill", "pass")
+    code, out, err = compare(capsys, str(a), str(b))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == "Compare a -> b axis=revision regressions=2"
+    found = rows(out)
+    assert [r[:6] for r in found[:2]] == [
+        ["check", "regression", GROUP, "candidate-entry", "candidate", "file-text"],
+        ["comparison", "regression", GROUP, "entry-in-fixed", "candidate", "file-text"],
+    ]
+    assert found[0][6:11] == ["a=1/1", "b=0/1", "change=-1", found[0][9], "fisher-p=1"]
+    assert found[1][11:] == ["a-transitions=fail-to-pass:1", "b-transitions=fail-to-fail:1"]
+    statuses = {(r[3], r[4]): r[1] for r in found}
+    assert statuses[("baseline-reads-skill", "baseline")] == "improvement"
+    assert statuses[("skill-read-on-first-turn", "baseline")] == "improvement"
+    assert statuses[("candidate-reply", "candidate")] == "no-change"
+    assert [r[1] for r in found[2:]].count("regression") == 0
+    # Every check of both groups and both sides of every comparison: 8 checks, 3 comparisons.
+    assert len(found) == 8 + 2 * 3
+
+
+def test_json_carries_the_same_rows(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    set_check(b, GROUP, "candidate-entry", "fail")
+    code, out, _ = compare(capsys, str(a), str(b), "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert report["regressions"] == 2
+    first = report["rows"][0]
+    assert (first["id"], first["status"], first["change"]) == ("candidate-entry", "regression", -1)
+    assert first["a"]["passRate"] == 1.0
+    assert first["b"]["passRate"] == 0.0
+    assert report["onlyIn"] == {"a": [], "b": []}
+
+
+def test_aggregates_regress_only_when_the_interval_excludes_zero(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    passing = [copy_result(runs, f"p{i}") for i in range(5)]
+    failing = [copy_result(runs, f"f{i}") for i in range(5)]
+    for trial in failing:
+        set_check(trial, GROUP, "candidate-entry", "fail")
+    a = write_aggregate(runs, passing, 5, None)
+    b = write_aggregate(runs, failing, 5, None)
+    report_text = compare(capsys, str(a), str(b))[1]
+    first = rows(report_text)[0]
+    assert first[:4] == ["check", "regression", GROUP, "candidate-entry"]
+    assert first[6:9] == ["a=5/5", "b=0/5", "change=-1"]
+    assert first[10] == "fisher-p=0.00793651"  # 2 / C(10, 5)
+    # One trial of five failing is a change the interval cannot tell from none.
+    set_check(failing[0], GROUP, "candidate-entry", "pass")
+    for trial in failing[2:]:
+        set_check(trial, GROUP, "candidate-entry", "pass")
+    c = write_aggregate(runs, failing, 5, None)
+    entry = next(r for r in rows(compare(capsys, str(a), str(c))[1]) if r[3] == "candidate-entry")
+    assert entry[1] == "unresolved"
+    assert entry[6:8] == ["a=5/5", "b=4/5"]
+
+
+def test_definitions_differing_beyond_the_axis_are_refused(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    edit_json(
+        b / "groups" / GROUP / "definition.json",
+        lambda d: d.update(model={"model": "scripted/other"}),
+    )
+    code, out, err = compare(capsys, str(a), str(b), "--axis", "revision")
+    assert code != 0
+    assert out == ""
+    assert err.splitlines() == [
+        f"skill-eval: group {GROUP}: definitions differ in model, beyond the revision axis; "
+        "pass --force to compare anyway"
+    ]
+    code, out, err = compare(capsys, str(a), str(b), "--axis", "model")
+    assert (code, err) == (0, "")
+    assert "forced" not in out
+    code, out, err = compare(capsys, str(a), str(b), "--force")
+    assert code == 0
+    assert f"forced\tgroup {GROUP}: definitions differ in model" in out.splitlines()
+
+
+def test_each_axis_allows_only_its_own_fields(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    edit_json(
+        b / "groups" / GROUP / "definition.json",
+        lambda d: d.update(runtime={"host": "claude-code"}),
+    )
+    assert compare(capsys, str(a), str(b), "--axis", "host")[0] == 0
+    assert compare(capsys, str(a), str(b), "--axis", "model")[0] != 0
+
+    def new_source(d: dict[str, Any]) -> None:
+        d.pop("runtime")
+        d["variants"]["candidate"]["source"] = {"kind": "git", "revision": "HEAD~1"}
+
+    edit_json(b / "groups" / GROUP / "definition.json", new_source)
+    assert compare(capsys, str(a), str(b), "--axis", "revision")[0] == 0
+    code, _, err = compare(capsys, str(a), str(b), "--axis", "host")
+    assert code != 0
+    assert "variants.candidate.source" in err
+
+
+def test_a_group_only_one_side_ran_is_named(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    edit_json(b / "summary.json", lambda s: s.update(groups=s["groups"][:1]))
+    out = compare(capsys, str(a), str(b))[1]
+    assert f"only-in\ta\t{GROUP}" in out.splitlines()
+    assert all(r[2] != GROUP for r in rows(out))
