@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from .balance import recorded_durations
 from .merge import merge
 from .plan import PlanError, load_plan, make_plan, write_plan
 
@@ -32,6 +33,12 @@ def add_parsers(commands: Any) -> None:
         choices=("infrastructure", "candidate", "any", "regression"),
     )
     plan.add_argument("--max-cost", type=float, help="the whole run's ceiling (ceiling/N a shard)")
+    plan.add_argument(
+        "--durations-from",
+        metavar="RUNS",
+        help="balance shards by what each group took in the newest earlier result under RUNS "
+        "(default: the root's .skill-eval/runs when it exists; else units go round-robin)",
+    )
     plan.add_argument("-o", "--output", required=True, metavar="PLAN", help="the plan to write")
     joined = commands.add_parser(
         "merge",
@@ -61,6 +68,11 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
             record=args.record,
             fail_on=args.fail_on,
             max_cost=args.max_cost,
+            durations=recorded_durations(
+                Path(args.durations_from).resolve()
+                if args.durations_from
+                else base / ".skill-eval" / "runs"
+            ),
         )
         out = write_plan(plan, Path(args.output).resolve())
         print(f"plan {plan['id']}: {len(plan['units'])} unit(s), {args.trials} trial(s): {out}")

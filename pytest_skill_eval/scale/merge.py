@@ -27,6 +27,7 @@ from ..hosts.process import CancelToken
 from ..run import Environment, GroupRun
 from ..trials import aggregate
 from ..workspace import SourceResolver
+from .balance import assign
 from .plan import Plan, Unit, invocation_record
 
 SHARD_MISSING = "shard-missing"
@@ -133,8 +134,9 @@ def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
 
 
 def owning_shard(plan: Plan, unit: Unit, count: int) -> int:
-    """Which shard K of `count` a unit belongs to (the round-robin of `shard.shard_units`)."""
-    return plan.units().index(unit) % count + 1
+    """Which shard K of `count` a unit belongs to (the assignment `shard.shard_units` uses)."""
+    units = plan.units()
+    return assign(units, count)[units.index(unit)]
 
 
 def _load_shard(plan: Plan, path: Path) -> _Shard:

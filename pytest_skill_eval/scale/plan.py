@@ -46,6 +46,8 @@ class Unit:
     trial: int
     position: int
     variants: tuple[str, ...]
+    # What the group took in the newest earlier result, when there was one (balances shards).
+    seconds: float | None = None
 
     @property
     def key(self) -> str:
@@ -78,7 +80,13 @@ class Plan:
     def units(self) -> list[Unit]:
         """Every work unit, in plan order (trial, then suite order)."""
         return [
-            Unit(u["group"], int(u["trial"]), int(u["position"]), tuple(u["variants"]))
+            Unit(
+                u["group"],
+                int(u["trial"]),
+                int(u["position"]),
+                tuple(u["variants"]),
+                None if u.get("seconds") is None else float(u["seconds"]),
+            )
             for u in self.data["units"]
         ]
 
@@ -99,8 +107,13 @@ def make_plan(
     record: str = "none",
     fail_on: str = "infrastructure",
     max_cost: float | None = None,
+    durations: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The plan of an invocation of `paths` under `root` (definitions loaded and checked here)."""
+    """The plan of an invocation of `paths` under `root` (definitions loaded and checked here).
+
+    `durations` (seconds per group id, from earlier results) are pinned per unit so that every
+    shard balances the same way.
+    """
     root = root.resolve()
     resolver = SourceResolver(root)
     definitions: list[dict[str, Any]] = []
@@ -147,7 +160,13 @@ def make_plan(
             }
             chosen.append((g, tuple(v for v in VARIANTS if picked.variants[v])))
     units = [
-        {"group": g.group.id, "trial": trial, "position": g.position, "variants": list(vs)}
+        {
+            "group": g.group.id,
+            "trial": trial,
+            "position": g.position,
+            "variants": list(vs),
+            "seconds": (durations or {}).get(g.group.id),
+        }
         for trial in range(1, trials + 1)
         for g, vs in chosen
     ]

@@ -15,13 +15,15 @@ from typing import Any
 
 from ..evidence import layout, read, utc_now, write_json_once
 from ..evidence.store import new_result_id
+from .balance import assign
 from .plan import Plan, Unit
 
 
 def shard_units(plan: Plan, index: int, count: int) -> list[Unit]:
-    """Shard K of N's units: round-robin over the plan's units, so each shard gets a fair mix
-    of groups and trials (no unit is in two shards, every unit is in one)."""
-    return [unit for i, unit in enumerate(plan.units()) if i % count == index - 1]
+    """Shard K of N's units, in plan order (no unit is in two shards, every unit is in one):
+    balanced by the plan's recorded durations, else round-robin (`balance.assign`)."""
+    units = plan.units()
+    return [unit for unit, shard in zip(units, assign(units, count), strict=True) if shard == index]
 
 
 def create_shard_dir(runs: Path, plan: Plan, index: int, count: int) -> Path:

@@ -1,0 +1,1 @@
+"""Tests of spreading a run over machines."""
