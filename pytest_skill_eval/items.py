@@ -9,8 +9,16 @@ from typing import Any
 
 import pytest
 from _pytest._code.code import TerminalRepr
+from pydantic_core import PydanticCustomError
 
-from .definitions import VARIANTS, DefinitionError, SelectionError, load_definition, select
+from .definitions import (
+    VARIANTS,
+    DefinitionError,
+    LoadedGroup,
+    SelectionError,
+    load_definition,
+    select,
+)
 from .errors import EvidenceError, SkillEvalError
 from .evidence import FAILING_RUN_STATES
 from .nodeids import item_name
@@ -78,17 +86,29 @@ class SkillEvalFile(pytest.File):
         except SelectionError as error:
             raise DefinitionCollectionError(f"{self.path}: {error}") from None
         for chosen in selection:
-            for trial in range(1, settings.trials + 1):
-                run = state.group_run(chosen.loaded, trial)
-                run.selected = dict(chosen.variants)
-                for variant, selected in chosen.variants.items():
-                    if selected:
-                        yield VariantItem.from_parent(
-                            self,
-                            name=item_name(chosen.loaded.group.id, variant, trial, settings.trials),
-                            group_run=run,
-                            variant=variant,
-                        )
+            for host in state.hosts_for(chosen.loaded):
+                for trial in range(1, settings.trials + 1):
+                    run = self._group_run(chosen.loaded, trial, host)
+                    run.selected = dict(chosen.variants)
+                    for variant, selected in chosen.variants.items():
+                        if selected:
+                            name = item_name(
+                                chosen.loaded.group.id, variant, trial, settings.trials, host
+                            )
+                            yield VariantItem.from_parent(
+                                self, name=name, group_run=run, variant=variant
+                            )
+
+    def _group_run(self, loaded: LoadedGroup, trial: int, host: str) -> GroupRun:
+        """The group's run on `host`; a host the group cannot run on is a collection error."""
+        state = self.config.stash[SESSION_KEY]
+        try:
+            return state.group_run(loaded, trial, host if state.settings.hosts else None)
+        except PydanticCustomError as error:
+            raise DefinitionCollectionError(
+                f"{loaded.path}: group {loaded.group.id!r} cannot run on --skill-eval-host "
+                f"{host}: {error.message()}"
+            ) from None
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]
@@ -110,6 +130,7 @@ class VariantItem(pytest.Item):
         self.keywords[group_id] = True
         self.keywords[variant] = True
         self.keywords[f"trial{group_run.trial}"] = True
+        self.keywords[group_run.host] = True
 
     def runtest(self) -> None:
         """Run the variant, report its checks, and apply the fail-on policy."""

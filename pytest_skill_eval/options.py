@@ -120,6 +120,20 @@ def add_options(parser: pytest.Parser) -> None:
         help="suite or group definition (JSON) to evaluate; repeatable. Without it the plugin "
         "collects nothing.",
     )
+    group.addoption(
+        "--skill-eval-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run every selected group on this host instead of its declared runtime.host; "
+        "repeatable (pi, claude-code)",
+    )
+    parser.addini(
+        "skill_eval_hosts",
+        "hosts every selected group runs on instead of its declared runtime.host",
+        type="args",
+        default=[],
+    )
     for name, metavar, extra in _OPTIONS:
         group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
         parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
@@ -153,6 +167,8 @@ class Settings:
     pi_models: Path | None
     upstream_url: str | None
     collect_only: bool
+    # Hosts chosen by the invocation, in order; empty: each group runs on its runtime.host.
+    hosts: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -214,6 +230,7 @@ class Settings:
             pi_models=_ini_path(config, "skill_eval_pi_models"),
             upstream_url=config.getini("skill_eval_upstream_url") or None,
             collect_only=bool(config.option.collectonly),
+            hosts=_hosts(config),
         )
 
 
@@ -232,6 +249,24 @@ def _option(config: pytest.Config, name: str) -> Any:
     if value is None:
         value = config.getini(f"skill_eval_{name.replace('-', '_')}")
     return value
+
+
+def _hosts(config: pytest.Config) -> tuple[str, ...]:
+    """--skill-eval-host NAME…, else the skill_eval_hosts ini key; each known, each once."""
+    from .hosts import UnknownHostError, host_for
+
+    names: list[str] = list(config.getoption("--skill-eval-host") or [])
+    if not names:
+        names = [str(n) for n in config.getini("skill_eval_hosts") or []]
+    chosen: list[str] = []
+    for name in names:
+        try:
+            host_for(name)
+        except UnknownHostError as error:
+            raise pytest.UsageError(f"--skill-eval-host: {error}") from None
+        if name not in chosen:
+            chosen.append(name)
+    return tuple(chosen)
 
 
 def _positive_int(config: pytest.Config, name: str, default: int) -> int:

@@ -45,7 +45,8 @@ def default_distribution(config: pytest.Config) -> None:
 
 
 def make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """With `-n N` alone, one work unit per group and trial: baseline then candidate together.
+    """With `-n N` alone, one work unit per group, host and trial: baseline then candidate
+    together.
 
     Different groups and trials spread over the workers. This replaces `--dist loadgroup`, whose
     node-id suffix has no effect on pytest 9.2's structured node ids.
@@ -99,8 +100,8 @@ def note_collected(node: Any, ids: list[str]) -> None:
     for nodeid in ids:
         parsed = parse_item_id(nodeid)
         if parsed is not None:
-            group_id, variant, trial = parsed
-            state.collected.setdefault((group_id, trial), set()).add(variant)
+            group_id, variant, trial, host = parsed
+            state.collected.setdefault((group_id, trial, host), set()).add(variant)
 
 
 def send_to_controller(config: pytest.Config, report: TestReport) -> bool:

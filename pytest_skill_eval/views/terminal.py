@@ -53,11 +53,12 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
             f"  budget: spent {budget['spent']} of {budget['maxCost']} USD{exhausted}"
         )
     for record in read.group_records(result_dir):
-        group_dir = layout.group_dir(result_dir, record["id"])
+        group_dir = layout.record_dir(result_dir, record)
         variants = " ".join(f"{v}={s}" for v, s in record.get("variants", {}).items())
         cost_text = _group_cost(group_dir)
         writer.write_line(
-            f"  group {record['id']} [{record['state']}] {variants} "
+            f"  group {layout.group_dir_name(record['id'], layout.record_host(record))} "
+            f"[{record['state']}] {variants} "
             f"grade={record.get('grade')}{cost_text}"
         )
         grade = read.read_grade(group_dir, record)

@@ -187,7 +187,7 @@ def _group_lines(result_dir: Path, group: GroupEvidence, variant: str | None) ->
     lines.append(
         row(
             "artifacts",
-            f"definition={layout.GROUPS}/{group.id}/{layout.DEFINITION}",
+            f"definition={layout.GROUPS}/{group.directory.name}/{layout.DEFINITION}",
             f"grade=groups/{group.id}/{group.grade_file}",
             f"group=groups/{group.id}/{group.group_file}",
         )
