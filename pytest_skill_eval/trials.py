@@ -102,15 +102,15 @@ def aggregate(
     for entry in groups.values():
         checks = [_check_stats(row) for row in entry["checks"].values()]
         comparisons = [_comparison_stats(row) for row in entry["comparisons"].values()]
-        row: AggregateGroup = {
+        summary_row: AggregateGroup = {
             "id": entry["id"],
             "trials": entry["trials"],
             "comparisons": comparisons,
             "checks": checks,
         }
         if entry["host"] != layout.DEFAULT_HOST:
-            row["host"] = entry["host"]
-        out_groups.append(row)
+            summary_row["host"] = entry["host"]
+        out_groups.append(summary_row)
     identical = all(f == fingerprints[0] for f in fingerprints) if fingerprints else True
     result: AggregateRecord = {
         "schema_version": 1,
