@@ -147,7 +147,8 @@ def group_records(result_dir: Path) -> list[GroupRecord]:
             records.append(record)
     return sorted(
         records,
-        key=lambda r: (r.get("position") or 0, r["id"], r.get("host", layout.DEFAULT_HOST)),
+        # A group's hosts follow it, Pi first and the others by name.
+        key=lambda r: (r.get("position") or 0, r["id"], "host" in r, r.get("host", "")),
     )
 
 

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read
+from .hosts import cross_host_lines
 from .present import escape_cell, run_spend
 from .statistics import (
     aggregate_trigger_rates,
@@ -74,6 +75,8 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
                 reason = escape_cell(str(error.get("reason")))
                 writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
         writer.write_line(f"    evidence: {group_dir}")
+    for line in cross_host_lines(result_dir):
+        writer.write_line(line)
 
 
 def _group_cost(group_dir: Path) -> str:
