@@ -101,6 +101,7 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
         f"{len(data['trials'])}/{data['requestedTrials']}: {aggregate_dir}"
     )
     for group in data["groups"]:
+        label = layout.group_dir_name(group["id"], layout.record_host(group))
         for check in group["checks"]:
             interval = check.get("interval")
             span = f" 95% CI [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
@@ -110,7 +111,7 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
                 if row["k"] > 1
             )
             writer.write_line(
-                f"  {group['id']} check {check['id']}: pass {check['pass']}/"
+                f"  {label} check {check['id']}: pass {check['pass']}/"
                 f"{check['pass'] + check['fail'] + check['unavailable']}{span}{figures}"
             )
         for comparison in group["comparisons"]:
@@ -120,7 +121,7 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
                 else "difference resolved"
             )
             writer.write_line(
-                f"  {group['id']} comparison {comparison['id']}: "
+                f"  {label} comparison {comparison['id']}: "
                 f"fail-to-pass={comparison['discordant']['fail-to-pass']} "
                 f"pass-to-fail={comparison['discordant']['pass-to-fail']} "
                 f"McNemar p={comparison['mcnemarP']:.4g} ({verdict})"

@@ -359,7 +359,8 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
     lines.extend(row("trial", str(t.get("id")), str(t.get("state"))) for t in trials)
     for group in data.get("groups") or []:
         lines.append("")
-        lines.append(f"Group {group.get('id')} trials={group.get('trials')}")
+        label = layout.group_dir_name(str(group.get("id")), layout.record_host(group))
+        lines.append(f"Group {label} trials={group.get('trials')}")
         for comparison in group.get("comparisons") or []:
             lines.append(_aggregate_comparison_row(comparison))
         for check in group.get("checks") or []:

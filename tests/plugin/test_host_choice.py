@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.nodeids import item_name, parse_item_id, scope_of, subresult_name
+from pytest_skill_eval.trials import aggregate
 from tests.support.runs import skill_eval_args
 
 SEED = Path(__file__).resolve().parents[1] / "definitions" / "data" / "seed"
@@ -109,3 +111,28 @@ def test_a_group_the_chosen_host_cannot_run_is_a_collection_error(
         ["*cannot run on --skill-eval-host claude-code: declared commands*not offered*"]
     )
     assert "Traceback" not in result.stdout.str()
+
+
+def test_an_aggregate_keeps_a_groups_hosts_apart(tmp_path: Path) -> None:
+    grade = {
+        "checks": [{"id": "c", "variant": "candidate", "kind": "skill-read", "state": "pass"}],
+        "comparisons": [],
+    }
+    trials = []
+    for number in (1, 2):
+        result = tmp_path / f"trial{number}"
+        records = []
+        for host in ("pi", "claude-code"):
+            group = layout.group_dir(result, "g", host)
+            group.mkdir(parents=True)
+            (group / layout.GRADE).write_text(json.dumps(grade))
+            record = {"id": "g", "state": "complete", "artifacts": {"grade": layout.GRADE}}
+            records.append(record | ({"host": host} if host != "pi" else {}))
+        summary = {"state": "complete", "groups": records}
+        (result / layout.SUMMARY).write_text(json.dumps(summary))
+        trials.append(result)
+    groups = aggregate("agg", trials, 2)["groups"]
+    assert [(g["id"], g.get("host"), g["trials"]) for g in groups] == [
+        ("g", None, 2),
+        ("g", "claude-code", 2),
+    ]
