@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from _pytest._code.code import TerminalRepr
+from pydantic_core import PydanticCustomError
 
 from .definitions import (
     VARIANTS,
@@ -22,7 +23,7 @@ from .definitions import (
 from .errors import DiskFullError, EvidenceError, SkillEvalError
 from .evidence import FAILING_RUN_STATES
 from .modelserver.script import ScriptError, load_script, script_path, undeclared_tool_calls
-from .nodeids import item_name
+from .nodeids import DEFAULT_HOST, item_name
 from .run import GroupRun
 from .session import SESSION_KEY, SkillEvalSession
 from .subresults import grade_problem, log_subresults, run_problem
@@ -65,7 +66,10 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-_FAILED_PARAMS = re.compile(r"\[(?:baseline|candidate|comparison)(?:-trial(?P<trial>\d+))?\]$")
+_FAILED_PARAMS = re.compile(
+    r"\[(?:baseline|candidate|comparison)"
+    r"(?:@(?P<host>[a-z][a-z0-9]*(?:-[a-z0-9]+)*?))?(?:-trial(?P<trial>\d+))?\]$"
+)
 _WIDENED = pytest.StashKey[list[Any]]()
 
 
@@ -101,13 +105,14 @@ def forget_widened(config: pytest.Config) -> None:
         lastfailed.pop(nodeid, None)
 
 
-def _scope(item: VariantItem) -> tuple[str, str, int]:
+def _scope(item: VariantItem) -> tuple[str, str, int, str]:
     file_id = item.nodeid.rsplit("::", 1)[0]
-    return file_id, item.group_run.loaded.group.id, item.group_run.trial
+    run = item.group_run
+    return file_id, run.loaded.group.id, run.trial, run.host
 
 
-def _failed_scope(nodeid: str) -> tuple[str, str, int] | None:
-    """`file::group[variant…]` or `file::group::name[params]` → (file, group, trial)."""
+def _failed_scope(nodeid: str) -> tuple[str, str, int, str] | None:
+    """`file::group[variant…]` or `file::group::name[params]` → (file, group, trial, host)."""
     match = _FAILED_PARAMS.search(nodeid)
     if match is None:
         return None
@@ -116,7 +121,7 @@ def _failed_scope(nodeid: str) -> tuple[str, str, int] | None:
     if len(parts) < 2:
         return None
     file_id, group_id = (parts[0], parts[1])
-    return file_id, group_id, int(match["trial"] or 1)
+    return file_id, group_id, int(match["trial"] or 1), match["host"] or DEFAULT_HOST
 
 
 def record_selection(state: SkillEvalSession, items: list[pytest.Item]) -> None:
@@ -146,17 +151,29 @@ class SkillEvalFile(pytest.File):
             raise DefinitionCollectionError(f"{self.path}: {error}") from None
         for chosen in selection:
             self._warn_undeclared_tools(chosen.loaded, chosen.variants)
-            for trial in range(1, settings.trials + 1):
-                run = state.group_run(chosen.loaded, trial)
-                run.selected = dict(chosen.variants)
-                for variant, selected in chosen.variants.items():
-                    if selected:
-                        yield VariantItem.from_parent(
-                            self,
-                            name=item_name(chosen.loaded.group.id, variant, trial, settings.trials),
-                            group_run=run,
-                            variant=variant,
-                        )
+            for host in state.hosts_for(chosen.loaded):
+                for trial in range(1, settings.trials + 1):
+                    run = self._group_run(chosen.loaded, trial, host)
+                    run.selected = dict(chosen.variants)
+                    for variant, selected in chosen.variants.items():
+                        if selected:
+                            name = item_name(
+                                chosen.loaded.group.id, variant, trial, settings.trials, host
+                            )
+                            yield VariantItem.from_parent(
+                                self, name=name, group_run=run, variant=variant
+                            )
+
+    def _group_run(self, loaded: LoadedGroup, trial: int, host: str) -> GroupRun:
+        """The group's run on `host`; a host the group cannot run on is a collection error."""
+        state = self.config.stash[SESSION_KEY]
+        try:
+            return state.group_run(loaded, trial, host if state.settings.hosts else None)
+        except PydanticCustomError as error:
+            raise DefinitionCollectionError(
+                f"{loaded.path}: group {loaded.group.id!r} cannot run on --skill-eval-host "
+                f"{host}: {error.message()}"
+            ) from None
 
     def _warn_undeclared_tools(self, loaded: LoadedGroup, variants: Mapping[str, bool]) -> None:
         """A script that calls a tool its group does not offer is a warning at collection."""
@@ -205,6 +222,7 @@ class VariantItem(pytest.Item):
         self.keywords[group_id] = True
         self.keywords[variant] = True
         self.keywords[f"trial{group_run.trial}"] = True
+        self.keywords[group_run.host] = True
 
     def runtest(self) -> None:
         """Run the variant, report its checks, and apply the fail-on policy."""

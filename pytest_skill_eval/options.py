@@ -141,6 +141,20 @@ def add_options(parser: pytest.Parser) -> None:
         type="paths",
         default=[],
     )
+    group.addoption(
+        "--skill-eval-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run every selected group on this host instead of its declared runtime.host; "
+        "repeatable (pi, claude-code)",
+    )
+    parser.addini(
+        "skill_eval_hosts",
+        "hosts every selected group runs on instead of its declared runtime.host",
+        type="args",
+        default=[],
+    )
     for name, metavar, extra in _OPTIONS:
         group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
         parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
@@ -222,6 +236,8 @@ class Settings:
     collect_only: bool
     plan: Path | None = None
     shard: tuple[int, int] | None = None  # (K, N), one-based K
+    # Hosts chosen by the invocation, in order; empty: each group runs on its runtime.host.
+    hosts: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -315,6 +331,7 @@ class Settings:
             collect_only=bool(config.option.collectonly),
             plan=_path(resolved["plan"]),
             shard=_shard(_option(config, "shard")),
+            hosts=_hosts(config),
         )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(
@@ -389,6 +406,24 @@ def _path(raw: str | None) -> Path | None:
 
 def _str(path: Path | None) -> str | None:
     return str(path) if path is not None else None
+
+
+def _hosts(config: pytest.Config) -> tuple[str, ...]:
+    """--skill-eval-host NAME…, else the skill_eval_hosts ini key; each known, each once."""
+    from .hosts import UnknownHostError, host_for
+
+    names: list[str] = list(config.getoption("--skill-eval-host") or [])
+    if not names:
+        names = [str(n) for n in config.getini("skill_eval_hosts") or []]
+    chosen: list[str] = []
+    for name in names:
+        try:
+            host_for(name)
+        except UnknownHostError as error:
+            raise pytest.UsageError(f"--skill-eval-host: {error}") from None
+        if name not in chosen:
+            chosen.append(name)
+    return tuple(chosen)
 
 
 def _positive_int(config: pytest.Config, name: str, default: int) -> int:

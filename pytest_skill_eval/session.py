@@ -18,6 +18,7 @@ from .budget import Ledger
 from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
+from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
 from .evidence.summary import write_invocation, write_summary
 from .grading import grade_group
@@ -49,11 +50,13 @@ class SkillEvalSession:
         self.cancel = CancelToken()
         self.resolver = SourceResolver(settings.root)
         self.result_dirs: dict[int, Path] = {}
-        self.group_runs: dict[tuple[Path, str, int], GroupRun] = {}
-        # xdist controller only: what the workers collected, and the groups it can finalise.
-        self.collected: dict[tuple[str, int], set[str]] = {}
-        self.collected_ids: dict[str, tuple[str, str, int]] = {}  # node id → group, variant, trial
-        self.reported: set[tuple[str, str, int]] = set()  # items the controller saw reported
+        self.group_runs: dict[tuple[Path, str, int, str], GroupRun] = {}
+        # xdist controller only: what the workers collected (group, trial, host → variants),
+        # and the groups it can finalise.
+        self.collected: dict[tuple[str, int, str], set[str]] = {}
+        # node id → group, variant, trial, host; and the items the controller saw reported.
+        self.collected_ids: dict[str, tuple[str, str, int, str]] = {}
+        self.reported: set[tuple[str, str, int, str]] = set()
         self.evidence_missing = False
         self.loaded_groups: dict[str, LoadedGroup] = {}
         self.items_started = False
@@ -93,7 +96,9 @@ class SkillEvalSession:
             return self.checked_pi
 
     def _hosts_in_use(self) -> set[str]:
-        """The hosts other than Pi that the selected definitions name (checked up front)."""
+        """The hosts other than Pi the groups run on (checked up front)."""
+        if self.settings.hosts:
+            return set(self.settings.hosts) - {"pi"}
         hosts: set[str] = set()
         for path in self.settings.paths:
             with contextlib.suppress(DefinitionError):
@@ -120,11 +125,24 @@ class SkillEvalSession:
             self.result_dirs[trial] = path
         return self.result_dirs[trial]
 
-    def group_run(self, loaded: LoadedGroup, trial: int) -> GroupRun:
-        """The shared GroupRun of a group in a trial's result."""
-        key = (loaded.path, loaded.group.id, trial)
+    def hosts_for(self, loaded: LoadedGroup) -> tuple[str, ...]:
+        """The hosts a group runs on: the invocation's choice, else its declared host."""
+        return self.settings.hosts or (loaded.group.effective_runtime.host,)
+
+    def group_run(self, loaded: LoadedGroup, trial: int, host: str | None = None) -> GroupRun:
+        """The shared GroupRun of a group on a host in a trial's result.
+
+        With `host` (chosen by the invocation) the group runs on it instead of its declared
+        host; a group the host cannot run raises the definition's rule error here.
+        """
+        declared = loaded.group.effective_runtime.host
+        on = host or declared
+        key = (loaded.path, loaded.group.id, trial, on)
         if key not in self.group_runs:
-            self.group_runs[key] = GroupRun(loaded, self.result_dir, trial)
+            moved = dataclasses.replace(loaded, group=loaded.group.on_host(on))
+            self.group_runs[key] = GroupRun(
+                moved, self.result_dir, trial, host_chosen=host is not None, declared_host=declared
+            )
         return self.group_runs[key]
 
     def preview_grade(self, run: GroupRun, variant: str) -> dict[str, Any]:
@@ -181,44 +199,44 @@ class SkillEvalSession:
             self.ledger = Ledger.create(ledger_dir / "ledger.json", settings.max_cost)
         for trial in range(1, settings.trials + 1):
             result_dir = self.result_dir(trial)
-            write_invocation(
-                result_dir,
-                {
-                    "schema_version": 1,
-                    "id": result_dir.name,
-                    "root": str(settings.root),
-                    "definitions": [
-                        {
-                            "path": str(d.path),
-                            "kind": d.kind,
-                            "id": d.id,
-                            "groups": [
-                                {
-                                    "id": g.group.id,
-                                    "position": g.position,
-                                    "path": str(g.path),
-                                    "sha256": g.sha256,
-                                }
-                                for g in d.groups
-                            ],
-                        }
-                        for d in definitions
-                    ],
-                    "selection": {
-                        "group": settings.group_selector,
-                        "variant": settings.variant_selector,
-                        "trial": trial,
-                        "trials": settings.trials,
-                    },
-                    "pins": self.resolver.pinned(),
-                    "provider": {
-                        "cassettes": str(settings.cassettes) if settings.cassettes else None,
-                        "record": settings.record,
-                    },
-                    "failOn": settings.fail_on,
-                    "startedAt": utc_now(),
+            invocation: InvocationRecord = {
+                "schema_version": 1,
+                "id": result_dir.name,
+                "root": str(settings.root),
+                "definitions": [
+                    {
+                        "path": str(d.path),
+                        "kind": d.kind,
+                        "id": d.id,
+                        "groups": [
+                            {
+                                "id": g.group.id,
+                                "position": g.position,
+                                "path": str(g.path),
+                                "sha256": g.sha256,
+                            }
+                            for g in d.groups
+                        ],
+                    }
+                    for d in definitions
+                ],
+                "selection": {
+                    "group": settings.group_selector,
+                    "variant": settings.variant_selector,
+                    "trial": trial,
+                    "trials": settings.trials,
                 },
-            )
+                "pins": self.resolver.pinned(),
+                "provider": {
+                    "cassettes": str(settings.cassettes) if settings.cassettes else None,
+                    "record": settings.record,
+                },
+                "failOn": settings.fail_on,
+                "startedAt": utc_now(),
+            }
+            if settings.hosts:
+                invocation["hosts"] = list(settings.hosts)
+            write_invocation(result_dir, invocation)
 
     def _prepare_shard(self, plan: Plan) -> None:
         """A planned run: the plan's result ids inside a fresh shard directory, no invocation."""
@@ -298,17 +316,18 @@ class SkillEvalSession:
         item the controller saw reported ran somewhere, so `cancelled` would contradict JUnit:
         it is `infrastructure-failed`, saying where its evidence should have been.
         """
-        for (group_id, trial), variants in sorted(self.collected.items()):
+        for (group_id, trial, host), variants in sorted(self.collected.items()):
             loaded = self.loaded_groups.get(group_id)
             result_dir = self.result_dirs.get(trial)
             if loaded is None or result_dir is None:
                 continue
-            group_dir = layout.group_dir(result_dir, group_id)
+            group_dir = layout.group_dir(result_dir, group_id, host)
             if read.group_record(group_dir) is not None:
                 continue
-            run = GroupRun(loaded, self.result_dir, trial)
+            chosen = host if self.settings.hosts else None
+            run = self.group_run(loaded, trial, chosen)
             run.selected = {v: v in variants for v in VARIANTS}
-            reported = [v for v in VARIANTS if (group_id, v, trial) in self.reported]
+            reported = [v for v in VARIANTS if (group_id, v, trial, host) in self.reported]
             if not reported:
                 self.cancel.cancel("cancelled")
                 run.finalise(self.environment())

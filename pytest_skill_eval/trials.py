@@ -63,11 +63,13 @@ def aggregate(
                 {"definitions": invocation.get("definitions"), "pins": invocation.get("pins")}
             )
         for group in summary["groups"] if summary else []:
+            host = layout.record_host(group)
             entry = groups.setdefault(
-                group["id"], {"id": group["id"], "trials": 0, "checks": {}, "comparisons": {}}
+                layout.group_dir_name(group["id"], host),
+                {"id": group["id"], "host": host, "trials": 0, "checks": {}, "comparisons": {}},
             )
             entry["trials"] += 1
-            grade = read.read_grade(layout.group_dir(result_dir, group["id"]), group)
+            grade = read.read_grade(layout.record_dir(result_dir, group), group)
             if grade is None:
                 continue
             for check in grade.get("checks", []):
@@ -100,14 +102,15 @@ def aggregate(
     for entry in groups.values():
         checks = [_check_stats(row) for row in entry["checks"].values()]
         comparisons = [_comparison_stats(row) for row in entry["comparisons"].values()]
-        out_groups.append(
-            {
-                "id": entry["id"],
-                "trials": entry["trials"],
-                "comparisons": comparisons,
-                "checks": checks,
-            }
-        )
+        summary_row: AggregateGroup = {
+            "id": entry["id"],
+            "trials": entry["trials"],
+            "comparisons": comparisons,
+            "checks": checks,
+        }
+        if entry["host"] != layout.DEFAULT_HOST:
+            summary_row["host"] = entry["host"]
+        out_groups.append(summary_row)
     identical = all(f == fingerprints[0] for f in fingerprints) if fingerprints else True
     result: AggregateRecord = {
         "schema_version": 1,

@@ -84,8 +84,8 @@ def _local_popen(spec: str) -> bool:
 
 
 def make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """With `-n N`, `--dist loadscope` or `--dist loadgroup`, one work unit per group and trial:
-    baseline then candidate together, on one worker.
+    """With `-n N`, `--dist loadscope` or `--dist loadgroup`, one work unit per group, host and
+    trial: baseline then candidate together, on one worker.
 
     Different groups and trials spread over the workers. This replaces `--dist loadgroup`, whose
     node-id suffix has no effect on pytest 9.2's structured node ids.
@@ -141,9 +141,9 @@ def note_collected(node: Any, ids: list[str]) -> None:
     for nodeid in ids:
         parsed = parse_item_id(nodeid)
         if parsed is not None:
-            group_id, variant, trial = parsed
-            state.collected.setdefault((group_id, trial), set()).add(variant)
-            state.collected_ids[nodeid] = (group_id, variant, trial)
+            group_id, variant, trial, host = parsed
+            state.collected.setdefault((group_id, trial, host), set()).add(variant)
+            state.collected_ids[nodeid] = (group_id, variant, trial, host)
 
 
 def send_to_controller(config: pytest.Config, report: TestReport) -> bool:

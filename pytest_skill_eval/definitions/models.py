@@ -301,6 +301,16 @@ class Group(DefinitionModel):
                 ("commands",),
             )
 
+    def on_host(self, host: str) -> Group:
+        """This group with its runtime on `host` (an invocation's choice), checked like a
+        declared one; the rest of the runtime is kept."""
+        if host == self.effective_runtime.host:
+            return self
+        runtime = self.effective_runtime.model_copy(update={"host": host})
+        moved = self.model_copy(update={"runtime": runtime})
+        moved._check_host()
+        return moved
+
     @property
     def turns(self) -> tuple[str, ...]:
         """The declared prompts in order; a single `prompt` is one turn."""

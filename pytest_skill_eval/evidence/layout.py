@@ -1,12 +1,17 @@
 """Every file a result leaves, its fallback name, and the `<result>/groups/<id>/<variant>` shape.
 
+A group run on a host other than Pi lives in `<result>/groups/<id>@<host>/`, so one invocation
+can hold the same group on several hosts; Pi's layout is the one every older result has.
+
 A fallback name is where a record goes when its canonical file could not be written; readers
 look for both (see `evidence.read`), so a name exists here once and nowhere else.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 # A result directory (one trial).
 INVOCATION = "invocation.json"
@@ -57,14 +62,39 @@ def groups_dir(result: Path) -> Path:
     return result / GROUPS
 
 
-def group_dir(result: Path, group_id: str) -> Path:
-    """`<result>/groups/<id>`."""
-    return result / GROUPS / group_id
+DEFAULT_HOST = "pi"
 
 
-def variant_dir(result: Path, group_id: str, variant: str) -> Path:
-    """`<result>/groups/<id>/<variant>`."""
-    return result / GROUPS / group_id / variant
+def group_dir_name(group_id: str, host: str = DEFAULT_HOST) -> str:
+    """`<id>` on Pi, `<id>@<host>` on any other host."""
+    return group_id if host == DEFAULT_HOST else f"{group_id}@{host}"
+
+
+def split_group_dir_name(name: str) -> tuple[str, str]:
+    """`<id>[@<host>]` → (id, host); the inverse of `group_dir_name`."""
+    group_id, at, host = name.rpartition("@")
+    return (group_id, host) if at and group_id and host else (name, DEFAULT_HOST)
+
+
+def group_dir(result: Path, group_id: str, host: str = DEFAULT_HOST) -> Path:
+    """`<result>/groups/<id>` (Pi) or `<result>/groups/<id>@<host>`."""
+    return result / GROUPS / group_dir_name(group_id, host)
+
+
+def record_host(record: Mapping[str, Any]) -> str:
+    """The host a group record ran on: its `host` field, which only a non-Pi group carries."""
+    host = record.get("host")
+    return host if isinstance(host, str) and host else DEFAULT_HOST
+
+
+def record_dir(result: Path, record: Mapping[str, Any]) -> Path:
+    """The directory of the group a summarised group record describes."""
+    return group_dir(result, str(record.get("id")), record_host(record))
+
+
+def variant_dir(result: Path, group_id: str, variant: str, host: str = DEFAULT_HOST) -> Path:
+    """`<result>/groups/<id>[@<host>]/<variant>`."""
+    return group_dir(result, group_id, host) / variant
 
 
 def run_file(group: Path, variant: str) -> Path:
@@ -105,3 +135,8 @@ def shard_file(shard: Path) -> Path:
 def is_safe_id(identity: str) -> bool:
     """Whether a group or trial id read from evidence stays one directory level down."""
     return identity not in ("", ".", "..") and "/" not in identity and "\\" not in identity
+
+
+def is_safe_host(host: str) -> bool:
+    """Whether a host name read from evidence keeps `<id>@<host>` one directory level down."""
+    return is_safe_id(host) and "@" not in host

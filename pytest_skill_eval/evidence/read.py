@@ -133,16 +133,23 @@ def group_records(result_dir: Path) -> list[GroupRecord]:
         for group_dir in sorted(groups_dir.iterdir()):
             record = group_record(group_dir)
             if record is None:
+                group_id, host = layout.split_group_dir_name(group_dir.name)
                 record = {
-                    "id": group_dir.name,
+                    "id": group_id,
                     "position": None,
                     "state": "cancelled",
                     "variants": {},
                     "grade": None,
                     "errors": [{"kind": "cancellation", "message": "the group never finished"}],
                 }
+                if host != layout.DEFAULT_HOST:
+                    record["host"] = host
             records.append(record)
-    return sorted(records, key=lambda r: (r.get("position") or 0, r["id"]))
+    return sorted(
+        records,
+        # A group's hosts follow it, Pi first and the others by name.
+        key=lambda r: (r.get("position") or 0, r["id"], "host" in r, r.get("host", "")),
+    )
 
 
 def read_run(variant_dir: Path) -> tuple[str, RunRecord] | None:
@@ -205,7 +212,10 @@ def load_group(result_dir: Path, record: Mapping[str, Any]) -> GroupEvidence:
     identity = str(record.get("id"))
     if not layout.is_safe_id(identity):
         raise ReadError(f"{layout.summary_file(result_dir)} names an unsafe group id: {identity!r}")
-    group_dir = layout.group_dir(result_dir, identity)
+    host = layout.record_host(record)
+    if not layout.is_safe_host(host):
+        raise ReadError(f"{layout.summary_file(result_dir)} names an unsafe host: {host!r}")
+    group_dir = layout.group_dir(result_dir, identity, host)
     definition = optional_json(group_dir / layout.DEFINITION)
     runs: dict[str, Mapping[str, Any] | None] = {}
     run_files: dict[str, str | None] = {}

@@ -71,6 +71,9 @@ class RunRecord(TypedDict):
     process: NotRequired[dict[str, Any]]
     hint: NotRequired[str | None]
     delivery: NotRequired[Any]
+    # {"name", "chosenBy": "definition"|"invocation", "declared"}: off Pi, or chosen by
+    # --skill-eval-host; absent on a Pi run of a group declared for Pi.
+    host: NotRequired[dict[str, Any]]
     # Only in the persistence fallback: the transcript that could not be written beside it.
     transcript: NotRequired[list[Any]]
 
@@ -128,6 +131,8 @@ class GroupRecord(TypedDict):
     trial: NotRequired[int]
     artifacts: NotRequired[GroupArtifacts]
     completedAt: NotRequired[str]
+    # The host the group ran on, only when it is not Pi (its directory is `<id>@<host>`).
+    host: NotRequired[str]
 
 
 class Budget(TypedDict):
@@ -189,6 +194,8 @@ class InvocationRecord(TypedDict):
     provider: dict[str, Any]
     failOn: str
     startedAt: str
+    # The hosts --skill-eval-host chose over each group's runtime.host, when it was given.
+    hosts: NotRequired[list[str]]
 
 
 class TrialRow(TypedDict):
@@ -219,6 +226,8 @@ class AggregateGroup(TypedDict):
     trials: int
     comparisons: list[dict[str, Any]]
     checks: list[dict[str, Any]]
+    # Only off Pi: the host these trials ran on.
+    host: NotRequired[str]
 
 
 class TriggerSkill(TypedDict):

@@ -61,6 +61,9 @@ class GroupRun:
     loaded: LoadedGroup
     results: Callable[[int], Path]  # trial → result directory, created on first use
     trial: int
+    # Whether --skill-eval-host chose the host (`loaded` is then already moved onto it).
+    host_chosen: bool = False
+    declared_host: str | None = None
     selected: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(VARIANTS, True))
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
     resources: GroupResources | None = None
@@ -76,9 +79,24 @@ class GroupRun:
         return self.results(self.trial)
 
     @property
+    def host(self) -> str:
+        """The host this group runs on (declared, or chosen by the invocation)."""
+        return self.loaded.group.effective_runtime.host
+
+    @property
     def group_dir(self) -> Path:
-        """`<result>/groups/<id>`."""
-        return layout.group_dir(self.result_dir, self.loaded.group.id)
+        """`<result>/groups/<id>`, or `<id>@<host>` off Pi."""
+        return layout.group_dir(self.result_dir, self.loaded.group.id, self.host)
+
+    def _host_record(self) -> dict[str, Any] | None:
+        """How the run's host was chosen; None on Pi by declaration (as every older run)."""
+        if not self.host_chosen and self.host == layout.DEFAULT_HOST:
+            return None
+        return {
+            "name": self.host,
+            "chosenBy": "invocation" if self.host_chosen else "definition",
+            "declared": self.declared_host or self.host,
+        }
 
     def _start(self, env: Environment) -> None:
         if self.started:
@@ -211,6 +229,9 @@ class GroupRun:
     def _persist(self, variant: str, result: SubjectResult) -> dict[str, Any]:
         variant_dir = self.group_dir / variant
         run = result.run
+        host = self._host_record()
+        if host is not None:
+            run["host"] = host
         try:
             store.write_json_once(variant_dir / layout.TRANSCRIPT, result.transcript)
             store.write_once(variant_dir / layout.FINAL, (result.response + "\n").encode("utf-8"))
@@ -306,6 +327,8 @@ class GroupRun:
             "errors": errors,
             "completedAt": utc_now(),
         }
+        if self.host != layout.DEFAULT_HOST:
+            record["host"] = self.host
         try:
             store.write_json_once(self.group_dir / layout.GROUP, record)
         except EvidenceError as error:

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
+from .hosts import cross_host_lines
 from .present import escape_cell, run_spend
 from .statistics import (
     aggregate_trigger_rates,
@@ -55,11 +56,12 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
             f"  budget: spent {budget['spent']} of {budget['maxCost']} USD{exhausted}"
         )
     for record in read.group_records(result_dir):
-        group_dir = layout.group_dir(result_dir, record["id"])
+        group_dir = layout.record_dir(result_dir, record)
         variants = " ".join(f"{v}={s}" for v, s in record.get("variants", {}).items())
         cost_text = _group_cost(group_dir)
         writer.write_line(
-            f"  group {record['id']} [{record['state']}] {variants} "
+            f"  group {layout.group_dir_name(record['id'], layout.record_host(record))} "
+            f"[{record['state']}] {variants} "
             f"grade={record.get('grade')}{cost_text}"
         )
         grade = read.read_grade(group_dir, record)
@@ -75,6 +77,8 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
                 reason = escape_cell(str(error.get("reason")))
                 writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
         writer.write_line(f"    evidence: {group_dir}")
+    for line in cross_host_lines(result_dir):
+        writer.write_line(line)
 
 
 def _group_cost(group_dir: Path) -> str:
@@ -99,6 +103,7 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
         f"{len(data['trials'])}/{data['requestedTrials']}: {aggregate_dir}"
     )
     for group in data["groups"]:
+        label = layout.group_dir_name(group["id"], layout.record_host(group))
         for check in group["checks"]:
             interval = check.get("interval")
             span = f" 95% CI [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
@@ -108,7 +113,7 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
                 if row["k"] > 1
             )
             writer.write_line(
-                f"  {group['id']} check {check['id']}: pass {check['pass']}/"
+                f"  {label} check {check['id']}: pass {check['pass']}/"
                 f"{check['pass'] + check['fail'] + check['unavailable']}{span}{figures}"
             )
         for comparison in group["comparisons"]:
@@ -118,7 +123,7 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
                 else "difference resolved"
             )
             writer.write_line(
-                f"  {group['id']} comparison {comparison['id']}: "
+                f"  {label} comparison {comparison['id']}: "
                 f"fail-to-pass={comparison['discordant']['fail-to-pass']} "
                 f"pass-to-fail={comparison['discordant']['pass-to-fail']} "
                 f"McNemar p={comparison['mcnemarP']:.4g} ({verdict})"

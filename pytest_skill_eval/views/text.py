@@ -14,6 +14,7 @@ from ..evidence.read import is_aggregate as is_aggregate
 from ..evidence.read import load_group as load_group
 from ..evidence.read import load_summary as load_summary
 from ..evidence.read import select_groups as select_groups
+from .hosts import cross_host_lines
 from .present import (
     Rate,
     changes_of,
@@ -106,6 +107,9 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
         lines.extend(_group_lines(result_dir, load_group(result_dir, record), variant))
     if group is None and variant is None:
         lines.extend(_trigger_lines(trigger_text_rows(result_trigger_rates(result_dir))))
+        cross = cross_host_lines(result_dir, indent="")
+        if cross:
+            lines.extend(["", "Cross-host:", *cross])
     return "\n".join(lines) + "\n"
 
 
@@ -132,7 +136,8 @@ def _group_lines(result_dir: Path, group: GroupEvidence, variant: str | None) ->
     record = group.record
     first_run = group.runs.get("baseline") or group.runs.get("candidate")
     group_type = definition.get("type") or (first_run or {}).get("evaluationType")
-    lines = [f"Group {group.id} [{record.get('state')}] type={group_type}"]
+    label = layout.group_dir_name(group.id, layout.record_host(record))
+    lines = [f"Group {label} [{record.get('state')}] type={group_type}"]
     declared = definition.get("input") or {}
     turns = declared_turns(definition, first_run)
     if "turns" in declared:
@@ -187,9 +192,9 @@ def _group_lines(result_dir: Path, group: GroupEvidence, variant: str | None) ->
     lines.append(
         row(
             "artifacts",
-            f"definition={layout.GROUPS}/{group.id}/{layout.DEFINITION}",
-            f"grade=groups/{group.id}/{group.grade_file}",
-            f"group=groups/{group.id}/{group.group_file}",
+            f"definition={layout.GROUPS}/{group.directory.name}/{layout.DEFINITION}",
+            f"grade=groups/{group.directory.name}/{group.grade_file}",
+            f"group=groups/{group.directory.name}/{group.group_file}",
         )
     )
     return lines
@@ -354,7 +359,8 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
     lines.extend(row("trial", str(t.get("id")), str(t.get("state"))) for t in trials)
     for group in data.get("groups") or []:
         lines.append("")
-        lines.append(f"Group {group.get('id')} trials={group.get('trials')}")
+        label = layout.group_dir_name(str(group.get("id")), layout.record_host(group))
+        lines.append(f"Group {label} trials={group.get('trials')}")
         for comparison in group.get("comparisons") or []:
             lines.append(_aggregate_comparison_row(comparison))
         for check in group.get("checks") or []:

@@ -85,7 +85,7 @@ def test_one_shot_activation_guard_and_isolation(
     )
     assert result.ret == 0, result.stdout.str()
 
-    run = run_record(root, "activation", "candidate")
+    run = run_record(root, "activation@claude-code", "candidate")
     assert run["state"] == "complete", run["error"]
     assert run["process"]["host"] == "claude-code"
     assert run["claudeCode"]["version"] == "2.1.332"
@@ -100,7 +100,7 @@ def test_one_shot_activation_guard_and_isolation(
     assert outside_read["isError"] is True
     assert run["response"] == "- Handle semicolons in CSV export"
 
-    requests = model_requests(result_dir(root) / "groups/activation/candidate")
+    requests = model_requests(result_dir(root) / "groups/activation@claude-code/candidate")
     assert len(requests) == 3
     listing = first_user_text(requests[0])
     assert "- changelog-keeper:" in listing
@@ -154,7 +154,7 @@ def test_body_delivers_the_target_on_turn_one_and_writes(pytester: pytest.Pytest
     )
     assert result.ret == 0, result.stdout.str()
 
-    run = run_record(root, "body-write", "candidate")
+    run = run_record(root, "body-write@claude-code", "candidate")
     assert run["state"] == "complete", run["error"]
     assert run["delivery"]["kind"] == "explicit-skill-command"
     assert run["delivery"]["command"] == "note-taker"
@@ -172,7 +172,7 @@ def test_body_delivers_the_target_on_turn_one_and_writes(pytester: pytest.Pytest
     assert "out/report.md" in changed
     assert ".claude" not in changed
 
-    requests = model_requests(result_dir(root) / "groups/body-write/candidate")
+    requests = model_requests(result_dir(root) / "groups/body-write@claude-code/candidate")
     assert "Base directory for this skill" in first_user_text(requests[0])
     offered = {t["name"] for t in requests[0]["body"]["tools"]}
     assert {"Read", "Write", "Edit", "Skill"} <= offered

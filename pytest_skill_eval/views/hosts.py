@@ -1,0 +1,93 @@
+"""The cross-host table: per group run on several hosts, each check and comparison per host, and
+whether the question held on every host (the same state everywhere).
+
+Built from the saved evidence only, so the terminal summary and `skill-eval view` agree. A result
+whose groups each ran on one host has no table, so single-host output is unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..evidence import layout, read
+
+ABSENT = "absent"
+
+
+@dataclass(frozen=True, slots=True)
+class CrossHostRow:
+    """One check (its state) or comparison (its transition) of a group, on each host."""
+
+    kind: str  # "check" or "comparison"
+    id: str
+    states: dict[str, str]  # host → state or transition (`absent` when that host has no grade)
+
+    @property
+    def held(self) -> bool:
+        """The same state on every host."""
+        return len(set(self.states.values())) == 1
+
+
+@dataclass(frozen=True, slots=True)
+class CrossHostGroup:
+    """A group of one result that ran on more than one host."""
+
+    id: str
+    hosts: tuple[str, ...]
+    rows: tuple[CrossHostRow, ...]
+
+    @property
+    def held(self) -> bool:
+        """Whether every check and comparison held on every host."""
+        return all(row.held for row in self.rows)
+
+
+def cross_host_groups(result_dir: Path) -> list[CrossHostGroup]:
+    """The groups of a result that ran on several hosts, in suite order, hosts Pi first."""
+    by_group: dict[str, list[str]] = {}
+    states: dict[tuple[str, str, str], dict[str, str]] = {}
+    order: dict[str, list[tuple[str, str]]] = {}
+    for record in read.group_records(result_dir):
+        host = layout.record_host(record)
+        by_group.setdefault(record["id"], []).append(host)
+        grade = read.read_grade(layout.record_dir(result_dir, record), record)
+        rows = order.setdefault(record["id"], [])
+        checks = grade.get("checks", []) if grade else []
+        comparisons = grade.get("comparisons", []) if grade else []
+        entries = [("check", str(c["id"]), str(c["state"])) for c in checks] + [
+            ("comparison", str(c["id"]), str(c["transition"])) for c in comparisons
+        ]
+        for kind, identity, state in entries:
+            key = (record["id"], kind, identity)
+            if key not in states:
+                states[key] = {}
+                rows.append((kind, identity))
+            states[key][host] = state
+    groups = []
+    for group_id, hosts in by_group.items():
+        if len(hosts) < 2:
+            continue
+        table = tuple(
+            CrossHostRow(
+                kind,
+                identity,
+                {h: states[(group_id, kind, identity)].get(h, ABSENT) for h in hosts},
+            )
+            for kind, identity in order[group_id]
+        )
+        groups.append(CrossHostGroup(group_id, tuple(hosts), table))
+    return groups
+
+
+def cross_host_lines(result_dir: Path, indent: str = "  ") -> list[str]:
+    """The table as text lines (the terminal summary and the text view)."""
+    lines = []
+    for group in cross_host_groups(result_dir):
+        held = "held on every host" if group.held else "differs between hosts"
+        lines.append(f"{indent}cross-host {group.id} ({', '.join(group.hosts)}): {held}")
+        for row in group.rows:
+            cells = " ".join(f"{host}={state}" for host, state in row.states.items())
+            verdict = "held" if row.held else "differs"
+            lines.append(f"{indent}  {row.kind} {row.id}: {cells} {verdict}")
+    return lines
