@@ -86,9 +86,11 @@ def test_each_named_host_collects_every_group_and_k_selects_a_host(
 
 
 def test_the_ini_key_names_hosts_too(pytester: pytest.Pytester, example_root: Path) -> None:
-    # The ini file is found beside the definitions named on the command line.
-    (example_root / "pytest.ini").write_text("[pytest]\nskill_eval_hosts = claude-code\n")
-    result = _collect(pytester, example_root, "-k", "natural-activation")
+    # Option values never choose the ini file (a path after --skill-eval is not a test path):
+    # the ini is named, as a project's own configuration would be found.
+    ini = example_root / "pytest.ini"
+    ini.write_text("[pytest]\nskill_eval_hosts = claude-code\n")
+    result = _collect(pytester, example_root, "-c", str(ini), "-k", "natural-activation")
     assert _items(result) == [
         "natural-activation[baseline@claude-code]",
         "natural-activation[candidate@claude-code]",
