@@ -18,6 +18,7 @@ import yaml
 
 from pytest_skill_eval import cli
 from pytest_skill_eval import review as review_module
+from pytest_skill_eval.errors import DiskFullError
 from pytest_skill_eval.hosts.pi import host as pi_host
 from pytest_skill_eval.hosts.pi.binary import check_pi
 from pytest_skill_eval.hosts.pi.driver import Conversation
@@ -270,7 +271,8 @@ def test_previous_review_is_kept_until_a_new_one_is_complete(
     )
     with monkeypatch.context() as patch:
         patch.setattr(os, "replace", failing_replace)
-        with pytest.raises(OSError, match="No space left"):
+        # A full disk is one clear error (the CLI prints it as one line), never a traceback.
+        with pytest.raises(DiskFullError, match="No space left"):
             review_target(result, settings, group="changelog-entry", emit=lambda _: None)
     assert _advisory(group_dir) == previous
     assert _leftovers(group_dir) == []

@@ -7,17 +7,14 @@ partly undocumented, so any other version is refused rather than trusted.
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import HostError
+from ..binaries import locate, version_of
 
 PINNED = "2.1.332"
 PACKAGE = "@anthropic-ai/claude-code"
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
 
@@ -36,53 +33,19 @@ class ClaudeCodeBinary:
 
 def locate_claude(explicit: str | None, root: Path) -> Path:
     """`--skill-eval-claude`, else `claude` on PATH, else `node_modules/.bin/claude`."""
-    if explicit:
-        candidate = Path(explicit).expanduser()
-        found = shutil.which(str(candidate)) if not candidate.is_absolute() else str(candidate)
-        if found and Path(found).is_file():
-            return Path(found).resolve()
-        raise ClaudeCodeNotFoundError(
-            f"--skill-eval-claude {explicit}: no such executable; install Claude Code with "
-            f"{INSTALL} or point the option at it"
-        )
-    on_path = shutil.which("claude")
-    if on_path:
-        return Path(on_path).resolve()
-    for base in (root, PACKAGE_ROOT):
-        local = base / "node_modules" / ".bin" / "claude"
-        if local.is_file():
-            return local.resolve()
-    raise ClaudeCodeNotFoundError(
-        f"Claude Code was not found: install it with {INSTALL} in the definition root, "
-        "put `claude` on PATH, or pass --skill-eval-claude PATH"
-    )
+    return locate(
+        "claude", "--skill-eval-claude", explicit, root, host="Claude Code", install=INSTALL,
+        error=ClaudeCodeNotFoundError,
+    )  # fmt: skip
 
 
 def check_claude(path: Path) -> ClaudeCodeBinary:
     """Run `claude --version` once in an empty home; refuse anything but the pinned version."""
     env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
-    env |= {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
-    try:
-        done = subprocess.run(
-            [str(path), "--version"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env | {"HOME": os.devnull},
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise ClaudeCodeNotFoundError(f"{path} --version failed: {error}") from error
-    match = re.search(r"(\d+\.\d+\.\d+)", done.stdout + done.stderr)
-    if done.returncode != 0 or match is None:
+    env |= {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "HOME": os.devnull}
+    found = version_of(path, env, ClaudeCodeNotFoundError).group(0)
+    if found != PINNED:
         raise ClaudeCodeNotFoundError(
-            f"{path} --version did not print a version (exit {done.returncode}): "
-            f"{(done.stderr or done.stdout).strip()[:200]}"
+            f"{path} is Claude Code {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
         )
-    if match.group(1) != PINNED:
-        raise ClaudeCodeNotFoundError(
-            f"{path} is Claude Code {match.group(1)}; pytest-skill-eval supports exactly "
-            f"{PINNED}: {INSTALL}"
-        )
-    return ClaudeCodeBinary(path, match.group(1))
+    return ClaudeCodeBinary(path, found)

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import HostError
+from ..binaries import locate, version_of
 
 MIN_VERSION = (0, 73, 1)
 PINNED = "0.73.1"
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 
 # The small host baseline copied from the operator's environment (PRODUCT §4): enough for Node
 # to start and format text, nothing that carries identity or credentials.
@@ -35,26 +32,9 @@ class PiBinary:
 
 def locate_pi(explicit: str | None, root: Path) -> Path:
     """`--skill-eval-pi`, else `pi` on PATH, else `node_modules/.bin/pi` (root, then package)."""
-    if explicit:
-        candidate = Path(explicit).expanduser()
-        found = shutil.which(str(candidate)) if not candidate.is_absolute() else str(candidate)
-        if found and Path(found).is_file():
-            return Path(found).resolve()
-        raise PiNotFoundError(
-            f"--skill-eval-pi {explicit}: no such executable; install Pi with "
-            f"`npm install @mariozechner/pi-coding-agent@{PINNED}` or point the option at it"
-        )
-    on_path = shutil.which("pi")
-    if on_path:
-        return Path(on_path).resolve()
-    for base in (root, PACKAGE_ROOT):
-        local = base / "node_modules" / ".bin" / "pi"
-        if local.is_file():
-            return local.resolve()
-    raise PiNotFoundError(
-        "Pi was not found: install it with "
-        f"`npm install @mariozechner/pi-coding-agent@{PINNED}` in the definition root, "
-        "put `pi` on PATH, or pass --skill-eval-pi PATH"
+    install = f"`npm install @mariozechner/pi-coding-agent@{PINNED}`"
+    return locate(
+        "pi", "--skill-eval-pi", explicit, root, host="Pi", install=install, error=PiNotFoundError
     )
 
 
@@ -62,24 +42,7 @@ def check_pi(path: Path) -> PiBinary:
     """Run `pi --version` once; refuse a Pi older than the supported version."""
     env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
     env |= {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
-    try:
-        done = subprocess.run(
-            [str(path), "--version"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise PiNotFoundError(f"{path} --version failed: {error}") from error
-    match = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout + done.stderr)
-    if done.returncode != 0 or match is None:
-        raise PiNotFoundError(
-            f"{path} --version did not print a version (exit {done.returncode}): "
-            f"{(done.stderr or done.stdout).strip()[:200]}"
-        )
+    match = version_of(path, env, PiNotFoundError)
     version = tuple(int(g) for g in match.groups())
     if version < MIN_VERSION:
         raise PiNotFoundError(

@@ -1,0 +1,69 @@
+"""Finding a host's CLI and reading its version: the same rules for every host.
+
+`--skill-eval-<host> PATH` wins, then the command on PATH, then `node_modules/.bin/<command>` in
+the definition root and beside this package; `<binary> --version` runs once, in a bare
+environment, and its first `X.Y.Z` is the version.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..errors import HostError
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+def locate(
+    command: str, option: str, explicit: str | None, root: Path, *, host: str, install: str,
+    error: type[HostError],
+) -> Path:  # fmt: skip
+    """The host's executable, or `error` saying how to install it or where to point `option`."""
+    if explicit:
+        candidate = Path(explicit).expanduser()
+        found = shutil.which(str(candidate)) if not candidate.is_absolute() else str(candidate)
+        if found and Path(found).is_file():
+            return Path(found).resolve()
+        raise error(
+            f"{option} {explicit}: no such executable; install {host} with {install} "
+            "or point the option at it"
+        )
+    on_path = shutil.which(command)
+    if on_path:
+        return Path(on_path).resolve()
+    for base in (root, PACKAGE_ROOT):
+        local = base / "node_modules" / ".bin" / command
+        if local.is_file():
+            return local.resolve()
+    raise error(
+        f"{host} was not found: install it with {install} in the definition root, "
+        f"put `{command}` on PATH, or pass {option} PATH"
+    )
+
+
+def version_of(path: Path, env: Mapping[str, str], error: type[HostError]) -> re.Match[str]:
+    """The `X.Y.Z` that `path --version` prints; a failure or no version is `error`."""
+    try:
+        done = subprocess.run(
+            [str(path), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as failure:
+        raise error(f"{path} --version failed: {failure}") from failure
+    match = VERSION.search(done.stdout + done.stderr)
+    if done.returncode != 0 or match is None:
+        raise error(
+            f"{path} --version did not print a version (exit {done.returncode}): "
+            f"{(done.stderr or done.stdout).strip()[:200]}"
+        )
+    return match
