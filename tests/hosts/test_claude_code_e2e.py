@@ -12,7 +12,7 @@ from tests.support.files import write
 from tests.support.roots import Group, build, skill, variant
 from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
 
-pytestmark = pytest.mark.claude
+pytestmark = [pytest.mark.pi, pytest.mark.claude]
 
 OPERATOR_KEY = "sk-ant-operator-secret-0000"
 

@@ -11,7 +11,7 @@ from pytest_skill_eval.views.text import render_text
 from tests.support import runs
 from tests.support.files import read_json
 
-pytestmark = pytest.mark.claude
+pytestmark = [pytest.mark.pi, pytest.mark.claude]
 
 # What the example suite's scripts give on Pi (tests/plugin/test_example_e2e.py asserts the same).
 EXPECTED = {
