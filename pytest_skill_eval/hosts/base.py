@@ -203,3 +203,22 @@ def launch_process(
         redactor=launch.redactor,
     )
     return argv, env, process
+
+
+# Modes whose cost is priced like a real model but never paid: shown as simulated.
+SIMULATED_MODES = ("scripted", "replay")
+
+
+def spend_record(endpoint: Endpoint, usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the run cost in USD, and whether that money was spent or only simulated.
+
+    A recording route prices what went upstream (replayed parts of a cassette are free); a
+    live run costs what the host priced from the provider's usage; scripted and replayed
+    runs report the host's priced usage as `simulated`, and the ledger never charges them.
+    """
+    cost = (usage or {}).get("cost")
+    reported = cost.get("total") if isinstance(cost, Mapping) else None
+    usd = float(reported) if isinstance(reported, int | float) else 0.0
+    if endpoint.spend is not None:
+        usd = endpoint.spend()
+    return {"usd": round(usd, 10), "simulated": endpoint.mode in SIMULATED_MODES}

@@ -94,6 +94,8 @@ class HostProcess:
     # Secrets never reach events.jsonl or stderr.log; `redactions` counts what was replaced.
     redactor: Redactor = field(default_factory=Redactor)
     redactions: dict[str, Counts] = field(default_factory=dict)
+    # Set when writing events.jsonl failed (a full disk): the file on disk is then incomplete.
+    events_error: OSError | None = None
     _stderr_pump: threading.Thread | None = None
 
     def start(self) -> None:
@@ -215,6 +217,7 @@ class HostProcess:
             sink.write(tail.flush())
             add(counts, records.counts)
             add(counts, tail.counts)
+        self.events_error = sink.error
         self._count(self.events_path.name, counts)
         if error is None and pending.strip():
             # A final record without its newline is still observed; in RPC mode, where every

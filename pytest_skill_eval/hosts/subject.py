@@ -28,7 +28,16 @@ from ..workspace import (
     snapshot_workspace_turn,
 )
 from . import host_for
-from .base import Endpoint, Executable, Home, Host, Launch, isolated_home, launch_process
+from .base import (
+    Endpoint,
+    Executable,
+    Home,
+    Host,
+    Launch,
+    isolated_home,
+    launch_process,
+    spend_record,
+)
 from .failures import credential_refusal, run_state, why_incomplete
 from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
@@ -37,8 +46,6 @@ from .redaction import markers, redact_tree, subject_redactor
 __all__ = ["Endpoint", "SetupError", "SubjectResult", "run_subject"]
 
 MODEL_REQUESTS = layout.MODEL_REQUESTS
-# Modes whose cost is priced like a real model but never paid: shown as simulated.
-SIMULATED_MODES = ("scripted", "replay")
 CONTEXT = layout.CONTEXT_OBSERVATIONS
 
 
@@ -246,6 +253,12 @@ def _record(
     for name, counts in process.redactions.items():
         tally.add(name, counts)
     late_errors: list[str] = []
+    if process.events_error is not None:
+        # Never present a cut-off event log as whole: the run says where it stops being complete.
+        late_errors.append(
+            f"{layout.EVENTS} is incomplete: writing it failed ({process.events_error}); "
+            "events after that point were not recorded"
+        )
     for failure in endpoint.failures():
         details = dict(failure)
         obs.protocol_error(str(details.pop("reason", None) or "model-endpoint"), **details)
@@ -436,21 +449,6 @@ def _copy_context(facts: _Facts) -> None:
             for name, count in found.items():
                 counts[name] = counts.get(name, 0) + count
     facts.tally.add(CONTEXT, counts)
-
-
-def spend_record(endpoint: Endpoint, usage: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What the run cost in USD, and whether that money was spent or only simulated.
-
-    A recording route prices what went upstream (replayed parts of a cassette are free); a
-    live run costs what the host priced from the provider's usage; scripted and replayed
-    runs report the host's priced usage as `simulated`, and the ledger never charges them.
-    """
-    cost = (usage or {}).get("cost")
-    reported = cost.get("total") if isinstance(cost, Mapping) else None
-    usd = float(reported) if isinstance(reported, int | float) else 0.0
-    if endpoint.spend is not None:
-        usd = endpoint.spend()
-    return {"usd": round(usd, 10), "simulated": endpoint.mode in SIMULATED_MODES}
 
 
 def _write_model_requests(

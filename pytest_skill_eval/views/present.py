@@ -14,6 +14,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from pathlib import Path
 from typing import Any
 
+from ..hosts.base import SIMULATED_MODES
 from ..trials import ALPHA, mcnemar_exact, wilson_interval
 
 
@@ -161,7 +162,6 @@ def changes_of(run: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 # Provider modes whose cost is priced like a real model but never paid.
-SIMULATED_MODES = ("scripted", "replay")
 
 
 def run_spend(run: Mapping[str, Any]) -> tuple[float, bool] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -152,3 +153,26 @@ def test_a_frame_over_the_ceiling_is_refused_even_when_it_arrives_whole(
     assert outcome.termination_reason == "protocol-error"
     assert [e["reason"] for e in observation.parse_errors] == ["incomplete-frame-limit"]
     assert observation.transcript == []
+
+
+def test_a_failed_event_log_write_is_kept_as_the_process_fact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk cuts events.jsonl short; the process says so, so no run presents it as whole.
+    real = process_module._DrainingSink.write
+    calls: list[bytes] = []
+
+    def write(sink: Any, data: bytes) -> None:
+        calls.append(data)
+        if len(calls) == 2:
+            sink.error = OSError(28, "No space left on device")
+        real(sink, data)
+
+    monkeypatch.setattr(process_module._DrainingSink, "write", write)
+    event = json.dumps(EVENTS[1], ensure_ascii=False).encode() + b"\n"
+    process = _process(tmp_path, [event, event, event], interactive=False)
+    process.start()
+    run_one_shot(Conversation(process, CancelToken()), "p")
+    assert isinstance(process.events_error, OSError)
+    assert process.events_error.errno == 28
+    assert (tmp_path / "events.jsonl").read_bytes().count(b"\n") < 3
