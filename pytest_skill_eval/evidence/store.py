@@ -129,18 +129,22 @@ def _write_synced(tmp: Path, data: bytes) -> None:
         os.fsync(handle.fileno())
 
 
+def _staged(path: Path, data: bytes) -> tuple[bytes, Path]:
+    """Make `path`'s directory, redact `data` for it, and name its temporary file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise disk_full(error, path) or error from None
+    return redacted(path, data), _temporary(path)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` in one step (tmp, fsync, rename): readers see old or new.
 
     For the few files that are replaceable by design (the ledger, cassettes, the advisory
     review); evidence is never replaced, see `write_once`. Raises OSError.
     """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise disk_full(error, path) or error from None
-    data = redacted(path, data)
-    tmp = _temporary(path)
+    data, tmp = _staged(path, data)
     try:
         _write_synced(tmp, data)
         os.replace(tmp, path)
@@ -152,12 +156,7 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 def write_once(path: Path, data: bytes) -> str:
     """Atomically create `path` with `data`; refuse to replace an existing file. Returns sha256."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise disk_full(error, path) or error from None
-    data = redacted(path, data)
-    tmp = _temporary(path)
+    data, tmp = _staged(path, data)
     try:
         _write_synced(tmp, data)
         # link() fails when the target exists: the no-overwrite guarantee rename() lacks.
