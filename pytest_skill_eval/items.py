@@ -149,20 +149,22 @@ class SkillEvalFile(pytest.File):
             raise DefinitionCollectionError(str(error)) from None
         except SelectionError as error:
             raise DefinitionCollectionError(f"{self.path}: {error}") from None
+        units = []
         for chosen in selection:
             self._warn_undeclared_tools(chosen.loaded, chosen.variants)
             for host in state.hosts_for(chosen.loaded):
-                for trial in range(1, settings.trials + 1):
-                    run = self._group_run(chosen.loaded, trial, host)
-                    run.selected = dict(chosen.variants)
-                    for variant, selected in chosen.variants.items():
-                        if selected:
-                            name = item_name(
-                                chosen.loaded.group.id, variant, trial, settings.trials, host
-                            )
-                            yield VariantItem.from_parent(
-                                self, name=name, group_run=run, variant=variant
-                            )
+                units += [(trial, chosen, host) for trial in range(1, settings.trials + 1)]
+        if settings.adaptive:
+            # Trial-major: every unit a decision waits for comes before it, in every worker's
+            # queue, so waiting on an earlier trial can never wait on itself.
+            units.sort(key=lambda unit: unit[0])
+        for trial, chosen, host in units:
+            run = self._group_run(chosen.loaded, trial, host)
+            run.selected = dict(chosen.variants)
+            for variant, selected in chosen.variants.items():
+                if selected:
+                    name = item_name(chosen.loaded.group.id, variant, trial, settings.trials, host)
+                    yield VariantItem.from_parent(self, name=name, group_run=run, variant=variant)
 
     def _group_run(self, loaded: LoadedGroup, trial: int, host: str) -> GroupRun:
         """The group's run on `host`; a host the group cannot run on is a collection error."""
@@ -241,6 +243,10 @@ class VariantItem(pytest.Item):
     def _runtest(self) -> None:
         state = self.config.stash[SESSION_KEY]
         run = self.group_run
+        if state.settings.adaptive:
+            stop = state.adaptive_stop(run)
+            if stop is not None:
+                pytest.skip(stop.message(run.trial))
         record = run.run_variant(self.variant, state.environment())
         self.user_properties.append(("evidence", str(run.group_dir / self.variant)))
         cost = run_cost_label(record)

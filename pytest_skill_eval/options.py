@@ -20,6 +20,7 @@ from .providers import RECORD_MODES
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression")
 VARIANT_SELECTORS = ("baseline", "candidate")
+DEFAULT_MAX_TRIALS = 20
 
 # name, metavar, extra addoption arguments (always with "help", shared by the ini key).
 _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
@@ -39,8 +40,16 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ),
     (
         "trials",
+        "N|auto",
+        {
+            "help": "independent complete results to produce (default 1); auto: run trials "
+            "until a sequential test resolves every comparison, at most --skill-eval-max-trials"
+        },
+    ),
+    (
+        "max-trials",
         "N",
-        {"type": int, "help": "independent complete results to produce (default 1)"},
+        {"help": f"the most trials --skill-eval-trials auto runs (default {DEFAULT_MAX_TRIALS})"},
     ),
     ("results", "DIR", {"help": "where results go (default <root>/.skill-eval/runs)"}),
     (
@@ -221,7 +230,7 @@ class Settings:
     paths: tuple[Path, ...]
     group_selector: str | None
     variant_selector: str | None
-    trials: int
+    trials: int  # with `adaptive`, the most trials that may run
     fail_on: str
     results_dir: Path
     cassettes: Path | None
@@ -238,6 +247,8 @@ class Settings:
     shard: tuple[int, int] | None = None  # (K, N), one-based K
     # Hosts chosen by the invocation, in order; empty: each group runs on its runtime.host.
     hosts: tuple[str, ...] = ()
+    # `--skill-eval-trials auto`: trials stop once the sequential test resolves every comparison.
+    adaptive: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -287,7 +298,7 @@ class Settings:
             raise pytest.UsageError(
                 f"--skill-eval-variant must be baseline or candidate, not {variant!r}"
             )
-        trials = _positive_int(config, "trials", 1)
+        trials, adaptive = _trials(config)
         fail_on = _option(config, "fail-on") or "infrastructure"
         if fail_on not in FAIL_ON:
             raise pytest.UsageError(
@@ -317,6 +328,7 @@ class Settings:
             group_selector=_option(config, "group"),
             variant_selector=variant,
             trials=trials,
+            adaptive=adaptive,
             fail_on=fail_on,
             results_dir=_path(resolved["results"]) or root / ".skill-eval" / "runs",
             cassettes=cassettes,
@@ -424,6 +436,30 @@ def _hosts(config: pytest.Config) -> tuple[str, ...]:
         if name not in chosen:
             chosen.append(name)
     return tuple(chosen)
+
+
+def _trials(config: pytest.Config) -> tuple[int, bool]:
+    """(trials, adaptive): N trials, or `auto` with its maximum."""
+    raw = _option(config, "trials")
+    if str(raw).strip().lower() != "auto":
+        if _option(config, "max-trials") is not None:
+            raise pytest.UsageError(
+                "--skill-eval-max-trials needs --skill-eval-trials auto; with a fixed number of "
+                "trials, give it as --skill-eval-trials N"
+            )
+        return _positive_int(config, "trials", 1), False
+    if _option(config, "plan") is not None:
+        raise pytest.UsageError(
+            "--skill-eval-trials auto decides after each trial on one machine; a plan fixes its "
+            "trials (give `skill-eval plan --trials N` instead)"
+        )
+    maximum = _positive_int(config, "max-trials", DEFAULT_MAX_TRIALS)
+    if maximum < 2:
+        raise pytest.UsageError(
+            "--skill-eval-max-trials must be at least 2 with --skill-eval-trials auto, "
+            f"not {maximum}"
+        )
+    return maximum, True
 
 
 def _positive_int(config: pytest.Config, name: str, default: int) -> int:

@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 
+from . import adaptive
 from .budget import Ledger
 from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
 from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
-from .evidence.summary import write_invocation, write_summary
+from .evidence.summary import discard_unused_result, write_invocation, write_summary
 from .grading import grade_group
 from .hosts import checked_binary
 from .hosts.base import Executable
@@ -62,6 +63,8 @@ class SkillEvalSession:
         self.items_started = False
         self.ledger: Ledger | None = None
         self.aggregate_dir: Path | None = None
+        # `--skill-eval-trials auto`: the decision of each group run (group, trial, host) asked.
+        self.stops: dict[tuple[Path, str, int, str], adaptive.Stop | None] = {}
         self.checked_pi: PiBinary | None = None
         # A full results disk: whether an item already said so, else the line to print at the end.
         self.disk_full_reported = False
@@ -144,6 +147,35 @@ class SkillEvalSession:
                 moved, self.result_dir, trial, host_chosen=host is not None, declared_host=declared
             )
         return self.group_runs[key]
+
+    def adaptive_stop(self, run: GroupRun, *, wait: bool = True) -> adaptive.Stop | None:
+        """`--skill-eval-trials auto`: whether `run`'s group needs no trial `run.trial`.
+
+        Decided trial after trial from the persisted grades of the earlier trials, waiting for
+        one still running on another worker (`wait`); a stopped run is deselected, so nothing
+        records it. A wait that runs out of patience runs the trial: one more trial is honest.
+        """
+        group = run.loaded.group
+        key = (run.loaded.path, group.id, run.trial, run.host)
+        if key in self.stops:
+            return self.stops[key]
+        stop: adaptive.Stop | None = None
+        ran: list[Path] = []
+        for trial in range(1, run.trial):
+            earlier = self.group_runs.get((run.loaded.path, group.id, trial, run.host))
+            ran.append(self.result_dir(trial))
+            if wait and earlier is not None and any(earlier.selected.values()):
+                adaptive.wait_for_records(
+                    [layout.group_dir(ran[-1], group.id, run.host)],
+                    lambda: self.cancel.cancelled,
+                    patience_s=4 * self.settings.no_progress_s,
+                )
+            stop = adaptive.stop_before(group, ran, run.host)
+            if stop is not None:
+                run.selected = dict.fromkeys(VARIANTS, False)
+                break
+        self.stops[key] = stop
+        return stop
 
     def preview_grade(self, run: GroupRun, variant: str) -> dict[str, Any]:
         """Grade one variant's checks before its counterpart exists (same rules, not persisted)."""
@@ -286,6 +318,11 @@ class SkillEvalSession:
                 write_shard_record(self.shard_dir, self.plan, index, count, self.started_at, budget)
                 print(f"\nskill-eval: shard {index}/{count} evidence: {self.shard_dir}")
             elif stopped_early:
+                if self.settings.adaptive:
+                    # Trials every group stopped before recorded nothing but their invocation.
+                    for trial in [t for t in self.result_dirs if t > 1]:
+                        if discard_unused_result(self.result_dirs[trial]):
+                            del self.result_dirs[trial]
                 for trial, result_dir in sorted(self.result_dirs.items()):
                     write_summary(result_dir, trial, budget)
                 if self.settings.trials > 1:
@@ -294,6 +331,7 @@ class SkillEvalSession:
                         [self.result_dirs[t] for t in sorted(self.result_dirs)],
                         self.settings.trials,
                         budget,
+                        adaptive=self.settings.adaptive,
                     )
         except DiskFullError as error:
             # The result stays unfinished (no summary, no seal); said once, after the summary.
@@ -326,6 +364,8 @@ class SkillEvalSession:
                 continue
             chosen = host if self.settings.hosts else None
             run = self.group_run(loaded, trial, chosen)
+            if self.settings.adaptive and self.adaptive_stop(run, wait=False) is not None:
+                continue  # the workers skipped it: the sequential test had resolved the group
             run.selected = {v: v in variants for v in VARIANTS}
             reported = [v for v in VARIANTS if (group_id, v, trial, host) in self.reported]
             if not reported:

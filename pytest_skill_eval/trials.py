@@ -20,6 +20,7 @@ from .evidence.records import (
 from .evidence.states import aggregate_state
 from .evidence.store import utc_now
 from .evidence.summary import write_aggregate as write_aggregate_record
+from .sequential import METHOD, METHOD_TEXT, decide
 from .stats import (
     ALPHA,
     Z95,
@@ -47,8 +48,15 @@ def aggregate(
     trials: Sequence[Path],
     requested: int,
     budget: Mapping[str, Any] | None = None,
+    *,
+    adaptive: bool = False,
 ) -> AggregateRecord:
-    """The aggregate.json content for completed trial results (reference §6.5 plus statistics)."""
+    """The aggregate.json content for completed trial results (reference §6.5 plus statistics).
+
+    With `adaptive` (`--skill-eval-trials auto`, `requested` its maximum), each comparison's
+    decision is the sequential test's, and each group says how many trials it used and why it
+    stopped.
+    """
     trial_rows: list[TrialRow] = []
     groups: dict[str, dict[str, Any]] = {}
     fingerprints: list[Fingerprint] = []
@@ -66,9 +74,17 @@ def aggregate(
             host = layout.record_host(group)
             entry = groups.setdefault(
                 layout.group_dir_name(group["id"], host),
-                {"id": group["id"], "host": host, "trials": 0, "checks": {}, "comparisons": {}},
+                {
+                    "id": group["id"],
+                    "host": host,
+                    "trials": 0,
+                    "cancelled": 0,
+                    "checks": {},
+                    "comparisons": {},
+                },
             )
             entry["trials"] += 1
+            entry["cancelled"] += group["state"] == "cancelled"
             grade = read.read_grade(layout.record_dir(result_dir, group), group)
             if grade is None:
                 continue
@@ -98,6 +114,7 @@ def aggregate(
                 row["transitions"][comparison["transition"]] = (
                     row["transitions"].get(comparison["transition"], 0) + 1
                 )
+    exhausted = bool(budget and budget.get("exhausted"))
     out_groups: list[AggregateGroup] = []
     for entry in groups.values():
         checks = [_check_stats(row) for row in entry["checks"].values()]
@@ -110,13 +127,20 @@ def aggregate(
         }
         if entry["host"] != layout.DEFAULT_HOST:
             summary_row["host"] = entry["host"]
+        if adaptive:
+            summary_row["adaptive"] = _adaptive_group(
+                comparisons, trials, entry, requested, exhausted
+            )
         out_groups.append(summary_row)
     identical = all(f == fingerprints[0] for f in fingerprints) if fingerprints else True
     result: AggregateRecord = {
         "schema_version": 1,
         "kind": "aggregate",
         "id": aggregate_id,
-        "state": aggregate_state((row["state"] for row in trial_rows), requested),
+        # Under `auto`, the trials that ran are the ones asked for: the rest were not needed.
+        "state": aggregate_state(
+            (row["state"] for row in trial_rows), len(trial_rows) if adaptive else requested
+        ),
         "requestedTrials": requested,
         "trials": trial_rows,
         "inputs": {"identical": identical, "fingerprints": fingerprints[:1]},
@@ -126,14 +150,75 @@ def aggregate(
     }
     if budget is not None:
         result["budget"] = cast(Budget, dict(budget))
+    if adaptive:
+        result["adaptive"] = {
+            "method": METHOD,
+            "description": METHOD_TEXT,
+            "alpha": ALPHA,
+            "maxTrials": requested,
+            "trialsRun": len(trial_rows),
+        }
     return result
 
 
+def _adaptive_group(
+    comparisons: list[dict[str, Any]],
+    trials: Sequence[Path],
+    entry: Mapping[str, Any],
+    maximum: int,
+    exhausted: bool,
+) -> dict[str, Any]:
+    """Each comparison's sequential decision (in place) and why the group stopped where it did.
+
+    A comparison is resolved at the first trial whose E-value reached 1/alpha; an unresolved
+    one stopped at the maximum, because the budget ran out, or because the run ended early
+    (cancelled, deselected).
+    """
+    from .adaptive import transitions as trial_transitions
+
+    seen = trial_transitions(trials, entry["id"], entry["host"])
+    used = entry["trials"] - entry["cancelled"]
+    if exhausted and entry["cancelled"]:
+        unresolved_reason = "budget-exhausted"
+    elif entry["trials"] >= maximum:
+        unresolved_reason = "max-trials"
+    else:
+        unresolved_reason = "incomplete"
+    reasons = []
+    for comparison in comparisons:
+        decision = decide(seen.get(comparison["id"], []))
+        reason = "resolved" if decision.resolved_at is not None else unresolved_reason
+        reasons.append(reason)
+        comparison["sequential"] = {
+            "resolvedAtTrial": decision.resolved_at,
+            "eValue": decision.e_value,
+            "threshold": 1 / ALPHA,
+            "stop": reason,
+        }
+        unresolved = decision.resolved_at is None
+        comparison["differenceUnresolved"] = unresolved
+        comparison["sampleSize"] = sample_size(comparison["transitions"]) if unresolved else None
+    if not comparisons:
+        stop = "no-comparisons"
+    elif all(r == "resolved" for r in reasons):
+        stop = "resolved"
+    else:
+        stop = unresolved_reason
+    return {"trialsUsed": used, "stop": stop}
+
+
 def write_aggregate(
-    runs_dir: Path, trials: list[Path], requested: int, budget: Mapping[str, Any] | None
+    runs_dir: Path,
+    trials: list[Path],
+    requested: int,
+    budget: Mapping[str, Any] | None,
+    *,
+    adaptive: bool = False,
 ) -> Path:
     """Write aggregate.json over `trials` in a new id directory beside them."""
-    return write_aggregate_record(runs_dir, lambda aid: aggregate(aid, trials, requested, budget))
+    return write_aggregate_record(
+        runs_dir, lambda aid: aggregate(aid, trials, requested, budget, adaptive=adaptive)
+    )
 
 
 def _check_stats(row: dict[str, Any]) -> dict[str, Any]:

@@ -94,6 +94,11 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
+    if config.stash[SESSION_KEY].settings.adaptive:
+        # Adaptive trials wait on earlier trials: work units must go out in collection order
+        # (trial-major), never reordered by size (`--loadscope-reorder`, pytest-xdist 3.8.0).
+        config.option.loadscopereorder = False
+
     class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
         # `_split_scope` is LoadScopeScheduling's documented override point for subclasses,
         # though private (checked against pytest-xdist 3.8.0, as LoadFileScheduling uses it).

@@ -228,6 +228,19 @@ class AggregateGroup(TypedDict):
     checks: list[dict[str, Any]]
     # Only off Pi: the host these trials ran on.
     host: NotRequired[str]
+    # `--skill-eval-trials auto`: `{trialsUsed, stop}`, stop being resolved | max-trials |
+    # budget-exhausted | incomplete | no-comparisons.
+    adaptive: NotRequired[dict[str, Any]]
+
+
+class AdaptiveRun(TypedDict):
+    """`--skill-eval-trials auto`: the sequential method and how many trials it ran."""
+
+    method: str
+    description: str
+    alpha: float
+    maxTrials: int
+    trialsRun: int
 
 
 class TriggerSkill(TypedDict):
@@ -295,5 +308,6 @@ class AggregateRecord(TypedDict):
     groups: list[AggregateGroup]
     completedAt: str
     budget: NotRequired[Budget]
+    adaptive: NotRequired[AdaptiveRun]
     # Absent from aggregates written before trigger rates were recorded.
     triggerRates: NotRequired[list[TriggerRate]]

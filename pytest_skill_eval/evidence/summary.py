@@ -18,6 +18,21 @@ def write_invocation(result_dir: Path, invocation: InvocationRecord) -> str:
     return write_json_once(layout.invocation_file(result_dir), invocation)
 
 
+def discard_unused_result(result_dir: Path) -> bool:
+    """Remove a result that holds nothing but its invocation record (no group ever started in
+    it: adaptive trials stopped first); True when removed. Anything else in it is kept."""
+    invocation = layout.invocation_file(result_dir)
+    try:
+        entries = list(result_dir.iterdir())
+    except OSError:
+        return False
+    if [entry.name for entry in entries] != [invocation.name] or not invocation.is_file():
+        return False
+    invocation.unlink()
+    result_dir.rmdir()
+    return True
+
+
 def write_summary(
     result_dir: Path, trial: int, budget: Mapping[str, Any] | None = None
 ) -> SummaryRecord | None:

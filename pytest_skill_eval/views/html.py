@@ -25,6 +25,7 @@ from .statistics import (
     excluded_text,
     result_trigger_rates,
     sample_size_text,
+    sequential_text,
     skill_label,
 )
 from .text import (
@@ -227,6 +228,7 @@ def _aggregate_document(aggregate_dir: Path, links: Links) -> str:
         "path": aggregate_dir,
         "trials": trials,
         "requested": data.get("requestedTrials"),
+        "adaptive": _adaptive(data.get("adaptive")),
         "inputs": same,
         "budget": _budget(data.get("budget")),
         "groups": [_aggregate_group(g) for g in objects(data.get("groups"))],
@@ -311,6 +313,7 @@ def _aggregate_group(group: Mapping[str, Any]) -> dict[str, Any]:
                 "p_value": format_number(p_value),
                 "unresolved": unresolved,
                 "sample_size": sample_size_text(comparison) if unresolved else None,
+                "sequential": sequential_text(comparison),
             }
         )
     checks = [
@@ -329,9 +332,28 @@ def _aggregate_group(group: Mapping[str, Any]) -> dict[str, Any]:
         }
         for check in objects(group.get("checks"))
     ]
+    adaptive = mapping(group.get("adaptive"))
     return {
         "id": group.get("id"),
         "trials": group.get("trials"),
+        "stop": _STOPS.get(str(adaptive.get("stop"))) if adaptive else None,
         "comparisons": comparisons,
         "checks": checks,
     }
+
+
+_STOPS = {
+    "resolved": "stopped: every comparison resolved",
+    "max-trials": "ran to the maximum, unresolved",
+    "budget-exhausted": "stopped by the spend ceiling",
+    "incomplete": "the run ended early",
+    "no-comparisons": "no comparison to resolve: one trial",
+}
+
+
+def _adaptive(value: Any) -> str | None:
+    """The adaptive-trials line of an aggregate: its method, level and maximum."""
+    found = mapping(value)
+    if not found:
+        return None
+    return f"{found.get('description')}, alpha {found.get('alpha')}"

@@ -253,6 +253,9 @@ def comparison_stats(comparison: Mapping[str, Any]) -> tuple[Rate, Rate, float, 
             or candidate.interval[1] < baseline.interval[0]
         )
     )
+    recorded = comparison.get("differenceUnresolved")
+    if isinstance(recorded, bool):  # the aggregate's own decision (sequential under `auto`)
+        return baseline, candidate, float(p_value), recorded
     return baseline, candidate, float(p_value), not (separated and p_value < ALPHA)
 
 

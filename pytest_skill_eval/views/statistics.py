@@ -147,6 +147,24 @@ def sample_size_text(comparison: Mapping[str, Any]) -> str:
     )
 
 
+def sequential_text(comparison: Mapping[str, Any]) -> str | None:
+    """The sequential test's decision under `--skill-eval-trials auto`; None otherwise."""
+    found = comparison.get("sequential")
+    if not isinstance(found, Mapping):
+        return None
+    e_value, threshold = _number(found.get("eValue")), _number(found.get("threshold"))
+    if found.get("resolvedAtTrial") is not None:
+        return (
+            f"sequential test: resolved after trial {found['resolvedAtTrial']} "
+            f"(E={e_value} >= {threshold})"
+        )
+    why = {
+        "max-trials": "the maximum number of trials ran",
+        "budget-exhausted": "the spend ceiling was reached",
+    }.get(str(found.get("stop")), "the run ended early")
+    return f"sequential test: unresolved (E={e_value} < {threshold}); {why}"
+
+
 def _left_out(counts: Mapping[str, Any]) -> bool:
     return excluded_text(counts) != "none" or bool(counts.get("unobserved"))
 

@@ -15,6 +15,7 @@ from .statistics import (
     consistency_of,
     result_trigger_rates,
     sample_size_text,
+    sequential_text,
     trigger_terminal_lines,
 )
 
@@ -100,10 +101,15 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
     data = read.load_aggregate(aggregate_dir)
     writer.write_line(
         f"aggregate {data['id']} [{data['state']}] trials="
-        f"{len(data['trials'])}/{data['requestedTrials']}: {aggregate_dir}"
+        f"{len(data['trials'])}/{data['requestedTrials']}{_auto(data)}: {aggregate_dir}"
     )
     for group in data["groups"]:
         label = layout.group_dir_name(group["id"], layout.record_host(group))
+        if "adaptive" in group:
+            writer.write_line(
+                f"  {label}: {group['adaptive']['trialsUsed']} trials, "
+                f"stopped by {group['adaptive']['stop']}"
+            )
         for check in group["checks"]:
             interval = check.get("interval")
             span = f" 95% CI [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
@@ -128,5 +134,16 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
                 f"pass-to-fail={comparison['discordant']['pass-to-fail']} "
                 f"McNemar p={comparison['mcnemarP']:.4g} ({verdict})"
             )
+            sequential = sequential_text(comparison)
+            if sequential is not None:
+                writer.write_line(f"    {sequential}")
     for line in trigger_terminal_lines(aggregate_trigger_rates(data)):
         writer.write_line(line)
+
+
+def _auto(data: Mapping[str, object]) -> str:
+    """` (auto: …)` for adaptive trials: how many ran of the most allowed."""
+    adaptive = data.get("adaptive")
+    if not isinstance(adaptive, Mapping):
+        return ""
+    return f" (auto, at most {adaptive.get('maxTrials')}; {adaptive.get('method')})"

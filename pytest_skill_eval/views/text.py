@@ -40,6 +40,7 @@ from .statistics import (
     consistency_cells,
     result_trigger_rates,
     sample_size_text,
+    sequential_text,
     trigger_text_rows,
 )
 
@@ -396,4 +397,7 @@ def _aggregate_comparison_row(comparison: Mapping[str, Any]) -> str:
     ]
     if unresolved:
         cells.extend(["difference unresolved", sample_size_text(comparison)])
+    sequential = sequential_text(comparison)
+    if sequential is not None:
+        cells.append(sequential)
     return row(*cells)

@@ -1,0 +1,103 @@
+"""`--skill-eval-trials auto`: whether a group needs another trial, decided from its evidence.
+
+The decision for trial k of a group reads only the group's persisted grades of trials 1…k−1,
+so every process that asks (the worker about to run trial k, the controller recording what
+never ran, the aggregate explaining why a group stopped) gets the same answer. A group runs
+another trial while any of its comparisons is unresolved by the sequential test
+(`sequential.py`); a group without comparisons has nothing to resolve and runs one trial.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .definitions import Group
+from .evidence import layout, read
+from .sequential import Decision, decide
+
+POLL_S = 0.1
+
+
+def comparison_ids(group: Group) -> list[str]:
+    """The group's comparisons, in definition order."""
+    seen: list[str] = []
+    for expectation in group.expectations:
+        if expectation.comparison is not None and expectation.comparison not in seen:
+            seen.append(expectation.comparison)
+    return seen
+
+
+def transitions(
+    trial_dirs: Sequence[Path], group_id: str, host: str
+) -> dict[str, list[str | None]]:
+    """Per comparison, its transition in each given trial (None where it has none)."""
+    out: dict[str, list[str | None]] = {}
+    for index, result_dir in enumerate(trial_dirs):
+        group_dir = layout.group_dir(result_dir, group_id, host)
+        record = read.group_record(group_dir)
+        grade = read.read_grade(group_dir, record) if record is not None else None
+        for comparison in grade.get("comparisons", []) if grade is not None else []:
+            sequence = out.setdefault(comparison["id"], [])
+            sequence.extend([None] * (index - len(sequence)))
+            sequence.append(comparison.get("transition"))
+    for sequence in out.values():
+        sequence.extend([None] * (len(trial_dirs) - len(sequence)))
+    return out
+
+
+def decisions(group: Group, trial_dirs: Sequence[Path], host: str) -> dict[str, Decision]:
+    """The sequential decision of each of the group's comparisons over `trial_dirs`."""
+    seen = transitions(trial_dirs, group.id, host)
+    return {
+        name: decide(seen.get(name, [None] * len(trial_dirs))) for name in comparison_ids(group)
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Why a group needs no further trial."""
+
+    after: int  # the trials it ran
+    reason: str  # resolved | no-comparisons
+
+    def message(self, trial: int) -> str:
+        """The skip reason of the group's items in `trial`."""
+        if self.reason == "no-comparisons":
+            return f"adaptive trials: the group has no comparison to resolve; trial {trial} not run"
+        return (
+            f"adaptive trials: every comparison resolved by the sequential test after trial "
+            f"{self.after}; trial {trial} not run"
+        )
+
+
+def stop_before(group: Group, trial_dirs: Sequence[Path], host: str) -> Stop | None:
+    """Whether the group stops before the next trial, given the trials it ran so far."""
+    if not trial_dirs:
+        return None
+    names = comparison_ids(group)
+    if not names:
+        return Stop(len(trial_dirs), "no-comparisons")
+    found = decisions(group, trial_dirs, host)
+    if all(found[name].resolved_at is not None for name in names):
+        return Stop(max(found[name].resolved_at or 0 for name in names), "resolved")
+    return None
+
+
+def wait_for_records(
+    group_dirs: Sequence[Path],
+    cancelled: Callable[[], bool],
+    *,
+    patience_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
+    """Wait until each group directory holds its group record (another worker is finishing
+    the earlier trial). False on cancellation or when `patience_s` passed without them."""
+    deadline = time.monotonic() + patience_s
+    while not all(read.group_record(d) is not None for d in group_dirs):
+        if cancelled() or time.monotonic() > deadline:
+            return False
+        sleep(POLL_S)
+    return True

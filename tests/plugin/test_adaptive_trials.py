@@ -1,0 +1,131 @@
+"""`--skill-eval-trials auto`: real scripted runs stop when the sequential test resolves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval.hosts.pi.config import pi_agent_files
+from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.views.html import render_html
+from pytest_skill_eval.views.text import render_aggregate_text
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root, write_answer
+from tests.support.runs import aggregates, results, run, skill_eval_args
+
+pytestmark = pytest.mark.pi
+
+
+def _aggregate(root: Path) -> dict[str, Any]:
+    (aggregate_dir,) = aggregates(root)
+    data: dict[str, Any] = read_json(aggregate_dir / "aggregate.json")
+    return data
+
+
+def _groups(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {group["id"]: group for group in data["groups"]}
+
+
+def test_a_clear_difference_stops_early_under_n_2(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    # The candidate always passes and the baseline always fails: seven fail-to-pass pairs reach
+    # E = C(14, 7) / 2^7 = 26.8 >= 1/0.05. A group without a comparison runs one trial.
+    nocomp = body_group("nocomp")
+    for expectation in nocomp["expectations"]:
+        del expectation["comparison"]
+    root = make_root(
+        tmp_path / "root",
+        [body_group("differs"), nocomp],
+        {
+            "differs/baseline": write_answer("no"),
+            "differs/candidate": write_answer("yes"),
+            "nocomp/baseline": write_answer("yes"),
+            "nocomp/candidate": write_answer("yes"),
+        },
+    )
+    result = run(
+        pytester, root, "-n", "2", "--skill-eval-trials", "auto", "--skill-eval-max-trials", "8"
+    )
+    assert result.ret == 0, result.stdout.str()
+    outcomes = result.parseoutcomes()
+    # differs: 7 trials × 2 run, trial 8 skipped; nocomp: trial 1 run, trials 2-8 skipped.
+    assert outcomes["skipped"] == 2 + 14
+    # Every trial ran something but the eighth, which is not kept.
+    assert len(results(root)) == 7
+    data = _aggregate(root)
+    assert data["state"] == "complete"
+    assert data["requestedTrials"] == 8
+    assert data["adaptive"]["trialsRun"] == 7
+    assert data["adaptive"]["method"] == "mixture-sequential-mcnemar"
+    groups = _groups(data)
+    assert groups["differs"]["trials"] == 7
+    assert groups["differs"]["adaptive"] == {"trialsUsed": 7, "stop": "resolved"}
+    (comparison,) = groups["differs"]["comparisons"]
+    assert comparison["transitions"]["fail-to-pass"] == 7
+    assert comparison["sequential"]["resolvedAtTrial"] == 7
+    assert comparison["sequential"]["eValue"] == pytest.approx(26.8125)
+    assert comparison["differenceUnresolved"] is False
+    assert groups["nocomp"]["adaptive"] == {"trialsUsed": 1, "stop": "no-comparisons"}
+    result.stdout.fnmatch_lines(["*sequential test: resolved after trial 7 (E=26.81* >= 20)*"])
+    (aggregate_dir,) = aggregates(root)
+    assert "sequential test: resolved after trial 7" in render_aggregate_text(aggregate_dir)
+    page = render_html(aggregate_dir)
+    assert "stopped: every comparison resolved" in page
+    assert "no comparison to resolve: one trial" in page
+
+
+def test_no_difference_runs_to_the_maximum_and_says_unresolved(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = make_root(
+        tmp_path / "root",
+        [body_group("same")],
+        {"same/baseline": write_answer("yes"), "same/candidate": write_answer("yes")},
+    )
+    result = run(pytester, root, "--skill-eval-trials", "auto", "--skill-eval-max-trials", "2")
+    assert result.ret == 0, result.stdout.str()
+    assert result.parseoutcomes().get("skipped", 0) == 0
+    assert len(results(root)) == 2
+    groups = _groups(_aggregate(root))
+    assert groups["same"]["adaptive"] == {"trialsUsed": 2, "stop": "max-trials"}
+    (comparison,) = groups["same"]["comparisons"]
+    assert comparison["differenceUnresolved"] is True
+    assert comparison["sequential"]["resolvedAtTrial"] is None
+    result.stdout.fnmatch_lines(
+        ["*difference unresolved*", "*sequential test: unresolved (E=1 < 20); the maximum*"]
+    )
+
+
+def test_the_spend_ceiling_stops_adaptive_trials_and_says_so(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    # $1 per subject against a 1.5 USD ceiling: trial 1's two subjects exhaust it.
+    prices = {"input": 1000.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0}
+    root = make_root(
+        tmp_path / "root", [body_group("same", model={"model": "budgetco/priced"})], {}
+    )
+    reply = {"response": {"text": "done", "usage": {"input": 1000, "output": 0}}}
+    with ScriptedModelServer() as server:
+        route = server.open_route(parse_script({"version": 1, "interactions": [reply] * 8}))
+        models = pi_agent_files(route, provider="budgetco", model_id="priced", cost=prices)
+        (root / "models.json").write_text(json.dumps(models))
+        result = pytester.runpytest_subprocess(
+            *skill_eval_args(
+                root, "--skill-eval-trials", "auto", "--skill-eval-max-trials", "3",
+                "--skill-eval-max-cost", "1.5",
+                "-o", f"skill_eval_pi_models={root / 'models.json'}", cassettes=False,
+            )
+        )  # fmt: skip
+    assert result.ret == 1, result.stdout.str()
+    data = _aggregate(root)
+    assert data["budget"]["exhausted"] is True
+    group = _groups(data)["same"]
+    assert group["adaptive"] == {"trialsUsed": 1, "stop": "budget-exhausted"}
+    (comparison,) = group["comparisons"]
+    assert comparison["sequential"]["stop"] == "budget-exhausted"
+    result.stdout.fnmatch_lines(["*stopped by budget-exhausted*", "*the spend ceiling*"])
