@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -146,6 +147,7 @@ def aggregate(
         "inputs": {"identical": identical, "fingerprints": fingerprints[:1]},
         "groups": out_groups,
         "triggerRates": trigger_rates(trials),
+        "crossHost": cross_host(out_groups),
         "completedAt": utc_now(),
     }
     if budget is not None:
@@ -159,6 +161,49 @@ def aggregate(
             "trialsRun": len(trial_rows),
         }
     return result
+
+
+def cross_host(groups: Sequence[AggregateGroup]) -> list[dict[str, Any]]:
+    """Per group that ran on several hosts: each check's and comparison's counts per host, and
+    whether they held on every host (the same counts everywhere)."""
+    by_id: dict[str, list[AggregateGroup]] = {}
+    for group in groups:
+        by_id.setdefault(group["id"], []).append(group)
+    tables = []
+    for group_id, runs in by_id.items():
+        if len(runs) < 2:
+            continue
+        hosts = [layout.record_host(run) for run in runs]
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for host, run in zip(hosts, runs, strict=True):
+            for check in run["checks"]:
+                counts = {state: check[state] for state in ("pass", "fail", "unavailable")}
+                row = rows.setdefault(("check", check["id"]), {"hosts": {}})
+                row["hosts"][host] = counts
+            for comparison in run["comparisons"]:
+                row = rows.setdefault(("comparison", comparison["id"]), {"hosts": {}})
+                row["hosts"][host] = dict(comparison["transitions"])
+        out_rows = []
+        for (kind, identity), row in rows.items():
+            per_host = {host: row["hosts"].get(host) for host in hosts}
+            values = [json_key(v) for v in per_host.values()]
+            out_rows.append(
+                {"kind": kind, "id": identity, "hosts": per_host, "held": len(set(values)) == 1}
+            )
+        tables.append(
+            {
+                "id": group_id,
+                "hosts": hosts,
+                "held": all(row["held"] for row in out_rows),
+                "rows": out_rows,
+            }
+        )
+    return tables
+
+
+def json_key(value: Any) -> str:
+    """A comparable text form of a JSON value (dict order does not matter)."""
+    return json.dumps(value, sort_keys=True)
 
 
 def _adaptive_group(

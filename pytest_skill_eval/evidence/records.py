@@ -309,5 +309,8 @@ class AggregateRecord(TypedDict):
     completedAt: str
     budget: NotRequired[Budget]
     adaptive: NotRequired[AdaptiveRun]
+    # Groups run on several hosts: per check/comparison the counts on each host, and whether
+    # they held on every host.
+    crossHost: NotRequired[list[dict[str, Any]]]
     # Absent from aggregates written before trigger rates were recorded.
     triggerRates: NotRequired[list[TriggerRate]]

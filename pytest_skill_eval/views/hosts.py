@@ -7,8 +7,10 @@ whose groups each ran on one host has no table, so single-host output is unchang
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..evidence import layout, read
 
@@ -82,12 +84,56 @@ def cross_host_groups(result_dir: Path) -> list[CrossHostGroup]:
 
 def cross_host_lines(result_dir: Path, indent: str = "  ") -> list[str]:
     """The table as text lines (the terminal summary and the text view)."""
+    return _lines(cross_host_groups(result_dir), indent)
+
+
+def _lines(groups: list[CrossHostGroup], indent: str) -> list[str]:
     lines = []
-    for group in cross_host_groups(result_dir):
+    for group in groups:
         held = "held on every host" if group.held else "differs between hosts"
         lines.append(f"{indent}cross-host {group.id} ({', '.join(group.hosts)}): {held}")
         for row in group.rows:
-            cells = " ".join(f"{host}={state}" for host, state in row.states.items())
+            cells = " ".join(
+                f"{host}=[{state}]" if "=" in state else f"{host}={state}"
+                for host, state in row.states.items()
+            )
             verdict = "held" if row.held else "differs"
             lines.append(f"{indent}  {row.kind} {row.id}: {cells} {verdict}")
     return lines
+
+
+def aggregate_cross_host(data: Mapping[str, Any]) -> list[CrossHostGroup]:
+    """The aggregate's recorded cross-host table, each host's counts as one cell."""
+    groups = []
+    for table in data.get("crossHost") or []:
+        if not isinstance(table, Mapping):
+            continue
+        hosts = tuple(str(h) for h in table.get("hosts") or [])
+        rows = tuple(
+            CrossHostRow(
+                str(row.get("kind")),
+                str(row.get("id")),
+                {h: _counts_cell(mapping_of(row.get("hosts")).get(h)) for h in hosts},
+            )
+            for row in table.get("rows") or []
+            if isinstance(row, Mapping)
+        )
+        groups.append(CrossHostGroup(str(table.get("id")), hosts, rows))
+    return groups
+
+
+def aggregate_cross_host_lines(data: Mapping[str, Any], indent: str = "  ") -> list[str]:
+    """The aggregate's cross-host table as text lines."""
+    return _lines(aggregate_cross_host(data), indent)
+
+
+def _counts_cell(counts: Any) -> str:
+    """`pass=2 fail=1` (zero counts left out); `absent` for a host without that row."""
+    if not isinstance(counts, Mapping):
+        return ABSENT
+    shown = [f"{name}={count}" for name, count in counts.items() if count]
+    return " ".join(shown) or "none"
+
+
+def mapping_of(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

@@ -15,6 +15,7 @@ from typing import Any
 from ..evidence import layout
 from ..evidence.read import load_aggregate, load_invocation
 from .glance import aggregate_glance, result_glance
+from .hosts import CrossHostGroup, aggregate_cross_host, cross_host_groups
 from .html_run import variant_view
 from .markup import ENVIRONMENT, Links, objects
 from .present import Rate, comparison_stats, declared_turns, format_number, mapping, rate_of
@@ -86,8 +87,25 @@ def _result_document(result_dir: Path, links: Links) -> str:
         result=result,
         groups=[_group(result_dir, group, links) for group in groups],
         triggers=_triggers(result_trigger_rates(result_dir)),
+        cross=_cross_host(cross_host_groups(result_dir)),
+        cross_counts=False,
         glance=result_glance(groups),
     )
+
+
+def _cross_host(groups: list[CrossHostGroup]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": group.id,
+            "hosts": group.hosts,
+            "held": group.held,
+            "rows": [
+                {"kind": r.kind, "id": r.id, "cells": list(r.states.values()), "held": r.held}
+                for r in group.rows
+            ],
+        }
+        for group in groups
+    ]
 
 
 def _budget(budget: Any) -> dict[str, str] | None:
@@ -238,6 +256,8 @@ def _aggregate_document(aggregate_dir: Path, links: Links) -> str:
         title=f"skill-eval aggregate {aggregate_id}",
         aggregate=aggregate,
         triggers=_triggers(aggregate_trigger_rates(data)),
+        cross=_cross_host(aggregate_cross_host(data)),
+        cross_counts=True,
         glance=aggregate_glance(list(objects(data.get("groups")))),
     )
 

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
-from .hosts import cross_host_lines
+from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .present import escape_cell, run_spend
 from .statistics import (
     aggregate_trigger_rates,
@@ -138,6 +138,8 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
             if sequential is not None:
                 writer.write_line(f"    {sequential}")
     for line in trigger_terminal_lines(aggregate_trigger_rates(data)):
+        writer.write_line(line)
+    for line in aggregate_cross_host_lines(data):
         writer.write_line(line)
 
 

@@ -14,7 +14,7 @@ from ..evidence.read import is_aggregate as is_aggregate
 from ..evidence.read import load_group as load_group
 from ..evidence.read import load_summary as load_summary
 from ..evidence.read import select_groups as select_groups
-from .hosts import cross_host_lines
+from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .present import (
     Rate,
     changes_of,
@@ -378,6 +378,9 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
                 )
             )
     lines.extend(_trigger_lines(trigger_text_rows(aggregate_trigger_rates(data))))
+    cross = aggregate_cross_host_lines(data, indent="")
+    if cross:
+        lines.extend(["", "Cross-host:", *cross])
     return "\n".join(lines) + "\n"
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.views.html import render_html
 from pytest_skill_eval.views.text import render_text
 from tests.support import runs
 from tests.support.files import read_json
@@ -110,3 +111,7 @@ def test_both_hosts_in_one_invocation_give_both_and_the_cross_host_table(
         text
     )
     assert "Group changelog-entry@claude-code [complete] type=body" in text
+    page = render_html(result_dir)
+    assert '<section class="cross-host" id="cross-host">' in page
+    assert "<h3><code>changelog-entry</code> held on every host</h3>" in page
+    assert "<th>pi</th><th>claude-code</th>" in page
