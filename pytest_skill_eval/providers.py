@@ -183,6 +183,7 @@ class EndpointFactory:
             cassette_sha256=script.sha256,
             failures=lambda: _failures(route),
             requests=lambda: _requests(route),
+            received=lambda: len(route.requests),
             close=route.close,
         )
 
@@ -227,6 +228,7 @@ class EndpointFactory:
             served=ServedModel(route, upstream.api, provider, model_id, price),
             cassette=str(path),
             requests=lambda: _requests(route),
+            received=lambda: len(route.requests),
             spend=lambda: route.spent,
             close=route.close,
             secrets={"UPSTREAM_API_KEY": upstream.key},

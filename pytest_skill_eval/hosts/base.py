@@ -60,6 +60,9 @@ class Endpoint:
     # What the model endpoint received, one `{index, api, path, sha256, body}` per request;
     # None when the traffic is not ours to see (live mode).
     requests: Callable[[], list[dict[str, Any]]] | None = None
+    # How many requests the endpoint has received so far (cheap; polled while a host starts);
+    # None when the traffic is not ours to see.
+    received: Callable[[], int] | None = None
     # USD the provider charged for this run's upstream requests, when the route saw them;
     # None: the host's own reported cost is what was spent.
     spend: Callable[[], float] | None = None

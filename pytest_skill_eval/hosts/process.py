@@ -96,6 +96,8 @@ class HostProcess:
     redactions: dict[str, Counts] = field(default_factory=dict)
     # Set when writing events.jsonl failed (a full disk): the file on disk is then incomplete.
     events_error: OSError | None = None
+    # Seconds spent waiting for a start-up slot (`hosts.startup`) before the host was spawned.
+    queued_s: float = 0.0
     _stderr_pump: threading.Thread | None = None
 
     def start(self) -> None:

@@ -27,7 +27,7 @@ from ..workspace import (
     fingerprint_json,
     snapshot_workspace_turn,
 )
-from . import host_for
+from . import host_for, startup
 from .base import (
     Endpoint,
     Executable,
@@ -176,7 +176,7 @@ def _run(
     tally = Tally()
     facts = _Facts(group, prepared, host, binary, endpoint, argv, env, started, launch, home, tally)
     try:
-        process.start()
+        startup.start_when_free(process, endpoint.received, lambda: cancel.cancelled)
     except OSError as failure:
         # The host could not be spawned (binary gone, bad interpreter): still a run on record.
         unstarted = Observation()
@@ -407,6 +407,7 @@ def _record(
             "protocolErrors": obs.protocol_errors,
             "descendantsKilled": outcome.descendants_killed,
             "stderr": stderr,
+            "startupWaitMs": round(process.queued_s * 1000),
         },
         "artifacts": {
             "events": events,

@@ -21,9 +21,9 @@ def _group(host: str | None, passes: int, f2p: int) -> Any:
 
 
 def test_counts_per_host_and_whether_they_held() -> None:
-    tables = cross_host(
-        [_group(None, 3, 2), _group("claude-code", 2, 2), {**_group(None, 1, 0), "id": "solo"}]
-    )
+    solo = _group(None, 1, 0)
+    solo["id"] = "solo"
+    tables = cross_host([_group(None, 3, 2), _group("claude-code", 2, 2), solo])
     assert len(tables) == 1  # a group on one host has no table
     (table,) = tables
     assert table["hosts"] == ["pi", "claude-code"]
