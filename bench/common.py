@@ -18,7 +18,7 @@ from tests.support.paths import PI, REPO
 from tests.support.roots import VARIANTS, Group, body_group, build, make_root, variant
 from tests.support.runs import skill_eval_args
 
-__all__ = ["PI", "REPO", "body_suite", "description_suite", "emit", "run_suite"]
+__all__ = ["PI", "REPO", "bare_pi", "body_suite", "description_suite", "emit", "run_suite"]
 
 
 def emit(name: str, **figures: Any) -> dict[str, Any]:
@@ -28,8 +28,8 @@ def emit(name: str, **figures: Any) -> dict[str, Any]:
     return line
 
 
-def body_suite(root: Path, groups: int, calls: int, latency_ms: int) -> Path:
-    """A suite of `groups` body groups whose subjects each make `calls` model calls."""
+def body_script(calls: int, latency_ms: int) -> list[dict[str, Any]]:
+    """`calls - 1` reads of README.md, then "done", each after `latency_ms`."""
     reads = [
         {
             "response": {
@@ -39,13 +39,18 @@ def body_suite(root: Path, groups: int, calls: int, latency_ms: int) -> Path:
         }
         for _ in range(calls - 1)
     ]
-    final = {"response": {"text": "done", "latency_ms": latency_ms}}
+    return [*reads, {"response": {"text": "done", "latency_ms": latency_ms}}]
+
+
+def body_suite(root: Path, groups: int, calls: int, latency_ms: int) -> Path:
+    """A suite of `groups` body groups whose subjects each make `calls` model calls."""
     ids = [f"g{index:02d}" for index in range(groups)]
     definitions = [
         body_group(group_id, input={"prompt": "Do the task."}, tools=["read"], expectations=[])
         for group_id in ids
     ]
-    scripts = {f"{group_id}/{name}": [*reads, final] for group_id in ids for name in VARIANTS}
+    script = body_script(calls, latency_ms)
+    scripts = {f"{group_id}/{name}": script for group_id in ids for name in VARIANTS}
     return make_root(root, definitions, scripts, suite_id="bench")
 
 
@@ -98,3 +103,53 @@ def run_suite(root: Path, *extra: str) -> tuple[float, float]:
         after.children_system - before.children_system
     )
     return wall, cpu
+
+
+def bare_pi(
+    interactions: list[dict[str, Any]], prompt: str, runs: int, tmp: Path, *, fixture: bool = False
+) -> list[tuple[float, float]]:
+    """(wall s, CPU s) of `runs` bare Pi processes, each against its own scripted route: the
+    host alone, with the isolation flags the evaluator uses but none of the evaluator."""
+    from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
+    from pytest_skill_eval.modelserver.script import parse_script
+    from pytest_skill_eval.modelserver.server import ScriptedModelServer
+
+    figures = []
+    script = parse_script({"version": 1, "interactions": interactions})
+    with ScriptedModelServer() as server:
+        for index in range(runs):
+            route = server.open_route(script)
+            base = tmp / f"bare{index}"
+            for name in ("home", "agent", "work"):
+                (base / name).mkdir(parents=True)
+            if fixture:
+                (base / "work" / "README.md").write_text("A task.\n")
+            (base / "agent" / "models.json").write_text(json.dumps(pi_agent_files(route)))
+            (base / "agent" / "settings.json").write_text(json.dumps(settings_json()))
+            env = {
+                "PATH": os.environ.get("PATH", os.defpath),
+                "HOME": str(base / "home"),
+                "PI_CODING_AGENT_DIR": str(base / "agent"),
+                "PI_OFFLINE": "1",
+                "PI_SKIP_VERSION_CHECK": "1",
+                "PI_TELEMETRY": "0",
+            }
+            argv = [
+                str(PI), "--mode", "json", "-p", "--no-session", "--no-extensions",
+                "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",
+                "--tools", "read", "--model", "skill-eval/scripted", prompt,
+            ]  # fmt: skip
+            before = os.times()
+            start = time.perf_counter()
+            subprocess.run(
+                argv, cwd=base / "work", env=env, stdin=subprocess.DEVNULL,
+                capture_output=True, check=True,
+            )  # fmt: skip
+            wall = time.perf_counter() - start
+            after = os.times()
+            cpu = (after.children_user - before.children_user) + (
+                after.children_system - before.children_system
+            )
+            figures.append((wall, cpu))
+            route.close()
+    return figures

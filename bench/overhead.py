@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 from xml.etree import ElementTree
 
-from bench.common import PI, description_suite, emit, run_suite
-from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
-from pytest_skill_eval.modelserver.script import parse_script
-from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from bench.common import bare_pi, description_suite, emit, run_suite
 
 PROMPT = "Say done."
 REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
@@ -33,37 +26,7 @@ def _item_times(root: Path) -> list[float]:
 
 
 def _bare_times(runs: int, tmp: Path) -> list[float]:
-    times = []
-    script = parse_script({"version": 1, "interactions": [{"response": REPLY}]})
-    with ScriptedModelServer() as server:
-        for index in range(runs):
-            route = server.open_route(script)
-            base = tmp / f"bare{index}"
-            for name in ("home", "agent", "work"):
-                (base / name).mkdir(parents=True)
-            (base / "agent" / "models.json").write_text(json.dumps(pi_agent_files(route)))
-            (base / "agent" / "settings.json").write_text(json.dumps(settings_json()))
-            env = {
-                "PATH": os.environ.get("PATH", os.defpath),
-                "HOME": str(base / "home"),
-                "PI_CODING_AGENT_DIR": str(base / "agent"),
-                "PI_OFFLINE": "1",
-                "PI_SKIP_VERSION_CHECK": "1",
-                "PI_TELEMETRY": "0",
-            }
-            argv = [
-                str(PI), "--mode", "json", "-p", "--no-session", "--no-extensions",
-                "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",
-                "--tools", "read", "--model", "skill-eval/scripted", PROMPT,
-            ]  # fmt: skip
-            start = time.perf_counter()
-            subprocess.run(
-                argv, cwd=base / "work", env=env, stdin=subprocess.DEVNULL,
-                capture_output=True, check=True,
-            )  # fmt: skip
-            times.append(time.perf_counter() - start)
-            route.close()
-    return times
+    return [wall for wall, _ in bare_pi([{"response": REPLY}], PROMPT, runs, tmp)]
 
 
 def main(groups: int = 10) -> dict[str, object]:

@@ -1,35 +1,60 @@
-"""`-n 8` vs `-n 0` on a 16-group suite whose subjects make 3 model calls of 2 s latency."""
+"""`-n 8` vs `-n 0` on a 16-group suite whose subjects make 3 model calls of 2 s latency.
+
+Besides the speed-up it prints what one subject costs: the host's own CPU (the same scripted
+conversation run by a bare Pi process), the evaluator's CPU (the rest of the run's CPU, per
+subject: pytest and its workers, materialising, hashing, the model server, persisting,
+grading), and how close the parallel wall time comes to its floor: the larger of the CPU floor
+(all CPU over the cores) and the latency floor (every subject's model waits over the workers).
+"""
 
 from __future__ import annotations
 
 import os
+import statistics
 import tempfile
 from pathlib import Path
 
-from bench.common import body_suite, emit, run_suite
+from bench.common import bare_pi, body_script, body_suite, emit, run_suite
+
+WORKERS = 8
 
 
 def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, object]:
-    """Measure both runs side by side and print the speed-up with the CPU floor."""
+    """Measure both runs side by side and print the speed-up with the floor and the CPU split."""
     with tempfile.TemporaryDirectory() as tmp:
         serial_root = body_suite(Path(tmp) / "serial", groups, calls, latency_ms)
         parallel_root = body_suite(Path(tmp) / "parallel", groups, calls, latency_ms)
         serial_wall, serial_cpu = run_suite(serial_root, "-n", "0")
-        parallel_wall, parallel_cpu = run_suite(parallel_root, "-n", "8")
-    cores = os.cpu_count() or 1
+        parallel_wall, parallel_cpu = run_suite(parallel_root, "-n", str(WORKERS))
+        bare = bare_pi(body_script(calls, latency_ms), "Do the task.", 4, Path(tmp), fixture=True)
+    cores = len(os.sched_getaffinity(0))
     subjects = groups * 2
+    host_cpu = statistics.median(cpu for _, cpu in bare)
+    evaluator_cpu = max(0.0, serial_cpu / subjects - host_cpu)
+    cpu_floor = parallel_cpu / cores
+    latency_floor = subjects * calls * latency_ms / 1000 / WORKERS
+    floor = max(cpu_floor, latency_floor)
     return emit(
         "parallel-speedup",
         speedup=round(serial_wall / parallel_wall, 2),
         goal=5.0,
         serial_wall_s=round(serial_wall, 2),
         parallel_wall_s=round(parallel_wall, 2),
+        floor_s=round(floor, 2),
+        efficiency=round(floor / parallel_wall, 3),
+        efficiency_goal=0.9,
+        cpu_floor_s=round(cpu_floor, 2),
+        latency_floor_s=round(latency_floor, 2),
+        per_subject={
+            "host_cpu_s": round(host_cpu, 3),
+            "evaluator_cpu_s": round(evaluator_cpu, 3),
+            "bare_host_wall_s": round(statistics.median(wall for wall, _ in bare), 3),
+            "serial_wall_s": round(serial_wall / subjects, 3),
+        },
         parallel_cpu_s=round(parallel_cpu, 2),
-        cpu_floor_s=round(parallel_cpu / cores, 2),
-        latency_floor_s=round(subjects * calls * latency_ms / 1000 / 8, 2),
+        serial_cpu_s=round(serial_cpu, 2),
         cores=cores,
         subjects=subjects,
-        serial_cpu_s=round(serial_cpu, 2),
     )
 
 
