@@ -134,6 +134,8 @@ def bare_pi(
                 "PI_SKIP_VERSION_CHECK": "1",
                 "PI_TELEMETRY": "0",
             }
+            if "NODE_COMPILE_CACHE" in os.environ:  # the evaluator sets it on Node >= 22.1
+                env["NODE_COMPILE_CACHE"] = os.environ["NODE_COMPILE_CACHE"]
             argv = [
                 str(PI), "--mode", "json", "-p", "--no-session", "--no-extensions",
                 "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",

@@ -9,6 +9,7 @@ the run record) is the same for every host and lives in `hosts.subject`.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 
 from ..evidence.redact import Redactor
 from ..modelserver.server import Route
+from .compile_cache import compile_cache_env
 from .observation import Observation, Turn
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
 
@@ -145,6 +147,7 @@ class Host(Protocol):
     display_name: str  # how messages name it
     record_key: str  # the run record's key for the binary's version and command
     auth_advice: str  # how an operator gets credentials to a live run of this host
+    runs_on_node: bool  # a Node program (`node` on PATH): it gets Node's compile cache
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """Create the isolated home under `root` and write the host's config for `endpoint`."""
@@ -193,6 +196,8 @@ def launch_process(
     """The argv, environment and (not yet started) process of `launch` in `home`."""
     argv = host.argv(binary, launch, home)
     env = host.environment(home)
+    if host.runs_on_node:
+        env |= compile_cache_env(host.name, binary.version, env.get("PATH", os.defpath))
     env["PWD"] = str(launch.cwd)
     env |= dict(launch.environment)
     process = HostProcess(

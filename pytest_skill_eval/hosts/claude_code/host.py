@@ -209,6 +209,7 @@ class ClaudeCodeHost:
     display_name = "Claude Code"
     record_key = "claudeCode"
     auth_advice = "name ANTHROPIC_API_KEY in runtime.environment.inherit"
+    runs_on_node = False  # a native binary
 
     def __init__(self) -> None:
         self._base_url: str | None = None

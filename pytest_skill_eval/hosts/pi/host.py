@@ -86,6 +86,7 @@ class PiHost:
     display_name = "Pi"
     record_key = "pi"
     auth_advice = "install a Pi auth.json with the skill_eval_pi_auth ini option"
+    runs_on_node = True
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, agent dir and TMPDIR under `root`; the agent dir gets Pi's config files."""
