@@ -1,0 +1,40 @@
+"""An expensive setup built once per test run, however xdist spreads the tests that read it.
+
+xdist's load scheduler deals neighbouring tests to different workers, so a module- or
+session-scoped fixture is built once per worker: a nested suite run twice for nothing. `once`
+builds it in the directory every worker of the run shares, under a file lock; the first worker
+to ask builds it, the others wait and read what it left (the pattern pytest-xdist documents for
+session fixtures that must run once).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+def once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The directory `build` filled for `name` in this test run; built by the first caller.
+
+    Tests read the directory and write only below new names of their own, so that every test
+    sees what `build` left. A build that failed is retried by the next caller (and fails there
+    too), never read as done.
+    """
+    __tracebackhide__ = True
+    shared = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the controller's base, the same for every worker
+    directory, done = shared / f"shared-{name}", shared / f"shared-{name}.done"
+    with (shared / f"shared-{name}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_file():
+            shutil.rmtree(directory, ignore_errors=True)
+            directory.mkdir()
+            build(directory)
+            done.touch()
+    return directory
