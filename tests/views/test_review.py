@@ -26,6 +26,7 @@ from pytest_skill_eval.review import ReviewSettings, review_target
 from pytest_skill_eval.views import render_text
 from tests.support.files import read_json
 from tests.support.paths import EXAMPLE, PI
+from tests.support.shared import once
 
 pytestmark = pytest.mark.pi
 
@@ -34,10 +35,8 @@ CANDIDATE_REPLY = "- Handle semicolons in CSV export (#42)"
 ANSWER = {"question": 1, "A": "yes", "B": "no", "rationale": "A put the entry under Fixed."}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example suite run once for this module: real Pi 0.73.1, scripted subjects."""
-    root = tmp_path_factory.mktemp("review-source") / "example"
+def _build(directory: Path) -> None:
+    root = directory / "example"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     done = subprocess.run(
@@ -54,7 +53,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return root
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example suite run once for the test run: real Pi 0.73.1, scripted subjects."""
+    return once(tmp_path_factory, "review-source", _build) / "example"
 
 
 @pytest.fixture
