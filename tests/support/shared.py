@@ -13,9 +13,12 @@ import fcntl
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.support.runs import run_detached
 
 
 def once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
@@ -38,3 +41,29 @@ def once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Non
             build(directory)
             done.touch()
     return directory
+
+
+@dataclass(frozen=True)
+class SharedRun:
+    """A suite run that several tests read: its definition root, JUnit file and output."""
+
+    root: Path
+    junit: Path
+    stdout: str
+
+
+def shared_run(
+    factory: pytest.TempPathFactory, name: str, make: Callable[[Path], Path], *args: str
+) -> SharedRun:
+    """The suite `make` writes, run once per test run with `args` (it must pass) and JUnit."""
+    __tracebackhide__ = True
+
+    def build(directory: Path) -> None:
+        root = make(directory / "root")
+        done = run_detached(root, *args, f"--junitxml={directory / 'junit.xml'}")
+        (directory / "stdout.txt").write_text(done.stdout, encoding="utf-8")
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    directory = once(factory, name, build)
+    stdout = (directory / "stdout.txt").read_text(encoding="utf-8")
+    return SharedRun(directory / "root", directory / "junit.xml", stdout)
