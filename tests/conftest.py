@@ -9,6 +9,7 @@ import pytest
 from hypothesis import settings
 
 from tests.support.paths import EXAMPLE
+from tests.support.shared import is_shared_setup
 
 # No example may fail for being slow: on a loaded machine a deadline measures the machine.
 settings.register_profile("skill-eval", deadline=None)
@@ -21,3 +22,28 @@ def example_root(tmp_path: Path) -> Path:
     root = tmp_path / "example"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
     return root
+
+
+def _order(item: pytest.Item, seen: set[tuple[str, str]]) -> int:
+    """0: a shared setup's first user; 1: other host-starting tests; 2: its later users; 3: rest."""
+    if item.get_closest_marker("pi") is None:
+        return 3
+    info = getattr(item, "_fixtureinfo", None)
+    shared = set()
+    for name, definitions in info.name2fixturedefs.items() if info else ():
+        if definitions and is_shared_setup(definitions[-1].func):
+            shared.add((definitions[-1].baseid, name))
+    fresh = shared - seen
+    seen |= shared
+    return 0 if fresh else 2 if shared else 1
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Host-starting tests first, the quick rest last: under -n 2 no long test ends the run.
+
+    Each shared setup (tests.support.shared) is built by its first user while the other
+    host-starting tests run; its other users come after them and find it done.
+    """
+    seen: set[tuple[str, str]] = set()
+    ranks = {id(item): _order(item, seen) for item in items}
+    items.sort(key=lambda item: ranks[id(item)])

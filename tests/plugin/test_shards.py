@@ -19,7 +19,7 @@ from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
 from tests.support.roots import improving_root
 from tests.support.runs import skill_eval_args
-from tests.support.shared import SharedRun, once
+from tests.support.shared import SharedRun, once, shared_setup
 
 pytestmark = pytest.mark.pi
 
@@ -80,6 +80,7 @@ def _shards(serial_run: SharedRun, base: Path) -> None:
 
 
 @pytest.fixture(scope="module")
+@shared_setup
 def runs(tmp_path_factory: pytest.TempPathFactory, serial_run: SharedRun) -> dict[str, Any]:
     """The shared `-n 0` run and three shards (the second with -n 2) of the same three groups."""
     base = once(tmp_path_factory, "shards", partial(_shards, serial_run))

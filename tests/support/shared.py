@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -67,3 +68,22 @@ def shared_run(
     directory = once(factory, name, build)
     stdout = (directory / "stdout.txt").read_text(encoding="utf-8")
     return SharedRun(directory / "root", directory / "junit.xml", stdout)
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def shared_setup(function: F) -> F:
+    """Mark a fixture built with `once` (under `@pytest.fixture`): its first user runs early.
+
+    The tests' conftest starts the first test needing each such fixture before the other
+    host-starting tests and its other users after them, so that no xdist worker waits on
+    the lock while another builds.
+    """
+    function.shared_setup = True  # type: ignore[attr-defined]
+    return function
+
+
+def is_shared_setup(function: object) -> bool:
+    """Whether `function` is a fixture marked with `shared_setup`."""
+    return getattr(function, "shared_setup", False) is True

@@ -21,7 +21,7 @@ from pytest_skill_eval.evidence import EvidenceError, json_bytes, layout, write_
 from tests.support.files import read_json
 from tests.support.roots import body_group, make_root, write_answer
 from tests.support.runs import result_dir, skill_eval_args
-from tests.support.shared import once
+from tests.support.shared import once, shared_setup
 
 # Every test reads a result of one real Pi run: the fast tier (-m "not pi") starts no host.
 pytestmark = pytest.mark.pi
@@ -58,6 +58,7 @@ def _build(directory: Path) -> None:
 
 
 @pytest.fixture(scope="module")
+@shared_setup
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """Two body groups run once for the whole test run: real Pi, scripted model."""
     directory = once(tmp_path_factory, "seal", _build)

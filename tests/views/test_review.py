@@ -26,7 +26,7 @@ from pytest_skill_eval.review import ReviewSettings, review_target
 from pytest_skill_eval.views import render_text
 from tests.support.files import read_json
 from tests.support.paths import EXAMPLE, PI
-from tests.support.shared import once
+from tests.support.shared import once, shared_setup
 
 pytestmark = pytest.mark.pi
 
@@ -56,6 +56,7 @@ def _build(directory: Path) -> None:
 
 
 @pytest.fixture(scope="module")
+@shared_setup
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example suite run once for the test run: real Pi 0.73.1, scripted subjects."""
     return once(tmp_path_factory, "review-source", _build) / "example"
