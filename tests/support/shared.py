@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import fcntl
 import os
+import pickle
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -42,6 +43,21 @@ def once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Non
             build(directory)
             done.touch()
     return directory
+
+
+def once_value(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Any]) -> Any:
+    """Like `once`, for a setup that also returns a value (picklable) the tests read.
+
+    `build` fills the directory it is given and returns the value; every caller gets a copy.
+    """
+    __tracebackhide__ = True
+
+    def store(directory: Path) -> None:
+        value = build(directory / "setup")
+        (directory / "value.pickle").write_bytes(pickle.dumps(value))
+
+    directory = once(factory, name, store)
+    return pickle.loads((directory / "value.pickle").read_bytes())
 
 
 @dataclass(frozen=True)
