@@ -9,19 +9,29 @@ import pytest
 from hypothesis import settings
 
 from tests.support.paths import EXAMPLE
-from tests.support.shared import is_shared_setup
+from tests.support.shared import SharedRun, is_shared_setup, shared_run, shared_setup
 
 # No example may fail for being slow: on a loaded machine a deadline measures the machine.
 settings.register_profile("skill-eval", deadline=None)
 settings.load_profile("skill-eval")
 
 
+def _copy_example(root: Path) -> Path:
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
+    return root
+
+
 @pytest.fixture
 def example_root(tmp_path: Path) -> Path:
     """A private copy of the example suite (results are written under its root)."""
-    root = tmp_path / "example"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
-    return root
+    return _copy_example(tmp_path / "example")
+
+
+@pytest.fixture(scope="session")
+@shared_setup
+def example_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """The example suite run once for the test run (real Pi, scripted model, `-v`); read only."""
+    return shared_run(tmp_path_factory, "example", _copy_example, "-v")
 
 
 def _order(item: pytest.Item, seen: set[tuple[str, str]]) -> int:

@@ -48,9 +48,11 @@ def run_detached(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     __tracebackhide__ = True
     basetemp = root.parent / f"{root.name}-basetemp"
     command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not the outer's
     return subprocess.run(
         [*command, f"--basetemp={basetemp}", *skill_eval_args(root, *extra)],
         cwd=root,
+        env=env,
         capture_output=True,
         text=True,
         check=False,

@@ -6,8 +6,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,8 +23,8 @@ from pytest_skill_eval.hosts.pi.driver import Conversation
 from pytest_skill_eval.review import ReviewSettings, review_target
 from pytest_skill_eval.views import render_text
 from tests.support.files import read_json
-from tests.support.paths import EXAMPLE, PI
-from tests.support.shared import once, shared_setup
+from tests.support.paths import PI
+from tests.support.shared import SharedRun
 
 pytestmark = pytest.mark.pi
 
@@ -35,31 +33,10 @@ CANDIDATE_REPLY = "- Handle semicolons in CSV export (#42)"
 ANSWER = {"question": 1, "A": "yes", "B": "no", "rationale": "A put the entry under Fixed."}
 
 
-def _build(directory: Path) -> None:
-    root = directory / "example"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "pytest", "--skill-eval", "suite.json"),
-            *("--skill-eval-root", str(root), "--skill-eval-cassettes", "scripts"),
-            *("-p", "no:cacheprovider", "-q"),
-        ],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 @pytest.fixture(scope="module")
-@shared_setup
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example suite run once for the test run: real Pi 0.73.1, scripted subjects."""
-    return once(tmp_path_factory, "review-source", _build) / "example"
+def built(example_run: SharedRun) -> Path:
+    """The example suite's shared run: real Pi 0.73.1, scripted subjects."""
+    return example_run.root
 
 
 @pytest.fixture
