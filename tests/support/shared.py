@@ -96,10 +96,12 @@ def shared_setup(function: F) -> F:
     host-starting tests and its other users after them, so that no xdist worker waits on
     the lock while another builds.
     """
+    __tracebackhide__ = True
     function.shared_setup = True  # type: ignore[attr-defined]
     return function
 
 
 def is_shared_setup(function: object) -> bool:
     """Whether `function` is a fixture marked with `shared_setup`."""
+    __tracebackhide__ = True
     return getattr(function, "shared_setup", False) is True
