@@ -96,8 +96,9 @@ def _junit_rows(junit: Path) -> list[tuple[str, str | None]]:
 
 
 def test_serial_and_parallel_runs_give_the_same_facts(
-    serial_run: SharedRun, parallel_run: SharedRun
+    parallel_run: SharedRun, serial_run: SharedRun
 ) -> None:
+    # The -n 2 run first: the shard tests, starting beside this one, build the serial run.
     facts = [_facts(serial_run.root), _facts(parallel_run.root)]
     rows = [_junit_rows(serial_run.junit), _junit_rows(parallel_run.junit)]
     assert facts[0] == facts[1]
