@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_skill_eval.hosts.pi.extensions import COMMAND_TOOL, GUARD
+from tests.support.shared import once_value, shared_setup
 
 pytestmark = pytest.mark.pi
 
@@ -39,10 +42,9 @@ def run_command(ident: str, command: str) -> dict[str, Any]:
     return {"id": ident, "name": "run_command", "arguments": {"command": command}}
 
 
-@pytest.fixture(scope="module")
-def command_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def _command_run(pi_launcher: Any, base: Path) -> Any:
     """One Pi run calling every declared command, plus an undeclared id."""
-    sandbox = pi_launcher.sandbox(tmp_path_factory.mktemp("command-tool"))
+    sandbox = pi_launcher.sandbox(base)
     calls = [run_command(f"c_{c['id']}", str(c["id"])) for c in COMMANDS]
     calls.append(run_command("c_unknown", "rm-rf"))
     script = {
@@ -64,6 +66,13 @@ def command_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> A
     assert run.returncode == 0, run.stderr
     assert run.failures == []
     return run
+
+
+@pytest.fixture(scope="module")
+@shared_setup
+def command_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
+    return once_value(tmp_path_factory, "command-tool", partial(_command_run, pi_launcher))
 
 
 def argv_line(ident: str) -> str:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_skill_eval.hosts.pi.extensions import GUARD
+from tests.support.shared import once_value, shared_setup
 
 pytestmark = pytest.mark.pi
 
@@ -52,10 +54,9 @@ def plant_outside(sandbox: Any) -> dict[str, Path]:
     return {"outside_dir": outside_dir, "top_secret": top_secret, "target_file": target_file}
 
 
-@pytest.fixture(scope="module")
-def read_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def _read_run(pi_launcher: Any, base: Path) -> Any:
     """One Pi run making every read attempt at once; `ls` is active but not declared."""
-    sandbox = pi_launcher.sandbox(tmp_path_factory.mktemp("guard-read"))
+    sandbox = pi_launcher.sandbox(base)
     planted = plant_outside(sandbox)
     skill = sandbox.root / "skills" / "demo"
     skill.mkdir(parents=True)
@@ -92,6 +93,13 @@ def read_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     assert run.returncode == 0, run.stderr
     assert run.failures == []
     return run
+
+
+@pytest.fixture(scope="module")
+@shared_setup
+def read_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
+    return once_value(tmp_path_factory, "guard-read", partial(_read_run, pi_launcher))
 
 
 @pytest.mark.parametrize("ident", ["in_rel", "in_at", "in_abs"])
@@ -135,10 +143,9 @@ def test_active_but_undeclared_tool_is_blocked(read_run: Any) -> None:
     assert outcome.text == "Tool is not declared for this evaluation: ls"
 
 
-@pytest.fixture(scope="module")
-def write_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def _write_run(pi_launcher: Any, base: Path) -> Any:
     """One Pi run making every write and edit attempt at once."""
-    sandbox = pi_launcher.sandbox(tmp_path_factory.mktemp("guard-write"))
+    sandbox = pi_launcher.sandbox(base)
     plant_outside(sandbox)
     ws = sandbox.workspace
     (ws / "to-edit.txt").write_text("alpha beta\n", encoding="utf-8")
@@ -171,6 +178,13 @@ def write_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any
     assert run.returncode == 0, run.stderr
     assert run.failures == []
     return run
+
+
+@pytest.fixture(scope="module")
+@shared_setup
+def write_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
+    return once_value(tmp_path_factory, "guard-write", partial(_write_run, pi_launcher))
 
 
 def test_write_into_a_new_nested_dir_inside_the_workspace_is_allowed(write_run: Any) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_skill_eval.hosts.pi.extensions import GUARD, OBSERVER
+from tests.support.shared import once_value, shared_setup
 
 pytestmark = pytest.mark.pi
 
@@ -30,10 +32,9 @@ def without_timestamps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in record.items() if k != "timestamp"} for record in records]
 
 
-@pytest.fixture(scope="module")
-def counted_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def _counted_run(pi_launcher: Any, base: Path) -> Any:
     """Two prompts in one json run, no turn file: a tool round trip, then a plain answer."""
-    sandbox = pi_launcher.sandbox(tmp_path_factory.mktemp("observer-counted"))
+    sandbox = pi_launcher.sandbox(base)
     (sandbox.workspace / "a.txt").write_text("a content\n", encoding="utf-8")
     script = {
         "version": 1,
@@ -61,6 +62,13 @@ def counted_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> A
     assert run.failures == []
     assert len(run.requests) == 3
     return run
+
+
+@pytest.fixture(scope="module")
+@shared_setup
+def counted_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
+    return once_value(tmp_path_factory, "observer-counted", partial(_counted_run, pi_launcher))
 
 
 def test_records_follow_prompts_and_requests(counted_run: Any) -> None:

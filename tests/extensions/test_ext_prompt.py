@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_skill_eval.hosts.pi.extensions import GUARD
+from tests.support.shared import once_value, shared_setup
 
 pytestmark = pytest.mark.pi
 
@@ -69,10 +71,9 @@ READ_THEN_ANSWER = {
 }
 
 
-@pytest.fixture(scope="module")
-def isolated_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def _isolated_run(pi_launcher: Any, base: Path) -> Any:
     """Isolated mode with one visible skill, one hidden skill and declared context."""
-    sandbox = pi_launcher.sandbox(tmp_path_factory.mktemp("prompt-isolated"))
+    sandbox = pi_launcher.sandbox(base)
     (sandbox.workspace / "a.txt").write_text("a\n", encoding="utf-8")
     skills = sandbox.root / "skills"
     visible = write_skill(skills, "lint-fixer", 'Fixes "lint" & <format> issues; it\'s handy.')
@@ -95,6 +96,13 @@ def isolated_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> 
     assert run.returncode == 0, run.stderr
     assert run.failures == []
     return run
+
+
+@pytest.fixture(scope="module")
+@shared_setup
+def isolated_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
+    return once_value(tmp_path_factory, "prompt-isolated", partial(_isolated_run, pi_launcher))
 
 
 def test_isolated_prompt_replaces_pis_prompt_exactly(isolated_run: Any) -> None:

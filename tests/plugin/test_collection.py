@@ -12,7 +12,7 @@ from tests.support.runs import skill_eval_args
 
 def _collect(pytester: pytest.Pytester, root: Path, *extra: str) -> pytest.RunResult:
     __tracebackhide__ = True
-    return pytester.runpytest_subprocess(
+    return pytester.runpytest_inprocess(
         "--collect-only", "-q", *skill_eval_args(root, *extra, cassettes=False)
     )
 

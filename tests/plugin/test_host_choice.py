@@ -19,7 +19,7 @@ def _collect(
     pytester: pytest.Pytester, root: Path, *extra: str, suite: Path | None = None
 ) -> pytest.RunResult:
     __tracebackhide__ = True
-    return pytester.runpytest_subprocess(
+    return pytester.runpytest_inprocess(
         "--collect-only", "-q", *skill_eval_args(root, *extra, suite=suite, cassettes=False)
     )
 

@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -16,8 +17,9 @@ import pytest
 
 from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import improving_root
 from tests.support.runs import skill_eval_args
+from tests.support.shared import SharedRun, once, shared_setup
 
 pytestmark = pytest.mark.pi
 
@@ -58,22 +60,13 @@ def _junit_rows(*files: Path) -> list[tuple[str, str | None]]:
     return sorted(rows)
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One `-n 0` run and three shards (the second with -n 2) of the same three groups."""
-    base = tmp_path_factory.mktemp("shards")
-    groups = [body_group(g) for g in GROUPS]
-    scripts = {f"{g}/baseline": write_answer("no") for g in GROUPS}
-    scripts |= {f"{g}/candidate": write_answer("yes") for g in GROUPS}
-    source = make_root(base / "source", groups, scripts)
-    serial = base / "serial"
-    shutil.copytree(source, serial)
-    done = _pytest(serial, "-n", "0", f"--junitxml={base / 'serial.xml'}")
-    assert done.returncode == 0, done.stdout
+def _shards(serial_run: SharedRun, base: Path) -> None:
+    """A plan of the three groups and its three shards, each on a machine of its own."""
+    source = improving_root(base / "source", len(GROUPS))  # the groups of `serial_run`
+    shutil.copyfile(serial_run.junit, base / "serial.xml")
     plan = base / "plan.json"
     argv = ["plan", str(source / "suite.json"), "--root", str(source), "-o", str(plan)]
     assert skill_eval([*argv, "--cassettes", str(source / "scripts")]) == 0
-    shards = []
     for k in (1, 2, 3):
         machine = base / f"machine{k}"
         shutil.copytree(source, machine)
@@ -84,9 +77,16 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             f"--junitxml={base / f'shard{k}.xml'}", *extra,
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
-        shards.append(machine / ".skill-eval" / "runs")
-    (serial_result,) = (serial / ".skill-eval" / "runs").iterdir()
-    return {"base": base, "plan": plan, "shards": shards, "serial": serial_result}
+
+
+@pytest.fixture(scope="module")
+@shared_setup
+def runs(tmp_path_factory: pytest.TempPathFactory, serial_run: SharedRun) -> dict[str, Any]:
+    """The shared `-n 0` run and three shards (the second with -n 2) of the same three groups."""
+    base = once(tmp_path_factory, "shards", partial(_shards, serial_run))
+    shards = [base / f"machine{k}" / ".skill-eval" / "runs" for k in (1, 2, 3)]
+    (serial_result,) = (serial_run.root / ".skill-eval" / "runs").iterdir()
+    return {"base": base, "plan": base / "plan.json", "shards": shards, "serial": serial_result}
 
 
 def test_three_shards_merge_into_what_one_machine_writes(

@@ -152,7 +152,7 @@ def test_running_from_the_wrong_directory_is_one_collection_error_and_writes_not
     root = _root(pytester.path / "suite-root")
 
     # No --skill-eval-root: the root is the current directory, where no `fixture` lives.
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p",
         "no:cacheprovider",
         "--skill-eval",
@@ -184,7 +184,7 @@ def test_a_script_calling_an_undeclared_tool_is_a_collection_warning(
     bash = {"response": {"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]}}
     write_script(script, [*write_answer("yes")[:1], bash, write_answer("yes")[1]])
 
-    result = pytester.runpytest_subprocess(*skill_eval_args(root, "--collect-only", "-q"))
+    result = pytester.runpytest_inprocess(*skill_eval_args(root, "--collect-only", "-q"))
 
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
@@ -211,12 +211,12 @@ def test_an_option_value_written_with_a_space_never_chooses_the_rootdir(
     assert pi.exists()
     assert (PACKAGE / "pyproject.toml").is_file()
 
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         *skill_eval_args(root, "--collect-only", "-q"), "--skill-eval-pi", str(pi)
     )
 
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    header = pytester.runpytest_subprocess(
+    header = pytester.runpytest_inprocess(
         *skill_eval_args(root, "--collect-only"), "--skill-eval-pi", str(pi)
     )
     header.stdout.fnmatch_lines([f"rootdir: {pytester.path}"])
@@ -241,7 +241,7 @@ def test_the_definitions_can_be_named_in_the_ini_file_relative_to_it(
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # ini paths are relative to the ini file, not to here
 
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--collect-only", "-q")
 
     output = result.stdout.str() + result.stderr.str()
     assert "Unknown config option" not in output, output

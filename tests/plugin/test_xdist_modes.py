@@ -11,6 +11,7 @@ import pytest
 from tests.support.files import read_json, write
 from tests.support.roots import body_group, make_root, write_answer
 from tests.support.runs import results, run
+from tests.support.shared import SharedRun
 
 REFUSED = [
     (("-n", "2", "--dist", "load"), "--dist load"),
@@ -73,16 +74,13 @@ def _facts(root: Path) -> dict[str, object]:
 
 @pytest.mark.pi
 def test_dist_loadscope_gives_the_same_facts_as_n_alone(
-    pytester: pytest.Pytester, tmp_path: Path
+    parallel_run: SharedRun, loadscope_run: SharedRun
 ) -> None:
     facts = []
-    for name, args in (("n", ("-n", "2")), ("loadscope", ("-n", "2", "--dist", "loadscope"))):
-        root = _root(tmp_path / name, 3)
-        result = run(pytester, root, *args, "-v")
-        assert result.ret == 0, result.stdout.str()
-        facts.append(_facts(root))
+    for done in (parallel_run, loadscope_run):
+        facts.append(_facts(done.root))
         # Both variants of a group ran on one worker, in order.
-        lines = [ln for ln in result.stdout.lines if "PASSED" in ln and "[gw" in ln]
+        lines = [ln for ln in done.stdout.splitlines() if "PASSED" in ln and "[gw" in ln]
         for group in ("g0", "g1", "g2"):
             workers = {ln.split("[gw")[1][0] for ln in lines if f"::{group}[" in ln}
             assert len(workers) == 1, lines

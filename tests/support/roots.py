@@ -124,6 +124,15 @@ def make_root(
     return root
 
 
+def improving_root(root: Path, count: int) -> Path:
+    """Groups g0 … g{count-1}: each baseline answers "no", each candidate "yes" (fail-to-pass)."""
+    __tracebackhide__ = True
+    ids = [f"g{i}" for i in range(count)]
+    scripts = {f"{g}/baseline": write_answer("no") for g in ids}
+    scripts |= {f"{g}/candidate": write_answer("yes") for g in ids}
+    return make_root(root, [body_group(g) for g in ids], scripts)
+
+
 def skill(root: Path, name: str, body: str = "Follow these steps.\n") -> str:
     """A skill directory `skills/<name>/SKILL.md`; returns its declared path."""
     __tracebackhide__ = True

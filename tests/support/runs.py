@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -36,6 +37,26 @@ def run(pytester: pytest.Pytester, root: Path, *extra: str) -> pytest.RunResult:
     """Run the suite at `root` through the plugin, scripted, in a subprocess."""
     __tracebackhide__ = True
     return pytester.runpytest_subprocess(*skill_eval_args(root, *extra))
+
+
+def run_detached(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """Run the suite at `root` in a child pytest that needs no `pytester` (any fixture scope).
+
+    No configuration file is read and the rootdir is `root`, so node ids and JUnit names do
+    not depend on where the run's directory lies.
+    """
+    __tracebackhide__ = True
+    basetemp = root.parent / f"{root.name}-basetemp"
+    command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not the outer's
+    return subprocess.run(
+        [*command, f"--basetemp={basetemp}", *skill_eval_args(root, *extra)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def popen(pytester: pytest.Pytester, args: Sequence[str]) -> Any:

@@ -11,7 +11,7 @@ from tests.support.roots import body_group, make_root
 
 
 def _collect(pytester: pytest.Pytester, root: Path) -> tuple[int, str]:
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--collect-only",
         "-q",
         "-p",

@@ -21,6 +21,10 @@ from pytest_skill_eval.evidence import EvidenceError, json_bytes, layout, write_
 from tests.support.files import read_json
 from tests.support.roots import body_group, make_root, write_answer
 from tests.support.runs import result_dir, skill_eval_args
+from tests.support.shared import once, shared_setup
+
+# Every test reads a result of one real Pi run: the fast tier (-m "not pi") starts no host.
+pytestmark = pytest.mark.pi
 
 GROUPS = ("alpha", "beta")
 SEAL_LINE = re.compile(r"^result (\S+) \[[a-z-]+\] trial 1: .* seal sha256:([0-9a-f]{64})$", re.M)
@@ -35,13 +39,10 @@ class Built:
     junit: Path
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """Two body groups run once for the module: real Pi, scripted model."""
-    root = tmp_path_factory.mktemp("seal") / "root"
+def _build(directory: Path) -> None:
+    root, junit = directory / "root", directory / "junit.xml"
     scripts = {f"{g}/{v}": write_answer("yes") for g in GROUPS for v in ("baseline", "candidate")}
     make_root(root, [body_group(g) for g in GROUPS], scripts)
-    junit = root.parent / "junit.xml"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *skill_eval_args(root), "-q", f"--junitxml={junit}"],
@@ -53,7 +54,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return Built(root, done.stdout, junit)
+    (directory / "stdout.txt").write_text(done.stdout, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+@shared_setup
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """Two body groups run once for the whole test run: real Pi, scripted model."""
+    directory = once(tmp_path_factory, "seal", _build)
+    stdout = (directory / "stdout.txt").read_text(encoding="utf-8")
+    return Built(directory / "root", stdout, directory / "junit.xml")
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import cli
+from tests.support.shared import SharedRun
 
 # Chromium's own traffic (update checks, sign-in probes) never carries a page origin; whatever
 # the page asks for does. External names are also made unresolvable, so nothing leaves anyway.
@@ -133,17 +134,10 @@ def _png_facts(path: Path) -> tuple[int, int, int]:
 
 @pytest.mark.pi
 def test_report_of_a_real_result_renders_in_chromium_without_network(
-    pytester: pytest.Pytester, example_root: Path, tmp_path: Path
+    example_run: SharedRun, tmp_path: Path
 ) -> None:
     _chromium()
-    run = pytester.runpytest_subprocess(
-        *("--skill-eval", str(example_root / "suite.json")),
-        *("--skill-eval-root", str(example_root)),
-        *("--skill-eval-cassettes", str(example_root / "scripts")),
-        *("-p", "no:cacheprovider"),
-    )
-    assert run.ret == 0, run.stdout.str()
-    (result,) = (example_root / ".skill-eval" / "runs").iterdir()
+    (result,) = (example_run.root / ".skill-eval" / "runs").iterdir()
     report = tmp_path / "out" / "report.html"
     assert cli.main(["report", str(result), "--html", str(report)]) == 0
 

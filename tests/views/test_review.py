@@ -6,8 +6,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,8 @@ from pytest_skill_eval.hosts.pi.driver import Conversation
 from pytest_skill_eval.review import ReviewSettings, review_target
 from pytest_skill_eval.views import render_text
 from tests.support.files import read_json
-from tests.support.paths import EXAMPLE, PI
+from tests.support.paths import PI
+from tests.support.shared import SharedRun
 
 pytestmark = pytest.mark.pi
 
@@ -35,26 +34,9 @@ ANSWER = {"question": 1, "A": "yes", "B": "no", "rationale": "A put the entry un
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example suite run once for this module: real Pi 0.73.1, scripted subjects."""
-    root = tmp_path_factory.mktemp("review-source") / "example"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "pytest", "--skill-eval", "suite.json"),
-            *("--skill-eval-root", str(root), "--skill-eval-cassettes", "scripts"),
-            *("-p", "no:cacheprovider", "-q"),
-        ],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return root
+def built(example_run: SharedRun) -> Path:
+    """The example suite's shared run: real Pi 0.73.1, scripted subjects."""
+    return example_run.root
 
 
 @pytest.fixture
