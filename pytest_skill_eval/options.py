@@ -453,6 +453,11 @@ def _trials(config: pytest.Config) -> tuple[int, bool]:
             "--skill-eval-trials auto decides after each trial on one machine; a plan fixes its "
             "trials (give `skill-eval plan --trials N` instead)"
         )
+    if _option(config, "variant") is not None:
+        raise pytest.UsageError(
+            "--skill-eval-trials auto stops when baseline and candidate are told apart; it needs "
+            "both variants, so it cannot be combined with --skill-eval-variant"
+        )
     maximum = _positive_int(config, "max-trials", DEFAULT_MAX_TRIALS)
     if maximum < 2:
         raise pytest.UsageError(

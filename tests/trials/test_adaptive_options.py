@@ -23,6 +23,10 @@ from tests.support.runs import skill_eval_args
         ),
         (("--skill-eval-trials", "many"), "*--skill-eval-trials must be a positive integer*"),
         (
+            ("--skill-eval-trials", "auto", "--skill-eval-variant", "baseline"),
+            "*it needs both variants*",
+        ),
+        (
             ("--skill-eval-trials", "auto", "--skill-eval-plan", "plan.json"),
             "*a plan fixes its trials*",
         ),
