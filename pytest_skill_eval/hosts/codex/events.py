@@ -47,7 +47,8 @@ def shell_script(command: str) -> str:
 
 
 def named_paths(command: str) -> list[str]:
-    """The words of a command's script that could name a file it read (not a redirect target)."""
+    """The words of a command's script that could name a file it read: not the programs, their
+    options or a redirect target."""
     try:
         lexer = shlex.shlex(shell_script(command), posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -56,6 +57,7 @@ def named_paths(command: str) -> list[str]:
         return []
     paths: list[str] = []
     skip = False
+    command_name = True  # the first word of each simple command is the program, not a file
     for word in words:
         if skip:
             skip = False
@@ -63,9 +65,14 @@ def named_paths(command: str) -> list[str]:
         if word in _REDIRECTS:
             skip = True
             continue
-        if word.startswith("-") or not word or set(word) <= set(";&|()<>"):
+        if not word or set(word) <= set(";&|()<>"):
+            command_name = True
             continue
-        paths.append(word)
+        if command_name:
+            command_name = False
+            continue
+        if not word.startswith("-"):
+            paths.append(word)
     return paths
 
 
@@ -151,8 +158,12 @@ class EventTranslator:
         self.obs.message({"role": "tool", "item": item})
         if failed or item.get("type") != "command_execution":
             return
-        for word in named_paths(str(item.get("command") or "")):
-            self.obs.read_succeeded(self.skills.get(word, word))
+        command = str(item.get("command") or "")
+        # A SKILL.md is matched by its path anywhere in the command, however it was quoted.
+        reads = [snapshot for known, snapshot in self.skills.items() if known in command]
+        reads += [self.skills.get(word, word) for word in named_paths(command)]
+        for path in dict.fromkeys(reads):
+            self.obs.read_succeeded(path)
 
     def _turn_usage(self, usage: Mapping[str, Any]) -> dict[str, Any]:
         """This turn's usage: the thread's total now minus the total after the turn before."""
