@@ -238,7 +238,8 @@ def test_argv_mentions_the_target_on_turn_one_and_writes_config_and_skills(
     env = host.environment(home)
     assert env["CODEX_HOME"] == str(home.config)
     assert "OPENAI_API_KEY" not in env
-    assert host.enforced is not None and host.enforced["sandbox"] == "workspace-write"
+    assert host.enforced is not None
+    assert host.enforced["sandbox"] == "workspace-write"
 
 
 def test_host_prompt_mode_keeps_codex_instructions(tmp_path: Path) -> None:
@@ -274,7 +275,7 @@ def test_system_layers_or_no_opt_in_are_refused(tmp_path: Path) -> None:
     check_machine(True, tmp_path)
     write(tmp_path / "managed_config.toml", "")
     (tmp_path / "skills").mkdir()
-    with pytest.raises(CodexSetupError, match="managed_config.toml, .*skills"):
+    with pytest.raises(CodexSetupError, match=r"managed_config\.toml, .*skills"):
         check_machine(True, tmp_path)
 
 
