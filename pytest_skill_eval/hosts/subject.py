@@ -384,6 +384,7 @@ def _record(
         },
         "turns": turn_records,
         "successfulReadPaths": list(all_reads),
+        "unobservableTools": dict(getattr(facts.host, "unobservable_tools", {})),
         "activation": {
             "targetRead": bool(read_turns),
             "firstReadTurn": read_turns[0] if read_turns else None,

@@ -20,10 +20,12 @@ from ...modelserver.hosttools import skill_name
 from ...modelserver.server import Route
 from ..base import Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
+from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
+from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
 from .binary import BASELINE_KEYS
 from .config import DEFAULT_MODEL, EFFORT, KEY_ENV, LOOPBACK_KEY, CodexConfig, sandbox_mode
-from .events import EventTranslator
+from .events import UNOBSERVABLE_TOOLS, EventTranslator
 
 TICK_S = 0.25
 ISOLATED_INSTRUCTIONS = (
@@ -69,7 +71,9 @@ def codex_config(launch: Launch, base_url: str | None, instructions: Path | None
     model = DEFAULT_MODEL
     effort = None
     if launch.model is not None:
-        model = launch.model["model"].split("/", 1)[-1] or DEFAULT_MODEL
+        provider, _, declared = launch.model["model"].rpartition("/")
+        if declared and (provider, declared) != (SCRIPTED_PROVIDER, SCRIPTED_MODEL):
+            model = declared  # the scripted default gets a slug Codex knows instead
         thinking = launch.model.get("thinking")
         effort = EFFORT.get(thinking) if thinking else None
     return CodexConfig(
@@ -287,6 +291,7 @@ class CodexHost:
     display_name = "Codex"
     record_key = "codex"
     auth_advice = "name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit"
+    unobservable_tools = UNOBSERVABLE_TOOLS
 
     def __init__(self) -> None:
         self._base_url: str | None = None
