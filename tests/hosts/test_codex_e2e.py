@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.files import write
+from tests.support.files import read_json, write
 from tests.support.roots import Group, build, skill, variant
 from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
 
@@ -237,3 +237,9 @@ def test_body_delivers_the_target_on_turn_one_and_writes_and_edits(
 
     requests = model_requests(result_dir(root) / "groups/body-write@codex/candidate")
     assert "<name>note-taker</name>" in request_text(requests[0])
+    grade = read_json(result_dir(root) / "groups/body-write@codex/deterministic-grade.json")
+    checks = {c["id"]: c for c in grade["checks"]}
+    assert checks["patched"]["state"] == "pass"
+    # Codex has no read tool: the check says why it has no observation instead of failing.
+    assert checks["read-tool"]["state"] == "unavailable"
+    assert "no read tool" in checks["read-tool"]["observed"]["reason"]
