@@ -153,6 +153,8 @@ def test_the_generated_config_is_the_hardened_one_with_the_loopback_provider() -
         "base_url": "http://127.0.0.1:9/r/t/v1",
         "wire_api": "responses",
         "env_key": "SKILL_EVAL_CODEX_KEY",
+        "request_max_retries": 0,
+        "stream_max_retries": 0,
     }
     assert parsed["check_for_update_on_startup"] is False
     assert parsed["web_search"] == "disabled"

@@ -90,6 +90,9 @@ class CodexConfig:
                 "base_url": self.base_url,
                 "wire_api": "responses",
                 "env_key": KEY_ENV,
+                # A retry would consume the script's next answer: a failure stays a failure.
+                "request_max_retries": 0,
+                "stream_max_retries": 0,
             }
         return {**top, **{f"[{name}]": table for name, table in tables.items()}}
 
