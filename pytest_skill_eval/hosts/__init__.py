@@ -53,7 +53,7 @@ def _codex(options: HostOptions, root: Path) -> Executable:
     from .codex.binary import check_codex, check_machine, locate_codex
 
     binary = check_codex(locate_codex(options.binary, root))
-    check_machine(options.unconfined_reads)
+    check_machine(options.unconfined_reads, confined=binary.bwrap is not None)
     return binary
 
 

@@ -19,7 +19,6 @@ from tests.support.runs import model_requests, result_dir, run_record, skill_eva
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 OPERATOR_KEY = "sk-proj-operator-secret-0000"
-OPT_IN = "--skill-eval-codex-unconfined-reads"
 
 
 def codex_runtime() -> dict[str, Any]:
@@ -86,17 +85,6 @@ def activation_group(root: Path) -> Group:
     )
 
 
-def test_without_the_opt_in_a_codex_group_is_refused_before_it_runs(
-    pytester: pytest.Pytester,
-) -> None:
-    root = pytester.path / "root"
-    suite = build(root, [activation_group(root)])
-    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*does not confine reads*{OPT_IN}*"])
-    assert not (root / ".skill-eval" / "runs").exists()
-
-
 def test_activation_by_turn_isolation_and_loopback_only(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,7 +105,8 @@ def test_activation_by_turn_isolation_and_loopback_only(
     write(root / "outside.txt", "not for the subject\n")
     write(root / "AGENTS.md", "Operator instructions above the workspace.\n")
     suite = build(root, [activation_group(root)])
-    args = skill_eval_args(root, "--skill-eval-variant", "candidate", OPT_IN, suite=suite)
+    # No opt-in: this machine can confine Codex's reads, so none is needed.
+    args = skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     netns = _netns_available()
     if netns:
         # Only loopback exists in this namespace: any other connection attempt fails.
@@ -133,7 +122,7 @@ def test_activation_by_turn_isolation_and_loopback_only(
     assert run["process"]["host"] == "codex"
     assert run["codex"]["version"] == "0.171.0"
     assert run["codex"]["enforced"]["sandbox"] == "read-only"
-    assert run["codex"]["enforced"]["reads"] == "unconfined"
+    assert "mount namespace" in run["codex"]["enforced"]["reads"]
     target = run["resources"]["targetPath"]
     assert run["activation"]["readTurns"] == [2]
     assert target in run["activation"]["successfulReadPaths"]
@@ -141,8 +130,9 @@ def test_activation_by_turn_isolation_and_loopback_only(
     assert first["response"] == "Hi."
     assert [a["toolName"] for a in second["toolActivity"]] == ["exec_command", "exec_command"]
     assert run["response"] == "- Handle semicolons in CSV export"
-    # Reads are not confined on Codex: the opt-in says so, and the read outside succeeded.
-    assert second["toolActivity"][1]["isError"] is False
+    # The read outside the workspace and declared resources failed: it is not there for Codex.
+    assert second["toolActivity"][1]["isError"] is True
+    assert str(root / "outside.txt") not in run["successfulReadPaths"]
     assert "1 passed" in result.stdout.str() or "passed" in result.stdout.str()
 
     requests = model_requests(result_dir(root) / "groups/activation@codex/candidate")
@@ -214,7 +204,7 @@ def test_body_delivers_the_target_on_turn_one_and_writes_and_edits(
     )
     suite = build(root, [group])
     result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", OPT_IN, suite=suite)
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     )
     assert result.ret == 0, result.stdout.str()
 

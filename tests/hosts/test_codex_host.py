@@ -25,6 +25,7 @@ from pytest_skill_eval.hosts.codex.host import (
     install_skills,
     rollout_mentions,
 )
+from pytest_skill_eval.hosts.codex.sandbox import wrap
 from pytest_skill_eval.hosts.observation import Observation
 from tests.support.files import write
 
@@ -167,7 +168,8 @@ def test_the_generated_config_is_the_hardened_one_with_the_loopback_provider() -
     assert parsed["approval_policy"] == "never"
     assert parsed["project_root_markers"] == []
     assert parsed["model_reasoning_effort"] == "high"
-    assert config.enforced()["reads"] == "unconfined"
+    assert config.enforced(confined=False)["reads"] == "unconfined"
+    assert "mount namespace" in config.enforced(confined=True)["reads"]
 
 
 def test_declared_tools_choose_the_sandbox() -> None:
@@ -220,7 +222,7 @@ def test_argv_mentions_the_target_on_turn_one_and_writes_config_and_skills(
         "--",
         "$greet Do it.",
     ]
-    assert host.resume_argv("/bin/codex", "thread-1", "Again.")[2:] == [
+    assert host.resume_argv("thread-1", "Again.")[2:] == [
         "resume",
         "--json",
         "--skip-git-repo-check",
@@ -273,12 +275,34 @@ def test_the_rollout_names_each_explicitly_mentioned_skill(tmp_path: Path) -> No
 def test_system_layers_or_no_opt_in_are_refused(tmp_path: Path) -> None:
     assert system_layers(tmp_path) == []
     with pytest.raises(CodexSetupError, match=UNCONFINED_OPTION):
-        check_machine(False, tmp_path)
-    check_machine(True, tmp_path)
+        check_machine(False, confined=False, directory=tmp_path)
+    check_machine(True, confined=False, directory=tmp_path)
+    check_machine(False, confined=True, directory=tmp_path)
     write(tmp_path / "managed_config.toml", "")
     (tmp_path / "skills").mkdir()
     with pytest.raises(CodexSetupError, match=r"managed_config\.toml, .*skills"):
-        check_machine(True, tmp_path)
+        check_machine(True, confined=True, directory=tmp_path)
+
+
+def test_the_confinement_binds_only_what_the_run_may_touch(tmp_path: Path) -> None:
+    for name in ("ws", "res", "home", "soft"):
+        (tmp_path / name).mkdir()
+    args = wrap(
+        Path("/b/bwrap"),
+        ["codex", "exec"],
+        software=[tmp_path / "soft"],
+        writable=[tmp_path / "ws", tmp_path / "home"],
+        readable=[tmp_path / "res", tmp_path / "missing"],
+        cwd=tmp_path / "ws",
+    )
+    text = " ".join(args)
+    assert args[:3] == ["/b/bwrap", "--die-with-parent", "--unshare-pid"]
+    assert "--tmpfs /tmp" in text
+    assert f"--ro-bind {tmp_path}/res {tmp_path}/res" in text
+    assert f"--bind {tmp_path}/ws {tmp_path}/ws" in text
+    assert "missing" not in text  # a path that does not exist is not bound
+    assert "/home " not in text.replace(f"{tmp_path}/home", "")
+    assert args[-3:] == ["--", "codex", "exec"]
 
 
 def test_an_unknown_host_has_no_binary() -> None:

@@ -3,7 +3,8 @@
 The knobs the host relies on (config keys, event shapes, the rollout format) are version-specific,
 so any other version is refused. Two more things are checked once, before any group runs: no
 system-wide configuration layer exists (Codex reads `/etc/codex` whatever `CODEX_HOME` says), and
-the operator accepted that Codex's sandbox does not confine reads to the workspace.
+reads can be confined to the workspace and declared resources (a mount namespace, `sandbox.py`),
+or the operator accepted that they are not.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class CodexBinary:
 
     path: Path
     version: str
+    # The bwrap that confines reads; None: reads are unconfined (the operator opted in).
+    bwrap: Path | None = None
 
 
 def locate_codex(explicit: str | None, root: Path) -> Path:
@@ -59,7 +62,15 @@ def check_codex(path: Path) -> CodexBinary:
         raise CodexNotFoundError(
             f"{path} is Codex {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
         )
-    return CodexBinary(path, found)
+    return CodexBinary(path, found, confinement(path))
+
+
+def confinement(path: Path) -> Path | None:
+    """The bwrap that can confine this Codex's reads here, or None."""
+    from .sandbox import find_bwrap, works
+
+    bwrap = find_bwrap(path)
+    return bwrap if bwrap is not None and works(bwrap) else None
 
 
 def system_layers(directory: Path = SYSTEM_DIR) -> list[Path]:
@@ -67,18 +78,21 @@ def system_layers(directory: Path = SYSTEM_DIR) -> list[Path]:
     return [directory / name for name in SYSTEM_LAYERS if (directory / name).exists()]
 
 
-def check_machine(unconfined_reads: bool, directory: Path = SYSTEM_DIR) -> None:
-    """Refuse a machine with system layers, or an invocation that did not accept open reads."""
+def check_machine(
+    unconfined_reads: bool, confined: bool = False, directory: Path = SYSTEM_DIR
+) -> None:
+    """Refuse a machine with system layers, or unconfined reads the invocation did not accept."""
     found: Sequence[Path] = system_layers(directory)
     if found:
         raise CodexSetupError(
             "Codex would read system-wide configuration the evaluator cannot override: "
             f"{', '.join(map(str, found))}; remove it (or run on a machine without it)"
         )
-    if not unconfined_reads:
+    if not confined and not unconfined_reads:
         raise CodexSetupError(
             "Codex's sandbox does not confine reads to the workspace and declared resources "
-            "(its shell can read any file the operator can), and this machine has no sandbox "
-            f"the evaluator sets up around it; pass {UNCONFINED_OPTION} to run Codex groups "
-            "anyway (each run records reads: unconfined)"
+            "(its shell can read any file the operator can), and bubblewrap cannot build the "
+            "mount namespace that would on this machine; pass "
+            f"{UNCONFINED_OPTION} to run Codex groups anyway (each run records "
+            "reads: unconfined)"
         )

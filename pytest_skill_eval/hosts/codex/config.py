@@ -107,14 +107,16 @@ class CodexConfig:
                 lines.append(f"{key} = {json.dumps(value)}")
         return "\n".join(lines) + "\n"
 
-    def enforced(self) -> dict[str, Any]:
-        """What the run record says this configuration enforced (and what it did not)."""
+    def enforced(self, confined: bool) -> dict[str, Any]:
+        """What the run record says this run enforced (and what it did not)."""
         return {
             "sandbox": self.sandbox,
             "approvals": "never",
             "writes": "workspace" if self.sandbox == "workspace-write" else "none",
-            # Opted into with --skill-eval-codex-unconfined-reads: nothing confines Codex's reads.
-            "reads": "unconfined",
+            # Unconfined only with --skill-eval-codex-unconfined-reads, where bwrap cannot run.
+            "reads": "workspace, resources, skills and system dirs (mount namespace)"
+            if confined
+            else "unconfined",
             "network": "loopback model provider only; sandboxed commands have no network",
             "modelProvider": PROVIDER if self.base_url is not None else "codex default",
             "strictConfig": True,

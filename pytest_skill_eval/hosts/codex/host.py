@@ -26,6 +26,7 @@ from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutco
 from .binary import BASELINE_KEYS
 from .config import DEFAULT_MODEL, EFFORT, KEY_ENV, LOOPBACK_KEY, CodexConfig, sandbox_mode
 from .events import UNOBSERVABLE_TOOLS, EventTranslator
+from .sandbox import software_roots, wrap
 
 TICK_S = 0.25
 ISOLATED_INSTRUCTIONS = (
@@ -82,6 +83,20 @@ def codex_config(launch: Launch, base_url: str | None, instructions: Path | None
         effort=effort,
         sandbox=sandbox_mode(launch.tools),
         instructions_file=str(instructions) if instructions is not None else None,
+    )
+
+
+def confinement_prefix(bwrap: Path, codex: Path, launch: Launch, home: Home) -> list[str]:
+    """The bwrap command line that leaves Codex only the workspace, resources and skills."""
+    allowed = json.loads(launch.environment.get("SKILL_EVAL_ALLOWED_ROOTS") or "[]")
+    readable = [Path(p) for p in allowed if isinstance(p, str)] + list(launch.skills)
+    return wrap(
+        bwrap,
+        [],
+        software=software_roots(codex),
+        writable=[launch.cwd, home.root],
+        readable=readable,
+        cwd=launch.cwd,
     )
 
 
@@ -220,9 +235,7 @@ class CodexDialogue:
                 "process-error", message=f"turn {number - 1} left no Codex thread to resume"
             )
             return False
-        argv = self._host.resume_argv(
-            self._process.argv[0], thread, self._launch.prompts[number - 1]
-        )
+        argv = self._host.resume_argv(thread, self._launch.prompts[number - 1])
         directory = self._launch.events_path.parent
         process = HostProcess(
             argv=argv,
@@ -300,11 +313,15 @@ class CodexHost:
         self.first_prompt = ""
         self.target_name: str | None = None
         self.sessions = Path(os.devnull)
+        self._command = "codex"
+        self._confine: list[str] | None = None  # the bwrap prefix; None: reads unconfined
 
     @property
     def enforced(self) -> dict[str, Any] | None:
         """What this run's configuration enforced, for the run record."""
-        return self._config.enforced() if self._config is not None else None
+        if self._config is None:
+            return None
+        return self._config.enforced(confined=self._confine is not None)
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.codex` (CODEX_HOME) and TMPDIR under `root`; nothing of the operator's."""
@@ -342,16 +359,24 @@ class CodexHost:
             self.target_name = next((n for n, p in names.items() if str(p) == target), None)
             if self.target_name is not None:
                 self.first_prompt = f"${self.target_name} {launch.prompts[0]}"
-        return [str(binary.path), "exec", *self.common_flags(), "--", self.first_prompt]
+        self._command = str(binary.path)
+        bwrap = getattr(binary, "bwrap", None)
+        if isinstance(bwrap, Path):
+            self._confine = confinement_prefix(bwrap, binary.path, launch, home)
+        return self._wrapped(["exec", *self.common_flags(), "--", self.first_prompt])
+
+    def _wrapped(self, args: list[str]) -> list[str]:
+        command = [self._command, *args]
+        return [*self._confine, *command] if self._confine is not None else command
 
     @staticmethod
     def common_flags() -> list[str]:
         """Flags of every turn: the event stream, the config as written, no git requirement."""
         return ["--json", "--skip-git-repo-check", "--strict-config"]
 
-    def resume_argv(self, command: str, thread: str, prompt: str) -> list[str]:
+    def resume_argv(self, thread: str, prompt: str) -> list[str]:
         """The command line of a later turn: the same thread, the next prompt."""
-        return [command, "exec", "resume", *self.common_flags(), "--", thread, prompt]
+        return self._wrapped(["exec", "resume", *self.common_flags(), "--", thread, prompt])
 
     def converse(
         self,
