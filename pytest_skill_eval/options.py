@@ -162,8 +162,9 @@ def add_options(parser: pytest.Parser) -> None:
         "--skill-eval-codex-unconfined-reads",
         action="store_true",
         default=None,
-        help="run Codex groups although nothing confines Codex's reads to the workspace and "
-        "declared resources (its shell can read any file you can); recorded in evidence",
+        help="where bubblewrap cannot confine Codex's reads to the workspace and declared "
+        "resources, run Codex groups anyway (its shell can read any file you can); recorded "
+        "in evidence",
     )
     parser.addini(
         "skill_eval_codex_unconfined_reads",

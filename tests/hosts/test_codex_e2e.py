@@ -85,6 +85,23 @@ def activation_group(root: Path) -> Group:
     )
 
 
+def test_where_reads_cannot_be_confined_a_codex_group_needs_the_opt_in(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Codex outside any node_modules with a bwrap, on a PATH without one: nothing can confine it.
+    fake = pytester.path / "bin" / "codex"
+    write(fake, "#!/bin/sh\necho codex-cli 0.171.0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    root = pytester.path / "root"
+    suite = build(root, [activation_group(root)])
+    args = skill_eval_args(root, "--skill-eval-codex", str(fake), suite=suite)
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*does not confine reads*--skill-eval-codex-unconfined-reads*"])
+    assert not (root / ".skill-eval" / "runs").exists()
+
+
 def test_activation_by_turn_isolation_and_loopback_only(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
