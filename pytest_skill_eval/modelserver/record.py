@@ -15,11 +15,11 @@ import yaml
 
 from pytest_skill_eval.evidence.redact import Redactor as EvidenceRedactor
 from pytest_skill_eval.evidence.store import atomic_write
+from pytest_skill_eval.modelserver.bodies import request_excerpt
 from pytest_skill_eval.modelserver.cassette import cassette_text, interaction_data
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
     normalise_response,
-    request_excerpt,
     request_sha256,
 )
 from pytest_skill_eval.modelserver.script import (
