@@ -28,9 +28,9 @@ from pytest_skill_eval.modelserver.responses import custom_tools
 from pytest_skill_eval.modelserver.script import Interaction, Script
 from pytest_skill_eval.modelserver.wire import (
     ANTHROPIC,
-    APIS,
     OPENAI,
     OPENAI_RESPONSES,
+    SERVED_APIS,
     WireReply,
     error_reply,
     render_stream,
@@ -42,6 +42,7 @@ __all__ = [
     "RouteFailure",
     "ScriptedModelServer",
     "StreamedReply",
+    "api_path",
     "normalise_request",
     "request_sha256",
 ]
@@ -53,6 +54,13 @@ _API_PATHS = {
     "/v1/responses": OPENAI_RESPONSES,
 }
 SERVED_PATHS = ", ".join(_API_PATHS)
+
+
+def api_path(api: str) -> str:
+    """The path (below a route) where the server takes requests of `api`."""
+    return next(path for path, served in _API_PATHS.items() if served == api)
+
+
 _MAX_BODY = 64 * 1024 * 1024
 
 
@@ -130,7 +138,7 @@ class Route:
             return f"{root}/v1"
         if api == ANTHROPIC:
             return root
-        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(APIS)}")
+        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(SERVED_APIS)}")
 
     @property
     def closed(self) -> bool:

@@ -16,7 +16,7 @@ from pytest_skill_eval.modelserver.sse import (
     count,
     json_object,
 )
-from pytest_skill_eval.modelserver.wire import ANTHROPIC, APIS, OPENAI, OPENAI_RESPONSES
+from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES, SERVED_APIS
 
 __all__ = [
     "NO_USAGE",
@@ -230,7 +230,7 @@ def stream_parser(api: str) -> StreamParser:
         return AnthropicStreamParser()
     if api == OPENAI_RESPONSES:
         return ResponsesStreamParser()
-    raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(APIS)}")
+    raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(SERVED_APIS)}")
 
 
 def parse_stream(api: str, data: bytes) -> ParsedStream:

@@ -19,7 +19,9 @@ from pytest_skill_eval.modelserver.sse import compact_json, halves, pieces, sse_
 OPENAI = "openai-completions"
 ANTHROPIC = "anthropic-messages"
 OPENAI_RESPONSES = RESPONSES
-APIS: tuple[str, ...] = (OPENAI, ANTHROPIC, OPENAI_RESPONSES)
+# The formats Pi and Claude Code are configured with; Codex adds the Responses API.
+APIS: tuple[str, ...] = (OPENAI, ANTHROPIC)
+SERVED_APIS: tuple[str, ...] = (*APIS, OPENAI_RESPONSES)
 
 _OPENAI_FINISH = {"stop": "stop", "tool_use": "tool_calls", "length": "length", "error": "error"}
 _ANTHROPIC_STOP = {"stop": "end_turn", "tool_use": "tool_use", "length": "max_tokens"}
@@ -85,7 +87,7 @@ def render_stream(
             )
         )
     else:
-        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(APIS)}")
+        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(SERVED_APIS)}")
     headers = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))
     return WireReply(status=200, headers=headers, chunks=chunks)
 
