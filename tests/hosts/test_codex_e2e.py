@@ -250,3 +250,26 @@ def test_body_delivers_the_target_on_turn_one_and_writes_and_edits(
     # Codex has no read tool: the check says why it has no observation instead of failing.
     assert checks["read-tool"]["state"] == "unavailable"
     assert "no read tool" in checks["read-tool"]["observed"]["reason"]
+
+
+def test_a_model_error_fails_the_turn_once_without_retries(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    group = Group(
+        id="broken",
+        type="description",
+        turns=["Hello."],
+        tools=["read"],
+        runtime=codex_runtime(),
+        candidate=variant([skill(root, "changelog-keeper")], 0),
+        scripts={"candidate": [{"error": {"status": 400, "message": "model refused the request"}}]},
+    )
+    suite = build(root, [group])
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    assert result.ret == 1, result.stdout.str()
+    run = run_record(root, "broken@codex", "candidate")
+    assert run["state"] != "complete"
+    assert "model refused the request" in json.dumps(run["process"]) + json.dumps(run["error"])
+    # The provider is configured never to retry: one request, one scripted answer consumed.
+    assert len(model_requests(result_dir(root) / "groups/broken@codex/candidate")) == 1
