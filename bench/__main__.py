@@ -1,11 +1,11 @@
-"""Run the benchmarks: `python -m bench [overhead|parallel|materialise|memory|merge ...]`."""
+"""Run the benchmarks: `python -m bench [NAME ...]` (overhead, codex-overhead, parallel, …)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 
-from bench import materialise, memory, merge, overhead, parallel
+from bench import codex_overhead, materialise, memory, merge, overhead, parallel
 
 BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "overhead": overhead.main,
@@ -13,6 +13,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "materialise": materialise.main,
     "memory": memory.main,
     "merge": merge.main,
+    "codex-overhead": codex_overhead.main,
 }
 
 

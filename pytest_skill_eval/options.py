@@ -15,6 +15,7 @@ import pytest
 from _pytest.config.findpaths import determine_setup
 
 from .errors import SkillEvalError
+from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
 from .providers import RECORD_MODES
 
@@ -66,6 +67,14 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         {
             "help": "the Claude Code binary (default: claude on PATH, else "
             "node_modules/.bin/claude under the root or this package)"
+        },
+    ),
+    (
+        "codex",
+        "PATH",
+        {
+            "help": "the Codex binary (default: codex on PATH, else "
+            "node_modules/.bin/codex under the root or this package)"
         },
     ),
     (
@@ -156,7 +165,21 @@ def add_options(parser: pytest.Parser) -> None:
         default=[],
         metavar="NAME",
         help="run every selected group on this host instead of its declared runtime.host; "
-        "repeatable (pi, claude-code)",
+        "repeatable (pi, claude-code, codex)",
+    )
+    group.addoption(
+        "--skill-eval-codex-unconfined-reads",
+        action="store_true",
+        default=None,
+        help="where bubblewrap cannot confine Codex's reads to the workspace and declared "
+        "resources, run Codex groups anyway (its shell can read any file you can); recorded "
+        "in evidence",
+    )
+    parser.addini(
+        "skill_eval_codex_unconfined_reads",
+        "run Codex groups with unconfined reads (true/false)",
+        type="bool",
+        default=False,
     )
     parser.addini(
         "skill_eval_hosts",
@@ -239,6 +262,7 @@ class Settings:
     max_cost: float | None
     pi: str | None
     claude: str | None
+    codex: str | None
     pi_auth: Path | None
     pi_models: Path | None
     upstream_url: str | None
@@ -249,6 +273,12 @@ class Settings:
     hosts: tuple[str, ...] = ()
     # `--skill-eval-trials auto`: trials stop once the sequential test resolves every comparison.
     adaptive: bool = False
+    codex_unconfined_reads: bool = False
+
+    def host_options(self, host: str) -> HostOptions:
+        """What the invocation says about `host`'s binary and what it accepts."""
+        binary = {"claude-code": self.claude, "codex": self.codex}.get(host)
+        return HostOptions(binary=binary, unconfined_reads=self.codex_unconfined_reads)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -337,6 +367,11 @@ class Settings:
             max_cost=max_cost,
             pi=_option(config, "pi"),
             claude=_option(config, "claude"),
+            codex=_option(config, "codex"),
+            codex_unconfined_reads=bool(
+                config.getoption("--skill-eval-codex-unconfined-reads")
+                or config.getini("skill_eval_codex_unconfined_reads")
+            ),
             pi_auth=_path(resolved["pi_auth"]),
             pi_models=_path(resolved["pi_models"]),
             upstream_url=config.getini("skill_eval_upstream_url") or None,

@@ -93,7 +93,7 @@ class SkillEvalSession:
         """The checked binary of `host` (checked once per process; Pi's may be handed over)."""
         with self._pi_lock:
             if host != "pi":
-                return checked_binary(host, self.settings.claude, self.settings.root)
+                return checked_binary(host, self.settings.host_options(host), self.settings.root)
             if self.checked_pi is None:
                 self.checked_pi = check_pi(locate_pi(self.settings.pi, self.settings.root))
             return self.checked_pi

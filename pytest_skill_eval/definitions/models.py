@@ -145,7 +145,7 @@ class Environment(DefinitionModel):
 class Runtime(DefinitionModel):
     """The host profile shared by both variants."""
 
-    host: Literal["pi", "claude-code"]
+    host: Literal["pi", "claude-code", "codex"]
     prompt: Literal["isolated", "host"] = "isolated"
     session: Boolean
     extensions: tuple[ExtensionBundle, ...]
@@ -286,18 +286,19 @@ class Group(DefinitionModel):
         return self
 
     def _check_host(self) -> None:
-        """What Claude Code cannot run yet is refused at collection, not at run time."""
+        """What a host other than Pi cannot run yet is refused at collection, not at run time."""
         runtime = self.effective_runtime
-        if runtime.host != "claude-code":
+        if runtime.host == "pi":
             return
         if runtime.extensions:
             raise rule_error(
-                "runtime extension bundles are Pi's; runtime.host claude-code cannot load them",
+                f"runtime extension bundles are Pi's; runtime.host {runtime.host} cannot load them",
                 ("runtime", "extensions"),
             )
         if self.commands is not None:
             raise rule_error(
-                "declared commands (run_command) are not offered on runtime.host claude-code yet",
+                f"declared commands (run_command) are not offered on runtime.host {runtime.host} "
+                "yet",
                 ("commands",),
             )
 

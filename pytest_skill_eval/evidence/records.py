@@ -48,6 +48,8 @@ class RunRecord(TypedDict):
     prompts: list[str]
     turns: list[dict[str, Any]]
     successfulReadPaths: list[str]
+    # Declared tools whose calls this host cannot show, each with the reason.
+    unobservableTools: NotRequired[dict[str, str]]
     activation: Activation
     response: str
     usage: dict[str, Any] | None

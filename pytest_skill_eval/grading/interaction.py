@@ -70,6 +70,10 @@ def grade_tool_call(expectation: ToolCallExpectation, ctx: Context) -> Check:
     }
     if not ctx.complete:
         return unavailable(expectation, expected)
+    unseen = ctx.run.get("unobservableTools")
+    if isinstance(unseen, Mapping) and isinstance(unseen.get(tool), str):
+        # The host cannot show calls of this tool: no observation, never a guessed fail.
+        return {**unavailable(expectation, expected), "observed": {"reason": unseen[tool]}}
     if turn is None:
         records = run_turns(ctx.run)
     else:

@@ -1,11 +1,14 @@
 """Subject hosts: the coding agents the evaluator runs, behind one seam (`hosts.base.Host`).
 
 Each host is a subpackage (`hosts/pi/`, …) with a `Host` implementation; `host_for` maps a
-definition's `runtime.host` to it.
+definition's `runtime.host` to it, and `checked_binary` finds and checks the binary of a host
+other than Pi (Pi's is checked by the session, which may hand it to its workers).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .base import Executable, Host
@@ -15,27 +18,58 @@ class UnknownHostError(LookupError):
     """A `runtime.host` no host implementation answers to."""
 
 
-def host_for(name: str) -> Host:
-    """The host implementation for `runtime.host` `name`."""
+@dataclass(frozen=True, slots=True)
+class HostOptions:
+    """What the invocation says about a host's binary and what it accepts on this machine."""
+
+    binary: str | None = None  # --skill-eval-<host> PATH
+    unconfined_reads: bool = False  # --skill-eval-codex-unconfined-reads
+
+
+def _hosts() -> dict[str, type[Host]]:
     # Imported here so that `hosts.process` and `hosts.observation` stay cheap to import.
     from .claude_code.host import ClaudeCodeHost
+    from .codex.host import CodexHost
     from .pi.host import PiHost
 
-    hosts: dict[str, type[Host]] = {PiHost.name: PiHost, ClaudeCodeHost.name: ClaudeCodeHost}
+    return {PiHost.name: PiHost, ClaudeCodeHost.name: ClaudeCodeHost, CodexHost.name: CodexHost}
+
+
+def host_for(name: str) -> Host:
+    """The host implementation for `runtime.host` `name`."""
+    hosts = _hosts()
     if name not in hosts:
         raise UnknownHostError(f"unknown runtime.host {name!r}; known: {', '.join(sorted(hosts))}")
     return hosts[name]()
 
 
+def _claude_code(options: HostOptions, root: Path) -> Executable:
+    from .claude_code.binary import check_claude, locate_claude
+
+    return check_claude(locate_claude(options.binary, root))
+
+
+def _codex(options: HostOptions, root: Path) -> Executable:
+    from .codex.binary import check_codex, check_machine, locate_codex
+
+    binary = check_codex(locate_codex(options.binary, root))
+    check_machine(options.unconfined_reads, confined=binary.bwrap is not None)
+    return binary
+
+
+# The binary check of each host other than Pi: located, version-checked, machine-checked.
+BINARY_CHECKS: dict[str, Callable[[HostOptions, Path], Executable]] = {
+    "claude-code": _claude_code,
+    "codex": _codex,
+}
 _CHECKED: dict[str, Executable] = {}
 
 
-def checked_binary(name: str, explicit: str | None, root: Path) -> Executable:
+def checked_binary(name: str, options: HostOptions, root: Path) -> Executable:
     """The located, version-checked binary of a host other than Pi, once per process."""
     if name not in _CHECKED:
-        from .claude_code.binary import check_claude, locate_claude
-
-        if name != "claude-code":
+        check = BINARY_CHECKS.get(name)
+        if check is None:
             raise UnknownHostError(f"no binary is known for runtime.host {name!r}")
-        _CHECKED[name] = check_claude(locate_claude(explicit, root))
+        _CHECKED[name] = check(options, root)
     return _CHECKED[name]

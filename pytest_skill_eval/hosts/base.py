@@ -213,6 +213,16 @@ def launch_process(
     return argv, env, process
 
 
+def host_record(host: Host, binary: Executable) -> dict[str, Any]:
+    """The run record's entry for the host: its binary and, for a host whose configuration
+    decides what is enforced (Codex's sandbox), what it enforced."""
+    record: dict[str, Any] = {"version": binary.version, "command": str(binary.path)}
+    enforced = getattr(host, "enforced", None)
+    if isinstance(enforced, dict):
+        record["enforced"] = enforced
+    return record
+
+
 # Modes whose cost is priced like a real model but never paid: shown as simulated.
 SIMULATED_MODES = ("scripted", "replay")
 

@@ -34,6 +34,7 @@ from .base import (
     Home,
     Host,
     Launch,
+    host_record,
     isolated_home,
     launch_process,
     spend_record,
@@ -375,7 +376,7 @@ def _record(
             "cassette": endpoint.cassette,
             "sha256": endpoint.cassette_sha256,
         },
-        facts.host.record_key: {"version": facts.binary.version, "command": str(facts.binary.path)},
+        facts.host.record_key: host_record(facts.host, facts.binary),
         "environment": {
             "names": sorted(env),
             "literal": dict(runtime.environment.literal),
@@ -383,6 +384,7 @@ def _record(
         },
         "turns": turn_records,
         "successfulReadPaths": list(all_reads),
+        "unobservableTools": dict(getattr(facts.host, "unobservable_tools", {})),
         "activation": {
             "targetRead": bool(read_turns),
             "firstReadTurn": read_turns[0] if read_turns else None,

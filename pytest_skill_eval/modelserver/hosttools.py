@@ -4,7 +4,9 @@ A script speaks Pi's neutral vocabulary (`read {path}`, `write {path, content}`,
 edits|oldText/newText}`) plus `skill {name}`, a neutral way to activate a skill. When the request
 comes from Claude Code (it offers `Read`/`Write`/`Edit`/`Skill`, not `read`), each call is
 rendered as Claude Code's tool and argument names; on Pi, `skill` becomes a `read` of that skill's
-SKILL.md. Any other call (a host-native one) passes through unchanged.
+SKILL.md. Codex (it offers `exec_command` and `apply_patch`) has no file tools: reads become a
+shell `cat`, writes and edits one `apply_patch` (see `codextools`). Any other call (a host-native
+one) passes through unchanged.
 """
 
 from __future__ import annotations
@@ -15,11 +17,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .codextools import codex_call
 from .script import ScriptedResponse, ToolCall
 
 CLAUDE_CODE = "claude-code"
+CODEX = "codex"
 PI = "pi"
+HOSTS = (PI, CLAUDE_CODE, CODEX)
 _CLAUDE_TOOLS = ("Read", "Write", "Edit", "Skill")
+_CODEX_TOOLS = ("exec_command", "apply_patch")
 
 
 def offered_tools(body: Mapping[str, Any]) -> set[str]:
@@ -37,10 +43,14 @@ def offered_tools(body: Mapping[str, Any]) -> set[str]:
 
 
 def requesting_host(body: Mapping[str, Any]) -> str:
-    """Which tool vocabulary the request speaks: Claude Code's, or Pi's (the neutral one)."""
+    """Which tool vocabulary the request speaks: Claude Code's, Codex's, or Pi's (neutral)."""
     offered = offered_tools(body)
-    if offered & set(_CLAUDE_TOOLS) and "read" not in offered:
+    if "read" in offered:
+        return PI
+    if offered & set(_CLAUDE_TOOLS):
         return CLAUDE_CODE
+    if offered & set(_CODEX_TOOLS):
+        return CODEX
     return PI
 
 
@@ -50,10 +60,16 @@ def render_for_host(
     """`response` with its neutral tool calls written in `host`'s own tools."""
     if not response.tool_calls:
         return response
+    if host not in HOSTS:
+        raise ValueError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
     calls: list[ToolCall] = []
     for call in response.tool_calls:
-        rendered = _claude_code(call) if host == CLAUDE_CODE else _pi(call, placeholders)
-        calls += rendered
+        if host == CLAUDE_CODE:
+            calls += _claude_code(call)
+        elif host == CODEX:
+            calls.append(codex_call(call, skill_file(call, placeholders)))
+        else:
+            calls += _pi(call, placeholders)
     if len(calls) != len(response.tool_calls):
         # One neutral call became several: each needs its own id.
         calls = [dataclasses.replace(c, id=None) if c.id is not None else c for c in calls]
@@ -89,14 +105,21 @@ def _claude_code(call: ToolCall) -> list[ToolCall]:
 
 
 def _pi(call: ToolCall, placeholders: Mapping[str, str]) -> list[ToolCall]:
+    path = skill_file(call, placeholders)
+    if path is None:
+        return [call]
+    return [dataclasses.replace(call, name="read", arguments={"path": path})]
+
+
+def skill_file(call: ToolCall, placeholders: Mapping[str, str]) -> str | None:
+    """The snapshotted SKILL.md a neutral `skill {name}` call activates (None: not one)."""
     name = call.arguments.get("name")
     if call.name != "skill" or not isinstance(name, str):
-        return [call]
+        return None
     for key, directory in placeholders.items():
         if key.startswith("skill:") and skill_name(Path(directory)) == name:
-            path = str(Path(directory) / "SKILL.md")
-            return [dataclasses.replace(call, name="read", arguments={"path": path})]
-    return [call]
+            return str(Path(directory) / "SKILL.md")
+    return None
 
 
 def skill_name(directory: Path) -> str:

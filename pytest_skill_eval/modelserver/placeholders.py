@@ -14,6 +14,20 @@ from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 
 _PLACEHOLDER = re.compile(r"\{\{([^{}\s]+)\}\}")
 _DATE_LINE = re.compile(r"Current date: \d{4}-\d{2}-\d{2}")
+# Codex's per-run values in the text of a Responses request: the environment context of each
+# turn, and the timing and session numbers its shell reports in tool outputs.
+_RESPONSES_TEXT = (
+    (re.compile(r"<current_date>[^<]*</current_date>"), "<current_date>{{date}}</current_date>"),
+    (re.compile(r"<timezone>[^<]*</timezone>"), "<timezone>{{timezone}}</timezone>"),
+    (re.compile(r"<cwd>[^<]*</cwd>"), "<cwd>{{cwd}}</cwd>"),
+)
+_TOOL_OUTPUT_TEXT = (
+    (re.compile(r"Chunk ID: \w+"), "Chunk ID: {{chunk_id}}"),
+    (re.compile(r"Wall time: [\d.]+ seconds"), "Wall time: {{wall_time}} seconds"),
+    (re.compile(r"session ID \d+"), "session ID {{session_id}}"),
+    (re.compile(r'"duration_seconds": ?[\d.]+'), '"duration_seconds":"{{wall_time}}"'),
+)
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
 def fill_text(text: str, placeholders: Mapping[str, str]) -> str:
@@ -90,9 +104,55 @@ def normalise_request(body: Mapping[str, Any], placeholders: Mapping[str, str]) 
 
     Anthropic thinking-block signatures become `{{signature}}`: they are opaque per answer, so a
     replayed answer (which cannot carry the provider's signature) must hash like the recording.
+    A Responses request (it has `input` items) also loses its per-run values; see
+    `normalise_responses`.
     """
     text = normaliser(placeholders)
-    return {k: _walk(v, text, signatures=True) for k, v in body.items()}
+    normal = {k: _walk(v, text, signatures=True) for k, v in body.items()}
+    if isinstance(normal.get("input"), list) and "messages" not in normal:
+        normal = normalise_responses(normal)
+    return normal
+
+
+def normalise_responses(body: dict[str, Any]) -> dict[str, Any]:
+    """A Responses request with Codex's per-run values replaced by placeholders.
+
+    The thread id (`prompt_cache_key`), every `client_metadata` value (session, thread, turn and
+    window ids, installation id, turn start time), every input item's `id`, the date, timezone
+    and cwd of `<environment_context>`, and the chunk ids, wall times and session numbers of
+    tool outputs. Reasoning items are left out whole: their ids and encrypted content are opaque
+    per answer, and a replayed answer cannot carry what the provider encrypted. Headers are not
+    part of the hash.
+    """
+    normal = dict(body)
+    if isinstance(normal.get("prompt_cache_key"), str):
+        normal["prompt_cache_key"] = "{{prompt_cache_key}}"
+    metadata = normal.get("client_metadata")
+    if isinstance(metadata, dict):
+        normal["client_metadata"] = dict.fromkeys(metadata, "{{client_metadata}}")
+    items = []
+    for item in normal["input"]:
+        if not isinstance(item, dict):
+            items.append(item)
+            continue
+        if item.get("type") == "reasoning":
+            continue
+        item = dict(item)
+        if isinstance(item.get("id"), str):
+            item["id"] = "{{item_id}}"
+        rules = _TOOL_OUTPUT_TEXT if item.get("type") in _TOOL_OUTPUTS else _RESPONSES_TEXT
+        items.append(_walk(item, _substitute(rules), signatures=False))
+    normal["input"] = items
+    return normal
+
+
+def _substitute(rules: tuple[tuple[re.Pattern[str], str], ...]) -> Callable[[str], str]:
+    def text(value: str) -> str:
+        for pattern, replacement in rules:
+            value = pattern.sub(_constant(replacement), value)
+        return value
+
+    return text
 
 
 def normalise_response(
@@ -127,35 +187,6 @@ def _walk(value: Any, text: Callable[[str], str], *, signatures: bool) -> Any:
             walked["signature"] = "{{signature}}"
         return walked
     return value
-
-
-def request_excerpt(body: Mapping[str, Any], limit: int = 200) -> str | None:
-    """The first `limit` characters of the last user or tool message of a request body."""
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return None
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") in ("user", "tool"):
-            return _content_text(message.get("content"))[:limit]
-    return None
-
-
-def _content_text(content: Any) -> str:
-    # Both wire formats: a string, or parts with `text` (and Anthropic tool results' `content`).
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts: list[str] = []
-        for part in content:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict):
-                if isinstance(part.get("text"), str):
-                    texts.append(part["text"])
-                elif "content" in part:
-                    texts.append(_content_text(part["content"]))
-        return "\n".join(t for t in texts if t)
-    return ""
 
 
 def request_diff(

@@ -1,4 +1,4 @@
-"""Recording routes: forward Pi's model requests to the real provider and write a cassette."""
+"""Recording routes: forward a host's model requests to the real provider, write a cassette."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ import yaml
 
 from pytest_skill_eval.evidence.redact import Redactor as EvidenceRedactor
 from pytest_skill_eval.evidence.store import atomic_write
+from pytest_skill_eval.modelserver.bodies import request_excerpt
 from pytest_skill_eval.modelserver.cassette import cassette_text, interaction_data
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
     normalise_response,
-    request_excerpt,
     request_sha256,
 )
 from pytest_skill_eval.modelserver.script import (
@@ -40,6 +40,7 @@ from pytest_skill_eval.modelserver.server import (
     RouteFailure,
     ScriptedModelServer,
     StreamedReply,
+    api_path,
     json_object,
 )
 from pytest_skill_eval.modelserver.streams import error_response, stream_parser
@@ -51,7 +52,7 @@ from pytest_skill_eval.modelserver.upstream import (
     outgoing_headers,
     upstream_url,
 )
-from pytest_skill_eval.modelserver.wire import OPENAI, WireReply, error_reply
+from pytest_skill_eval.modelserver.wire import WireReply, error_reply
 
 RECORD_MODES: tuple[str, ...] = ("once", "all")
 _READ_SIZE = 64 * 1024
@@ -321,7 +322,7 @@ class RecordingRoute(Route):
         if api != self.api:
             message = (
                 f"unsupported path {path}: this recording route forwards {self.api} requests "
-                f"({'/v1/chat/completions' if self.api == OPENAI else '/v1/messages'}) only"
+                f"({api_path(self.api)}) only"
             )
             return 404, RouteFailure("unsupported-path", message, None)
         if body is None:

@@ -1,4 +1,4 @@
-"""A loopback HTTP server that answers Pi's model requests from scripts, one route per subject."""
+"""A loopback HTTP server answering the hosts' model requests from scripts, a route per subject."""
 
 from __future__ import annotations
 
@@ -24,11 +24,13 @@ from pytest_skill_eval.modelserver.placeholders import (
     request_diff,
     request_sha256,
 )
+from pytest_skill_eval.modelserver.responses import custom_tools
 from pytest_skill_eval.modelserver.script import Interaction, Script
 from pytest_skill_eval.modelserver.wire import (
     ANTHROPIC,
-    APIS,
     OPENAI,
+    OPENAI_RESPONSES,
+    SERVED_APIS,
     WireReply,
     error_reply,
     render_stream,
@@ -40,12 +42,25 @@ __all__ = [
     "RouteFailure",
     "ScriptedModelServer",
     "StreamedReply",
+    "api_path",
     "normalise_request",
     "request_sha256",
 ]
 
 _ROUTE_PATH = re.compile(r"^/r/([A-Za-z0-9_-]+)(/.*)?$")
-_API_PATHS = {"/v1/chat/completions": OPENAI, "/v1/messages": ANTHROPIC}
+_API_PATHS = {
+    "/v1/chat/completions": OPENAI,
+    "/v1/messages": ANTHROPIC,
+    "/v1/responses": OPENAI_RESPONSES,
+}
+SERVED_PATHS = ", ".join(_API_PATHS)
+
+
+def api_path(api: str) -> str:
+    """The path (below a route) where the server takes requests of `api`."""
+    return next(path for path, served in _API_PATHS.items() if served == api)
+
+
 _MAX_BODY = 64 * 1024 * 1024
 
 
@@ -117,13 +132,13 @@ class Route:
         self._cursor = 0
 
     def base_url(self, api: str) -> str:
-        """The `baseUrl` Pi should use for `api` (the SDKs append their own paths)."""
+        """The `baseUrl` a host should use for `api` (the SDKs append their own paths)."""
         root = f"{self._server.base_url}/r/{self.token}"
-        if api == OPENAI:
+        if api in (OPENAI, OPENAI_RESPONSES):
             return f"{root}/v1"
         if api == ANTHROPIC:
             return root
-        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(APIS)}")
+        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(SERVED_APIS)}")
 
     @property
     def closed(self) -> bool:
@@ -225,7 +240,8 @@ class Route:
         if response.latency_ms:
             time.sleep(response.latency_ms / 1000)
         model = str(body.get("model", ""))
-        return render_stream(api, response, model=model, request_index=index)
+        custom = custom_tools(body) if api == OPENAI_RESPONSES else frozenset[str]()
+        return render_stream(api, response, model=model, request_index=index, custom_tools=custom)
 
     def _check(
         self, api: str | None, path: str, body: dict[str, Any] | None, cursor: int
@@ -235,10 +251,7 @@ class Route:
             message = f"route closed: a request to {path} arrived after the run ended"
             return 410, RouteFailure("route-closed", message, None)
         if api is None:
-            message = (
-                f"unsupported path {path}: the scripted model server serves "
-                "/v1/chat/completions and /v1/messages"
-            )
+            message = f"unsupported path {path}: the scripted model server serves {SERVED_PATHS}"
             return 404, RouteFailure("unsupported-path", message, None)
         if body is None:
             message = f"a request to {path} has no JSON object body"

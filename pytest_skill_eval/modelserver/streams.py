@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_skill_eval.modelserver.script import (
-    ErrorReply,
-    ScriptedResponse,
-    StopReason,
-    ToolCall,
-    Usage,
+from pytest_skill_eval.modelserver.responses import ResponsesStreamParser
+from pytest_skill_eval.modelserver.script import ErrorReply, ScriptedResponse, StopReason, Usage
+from pytest_skill_eval.modelserver.sse import (
+    NO_USAGE,
+    ParsedStream,
+    PendingCall,
+    SseDecoder,
+    SseEvent,
+    StreamParser,
+    count,
+    json_object,
 )
-from pytest_skill_eval.modelserver.wire import ANTHROPIC, APIS, OPENAI
+from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES, SERVED_APIS
 
-NO_USAGE = Usage(input=0, output=0, cache_read=0, cache_write=0)
+__all__ = [
+    "NO_USAGE",
+    "AnthropicStreamParser",
+    "OpenAIStreamParser",
+    "ParsedStream",
+    "ResponsesStreamParser",
+    "SseDecoder",
+    "SseEvent",
+    "StreamParser",
+    "error_message",
+    "error_response",
+    "parse_stream",
+    "stream_parser",
+]
+
 _OPENAI_STOP: dict[str, StopReason] = {
     "stop": "stop",
     "end": "stop",
@@ -35,158 +52,6 @@ _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _MESSAGE_LIMIT = 500
 
 
-@dataclass(frozen=True)
-class SseEvent:
-    """One server-sent event: its `event:` name (None when absent) and joined `data:` lines."""
-
-    event: str | None
-    data: str
-
-
-class SseDecoder:
-    """Incremental SSE decoder: feed bytes as they arrive, get complete events back."""
-
-    def __init__(self) -> None:
-        self._buffer = b""
-        self._event: str | None = None
-        self._data: list[str] = []
-
-    def feed(self, chunk: bytes) -> list[SseEvent]:
-        """Decode the complete lines in `chunk` (plus what was buffered)."""
-        self._buffer += chunk
-        events: list[SseEvent] = []
-        while True:
-            end = self._buffer.find(b"\n")
-            if end < 0:
-                return events
-            # Lines are decoded whole, so a UTF-8 character split across chunks stays intact.
-            line = self._buffer[:end].removesuffix(b"\r").decode("utf-8", "replace")
-            self._buffer = self._buffer[end + 1 :]
-            event = self._line(line)
-            if event is not None:
-                events.append(event)
-
-    def close(self) -> list[SseEvent]:
-        """Flush an unterminated last line and event at the end of the stream."""
-        events: list[SseEvent] = []
-        if self._buffer:
-            line = self._buffer.removesuffix(b"\r").decode("utf-8", "replace")
-            self._buffer = b""
-            event = self._line(line)
-            if event is not None:
-                events.append(event)
-        event = self._line("")
-        if event is not None:
-            events.append(event)
-        return events
-
-    def _line(self, line: str) -> SseEvent | None:
-        if not line:
-            if not self._data and self._event is None:
-                return None
-            event = SseEvent(self._event, "\n".join(self._data))
-            self._event, self._data = None, []
-            return event if event.data else None
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "event":
-            self._event = value
-        elif name == "data":
-            self._data.append(value)
-        return None
-
-
-@dataclass(frozen=True)
-class ParsedStream:
-    """A parsed answer: the neutral response, whether the stream ended properly, and problems
-    that keep the recording from being faithful."""
-
-    response: ScriptedResponse
-    complete: bool
-    problems: tuple[str, ...] = ()
-
-
-@dataclass
-class _Call:
-    id: str | None = None
-    name: str = ""
-    arguments: str = ""
-    initial: dict[str, Any] | None = None
-
-
-@dataclass
-class _Collector:
-    """What both parsers gather before building the neutral response."""
-
-    text: list[str] = field(default_factory=list)
-    thinking: list[str] = field(default_factory=list)
-    calls: dict[int, _Call] = field(default_factory=dict)
-    usage: Usage = NO_USAGE
-    stop: StopReason | None = None
-    events: int = 0
-    problems: list[str] = field(default_factory=list)
-
-    def build(self, complete: bool) -> ParsedStream:
-        problems = list(self.problems)
-        calls: list[ToolCall] = []
-        for position in sorted(self.calls):
-            call = self.calls[position]
-            arguments = _arguments(call, problems)
-            calls.append(ToolCall(name=call.name, arguments=arguments, id=call.id))
-        stop = self.stop
-        if stop is None:
-            if complete:
-                problems.append("the stream ended without a stop reason")
-            stop = "tool_use" if calls else "stop"
-        if not complete:
-            problems.append("the stream ended before its final event")
-        # Keep the neutral form loadable: a stop that contradicts the calls follows the calls.
-        if stop == "stop" and calls:
-            stop = "tool_use"
-        elif stop == "tool_use" and not calls:
-            stop = "stop"
-        response = ScriptedResponse(
-            text="".join(self.text) or None,
-            thinking="".join(self.thinking) or None,
-            tool_calls=tuple(calls),
-            usage=self.usage,
-            stop=stop,
-        )
-        return ParsedStream(response, complete, tuple(problems))
-
-
-class StreamParser:
-    """Incremental parser of one streamed answer; `done` once its final event was seen."""
-
-    api: str = ""
-
-    def __init__(self) -> None:
-        self._decoder = SseDecoder()
-        self._state = _Collector()
-        self.done = False
-
-    def feed(self, chunk: bytes) -> None:
-        """Parse the complete events in `chunk`."""
-        for event in self._decoder.feed(chunk):
-            self._event(event)
-
-    def finish(self) -> ParsedStream:
-        """The neutral response of everything fed so far."""
-        for event in self._decoder.close():
-            self._event(event)
-        if not self._state.events:
-            self._state.problems.append("the answer held no server-sent events")
-        return self._state.build(self._complete())
-
-    def _complete(self) -> bool:
-        return self.done
-
-    def _event(self, event: SseEvent) -> None:
-        raise NotImplementedError
-
-
 class OpenAIStreamParser(StreamParser):
     """OpenAI chat-completions chunks: content, reasoning, tool-call fragments, usage, [DONE]."""
 
@@ -202,7 +67,7 @@ class OpenAIStreamParser(StreamParser):
         if event.data.strip() == "[DONE]":
             self.done = True
             return
-        chunk = _json_object(event.data)
+        chunk = json_object(event.data)
         if chunk is None:
             state.problems.append(f"an event is not a JSON object: {event.data[:80]!r}")
             return
@@ -241,7 +106,7 @@ class OpenAIStreamParser(StreamParser):
         calls = self._state.calls
         index = part.get("index")
         key = index if isinstance(index, int) and not isinstance(index, bool) else position
-        call = calls.setdefault(key, _Call())
+        call = calls.setdefault(key, PendingCall())
         if isinstance(part.get("id"), str) and part["id"] and call.id is None:
             call.id = part["id"]
         function = part.get("function")
@@ -267,7 +132,7 @@ class AnthropicStreamParser(StreamParser):
     def _event(self, event: SseEvent) -> None:
         state = self._state
         state.events += 1
-        data = _json_object(event.data)
+        data = json_object(event.data)
         if data is None:
             state.problems.append(f"an event is not a JSON object: {event.data[:80]!r}")
             return
@@ -349,7 +214,7 @@ class AnthropicStreamParser(StreamParser):
             elif block["type"] == "thinking":
                 state.thinking.append(block["text"])
             elif block["type"] == "tool_use":
-                state.calls[position] = _Call(
+                state.calls[position] = PendingCall(
                     id=block.get("id"),
                     name=block.get("name") or "",
                     arguments=block["json"],
@@ -363,7 +228,9 @@ def stream_parser(api: str) -> StreamParser:
         return OpenAIStreamParser()
     if api == ANTHROPIC:
         return AnthropicStreamParser()
-    raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(APIS)}")
+    if api == OPENAI_RESPONSES:
+        return ResponsesStreamParser()
+    raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(SERVED_APIS)}")
 
 
 def parse_stream(api: str, data: bytes) -> ParsedStream:
@@ -381,7 +248,7 @@ def error_response(status: int, body: bytes) -> ScriptedResponse:
 def error_message(status: int, body: bytes) -> str:
     """The message of an error body in either wire format, else its text (never empty)."""
     text = body.decode("utf-8", "replace").strip()
-    data = _json_object(text)
+    data = json_object(text)
     if data is not None:
         error = data.get("error")
         for candidate in (
@@ -397,36 +264,20 @@ def error_message(status: int, body: bytes) -> str:
     return text or f"HTTP {status}"
 
 
-def _arguments(call: _Call, problems: list[str]) -> dict[str, Any]:
-    if not call.arguments.strip():
-        return dict(call.initial or {})
-    try:
-        value = json.loads(call.arguments)
-    except json.JSONDecodeError:
-        value = None
-    if isinstance(value, dict):
-        return value
-    problems.append(
-        f"tool call {call.name or '?'} has arguments that are not a JSON object: "
-        f"{call.arguments[:80]!r}"
-    )
-    return {}
-
-
 def _openai_usage(raw: dict[str, Any]) -> Usage:
     # The inverse of what wire.openai_chunks renders, following pi-ai's parseChunkUsage.
-    prompt = _count(raw.get("prompt_tokens"))
+    prompt = count(raw.get("prompt_tokens"))
     details = raw.get("prompt_tokens_details")
     details = details if isinstance(details, dict) else {}
     cached_raw = details.get("cached_tokens")
     if cached_raw is None:
         cached_raw = raw.get("prompt_cache_hit_tokens")
-    cached = _count(cached_raw)
-    write = _count(details.get("cache_write_tokens"))
+    cached = count(cached_raw)
+    write = count(details.get("cache_write_tokens"))
     read = max(0, cached - write) if write > 0 else cached
     return Usage(
         input=max(0, prompt - read - write),
-        output=_count(raw.get("completion_tokens")),
+        output=count(raw.get("completion_tokens")),
         cache_read=read,
         cache_write=write,
     )
@@ -436,7 +287,7 @@ def _anthropic_usage(raw: dict[str, Any], base: Usage) -> Usage:
     # message_delta repeats or updates message_start's numbers; absent ones are kept.
     def pick(key: str, old: int) -> int:
         value = raw.get(key)
-        return old if value is None else _count(value)
+        return old if value is None else count(value)
 
     return Usage(
         input=pick("input_tokens", base.input),
@@ -444,17 +295,3 @@ def _anthropic_usage(raw: dict[str, Any], base: Usage) -> Usage:
         cache_read=pick("cache_read_input_tokens", base.cache_read),
         cache_write=pick("cache_creation_input_tokens", base.cache_write),
     )
-
-
-def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return max(0, int(value))
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None

@@ -12,15 +12,20 @@ from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from pytest_skill_eval.errors import ModelProviderError
-from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI
+from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
 
-RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC)
-# What each api appends to its provider's baseUrl, as Pi's SDKs do.
-UPSTREAM_PATHS = {OPENAI: "/chat/completions", ANTHROPIC: "/v1/messages"}
+RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC, OPENAI_RESPONSES)
+# What each api appends to its provider's baseUrl, as the hosts' SDKs do.
+UPSTREAM_PATHS = {
+    OPENAI: "/chat/completions",
+    ANTHROPIC: "/v1/messages",
+    OPENAI_RESPONSES: "/responses",
+}
 ANTHROPIC_VERSION = "2023-06-01"
 REDACTED = "[redacted]"
-# Pi's own headers that describe the request rather than the caller; auth never passes through.
-_FORWARDED = ("anthropic-version", "anthropic-beta", "user-agent")
+# The host's own headers that describe the request rather than the caller; auth never passes
+# through, nor do Codex's per-run session, thread and turn headers.
+_FORWARDED = ("anthropic-version", "anthropic-beta", "openai-beta", "user-agent")
 _MIN_SECRET = 6
 # CA bundle variables, in the order that wins: OpenSSL's own, then the requests and curl ones.
 CA_BUNDLE_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
@@ -35,7 +40,7 @@ def check_recordable(api: str) -> None:
     if api not in RECORDABLE_APIS:
         raise RecordError(
             f"cannot record model traffic of api {api!r}: recording supports "
-            f"{' and '.join(RECORDABLE_APIS)}; declare a model whose provider uses one of them, "
+            f"{', '.join(RECORDABLE_APIS)}; declare a model whose provider uses one of them, "
             "or write the cassette by hand"
         )
 
@@ -43,7 +48,7 @@ def check_recordable(api: str) -> None:
 def auth_headers(api: str, api_key: str) -> dict[str, str]:
     """The upstream auth headers a provider of `api` expects for `api_key`."""
     check_recordable(api)
-    if api == OPENAI:
+    if api in (OPENAI, OPENAI_RESPONSES):
         return {"Authorization": f"Bearer {api_key}"}
     return {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
 

@@ -1,21 +1,27 @@
-"""Render neutral scripted responses into the streaming wire formats Pi 0.73.1 accepts."""
+"""Render neutral scripted responses into the streaming wire formats the hosts accept.
+
+Chat completions and Anthropic messages as Pi 0.73.1 and Claude Code take them; the OpenAI
+Responses API (Codex) is rendered by `responses`.
+"""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_skill_eval.modelserver.responses import RESPONSES, responses_chunks
 from pytest_skill_eval.modelserver.script import ScriptedResponse
+from pytest_skill_eval.modelserver.sse import compact_json, halves, pieces, sse_data, sse_event
 
 OPENAI = "openai-completions"
 ANTHROPIC = "anthropic-messages"
+OPENAI_RESPONSES = RESPONSES
+# The formats Pi and Claude Code are configured with; Codex adds the Responses API.
 APIS: tuple[str, ...] = (OPENAI, ANTHROPIC)
-
-# Text and argument deltas are cut into pieces so Pi's streaming parsers see real deltas.
-_PIECE = 64
+SERVED_APIS: tuple[str, ...] = (*APIS, OPENAI_RESPONSES)
 
 _OPENAI_FINISH = {"stop": "stop", "tool_use": "tool_calls", "length": "length", "error": "error"}
 _ANTHROPIC_STOP = {"stop": "end_turn", "tool_use": "tool_use", "length": "max_tokens"}
@@ -47,23 +53,48 @@ class WireReply:
 
 
 def render_stream(
-    api: str, response: ScriptedResponse, *, model: str, request_index: int
+    api: str,
+    response: ScriptedResponse,
+    *,
+    model: str,
+    request_index: int,
+    custom_tools: Collection[str] = (),
 ) -> WireReply:
-    """Render a response (already placeholder-filled) for `api`; an error reply becomes JSON."""
+    """Render a response (already placeholder-filled) for `api`; an error reply becomes JSON.
+
+    `custom_tools` names the freeform tools the request offers (Responses only): a call to one
+    of them is rendered as a custom tool call carrying its `input` text.
+    """
     if response.error is not None:
         return error_reply(api, response.error.status, response.error.message)
     if api == OPENAI:
         chunks = tuple(openai_chunks(response, model=model, request_index=request_index))
     elif api == ANTHROPIC:
         chunks = tuple(anthropic_chunks(response, model=model, request_index=request_index))
+    elif api == OPENAI_RESPONSES:
+        ids = [
+            call.id or tool_call_id(api, request_index, i)
+            for i, call in enumerate(response.tool_calls)
+        ]
+        chunks = tuple(
+            responses_chunks(
+                response,
+                model=model,
+                request_index=request_index,
+                call_ids=ids,
+                error_message=STREAM_ERROR_MESSAGE,
+                custom=custom_tools,
+            )
+        )
     else:
-        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(APIS)}")
+        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(SERVED_APIS)}")
     headers = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))
     return WireReply(status=200, headers=headers, chunks=chunks)
 
 
 def error_reply(api: str, status: int, message: str) -> WireReply:
-    """An HTTP error with the JSON error body of `api` (OpenAI shape for unknown apis)."""
+    """An HTTP error with the JSON error body of `api` (OpenAI's shape, which the Responses API
+    shares, for every api but Anthropic's)."""
     body: dict[str, Any]
     if api == ANTHROPIC:
         kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
@@ -96,15 +127,15 @@ def openai_chunks(response: ScriptedResponse, *, model: str, request_index: int)
             "choices": choices,
             **extra,
         }
-        return _sse_data(payload)
+        return sse_data(payload)
 
     def delta(content: dict[str, Any]) -> bytes:
         return chunk([{"index": 0, "delta": content, "finish_reason": None}])
 
     yield delta({"role": "assistant", "content": ""})
-    for piece in _pieces(response.thinking or ""):
+    for piece in pieces(response.thinking or ""):
         yield delta({"reasoning_content": piece})
-    for piece in _pieces(response.text or ""):
+    for piece in pieces(response.text or ""):
         yield delta({"content": piece})
     for i, call in enumerate(response.tool_calls):
         call_id = call.id or tool_call_id(OPENAI, request_index, i)
@@ -120,7 +151,7 @@ def openai_chunks(response: ScriptedResponse, *, model: str, request_index: int)
                 ]
             }
         )
-        for piece in _halves(_json(call.arguments)):
+        for piece in halves(compact_json(call.arguments)):
             yield delta({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     finish = _OPENAI_FINISH[response.stop]
     yield chunk([{"index": 0, "delta": {}, "finish_reason": finish}])
@@ -148,7 +179,7 @@ def anthropic_chunks(
 ) -> Iterator[bytes]:
     """Anthropic messages SSE: message_start, content blocks, message_delta, message_stop."""
     usage = response.usage
-    yield _sse_event(
+    yield sse_event(
         "message_start",
         {
             "type": "message_start",
@@ -174,7 +205,7 @@ def anthropic_chunks(
         yield from _anthropic_block(
             index,
             {"type": "thinking", "thinking": "", "signature": ""},
-            [{"type": "thinking_delta", "thinking": p} for p in _pieces(response.thinking)]
+            [{"type": "thinking_delta", "thinking": p} for p in pieces(response.thinking)]
             + [{"type": "signature_delta", "signature": f"scripted-signature-{request_index}"}],
         )
         index += 1
@@ -182,7 +213,7 @@ def anthropic_chunks(
         yield from _anthropic_block(
             index,
             {"type": "text", "text": ""},
-            [{"type": "text_delta", "text": p} for p in _pieces(response.text)],
+            [{"type": "text_delta", "text": p} for p in pieces(response.text)],
         )
         index += 1
     for i, call in enumerate(response.tool_calls):
@@ -192,18 +223,18 @@ def anthropic_chunks(
             {"type": "tool_use", "id": call_id, "name": call.name, "input": {}},
             [
                 {"type": "input_json_delta", "partial_json": p}
-                for p in _halves(_json(call.arguments))
+                for p in halves(compact_json(call.arguments))
             ],
         )
         index += 1
     if response.stop == "error":
         # A stream that breaks after its content; the SDK turns this event into an error.
-        yield _sse_event(
+        yield sse_event(
             "error",
             {"type": "error", "error": {"type": "api_error", "message": STREAM_ERROR_MESSAGE}},
         )
         return
-    yield _sse_event(
+    yield sse_event(
         "message_delta",
         {
             "type": "message_delta",
@@ -216,40 +247,18 @@ def anthropic_chunks(
             },
         },
     )
-    yield _sse_event("message_stop", {"type": "message_stop"})
+    yield sse_event("message_stop", {"type": "message_stop"})
 
 
 def _anthropic_block(
     index: int, start: dict[str, Any], deltas: list[dict[str, Any]]
 ) -> Iterator[bytes]:
-    yield _sse_event(
+    yield sse_event(
         "content_block_start",
         {"type": "content_block_start", "index": index, "content_block": start},
     )
     for item in deltas:
-        yield _sse_event(
+        yield sse_event(
             "content_block_delta", {"type": "content_block_delta", "index": index, "delta": item}
         )
-    yield _sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
-
-
-def _sse_data(payload: dict[str, Any]) -> bytes:
-    return b"data: " + _json(payload).encode("utf-8") + b"\n\n"
-
-
-def _sse_event(event: str, payload: dict[str, Any]) -> bytes:
-    return f"event: {event}\n".encode() + _sse_data(payload)
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _pieces(text: str) -> list[str]:
-    return [text[i : i + _PIECE] for i in range(0, len(text), _PIECE)]
-
-
-def _halves(text: str) -> list[str]:
-    # Two fragments, as real providers split arguments; Pi must join them.
-    mid = len(text) // 2
-    return [part for part in (text[:mid], text[mid:]) if part]
+    yield sse_event("content_block_stop", {"type": "content_block_stop", "index": index})

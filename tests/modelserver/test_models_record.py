@@ -769,7 +769,7 @@ def test_missing_cassette_fails_naming_the_file(
 # --- refusals, errors, secrets ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("api", ["openai-responses", "google-generative-ai", "bedrock"])
+@pytest.mark.parametrize("api", ["google-generative-ai", "bedrock"])
 def test_other_api_kinds_are_refused_by_name(
     model_server: ScriptedModelServer, tmp_path: Path, api: str
 ) -> None:
@@ -780,7 +780,9 @@ def test_other_api_kinds_are_refused_by_name(
             upstream_base_url="https://provider.invalid",
             cassette_path=tmp_path / "c.yaml",
         )
-    with pytest.raises(RecordError, match="supports openai-completions and anthropic-messages"):
+    with pytest.raises(
+        RecordError, match="supports openai-completions, anthropic-messages, openai-responses"
+    ):
         auth_headers(api, CANARY)
 
 

@@ -399,7 +399,7 @@ def test_unknown_token_is_500_and_a_stray_failure() -> None:
 
 def test_unsupported_path_is_404_and_a_failure(model_server: ScriptedModelServer) -> None:
     route = model_server.open_route(script({"text": "a"}), source=None, placeholders={})
-    reply = post(f"{model_server.base_url}/r/{route.token}/v1/responses", BODY)
+    reply = post(f"{model_server.base_url}/r/{route.token}/v1/embeddings", BODY)
     assert reply.status == 404
     assert [f.reason for f in route.failures] == ["unsupported-path"]
     # The failed request consumed nothing.

@@ -107,3 +107,66 @@ def _handler(upstream: FakeUpstream) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
 
     return Handler
+
+
+def responses_sse(
+    *, text: str | None = None, call: tuple[str, str, str] | None = None, model: str = "gpt-5.5"
+) -> bytes:
+    """A Responses API answer as OpenAI streams it: a message, or one `(name, arguments JSON,
+    call_id)` function call, with deltas, the done item and `response.completed` with usage."""
+    __tracebackhide__ = True
+    head = {"id": "resp_up_1", "object": "response", "created_at": 1796110712, "model": model}
+    item: dict[str, Any]
+    frames: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {**head, "status": "in_progress", "output": []}}
+    ]
+    if call is not None:
+        name, arguments, call_id = call
+        item = {"type": "function_call", "id": "fc_up_1", "name": name, "call_id": call_id}
+        frames.append(
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {**item, "arguments": ""},
+            }
+        )
+        frames += [
+            {
+                "type": "response.function_call_arguments.delta",
+                "output_index": 0,
+                "item_id": "fc_up_1",
+                "delta": arguments[i : i + 7],
+            }
+            for i in range(0, len(arguments), 7)
+        ]
+        item = {**item, "status": "completed", "arguments": arguments}
+    else:
+        words = (text or "").split(" ")
+        item = {"type": "message", "id": "msg_up_1", "role": "assistant", "content": []}
+        frames.append({"type": "response.output_item.added", "output_index": 0, "item": item})
+        frames += [
+            {
+                "type": "response.output_text.delta",
+                "output_index": 0,
+                "item_id": "msg_up_1",
+                "content_index": 0,
+                "delta": word if i == 0 else " " + word,
+            }
+            for i, word in enumerate(words)
+        ]
+        part = {"type": "output_text", "text": text or "", "annotations": []}
+        item = {**item, "status": "completed", "content": [part]}
+    frames.append({"type": "response.output_item.done", "output_index": 0, "item": item})
+    usage = {
+        "input_tokens": 1500,
+        "input_tokens_details": {"cached_tokens": 1024},
+        "output_tokens": 40,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 1540,
+    }
+    final = {**head, "status": "completed", "output": [item], "usage": usage}
+    frames.append({"type": "response.completed", "response": final})
+    return b"".join(
+        f"event: {f['type']}\ndata: {json.dumps({**f, 'sequence_number': n})}\n\n".encode()
+        for n, f in enumerate(frames)
+    )

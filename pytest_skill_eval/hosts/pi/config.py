@@ -11,8 +11,10 @@ from typing import Any
 
 from pytest_skill_eval.errors import ModelProviderError
 from pytest_skill_eval.modelserver.server import Route
-from pytest_skill_eval.modelserver.wire import APIS, OPENAI
+from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI
 
+# The wire formats Pi speaks (the Responses API is Codex's).
+PI_APIS = (OPENAI, ANTHROPIC)
 DEFAULT_PROVIDER = "skill-eval"
 DEFAULT_MODEL = "scripted"
 # Pi reads an apiKey that names an existing env var from that variable; hyphens make this
@@ -54,8 +56,8 @@ def pi_agent_files(
     cost: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The `models.json` content routing `provider/model_id` to `route` over `api`."""
-    if api not in APIS:
-        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(APIS)}")
+    if api not in PI_APIS:
+        raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(PI_APIS)}")
     prices = dict(ZERO_COST if cost is None else cost)
     missing = [key for key in _COST_KEYS if key not in prices]
     if missing:

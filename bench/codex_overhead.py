@@ -1,0 +1,100 @@
+"""Evaluator overhead per variant on Codex vs a bare `codex exec` on the same scripted 1-turn run.
+
+The bare run gets what any hermetic Codex run needs anyway (an empty CODEX_HOME with the same
+hardened config.toml, pointed at the same loopback server), so the difference is the evaluator.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from xml.etree import ElementTree
+
+from bench.common import description_suite, emit, run_suite
+from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
+from pytest_skill_eval.hosts.codex.config import KEY_ENV, LOOPBACK_KEY, CodexConfig
+from pytest_skill_eval.hosts.codex.host import responses_base_url
+from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
+
+CODEX = PACKAGE_ROOT / "node_modules" / ".bin" / "codex"
+PROMPT = "Say done."
+REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
+SUFFIXES = ("[baseline@codex]", "[candidate@codex]")
+
+
+def _item_times(root: Path) -> list[float]:
+    junit = root / "junit.xml"
+    run_suite(
+        root,
+        f"--junitxml={junit}",
+        "--skill-eval-host",
+        "codex",
+        "--skill-eval-codex-unconfined-reads",
+    )
+    times = []
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        if case.get("name", "").endswith(SUFFIXES) and "::" not in (case.get("classname") or ""):
+            times.append(float(case.get("time", "0")))
+    return times
+
+
+def _bare_times(runs: int, tmp: Path) -> list[float]:
+    times = []
+    script = parse_script({"version": 1, "interactions": [{"response": REPLY}]})
+    with ScriptedModelServer() as server:
+        for index in range(runs):
+            route = server.open_route(script)
+            base = tmp / f"bare{index}"
+            for name in ("home/.codex", "tmp", "work"):
+                (base / name).mkdir(parents=True)
+            config = CodexConfig(base_url=responses_base_url(route))
+            (base / "home" / ".codex" / "config.toml").write_text(config.toml())
+            env = {
+                "PATH": os.environ.get("PATH", os.defpath),
+                "HOME": str(base / "home"),
+                "CODEX_HOME": str(base / "home" / ".codex"),
+                "TMPDIR": str(base / "tmp"),
+                KEY_ENV: LOOPBACK_KEY,
+            }
+            argv = [
+                str(CODEX), "exec", "--json", "--skip-git-repo-check", "--strict-config",
+                "--", PROMPT,
+            ]  # fmt: skip
+            start = time.perf_counter()
+            subprocess.run(
+                argv, cwd=base / "work", env=env, stdin=subprocess.DEVNULL,
+                capture_output=True, check=True,
+            )  # fmt: skip
+            times.append(time.perf_counter() - start)
+            route.close()
+    return times
+
+
+def main(groups: int = 10) -> dict[str, object]:
+    """Median item wall time minus median bare-Codex wall time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "suite"
+        description_suite(root, groups, PROMPT, REPLY)
+        items = _item_times(root)
+        bare = _bare_times(groups * 2, Path(tmp))
+    item_median, bare_median = statistics.median(items), statistics.median(bare)
+    overhead = item_median - bare_median
+    return emit(
+        "codex-overhead",
+        overhead_ms=round(overhead * 1000, 1),
+        overhead_ratio=round(overhead / bare_median, 3),
+        goal_ms=150,
+        goal_ratio=0.15,
+        item_median_s=round(item_median, 3),
+        bare_codex_median_s=round(bare_median, 3),
+        runs=len(items),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""Finding the Codex CLI, checking its version, and refusing a machine it cannot be isolated on.
+
+The knobs the host relies on (config keys, event shapes, the rollout format) are version-specific,
+so any other version is refused. Two more things are checked once, before any group runs: no
+system-wide configuration layer exists (Codex reads `/etc/codex` whatever `CODEX_HOME` says), and
+reads can be confined to the workspace and declared resources (a mount namespace, `sandbox.py`),
+or the operator accepted that they are not.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import HostError
+from ..binaries import locate, version_of
+
+PINNED = "0.171.0"
+PACKAGE = "@openai/codex"
+BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
+SYSTEM_DIR = Path("/etc/codex")
+# Layers the evaluator cannot override: Codex merges them over (or instead of) CODEX_HOME's.
+SYSTEM_LAYERS = ("config.toml", "managed_config.toml", "requirements.toml", "skills")
+UNCONFINED_OPTION = "--skill-eval-codex-unconfined-reads"
+
+
+class CodexNotFoundError(HostError):
+    """The Codex binary is missing or not the pinned version."""
+
+
+class CodexSetupError(HostError):
+    """This machine or invocation cannot run Codex the way the evaluator must."""
+
+
+@dataclass(frozen=True, slots=True)
+class CodexBinary:
+    """A checked Codex executable."""
+
+    path: Path
+    version: str
+    # The bwrap that confines reads; None: reads are unconfined (the operator opted in).
+    bwrap: Path | None = None
+
+
+def locate_codex(explicit: str | None, root: Path) -> Path:
+    """`--skill-eval-codex`, else `codex` on PATH, else `node_modules/.bin/codex`."""
+    return locate(
+        "codex", "--skill-eval-codex", explicit, root, host="Codex", install=INSTALL,
+        error=CodexNotFoundError,
+    )  # fmt: skip
+
+
+def check_codex(path: Path) -> CodexBinary:
+    """Run `codex --version` once in an empty home; refuse anything but the pinned version."""
+    env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+    env |= {"HOME": os.devnull, "CODEX_HOME": os.devnull}
+    found = version_of(path, env, CodexNotFoundError).group(0)
+    if found != PINNED:
+        raise CodexNotFoundError(
+            f"{path} is Codex {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
+        )
+    return CodexBinary(path, found, confinement(path))
+
+
+def confinement(path: Path) -> Path | None:
+    """The bwrap that can confine this Codex's reads here, or None."""
+    from .sandbox import find_bwrap, works
+
+    bwrap = find_bwrap(path)
+    return bwrap if bwrap is not None and works(bwrap) else None
+
+
+def system_layers(directory: Path = SYSTEM_DIR) -> list[Path]:
+    """The system-wide Codex configuration layers present on this machine."""
+    return [directory / name for name in SYSTEM_LAYERS if (directory / name).exists()]
+
+
+def check_machine(
+    unconfined_reads: bool, confined: bool = False, directory: Path = SYSTEM_DIR
+) -> None:
+    """Refuse a machine with system layers, or unconfined reads the invocation did not accept."""
+    found: Sequence[Path] = system_layers(directory)
+    if found:
+        raise CodexSetupError(
+            "Codex would read system-wide configuration the evaluator cannot override: "
+            f"{', '.join(map(str, found))}; remove it (or run on a machine without it)"
+        )
+    if not confined and not unconfined_reads:
+        raise CodexSetupError(
+            "Codex's sandbox does not confine reads to the workspace and declared resources "
+            "(its shell can read any file the operator can), and bubblewrap cannot build the "
+            "mount namespace that would on this machine; pass "
+            f"{UNCONFINED_OPTION} to run Codex groups anyway (each run records "
+            "reads: unconfined)"
+        )

@@ -1,0 +1,123 @@
+"""The hardened `config.toml` of one Codex run, and what it enforces.
+
+Codex's defaults reach four outside hosts (update checks, analytics, OTLP, plugins) and install
+bundled skills; every key that does so is turned off here, the loopback route is the only model
+provider, and `--strict-config` makes an unknown key an error, so a key the pinned version does
+not know cannot be silently ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+PROVIDER = "skill_eval"
+# The placeholder key Codex needs to start; the loopback server ignores it.
+KEY_ENV = "SKILL_EVAL_CODEX_KEY"
+LOOPBACK_KEY = "skill-eval-loopback"
+# A slug Codex knows: it offers its full tool set (apply_patch included) without a warning.
+DEFAULT_MODEL = "gpt-5.5"
+# Neutral thinking levels → Codex's `model_reasoning_effort`.
+EFFORT = {
+    "off": "none",
+    "minimal": "minimal",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "xhigh",
+}
+FEATURES_OFF = (
+    "plugins",
+    "apps",
+    "remote_plugin",
+    "plugin_sharing",
+    "hooks",
+    "image_generation",
+    "goals",
+    "tool_suggest",
+    "in_app_updates",
+    "skill_mcp_dependency_install",
+)
+WRITE_TOOLS = ("write", "edit")
+
+
+def sandbox_mode(tools: Sequence[str]) -> str:
+    """`read-only` unless the group declares a tool that changes files."""
+    return "workspace-write" if any(t in WRITE_TOOLS for t in tools) else "read-only"
+
+
+@dataclass(frozen=True)
+class CodexConfig:
+    """What one run's `config.toml` says, before it is written."""
+
+    base_url: str | None
+    model: str = DEFAULT_MODEL
+    effort: str | None = None
+    sandbox: str = "read-only"
+    instructions_file: str | None = None
+
+    def values(self) -> dict[str, Any]:
+        """The top-level keys, then the tables, as TOML will hold them."""
+        top: dict[str, Any] = {
+            "model": self.model,
+            "check_for_update_on_startup": False,
+            "web_search": "disabled",
+            "sandbox_mode": self.sandbox,
+            "approval_policy": "never",
+            # The workspace is the project root: no AGENTS.md or skills from the folders above.
+            "project_root_markers": [],
+        }
+        if self.base_url is not None:
+            top["model_provider"] = PROVIDER
+        if self.effort is not None:
+            top["model_reasoning_effort"] = self.effort
+        if self.instructions_file is not None:
+            top["model_instructions_file"] = self.instructions_file
+        tables: dict[str, dict[str, Any]] = {
+            "analytics": {"enabled": False},
+            "otel": {"exporter": "none"},
+            "features": dict.fromkeys(FEATURES_OFF, False),
+            "skills.bundled": {"enabled": False},
+            "agents": {"enabled": False},
+            "history": {"persistence": "none"},
+            "sandbox_workspace_write": {"network_access": False},
+        }
+        if self.base_url is not None:
+            tables[f"model_providers.{PROVIDER}"] = {
+                "name": "pytest-skill-eval loopback",
+                "base_url": self.base_url,
+                "wire_api": "responses",
+                "env_key": KEY_ENV,
+                # A retry would consume the script's next answer: a failure stays a failure.
+                "request_max_retries": 0,
+                "stream_max_retries": 0,
+            }
+        return {**top, **{f"[{name}]": table for name, table in tables.items()}}
+
+    def toml(self) -> str:
+        """The file's text: JSON scalars and arrays are valid TOML values."""
+        lines: list[str] = []
+        for key, value in self.values().items():
+            if isinstance(value, Mapping):
+                lines += ["", key]
+                lines += [f"{k} = {json.dumps(v)}" for k, v in value.items()]
+            else:
+                lines.append(f"{key} = {json.dumps(value)}")
+        return "\n".join(lines) + "\n"
+
+    def enforced(self, confined: bool) -> dict[str, Any]:
+        """What the run record says this run enforced (and what it did not)."""
+        return {
+            "sandbox": self.sandbox,
+            "approvals": "never",
+            "writes": "workspace" if self.sandbox == "workspace-write" else "none",
+            # Unconfined only with --skill-eval-codex-unconfined-reads, where bwrap cannot run.
+            "reads": "workspace, resources, skills and system dirs (mount namespace)"
+            if confined
+            else "unconfined",
+            "network": "loopback model provider only; sandboxed commands have no network",
+            "modelProvider": PROVIDER if self.base_url is not None else "codex default",
+            "strictConfig": True,
+        }

@@ -1,0 +1,177 @@
+"""`codex exec --json` events translated into the neutral observation.
+
+Codex has no read, write or edit tool: it reads through its shell (`command_execution` items)
+and changes files through `apply_patch` (`file_change` items). Tool activity keeps those under
+Codex's own names (`exec_command` with the `command`, `apply_patch` with the `changes`); a read is
+a path a successful command named, so the target's activation is its shell reading the
+snapshotted SKILL.md (either the path Codex lists or the snapshot it resolves to). Usage comes
+from `turn.completed`, which counts the whole thread, so a resumed turn is the difference.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..observation import Observation
+
+SHELL_TOOL = "exec_command"
+PATCH_TOOL = "apply_patch"
+# Neutral tools Codex cannot be seen calling: a `tool-call` check on them is unavailable.
+UNOBSERVABLE_TOOLS = {
+    "read": "Codex has no read tool: it reads files through its shell (exec_command)",
+    "write": "Codex has no write tool: it changes files through apply_patch",
+    "edit": "Codex has no edit tool: it changes files through apply_patch",
+}
+_REDIRECTS = {">", ">>", "&>", "2>", "1>", ">|"}
+_USAGE = {
+    "input": "input_tokens",
+    "output": "output_tokens",
+    "cacheRead": "cached_input_tokens",
+    "cacheWrite": "cache_write_input_tokens",
+}
+
+
+def shell_script(command: str) -> str:
+    """The script of `/bin/bash -lc '<script>'` (the whole command for any other shape)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) == 3 and words[1] in ("-lc", "-c") and Path(words[0]).name in ("bash", "sh"):
+        return words[2]
+    return command
+
+
+def named_paths(command: str) -> list[str]:
+    """The words of a command's script that could name a file it read: not the programs, their
+    options or a redirect target."""
+    try:
+        lexer = shlex.shlex(shell_script(command), posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return []
+    paths: list[str] = []
+    skip = False
+    command_name = True  # the first word of each simple command is the program, not a file
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word in _REDIRECTS:
+            skip = True
+            continue
+        if not word or set(word) <= set(";&|()<>"):
+            command_name = True
+            continue
+        if command_name:
+            command_name = False
+            continue
+        if not word.startswith("-"):
+            paths.append(word)
+    return paths
+
+
+def _count(usage: Mapping[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+@dataclass
+class EventTranslator:
+    """Applies events to an observation.
+
+    `skills` maps every path a skill's SKILL.md is known by (as listed and as snapshotted) to
+    the snapshot path reads are recorded under.
+    """
+
+    obs: Observation
+    skills: Mapping[str, str]
+    thread_id: str | None = None
+    _thread_usage: dict[str, int] = field(default_factory=dict)
+
+    def apply(self, event: dict[str, Any]) -> bool:
+        """Apply one event; True when it settles the current turn (`turn.completed`/`failed`)."""
+        kind = event.get("type")
+        if kind == "thread.started" and isinstance(event.get("thread_id"), str):
+            self.thread_id = event["thread_id"]
+            return False
+        turn = self.obs.current
+        if turn is None:
+            return False
+        item = event.get("item")
+        if kind == "item.started" and isinstance(item, dict):
+            self._started(item)
+        elif kind == "item.completed" and isinstance(item, dict):
+            self._completed(item)
+        elif kind == "turn.completed":
+            usage = event.get("usage")
+            turn.usage = self._turn_usage(usage if isinstance(usage, dict) else {})
+            return self.obs.settle()
+        elif kind == "turn.failed":
+            error = event.get("error")
+            message = error.get("message") if isinstance(error, dict) else None
+            turn.assistant_error = turn.assistant_error or f"Codex reported: {message or 'error'}"
+            return self.obs.settle()
+        elif kind == "error":
+            # A stream problem Codex may still recover from (it retries); `turn.failed` decides.
+            self.obs.message({"role": "host", "error": str(event.get("message") or "")})
+        return False
+
+    def _started(self, item: dict[str, Any]) -> None:
+        if item.get("type") == "command_execution":
+            self.obs.tool_started(item.get("id"), SHELL_TOOL, {"command": item.get("command")})
+        elif item.get("type") == "file_change":
+            self.obs.tool_started(item.get("id"), PATCH_TOOL, {"changes": item.get("changes")})
+
+    def _completed(self, item: dict[str, Any]) -> None:
+        kind = item.get("type")
+        turn = self.obs.current
+        if turn is None:
+            return
+        if kind == "agent_message":
+            text = str(item.get("text") or "")
+            self.obs.message({"role": "assistant", "content": [{"type": "text", "text": text}]})
+            turn.response = text
+        elif kind in ("command_execution", "file_change"):
+            self._tool_completed(item)
+        elif kind == "error":
+            # Codex reports warnings (unknown model metadata, deprecated keys) as error items.
+            self.obs.message({"role": "host", "warning": str(item.get("message") or "")})
+
+    def _tool_completed(self, item: dict[str, Any]) -> None:
+        call_id = item.get("id")
+        failed = item.get("status") != "completed" or item.get("exit_code") not in (0, None)
+        activity = self.obs.tool_ended(call_id, failed)
+        if activity is None:
+            self._started(item)  # a completed item Codex never announced
+            activity = self.obs.tool_ended(call_id, failed)
+        if activity is not None and item.get("type") == "command_execution":
+            activity["args"] = {
+                "command": item.get("command"),
+                "exitCode": item.get("exit_code"),
+            }
+        self.obs.message({"role": "tool", "item": item})
+        if failed or item.get("type") != "command_execution":
+            return
+        command = str(item.get("command") or "")
+        # A SKILL.md is matched by its path anywhere in the command, however it was quoted.
+        reads = [snapshot for known, snapshot in self.skills.items() if known in command]
+        reads += [self.skills.get(word, word) for word in named_paths(command)]
+        for path in dict.fromkeys(reads):
+            self.obs.read_succeeded(path)
+
+    def _turn_usage(self, usage: Mapping[str, Any]) -> dict[str, Any]:
+        """This turn's usage: the thread's total now minus the total after the turn before."""
+        totals = {key: _count(usage, raw) for key, raw in _USAGE.items()}
+        previous = self._thread_usage
+        if previous and all(totals[k] >= previous.get(k, 0) for k in totals):
+            turn = {k: totals[k] - previous.get(k, 0) for k in totals}
+        else:
+            turn = totals
+        self._thread_usage = totals
+        return {**turn, "cost": {"total": 0.0}}

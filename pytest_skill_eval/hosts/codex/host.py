@@ -1,0 +1,393 @@
+"""Codex as a subject host: isolated CODEX_HOME, a hardened config, a process per turn.
+
+The operator's `~/.codex`, `~/.agents/skills`, AGENTS.md files above the workspace and bundled
+skills never reach it: HOME, `CODEX_HOME` and TMPDIR are ours, `config.toml` is generated for the
+run (`config.py`) and loaded with `--strict-config`, and the declared skills, linked to their
+snapshots, are the only ones in `$CODEX_HOME/skills`, so nothing is added to the workspace. Turn
+one is `codex exec`; each later turn is `codex exec resume <thread>` in a new process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...evidence.redact import Counts, add
+from ...modelserver.hosttools import skill_name
+from ...modelserver.server import Route
+from ..base import Endpoint, Executable, Home, Launch
+from ..observation import Observation, Turn
+from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
+from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
+from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from .binary import BASELINE_KEYS
+from .config import DEFAULT_MODEL, EFFORT, KEY_ENV, LOOPBACK_KEY, CodexConfig, sandbox_mode
+from .events import UNOBSERVABLE_TOOLS, EventTranslator
+from .sandbox import software_roots, wrap
+
+TICK_S = 0.25
+ISOLATED_INSTRUCTIONS = (
+    "You are a coding assistant operating inside Codex for a skill evaluation. Work only in the "
+    "current working directory and with the skills listed to you. When a task matches a skill's "
+    "description, read its SKILL.md before acting, and resolve relative paths in a skill "
+    "against that skill's directory. Be concise in your responses.\n"
+)
+
+
+def responses_base_url(route: Route) -> str:
+    """The route's base URL for the OpenAI Responses API (Codex appends `/responses`)."""
+    from ...modelserver import wire
+
+    api = getattr(wire, "OPENAI_RESPONSES", wire.OPENAI)
+    return route.base_url(api)
+
+
+def install_skills(config: Path, skills: Sequence[Path]) -> tuple[dict[str, Path], dict[str, str]]:
+    """Link each declared skill into `$CODEX_HOME/skills`.
+
+    Returns name → snapshotted SKILL.md, and every path a SKILL.md is known by → the snapshot
+    path its reads are recorded under.
+    """
+    directory = config / "skills"
+    directory.mkdir(exist_ok=True)
+    names: dict[str, Path] = {}
+    aliases: dict[str, str] = {}
+    for skill in skills:
+        name = skill_name(skill)
+        if name in names or "/" in name or name in ("", ".", "..", ".system"):
+            raise ValueError(f"skill {skill} cannot be installed for Codex as {name!r}")
+        (directory / name).symlink_to(skill, target_is_directory=True)
+        snapshot = (skill / "SKILL.md").resolve()
+        names[name] = snapshot
+        for known in (directory / name / "SKILL.md", skill / "SKILL.md", snapshot):
+            aliases[str(known)] = str(snapshot)
+    return names, aliases
+
+
+def codex_config(launch: Launch, base_url: str | None, instructions: Path | None) -> CodexConfig:
+    """The run's configuration: the declared model, thinking level and tools."""
+    model = DEFAULT_MODEL
+    effort = None
+    if launch.model is not None:
+        provider, _, declared = launch.model["model"].rpartition("/")
+        if declared and (provider, declared) != (SCRIPTED_PROVIDER, SCRIPTED_MODEL):
+            model = declared  # the scripted default gets a slug Codex knows instead
+        thinking = launch.model.get("thinking")
+        effort = EFFORT.get(thinking) if thinking else None
+    return CodexConfig(
+        base_url=base_url,
+        model=model,
+        effort=effort,
+        sandbox=sandbox_mode(launch.tools),
+        instructions_file=str(instructions) if instructions is not None else None,
+    )
+
+
+def confinement_prefix(bwrap: Path, codex: Path, launch: Launch, home: Home) -> list[str]:
+    """The bwrap command line that leaves Codex only the workspace, resources and skills."""
+    allowed = json.loads(launch.environment.get("SKILL_EVAL_ALLOWED_ROOTS") or "[]")
+    readable = [Path(p) for p in allowed if isinstance(p, str)] + list(launch.skills)
+    return wrap(
+        bwrap,
+        [],
+        software=software_roots(codex),
+        writable=[launch.cwd, home.root],
+        readable=readable,
+        cwd=launch.cwd,
+    )
+
+
+def rollout_mentions(sessions: Path) -> list[tuple[str, str]]:
+    """Each `<skill>` message Codex injected into a session: (name, SKILL.md path)."""
+    found: list[tuple[str, str]] = []
+    for rollout in sorted(sessions.glob("**/rollout-*.jsonl")):
+        try:
+            lines = rollout.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            payload = record.get("payload") if isinstance(record, dict) else None
+            if not isinstance(payload, dict) or record.get("type") != "response_item":
+                continue
+            if payload.get("type") != "message" or payload.get("role") != "user":
+                continue
+            for block in payload.get("content") or []:
+                text = block.get("text") if isinstance(block, dict) else None
+                if isinstance(text, str) and text.startswith("<skill>"):
+                    name = text.partition("<name>")[2].partition("</name>")[0]
+                    path = text.partition("<path>")[2].partition("</path>")[0]
+                    found.append((name, path))
+    return found
+
+
+class CodexDialogue:
+    """`--json` events out; turn one in the first process, each later one a resume process."""
+
+    def __init__(
+        self,
+        process: HostProcess,
+        cancel: CancelToken,
+        launch: Launch,
+        after_turn: Callable[[Turn], None],
+        host: CodexHost,
+    ) -> None:
+        self._process = process
+        self._cancel = cancel
+        self._launch = launch
+        self._after_turn = after_turn
+        self._host = host
+        self._observation = Observation()
+        self._outcome = ProcessOutcome()
+        self._translator = EventTranslator(self._observation, host.aliases)
+        self._ended = False
+        self._counts: dict[str, Counts] = {}
+
+    @property
+    def process(self) -> HostProcess:
+        """The process of the turn in progress."""
+        return self._process
+
+    @property
+    def observation(self) -> Observation:
+        """What was observed so far."""
+        return self._observation
+
+    @property
+    def outcome(self) -> ProcessOutcome:
+        """How the current process is ending."""
+        return self._outcome
+
+    def _pump(self) -> bool:
+        """Apply frames until the process's stdout ends; False when the conversation stops."""
+        obs = self._observation
+        while not self._ended:
+            if self._cancel.cancelled:
+                self._process.terminate(self._outcome, "cancelled")
+                return False
+            if obs.protocol_errors:
+                self._process.terminate(self._outcome, "protocol-error")
+                return False
+            frame = self._process.next_frame(TICK_S)
+            if frame is None:
+                if self._process.stalled():
+                    self._process.terminate(self._outcome, "no-progress-watchdog")
+                    return False
+                continue
+            self._apply(frame)
+        return True
+
+    def _apply(self, frame: Frame | EndOfStream) -> None:
+        obs = self._observation
+        if isinstance(frame, EndOfStream):
+            self._ended = True
+            if frame.error:
+                obs.parse_errors.append({"line": None, "reason": frame.error})
+                obs.protocol_error(frame.error)
+            return
+        if frame.event is None:
+            obs.parse_errors.append({"line": frame.line, "reason": frame.error})
+            obs.protocol_error(frame.error or "invalid-record", line=frame.line)
+            return
+        self._translator.apply(frame.event)
+
+    def run(self) -> tuple[Observation, ProcessOutcome]:
+        """Every prompt in turn; the target skill is mentioned explicitly on turn one."""
+        launch, obs = self._launch, self._observation
+        self._process.close_stdin()  # Codex reads stdin before it starts: give it nothing
+        if launch.target is not None:
+            obs.delivery = {"kind": "unavailable", "turn": 1, "targetPath": str(launch.target)}
+        for number, prompt in enumerate(launch.prompts, start=1):
+            if number > 1 and not self._next_process(number):
+                break
+            if launch.turn_file is not None:
+                launch.turn_file.write_text(str(number), encoding="utf-8")
+            delivered = self._host.first_prompt if number == 1 else prompt
+            turn = obs.begin_turn(number, prompt, delivered)
+            turn.prompt_accepted = True
+            going = self._pump()
+            self._outcome = self._process.finish(self._outcome)
+            self._collect(number)
+            if number == 1 and launch.target is not None:
+                self._confirm_delivery()
+            if not going or not turn.settled:
+                break
+            self._after_turn(turn)
+            if turn.assistant_error is not None or number == len(launch.prompts):
+                break  # later turns would build on a failed one
+        for turn in obs.turns:
+            turn.finish()
+        return obs, self._outcome
+
+    def _next_process(self, number: int) -> bool:
+        """Start `codex exec resume` for turn `number`; False when it cannot go on."""
+        obs, thread = self._observation, self._translator.thread_id
+        if self._cancel.cancelled:
+            return False
+        if self._outcome.exit_code not in (0, None) or thread is None:
+            obs.protocol_error(
+                "process-error", message=f"turn {number - 1} left no Codex thread to resume"
+            )
+            return False
+        argv = self._host.resume_argv(thread, self._launch.prompts[number - 1])
+        directory = self._launch.events_path.parent
+        process = HostProcess(
+            argv=argv,
+            env=self._process.env,
+            cwd=self._launch.cwd,
+            events_path=directory / f"events.turn{number}.jsonl",
+            stderr_path=directory / f"stderr.turn{number}.log",
+            interactive=False,
+            no_progress_s=self._launch.no_progress_s,
+            redactor=self._launch.redactor,
+        )
+        try:
+            process.start()
+        except OSError as failure:
+            obs.protocol_error("process-error", message=f"could not resume Codex: {failure}")
+            return False
+        self._process, self._outcome, self._ended = process, ProcessOutcome(), False
+        return True
+
+    def _collect(self, number: int) -> None:
+        """A later turn's events and stderr appended to the run's own files (already redacted),
+        and every process's redaction counts kept under those files' names."""
+        names = {
+            self._process.events_path.name: self._launch.events_path.name,
+            self._process.stderr_path.name: self._launch.stderr_path.name,
+        }
+        for name, counts in self._process.redactions.items():
+            add(self._counts.setdefault(names.get(name, name), {}), counts)
+        self._process.redactions = {name: dict(c) for name, c in self._counts.items()}
+        if number == 1:
+            return
+        for part, whole in (
+            (self._process.events_path, self._launch.events_path),
+            (self._process.stderr_path, self._launch.stderr_path),
+        ):
+            try:
+                with open(whole, "ab") as sink:
+                    sink.write(part.read_bytes())
+                part.unlink()
+            except OSError as failure:
+                message = f"could not keep turn {number}'s {part.name}: {failure}"
+                self._observation.protocol_error("operation-failed", message=message)
+
+    def _confirm_delivery(self) -> None:
+        """Codex injected the target's SKILL.md for the mention: its rollout says so."""
+        target = self._launch.target
+        name = self._host.target_name
+        if target is None or name is None:
+            return
+        for mentioned, path in rollout_mentions(self._host.sessions):
+            if mentioned == name and self._host.aliases.get(path) == str(target.resolve()):
+                self._observation.delivery = {
+                    "kind": "explicit-skill-mention",
+                    "turn": 1,
+                    "targetPath": str(target),
+                    "mention": f"${name}",
+                    "confirmedBy": "rollout",
+                }
+                return
+
+
+class CodexHost:
+    """The OpenAI Codex CLI (`@openai/codex`, pinned)."""
+
+    name = "codex"
+    display_name = "Codex"
+    record_key = "codex"
+    auth_advice = "name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit"
+    runs_on_node = False  # a Node launcher for a native binary: its start-up is the binary's
+    unobservable_tools = UNOBSERVABLE_TOOLS
+
+    def __init__(self) -> None:
+        self._base_url: str | None = None
+        self._config: CodexConfig | None = None
+        self.aliases: dict[str, str] = {}
+        self.first_prompt = ""
+        self.target_name: str | None = None
+        self.sessions = Path(os.devnull)
+        self._command = "codex"
+        self._confine: list[str] | None = None  # the bwrap prefix; None: reads unconfined
+
+    @property
+    def enforced(self) -> dict[str, Any] | None:
+        """What this run's configuration enforced, for the run record."""
+        if self._config is None:
+            return None
+        return self._config.enforced(confined=self._confine is not None)
+
+    def prepare(self, root: Path, endpoint: Endpoint) -> Home:
+        """HOME, its `.codex` (CODEX_HOME) and TMPDIR under `root`; nothing of the operator's."""
+        home = Home(
+            root=root, home=root / "home", tmp=root / "tmp", config=root / "home" / ".codex"
+        )
+        for directory in (home.home, home.config, home.tmp):
+            directory.mkdir()
+        if endpoint.served is not None:
+            self._base_url = responses_base_url(endpoint.served.route)
+        return home
+
+    def environment(self, home: Home) -> dict[str, str]:
+        """Operator PATH and locale, our home dirs, the loopback key; no operator credential."""
+        env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+        env.setdefault("PATH", os.defpath)
+        env |= {"HOME": str(home.home), "CODEX_HOME": str(home.config), "TMPDIR": str(home.tmp)}
+        if self._base_url is not None:
+            env[KEY_ENV] = LOOPBACK_KEY
+        return env
+
+    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
+        """Writes the run's config and skills; the command line of turn one."""
+        names, self.aliases = install_skills(home.config, launch.skills)
+        self.sessions = home.config / "sessions"
+        instructions = None
+        if launch.environment.get("SKILL_EVAL_PROMPT_MODE", "isolated") == "isolated":
+            instructions = home.root / "instructions.md"
+            instructions.write_text(ISOLATED_INSTRUCTIONS, encoding="utf-8")
+        self._config = codex_config(launch, self._base_url, instructions)
+        (home.config / "config.toml").write_text(self._config.toml(), encoding="utf-8")
+        self.first_prompt = launch.prompts[0]
+        if launch.target is not None:
+            target = str(launch.target.resolve())
+            self.target_name = next((n for n, p in names.items() if str(p) == target), None)
+            if self.target_name is not None:
+                self.first_prompt = f"${self.target_name} {launch.prompts[0]}"
+        self._command = str(binary.path)
+        bwrap = getattr(binary, "bwrap", None)
+        if isinstance(bwrap, Path):
+            self._confine = confinement_prefix(bwrap, binary.path, launch, home)
+        return self._wrapped(["exec", *self.common_flags(), "--", self.first_prompt])
+
+    def _wrapped(self, args: list[str]) -> list[str]:
+        command = [self._command, *args]
+        return [*self._confine, *command] if self._confine is not None else command
+
+    @staticmethod
+    def common_flags() -> list[str]:
+        """Flags of every turn: the event stream, the config as written, no git requirement."""
+        return ["--json", "--skip-git-repo-check", "--strict-config"]
+
+    def resume_argv(self, thread: str, prompt: str) -> list[str]:
+        """The command line of a later turn: the same thread, the next prompt."""
+        return self._wrapped(["exec", "resume", *self.common_flags(), "--", thread, prompt])
+
+    def converse(
+        self,
+        process: HostProcess,
+        cancel: CancelToken,
+        launch: Launch,
+        after_turn: Callable[[Turn], None],
+    ) -> CodexDialogue:
+        """`--json` events pumped into the observation, with cancellation and the watchdog."""
+        return CodexDialogue(process, cancel, launch, after_turn, self)
+
+    def cleanup(self, home: Home) -> None:
+        """Codex keeps its state under CODEX_HOME and TMPDIR, both deleted with the home."""
