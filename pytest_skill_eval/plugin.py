@@ -17,7 +17,7 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
-from . import options, subresults, xdist
+from . import options, rootdir, subresults, xdist
 from .items import (
     collect_definitions,
     collector_for,
@@ -39,7 +39,7 @@ def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> None:
     """Option values (`--skill-eval-pi /x/bin/pi`) never choose the rootdir or the ini file."""
-    options.rediscover_rootdir(early_config, parser, args)
+    rootdir.rediscover_rootdir(early_config, parser, args)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_skill_eval"
-GLUE = {"plugin", "options", "session", "items", "subresults", "xdist"}
+GLUE = {"plugin", "options", "rootdir", "session", "items", "subresults", "xdist"}
 EVIDENCE_NAMES = ("summary.json", "run.json", "invocation.json", "aggregate.json", "group.json")
 
 
