@@ -41,7 +41,7 @@ def responses_base_url(route: Route) -> str:
     """The route's base URL for the OpenAI Responses API (Codex appends `/responses`)."""
     from ...modelserver import wire
 
-    api = getattr(wire, "OPENAI_RESPONSES", wire.OPENAI)
+    api = wire.OPENAI_RESPONSES
     return route.base_url(api)
 
 
