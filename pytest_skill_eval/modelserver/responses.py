@@ -11,7 +11,7 @@ whose `input` is the neutral call's `input` argument.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,7 +113,8 @@ def responses_chunks(
         yield event("response.completed", response=envelope("completed", done, usage=usage))
 
 
-_Event = Any  # the `event(kind, **fields) -> bytes` closure of `responses_chunks`
+# The `event(kind, **fields)` closure of `responses_chunks`: one numbered SSE event.
+_Event = Callable[..., bytes]
 
 
 def _reasoning(event: _Event, index: int, item_id: str, text: str) -> Iterator[bytes]:

@@ -249,12 +249,15 @@ def record(
         placeholders={"workspace": workspace},
         upstream_headers=auth_headers(RESPONSES, CANARY),
         match="body",
+        prices={"input": 1.0, "output": 2.0, "cacheRead": 0.5, "cacheWrite": 4.0},
     )
     url = f"{route.base_url(RESPONSES)}/responses"
     replies = [post(url, body, CODEX_HEADERS) for body in codex_session(workspace)]
     route.close()
     assert route.failures == []
     assert route.recorded == 2
+    # Both answers report 1500 input tokens (1024 cached) and 40 output tokens.
+    assert route.spent == pytest.approx(2 * (476 * 1.0 + 40 * 2.0 + 1024 * 0.5) / 1e6)
     return upstream, replies, answers
 
 
