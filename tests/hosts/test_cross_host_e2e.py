@@ -85,8 +85,7 @@ def test_example_suite_on_claude_code_gives_pis_states_and_transitions(
 def test_three_hosts_in_one_invocation_give_all_and_the_cross_host_table(
     pytester: pytest.Pytester, example_root: Path
 ) -> None:
-    hosts = ("--skill-eval-host", "pi", "--skill-eval-host", "claude-code")
-    hosts += ("--skill-eval-host", "codex")
+    hosts = [arg for host in ("pi", "claude-code", "codex") for arg in ("--skill-eval-host", host)]
     result = runs.run(pytester, example_root, *hosts, "--skill-eval-trials", "2")
     assert result.ret == 0, result.stdout.str()
     trial_dirs = runs.results(example_root)

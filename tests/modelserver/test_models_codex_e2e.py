@@ -13,7 +13,7 @@ from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.paths import REPO
 
-pytestmark = pytest.mark.pi
+pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 CODEX = REPO / "node_modules" / ".bin" / "codex"
 RESPONSES = "openai-responses"
