@@ -19,9 +19,15 @@ def write_invocation(result_dir: Path, invocation: InvocationRecord) -> str:
 
 
 def write_summary(
-    result_dir: Path, trial: int, budget: Mapping[str, Any] | None = None
+    result_dir: Path,
+    trial: int,
+    budget: Mapping[str, Any] | None = None,
+    completed_at: str | None = None,
 ) -> SummaryRecord | None:
-    """Write summary.json for a result, once; None when it already exists."""
+    """Write summary.json for a result, once; None when it already exists.
+
+    `completed_at` defaults to now; a merge passes the time its shards completed.
+    """
     records = group_records(result_dir)
     summary: SummaryRecord = {
         "schema_version": 1,
@@ -29,7 +35,7 @@ def write_summary(
         "trial": trial,
         "state": batch_state(r["state"] for r in records) if records else "cancelled",
         "groups": records,
-        "completedAt": utc_now(),
+        "completedAt": completed_at or utc_now(),
     }
     if budget is not None:
         summary["budget"] = cast(Budget, dict(budget))
