@@ -84,6 +84,14 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         {"type": float, "help": "spend ceiling shared by every worker and trial"},
     ),
     (
+        "ledger-url",
+        "URL",
+        {
+            "help": "charge spend to the ledger service at URL (`skill-eval ledger serve`): "
+            "one ceiling across shards and machines; its token in SKILL_EVAL_LEDGER_TOKEN"
+        },
+    ),
+    (
         "plan",
         "PLAN",
         {
@@ -236,6 +244,7 @@ class Settings:
     collect_only: bool
     plan: Path | None = None
     shard: tuple[int, int] | None = None  # (K, N), one-based K
+    ledger_url: str | None = None  # a ledger service instead of the invocation's file ledger
     # Hosts chosen by the invocation, in order; empty: each group runs on its runtime.host.
     hosts: tuple[str, ...] = ()
 
@@ -332,7 +341,13 @@ class Settings:
             plan=_path(resolved["plan"]),
             shard=_shard(_option(config, "shard")),
             hosts=_hosts(config),
+            ledger_url=_option(config, "ledger-url") or None,
         )
+        if settings.ledger_url is not None and max_cost is not None:
+            raise pytest.UsageError(
+                "--skill-eval-max-cost and --skill-eval-ledger-url both set a ceiling: the "
+                "ledger service holds it (skill-eval ledger serve --max-cost USD)"
+            )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(
                 "--skill-eval-shard K/N needs --skill-eval-plan PLAN (from `skill-eval plan`)"

@@ -222,10 +222,21 @@ def _same_groups(
 
 
 def _budget(shards: Sequence[_Shard], count: int) -> dict[str, Any] | None:
-    """Total spend over the shards; each shard held ceiling / N, so the ceiling is share × N."""
+    """Total spend over the shards; each shard held ceiling / N, so the ceiling is share × N.
+
+    Shards that charged one ledger service each recorded its whole state: the total is the
+    latest of those (spend only grows), not their sum.
+    """
     budgets = [s.record["budget"] for s in shards if s.record.get("budget")]
     if not budgets:
         return None
+    if any(s.record.get("ledger") for s in shards):
+        latest = max(budgets, key=lambda b: float(b["spent"]))
+        return {
+            "maxCost": round(float(latest["maxCost"]), 10),
+            "spent": round(float(latest["spent"]), 10),
+            "exhausted": any(bool(b["exhausted"]) for b in budgets),
+        }
     return {
         "maxCost": round(float(budgets[0]["maxCost"]) * count, 10),
         "spent": round(sum(float(b["spent"]) for b in budgets), 10),
