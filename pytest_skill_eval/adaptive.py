@@ -15,10 +15,39 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .definitions import Group
+from .errors import SkillEvalError
 from .evidence import layout, read
 from .sequential import Decision, decide
 
 POLL_S = 0.1
+DEFAULT_MAX_TRIALS = 20
+MAX_WITHOUT_AUTO = (
+    "--skill-eval-max-trials needs --skill-eval-trials auto; with a fixed number of trials, "
+    "give it as --skill-eval-trials N"
+)
+
+
+class AutoTrialsError(SkillEvalError):
+    """`--skill-eval-trials auto` asked for with something it cannot work with."""
+
+
+def check_auto(maximum: int, *, planned: bool, one_variant: bool) -> None:
+    """Refuse what adaptive trials cannot decide over, before anything runs."""
+    if planned:
+        raise AutoTrialsError(
+            "--skill-eval-trials auto decides after each trial on one machine; a plan fixes "
+            "its trials (give `skill-eval plan --trials N` instead)"
+        )
+    if one_variant:
+        raise AutoTrialsError(
+            "--skill-eval-trials auto stops when baseline and candidate are told apart; it "
+            "needs both variants, so it cannot be combined with --skill-eval-variant"
+        )
+    if maximum < 2:
+        raise AutoTrialsError(
+            f"--skill-eval-max-trials must be at least 2 with --skill-eval-trials auto, not "
+            f"{maximum}"
+        )
 
 
 def comparison_ids(group: Group) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from . import adaptive
 from .errors import SkillEvalError
 from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
@@ -20,7 +21,6 @@ from .providers import RECORD_MODES
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression")
 VARIANT_SELECTORS = ("baseline", "candidate")
-DEFAULT_MAX_TRIALS = 20
 
 # name, metavar, extra addoption arguments (always with "help", shared by the ini key).
 _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
@@ -49,7 +49,10 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     (
         "max-trials",
         "N",
-        {"help": f"the most trials --skill-eval-trials auto runs (default {DEFAULT_MAX_TRIALS})"},
+        {
+            "help": "the most trials --skill-eval-trials auto runs "
+            f"(default {adaptive.DEFAULT_MAX_TRIALS})"
+        },
     ),
     ("results", "DIR", {"help": "where results go (default <root>/.skill-eval/runs)"}),
     (
@@ -99,6 +102,14 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "max-cost",
         "USD",
         {"type": float, "help": "spend ceiling shared by every worker and trial"},
+    ),
+    (
+        "ledger-url",
+        "URL",
+        {
+            "help": "charge spend to the ledger service at URL (`skill-eval ledger serve`): "
+            "one ceiling across shards and machines; its token in SKILL_EVAL_LEDGER_TOKEN"
+        },
     ),
     (
         "plan",
@@ -231,6 +242,7 @@ class Settings:
     collect_only: bool
     plan: Path | None = None
     shard: tuple[int, int] | None = None  # (K, N), one-based K
+    ledger_url: str | None = None  # a ledger service instead of the invocation's file ledger
     # Hosts chosen by the invocation, in order; empty: each group runs on its runtime.host.
     hosts: tuple[str, ...] = ()
     # `--skill-eval-trials auto`: trials stop once the sequential test resolves every comparison.
@@ -341,7 +353,13 @@ class Settings:
             plan=_path(resolved["plan"]),
             shard=_shard(_option(config, "shard")),
             hosts=_hosts(config),
+            ledger_url=_option(config, "ledger-url") or None,
         )
+        if settings.ledger_url is not None and max_cost is not None:
+            raise pytest.UsageError(
+                "--skill-eval-max-cost and --skill-eval-ledger-url both set a ceiling: the "
+                "ledger service holds it (skill-eval ledger serve --max-cost USD)"
+            )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(
                 "--skill-eval-shard K/N needs --skill-eval-plan PLAN (from `skill-eval plan`)"
@@ -436,31 +454,15 @@ def _hosts(config: pytest.Config) -> tuple[str, ...]:
 
 
 def _trials(config: pytest.Config) -> tuple[int, bool]:
-    """(trials, adaptive): N trials, or `auto` with its maximum."""
-    raw = _option(config, "trials")
-    if str(raw).strip().lower() != "auto":
+    """(trials, adaptive): N trials, or `auto` with its maximum (`adaptive.check_auto`)."""
+    if str(_option(config, "trials")).strip().lower() != "auto":
         if _option(config, "max-trials") is not None:
-            raise pytest.UsageError(
-                "--skill-eval-max-trials needs --skill-eval-trials auto; with a fixed number of "
-                "trials, give it as --skill-eval-trials N"
-            )
+            raise pytest.UsageError(adaptive.MAX_WITHOUT_AUTO)
         return _positive_int(config, "trials", 1), False
-    if _option(config, "plan") is not None:
-        raise pytest.UsageError(
-            "--skill-eval-trials auto decides after each trial on one machine; a plan fixes its "
-            "trials (give `skill-eval plan --trials N` instead)"
-        )
-    if _option(config, "variant") is not None:
-        raise pytest.UsageError(
-            "--skill-eval-trials auto stops when baseline and candidate are told apart; it needs "
-            "both variants, so it cannot be combined with --skill-eval-variant"
-        )
-    maximum = _positive_int(config, "max-trials", DEFAULT_MAX_TRIALS)
-    if maximum < 2:
-        raise pytest.UsageError(
-            "--skill-eval-max-trials must be at least 2 with --skill-eval-trials auto, "
-            f"not {maximum}"
-        )
+    maximum = _positive_int(config, "max-trials", adaptive.DEFAULT_MAX_TRIALS)
+    with usage_errors():
+        adaptive.check_auto(maximum, planned=_option(config, "plan") is not None,
+                            one_variant=_option(config, "variant") is not None)  # fmt: skip
     return maximum, True
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from . import adaptive
-from .budget import Ledger
+from .budget import FileLedger, Ledger, ServiceLedger
 from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
@@ -226,9 +226,7 @@ class SkillEvalSession:
         if settings.max_cost is not None:
             with usage_errors():
                 self.endpoints.check_priced(self.loaded_groups.values(), settings.max_cost)
-            settings.results_dir.mkdir(parents=True, exist_ok=True)
-            ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=settings.results_dir))
-            self.ledger = Ledger.create(ledger_dir / "ledger.json", settings.max_cost)
+        self._open_ledger()
         for trial in range(1, settings.trials + 1):
             result_dir = self.result_dir(trial)
             invocation: InvocationRecord = {
@@ -277,9 +275,16 @@ class SkillEvalSession:
         self.result_dirs = {
             t: self.shard_dir / plan.result_id(t) for t in range(1, plan.trials + 1)
         }
-        if self.settings.max_cost is not None:
+        self._open_ledger()
+
+    def _open_ledger(self) -> None:
+        """The ledger service given by URL, else a file ledger when there is a ceiling."""
+        if self.settings.ledger_url is not None:
+            self.ledger = ServiceLedger(self.settings.ledger_url)
+        elif self.settings.max_cost is not None:
+            self.settings.results_dir.mkdir(parents=True, exist_ok=True)
             ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=self.settings.results_dir))
-            self.ledger = Ledger.create(ledger_dir / "ledger.json", self.settings.max_cost)
+            self.ledger = FileLedger.create(ledger_dir / "ledger.json", self.settings.max_cost)
 
     def install_interrupt_handler(self, session: pytest.Session) -> None:
         """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops."""
@@ -315,7 +320,15 @@ class SkillEvalSession:
             budget = self.ledger.snapshot() if self.ledger and not self.worker else None
             if self.shard_dir is not None and self.plan is not None and not self.worker:
                 index, count = self.settings.shard or (1, 1)
-                write_shard_record(self.shard_dir, self.plan, index, count, self.started_at, budget)
+                write_shard_record(
+                    self.shard_dir,
+                    self.plan,
+                    index,
+                    count,
+                    self.started_at,
+                    budget,
+                    ledger=self.settings.ledger_url,
+                )
                 print(f"\nskill-eval: shard {index}/{count} evidence: {self.shard_dir}")
             elif stopped_early:
                 if self.settings.adaptive:
@@ -340,8 +353,10 @@ class SkillEvalSession:
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         finally:
-            if self.ledger is not None and not self.worker:
+            if isinstance(self.ledger, FileLedger) and not self.worker:
                 shutil.rmtree(self.ledger.path.parent, ignore_errors=True)
+            elif self.ledger is not None:
+                self.ledger.close()
         if self.cancel.cancelled and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
         if self.evidence_missing and session.exitstatus == pytest.ExitCode.OK:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
-from .budget import Ledger
+from .budget import ledger_from
 from .hosts.pi.binary import PiBinary
 from .nodeids import parse_item_id, scope_of
 from .options import enabled
@@ -119,8 +119,7 @@ def hand_to_worker(node: Any) -> None:
         "results": {str(k): str(v) for k, v in state.result_dirs.items()},
         "pins": state.resolver.pinned(),
         "pi": {"path": str(pi.path), "version": pi.version} if pi else None,
-        "ledger": str(state.ledger.path) if state.ledger else None,
-        "maxCost": state.ledger.max_cost if state.ledger else None,
+        "ledger": state.ledger.handover() if state.ledger else None,
         # Resolved here, so a worker never re-resolves them against its own directory.
         "settings": state.settings.resolved_paths(),
     }
@@ -132,7 +131,7 @@ def take_from_controller(config: pytest.Config, state: SkillEvalSession) -> None
     state.result_dirs = {int(k): Path(v) for k, v in handed["results"].items()}
     state.resolver = SourceResolver(state.settings.root, pinned=handed["pins"])
     if handed.get("ledger"):
-        state.ledger = Ledger(Path(handed["ledger"]), float(handed["maxCost"]))
+        state.ledger = ledger_from(handed["ledger"])
     if handed.get("pi"):
         state.checked_pi = PiBinary(Path(handed["pi"]["path"]), handed["pi"]["version"])
 

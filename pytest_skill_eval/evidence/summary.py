@@ -34,9 +34,15 @@ def discard_unused_result(result_dir: Path) -> bool:
 
 
 def write_summary(
-    result_dir: Path, trial: int, budget: Mapping[str, Any] | None = None
+    result_dir: Path,
+    trial: int,
+    budget: Mapping[str, Any] | None = None,
+    completed_at: str | None = None,
 ) -> SummaryRecord | None:
-    """Write summary.json for a result, once; None when it already exists."""
+    """Write summary.json for a result, once; None when it already exists.
+
+    `completed_at` defaults to now; a merge passes the time its shards completed.
+    """
     records = group_records(result_dir)
     summary: SummaryRecord = {
         "schema_version": 1,
@@ -44,7 +50,7 @@ def write_summary(
         "trial": trial,
         "state": batch_state(r["state"] for r in records) if records else "cancelled",
         "groups": records,
-        "completedAt": utc_now(),
+        "completedAt": completed_at or utc_now(),
     }
     if budget is not None:
         summary["budget"] = cast(Budget, dict(budget))

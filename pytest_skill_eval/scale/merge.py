@@ -1,11 +1,14 @@
 """`skill-eval merge`: join the shards of a plan into the result(s) one machine would have written.
 
-Every arrived group is copied and re-hashed against its manifest; every planned unit must arrive
+Every arrived group is copied (never hard-linked, so a shard changed later cannot reach the
+sealed result) and re-hashed against its manifest; every planned unit must arrive
 exactly once; a unit no shard delivered is recorded `infrastructure-failed` (`shard-missing`),
 never `cancelled`. Then `invocation.json`, `summary.json` and, for several trials, the aggregate
 are written with the same writers a single-machine run uses. The merge is staged beside the
 target and moved into place at the end, so it is all or nothing; re-running it on the same
-shards finds the result already there and leaves it as it is.
+shards finds the result already there and leaves it as it is. Every timestamp a merge writes
+comes from the shards' records (the earliest start, the latest completion), never the clock,
+so merging the same shards twice gives the same bytes.
 """
 
 from __future__ import annotations
@@ -100,35 +103,47 @@ def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
     out.mkdir(parents=True, exist_ok=True)
     staging = out / f".{plan.id}.merging.{secrets.token_hex(4)}"
     staging.mkdir()
+    # Timestamps come from the shards' own records, so the same shards merge to the same bytes.
+    started = min(str(s.record["startedAt"]) for s in shards)
+    completed = max(str(s.record["completedAt"]) for s in shards)
+    placed: list[Path] = []
     try:
-        started = min(str(s.record["startedAt"]) for s in shards)
         budget = _budget(shards, count)
         for trial in range(1, plan.trials + 1):
             result = staging / plan.result_id(trial)
             result.mkdir()
             write_invocation(result, invocation_record(plan, trial, started_at=started))
             layout.groups_dir(result).mkdir()
-            for unit in (u for u in units if u.trial == trial):
-                target = layout.group_dir(result, unit.group)
+            trial_units = [u for u in units if u.trial == trial]
+            for unit in trial_units:
                 source = arrived.get((unit.group, unit.trial))
-                if source is None:
-                    _record_missing(plan, unit, result, count)
-                    continue
-                _copy_tree(source, target)
-                problems = verify_group(target)
-                if problems:
-                    raise MergeError(
-                        f"group {unit.group} (trial {trial}) from {source} does not match its "
-                        "manifest:\n" + "\n".join(problems)
-                    )
-            write_summary(result, trial, budget)  # and the seal over it, as one machine would
+                if source is not None:
+                    _place(unit, source, layout.group_dir(result, unit.group))
+            if any((u.group, u.trial) not in arrived for u in trial_units):
+                # Recorded through the result's final path (a link to the staged directory
+                # until the move), so the records name where the result will be, not staging.
+                final = out / result.name
+                if final.is_symlink():
+                    final.unlink()  # left by a merge that was killed here
+                final.symlink_to(result.relative_to(out), target_is_directory=True)
+                placed.append(final)
+                for unit in trial_units:
+                    if (unit.group, unit.trial) not in arrived:
+                        _record_missing(plan, unit, final, count, completed)
+                final.unlink()
+                placed.remove(final)
+            # And the seal over it, as one machine would.
+            write_summary(result, trial, budget, completed_at=completed)
         if aggregate_id:
             trial_dirs = [staging / plan.result_id(t) for t in range(1, plan.trials + 1)]
             record = aggregate(aggregate_id, trial_dirs, plan.trials, budget)
+            record["completedAt"] = completed
             write_json_once(layout.aggregate_file(staging / aggregate_id), record)
         for name in sorted(os.listdir(staging)):
             os.rename(staging / name, out / name)
     finally:
+        for link in placed:
+            link.unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
     return MergeOutcome(targets, aggregate_target, missing)
 
@@ -207,10 +222,21 @@ def _same_groups(
 
 
 def _budget(shards: Sequence[_Shard], count: int) -> dict[str, Any] | None:
-    """Total spend over the shards; each shard held ceiling / N, so the ceiling is share × N."""
+    """Total spend over the shards; each shard held ceiling / N, so the ceiling is share × N.
+
+    Shards that charged one ledger service each recorded its whole state: the total is the
+    latest of those (spend only grows), not their sum.
+    """
     budgets = [s.record["budget"] for s in shards if s.record.get("budget")]
     if not budgets:
         return None
+    if any(s.record.get("ledger") for s in shards):
+        latest = max(budgets, key=lambda b: float(b["spent"]))
+        return {
+            "maxCost": round(float(latest["maxCost"]), 10),
+            "spent": round(float(latest["spent"]), 10),
+            "exhausted": any(bool(b["exhausted"]) for b in budgets),
+        }
     return {
         "maxCost": round(float(budgets[0]["maxCost"]) * count, 10),
         "spent": round(sum(float(b["spent"]) for b in budgets), 10),
@@ -218,7 +244,18 @@ def _budget(shards: Sequence[_Shard], count: int) -> dict[str, Any] | None:
     }
 
 
-def _record_missing(plan: Plan, unit: Unit, result: Path, count: int) -> None:
+def _place(unit: Unit, source: Path, target: Path) -> None:
+    """Copy one arrived group and prove the copy against its manifest."""
+    _copy_tree(source, target)
+    problems = verify_group(target)
+    if problems:
+        raise MergeError(
+            f"group {unit.group} (trial {unit.trial}) from {source} does not match its "
+            "manifest:\n" + "\n".join(problems)
+        )
+
+
+def _record_missing(plan: Plan, unit: Unit, result: Path, count: int, completed: str) -> None:
     """A unit no shard delivered: its selected variants `infrastructure-failed`, shard-missing."""
     entry = plan.group_entry(unit.group)
     root = Path(plan.data["root"])
@@ -240,7 +277,7 @@ def _record_missing(plan: Plan, unit: Unit, result: Path, count: int) -> None:
         endpoint=_never,
         no_progress_s=0.0,
     )
-    run = GroupRun(loaded, lambda _trial: result, unit.trial)
+    run = GroupRun(loaded, lambda _trial: result, unit.trial, clock=lambda: completed)
     run.selected = {v: v in unit.variants for v in ("baseline", "candidate")}
     shard = owning_shard(plan, unit, count)
     expected = f"{plan.id}{layout.SHARDS_SUFFIX}/{shard}-of-{count}.*/{plan.result_id(unit.trial)}"
@@ -276,13 +313,10 @@ def _copy_entry(source: Path, target: Path) -> None:
     if stat.S_ISLNK(mode):
         os.symlink(os.readlink(source), target)
     elif stat.S_ISREG(mode):
-        # Evidence is never rewritten in place, so a hard link is as good as a copy (and the
-        # manifest re-hash proves it); another filesystem gets a copy.
-        try:
-            os.link(source, target, follow_symlinks=False)
-        except OSError:
-            shutil.copyfile(source, target, follow_symlinks=False)
-            os.chmod(target, stat.S_IMODE(mode))
+        # A copy, never a hard link: a later change to the shard's file must not reach the
+        # sealed result (nor the other way round). The manifest re-hash then proves the copy.
+        shutil.copyfile(source, target, follow_symlinks=False)
+        os.chmod(target, stat.S_IMODE(mode))
     elif stat.S_ISFIFO(mode):
         os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
     else:

@@ -217,7 +217,7 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
     """Settings that follow the plan: its trials and selection; a contradicting option refuses.
 
     A ceiling given here, or pinned by the plan, is the whole run's: each of N shards gets
-    ceiling / N.
+    ceiling / N (with a ledger service, the service's ceiling binds every shard instead).
     """
     assert settings.plan is not None
     plan = load_plan(settings.plan)
@@ -235,6 +235,8 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
                 f"{pinned[name]!r}; drop the option or make a new plan"
             )
     ceiling = settings.max_cost if settings.max_cost is not None else plan.data.get("maxCost")
+    if settings.ledger_url is not None:
+        ceiling = None  # the ledger service holds the whole run's ceiling, unsplit
     shards = settings.shard[1] if settings.shard else 1
     return dataclasses.replace(
         settings,

@@ -42,8 +42,13 @@ def write_shard_record(
     count: int,
     started_at: str,
     budget: Mapping[str, Any] | None,
+    ledger: str | None = None,
 ) -> dict[str, Any]:
-    """`shard.json`: which plan and shard this is, what each unit ended as, spend, timing."""
+    """`shard.json`: which plan and shard this is, what each unit ended as, spend, timing.
+
+    `ledger` is the URL of a ledger service the shard charged (its budget is then the whole
+    run's, shared with the other shards), else None (its own share of the ceiling).
+    """
     units = []
     for unit in shard_units(plan, index, count):
         group_dir = layout.group_dir(shard / plan.result_id(unit.trial), unit.group)
@@ -61,6 +66,7 @@ def write_shard_record(
         "results": {str(t): plan.result_id(t) for t in range(1, plan.trials + 1)},
         "units": units,
         "budget": dict(budget) if budget is not None else None,
+        "ledger": ledger,
         "startedAt": started_at,
         "completedAt": utc_now(),
     }
