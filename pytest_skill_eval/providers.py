@@ -19,7 +19,7 @@ from .modelserver.record import RecordingRoute
 from .modelserver.script import ScriptError, cassette_file, load_script, script_path
 from .modelserver.server import Route, ScriptedModelServer
 from .modelserver.upstream import RecordError, auth_headers, check_recordable
-from .modelserver.wire import OPENAI
+from .modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
 
 RECORD_MODES = ("none", "once", "all")
 # Scripted runs are priced like a typical frontier model (USD per million tokens) so usage and
@@ -32,6 +32,10 @@ KNOWN_PROVIDERS = {
     "anthropic": ("anthropic-messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
     "openai": ("openai-completions", "https://api.openai.com/v1", "OPENAI_API_KEY"),
 }
+
+
+# Hosts that speak one wire format whatever the provider (Pi speaks the provider's).
+HOST_APIS = {"claude-code": ANTHROPIC, "codex": OPENAI_RESPONSES}
 
 
 class EndpointError(ModelProviderError):
@@ -202,7 +206,7 @@ class EndpointFactory:
             provider, model_id = split_model(declared.model)
         except ModelSpecError as error:
             raise EndpointError(str(error)) from None
-        upstream = self._upstream(provider, model_id)
+        upstream = self._upstream(provider, model_id, loaded.group.effective_runtime.host)
         price = self.price(provider, model_id)
         path = cassette_file(self.cassettes, loaded.group.id, variant, trial)
         try:
@@ -244,11 +248,12 @@ class EndpointFactory:
         endpoint.failures = failures
         return endpoint
 
-    def _upstream(self, provider: str, model_id: str) -> Upstream:
-        """Where a provider really lives: the ini models.json, else the known public APIs."""
+    def _upstream(self, provider: str, model_id: str, host: str = "pi") -> Upstream:
+        """Where a provider really lives: the ini models.json, else the known public APIs; the
+        wire format is the host's own where it speaks only one."""
         entry: dict[str, Any] = self._models_table().get(provider) or {}
         known = KNOWN_PROVIDERS.get(provider)
-        api = entry.get("api") or (known[0] if known else None)
+        api = HOST_APIS.get(host) or entry.get("api") or (known[0] if known else None)
         base_url = self.upstream_url or entry.get("baseUrl") or (known[1] if known else None)
         key_name = entry.get("apiKey") or (known[2] if known else None)
         if not api or not base_url or not key_name:
