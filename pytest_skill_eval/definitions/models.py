@@ -295,11 +295,6 @@ class Group(DefinitionModel):
                 "runtime extension bundles are Pi's; runtime.host claude-code cannot load them",
                 ("runtime", "extensions"),
             )
-        if self.commands is not None:
-            raise rule_error(
-                "declared commands (run_command) are not offered on runtime.host claude-code yet",
-                ("commands",),
-            )
 
     def on_host(self, host: str) -> Group:
         """This group with its runtime on `host` (an invocation's choice), checked like a

@@ -3,7 +3,8 @@
 A script speaks Pi's neutral vocabulary (`read {path}`, `write {path, content}`, `edit {path,
 edits|oldText/newText}`) plus `skill {name}`, a neutral way to activate a skill. When the request
 comes from Claude Code (it offers `Read`/`Write`/`Edit`/`Skill`, not `read`), each call is
-rendered as Claude Code's tool and argument names; on Pi, `skill` becomes a `read` of that skill's
+rendered as Claude Code's tool and argument names (`run_command {command}` as the evaluator's
+MCP tool); on Pi, `skill` becomes a `read` of that skill's
 SKILL.md. Any other call (a host-native one) passes through unchanged.
 """
 
@@ -19,7 +20,9 @@ from .script import ScriptedResponse, ToolCall
 
 CLAUDE_CODE = "claude-code"
 PI = "pi"
-_CLAUDE_TOOLS = ("Read", "Write", "Edit", "Skill")
+# Declared commands reach Claude Code through the evaluator's MCP server `skill-eval`.
+CLAUDE_CODE_RUN_COMMAND = "mcp__skill-eval__run_command"
+_CLAUDE_TOOLS = ("Read", "Write", "Edit", "Skill", CLAUDE_CODE_RUN_COMMAND)
 
 
 def offered_tools(body: Mapping[str, Any]) -> set[str]:
@@ -85,6 +88,8 @@ def _claude_code(call: ToolCall) -> list[ToolCall]:
         ]
     if call.name == "skill" and isinstance(args.get("name"), str):
         return [dataclasses.replace(call, name="Skill", arguments={"skill": args["name"]})]
+    if call.name == "run_command":
+        return [dataclasses.replace(call, name=CLAUDE_CODE_RUN_COMMAND)]
     return [call]
 
 

@@ -1,6 +1,7 @@
 """Claude Code's stream-json events translated into the neutral observation.
 
-Tool calls are recorded under the neutral names (`read`, `write`, `edit`, `skill`) with the
+Tool calls are recorded under the neutral names (`read`, `write`, `edit`, `skill`, and
+`run_command` for the evaluator's MCP tool) with the
 neutral `path` beside the host's `file_path`, so every expectation kind grades the same on every
 host. A `Skill` call that succeeded, or a `Read` of a snapshotted SKILL.md, is a read of that
 skill's SKILL.md: the same `skill-read` fact as on Pi.
@@ -14,9 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND
 from ..observation import Observation
 
-NEUTRAL_TOOLS = {"Read": "read", "Write": "write", "Edit": "edit", "Skill": "skill"}
+NEUTRAL_TOOLS = {
+    "Read": "read",
+    "Write": "write",
+    "Edit": "edit",
+    "Skill": "skill",
+    CLAUDE_CODE_RUN_COMMAND: "run_command",
+}
 _COMMAND_NAME = re.compile(r"<command-name>/([^<\s]+)</command-name>")
 
 

@@ -15,16 +15,18 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ...modelserver.hosttools import skill_name
+from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND, skill_name
 from ...modelserver.wire import ANTHROPIC
 from ..base import Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
 from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from . import command_server
 from .binary import BASELINE_KEYS
 from .events import StreamTranslator
 
 TICK_S = 0.25
 GUARD = Path(__file__).with_name("guard.py")
+COMMAND_SERVER = Path(command_server.__file__)
 # The neutral tools a group declares → Claude Code's built-in tools.
 HOST_TOOLS = {"read": "Read", "write": "Write", "edit": "Edit"}
 # The placeholder key a host-side process needs to start; the loopback server ignores it.
@@ -72,6 +74,16 @@ def settings(guard: bool) -> dict[str, object]:
 def host_tools(tools: Sequence[str], skills: bool) -> list[str]:
     """The host's tools for the declared neutral ones, and `Skill` when there are skills."""
     return [HOST_TOOLS[t] for t in tools if t in HOST_TOOLS] + (["Skill"] if skills else [])
+
+
+def mcp_config() -> dict[str, object]:
+    """The evaluator's own MCP server, the only one Claude Code gets: declared commands.
+
+    It inherits Claude Code's environment (the group's, with `SKILL_EVAL_COMMANDS` and the
+    workspace), as Pi's command tool inherits Pi's.
+    """
+    server = {"type": "stdio", "command": sys.executable, "args": ["-I", str(COMMAND_SERVER)]}
+    return {"mcpServers": {command_server.SERVER_NAME: server}}
 
 
 class ClaudeCodeDialogue:
@@ -251,8 +263,11 @@ class ClaudeCodeHost:
             argv += ["--input-format", "stream-json", "--replay-user-messages"]
         if launch.model is not None:
             argv += ["--model", launch.model["model"].split("/", 1)[-1]]
-        argv += ["--tools", tools, "--allowedTools", tools, "--permission-mode", "dontAsk"]
-        argv += ["--setting-sources", "user", "--strict-mcp-config"]
+        allowed = tools + (f",{CLAUDE_CODE_RUN_COMMAND}" if launch.command_tool else "")
+        argv += ["--tools", tools, "--allowedTools", allowed.strip(",")]
+        argv += ["--permission-mode", "dontAsk", "--setting-sources", "user", "--strict-mcp-config"]
+        if launch.command_tool:
+            argv += ["--mcp-config", json.dumps(mcp_config(), separators=(",", ":"))]
         argv += ["--settings", json.dumps(settings(launch.guard), separators=(",", ":"))]
         argv.append("--no-session-persistence")
         return argv
