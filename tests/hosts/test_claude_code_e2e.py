@@ -271,3 +271,49 @@ def test_declared_commands_run_through_the_evaluators_tool_server(
     refused, is_error = results[3]
     assert is_error
     assert "rm-rf" in refused
+
+
+def system_text(request: dict[str, Any]) -> list[str]:
+    """The request's system prompt, block by block."""
+    system = request["body"]["system"]
+    return [system] if isinstance(system, str) else [str(b.get("text", "")) for b in system]
+
+
+def test_runtime_prompt_isolated_and_host(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    write(root / "context" / "contract.md", "Always answer in haiku.\n")
+    declared = skill(root, "changelog-keeper")
+    groups = [
+        Group(
+            id=f"prompt-{mode}",
+            type="description",
+            turns=["Log that CSV export handles semicolons."],
+            tools=["read"],
+            runtime={**claude_runtime(), "prompt": mode},
+            candidate=variant([declared], 0, ["context/contract.md"]),
+            scripts={"candidate": [{"text": "Logged."}]},
+        )
+        for mode in ("isolated", "host")
+    ]
+    suite = build(root, groups)
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    assert result.ret == 0, result.stdout.str()
+    groups_dir = result_dir(root) / "groups"
+
+    (isolated,) = model_requests(groups_dir / "prompt-isolated@claude-code/candidate")
+    blocks = system_text(isolated)
+    evaluator = blocks[-1]
+    assert evaluator.startswith("You are an expert coding assistant operating inside Claude Code")
+    assert "Always answer in haiku." in evaluator
+    assert "Current working directory: " in evaluator
+    assert not any("You are Claude Code" in b for b in blocks)  # the host's prompt is gone
+
+    (host,) = model_requests(groups_dir / "prompt-host@claude-code/candidate")
+    blocks = system_text(host)
+    assert any("You are Claude Code, Anthropic's official CLI" in b for b in blocks)
+    appended = blocks[-1].rstrip()
+    assert appended.endswith("Always answer in haiku.\n</file>\n</context>\n</declared_context>")
+    assert '<declared_context>\n<context declared-path="context/contract.md">' in appended
+    assert not any("operating inside Claude Code for a skill evaluation" in b for b in blocks)

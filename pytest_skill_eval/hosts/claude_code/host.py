@@ -23,6 +23,7 @@ from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutco
 from . import command_server
 from .binary import BASELINE_KEYS
 from .events import StreamTranslator
+from .prompt import prompt_arguments, thinking_settings
 
 TICK_S = 0.25
 GUARD = Path(__file__).with_name("guard.py")
@@ -225,6 +226,8 @@ class ClaudeCodeHost:
     def __init__(self) -> None:
         self._base_url: str | None = None
         self._skills: dict[str, Path] = {}
+        # What the launch asks of the environment (a thinking switch), set by `argv`.
+        self._launch_env: dict[str, str] = {}
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.claude` config dir and TMPDIR under `root`; nothing of the operator's."""
@@ -249,12 +252,14 @@ class ClaudeCodeHost:
         }
         if self._base_url is not None:
             env |= {"ANTHROPIC_BASE_URL": self._base_url, "ANTHROPIC_API_KEY": LOOPBACK_KEY}
-        return env
+        return env | self._launch_env
 
     def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
         """The headless command line; installs the declared skills into the isolated scope."""
         self._skills = install_skills(home.config, launch.skills)
-        tools = ",".join(host_tools(launch.tools, bool(launch.skills)))
+        offered = host_tools(launch.tools, bool(launch.skills))
+        tools = ",".join(offered)
+        effort, self._launch_env = thinking_settings((launch.model or {}).get("thinking"))
         argv = [str(binary.path), "-p"]
         if launch.one_shot:
             argv.append(launch.prompts[0])
@@ -263,11 +268,15 @@ class ClaudeCodeHost:
             argv += ["--input-format", "stream-json", "--replay-user-messages"]
         if launch.model is not None:
             argv += ["--model", launch.model["model"].split("/", 1)[-1]]
+        argv += effort
         allowed = tools + (f",{CLAUDE_CODE_RUN_COMMAND}" if launch.command_tool else "")
         argv += ["--tools", tools, "--allowedTools", allowed.strip(",")]
         argv += ["--permission-mode", "dontAsk", "--setting-sources", "user", "--strict-mcp-config"]
         if launch.command_tool:
             argv += ["--mcp-config", json.dumps(mcp_config(), separators=(",", ":"))]
+            offered.append(CLAUDE_CODE_RUN_COMMAND)
+        mode = launch.environment.get("SKILL_EVAL_PROMPT_MODE", "isolated")
+        argv += prompt_arguments(mode, offered, launch.environment, launch.cwd, home.root)
         argv += ["--settings", json.dumps(settings(launch.guard), separators=(",", ":"))]
         argv.append("--no-session-persistence")
         return argv
