@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -317,3 +321,55 @@ def test_runtime_prompt_isolated_and_host(pytester: pytest.Pytester) -> None:
     assert appended.endswith("Always answer in haiku.\n</file>\n</context>\n</declared_context>")
     assert '<declared_context>\n<context declared-path="context/contract.md">' in appended
     assert not any("operating inside Claude Code for a skill evaluation" in b for b in blocks)
+
+
+CLAUDE_MD_CANARY = "CLAUDE-MD-CANARY-9b2e"
+
+
+def test_isolated_in_a_network_namespace_with_claude_md_files_planted(
+    pytester: pytest.Pytester,
+) -> None:
+    """Only loopback exists, and no CLAUDE.md of the operator or above the root is read."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("needs unshare and ip (util-linux, iproute2) for a network namespace")
+    probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"unprivileged network namespaces are unavailable: {probe.stderr!r}")
+    operator_home = pytester.path / "operator-home"
+    write(operator_home / "CLAUDE.md", f"{CLAUDE_MD_CANARY} home\n")
+    write(operator_home / ".claude" / "CLAUDE.md", f"{CLAUDE_MD_CANARY} user\n")
+    write(pytester.path / "CLAUDE.md", f"{CLAUDE_MD_CANARY} above the root\n")
+    root = pytester.path / "root"
+    write(root / "CLAUDE.md", f"{CLAUDE_MD_CANARY} the root\n")
+    declared = skill(root, "changelog-keeper")
+    group = Group(
+        id="netns",
+        type="description",
+        turns=["Log that CSV export handles semicolons."],
+        tools=["read"],
+        runtime=claude_runtime(),
+        candidate=variant([declared], 0),
+        scripts={
+            "candidate": [
+                {"tool_calls": [{"name": "skill", "arguments": {"name": "changelog-keeper"}}]},
+                {"text": "Logged."},
+            ]
+        },
+    )
+    suite = build(root, [group])
+    args = skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    script = 'ip link set lo up && exec "$@"'
+    command = ["unshare", "-rn", "sh", "-c", script, "sh", sys.executable, "-m", "pytest", *args]
+    environment = {**os.environ, "HOME": str(operator_home)}
+    finished = subprocess.run(
+        command, cwd=pytester.path, env=environment, capture_output=True, text=True, check=False
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+
+    run = run_record(root, "netns@claude-code", "candidate")
+    assert run["state"] == "complete", run["error"]
+    assert run["activation"]["targetRead"] is True
+    requests = model_requests(result_dir(root) / "groups/netns@claude-code/candidate")
+    assert len(requests) == 2
+    for request in requests:
+        assert CLAUDE_MD_CANARY not in json.dumps(request["body"])
