@@ -1,14 +1,15 @@
-"""Run the benchmarks: `python -m bench [overhead|parallel|materialise|memory|merge ...]`."""
+"""Run the benchmarks: `python -m bench [NAME ...]` (all of them by default)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 
-from bench import materialise, memory, merge, overhead, parallel
+from bench import claude_overhead, materialise, memory, merge, overhead, parallel
 
 BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "overhead": overhead.main,
+    "claude-overhead": claude_overhead.main,
     "parallel": parallel.main,
     "materialise": materialise.main,
     "memory": memory.main,
