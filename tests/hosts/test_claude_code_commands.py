@@ -228,3 +228,22 @@ def test_the_server_is_passed_only_when_commands_are_declared(tmp_path: Path) ->
     assert "--strict-mcp-config" in with_commands
     without = argv_for(tmp_path / "b", command_tool=False, tools=("read",))
     assert "--mcp-config" not in without
+
+
+@pytest.mark.parametrize(
+    ("servers", "problem"),
+    [
+        ([{"name": "skill-eval", "status": "connected"}], None),
+        ([{"name": "skill-eval", "status": "failed"}], "server is failed"),
+        ([], "server is missing"),
+    ],
+)
+def test_a_command_server_that_did_not_start_fails_the_run(
+    servers: list[dict[str, str]], problem: str | None
+) -> None:
+    obs = Observation()
+    obs.begin_turn(1, "p", "p")
+    translator = StreamTranslator(obs, {}, command_server=command_server.SERVER_NAME)
+    translator.apply({"type": "system", "subtype": "init", "mcp_servers": servers})
+    messages = [e["message"] for e in obs.protocol_errors]
+    assert messages == ([] if problem is None else [f"the evaluator's command tool {problem}"])

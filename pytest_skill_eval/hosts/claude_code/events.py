@@ -75,6 +75,8 @@ class StreamTranslator:
     obs: Observation
     skills: Mapping[str, Path]
     delivered_commands: list[str] = field(default_factory=list)
+    # The evaluator's MCP server must be up when the group declares commands.
+    command_server: str | None = None
     _message_id: str | None = None
     _cost_so_far: float = 0.0
 
@@ -96,7 +98,28 @@ class StreamTranslator:
             self._tool_results(message)
         elif kind == "result":
             return self._result(event)
+        elif kind == "system" and event.get("subtype") == "init":
+            self._init(event)
         return False
+
+    def _init(self, event: dict[str, Any]) -> None:
+        """A declared command that cannot be offered is the evaluator's failure, not the model's."""
+        if self.command_server is None:
+            return
+        servers = event.get("mcp_servers")
+        status = next(
+            (
+                s.get("status")
+                for s in (servers if isinstance(servers, list) else [])
+                if isinstance(s, dict) and s.get("name") == self.command_server
+            ),
+            None,
+        )
+        if status != "connected":
+            self.obs.protocol_error(
+                "command-tool-unavailable",
+                message=f"the evaluator's command tool server is {status or 'missing'}",
+            )
 
     def _assistant(self, message: dict[str, Any]) -> None:
         turn = self.obs.message(message)

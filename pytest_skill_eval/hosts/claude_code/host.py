@@ -105,6 +105,8 @@ class ClaudeCodeDialogue:
         self._observation = Observation()
         self._outcome = ProcessOutcome()
         self._translator = StreamTranslator(self._observation, skills)
+        if launch.command_tool:
+            self._translator.command_server = command_server.SERVER_NAME
         self._ended = False
 
     @property
