@@ -37,8 +37,7 @@ BODY_NATIVE_TOOLS = ("read", "write", "edit")
 COMMAND_TOOL = "run_command"
 MAX_COMMAND_TIMEOUT_MS = 600_000
 DEFAULT_COMMAND_TIMEOUT_MS = 120_000
-# The thinking levels Claude Code can express: off, and its --effort values.
-CLAUDE_CODE_THINKING = ("off", "low", "medium", "high", "xhigh", "max")
+CLAUDE_CODE_THINKING = ("off", "low", "medium", "high", "xhigh", "max")  # off, and its --effort
 
 ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RESERVED_ENVIRONMENT_KEYS = frozenset(
@@ -299,11 +298,9 @@ class Group(DefinitionModel):
             )
         thinking = self.model.thinking if self.model is not None else None
         if thinking is not None and thinking not in CLAUDE_CODE_THINKING:
-            raise rule_error(
-                f"thinking level '{thinking}' has no Claude Code equivalent; runtime.host "
-                f"claude-code takes {', '.join(CLAUDE_CODE_THINKING)}",
-                ("model", "thinking"),
-            )
+            levels = ", ".join(CLAUDE_CODE_THINKING)
+            message = f"thinking level '{thinking}' has no Claude Code equivalent; use {levels}"
+            raise rule_error(message, ("model", "thinking"))
 
     def on_host(self, host: str) -> Group:
         """This group with its runtime on `host` (an invocation's choice), checked like a
