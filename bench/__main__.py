@@ -1,14 +1,23 @@
-"""Run the benchmarks: `python -m bench [NAME ...]` (overhead, codex-overhead, parallel, …)."""
+"""Run the benchmarks: `python -m bench [NAME ...]` (all of them by default)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 
-from bench import codex_overhead, materialise, memory, merge, overhead, parallel
+from bench import (
+    claude_overhead,
+    codex_overhead,
+    materialise,
+    memory,
+    merge,
+    overhead,
+    parallel,
+)
 
 BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "overhead": overhead.main,
+    "claude-overhead": claude_overhead.main,
     "parallel": parallel.main,
     "materialise": materialise.main,
     "memory": memory.main,

@@ -164,8 +164,8 @@ class EndpointFactory:
             return self._live(declared)
         if self.record != "none":
             return self._recording(loaded, variant, trial, placeholders)
-        group_id = loaded.group.id
-        path = script_path(self.cassettes, group_id, variant, trial)
+        group_id, host = loaded.group.id, loaded.group.effective_runtime.host
+        path = script_path(self.cassettes, group_id, variant, trial, host)
         if path is None:
             expected = cassette_file(self.cassettes, group_id, variant)
             raise EndpointError(
@@ -208,7 +208,8 @@ class EndpointFactory:
             raise EndpointError(str(error)) from None
         upstream = self._upstream(provider, model_id, loaded.group.effective_runtime.host)
         price = self.price(provider, model_id)
-        path = cassette_file(self.cassettes, loaded.group.id, variant, trial)
+        host = loaded.group.effective_runtime.host
+        path = cassette_file(self.cassettes, loaded.group.id, variant, trial, host)
         try:
             check_recordable(upstream.api)
             existing = load_existing(path) if self.record == "once" else None

@@ -40,8 +40,8 @@ from .models import (
     VariantEnvironment,
     Variants,
     WorkingTreeSource,
-    same_json,
 )
+from .rules import same_json
 from .selection import SelectedGroup, select
 
 __all__ = [

@@ -31,12 +31,14 @@ from .fields import (
     show,
     unique,
 )
+from .rules import check_comparisons, fit_problem
 
 NATIVE_TOOLS = frozenset({"read", "bash", "powershell", "edit", "write", "grep", "find", "ls"})
 BODY_NATIVE_TOOLS = ("read", "write", "edit")
 COMMAND_TOOL = "run_command"
 MAX_COMMAND_TIMEOUT_MS = 600_000
 DEFAULT_COMMAND_TIMEOUT_MS = 120_000
+CLAUDE_CODE_THINKING = ("off", "low", "medium", "high", "xhigh", "max")  # off, and its --effort
 
 ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RESERVED_ENVIRONMENT_KEYS = frozenset(
@@ -281,7 +283,7 @@ class Group(DefinitionModel):
     def _cross_field_rules(self) -> Self:
         self._check_tools()
         self._check_expectations()
-        _check_comparisons(self.expectations)
+        check_comparisons(self.expectations)
         self._check_host()
         return self
 
@@ -295,12 +297,16 @@ class Group(DefinitionModel):
                 f"runtime extension bundles are Pi's; runtime.host {runtime.host} cannot load them",
                 ("runtime", "extensions"),
             )
-        if self.commands is not None:
+        if runtime.host == "codex" and self.commands is not None:
             raise rule_error(
-                f"declared commands (run_command) are not offered on runtime.host {runtime.host} "
-                "yet",
+                "declared commands (run_command) are not offered on runtime.host codex yet",
                 ("commands",),
             )
+        thinking = self.model.thinking if self.model is not None else None
+        if runtime.host == "claude-code" and thinking not in (None, *CLAUDE_CODE_THINKING):
+            levels = ", ".join(CLAUDE_CODE_THINKING)
+            message = f"thinking level '{thinking}' has no Claude Code equivalent; use {levels}"
+            raise rule_error(message, ("model", "thinking"))
 
     def on_host(self, host: str) -> Group:
         """This group with its runtime on `host` (an invocation's choice), checked like a
@@ -404,89 +410,6 @@ class Group(DefinitionModel):
                     f"variant's '{name}' has {len(listed)} entries",
                     ("expectations", index, "index"),
                 )
-
-
-def fit_problem(
-    expectation: Expectation, group_type: str, turn_count: int
-) -> tuple[str, str] | None:
-    """The field at fault and why an expectation does not fit its group; None when it fits.
-
-    Loading reports it as a definition error and grading as a grade error, in the same words.
-    """
-    kind = expectation.kind
-    if group_type not in expectation.group_types:
-        if group_type == "body":
-            return (
-                "kind",
-                f"'{kind}' expectations are only valid in description groups; in a body group "
-                "the target is delivered explicitly (use resource-read to observe reads)",
-            )
-        return "kind", f"'{kind}' expectations are only valid in body groups"
-    if expectation.turn is not None and expectation.turn > turn_count:
-        return (
-            "turn",
-            f"turn {expectation.turn} is out of range: the group declares {turn_count} "
-            f"turn{'s' if turn_count != 1 else ''} (use 1..{turn_count})",
-        )
-    return None
-
-
-def _check_comparisons(expectations: tuple[Expectation, ...]) -> None:
-    members: dict[str, list[int]] = {}
-    for index, expectation in enumerate(expectations):
-        if expectation.comparison is not None:
-            members.setdefault(expectation.comparison, []).append(index)
-    for comparison, indices in members.items():
-        first = expectations[indices[0]]
-        if len(indices) == 1:
-            raise rule_error(
-                f"comparison '{comparison}' has only this expectation; it needs exactly one "
-                "baseline and one candidate expectation describing the same check",
-                ("expectations", indices[0], "comparison"),
-            )
-        if len(indices) > 2:
-            raise rule_error(
-                f"comparison '{comparison}' is shared by more than two expectations; it pairs "
-                "exactly one baseline and one candidate expectation",
-                ("expectations", indices[2], "comparison"),
-            )
-        second = expectations[indices[1]]
-        at: tuple[str | int, ...] = ("expectations", indices[1])
-        if first.variant == second.variant:
-            raise rule_error(
-                f"comparison '{comparison}' pairs two {first.variant} expectations; it needs "
-                "one baseline and one candidate expectation",
-                (*at, "variant"),
-            )
-        first_kind, second_kind = first.kind, second.kind
-        if first_kind != second_kind:
-            raise rule_error(
-                f"comparison '{comparison}' pairs a '{first_kind}' with a '{second_kind}' "
-                "expectation; compared expectations must have the same kind",
-                (*at, "kind"),
-            )
-        left, right = first.expected_predicate(), second.expected_predicate()
-        for key, value in left.items():
-            if not same_json(value, right.get(key)):
-                raise rule_error(
-                    f"comparison '{comparison}' pairs expectations that differ in '{key}' "
-                    f"({show(value)} vs {show(right.get(key))}); compared expectations must "
-                    "describe the same check",
-                    (*at, key),
-                )
-
-
-def same_json(left: object, right: object) -> bool:
-    """JSON equality without Python's coercions: true is not 1, but 1 equals 1.0."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return type(left) is type(right) and left == right
-    if isinstance(left, int | float) and isinstance(right, int | float):
-        return left == right
-    if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(same_json(left[k], right[k]) for k in left)
-    if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(map(same_json, left, right))
-    return type(left) is type(right) and left == right
 
 
 class Suite(DefinitionModel):

@@ -30,7 +30,7 @@ from pytest_skill_eval.definitions import (
     ToolCallExpectation,
 )
 from pytest_skill_eval.definitions.conversion import describe, pointer_of
-from pytest_skill_eval.definitions.models import fit_problem
+from pytest_skill_eval.definitions.rules import fit_problem
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.grading.comparisons import grade_comparisons, transition
 from pytest_skill_eval.grading.interaction import (

@@ -3,10 +3,10 @@
 A script speaks Pi's neutral vocabulary (`read {path}`, `write {path, content}`, `edit {path,
 edits|oldText/newText}`) plus `skill {name}`, a neutral way to activate a skill. When the request
 comes from Claude Code (it offers `Read`/`Write`/`Edit`/`Skill`, not `read`), each call is
-rendered as Claude Code's tool and argument names; on Pi, `skill` becomes a `read` of that skill's
-SKILL.md. Codex (it offers `exec_command` and `apply_patch`) has no file tools: reads become a
-shell `cat`, writes and edits one `apply_patch` (see `codextools`). Any other call (a host-native
-one) passes through unchanged.
+rendered as Claude Code's tool and argument names (`run_command {command}` as the evaluator's
+MCP tool); on Pi, `skill` becomes a `read` of that skill's SKILL.md. Codex (it offers
+`exec_command` and `apply_patch`) has no file tools: reads become a shell `cat`, writes and edits
+one `apply_patch` (see `codextools`). Any other call (a host-native one) passes through unchanged.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 PI = "pi"
 HOSTS = (PI, CLAUDE_CODE, CODEX)
-_CLAUDE_TOOLS = ("Read", "Write", "Edit", "Skill")
+# Declared commands reach Claude Code through the evaluator's MCP server `skill-eval`.
+CLAUDE_CODE_RUN_COMMAND = "mcp__skill-eval__run_command"
+_CLAUDE_TOOLS = ("Read", "Write", "Edit", "Skill", CLAUDE_CODE_RUN_COMMAND)
 _CODEX_TOOLS = ("exec_command", "apply_patch")
 
 
@@ -101,6 +103,8 @@ def _claude_code(call: ToolCall) -> list[ToolCall]:
         ]
     if call.name == "skill" and isinstance(args.get("name"), str):
         return [dataclasses.replace(call, name="Skill", arguments={"skill": args["name"]})]
+    if call.name == "run_command":
+        return [dataclasses.replace(call, name=CLAUDE_CODE_RUN_COMMAND)]
     return [call]
 
 

@@ -28,6 +28,15 @@ _TOOL_OUTPUT_TEXT = (
     (re.compile(r'"duration_seconds": ?[\d.]+'), '"duration_seconds":"{{wall_time}}"'),
 )
 _TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+# Claude Code's per-run values: the date reminder, the ids in `metadata.user_id` (a fresh
+# config dir is a fresh device), and the isolated home its skills are listed under (made by
+# `tempfile.mkdtemp(prefix="skill-eval-<host>-")` for each run).
+_HOST_VALUES = (
+    (re.compile(r"Today's date is \d{4}-\d{2}-\d{2}"), "Today's date is {{date}}"),
+    (re.compile(r'"device_id":"[^"]*"'), '"device_id":"{{device_id}}"'),
+    (re.compile(r'"session_id":"[^"]*"'), '"session_id":"{{session_id}}"'),
+    (re.compile(r"[^\s\"'`]*/skill-eval-[a-z-]+-[a-z0-9_]{8}(?=/)"), "{{host_home}}"),
+)
 
 
 def fill_text(text: str, placeholders: Mapping[str, str]) -> str:
@@ -88,6 +97,8 @@ def normaliser(placeholders: Mapping[str, str]) -> Callable[[str], str]:
 
     def text(value: str) -> str:
         for pattern, replacement in patterns:
+            value = pattern.sub(_constant(replacement), value)
+        for pattern, replacement in _HOST_VALUES:
             value = pattern.sub(_constant(replacement), value)
         return _DATE_LINE.sub("Current date: {{date}}", value)
 

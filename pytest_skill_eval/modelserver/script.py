@@ -166,20 +166,33 @@ def parse_script(data: object, *, source: Path | None = None, sha256: str | None
     )
 
 
-def cassette_file(directory: Path, group_id: str, variant: str, trial: int = 1) -> Path:
-    """The file of exactly this trial: `<dir>/<group>/<variant>[-trial<k>].yaml`."""
+def cassette_file(
+    directory: Path, group_id: str, variant: str, trial: int = 1, host: str = "pi"
+) -> Path:
+    """The file of exactly this trial: `<dir>/<group>/<variant>[@<host>][-trial<k>].yaml`.
+
+    A host other than Pi is in the name, as in node ids: a recording holds one host's
+    requests, so each host records its own.
+    """
     suffix = "" if trial == 1 else f"-trial{trial}"
-    return directory / group_id / f"{variant}{suffix}.yaml"
+    on = "" if host == "pi" else f"@{host}"
+    return directory / group_id / f"{variant}{on}{suffix}.yaml"
 
 
-def script_path(directory: Path, group_id: str, variant: str, trial: int = 1) -> Path | None:
+def script_path(
+    directory: Path, group_id: str, variant: str, trial: int = 1, host: str = "pi"
+) -> Path | None:
     """Return the script file for (group, variant, trial), or None when there is none.
 
     Trial 1 uses `<dir>/<group>/<variant>.yaml`; trial k > 1 uses
-    `<dir>/<group>/<variant>-trial<k>.yaml`, falling back to the trial-1 file.
+    `<dir>/<group>/<variant>-trial<k>.yaml`, falling back to the trial-1 file. Off Pi, the
+    host's own files (`<variant>@<host>[-trial<k>].yaml`) come first; a script without a host
+    in its name serves every host.
     """
     for candidate in dict.fromkeys(
         (
+            cassette_file(directory, group_id, variant, trial, host),
+            cassette_file(directory, group_id, variant, 1, host),
             cassette_file(directory, group_id, variant, trial),
             cassette_file(directory, group_id, variant),
         )

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +181,195 @@ def test_body_delivers_the_target_on_turn_one_and_writes(pytester: pytest.Pytest
     offered = {t["name"] for t in requests[0]["body"]["tools"]}
     assert {"Read", "Write", "Edit", "Skill"} <= offered
     assert not offered & {"Bash", "WebFetch", "WebSearch", "Task"}  # no shell, nothing else
+
+
+def anthropic_tool_results(request: dict[str, Any]) -> list[tuple[str, bool]]:
+    """Each tool_result block the request carries (the history included): text, is_error."""
+    results = []
+    for message in request["body"]["messages"]:
+        content = message["content"]
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                parts = [inner] if isinstance(inner, str) else inner or []
+                text = "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in parts)
+                results.append((text, block.get("is_error") is True))
+    return results
+
+
+def test_declared_commands_run_through_the_evaluators_tool_server(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    declared = skill(root, "note-taker")
+    group = Group(
+        id="commands",
+        type="body",
+        turns=["Check the notes."],
+        tools=["read", "run_command"],
+        fixture="fixture",
+        runtime={**claude_runtime(), "environment": {"literal": {"GREETING": "hi"}, "inherit": []}},
+        candidate=variant([declared], 0),
+        commands=[
+            {
+                "id": "look",
+                "argv": [
+                    "sh",
+                    "-c",
+                    'echo "$GREETING from $(pwd)"; env | grep -c ^SKILL_EVAL_; true',
+                ],
+            },
+            {"id": "fails", "argv": ["sh", "-c", "echo broken >&2; exit 3"]},
+            {"id": "hangs", "argv": ["sleep", "60"], "timeout_ms": 300},
+        ],
+        scripts={
+            "candidate": [
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "look"}}]},
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "fails"}}]},
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "hangs"}}]},
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "rm-rf"}}]},
+                {"text": "Checked."},
+            ]
+        },
+    )
+    suite = build(root, [group])
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    assert result.ret == 0, result.stdout.str()
+
+    run = run_record(root, "commands@claude-code", "candidate")
+    assert run["state"] == "complete", run["error"]
+    records = [a for turn in run["turns"] for a in turn["toolActivity"]]
+    assert [(a["toolName"], a["args"], a["isError"]) for a in records] == [
+        ("run_command", {"command": "look"}, False),
+        ("run_command", {"command": "fails"}, False),  # a non-zero exit is an ordinary result
+        ("run_command", {"command": "hangs"}, False),  # so is a timeout
+        ("run_command", {"command": "rm-rf"}, True),  # an undeclared command is refused
+    ]
+    workspace = Path(run["workspace"]).resolve()
+    requests = model_requests(result_dir(root) / "groups/commands@claude-code/candidate")
+    assert len(requests) == 5
+    offered = {t["name"] for t in requests[0]["body"]["tools"]}
+    assert "mcp__skill-eval__run_command" in offered
+    assert not offered & {"Bash", "WebFetch"}
+    results = anthropic_tool_results(requests[4])
+    assert results[0] == (
+        "\n".join(
+            [
+                '$ sh -c echo "$GREETING from $(pwd)"; env | grep -c ^SKILL_EVAL_; true',
+                "exit code: 0",
+                "--- stdout ---",
+                f"hi from {workspace}",  # the declared environment, cwd = the workspace
+                "0",  # the evaluator's own variables are not the command's business
+                "",
+                "--- stderr ---",
+                "",
+            ]
+        ),
+        False,
+    )
+    assert results[1][0].splitlines()[:2] == ["$ sh -c echo broken >&2; exit 3", "exit code: 3"]
+    assert results[2][0].splitlines()[1] == "timed out after 300 ms"
+    refused, is_error = results[3]
+    assert is_error
+    assert "rm-rf" in refused
+
+
+def system_text(request: dict[str, Any]) -> list[str]:
+    """The request's system prompt, block by block."""
+    system = request["body"]["system"]
+    return [system] if isinstance(system, str) else [str(b.get("text", "")) for b in system]
+
+
+def test_runtime_prompt_isolated_and_host(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    write(root / "context" / "contract.md", "Always answer in haiku.\n")
+    declared = skill(root, "changelog-keeper")
+    groups = [
+        Group(
+            id=f"prompt-{mode}",
+            type="description",
+            turns=["Log that CSV export handles semicolons."],
+            tools=["read"],
+            runtime={**claude_runtime(), "prompt": mode},
+            candidate=variant([declared], 0, ["context/contract.md"]),
+            scripts={"candidate": [{"text": "Logged."}]},
+        )
+        for mode in ("isolated", "host")
+    ]
+    suite = build(root, groups)
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    assert result.ret == 0, result.stdout.str()
+    groups_dir = result_dir(root) / "groups"
+
+    (isolated,) = model_requests(groups_dir / "prompt-isolated@claude-code/candidate")
+    blocks = system_text(isolated)
+    evaluator = blocks[-1]
+    assert evaluator.startswith("You are an expert coding assistant operating inside Claude Code")
+    assert "Always answer in haiku." in evaluator
+    assert "Current working directory: " in evaluator
+    assert not any("You are Claude Code" in b for b in blocks)  # the host's prompt is gone
+
+    (host,) = model_requests(groups_dir / "prompt-host@claude-code/candidate")
+    blocks = system_text(host)
+    assert any("You are Claude Code, Anthropic's official CLI" in b for b in blocks)
+    appended = blocks[-1].rstrip()
+    assert appended.endswith("Always answer in haiku.\n</file>\n</context>\n</declared_context>")
+    assert '<declared_context>\n<context declared-path="context/contract.md">' in appended
+    assert not any("operating inside Claude Code for a skill evaluation" in b for b in blocks)
+
+
+CLAUDE_MD_CANARY = "CLAUDE-MD-CANARY-9b2e"
+
+
+def test_isolated_in_a_network_namespace_with_claude_md_files_planted(
+    pytester: pytest.Pytester,
+) -> None:
+    """Only loopback exists, and no CLAUDE.md of the operator or above the root is read."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("needs unshare and ip (util-linux, iproute2) for a network namespace")
+    probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"unprivileged network namespaces are unavailable: {probe.stderr!r}")
+    operator_home = pytester.path / "operator-home"
+    write(operator_home / "CLAUDE.md", f"{CLAUDE_MD_CANARY} home\n")
+    write(operator_home / ".claude" / "CLAUDE.md", f"{CLAUDE_MD_CANARY} user\n")
+    write(pytester.path / "CLAUDE.md", f"{CLAUDE_MD_CANARY} above the root\n")
+    root = pytester.path / "root"
+    write(root / "CLAUDE.md", f"{CLAUDE_MD_CANARY} the root\n")
+    declared = skill(root, "changelog-keeper")
+    group = Group(
+        id="netns",
+        type="description",
+        turns=["Log that CSV export handles semicolons."],
+        tools=["read"],
+        runtime=claude_runtime(),
+        candidate=variant([declared], 0),
+        scripts={
+            "candidate": [
+                {"tool_calls": [{"name": "skill", "arguments": {"name": "changelog-keeper"}}]},
+                {"text": "Logged."},
+            ]
+        },
+    )
+    suite = build(root, [group])
+    args = skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    script = 'ip link set lo up && exec "$@"'
+    command = ["unshare", "-rn", "sh", "-c", script, "sh", sys.executable, "-m", "pytest", *args]
+    environment = {**os.environ, "HOME": str(operator_home)}
+    finished = subprocess.run(
+        command, cwd=pytester.path, env=environment, capture_output=True, text=True, check=False
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+
+    run = run_record(root, "netns@claude-code", "candidate")
+    assert run["state"] == "complete", run["error"]
+    assert run["activation"]["targetRead"] is True
+    requests = model_requests(result_dir(root) / "groups/netns@claude-code/candidate")
+    assert len(requests) == 2
+    for request in requests:
+        assert CLAUDE_MD_CANARY not in json.dumps(request["body"])

@@ -106,13 +106,21 @@ def test_an_unknown_host_is_a_usage_error(pytester: pytest.Pytester, example_roo
 def test_a_group_the_chosen_host_cannot_run_is_a_collection_error(
     pytester: pytest.Pytester,
 ) -> None:
-    group = SEED / "groups" / "declared-commands.json"
+    group = SEED / "groups" / "runtime-profile.json"
     result = _collect(pytester, SEED, "--skill-eval-host", "claude-code", suite=group)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(
-        ["*cannot run on --skill-eval-host claude-code: declared commands*not offered*"]
+        ["*cannot run on --skill-eval-host claude-code: runtime extension bundles are Pi's*"]
     )
     assert "Traceback" not in result.stdout.str()
+
+
+def test_declared_commands_run_on_claude_code(pytester: pytest.Pytester) -> None:
+    group = SEED / "groups" / "declared-commands.json"
+    result = _collect(pytester, SEED, "--skill-eval-host", "claude-code", suite=group)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert all(item.endswith("@claude-code]") for item in _items(result))
+    assert _items(result)
 
 
 def test_an_aggregate_keeps_a_groups_hosts_apart(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Claude Code's stream-json events translated into the neutral observation.
 
-Tool calls are recorded under the neutral names (`read`, `write`, `edit`, `skill`) with the
+Tool calls are recorded under the neutral names (`read`, `write`, `edit`, `skill`, and
+`run_command` for the evaluator's MCP tool) with the
 neutral `path` beside the host's `file_path`, so every expectation kind grades the same on every
 host. A `Skill` call that succeeded, or a `Read` of a snapshotted SKILL.md, is a read of that
 skill's SKILL.md: the same `skill-read` fact as on Pi.
@@ -14,9 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND
 from ..observation import Observation
 
-NEUTRAL_TOOLS = {"Read": "read", "Write": "write", "Edit": "edit", "Skill": "skill"}
+NEUTRAL_TOOLS = {
+    "Read": "read",
+    "Write": "write",
+    "Edit": "edit",
+    "Skill": "skill",
+    CLAUDE_CODE_RUN_COMMAND: "run_command",
+}
 _COMMAND_NAME = re.compile(r"<command-name>/([^<\s]+)</command-name>")
 
 
@@ -67,6 +75,8 @@ class StreamTranslator:
     obs: Observation
     skills: Mapping[str, Path]
     delivered_commands: list[str] = field(default_factory=list)
+    # The evaluator's MCP server must be up when the group declares commands.
+    command_server: str | None = None
     _message_id: str | None = None
     _cost_so_far: float = 0.0
 
@@ -88,7 +98,28 @@ class StreamTranslator:
             self._tool_results(message)
         elif kind == "result":
             return self._result(event)
+        elif kind == "system" and event.get("subtype") == "init":
+            self._init(event)
         return False
+
+    def _init(self, event: dict[str, Any]) -> None:
+        """A declared command that cannot be offered is the evaluator's failure, not the model's."""
+        if self.command_server is None:
+            return
+        servers = event.get("mcp_servers")
+        status = next(
+            (
+                s.get("status")
+                for s in (servers if isinstance(servers, list) else [])
+                if isinstance(s, dict) and s.get("name") == self.command_server
+            ),
+            None,
+        )
+        if status != "connected":
+            self.obs.protocol_error(
+                "command-tool-unavailable",
+                message=f"the evaluator's command tool server is {status or 'missing'}",
+            )
 
     def _assistant(self, message: dict[str, Any]) -> None:
         turn = self.obs.message(message)

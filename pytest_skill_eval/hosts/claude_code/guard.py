@@ -13,8 +13,14 @@ import os
 import sys
 from typing import Any
 
-# Claude Code's tool names → the neutral names a group declares.
-NEUTRAL = {"Read": "read", "Write": "write", "Edit": "edit"}
+# Claude Code's tool names → the neutral names a group declares (the last is the evaluator's
+# MCP tool for declared commands: it takes no path, the server checks the command id).
+NEUTRAL = {
+    "Read": "read",
+    "Write": "write",
+    "Edit": "edit",
+    "mcp__skill-eval__run_command": "run_command",
+}
 # Tools the evaluator itself offers: the skill loader (its input names a declared skill only).
 EVALUATOR_TOOLS = ("Skill",)
 
@@ -72,6 +78,8 @@ def check(call: dict[str, Any]) -> None:
     neutral = NEUTRAL.get(str(tool))
     if neutral is None or not isinstance(allowed, list) or neutral not in allowed:
         raise Refused(f"Tool is not declared for this evaluation: {tool}")
+    if neutral == "run_command":
+        return
     raw_input = call.get("tool_input")
     arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
     raw = arguments.get("file_path")

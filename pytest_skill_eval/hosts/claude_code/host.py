@@ -15,16 +15,19 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ...modelserver.hosttools import skill_name
+from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND, skill_name
 from ...modelserver.wire import ANTHROPIC
 from ..base import Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
 from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from . import command_server
 from .binary import BASELINE_KEYS
 from .events import StreamTranslator
+from .prompt import prompt_arguments, thinking_settings
 
 TICK_S = 0.25
 GUARD = Path(__file__).with_name("guard.py")
+COMMAND_SERVER = Path(command_server.__file__)
 # The neutral tools a group declares → Claude Code's built-in tools.
 HOST_TOOLS = {"read": "Read", "write": "Write", "edit": "Edit"}
 # The placeholder key a host-side process needs to start; the loopback server ignores it.
@@ -74,6 +77,16 @@ def host_tools(tools: Sequence[str], skills: bool) -> list[str]:
     return [HOST_TOOLS[t] for t in tools if t in HOST_TOOLS] + (["Skill"] if skills else [])
 
 
+def mcp_config() -> dict[str, object]:
+    """The evaluator's own MCP server, the only one Claude Code gets: declared commands.
+
+    It inherits Claude Code's environment (the group's, with `SKILL_EVAL_COMMANDS` and the
+    workspace), as Pi's command tool inherits Pi's.
+    """
+    server = {"type": "stdio", "command": sys.executable, "args": ["-I", str(COMMAND_SERVER)]}
+    return {"mcpServers": {command_server.SERVER_NAME: server}}
+
+
 class ClaudeCodeDialogue:
     """stream-json out (both modes); prompts in argv (one shot) or as stream-json lines."""
 
@@ -92,6 +105,8 @@ class ClaudeCodeDialogue:
         self._observation = Observation()
         self._outcome = ProcessOutcome()
         self._translator = StreamTranslator(self._observation, skills)
+        if launch.command_tool:
+            self._translator.command_server = command_server.SERVER_NAME
         self._ended = False
 
     @property
@@ -214,6 +229,8 @@ class ClaudeCodeHost:
     def __init__(self) -> None:
         self._base_url: str | None = None
         self._skills: dict[str, Path] = {}
+        # What the launch asks of the environment (a thinking switch), set by `argv`.
+        self._launch_env: dict[str, str] = {}
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.claude` config dir and TMPDIR under `root`; nothing of the operator's."""
@@ -238,12 +255,14 @@ class ClaudeCodeHost:
         }
         if self._base_url is not None:
             env |= {"ANTHROPIC_BASE_URL": self._base_url, "ANTHROPIC_API_KEY": LOOPBACK_KEY}
-        return env
+        return env | self._launch_env
 
     def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
         """The headless command line; installs the declared skills into the isolated scope."""
         self._skills = install_skills(home.config, launch.skills)
-        tools = ",".join(host_tools(launch.tools, bool(launch.skills)))
+        offered = host_tools(launch.tools, bool(launch.skills))
+        tools = ",".join(offered)
+        effort, self._launch_env = thinking_settings((launch.model or {}).get("thinking"))
         argv = [str(binary.path), "-p"]
         if launch.one_shot:
             argv.append(launch.prompts[0])
@@ -252,8 +271,15 @@ class ClaudeCodeHost:
             argv += ["--input-format", "stream-json", "--replay-user-messages"]
         if launch.model is not None:
             argv += ["--model", launch.model["model"].split("/", 1)[-1]]
-        argv += ["--tools", tools, "--allowedTools", tools, "--permission-mode", "dontAsk"]
-        argv += ["--setting-sources", "user", "--strict-mcp-config"]
+        argv += effort
+        allowed = tools + (f",{CLAUDE_CODE_RUN_COMMAND}" if launch.command_tool else "")
+        argv += ["--tools", tools, "--allowedTools", allowed.strip(",")]
+        argv += ["--permission-mode", "dontAsk", "--setting-sources", "user", "--strict-mcp-config"]
+        if launch.command_tool:
+            argv += ["--mcp-config", json.dumps(mcp_config(), separators=(",", ":"))]
+            offered.append(CLAUDE_CODE_RUN_COMMAND)
+        mode = launch.environment.get("SKILL_EVAL_PROMPT_MODE", "isolated")
+        argv += prompt_arguments(mode, offered, launch.environment, launch.cwd, home.root)
         argv += ["--settings", json.dumps(settings(launch.guard), separators=(",", ":"))]
         argv.append("--no-session-persistence")
         return argv

@@ -1,0 +1,93 @@
+"""Evaluator overhead per variant on Claude Code vs a bare `claude -p` on the same 1-turn run.
+
+Both sides answer from the same scripted server over loopback and run with the same isolation
+(an empty HOME, CLAUDE_CONFIG_DIR and TMPDIR, the quiet switches): the difference is what the
+evaluator adds per variant (definition, snapshots, guard hook, evidence, seals, grading).
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from xml.etree import ElementTree
+
+from bench.common import REPO, description_suite, emit, run_suite
+from pytest_skill_eval.hosts.claude_code.host import LOOPBACK_KEY, QUIET
+from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.wire import ANTHROPIC
+
+CLAUDE = REPO / "node_modules" / ".bin" / "claude"
+PROMPT = "Say done."
+REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
+HOST = "claude-code"
+
+
+def _item_times(root: Path) -> list[float]:
+    junit = root / "junit.xml"
+    run_suite(root, "--skill-eval-host", HOST, f"--junitxml={junit}")
+    return [
+        float(case.get("time", "0"))
+        for case in ElementTree.parse(junit).getroot().iter("testcase")
+        if case.get("name", "").endswith((f"[baseline@{HOST}]", f"[candidate@{HOST}]"))
+    ]
+
+
+def _bare_times(runs: int, tmp: Path) -> list[float]:
+    times = []
+    script = parse_script({"version": 1, "interactions": [{"response": REPLY}]})
+    with ScriptedModelServer() as server:
+        for index in range(runs):
+            route = server.open_route(script)
+            base = tmp / f"bare{index}"
+            for name in ("home/.claude", "tmp", "work"):
+                (base / name).mkdir(parents=True)
+            env = {
+                "PATH": "/usr/bin:/bin",
+                "HOME": str(base / "home"),
+                "CLAUDE_CONFIG_DIR": str(base / "home" / ".claude"),
+                "TMPDIR": str(base / "tmp"),
+                "ANTHROPIC_BASE_URL": route.base_url(ANTHROPIC),
+                "ANTHROPIC_API_KEY": LOOPBACK_KEY,
+                **QUIET,
+            }
+            argv = [
+                str(CLAUDE), "-p", PROMPT, "--output-format", "stream-json", "--verbose",
+                "--tools", "Read", "--no-session-persistence",
+            ]  # fmt: skip
+            start = time.perf_counter()
+            subprocess.run(
+                argv, cwd=base / "work", env=env, stdin=subprocess.DEVNULL,
+                capture_output=True, check=True,
+            )  # fmt: skip
+            times.append(time.perf_counter() - start)
+            route.close()
+    return times
+
+
+def main(groups: int = 10) -> dict[str, object]:
+    """Median item wall time on Claude Code minus the median bare `claude -p` wall time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "suite"
+        description_suite(root, groups, PROMPT, REPLY)
+        items = _item_times(root)
+        bare = _bare_times(groups * 2, Path(tmp))
+    item_median, bare_median = statistics.median(items), statistics.median(bare)
+    overhead = item_median - bare_median
+    return emit(
+        "evaluator-overhead-claude-code",
+        overhead_ms=round(overhead * 1000, 1),
+        overhead_ratio=round(overhead / bare_median, 3),
+        goal_ms=150,
+        goal_ratio=0.15,
+        item_median_s=round(item_median, 3),
+        bare_claude_median_s=round(bare_median, 3),
+        runs=len(items),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""`runtime.prompt`, declared context and the thinking level, said in Claude Code's own knobs.
+
+Pi's guard extension decides the system prompt (`hosts/pi/extensions/guard.mjs`): `isolated`
+replaces the host's prompt with the evaluator's (the tools, three guidelines, the declared
+context, the working directory); `host` keeps the host's and appends the declared context, if
+any. On Claude Code the same texts go in through `--system-prompt-file` and
+`--append-system-prompt-file` (files, since a declared context can outgrow one argv string).
+Claude Code lists skills itself, in a reminder inside the first user message, with either
+flag, so the evaluator's prompt does not list them again.
+
+Thinking: `off` disables it (`CLAUDE_CODE_DISABLE_THINKING`); every other level Claude Code
+has is its `--effort` (a model without effort support keeps its own thinking budget). Pi's
+`minimal` has no Claude Code equivalent and is refused at collection (definitions/models.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...errors import HostError
+
+# What Claude Code can express: `off` is an environment switch, the rest are `--effort` values.
+THINKING_OFF = "off"
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+THINKING_LEVELS = (THINKING_OFF, *EFFORT_LEVELS)
+
+# One line per tool the evaluator offers, in the words of the isolated prompt.
+TOOL_SNIPPETS = {
+    "Read": "Read a file",
+    "Write": "Create or overwrite a file",
+    "Edit": "Replace exact text in a file",
+    "Skill": "Load one of the listed skills",
+}
+RUN_COMMAND_SNIPPET = "Run one declared command in the workspace"
+
+
+def _escape_text(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _escape_attribute(value: str) -> str:
+    return _escape_text(value).replace('"', "&quot;").replace("'", "&apos;")
+
+
+def load_context(manifest: str) -> list[dict[str, Any]]:
+    """The entries of the context delivery manifest (schema_version 1); none without one."""
+    if not manifest:
+        return []
+    try:
+        data = json.loads(Path(manifest).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise HostError(f"context manifest {manifest} cannot be read: {error}") from error
+    if not isinstance(data, dict) or data.get("schema_version") != 1:
+        raise HostError(f"context manifest {manifest}: schema_version must be 1")
+    entries = data.get("entries")
+    if not isinstance(entries, list):
+        raise HostError(f"context manifest {manifest}: entries must be an array")
+    return [e for e in entries if isinstance(e, dict)]
+
+
+def declared_context_block(entries: list[dict[str, Any]]) -> str:
+    """The declared context, in exactly the markup Pi's guard gives the model."""
+    lines = ["<declared_context>"]
+    for entry in entries:
+        lines.append(f'<context declared-path="{_escape_attribute(str(entry["declaredPath"]))}">')
+        for item in entry.get("files", []):
+            path, content = _escape_attribute(str(item["path"])), _escape_text(item["content"])
+            lines.append(f'<file path="{path}">\n{content}</file>')
+        lines.append("</context>")
+    lines.append("</declared_context>")
+    return "\n".join(lines)
+
+
+def isolated_prompt(tools: list[str], entries: list[dict[str, Any]], cwd: Path) -> str:
+    """The evaluator's system prompt: Pi's isolated prompt, with Claude Code's tool names."""
+    lines = [f"- {name}: {TOOL_SNIPPETS.get(name, RUN_COMMAND_SNIPPET)}" for name in tools]
+    sections = [
+        "You are an expert coding assistant operating inside Claude Code for a skill "
+        "evaluation. Use only the tools and resources listed below.",
+        "Available tools:\n" + ("\n".join(lines) if lines else "(none)"),
+        "\n".join(
+            [
+                "Guidelines:",
+                "- Use the Skill tool to load a skill when the task matches its description.",
+                "- Resolve relative paths in a skill against that skill's directory "
+                "(the parent of its SKILL.md).",
+                "- Be concise in your responses.",
+            ]
+        ),
+    ]
+    if entries:
+        sections.append(declared_context_block(entries))
+    sections.append(f"Current working directory: {cwd}")
+    return "\n\n".join(sections)
+
+
+def prompt_arguments(
+    mode: str, tools: list[str], environment: Mapping[str, str], cwd: Path, directory: Path
+) -> list[str]:
+    """The flags for `runtime.prompt`; the prompt texts are written into `directory`."""
+    entries = load_context(environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
+    if mode == "isolated":
+        path = directory / "system-prompt.md"
+        path.write_text(isolated_prompt(tools, entries, cwd), encoding="utf-8")
+        return ["--system-prompt-file", str(path)]
+    if mode != "host":
+        raise HostError(f"runtime.prompt must be isolated or host, got {mode!r}")
+    if not entries:
+        return []
+    path = directory / "append-system-prompt.md"
+    path.write_text(declared_context_block(entries), encoding="utf-8")
+    return ["--append-system-prompt-file", str(path)]
+
+
+def thinking_settings(level: str | None) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment that give Claude Code the declared thinking level."""
+    if level is None:
+        return [], {}
+    if level == THINKING_OFF:
+        return [], {"CLAUDE_CODE_DISABLE_THINKING": "1"}
+    if level in EFFORT_LEVELS:
+        return ["--effort", level], {}
+    raise HostError(
+        f"thinking level {level!r} has no Claude Code equivalent; use one of "
+        + ", ".join(THINKING_LEVELS)
+    )
