@@ -151,10 +151,23 @@ def normalise_responses(body: dict[str, Any]) -> dict[str, Any]:
         item = dict(item)
         if isinstance(item.get("id"), str):
             item["id"] = "{{item_id}}"
+        if item.get("type") == "function_call" and isinstance(item.get("arguments"), str):
+            # Codex echoes the arguments as the provider spelled them; a replayed answer is
+            # rendered compactly, so only their JSON value counts.
+            item["arguments"] = _canonical_json(item["arguments"])
         rules = _TOOL_OUTPUT_TEXT if item.get("type") in _TOOL_OUTPUTS else _RESPONSES_TEXT
         items.append(_walk(item, _substitute(rules), signatures=False))
     normal["input"] = items
     return normal
+
+
+def _canonical_json(text: str) -> str:
+    """`text` as compact JSON with sorted keys, or unchanged when it is not JSON."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _substitute(rules: tuple[tuple[re.Pattern[str], str], ...]) -> Callable[[str], str]:

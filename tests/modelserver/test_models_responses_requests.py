@@ -106,6 +106,24 @@ def test_what_the_model_is_told_still_changes_the_hash() -> None:
     )
 
 
+def test_function_call_arguments_count_by_their_json_value() -> None:
+    # Codex echoes a call's arguments as the provider spelled them; a replay renders them
+    # compactly. Spacing and key order do not change the hash, a different value does.
+    def body(arguments: str) -> dict[str, Any]:
+        call = {"type": "function_call", "name": "exec_command", "call_id": "c1"}
+        return {"model": "gpt-5.5", "input": [{**call, "arguments": arguments}]}
+
+    spaced = body('{"cmd": "cat notes.txt", "yield_time_ms": 10}')
+    compact = body('{"yield_time_ms":10,"cmd":"cat notes.txt"}')
+    other = body('{"cmd":"cat other.txt","yield_time_ms":10}')
+    assert request_sha256(normalise_request(spaced, {})) == request_sha256(
+        normalise_request(compact, {})
+    )
+    assert request_sha256(normalise_request(spaced, {})) != request_sha256(
+        normalise_request(other, {})
+    )
+
+
 def test_chat_bodies_keep_environment_like_text() -> None:
     # Only Responses bodies lose Codex's values; other cassettes keep their hashes.
     body = {"messages": [{"role": "user", "content": "<timezone>Etc/UTC</timezone>"}]}
