@@ -18,14 +18,14 @@ from pathlib import Path
 from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND, skill_name
 from ...modelserver.wire import ANTHROPIC
 from ..base import Endpoint, Executable, Home, Launch
+from ..dialogue import StreamDialogue
 from ..observation import Observation, Turn
-from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from ..process import CancelToken, HostProcess, ProcessOutcome
 from . import command_server
 from .binary import BASELINE_KEYS
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 
-TICK_S = 0.25
 GUARD = Path(__file__).with_name("guard.py")
 COMMAND_SERVER = Path(command_server.__file__)
 # The neutral tools a group declares → Claude Code's built-in tools.
@@ -87,7 +87,7 @@ def mcp_config() -> dict[str, object]:
     return {"mcpServers": {command_server.SERVER_NAME: server}}
 
 
-class ClaudeCodeDialogue:
+class ClaudeCodeDialogue(StreamDialogue[StreamTranslator]):
     """stream-json out (both modes); prompts in argv (one shot) or as stream-json lines."""
 
     def __init__(
@@ -98,66 +98,12 @@ class ClaudeCodeDialogue:
         after_turn: Callable[[Turn], None],
         skills: Mapping[str, Path],
     ) -> None:
-        self._process = process
-        self._cancel = cancel
+        super().__init__(process, cancel)
         self._launch = launch
         self._after_turn = after_turn
-        self._observation = Observation()
-        self._outcome = ProcessOutcome()
-        self._translator = StreamTranslator(self._observation, skills)
+        self._translator = translator = StreamTranslator(self._observation, skills)
         if launch.command_tool:
-            self._translator.command_server = command_server.SERVER_NAME
-        self._ended = False
-
-    @property
-    def process(self) -> HostProcess:
-        """Claude Code runs as one process for the whole conversation."""
-        return self._process
-
-    @property
-    def observation(self) -> Observation:
-        """What was observed so far."""
-        return self._observation
-
-    @property
-    def outcome(self) -> ProcessOutcome:
-        """How Claude Code is ending."""
-        return self._outcome
-
-    def _pump(self, done: Callable[[], bool]) -> bool:
-        """Apply frames until `done()`; False when the conversation cannot go on."""
-        obs = self._observation
-        while not done():
-            if self._cancel.cancelled:
-                self._process.terminate(self._outcome, "cancelled")
-                return False
-            if obs.protocol_errors:
-                self._process.terminate(self._outcome, "protocol-error")
-                return False
-            if self._ended:
-                return False
-            frame = self._process.next_frame(TICK_S)
-            if frame is None:
-                if self._process.stalled():
-                    self._process.terminate(self._outcome, "no-progress-watchdog")
-                    return False
-                continue
-            self._apply(frame)
-        return True
-
-    def _apply(self, frame: Frame | EndOfStream) -> None:
-        obs = self._observation
-        if isinstance(frame, EndOfStream):
-            self._ended = True
-            if frame.error:
-                obs.parse_errors.append({"line": None, "reason": frame.error})
-                obs.protocol_error(frame.error)
-            return
-        if frame.event is None:
-            obs.parse_errors.append({"line": frame.line, "reason": frame.error})
-            obs.protocol_error(frame.error or "invalid-record", line=frame.line)
-            return
-        self._translator.apply(frame.event)
+            translator.command_server = command_server.SERVER_NAME
 
     def _finish(self) -> tuple[Observation, ProcessOutcome]:
         outcome = self._process.finish(self._outcome)

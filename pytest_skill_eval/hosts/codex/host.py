@@ -19,16 +19,16 @@ from ...evidence.redact import Counts, add
 from ...modelserver.hosttools import skill_name
 from ...modelserver.server import Route
 from ..base import Endpoint, Executable, Home, Launch
+from ..dialogue import StreamDialogue
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
-from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from ..process import CancelToken, HostProcess, ProcessOutcome
 from .binary import BASELINE_KEYS
 from .config import DEFAULT_MODEL, EFFORT, KEY_ENV, LOOPBACK_KEY, CodexConfig, sandbox_mode
 from .events import UNOBSERVABLE_TOOLS, EventTranslator
 from .sandbox import software_roots, wrap
 
-TICK_S = 0.25
 ISOLATED_INSTRUCTIONS = (
     "You are a coding assistant operating inside Codex for a skill evaluation. Work only in the "
     "current working directory and with the skills listed to you. When a task matches a skill's "
@@ -127,7 +127,7 @@ def rollout_mentions(sessions: Path) -> list[tuple[str, str]]:
     return found
 
 
-class CodexDialogue:
+class CodexDialogue(StreamDialogue[EventTranslator]):
     """`--json` events out; turn one in the first process, each later one a resume process."""
 
     def __init__(
@@ -138,64 +138,12 @@ class CodexDialogue:
         after_turn: Callable[[Turn], None],
         host: CodexHost,
     ) -> None:
-        self._process = process
-        self._cancel = cancel
+        super().__init__(process, cancel)
         self._launch = launch
         self._after_turn = after_turn
         self._host = host
-        self._observation = Observation()
-        self._outcome = ProcessOutcome()
         self._translator = EventTranslator(self._observation, host.aliases)
-        self._ended = False
         self._counts: dict[str, Counts] = {}
-
-    @property
-    def process(self) -> HostProcess:
-        """The process of the turn in progress."""
-        return self._process
-
-    @property
-    def observation(self) -> Observation:
-        """What was observed so far."""
-        return self._observation
-
-    @property
-    def outcome(self) -> ProcessOutcome:
-        """How the current process is ending."""
-        return self._outcome
-
-    def _pump(self) -> bool:
-        """Apply frames until the process's stdout ends; False when the conversation stops."""
-        obs = self._observation
-        while not self._ended:
-            if self._cancel.cancelled:
-                self._process.terminate(self._outcome, "cancelled")
-                return False
-            if obs.protocol_errors:
-                self._process.terminate(self._outcome, "protocol-error")
-                return False
-            frame = self._process.next_frame(TICK_S)
-            if frame is None:
-                if self._process.stalled():
-                    self._process.terminate(self._outcome, "no-progress-watchdog")
-                    return False
-                continue
-            self._apply(frame)
-        return True
-
-    def _apply(self, frame: Frame | EndOfStream) -> None:
-        obs = self._observation
-        if isinstance(frame, EndOfStream):
-            self._ended = True
-            if frame.error:
-                obs.parse_errors.append({"line": None, "reason": frame.error})
-                obs.protocol_error(frame.error)
-            return
-        if frame.event is None:
-            obs.parse_errors.append({"line": frame.line, "reason": frame.error})
-            obs.protocol_error(frame.error or "invalid-record", line=frame.line)
-            return
-        self._translator.apply(frame.event)
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
         """Every prompt in turn; the target skill is mentioned explicitly on turn one."""
@@ -211,7 +159,7 @@ class CodexDialogue:
             delivered = self._host.first_prompt if number == 1 else prompt
             turn = obs.begin_turn(number, prompt, delivered)
             turn.prompt_accepted = True
-            going = self._pump()
+            going = self._pump(lambda: self._ended)
             self._outcome = self._process.finish(self._outcome)
             self._collect(number)
             if number == 1 and launch.target is not None:
