@@ -21,6 +21,7 @@ from ..evidence.redact import Redactor
 from ..modelserver.server import Route
 from .compile_cache import compile_cache_env
 from .observation import Observation, Turn
+from .prestart import PromptGate
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
 
 
@@ -110,6 +111,8 @@ class Launch:
     no_progress_s: float = NO_PROGRESS_S
     # Every secret of the run: stdout and stderr are redacted before they reach the disk.
     redactor: Redactor = field(default_factory=Redactor)
+    # Held for a pre-started host (its first prompt waits); records the run's timing.
+    gate: PromptGate = field(default_factory=PromptGate)
 
 
 class Dialogue(Protocol):
