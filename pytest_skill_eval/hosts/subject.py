@@ -358,7 +358,7 @@ def _record(
         "variant": prepared.variant,
         "state": state,
         "evaluationType": group.type,
-        "startedAt": facts.launch.gate.opened_at or facts.started,
+        "startedAt": max(facts.started, facts.launch.gate.opened_at or ""),
         "completedAt": utc_now(),
         "prompt": group.input.prompt,
         "prompts": list(group.turns),
