@@ -239,7 +239,7 @@ class GroupRun:
             and "candidate" not in self.runs
             and not (self.group_dir / "candidate").exists()
             and not env.cancel.cancelled
-            and prestart.applies(self.host, self.loaded.group.is_one_shot, endpoint)
+            and prestart.applies(self.loaded.group, endpoint)
         ):
             pre = prestart.Prestart(
                 directory=self.group_dir / "candidate",

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..definitions import Group
 from ..hosts import host_for
 from ..hosts.base import Endpoint
 from ..hosts.prestart import PromptGate
@@ -38,6 +39,9 @@ POLL_S = 0.05
 # Modes whose model traffic the evaluator serves and sees, at no cost: a pre-start there can
 # neither spend money nor write a cassette before its run begins.
 MODES = ("scripted", "replay")
+# The tools whose paths the evaluation guard confines to the variant's own roots; with any
+# other (bash, ls, find, grep) the baseline could see the candidate's directory appear.
+CONTAINED_TOOLS = frozenset({"read", "write", "edit"})
 
 
 def enabled() -> bool:
@@ -45,17 +49,23 @@ def enabled() -> bool:
     return os.environ.get(ENV, "").strip() != "0"
 
 
-def applies(host: str, one_shot: bool, baseline: Endpoint) -> bool:
+def applies(group: Group, baseline: Endpoint) -> bool:
     """Whether a candidate can be pre-started next to this baseline.
 
     Only a host that holds its first prompt for a gate (`defers_first_prompt`: Pi's rpc mode)
     and never a one-shot run (the prompt is in argv: spawning is prompting); only when the
-    baseline's endpoint says when its host reached the model, in a mode that costs nothing.
+    baseline's endpoint says when its host reached the model, in a mode that costs nothing; and
+    only when the baseline can see nothing of the candidate's directory appearing beside its own
+    (every offered tool is one the guard keeps inside the variant's roots, no declared commands).
     """
-    if not enabled() or one_shot or baseline.received is None or baseline.mode not in MODES:
+    if not enabled() or group.is_one_shot or group.commands is not None:
+        return False
+    if baseline.received is None or baseline.mode not in MODES:
+        return False
+    if not set(group.tools) <= CONTAINED_TOOLS:
         return False
     try:
-        return bool(getattr(host_for(host), "defers_first_prompt", False))
+        return bool(getattr(host_for(group.effective_runtime.host), "defers_first_prompt", False))
     except LookupError:
         return False
 
