@@ -214,3 +214,41 @@ def test_a_one_shot_group_is_not_pre_started(pytester: pytest.Pytester) -> None:
     assert candidate["startedAt"] <= candidate["process"]["spawnedAt"]
     assert candidate["process"]["spawnedAt"] >= _mtime_utc(group_dir / "baseline" / "run.json")
     assert baseline["process"]["promptedAt"] == baseline["process"]["spawnedAt"]
+
+
+def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    declared = skill(root, "note-taker")
+    group = Group(
+        id="stopped",
+        type="body",
+        turns=["Read the notes.", "Append beta to them."],
+        tools=["read"],
+        fixture="fixture",
+        candidate=variant([declared], 0),
+        # The baseline's script ends after turn one: its run fails, and -x stops the session
+        # before the candidate's item, whose Pi was started during the baseline's first reply.
+        scripts={
+            "baseline": [{"text": "Nothing to do.", "latency_ms": LATENCY}],
+            "candidate": [{"text": "Read them."}, {"text": "Appended."}],
+        },
+    )
+    suite = build(root, [group])
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, "-x", suite=suite))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert pi_processes(root) == []
+    group_dir = result_dir(root) / "groups" / "stopped"
+    baseline = read_json(group_dir / "baseline" / "run.json")
+    assert baseline["state"] != "complete"
+    candidate = read_json(group_dir / "candidate" / "run.json")
+    assert candidate["state"] == "cancelled"
+    assert candidate["turns"] == []
+    assert sorted(p.name for p in (group_dir / "candidate").iterdir()) == [
+        "final.md",
+        "run.json",
+        "transcript.json",
+    ]
+    assert verify_group(group_dir) == []
