@@ -144,7 +144,11 @@ class Dialogue(Protocol):
 
 
 class Host(Protocol):
-    """A coding-agent CLI the evaluator can run as a subject (selected by `runtime.host`)."""
+    """A coding-agent CLI the evaluator can run as a subject (selected by `runtime.host`).
+
+    A host may set `defers_first_prompt = True`: its multi-turn dialogue then holds the first
+    prompt until `Launch.gate` opens, so its candidate can be pre-started (`run.prestart`).
+    """
 
     name: str  # the `runtime.host` value
     display_name: str  # how messages name it
