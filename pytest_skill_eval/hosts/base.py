@@ -21,6 +21,7 @@ from ..evidence.redact import Redactor
 from ..modelserver.server import Route
 from .compile_cache import compile_cache_env
 from .observation import Observation, Turn
+from .prestart import PromptGate
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
 
 
@@ -110,6 +111,8 @@ class Launch:
     no_progress_s: float = NO_PROGRESS_S
     # Every secret of the run: stdout and stderr are redacted before they reach the disk.
     redactor: Redactor = field(default_factory=Redactor)
+    # Held for a pre-started host (its first prompt waits); records the run's timing.
+    gate: PromptGate = field(default_factory=PromptGate)
 
 
 class Dialogue(Protocol):
@@ -141,7 +144,11 @@ class Dialogue(Protocol):
 
 
 class Host(Protocol):
-    """A coding-agent CLI the evaluator can run as a subject (selected by `runtime.host`)."""
+    """A coding-agent CLI the evaluator can run as a subject (selected by `runtime.host`).
+
+    A host may set `defers_first_prompt = True`: its multi-turn dialogue then holds the first
+    prompt until `Launch.gate` opens, so its candidate can be pre-started (`run.prestart`).
+    """
 
     name: str  # the `runtime.host` value
     display_name: str  # how messages name it

@@ -265,6 +265,10 @@ class HostProcess:
             self._last_progress = time.monotonic()
         return time.monotonic() - self._last_progress > self.no_progress_s
 
+    def progressed(self) -> None:
+        """Count now as progress: a wait the evaluator imposed is never the host stalling."""
+        self._last_progress = time.monotonic()
+
     def _track_descendants(self) -> None:
         # Commands started by extensions may leave the host's process group; remember every
         # descendant seen so cleanup can reach it after the host itself is gone.

@@ -17,7 +17,6 @@ from ..definitions import WORKSPACE_KINDS, Group
 from ..errors import HostError
 from ..evidence import EvidenceError, json_bytes, layout, sha256_bytes, utc_now, write_once
 from ..evidence.redact import Counts, Tally
-from ..evidence.store import redact_under
 from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
     ResourceError,
@@ -27,7 +26,7 @@ from ..workspace import (
     fingerprint_json,
     snapshot_workspace_turn,
 )
-from . import host_for, startup
+from . import host_for, prestart
 from .base import (
     Endpoint,
     Executable,
@@ -146,8 +145,9 @@ def run_subject(
     endpoint: Endpoint,
     cancel: CancelToken,
     no_progress_s: float = NO_PROGRESS_S,
+    gate: prestart.PromptGate | None = None,
 ) -> SubjectResult:
-    """Run the host for one variant and return its evidence; never loses what was observed."""
+    """Run the host for one variant (a held `gate` holds its first prompt); never loses evidence."""
     started = utc_now()
     try:
         host = host_for(group.effective_runtime.host)
@@ -155,8 +155,7 @@ def run_subject(
         with isolated_home(host, endpoint, prefix=f"skill-eval-{host.name}-") as home:
             launch = subject_launch(group, prepared, endpoint, home, no_progress_s)
             # Later writes under the group (grades, records) and the cassette are redacted too.
-            redact_under(prepared.directory.parent, launch.redactor)
-            endpoint.redact_with(launch.redactor)
+            launch = prestart.gated(launch, gate, prepared.directory.parent, endpoint)
             return _run(group, prepared, host, binary, endpoint, launch, home, cancel, started)
     finally:
         endpoint.close()
@@ -177,7 +176,7 @@ def _run(
     tally = Tally()
     facts = _Facts(group, prepared, host, binary, endpoint, argv, env, started, launch, home, tally)
     try:
-        startup.start_when_free(process, endpoint.received, lambda: cancel.cancelled)
+        prestart.start_when_free(process, launch.gate, endpoint.received, cancel)
     except OSError as failure:
         # The host could not be spawned (binary gone, bad interpreter): still a run on record.
         unstarted = Observation()
@@ -360,7 +359,7 @@ def _record(
         "variant": prepared.variant,
         "state": state,
         "evaluationType": group.type,
-        "startedAt": facts.started,
+        "startedAt": max(facts.started, facts.launch.gate.opened_at or ""),
         "completedAt": utc_now(),
         "prompt": group.input.prompt,
         "prompts": list(group.turns),
@@ -410,6 +409,7 @@ def _record(
             "descendantsKilled": outcome.descendants_killed,
             "stderr": stderr,
             "startupWaitMs": round(process.queued_s * 1000),
+            **facts.launch.gate.timing(),
         },
         "artifacts": {
             "events": events,

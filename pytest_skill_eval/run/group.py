@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -16,11 +17,19 @@ from ..evidence.records import GradeRecord, GroupError, GroupRecord, RunRecord
 from ..evidence.states import group_state
 from ..evidence.store import EvidenceError, json_bytes, sha256_bytes, sha256_file, utc_now
 from ..grading import grade_group
+from ..hosts.prestart import PromptGate
 from ..hosts.process import CancelToken
 from ..hosts.subject import Endpoint, SetupError, SubjectResult, run_subject
-from ..materialise import GroupResources, prepare_group, prepare_variant, resources_json
+from ..materialise import (
+    GroupResources,
+    PreparedVariant,
+    prepare_group,
+    prepare_variant,
+    resources_json,
+)
 from ..providers import EndpointError
 from ..workspace import ResourceError, SourceResolver
+from . import prestart
 from .records import (
     failed_grade,
     synthetic_run,
@@ -74,6 +83,8 @@ class GroupRun:
     lock: threading.Lock = field(default_factory=threading.Lock)
     # When the group record says it completed (a merge passes the shards' own time).
     clock: Callable[[], str] = utc_now
+    # The candidate started while its baseline waits on the model (its first prompt held).
+    prestarted: prestart.Prestart | None = None
 
     @property
     def result_dir(self) -> Path:
@@ -131,12 +142,15 @@ class GroupRun:
             run = self._execute(variant, env)
             return self._persist(variant, run)
 
-    def _execute(self, variant: str, env: Environment) -> SubjectResult:
-        variant_dir = self.group_dir / variant
-        variant_dir.mkdir()
-        group = self.loaded
+    def _refused(self, variant: str, env: Environment) -> SubjectResult | None:
+        """Why this variant's subject may not start now (cancelled, budget, resources), if so."""
         if env.cancel.cancelled:
             return _never_ran(self._cancelled_before_execution(variant))
+        return self._unstartable(variant, env)
+
+    def _unstartable(self, variant: str, env: Environment) -> SubjectResult | None:
+        """Why no subject may start now besides cancellation: the budget, the resources."""
+        group = self.loaded
         try:
             exhausted = env.ledger is not None and env.ledger.exhausted()
             spend = env.ledger.snapshot() if env.ledger is not None and exhausted else {}
@@ -153,6 +167,19 @@ class GroupRun:
         if self.resource_error is not None or self.resources is None:
             msg = {"kind": "setup", "message": self.resource_error or "group resources missing"}
             return _never_ran(synthetic_run(group, variant, "invalid", msg))
+        return None
+
+    def _execute(self, variant: str, env: Environment) -> SubjectResult:
+        claimed = self._claim_prestarted(variant, env)
+        if claimed is not None:
+            return claimed
+        variant_dir = self.group_dir / variant
+        variant_dir.mkdir()
+        group = self.loaded
+        refused = self._refused(variant, env)
+        if refused is not None:
+            return refused
+        assert self.resources is not None  # checked by _refused
         try:
             prepared = prepare_variant(
                 group.group, variant, env.root, variant_dir, self.resources, env.resolver
@@ -160,17 +187,115 @@ class GroupRun:
         except (ResourceError, OSError) as error:
             msg = {"kind": "setup", "message": str(error)}
             return _never_ran(synthetic_run(group, variant, "invalid", msg))
-        try:
+
+        def attempt() -> SubjectResult:
             endpoint = env.endpoint(group, variant, self.trial, prepared.placeholders())
             self.subjects_started.add(variant)
-            result = run_subject(
-                group=group.group,
-                prepared=prepared,
-                binary=env.pi(group.group.effective_runtime.host),
-                endpoint=endpoint,
-                cancel=env.cancel,
-                no_progress_s=env.no_progress_s,
+            with self._prestarting_candidate(variant, endpoint, env):
+                return self._subject(prepared, endpoint, env)
+
+        return self._conclude(prepared, attempt, env)
+
+    def _claim_prestarted(self, variant: str, env: Environment) -> SubjectResult | None:
+        """The pre-started candidate's run, its gate opened now that the baseline is on record;
+        None when there is none, or it may not run (then discarded, as if it never started)."""
+        pre = self.prestarted
+        if pre is None or variant != "candidate":
+            return None
+        self.prestarted = None
+        if env.cancel.cancelled or self._unstartable(variant, env) is not None:
+            pre.discard()  # the usual path records why, as for a variant that never started
+            return None
+        claimed = pre.claim()
+        if claimed is None:
+            return None
+        prepared, outcome = claimed
+
+        def attempt() -> SubjectResult:
+            self.subjects_started.add(variant)
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+
+        return self._conclude(prepared, attempt, env)
+
+    def _discard_prestarted(self) -> None:
+        """A pre-started candidate whose run will not begin: killed, reaped, its directory gone."""
+        pre, self.prestarted = self.prestarted, None
+        if pre is not None:
+            pre.discard()
+
+    @contextlib.contextmanager
+    def _prestarting_candidate(
+        self, variant: str, endpoint: Endpoint, env: Environment
+    ) -> Iterator[None]:
+        """While the baseline's subject runs, pre-start the candidate once it reached the model."""
+        received = endpoint.received
+        pre: prestart.Prestart | None = None
+        if (
+            variant == "baseline"
+            and received is not None
+            and self.selected.get("candidate")
+            and self.prestarted is None
+            and self.resources is not None
+            and "candidate" not in self.runs
+            and not (self.group_dir / "candidate").exists()
+            and not env.cancel.cancelled
+            and prestart.applies(self.loaded.group, endpoint)
+        ):
+            pre = prestart.Prestart(
+                directory=self.group_dir / "candidate",
+                reached=lambda: received() > 0,
+                cancelled=lambda: env.cancel.cancelled,
+                prepare=lambda: self._prepare_candidate(env),
+                run=lambda prepared, gate: self._subject(
+                    prepared,
+                    env.endpoint(self.loaded, "candidate", self.trial, prepared.placeholders()),
+                    env,
+                    gate,
+                ),
             )
+            self.prestarted = pre
+        try:
+            yield
+        finally:
+            if pre is not None:
+                pre.baseline_done.set()
+
+    def _prepare_candidate(self, env: Environment) -> PreparedVariant:
+        variant_dir = self.group_dir / "candidate"
+        variant_dir.mkdir()
+        assert self.resources is not None
+        return prepare_variant(
+            self.loaded.group, "candidate", env.root, variant_dir, self.resources, env.resolver
+        )
+
+    def _subject(
+        self,
+        prepared: PreparedVariant,
+        endpoint: Endpoint,
+        env: Environment,
+        gate: PromptGate | None = None,
+    ) -> SubjectResult:
+        group = self.loaded.group
+        return run_subject(
+            group=group,
+            prepared=prepared,
+            binary=env.pi(group.effective_runtime.host),
+            endpoint=endpoint,
+            cancel=env.cancel,
+            no_progress_s=env.no_progress_s,
+            gate=gate,
+        )
+
+    def _conclude(
+        self, prepared: PreparedVariant, attempt: Callable[[], SubjectResult], env: Environment
+    ) -> SubjectResult:
+        """The subject's result, or the run its failure records; the spend charged."""
+        group, variant = self.loaded, prepared.variant
+        assert self.resources is not None
+        try:
+            result = attempt()
         except EndpointError as error:
             msg = {"kind": "infrastructure", "message": str(error)}
             run = synthetic_run(group, variant, "infrastructure-failed", msg)
@@ -266,6 +391,7 @@ class GroupRun:
         """Record a variant that will not run here (its evidence is elsewhere or never came)."""
         with self.lock:
             self._start(env)
+            self._discard_prestarted()
             if variant not in self.runs:
                 (self.group_dir / variant).mkdir(exist_ok=True)
                 synthetic = synthetic_run(self.loaded, variant, state, error)
@@ -277,6 +403,7 @@ class GroupRun:
             if self.finished is not None:
                 return self.finished
             self._start(env)
+            self._discard_prestarted()
             for variant in VARIANTS:
                 if variant in self.runs:
                     continue

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..observation import Observation, Turn
+from ..prestart import PromptGate
 from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
 from .events import apply_event
 
@@ -102,6 +103,16 @@ class Conversation:
             raise self._stop("protocol-error")
         return response
 
+    def await_gate(self, gate: PromptGate) -> None:
+        """A pre-started Pi, configured, waits here (unprompted) until its run may begin."""
+        gate.waiting = True
+        while not gate.wait(TICK_S):
+            if self.cancel.cancelled:
+                raise self._stop("cancelled")
+        if gate.aborted:
+            raise self._stop("cancelled")
+        self.process.progressed()  # the wait was the evaluator's, never a stall of the host
+
     def drain(self) -> None:
         """Read what is left after stdin closed, until Pi's stdout ends."""
         with contextlib.suppress(_Stop):
@@ -153,8 +164,12 @@ def run_turns(
     target: Path | None,
     turn_file: Path | None,
     after_turn: Callable[[Turn], None],
+    gate: PromptGate | None = None,
 ) -> tuple[Observation, ProcessOutcome]:
-    """`--mode rpc`: configure Pi, deliver the target on turn one, send each prompt once settled."""
+    """`--mode rpc`: configure Pi, deliver the target on turn one, send each prompt once settled.
+
+    A `gate` holds the first prompt (Pi started and configured) until the run may begin.
+    """
     obs = conversation.observation
     obs.delivery = {"kind": "unavailable", "turn": 1, "targetPath": str(target) if target else None}
     try:
@@ -177,11 +192,15 @@ def run_turns(
             }
         else:
             obs.delivery = {"kind": "natural-prompt", "turn": 1, "targetPath": None}
+        if gate is not None:
+            conversation.await_gate(gate)
         for number, prompt in enumerate(prompts, start=1):
             delivered = f"/{command} {prompt}" if command and number == 1 else prompt
             if turn_file is not None:
                 turn_file.write_text(str(number), encoding="utf-8")
             turn = obs.begin_turn(number, prompt, delivered)
+            if gate is not None:
+                gate.prompting()
             conversation.request("prompt", message=delivered)
             turn.prompt_accepted = True
             conversation.pump(lambda turn=turn: turn.settled)  # type: ignore[misc]

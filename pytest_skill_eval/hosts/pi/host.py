@@ -76,6 +76,7 @@ class PiDialogue:
             target=launch.target,
             turn_file=launch.turn_file,
             after_turn=self._after_turn,
+            gate=launch.gate,
         )
 
 
@@ -87,6 +88,7 @@ class PiHost:
     record_key = "pi"
     auth_advice = "install a Pi auth.json with the skill_eval_pi_auth ini option"
     runs_on_node = True
+    defers_first_prompt = True  # rpc mode: the first prompt waits for `Launch.gate`
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, agent dir and TMPDIR under `root`; the agent dir gets Pi's config files."""

@@ -1,0 +1,160 @@
+"""The candidate's host started while its baseline waits on the model, its first prompt held.
+
+A host start-up is mostly CPU (Node loading Pi), a subject's run mostly waiting on the model.
+Once the baseline's host has reached the model (its endpoint received a request, so the two
+start-ups never compete), the candidate is prepared completely (workspace, isolated home,
+endpoint, environment) and its host spawned, through the same start-up slots as any other. It
+then waits, unprompted, at its `PromptGate`.
+
+The gate opens only when the candidate's own run begins (`GroupRun.run_variant`), which always
+follows the baseline's persisted run record: the evidence contract (the baseline on record
+before the candidate's run, nothing shared between them) holds as without pre-start. A group
+that is cancelled or stops first aborts the gate: the host is killed and reaped, and everything
+the pre-start put in the candidate's directory is removed, so the candidate is recorded exactly
+as a variant that never ran. A pre-started run that never sent its first prompt is discarded the
+same way and the candidate runs as usual, so a pre-start never changes what is recorded.
+
+`SKILL_EVAL_PRESTART=0` turns pre-start off.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..definitions import Group
+from ..hosts import host_for
+from ..hosts.base import Endpoint
+from ..hosts.prestart import PromptGate
+from ..hosts.subject import SubjectResult
+from ..materialise import PreparedVariant
+
+ENV = "SKILL_EVAL_PRESTART"
+POLL_S = 0.05
+# Modes whose model traffic the evaluator serves and sees, at no cost: a pre-start there can
+# neither spend money nor write a cassette before its run begins.
+MODES = ("scripted", "replay")
+# The tools whose paths the evaluation guard confines to the variant's own roots; with any
+# other (bash, ls, find, grep) the baseline could see the candidate's directory appear.
+CONTAINED_TOOLS = frozenset({"read", "write", "edit"})
+
+
+def enabled() -> bool:
+    """Whether pre-start is on (`SKILL_EVAL_PRESTART=0` turns it off)."""
+    return os.environ.get(ENV, "").strip() != "0"
+
+
+def applies(group: Group, baseline: Endpoint) -> bool:
+    """Whether a candidate can be pre-started next to this baseline.
+
+    Only a host that holds its first prompt for a gate (`defers_first_prompt`: Pi's rpc mode)
+    and never a one-shot run (the prompt is in argv: spawning is prompting); only when the
+    baseline's endpoint says when its host reached the model, in a mode that costs nothing; and
+    only when the baseline can see nothing of the candidate's directory appearing beside its own
+    (every offered tool is one the guard keeps inside the variant's roots, no declared commands).
+    """
+    if not enabled() or group.is_one_shot or group.commands is not None:
+        return False
+    if baseline.received is None or baseline.mode not in MODES:
+        return False
+    if not set(group.tools) <= CONTAINED_TOOLS:
+        return False
+    try:
+        return bool(getattr(host_for(group.effective_runtime.host), "defers_first_prompt", False))
+    except LookupError:
+        return False
+
+
+class Prestart:
+    """One pre-started candidate: a thread that waits for the baseline to reach the model, then
+    prepares and runs the candidate's subject behind a held gate."""
+
+    def __init__(
+        self,
+        *,
+        directory: Path,
+        reached: Callable[[], bool],
+        cancelled: Callable[[], bool],
+        prepare: Callable[[], PreparedVariant],
+        run: Callable[[PreparedVariant, PromptGate], SubjectResult],
+    ) -> None:
+        self.directory = directory
+        self.gate = PromptGate(held=True)
+        self.baseline_done = threading.Event()
+        self.prepared: PreparedVariant | None = None
+        self.result: SubjectResult | None = None
+        self.error: Exception | None = None
+        self._reached = reached
+        self._cancelled = cancelled
+        self._prepare = prepare
+        self._run = run
+        self._thread = threading.Thread(target=self._main, name="prestart", daemon=True)
+        self._thread.start()
+
+    def _stopped(self) -> bool:
+        return self.gate.aborted or self._cancelled()
+
+    def _main(self) -> None:
+        while not self.baseline_done.is_set():
+            if self._stopped():
+                return
+            try:
+                if self._reached():
+                    break
+            except Exception:
+                return  # a failing probe never starts anything
+            self.baseline_done.wait(POLL_S)
+        else:
+            return  # the baseline ended before reaching the model: nothing to overlap
+        try:
+            prepared = self._prepare()
+            self.prepared = prepared
+            if self._stopped():
+                return
+            self.result = self._run(prepared, self.gate)
+        except Exception as error:  # kept for the claim, which records it as the run would
+            self.error = error
+
+    @property
+    def spawned(self) -> bool:
+        """Whether a host process was spawned (it is reaped before `claim`/`discard` return)."""
+        return self.gate.spawned_at is not None
+
+    def claim(self) -> tuple[PreparedVariant, SubjectResult | Exception] | None:
+        """Let the candidate's run begin and wait for it: its prepared variant and result (or the
+        failure to record as a run's); None when it never prompted its host (nothing kept)."""
+        self.gate.open()
+        self._thread.join()
+        outcome = self.error or self.result
+        if self.gate.prompted_at is None or self.prepared is None or outcome is None:
+            self._remove()
+            return None
+        return self.prepared, outcome
+
+    def discard(self) -> None:
+        """Call the pre-start off: its host killed and reaped, its directory removed."""
+        self.gate.abort()
+        self._thread.join()
+        if self.gate.prompted_at is not None:
+            # Cannot happen while the gate is held (only `claim` opens it): never hide a run.
+            raise AssertionError("a pre-started run that began cannot be discarded")
+        self._remove()
+
+    def _remove(self) -> None:
+        """The candidate's directory back to not existing, as before any pre-start."""
+        if self.directory.exists():
+            shutil.rmtree(self.directory, onerror=_writable_and_retry)
+
+
+def _writable_and_retry(function: Callable[..., Any], path: str, _info: Any) -> None:
+    """Materialised resources keep their modes: a read-only directory is made writable."""
+    parent = os.path.dirname(path)
+    os.chmod(parent, os.stat(parent).st_mode | stat.S_IWUSR | stat.S_IXUSR)
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, os.stat(path).st_mode | stat.S_IRWXU)
+    function(path)

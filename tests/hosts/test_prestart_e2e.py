@@ -1,0 +1,254 @@
+"""The candidate's Pi pre-started during its baseline's model wait, end to end (real Pi)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval.evidence import layout, verify_group
+from pytest_skill_eval.run.prestart import ENV
+from tests.support.files import read_json, write
+from tests.support.processes import WAIT_S, events_containing, pi_processes, wait_for
+from tests.support.roots import Group, build, skill, variant
+from tests.support.runs import model_requests, popen, result_dir, results, skill_eval_args
+
+pytestmark = pytest.mark.pi
+
+# ms each baseline reply waits: the window the candidate starts in, wide enough for a start-up
+# slot that other runs on the machine hold (startup.HOLD_S at the most).
+LATENCY = 4000
+SLOW = 60_000  # ms: the baseline is interrupted long before it answers
+
+
+def _build(root: Path, baseline_latency: int) -> Path:
+    """A two-turn body group whose baseline replies wait `baseline_latency` ms each."""
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    declared = skill(root, "note-taker")
+    group = Group(
+        id="overlap",
+        type="body",
+        turns=["Read the notes.", "Append beta to them."],
+        tools=["read", "write"],
+        fixture="fixture",
+        candidate=variant([declared], 0),
+        scripts={
+            "baseline": [
+                {"text": "Nothing to do.", "latency_ms": baseline_latency},
+                {"text": "Still nothing.", "latency_ms": baseline_latency},
+            ],
+            "candidate": [
+                {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+                {"text": "Read them."},
+                {
+                    "tool_calls": [
+                        {
+                            "name": "write",
+                            "arguments": {"path": "notes.txt", "content": "alpha\nbeta\n"},
+                        }
+                    ]
+                },
+                {"text": "Appended."},
+            ],
+        },
+    )
+    return build(root, [group])
+
+
+def _mtime_utc(path: Path) -> str:
+    """A file's modification time, written like the evidence's timestamps (milliseconds, Z)."""
+    moment = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _facts(variant_dir: Path) -> dict[str, Any]:
+    """What a candidate's evidence says happened, without timestamps and run-specific paths."""
+    run = read_json(variant_dir / "run.json")
+    turns = [{k: v for k, v in turn.items() if k not in ("wallTimeMs",)} for turn in run["turns"]]
+    facts = {
+        "state": run["state"],
+        "error": run["error"],
+        "turns": turns,
+        "delivery": run["delivery"],
+        "activation": run["activation"],
+        "effects": run["effects"]["changes"],
+        "usage": run["usage"],
+        "response": run["response"],
+        "settled": run["process"]["settled"],
+        "terminationReason": run["process"]["terminationReason"],
+        "exitCode": run["process"]["exitCode"],
+        # The system prompt says the date and time: the conversation after it is the fact.
+        "requests": [
+            [m for m in r["body"]["messages"] if m.get("role") != "system"]
+            for r in model_requests(variant_dir)
+        ],
+        "grade": [
+            (c["id"], c["state"]) for c in read_json(variant_dir.parent / layout.GRADE)["checks"]
+        ],
+    }
+    text = json.dumps(facts, sort_keys=True).replace(str(variant_dir.parent.parent.parent), "R")
+    return dict(json.loads(text))
+
+
+def test_a_pre_started_candidate_is_spawned_early_and_prompted_after_its_baseline_is_on_record(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = pytester.path / "root"
+    suite = _build(root, LATENCY)
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
+    assert result.ret == 0, result.stdout.str()
+    group_dir = result_dir(root) / "groups" / "overlap"
+    baseline = read_json(group_dir / "baseline" / "run.json")
+    candidate = read_json(group_dir / "candidate" / "run.json")
+    persisted = _mtime_utc(group_dir / "baseline" / "run.json")
+
+    # Spawned while the baseline still waited on the model, long before its record existed ...
+    assert candidate["process"]["spawnedAt"] < baseline["completedAt"]
+    # ... and prompted (its run began) only once the baseline's run.json was on disk.
+    assert candidate["process"]["promptedAt"] >= persisted
+    assert candidate["startedAt"] >= persisted
+    assert candidate["process"]["spawnedAt"] < candidate["process"]["promptedAt"]
+    assert baseline["process"]["spawnedAt"] <= baseline["process"]["promptedAt"]
+    assert verify_group(group_dir) == []
+    assert pi_processes(root) == []
+
+    # The same run without pre-start records the same facts.
+    monkeypatch.setenv(ENV, "0")
+    again = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
+    assert again.ret == 0, again.stdout.str()
+    first, second = results(root)
+    unstarted = read_json(second / "groups" / "overlap" / "candidate" / "run.json")
+    assert (
+        unstarted["process"]["spawnedAt"]
+        > read_json(second / "groups" / "overlap" / "baseline" / "run.json")["completedAt"]
+    )
+    assert _facts(first / "groups" / "overlap" / "candidate") == _facts(
+        second / "groups" / "overlap" / "candidate"
+    )
+    assert _facts(first / "groups" / "overlap" / "baseline") == _facts(
+        second / "groups" / "overlap" / "baseline"
+    )
+
+
+def _held_candidate(root: Path) -> Path | None:
+    """The candidate's directory once its pre-started Pi answered its set-up requests."""
+    runs = root / ".skill-eval" / "runs"
+    found = sorted(runs.glob("*/groups/overlap/candidate")) if runs.is_dir() else []
+    if not found or events_containing(found[0] / "events.jsonl", "response") < 3:
+        return None
+    return found[0]
+
+
+def test_a_cancelled_group_kills_its_pre_started_candidate_and_records_it_as_never_run(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path / "root"
+    suite = _build(root, SLOW)
+    child = popen(pytester, skill_eval_args(root, "-v", suite=suite))
+    try:
+        held = wait_for(lambda: _held_candidate(root), "the pre-started candidate's Pi")
+        workspace = (held / "workspace").resolve()
+        assert pi_processes(workspace)  # started, and waiting unprompted
+        assert not (held.parent / "baseline" / "run.json").exists()
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=WAIT_S)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, _ = child.communicate()
+        pytest.fail(f"pytest did not stop after Ctrl-C:\n{out!r}")
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert pi_processes(root) == []  # the baseline and the held candidate: both reaped
+
+    group_dir = result_dir(root) / "groups" / "overlap"
+    baseline = read_json(group_dir / "baseline" / "run.json")
+    assert baseline["state"] == "cancelled"
+    assert baseline["process"]["terminationReason"] == "cancelled"
+    candidate = read_json(group_dir / "candidate" / "run.json")
+    assert candidate["state"] == "cancelled"
+    assert candidate["error"] == {
+        "kind": "cancellation",
+        "message": "Cancelled before subject execution",
+    }
+    assert candidate["turns"] == []
+    assert read_json(group_dir / "candidate" / "transcript.json") == []
+    # Nothing of the pre-start is left: the directory of a variant that never started.
+    assert sorted(p.name for p in (group_dir / "candidate").iterdir()) == [
+        "final.md",
+        "run.json",
+        "transcript.json",
+    ]
+    assert verify_group(group_dir) == []
+
+
+def test_a_one_shot_group_is_not_pre_started(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    declared = skill(root, "note-taker")
+    group = Group(
+        id="one-shot",
+        type="description",
+        turns=["Log the change."],
+        tools=["read"],
+        candidate=variant([declared], 0),
+        scripts={
+            "baseline": [{"text": "Logged.", "latency_ms": LATENCY}],
+            "candidate": [{"text": "Logged."}],
+        },
+    )
+    suite = build(root, [group])
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
+    assert result.ret == 0, result.stdout.str()
+    group_dir = result_dir(root) / "groups" / "one-shot"
+    baseline = read_json(group_dir / "baseline" / "run.json")
+    candidate = read_json(group_dir / "candidate" / "run.json")
+    # The prompt is in argv: spawning is prompting, and only after the baseline is on record.
+    assert candidate["process"]["promptedAt"] == candidate["process"]["spawnedAt"]
+    assert candidate["startedAt"] <= candidate["process"]["spawnedAt"]
+    assert candidate["process"]["spawnedAt"] >= _mtime_utc(group_dir / "baseline" / "run.json")
+    assert baseline["process"]["promptedAt"] == baseline["process"]["spawnedAt"]
+
+
+def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    declared = skill(root, "note-taker")
+    group = Group(
+        id="stopped",
+        type="body",
+        turns=["Read the notes.", "Append beta to them."],
+        tools=["read"],
+        fixture="fixture",
+        candidate=variant([declared], 0),
+        # The baseline's script ends after turn one: its run fails, and -x stops the session
+        # before the candidate's item, whose Pi was started during the baseline's first reply.
+        scripts={
+            "baseline": [{"text": "Nothing to do.", "latency_ms": LATENCY}],
+            "candidate": [{"text": "Read them."}, {"text": "Appended."}],
+        },
+    )
+    suite = build(root, [group])
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, "-x", suite=suite))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert pi_processes(root) == []
+    group_dir = result_dir(root) / "groups" / "stopped"
+    baseline = read_json(group_dir / "baseline" / "run.json")
+    assert baseline["state"] != "complete"
+    candidate = read_json(group_dir / "candidate" / "run.json")
+    assert candidate["state"] == "cancelled"
+    assert candidate["turns"] == []
+    assert sorted(p.name for p in (group_dir / "candidate").iterdir()) == [
+        "final.md",
+        "run.json",
+        "transcript.json",
+    ]
+    assert verify_group(group_dir) == []

@@ -1,0 +1,147 @@
+"""The prompt gate and the pre-start's life cycle, without a host (fakes for prepare and run)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from pytest_skill_eval.hosts.prestart import PromptGate
+from pytest_skill_eval.hosts.subject import SubjectResult
+from pytest_skill_eval.materialise import PreparedVariant
+from pytest_skill_eval.run.prestart import Prestart
+
+
+def test_an_open_gate_runs_its_callbacks_at_once_and_a_spawn_is_the_prompt() -> None:
+    gate = PromptGate()
+    seen: list[str] = []
+    gate.when_open(seen.append, "now")
+    assert seen == ["now"]
+    gate.spawned()
+    assert gate.timing()["promptedAt"] == gate.timing()["spawnedAt"] is not None
+    assert gate.opened_at is None
+
+
+def test_a_held_gate_defers_its_callbacks_until_it_opens() -> None:
+    gate = PromptGate(held=True)
+    seen: list[str] = []
+    gate.when_open(seen.append, "later")
+    assert seen == []
+    assert gate.open() is True
+    assert seen == ["later"]
+    assert gate.opened_at is not None
+    assert gate.abort() is False  # a run that began cannot be called off
+    assert not gate.aborted
+
+
+def test_an_aborted_gate_never_opens_nor_calls_back() -> None:
+    gate = PromptGate(held=True)
+    seen: list[str] = []
+    gate.when_open(seen.append, "never")
+    assert gate.abort() is True
+    assert gate.open() is False
+    gate.when_open(seen.append, "never either")
+    assert seen == []
+    assert gate.aborted
+
+
+def test_a_held_host_frees_its_start_up_slot_once_it_waits_at_the_gate() -> None:
+    gate = PromptGate(held=True)
+    assert gate.ready(None) is None  # no way to tell: no slot is taken
+    ready = gate.ready(lambda: 0)
+    assert ready is not None
+    assert ready() == 0
+    gate.waiting = True
+    assert ready() == 1
+
+
+class _Host:
+    """A fake held host: waits at the gate, prompts when it opens, stops when aborted."""
+
+    def __init__(self) -> None:
+        self.waiting = threading.Event()
+
+    def __call__(self, prepared: PreparedVariant, gate: PromptGate) -> SubjectResult:
+        gate.spawned()
+        gate.waiting = True
+        self.waiting.set()
+        while not gate.wait(0.01):
+            pass
+        if not gate.aborted:
+            gate.prompting()
+        return SubjectResult({"state": "complete"}, [], "done")
+
+
+def _prestart(directory: Path, host: _Host, reached: Any = lambda: True) -> Prestart:
+    def prepare() -> PreparedVariant:
+        (directory / "workspace").mkdir(parents=True)
+        (directory / "workspace" / "locked").mkdir()
+        (directory / "workspace" / "locked").chmod(0o500)  # materialised modes are kept
+        return cast(PreparedVariant, object())
+
+    return Prestart(
+        directory=directory, reached=reached, cancelled=lambda: False, prepare=prepare, run=host
+    )
+
+
+def test_a_claimed_pre_start_is_the_run(tmp_path: Path) -> None:
+    host = _Host()
+    pre = _prestart(tmp_path / "candidate", host)
+    assert host.waiting.wait(10)
+    assert pre.spawned
+    claimed = pre.claim()
+    assert claimed is not None
+    assert cast(SubjectResult, claimed[1]).response == "done"
+    assert (tmp_path / "candidate" / "workspace").is_dir()
+
+
+def test_a_discarded_pre_start_leaves_no_directory(tmp_path: Path) -> None:
+    host = _Host()
+    pre = _prestart(tmp_path / "candidate", host)
+    assert host.waiting.wait(10)
+    pre.discard()
+    assert pre.gate.aborted
+    assert pre.gate.prompted_at is None
+    assert not (tmp_path / "candidate").exists()
+
+
+def test_a_baseline_that_never_reaches_the_model_starts_nothing(tmp_path: Path) -> None:
+    host = _Host()
+    pre = _prestart(tmp_path / "candidate", host, reached=lambda: False)
+    pre.baseline_done.set()
+    assert pre.claim() is None
+    assert not pre.spawned
+    assert not (tmp_path / "candidate").exists()
+
+
+def test_a_pre_start_that_never_prompted_is_not_a_run(tmp_path: Path) -> None:
+    def failing(prepared: PreparedVariant, gate: PromptGate) -> SubjectResult:
+        gate.spawned()
+        raise RuntimeError("the host died while starting")
+
+    directory = tmp_path / "candidate"
+
+    def prepare() -> PreparedVariant:
+        directory.mkdir()
+        return cast(PreparedVariant, object())
+
+    pre = Prestart(
+        directory=directory,
+        reached=lambda: True,
+        cancelled=lambda: False,
+        prepare=prepare,
+        run=failing,
+    )
+    assert pre.claim() is None  # the variant then runs as usual, from nothing
+    assert not directory.exists()
+
+
+@pytest.fixture(autouse=True)
+def _writable(tmp_path: Path) -> Any:
+    """Read-only directories a test leaves behind are made removable again."""
+    yield
+    for path in tmp_path.rglob("*"):
+        if path.is_dir():
+            path.chmod(0o700)
