@@ -155,6 +155,9 @@ class Host(Protocol):
     record_key: str  # the run record's key for the binary's version and command
     auth_advice: str  # how an operator gets credentials to a live run of this host
     runs_on_node: bool  # a Node program (`node` on PATH): it gets Node's compile cache
+    # Records what the model received from inside (Pi's observer extension); else `context-text`
+    # is taken from the requests the loopback server saw.
+    observes_context: bool
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """Create the isolated home under `root` and write the host's config for `endpoint`."""

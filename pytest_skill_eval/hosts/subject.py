@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..definitions import WORKSPACE_KINDS, Group
 from ..errors import HostError
-from ..evidence import EvidenceError, json_bytes, layout, sha256_bytes, utc_now, write_once
-from ..evidence.redact import Counts, Tally
+from ..evidence import EvidenceError, json_bytes, layout, utc_now, write_once
+from ..evidence.redact import Tally
 from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
     ResourceError,
@@ -38,6 +38,7 @@ from .base import (
     launch_process,
     spend_record,
 )
+from .context_records import context_artifact_of, copy_observer_records, write_request_observations
 from .failures import credential_refusal, run_state, why_incomplete
 from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
@@ -189,6 +190,7 @@ def _run(
     previous: list[Any] = [None]
 
     def after_turn(turn: Turn) -> None:
+        facts.turn_ends.append((turn.turn, endpoint.received() if endpoint.received else 0))
         if not snapshots:
             return
         try:
@@ -236,6 +238,7 @@ class _Facts:
     launch: Launch
     home: Home
     tally: Tally
+    turn_ends: list[tuple[int, int]] = field(default_factory=list)  # (turn, requests by then)
 
 
 def _record(
@@ -284,9 +287,13 @@ def _record(
     events = "events.jsonl" if (prepared.directory / "events.jsonl").is_file() else None
     stderr = "stderr.log" if (prepared.directory / "stderr.log").is_file() else None
     context_artifact = None
-    if needs_observer(group):
-        _copy_context(facts)
-        context_artifact, observer_problem = _context_artifact(prepared.directory)
+    if needs_observer(group) and (facts.host.observes_context or endpoint.requests):
+        if facts.host.observes_context:
+            copy_observer_records(facts.home.root / CONTEXT, prepared.directory, redactor, tally)
+        elif endpoint.requests is not None:  # from the requests the loopback server saw
+            found = endpoint.requests()
+            write_request_observations(found, facts.turn_ends, prepared.directory, redactor, tally)
+        context_artifact, observer_problem = context_artifact_of(prepared.directory)
         if observer_problem:
             late_errors.append(observer_problem)
     turns = obs.observed_turns()
@@ -439,21 +446,6 @@ def _record(
     return SubjectResult(run, transcript, response)
 
 
-def _copy_context(facts: _Facts) -> None:
-    """The observer's records, redacted line by line, into the variant directory."""
-    source = facts.home.root / CONTEXT
-    if not facts.launch.redactor or not source.is_file():
-        return
-    counts: Counts = {}
-    with open(source, "rb") as raw, open(facts.prepared.directory / CONTEXT, "xb") as sink:
-        for line in raw:
-            clean, found = facts.launch.redactor.redact_json_line(line)
-            sink.write(clean)
-            for name, count in found.items():
-                counts[name] = counts.get(name, 0) + count
-    facts.tally.add(CONTEXT, counts)
-
-
 def _write_model_requests(
     endpoint: Endpoint, variant_dir: Path, late_errors: list[str], facts: _Facts
 ) -> str | None:
@@ -469,32 +461,3 @@ def _write_model_requests(
         late_errors.append(str(failure))
         return None
     return MODEL_REQUESTS
-
-
-def _context_artifact(variant_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
-    path = variant_dir / CONTEXT
-    if not path.is_file():
-        return None, "the context observer produced no evidence"
-    data = path.read_bytes()
-    surfaces: dict[str, None] = {}
-    count = 0
-    # Split on "\n" only: JSON.stringify leaves U+2028 and friends unescaped inside a line.
-    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            return None, f"context observation line {number} is not JSON"
-        count += 1
-        surfaces.setdefault(str(record.get("surface")), None)
-    if count == 0:
-        return None, None
-    artifact = {
-        "path": CONTEXT,
-        "sha256": sha256_bytes(data),
-        "bytes": len(data),
-        "count": count,
-        "surfaces": list(surfaces),
-    }
-    return artifact, None

@@ -373,3 +373,58 @@ def test_isolated_in_a_network_namespace_with_claude_md_files_planted(
     assert len(requests) == 2
     for request in requests:
         assert CLAUDE_MD_CANARY not in json.dumps(request["body"])
+
+
+def test_context_text_is_observed_from_the_requests_the_server_received(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    write(root / "context" / "style.md", "Always write CONTEXT-MARKER-3 in replies.\n")
+    declared = skill(root, "note-taker")
+    expectations = [
+        {
+            "id": f"context-{surface}",
+            "kind": "context-text",
+            "variant": "candidate",
+            "surface": surface,
+            "value": value,
+            "expect": "contains",
+        }
+        for surface, value in (("system-prompt", "CONTEXT-MARKER-3"), ("provider-context", "Again"))
+    ]
+    groups = [
+        Group(
+            id=f"context-{mode}",
+            type="body",
+            turns=["Tidy the notes.", "Again, please."],
+            tools=["read"],
+            fixture="fixture",
+            runtime={**claude_runtime(), "prompt": mode},
+            candidate=variant([declared], 0, ["context/style.md"]),
+            expectations=expectations,
+            scripts={"candidate": [{"text": "Tidied."}, {"text": "Tidied again."}]},
+        )
+        for mode in ("isolated", "host")
+    ]
+    suite = build(root, groups)
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    assert result.ret == 0, result.stdout.str()
+    for mode in ("isolated", "host"):
+        group_dir = result_dir(root) / "groups" / f"context-{mode}@claude-code"
+        grade = json.loads((group_dir / "deterministic-grade.json").read_text(encoding="utf-8"))
+        assert {c["id"]: c["state"] for c in grade["checks"]} == {
+            "context-system-prompt": "pass",
+            "context-provider-context": "pass",
+        }, mode
+        lines = (group_dir / "candidate" / "context-observations.jsonl").read_text("utf-8")
+        records = [json.loads(line) for line in lines.splitlines()]
+        # One system prompt per turn, one provider context per request, given to its turn.
+        assert [(r["turn"], r["surface"]) for r in records] == [
+            (1, "system-prompt"),
+            (1, "provider-context"),
+            (2, "system-prompt"),
+            (2, "provider-context"),
+        ]

@@ -13,6 +13,7 @@ from pytest_skill_eval.definitions import DefinitionError
 from pytest_skill_eval.definitions.loader import parse_group
 from pytest_skill_eval.definitions.models import CLAUDE_CODE_THINKING
 from pytest_skill_eval.errors import HostError
+from pytest_skill_eval.hosts import context
 from pytest_skill_eval.hosts.base import Endpoint, Launch
 from pytest_skill_eval.hosts.claude_code import prompt
 from pytest_skill_eval.hosts.claude_code.binary import ClaudeCodeBinary
@@ -139,4 +140,4 @@ def test_the_refusal_comes_at_collection_for_declared_and_chosen_hosts(tmp_path:
 
 def test_an_unreadable_manifest_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(HostError, match="cannot be read"):
-        prompt.load_context(str(tmp_path / "missing.json"))
+        context.load_context(str(tmp_path / "missing.json"))

@@ -255,6 +255,39 @@ def test_host_prompt_mode_keeps_codex_instructions(tmp_path: Path) -> None:
     assert "model_instructions_file" not in parsed
 
 
+def _manifest(tmp_path: Path) -> str:
+    """A context delivery manifest declaring one file (with text TOML must escape)."""
+    entry = {
+        "declaredPath": "context/notes",
+        "files": [{"path": "notes.md", "content": 'Say "hi" \\ é 😀\n'}],
+    }
+    path = write(tmp_path / "manifest.json", json.dumps({"schema_version": 1, "entries": [entry]}))
+    return str(path)
+
+
+@pytest.mark.parametrize("mode", ["isolated", "host"])
+def test_declared_context_reaches_codex_in_both_prompt_modes(tmp_path: Path, mode: str) -> None:
+    host = CodexHost()
+    home = host.prepare(_root(tmp_path / "root"), Endpoint(mode="live", model=None))
+    environment = {
+        "SKILL_EVAL_PROMPT_MODE": mode,
+        "SKILL_EVAL_CONTEXT_MANIFEST": _manifest(tmp_path),
+    }
+    host.argv(_Binary(), _launch(tmp_path, environment=environment), home)
+    parsed = tomllib.loads((home.config / "config.toml").read_text(encoding="utf-8"))
+    block = '<context declared-path="context/notes">\n<file path="notes.md">\nSay "hi" \\ é 😀\n'
+    if mode == "isolated":
+        # The evaluator's instructions replace Codex's; the context comes after them.
+        text = Path(parsed["model_instructions_file"]).read_text(encoding="utf-8")
+        assert text.startswith("You are a coding assistant operating inside Codex")
+        assert block in text
+        assert "developer_instructions" not in parsed
+    else:
+        # Codex keeps its own instructions; the context is added as developer instructions.
+        assert "model_instructions_file" not in parsed
+        assert block in parsed["developer_instructions"]
+
+
 def test_two_skills_with_one_name_are_refused(tmp_path: Path) -> None:
     for folder in ("a", "b"):
         write(tmp_path / folder / "SKILL.md", "---\nname: same\n---\n")

@@ -171,6 +171,7 @@ class ClaudeCodeHost:
     record_key = "claudeCode"
     auth_advice = "name ANTHROPIC_API_KEY in runtime.environment.inherit"
     runs_on_node = False  # a native binary
+    observes_context = False
 
     def __init__(self) -> None:
         self._base_url: str | None = None

@@ -57,6 +57,8 @@ class CodexConfig:
     effort: str | None = None
     sandbox: str = "read-only"
     instructions_file: str | None = None
+    # `runtime.prompt: host`: the declared context, added to Codex's own instructions.
+    developer_instructions: str | None = None
 
     def values(self) -> dict[str, Any]:
         """The top-level keys, then the tables, as TOML will hold them."""
@@ -75,6 +77,8 @@ class CodexConfig:
             top["model_reasoning_effort"] = self.effort
         if self.instructions_file is not None:
             top["model_instructions_file"] = self.instructions_file
+        if self.developer_instructions is not None:
+            top["developer_instructions"] = self.developer_instructions
         tables: dict[str, dict[str, Any]] = {
             "analytics": {"enabled": False},
             "otel": {"exporter": "none"},
@@ -102,9 +106,9 @@ class CodexConfig:
         for key, value in self.values().items():
             if isinstance(value, Mapping):
                 lines += ["", key]
-                lines += [f"{k} = {json.dumps(v)}" for k, v in value.items()]
+                lines += [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in value.items()]
             else:
-                lines.append(f"{key} = {json.dumps(value)}")
+                lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
         return "\n".join(lines) + "\n"
 
     def enforced(self, confined: bool) -> dict[str, Any]:

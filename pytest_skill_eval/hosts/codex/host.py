@@ -19,6 +19,7 @@ from ...evidence.redact import Counts, add
 from ...modelserver.hosttools import skill_name
 from ...modelserver.server import Route
 from ..base import Endpoint, Executable, Home, Launch
+from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
@@ -67,7 +68,12 @@ def install_skills(config: Path, skills: Sequence[Path]) -> tuple[dict[str, Path
     return names, aliases
 
 
-def codex_config(launch: Launch, base_url: str | None, instructions: Path | None) -> CodexConfig:
+def codex_config(
+    launch: Launch,
+    base_url: str | None,
+    instructions: Path | None,
+    developer: str | None = None,
+) -> CodexConfig:
     """The run's configuration: the declared model, thinking level and tools."""
     model = DEFAULT_MODEL
     effort = None
@@ -83,6 +89,7 @@ def codex_config(launch: Launch, base_url: str | None, instructions: Path | None
         effort=effort,
         sandbox=sandbox_mode(launch.tools),
         instructions_file=str(instructions) if instructions is not None else None,
+        developer_instructions=developer,
     )
 
 
@@ -253,6 +260,7 @@ class CodexHost:
     record_key = "codex"
     auth_advice = "name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit"
     runs_on_node = False  # a Node launcher for a native binary: its start-up is the binary's
+    observes_context = False
     unobservable_tools = UNOBSERVABLE_TOOLS
 
     def __init__(self) -> None:
@@ -296,11 +304,17 @@ class CodexHost:
         """Writes the run's config and skills; the command line of turn one."""
         names, self.aliases = install_skills(home.config, launch.skills)
         self.sessions = home.config / "sessions"
-        instructions = None
+        instructions, developer = None, None
+        entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
+        context = declared_context_block(entries) if entries else None
         if launch.environment.get("SKILL_EVAL_PROMPT_MODE", "isolated") == "isolated":
+            # The evaluator's instructions replace Codex's, the declared context after them.
             instructions = home.root / "instructions.md"
-            instructions.write_text(ISOLATED_INSTRUCTIONS, encoding="utf-8")
-        self._config = codex_config(launch, self._base_url, instructions)
+            text = ISOLATED_INSTRUCTIONS + (f"\n{context}\n" if context else "")
+            instructions.write_text(text, encoding="utf-8")
+        else:
+            developer = context  # Codex's own instructions, the declared context added
+        self._config = codex_config(launch, self._base_url, instructions, developer)
         (home.config / "config.toml").write_text(self._config.toml(), encoding="utf-8")
         self.first_prompt = launch.prompts[0]
         if launch.target is not None:

@@ -88,6 +88,7 @@ class PiHost:
     record_key = "pi"
     auth_advice = "install a Pi auth.json with the skill_eval_pi_auth ini option"
     runs_on_node = True
+    observes_context = True  # the observer extension
     defers_first_prompt = True  # rpc mode: the first prompt waits for `Launch.gate`
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
