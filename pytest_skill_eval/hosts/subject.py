@@ -267,11 +267,14 @@ def _record(
         obs.protocol_error(str(details.pop("reason", None) or "model-endpoint"), **details)
     for problem in immutable_changes(prepared):
         obs.protocol_error("immutable-resource-changed", message=problem)
-    try:
-        # What the subject wrote is kept as evidence: without its secrets.
-        redact_tree(redactor, prepared.workspace, prepared.directory, tally)
-    except OSError as failure:
-        late_errors.append(f"could not redact the workspace after the run: {failure}")
+    # What the subject wrote is kept as evidence (its workspace, the host's own session files):
+    # without its secrets.
+    for what, tree in (("workspace", prepared.workspace), ("session", prepared.session_dir)):
+        try:
+            if tree is not None:
+                redact_tree(redactor, tree, prepared.directory, tally)
+        except OSError as failure:
+            late_errors.append(f"could not redact the {what} after the run: {failure}")
     effects: dict[str, Any] | None = None
     if group.type == "body":
         try:

@@ -44,7 +44,8 @@ def test_an_inherited_secret_echoed_everywhere_is_redacted_everywhere(
     }
     runtime = {
         "host": "pi",
-        "session": False,
+        # With a persistent session, Pi writes its own session file into the evidence too.
+        "session": True,
         "extensions": [],
         "environment": {"literal": {"REGION": "eu"}, "inherit": ["CANARY"]},
     }
@@ -126,6 +127,7 @@ def test_an_inherited_secret_echoed_everywhere_is_redacted_everywhere(
             assert form not in data, f"{name} form of the secret in {path}"
     for name in ("events.jsonl", "transcript.json", "model-requests.jsonl", "final.md"):
         assert MARKER.encode() in (variant / name).read_bytes(), name
+    assert list((variant / "session").rglob("*.jsonl")), "Pi kept its session in the evidence"
     assert (variant / "workspace" / "leak.txt").read_text() == f"the key is {MARKER}\n"
     assert (variant / "workspace" / "answer.txt").read_text() == MARKER
     assert MARKER.encode() in terminal
