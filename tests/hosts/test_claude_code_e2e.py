@@ -400,7 +400,8 @@ def test_context_text_is_observed_from_the_requests_the_server_received(
             turns=["Tidy the notes.", "Again, please."],
             tools=["read"],
             fixture="fixture",
-            runtime={**claude_runtime(), "prompt": mode},
+            # One of them keeps its session (runtime.session): Claude Code's own transcript.
+            runtime={**claude_runtime(), "prompt": mode, "session": mode == "host"},
             candidate=variant([declared], 0, ["context/style.md"]),
             expectations=expectations,
             scripts={"candidate": [{"text": "Tidied."}, {"text": "Tidied again."}]},
@@ -421,6 +422,8 @@ def test_context_text_is_observed_from_the_requests_the_server_received(
         }, mode
         lines = (group_dir / "candidate" / "context-observations.jsonl").read_text("utf-8")
         records = [json.loads(line) for line in lines.splitlines()]
+        sessions = sorted((group_dir / "candidate" / "session").rglob("*.jsonl"))
+        assert bool(sessions) is (mode == "host"), sessions
         # One system prompt per turn, one provider context per request, given to its turn.
         assert [(r["turn"], r["surface"]) for r in records] == [
             (1, "system-prompt"),

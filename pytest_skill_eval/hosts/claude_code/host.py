@@ -228,7 +228,12 @@ class ClaudeCodeHost:
         mode = launch.environment.get("SKILL_EVAL_PROMPT_MODE", "isolated")
         argv += prompt_arguments(mode, offered, launch.environment, launch.cwd, home.root)
         argv += ["--settings", json.dumps(settings(launch.guard), separators=(",", ":"))]
-        argv.append("--no-session-persistence")
+        if launch.session_dir is not None:
+            # runtime.session: Claude Code keeps its transcripts under `projects/` of its config
+            # dir, which is the variant's session directory (redacted after the run).
+            (home.config / "projects").symlink_to(launch.session_dir, target_is_directory=True)
+        else:
+            argv.append("--no-session-persistence")
         return argv
 
     def converse(
