@@ -431,3 +431,118 @@ def test_context_text_is_observed_from_the_requests_the_server_received(
             (2, "system-prompt"),
             (2, "provider-context"),
         ]
+
+
+def test_activation_by_turn_and_the_remaining_kinds(pytester: pytest.Pytester) -> None:
+    """Multi-turn activation on turn 2, and resource-read, path and json on Claude Code."""
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    declared = skill(root, "note-taker")
+    write(root / declared / "references" / "guide.md", "Write result.json.\n")
+    description = Group(
+        id="by-turn",
+        type="description",
+        turns=["Hello there.", "Log that CSV export handles semicolons."],
+        tools=["read"],
+        runtime=claude_runtime(),
+        candidate=variant([declared], 0),
+        expectations=[
+            {
+                "id": "reads-on-two",
+                "kind": "skill-read",
+                "variant": "candidate",
+                "expect": "by-turn",
+                "turn": 2,
+            },
+            {
+                "id": "not-on-one",
+                "kind": "skill-read",
+                "variant": "candidate",
+                "expect": "by-turn",
+                "turn": 1,
+            },
+        ],
+        scripts={
+            "candidate": [
+                {"text": "Hi."},
+                {"tool_calls": [{"name": "skill", "arguments": {"name": "note-taker"}}]},
+                {"text": "Logged."},
+            ]
+        },
+    )
+    body = Group(
+        id="kinds",
+        type="body",
+        turns=["Tidy the notes."],
+        tools=["read", "write"],
+        fixture="fixture",
+        runtime=claude_runtime(),
+        candidate=variant([declared], 0),
+        expectations=[
+            {
+                "id": "read-guide",
+                "kind": "resource-read",
+                "variant": "candidate",
+                "resource": "skill",
+                "index": 0,
+                "path": "references/guide.md",
+                "expect": "read",
+            },
+            {
+                "id": "wrote",
+                "kind": "path",
+                "variant": "candidate",
+                "path": "result.json",
+                "expect": "exists",
+            },
+            {
+                "id": "status",
+                "kind": "json",
+                "variant": "candidate",
+                "path": "result.json",
+                "expect": "field-equals",
+                "pointer": "/status",
+                "value": "complete",
+            },
+        ],
+        scripts={
+            "candidate": [
+                {
+                    "tool_calls": [
+                        {"name": "read", "arguments": {"path": "{{skill:0}}/references/guide.md"}}
+                    ]
+                },
+                {
+                    "tool_calls": [
+                        {
+                            "name": "write",
+                            "arguments": {
+                                "path": "result.json",
+                                "content": '{"status": "complete"}',
+                            },
+                        }
+                    ]
+                },
+                {"text": "Done."},
+            ]
+        },
+    )
+    suite = build(root, [description, body])
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    assert result.ret == 0, result.stdout.str()
+    states = {}
+    for group_id in ("by-turn", "kinds"):
+        group_dir = result_dir(root) / "groups" / f"{group_id}@claude-code"
+        grade = json.loads((group_dir / "deterministic-grade.json").read_text(encoding="utf-8"))
+        states |= {c["id"]: c["state"] for c in grade["checks"]}
+    assert states == {
+        "reads-on-two": "pass",
+        "not-on-one": "fail",
+        "read-guide": "pass",
+        "wrote": "pass",
+        "status": "pass",
+    }
+    run = run_record(root, "by-turn@claude-code", "candidate")
+    assert run["activation"]["readTurns"] == [2]
