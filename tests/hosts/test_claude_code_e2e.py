@@ -532,7 +532,7 @@ def test_activation_by_turn_and_the_remaining_kinds(pytester: pytest.Pytester) -
         *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     )
     assert result.ret == 0, result.stdout.str()
-    states = {}
+    states: dict[str, str] = {}
     for group_id in ("by-turn", "kinds"):
         group_dir = result_dir(root) / "groups" / f"{group_id}@claude-code"
         grade = json.loads((group_dir / "deterministic-grade.json").read_text(encoding="utf-8"))
