@@ -322,3 +322,78 @@ def test_declared_context_reaches_the_model_in_both_prompt_modes(
     grade = read_json(result_dir(root) / "groups/context@codex/deterministic-grade.json")
     (check,) = grade["checks"]
     assert check["state"] == "pass", check
+
+
+def test_resource_read_path_and_json_on_codex(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    declared = skill(root, "note-taker")
+    write(root / declared / "references" / "guide.md", "Write result.json.\n")
+    group = Group(
+        id="kinds",
+        type="body",
+        turns=["Tidy the notes."],
+        tools=["read", "write"],
+        fixture="fixture",
+        runtime=codex_runtime(),
+        candidate=variant([declared], 0),
+        expectations=[
+            {
+                "id": "read-guide",
+                "kind": "resource-read",
+                "variant": "candidate",
+                "resource": "skill",
+                "index": 0,
+                "path": "references/guide.md",
+                "expect": "read",
+            },
+            {
+                "id": "wrote",
+                "kind": "path",
+                "variant": "candidate",
+                "path": "result.json",
+                "expect": "exists",
+            },
+            {
+                "id": "status",
+                "kind": "json",
+                "variant": "candidate",
+                "path": "result.json",
+                "expect": "field-equals",
+                "pointer": "/status",
+                "value": "complete",
+            },
+        ],
+        scripts={
+            "candidate": [
+                {
+                    "tool_calls": [
+                        {"name": "read", "arguments": {"path": "{{skill:0}}/references/guide.md"}}
+                    ]
+                },
+                {
+                    "tool_calls": [
+                        {
+                            "name": "write",
+                            "arguments": {
+                                "path": "result.json",
+                                "content": '{"status": "complete"}',
+                            },
+                        }
+                    ]
+                },
+                {"text": "Done."},
+            ]
+        },
+    )
+    suite = build(root, [group])
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    assert result.ret == 0, result.stdout.str()
+    grade = read_json(result_dir(root) / "groups/kinds@codex/deterministic-grade.json")
+    assert {c["id"]: c["state"] for c in grade["checks"]} == {
+        "read-guide": "pass",
+        "wrote": "pass",
+        "status": "pass",
+    }
