@@ -7,14 +7,12 @@ evaluator adds per variant (definition, snapshots, guard hook, evidence, seals, 
 
 from __future__ import annotations
 
-import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from xml.etree import ElementTree
 
-from bench.common import REPO, description_suite, emit, run_suite
+from bench.common import REPO, overhead, run_suite
 from pytest_skill_eval.hosts.claude_code.host import LOOPBACK_KEY, QUIET
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
@@ -70,22 +68,13 @@ def _bare_times(runs: int, tmp: Path) -> list[float]:
 
 def main(groups: int = 10) -> dict[str, object]:
     """Median item wall time on Claude Code minus the median bare `claude -p` wall time."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "suite"
-        description_suite(root, groups, PROMPT, REPLY)
-        items = _item_times(root)
-        bare = _bare_times(groups * 2, Path(tmp))
-    item_median, bare_median = statistics.median(items), statistics.median(bare)
-    overhead = item_median - bare_median
-    return emit(
+    return overhead(
         "evaluator-overhead-claude-code",
-        overhead_ms=round(overhead * 1000, 1),
-        overhead_ratio=round(overhead / bare_median, 3),
-        goal_ms=150,
-        goal_ratio=0.15,
-        item_median_s=round(item_median, 3),
-        bare_claude_median_s=round(bare_median, 3),
-        runs=len(items),
+        "bare_claude_median_s",
+        lambda root: (_item_times(root), _bare_times(groups * 2, root.parent)),
+        PROMPT,
+        REPLY,
+        groups,
     )
 
 

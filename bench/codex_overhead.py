@@ -7,14 +7,12 @@ hardened config.toml, pointed at the same loopback server), so the difference is
 from __future__ import annotations
 
 import os
-import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from xml.etree import ElementTree
 
-from bench.common import description_suite, emit, run_suite
+from bench.common import overhead, run_suite
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.codex.config import KEY_ENV, LOOPBACK_KEY, CodexConfig
 from pytest_skill_eval.hosts.codex.host import responses_base_url
@@ -77,22 +75,13 @@ def _bare_times(runs: int, tmp: Path) -> list[float]:
 
 def main(groups: int = 10) -> dict[str, object]:
     """Median item wall time minus median bare-Codex wall time."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "suite"
-        description_suite(root, groups, PROMPT, REPLY)
-        items = _item_times(root)
-        bare = _bare_times(groups * 2, Path(tmp))
-    item_median, bare_median = statistics.median(items), statistics.median(bare)
-    overhead = item_median - bare_median
-    return emit(
+    return overhead(
         "codex-overhead",
-        overhead_ms=round(overhead * 1000, 1),
-        overhead_ratio=round(overhead / bare_median, 3),
-        goal_ms=150,
-        goal_ratio=0.15,
-        item_median_s=round(item_median, 3),
-        bare_codex_median_s=round(bare_median, 3),
-        runs=len(items),
+        "bare_codex_median_s",
+        lambda root: (_item_times(root), _bare_times(groups * 2, root.parent)),
+        PROMPT,
+        REPLY,
+        groups,
     )
 
 

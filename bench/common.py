@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,16 @@ from tests.support.paths import PI, REPO
 from tests.support.roots import VARIANTS, Group, body_group, build, make_root, variant
 from tests.support.runs import skill_eval_args
 
-__all__ = ["PI", "REPO", "bare_pi", "body_suite", "description_suite", "emit", "run_suite"]
+__all__ = [
+    "PI",
+    "REPO",
+    "bare_pi",
+    "body_suite",
+    "description_suite",
+    "emit",
+    "overhead",
+    "run_suite",
+]
 
 
 def emit(name: str, **figures: Any) -> dict[str, Any]:
@@ -155,3 +167,32 @@ def bare_pi(
             figures.append((wall, cpu))
             route.close()
     return figures
+
+
+def overhead(
+    name: str,
+    bare_key: str,
+    measure: Callable[[Path], tuple[list[float], list[float]]],
+    prompt: str,
+    reply: dict[str, Any],
+    groups: int = 10,
+) -> dict[str, Any]:
+    """Median item wall time minus median bare-host wall time, both measured by `measure`
+    over a suite of `groups` one-turn description groups; printed against the 150 ms / 15%
+    bars."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "suite"
+        description_suite(root, groups, prompt, reply)
+        items, bare = measure(root)
+    item_median, bare_median = statistics.median(items), statistics.median(bare)
+    difference = item_median - bare_median
+    return emit(
+        name,
+        overhead_ms=round(difference * 1000, 1),
+        overhead_ratio=round(difference / bare_median, 3),
+        goal_ms=150,
+        goal_ratio=0.15,
+        item_median_s=round(item_median, 3),
+        **{bare_key: round(bare_median, 3)},
+        runs=len(items),
+    )
