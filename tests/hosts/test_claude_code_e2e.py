@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.files import write
-from tests.support.roots import Group, build, skill, variant
+from tests.support.roots import Group, build, kinds_group, skill, variant
 from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
 
 pytestmark = [pytest.mark.pi, pytest.mark.claude]
@@ -438,7 +438,6 @@ def test_activation_by_turn_and_the_remaining_kinds(pytester: pytest.Pytester) -
     root = pytester.path / "root"
     write(root / "fixture" / "notes.txt", "alpha\n")
     declared = skill(root, "note-taker")
-    write(root / declared / "references" / "guide.md", "Write result.json.\n")
     description = Group(
         id="by-turn",
         type="description",
@@ -470,63 +469,7 @@ def test_activation_by_turn_and_the_remaining_kinds(pytester: pytest.Pytester) -
             ]
         },
     )
-    body = Group(
-        id="kinds",
-        type="body",
-        turns=["Tidy the notes."],
-        tools=["read", "write"],
-        fixture="fixture",
-        runtime=claude_runtime(),
-        candidate=variant([declared], 0),
-        expectations=[
-            {
-                "id": "read-guide",
-                "kind": "resource-read",
-                "variant": "candidate",
-                "resource": "skill",
-                "index": 0,
-                "path": "references/guide.md",
-                "expect": "read",
-            },
-            {
-                "id": "wrote",
-                "kind": "path",
-                "variant": "candidate",
-                "path": "result.json",
-                "expect": "exists",
-            },
-            {
-                "id": "status",
-                "kind": "json",
-                "variant": "candidate",
-                "path": "result.json",
-                "expect": "field-equals",
-                "pointer": "/status",
-                "value": "complete",
-            },
-        ],
-        scripts={
-            "candidate": [
-                {
-                    "tool_calls": [
-                        {"name": "read", "arguments": {"path": "{{skill:0}}/references/guide.md"}}
-                    ]
-                },
-                {
-                    "tool_calls": [
-                        {
-                            "name": "write",
-                            "arguments": {
-                                "path": "result.json",
-                                "content": '{"status": "complete"}',
-                            },
-                        }
-                    ]
-                },
-                {"text": "Done."},
-            ]
-        },
-    )
+    body = kinds_group(root, claude_runtime())
     suite = build(root, [description, body])
     result = pytester.runpytest_subprocess(
         *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.files import read_json, write
-from tests.support.roots import Group, build, skill, variant
+from tests.support.roots import Group, build, kinds_group, skill, variant
 from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -327,65 +327,7 @@ def test_declared_context_reaches_the_model_in_both_prompt_modes(
 def test_resource_read_path_and_json_on_codex(pytester: pytest.Pytester) -> None:
     root = pytester.path / "root"
     write(root / "fixture" / "notes.txt", "alpha\n")
-    declared = skill(root, "note-taker")
-    write(root / declared / "references" / "guide.md", "Write result.json.\n")
-    group = Group(
-        id="kinds",
-        type="body",
-        turns=["Tidy the notes."],
-        tools=["read", "write"],
-        fixture="fixture",
-        runtime=codex_runtime(),
-        candidate=variant([declared], 0),
-        expectations=[
-            {
-                "id": "read-guide",
-                "kind": "resource-read",
-                "variant": "candidate",
-                "resource": "skill",
-                "index": 0,
-                "path": "references/guide.md",
-                "expect": "read",
-            },
-            {
-                "id": "wrote",
-                "kind": "path",
-                "variant": "candidate",
-                "path": "result.json",
-                "expect": "exists",
-            },
-            {
-                "id": "status",
-                "kind": "json",
-                "variant": "candidate",
-                "path": "result.json",
-                "expect": "field-equals",
-                "pointer": "/status",
-                "value": "complete",
-            },
-        ],
-        scripts={
-            "candidate": [
-                {
-                    "tool_calls": [
-                        {"name": "read", "arguments": {"path": "{{skill:0}}/references/guide.md"}}
-                    ]
-                },
-                {
-                    "tool_calls": [
-                        {
-                            "name": "write",
-                            "arguments": {
-                                "path": "result.json",
-                                "content": '{"status": "complete"}',
-                            },
-                        }
-                    ]
-                },
-                {"text": "Done."},
-            ]
-        },
-    )
+    group = kinds_group(root, codex_runtime())
     suite = build(root, [group])
     result = pytester.runpytest_subprocess(
         *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)

@@ -206,3 +206,67 @@ def build(root: Path, groups: Iterable[Group], suite_id: str = "subject-e2e") ->
                 root / "scripts" / group.id / f"{name}.yaml", [{"response": r} for r in responses]
             )
     return write_suite(root, ids, suite_id)
+
+
+def kinds_group(root: Path, runtime: dict[str, Any]) -> Group:
+    """A body group whose candidate reads its skill's reference file and writes result.json:
+    resource-read, path and json checks, for any host."""
+    declared = skill(root, "note-taker")
+    write(root / declared / "references" / "guide.md", "Write result.json.\n")
+    return Group(
+        id="kinds",
+        type="body",
+        turns=["Tidy the notes."],
+        tools=["read", "write"],
+        fixture="fixture",
+        runtime=runtime,
+        candidate=variant([declared], 0),
+        expectations=[
+            {
+                "id": "read-guide",
+                "kind": "resource-read",
+                "variant": "candidate",
+                "resource": "skill",
+                "index": 0,
+                "path": "references/guide.md",
+                "expect": "read",
+            },
+            {
+                "id": "wrote",
+                "kind": "path",
+                "variant": "candidate",
+                "path": "result.json",
+                "expect": "exists",
+            },
+            {
+                "id": "status",
+                "kind": "json",
+                "variant": "candidate",
+                "path": "result.json",
+                "expect": "field-equals",
+                "pointer": "/status",
+                "value": "complete",
+            },
+        ],
+        scripts={
+            "candidate": [
+                {
+                    "tool_calls": [
+                        {"name": "read", "arguments": {"path": "{{skill:0}}/references/guide.md"}}
+                    ]
+                },
+                {
+                    "tool_calls": [
+                        {
+                            "name": "write",
+                            "arguments": {
+                                "path": "result.json",
+                                "content": '{"status": "complete"}',
+                            },
+                        }
+                    ]
+                },
+                {"text": "Done."},
+            ]
+        },
+    )
