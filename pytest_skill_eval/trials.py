@@ -61,7 +61,7 @@ def aggregate(
     trial_rows: list[TrialRow] = []
     groups: dict[str, dict[str, Any]] = {}
     fingerprints: list[Fingerprint] = []
-    for result_dir in trials:
+    for index, result_dir in enumerate(trials):
         summary = read.summary_or_none(result_dir)
         trial_rows.append(
             {"id": result_dir.name, "state": summary["state"] if summary else "cancelled"}
@@ -80,6 +80,7 @@ def aggregate(
                     "host": host,
                     "trials": 0,
                     "cancelled": 0,
+                    "sequences": {},
                     "checks": {},
                     "comparisons": {},
                 },
@@ -115,6 +116,9 @@ def aggregate(
                 row["transitions"][comparison["transition"]] = (
                     row["transitions"].get(comparison["transition"], 0) + 1
                 )
+                # Trial by trial, for the sequential test: read here, never again.
+                sequence = entry["sequences"].setdefault(comparison["id"], [None] * len(trials))
+                sequence[index] = comparison["transition"]
     exhausted = bool(budget and budget.get("exhausted"))
     out_groups: list[AggregateGroup] = []
     for entry in groups.values():
@@ -129,9 +133,7 @@ def aggregate(
         if entry["host"] != layout.DEFAULT_HOST:
             summary_row["host"] = entry["host"]
         if adaptive:
-            summary_row["adaptive"] = _adaptive_group(
-                comparisons, trials, entry, requested, exhausted
-            )
+            summary_row["adaptive"] = _adaptive_group(comparisons, entry, requested, exhausted)
         out_groups.append(summary_row)
     identical = all(f == fingerprints[0] for f in fingerprints) if fingerprints else True
     result: AggregateRecord = {
@@ -208,7 +210,6 @@ def json_key(value: Any) -> str:
 
 def _adaptive_group(
     comparisons: list[dict[str, Any]],
-    trials: Sequence[Path],
     entry: Mapping[str, Any],
     maximum: int,
     exhausted: bool,
@@ -219,9 +220,7 @@ def _adaptive_group(
     one stopped at the maximum, because the budget ran out, or because the run ended early
     (cancelled, deselected).
     """
-    from .adaptive import transitions as trial_transitions
-
-    seen = trial_transitions(trials, entry["id"], entry["host"])
+    seen: Mapping[str, list[str | None]] = entry["sequences"]
     used = entry["trials"] - entry["cancelled"]
     if exhausted and entry["cancelled"]:
         unresolved_reason = "budget-exhausted"
