@@ -6,7 +6,6 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,7 +13,7 @@ from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 from pytest_skill_eval.modelserver.wire import ANTHROPIC, render_stream
 from tests.support.files import read_json, write
 from tests.support.http import FakeUpstream, UpstreamRequest
-from tests.support.roots import Group, build, skill, variant
+from tests.support.roots import Group, build, runtime, skill, variant
 from tests.support.runs import results, skill_eval_args
 
 pytestmark = [pytest.mark.pi, pytest.mark.claude]
@@ -47,20 +46,13 @@ def test_a_recorded_claude_code_run_replays_with_match_body(
     root = pytester.path / "root"
     write(root / "fixture" / "notes.txt", "alpha\n")
     declared = skill(root, "note-taker")
-    runtime: dict[str, Any] = {
-        "host": "claude-code",
-        "prompt": "isolated",
-        "session": False,
-        "extensions": [],
-        "environment": {"literal": {}, "inherit": []},
-    }
     group = Group(
         id="rec",
         type="body",
         turns=["Tidy the notes.", "Anything else?"],
         tools=["read", "write"],
         fixture="fixture",
-        runtime=runtime,
+        runtime=runtime(host="claude-code"),
         candidate=variant([declared], 0),
     )
     suite = build(root, [group])

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.files import read_json, write
-from tests.support.roots import Group, build, kinds_group, skill, variant
+from tests.support.roots import Group, build, kinds_group, runtime, skill, variant
 from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -23,13 +23,7 @@ OPERATOR_KEY = "sk-proj-operator-secret-0000"
 
 def codex_runtime() -> dict[str, Any]:
     """A codex runtime profile with no bundles, session or declared environment."""
-    return {
-        "host": "codex",
-        "prompt": "isolated",
-        "session": False,
-        "extensions": [],
-        "environment": {"literal": {}, "inherit": []},
-    }
+    return runtime(host="codex")
 
 
 def request_text(request: dict[str, Any]) -> str:

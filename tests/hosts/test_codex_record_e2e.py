@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.support.files import read_json, write
 from tests.support.http import FakeUpstream, responses_sse
-from tests.support.roots import Group, build, skill, variant
+from tests.support.roots import Group, build, runtime, skill, variant
 from tests.support.runs import results, skill_eval_args
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -28,20 +27,13 @@ def test_a_recorded_codex_run_replays_with_match_body(
     root = pytester.path / "root"
     write(root / "fixture" / "notes.txt", "alpha\n")
     declared = skill(root, "note-taker")
-    runtime: dict[str, Any] = {
-        "host": "codex",
-        "prompt": "isolated",
-        "session": False,
-        "extensions": [],
-        "environment": {"literal": {}, "inherit": []},
-    }
     group = Group(
         id="rec",
         type="body",
         turns=["Read the notes.", "Anything else?"],
         tools=["read"],
         fixture="fixture",
-        runtime=runtime,
+        runtime=runtime(host="codex"),
         candidate=variant([declared], 0),
     )
     suite = build(root, [group])

@@ -182,11 +182,13 @@ class Group:
         return group
 
 
-def runtime(prompt: str = "isolated", literal: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """A pi runtime profile with no bundles or session."""
+def runtime(
+    prompt: str = "isolated", literal: Mapping[str, str] | None = None, host: str = "pi"
+) -> dict[str, Any]:
+    """A runtime profile on `host` with no bundles, session or inherited environment."""
     __tracebackhide__ = True
     return {
-        "host": "pi",
+        "host": host,
         "prompt": prompt,
         "session": False,
         "extensions": [],
