@@ -7,15 +7,12 @@ evaluator adds per variant (definition, snapshots, guard hook, evidence, seals, 
 
 from __future__ import annotations
 
-import subprocess
-import time
 from pathlib import Path
 from xml.etree import ElementTree
 
-from bench.common import REPO, overhead, run_suite
+from bench.common import REPO, bare_runs, overhead, run_suite
 from pytest_skill_eval.hosts.claude_code.host import LOOPBACK_KEY, QUIET
-from pytest_skill_eval.modelserver.script import parse_script
-from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.server import Route
 from pytest_skill_eval.modelserver.wire import ANTHROPIC
 
 CLAUDE = REPO / "node_modules" / ".bin" / "claude"
@@ -35,35 +32,25 @@ def _item_times(root: Path) -> list[float]:
 
 
 def _bare_times(runs: int, tmp: Path) -> list[float]:
-    times = []
-    script = parse_script({"version": 1, "interactions": [{"response": REPLY}]})
-    with ScriptedModelServer() as server:
-        for index in range(runs):
-            route = server.open_route(script)
-            base = tmp / f"bare{index}"
-            for name in ("home/.claude", "tmp", "work"):
-                (base / name).mkdir(parents=True)
-            env = {
-                "PATH": "/usr/bin:/bin",
-                "HOME": str(base / "home"),
-                "CLAUDE_CONFIG_DIR": str(base / "home" / ".claude"),
-                "TMPDIR": str(base / "tmp"),
-                "ANTHROPIC_BASE_URL": route.base_url(ANTHROPIC),
-                "ANTHROPIC_API_KEY": LOOPBACK_KEY,
-                **QUIET,
-            }
-            argv = [
-                str(CLAUDE), "-p", PROMPT, "--output-format", "stream-json", "--verbose",
-                "--tools", "Read", "--no-session-persistence",
-            ]  # fmt: skip
-            start = time.perf_counter()
-            subprocess.run(
-                argv, cwd=base / "work", env=env, stdin=subprocess.DEVNULL,
-                capture_output=True, check=True,
-            )  # fmt: skip
-            times.append(time.perf_counter() - start)
-            route.close()
-    return times
+    def command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
+        for name in ("home/.claude", "tmp"):
+            (base / name).mkdir(parents=True)
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(base / "home"),
+            "CLAUDE_CONFIG_DIR": str(base / "home" / ".claude"),
+            "TMPDIR": str(base / "tmp"),
+            "ANTHROPIC_BASE_URL": route.base_url(ANTHROPIC),
+            "ANTHROPIC_API_KEY": LOOPBACK_KEY,
+            **QUIET,
+        }
+        argv = [
+            str(CLAUDE), "-p", PROMPT, "--output-format", "stream-json", "--verbose",
+            "--tools", "Read", "--no-session-persistence",
+        ]  # fmt: skip
+        return argv, env
+
+    return [wall for wall, _ in bare_runs([{"response": REPLY}], runs, tmp, command)]
 
 
 def main(groups: int = 10) -> dict[str, object]:

@@ -7,17 +7,14 @@ hardened config.toml, pointed at the same loopback server), so the difference is
 from __future__ import annotations
 
 import os
-import subprocess
-import time
 from pathlib import Path
 from xml.etree import ElementTree
 
-from bench.common import overhead, run_suite
+from bench.common import bare_runs, overhead, run_suite
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.codex.config import KEY_ENV, LOOPBACK_KEY, CodexConfig
 from pytest_skill_eval.hosts.codex.host import responses_base_url
-from pytest_skill_eval.modelserver.script import parse_script
-from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.server import Route
 
 CODEX = PACKAGE_ROOT / "node_modules" / ".bin" / "codex"
 PROMPT = "Say done."
@@ -42,35 +39,25 @@ def _item_times(root: Path) -> list[float]:
 
 
 def _bare_times(runs: int, tmp: Path) -> list[float]:
-    times = []
-    script = parse_script({"version": 1, "interactions": [{"response": REPLY}]})
-    with ScriptedModelServer() as server:
-        for index in range(runs):
-            route = server.open_route(script)
-            base = tmp / f"bare{index}"
-            for name in ("home/.codex", "tmp", "work"):
-                (base / name).mkdir(parents=True)
-            config = CodexConfig(base_url=responses_base_url(route))
-            (base / "home" / ".codex" / "config.toml").write_text(config.toml())
-            env = {
-                "PATH": os.environ.get("PATH", os.defpath),
-                "HOME": str(base / "home"),
-                "CODEX_HOME": str(base / "home" / ".codex"),
-                "TMPDIR": str(base / "tmp"),
-                KEY_ENV: LOOPBACK_KEY,
-            }
-            argv = [
-                str(CODEX), "exec", "--json", "--skip-git-repo-check", "--strict-config",
-                "--", PROMPT,
-            ]  # fmt: skip
-            start = time.perf_counter()
-            subprocess.run(
-                argv, cwd=base / "work", env=env, stdin=subprocess.DEVNULL,
-                capture_output=True, check=True,
-            )  # fmt: skip
-            times.append(time.perf_counter() - start)
-            route.close()
-    return times
+    def command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
+        for name in ("home/.codex", "tmp"):
+            (base / name).mkdir(parents=True)
+        config = CodexConfig(base_url=responses_base_url(route))
+        (base / "home" / ".codex" / "config.toml").write_text(config.toml())
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": str(base / "home"),
+            "CODEX_HOME": str(base / "home" / ".codex"),
+            "TMPDIR": str(base / "tmp"),
+            KEY_ENV: LOOPBACK_KEY,
+        }
+        argv = [
+            str(CODEX), "exec", "--json", "--skip-git-repo-check", "--strict-config",
+            "--", PROMPT,
+        ]  # fmt: skip
+        return argv, env
+
+    return [wall for wall, _ in bare_runs([{"response": REPLY}], runs, tmp, command)]
 
 
 def main(groups: int = 10) -> dict[str, object]:

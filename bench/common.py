@@ -25,6 +25,7 @@ __all__ = [
     "PI",
     "REPO",
     "bare_pi",
+    "bare_runs",
     "body_suite",
     "description_suite",
     "emit",
@@ -117,12 +118,15 @@ def run_suite(root: Path, *extra: str) -> tuple[float, float]:
     return wall, cpu
 
 
-def bare_pi(
-    interactions: list[dict[str, Any]], prompt: str, runs: int, tmp: Path, *, fixture: bool = False
+# Sets up one bare run's directory (`base/work` is its cwd) for its route; argv and env.
+BareCommand = Callable[[Any, Path], tuple[list[str], dict[str, str]]]
+
+
+def bare_runs(
+    interactions: list[dict[str, Any]], runs: int, tmp: Path, command: BareCommand
 ) -> list[tuple[float, float]]:
-    """(wall s, CPU s) of `runs` bare Pi processes, each against its own scripted route: the
-    host alone, with the isolation flags the evaluator uses but none of the evaluator."""
-    from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
+    """(wall s, CPU s) of `runs` bare host processes, each against its own scripted route in
+    its own `tmp/bare<k>`: the host alone, none of the evaluator."""
     from pytest_skill_eval.modelserver.script import parse_script
     from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
@@ -132,27 +136,8 @@ def bare_pi(
         for index in range(runs):
             route = server.open_route(script)
             base = tmp / f"bare{index}"
-            for name in ("home", "agent", "work"):
-                (base / name).mkdir(parents=True)
-            if fixture:
-                (base / "work" / "README.md").write_text("A task.\n")
-            (base / "agent" / "models.json").write_text(json.dumps(pi_agent_files(route)))
-            (base / "agent" / "settings.json").write_text(json.dumps(settings_json()))
-            env = {
-                "PATH": os.environ.get("PATH", os.defpath),
-                "HOME": str(base / "home"),
-                "PI_CODING_AGENT_DIR": str(base / "agent"),
-                "PI_OFFLINE": "1",
-                "PI_SKIP_VERSION_CHECK": "1",
-                "PI_TELEMETRY": "0",
-            }
-            if "NODE_COMPILE_CACHE" in os.environ:  # the evaluator sets it on Node >= 22.1
-                env["NODE_COMPILE_CACHE"] = os.environ["NODE_COMPILE_CACHE"]
-            argv = [
-                str(PI), "--mode", "json", "-p", "--no-session", "--no-extensions",
-                "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",
-                "--tools", "read", "--model", "skill-eval/scripted", prompt,
-            ]  # fmt: skip
+            (base / "work").mkdir(parents=True)
+            argv, env = command(route, base)
             before = os.times()
             start = time.perf_counter()
             subprocess.run(
@@ -167,6 +152,39 @@ def bare_pi(
             figures.append((wall, cpu))
             route.close()
     return figures
+
+
+def bare_pi(
+    interactions: list[dict[str, Any]], prompt: str, runs: int, tmp: Path, *, fixture: bool = False
+) -> list[tuple[float, float]]:
+    """(wall s, CPU s) of bare Pi processes with the isolation flags the evaluator uses."""
+    from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
+
+    def command(route: Any, base: Path) -> tuple[list[str], dict[str, str]]:
+        for name in ("home", "agent"):
+            (base / name).mkdir()
+        if fixture:
+            (base / "work" / "README.md").write_text("A task.\n")
+        (base / "agent" / "models.json").write_text(json.dumps(pi_agent_files(route)))
+        (base / "agent" / "settings.json").write_text(json.dumps(settings_json()))
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": str(base / "home"),
+            "PI_CODING_AGENT_DIR": str(base / "agent"),
+            "PI_OFFLINE": "1",
+            "PI_SKIP_VERSION_CHECK": "1",
+            "PI_TELEMETRY": "0",
+        }
+        if "NODE_COMPILE_CACHE" in os.environ:  # the evaluator sets it on Node >= 22.1
+            env["NODE_COMPILE_CACHE"] = os.environ["NODE_COMPILE_CACHE"]
+        argv = [
+            str(PI), "--mode", "json", "-p", "--no-session", "--no-extensions",
+            "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",
+            "--tools", "read", "--model", "skill-eval/scripted", prompt,
+        ]  # fmt: skip
+        return argv, env
+
+    return bare_runs(interactions, runs, tmp, command)
 
 
 def overhead(
