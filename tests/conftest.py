@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -57,3 +58,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     seen: set[tuple[str, str]] = set()
     ranks = {id(item): _order(item, seen) for item in items}
     items.sort(key=lambda item: ranks[id(item)])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under -n, an idle worker takes half of the busiest one's queue (xdist's worksteal).
+
+    Stock `load` hands each worker a fixed block of consecutive tests up front, so the block
+    that holds most host-starting tests ends the run alone while the other worker idles.
+    """
+    from xdist.scheduler import WorkStealingScheduling
+
+    return WorkStealingScheduling(config, log)
