@@ -29,6 +29,14 @@ def add_parsers(commands: Any) -> None:
     plan.add_argument("--trials", type=int, default=1, help="trials (default 1)")
     plan.add_argument("--group", help="one group, by id or one-based position")
     plan.add_argument("--variant", choices=("baseline", "candidate"), help="one variant")
+    plan.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run every group on this host instead of its declared one (repeatable: several "
+        "hosts side by side); the shards then run without --skill-eval-host",
+    )
     plan.add_argument("--cassettes", metavar="DIR", help="scripts/cassettes directory")
     plan.add_argument("--record", default="none", choices=("none", "once", "all"))
     plan.add_argument(
@@ -90,6 +98,7 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
             record=args.record,
             fail_on=args.fail_on,
             max_cost=args.max_cost,
+            hosts=_plan_hosts(args.host),
             durations=recorded_durations(
                 Path(args.durations_from).resolve()
                 if args.durations_from
@@ -141,3 +150,18 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _plan_hosts(names: list[str]) -> tuple[str, ...]:
+    """`--host NAME…`: each a known host, each once, in order."""
+    from ..hosts import UnknownHostError, host_for
+
+    chosen: list[str] = []
+    for name in names:
+        try:
+            host_for(name)
+        except UnknownHostError as error:
+            raise PlanError(f"--host: {error}") from None
+        if name not in chosen:
+            chosen.append(name)
+    return tuple(chosen)

@@ -89,7 +89,7 @@ def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
     targets = [out / plan.result_id(t) for t in range(1, plan.trials + 1)]
     aggregate_id = plan.data.get("aggregate")
     aggregate_target = out / aggregate_id if aggregate_id else None
-    missing = [u for u in units if (u.group, u.trial) not in arrived]
+    missing = [u for u in units if not _delivered(u, arrived)]
     existing = [t for t in (*targets, aggregate_target) if t is not None and t.exists()]
     if existing:
         if len(existing) == len(targets) + (aggregate_target is not None) and _same_groups(
@@ -116,10 +116,11 @@ def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
             layout.groups_dir(result).mkdir()
             trial_units = [u for u in units if u.trial == trial]
             for unit in trial_units:
-                source = arrived.get((unit.group, unit.trial))
-                if source is not None:
-                    _place(unit, source, layout.group_dir(result, unit.group))
-            if any((u.group, u.trial) not in arrived for u in trial_units):
+                for _host, name in unit.directories:
+                    source = arrived.get((name, unit.trial))
+                    if source is not None:
+                        _place(unit, source, layout.groups_dir(result) / name)
+            if not all(_delivered(u, arrived) for u in trial_units):
                 # Recorded through the result's final path (a link to the staged directory
                 # until the move), so the records name where the result will be, not staging.
                 final = out / result.name
@@ -128,8 +129,9 @@ def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
                 final.symlink_to(result.relative_to(out), target_is_directory=True)
                 placed.append(final)
                 for unit in trial_units:
-                    if (unit.group, unit.trial) not in arrived:
-                        _record_missing(plan, unit, final, count, completed)
+                    for host, name in unit.directories:
+                        if (name, unit.trial) not in arrived:
+                            _record_missing(plan, unit, host, final, count, completed)
                 final.unlink()
                 placed.remove(final)
             # And the seal over it, as one machine would.
@@ -182,9 +184,14 @@ def _newest_per_index(plan: Plan, shards: list[_Shard]) -> list[_Shard]:
     return [newest[k] for k in sorted(newest)]
 
 
+def _delivered(unit: Unit, arrived: Mapping[tuple[str, int], Path]) -> bool:
+    """Whether a shard delivered the unit on every one of its hosts."""
+    return all((name, unit.trial) in arrived for _host, name in unit.directories)
+
+
 def _arrivals(plan: Plan, shards: Sequence[_Shard]) -> dict[tuple[str, int], Path]:
-    """(group, trial) → the one shard group directory that delivered it."""
-    planned = {(u.group, u.trial) for u in plan.units()}
+    """(group directory name, trial) → the one shard group directory that delivered it."""
+    planned = {(name, u.trial) for u in plan.units() for _host, name in u.directories}
     arrived: dict[tuple[str, int], Path] = {}
     for shard in shards:
         for trial in range(1, plan.trials + 1):
@@ -211,10 +218,10 @@ def _same_groups(
     for trial, target in enumerate(targets, start=1):
         if not layout.summary_file(target).is_file():
             return False
-        for (group, unit_trial), source in arrived.items():
+        for (name, unit_trial), source in arrived.items():
             if unit_trial != trial:
                 continue
-            mine = layout.group_dir(target, group) / layout.MANIFEST
+            mine = layout.groups_dir(target) / name / layout.MANIFEST
             theirs = source / layout.MANIFEST
             if not mine.is_file() or mine.read_bytes() != theirs.read_bytes():
                 return False
@@ -255,15 +262,19 @@ def _place(unit: Unit, source: Path, target: Path) -> None:
         )
 
 
-def _record_missing(plan: Plan, unit: Unit, result: Path, count: int, completed: str) -> None:
-    """A unit no shard delivered: its selected variants `infrastructure-failed`, shard-missing."""
+def _record_missing(
+    plan: Plan, unit: Unit, host: str, result: Path, count: int, completed: str
+) -> None:
+    """A unit (on `host`) no shard delivered: its selected variants `infrastructure-failed`,
+    shard-missing."""
     entry = plan.group_entry(unit.group)
     root = Path(plan.data["root"])
     path = root / entry["path"]
+    declared = parse_group(entry["definition"], path)
     loaded = LoadedGroup(
         path=path,
         position=int(entry["position"]),
-        group=parse_group(entry["definition"], path),
+        group=declared.on_host(host),
         raw=entry["definition"],
         sha256=entry["sha256"],
     )
@@ -277,14 +288,23 @@ def _record_missing(plan: Plan, unit: Unit, result: Path, count: int, completed:
         endpoint=_never,
         no_progress_s=0.0,
     )
-    run = GroupRun(loaded, lambda _trial: result, unit.trial, clock=lambda: completed)
+    declared_host = declared.effective_runtime.host
+    run = GroupRun(
+        loaded,
+        lambda _trial: result,
+        unit.trial,
+        host_chosen=host != declared_host,
+        declared_host=declared_host,
+        clock=lambda: completed,
+    )
     run.selected = {v: v in unit.variants for v in ("baseline", "candidate")}
     shard = owning_shard(plan, unit, count)
     expected = f"{plan.id}{layout.SHARDS_SUFFIX}/{shard}-of-{count}.*/{plan.result_id(unit.trial)}"
     for variant in unit.variants:
         message = (
             f"{SHARD_MISSING}: shard {shard}/{count} never delivered {unit.group}[{variant}] "
-            f"(trial {unit.trial}); expected under {expected}/groups/{unit.group}"
+            f"(trial {unit.trial}); expected under "
+            f"{expected}/groups/{layout.group_dir_name(unit.group, host)}"
         )
         run.record_unrun(
             variant, "infrastructure-failed", {"kind": "infrastructure", "message": message}, env

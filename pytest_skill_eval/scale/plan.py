@@ -24,7 +24,7 @@ from ..definitions import (
     select,
 )
 from ..errors import SkillEvalError
-from ..evidence import new_result_id, read_json, sha256_file, utc_now, write_json_once
+from ..evidence import layout, new_result_id, read_json, sha256_file, utc_now, write_json_once
 from ..evidence.records import InvocationRecord
 from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
 
@@ -48,11 +48,18 @@ class Unit:
     variants: tuple[str, ...]
     # What the group took in the newest earlier result, when there was one (balances shards).
     seconds: float | None = None
+    # The hosts the group runs on, all in this unit (declared, or chosen when planning).
+    hosts: tuple[str, ...] = (layout.DEFAULT_HOST,)
 
     @property
     def key(self) -> str:
         """`group@trial`, unique in a plan."""
         return f"{self.group}@{self.trial}"
+
+    @property
+    def directories(self) -> tuple[tuple[str, str], ...]:
+        """`(host, result group directory name)` of each host the unit runs on."""
+        return tuple((host, layout.group_dir_name(self.group, host)) for host in self.hosts)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,6 +93,7 @@ class Plan:
                 int(u["position"]),
                 tuple(u["variants"]),
                 None if u.get("seconds") is None else float(u["seconds"]),
+                tuple(u.get("hosts") or (layout.DEFAULT_HOST,)),
             )
             for u in self.data["units"]
         ]
@@ -108,11 +116,13 @@ def make_plan(
     fail_on: str = "infrastructure",
     max_cost: float | None = None,
     durations: Mapping[str, float] | None = None,
+    hosts: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The plan of an invocation of `paths` under `root` (definitions loaded and checked here).
 
     `durations` (seconds per group id, from earlier results) are pinned per unit so that every
-    shard balances the same way.
+    shard balances the same way. `hosts` (the invocation's `--skill-eval-host` choice) replace
+    each group's declared host; each unit names the hosts its group runs on.
     """
     root = root.resolve()
     resolver = SourceResolver(root)
@@ -159,6 +169,7 @@ def make_plan(
                 "definition": g.raw,
             }
             chosen.append((g, tuple(v for v in VARIANTS if picked.variants[v])))
+    on = {g.group.id: _hosts_of(g, hosts) for g, _ in chosen}
     units = [
         {
             "group": g.group.id,
@@ -166,6 +177,7 @@ def make_plan(
             "position": g.position,
             "variants": list(vs),
             "seconds": (durations or {}).get(g.group.id),
+            "hosts": list(on[g.group.id]),
         }
         for trial in range(1, trials + 1)
         for g, vs in chosen
@@ -177,7 +189,12 @@ def make_plan(
         "root": str(root),
         "definitions": definitions,
         "groups": groups,
-        "selection": {"group": group, "variant": variant, "trials": trials},
+        "selection": {
+            "group": group,
+            "variant": variant,
+            "trials": trials,
+            "hosts": list(hosts) or None,
+        },
         "pins": resolver.pinned(),
         "provider": {
             "cassettes": _relative(cassettes.resolve(), root) if cassettes else None,
@@ -191,6 +208,16 @@ def make_plan(
         "units": units,
         "createdAt": utc_now(),
     }
+
+
+def _hosts_of(loaded: LoadedGroup, hosts: Sequence[str]) -> tuple[str, ...]:
+    """The hosts a planned group runs on; one it cannot run on is the definition's error."""
+    for host in hosts:
+        try:
+            loaded.group.on_host(host)
+        except ValueError as error:
+            raise PlanError(f"group {loaded.group.id!r} on {host}: {error}") from None
+    return tuple(hosts) or (loaded.group.effective_runtime.host,)
 
 
 def write_plan(plan: Mapping[str, Any], out: Path) -> Path:
@@ -234,6 +261,13 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
                 f"--skill-eval-{name} {value} contradicts the plan {plan.path}, which pins "
                 f"{pinned[name]!r}; drop the option or make a new plan"
             )
+    planned_hosts = tuple(plan.data["selection"].get("hosts") or ())
+    if settings.hosts and settings.hosts != planned_hosts:
+        raise PlanError(
+            f"--skill-eval-host {' '.join(settings.hosts)} contradicts the plan {plan.path}, "
+            f"which pins {' '.join(planned_hosts) or 'each group its declared host'}; drop the "
+            "option (or the skill_eval_hosts ini key) or make a new plan with --host"
+        )
     ceiling = settings.max_cost if settings.max_cost is not None else plan.data.get("maxCost")
     if settings.ledger_url is not None:
         ceiling = None  # the ledger service holds the whole run's ceiling, unsplit
@@ -246,6 +280,7 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
         fail_on=str(pinned["fail-on"]),
         record=str(pinned["record"]),
         max_cost=float(ceiling) / shards if ceiling is not None else None,
+        hosts=planned_hosts,
     )
 
 

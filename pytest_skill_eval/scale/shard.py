@@ -51,11 +51,11 @@ def write_shard_record(
     """
     units = []
     for unit in shard_units(plan, index, count):
-        group_dir = layout.group_dir(shard / plan.result_id(unit.trial), unit.group)
-        record = read.group_record(group_dir) if group_dir.is_dir() else None
-        units.append(
-            {"group": unit.group, "trial": unit.trial, "state": record["state"] if record else None}
-        )
+        for host, name in unit.directories:
+            group_dir = layout.groups_dir(shard / plan.result_id(unit.trial)) / name
+            record = read.group_record(group_dir) if group_dir.is_dir() else None
+            state = record["state"] if record else None
+            units.append({"group": unit.group, "host": host, "trial": unit.trial, "state": state})
     shard_record: dict[str, Any] = {
         "schema_version": 1,
         "kind": "shard",

@@ -1,7 +1,8 @@
 """A planned run of several trials, split into shards on two "machines" and merged, gives the trial
 facts and aggregate of a single-machine `--skill-eval-trials 2` run; merging is deterministic
 (byte-identical outputs from the same shards) and the merged evidence is a copy that a later
-change to a shard cannot reach."""
+change to a shard cannot reach. On Codex, the real host that starts fastest: what is under test
+is the plan, the shards and the merge, which never depend on the host."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ import pytest
 
 from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
-from tests.support.roots import VARIANTS, body_group, make_root, write_answer
+from tests.support.roots import VARIANTS, body_group, make_root, runtime, write_answer
 from tests.support.runs import skill_eval_args
 
-pytestmark = pytest.mark.pi
+pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 GROUPS = ("g0", "g1")
+G0, G1 = (f"{g}@codex" for g in GROUPS)  # the result directories of a Codex run
 
 
 def _pytest(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -78,7 +80,7 @@ def _tree(directory: Path) -> dict[str, bytes]:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A `--skill-eval-trials 2` run on one machine, and the same plan run as 2 shards."""
     base = tmp_path_factory.mktemp("trials")
-    groups = [body_group(g) for g in GROUPS]
+    groups = [body_group(g, runtime=runtime(host="codex")) for g in GROUPS]
     scripts = {f"{g}/baseline": write_answer("no") for g in GROUPS}
     scripts |= {f"{g}/candidate": write_answer("yes") for g in GROUPS}
     scripts["g1/candidate-trial2"] = write_answer("no")  # trial 2 differs: the rates must say so
@@ -125,7 +127,7 @@ def test_two_trials_as_shards_merge_into_the_trials_and_aggregate_of_one_machine
     plan = read_json(runs["plan"])
     merged = [out / r["id"] for r in plan["results"]]
     assert [_trial_facts(m) for m in merged] == [_trial_facts(s) for s in runs["serial"]]
-    assert _trial_facts(merged[1])["g1"]["comparisons"] == [("says-yes", "fail-to-fail")]
+    assert _trial_facts(merged[1])[G1]["comparisons"] == [("says-yes", "fail-to-fail")]
     aggregate = out / plan["aggregate"]
     assert _aggregate_facts(aggregate) == _aggregate_facts(runs["serial_aggregate"])
     rows = read_json(aggregate / "aggregate.json")["trials"]
@@ -162,9 +164,9 @@ def test_a_missing_unit_merges_the_same_way_twice(runs: dict[str, Any]) -> None:
         trees.append({p.name: _tree(p) for p in sorted(out.iterdir())})
     assert trees[0] == trees[1]
     trial_one = read_json(runs["plan"])["results"][0]["id"]
-    grade = read_json(out / trial_one / "groups" / "g1" / "deterministic-grade.json")
+    grade = read_json(out / trial_one / "groups" / G1 / "deterministic-grade.json")
     paths = [Path(grade["evidence"][v]["path"]) for v in ("baseline", "candidate")]
-    assert paths == [out / trial_one / "groups" / "g1" / v / "run.json" for v in VARIANTS]
+    assert paths == [out / trial_one / "groups" / G1 / v / "run.json" for v in VARIANTS]
     assert all(path.is_file() for path in paths)
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
 
@@ -188,7 +190,7 @@ def test_merged_evidence_shares_no_inode_with_the_shards(runs: dict[str, Any]) -
     assert [p for p in merged if (p.stat().st_dev, p.stat().st_ino) in inodes] == []
     # A later change to a shard's evidence leaves the sealed, merged result as it was.
     trial_one = read_json(runs["plan"])["results"][0]["id"]
-    relative = Path(trial_one, "groups", "g0", "candidate", "run.json")
+    relative = Path(trial_one, "groups", G0, "candidate", "run.json")
     (shard_run,) = (
         d / relative for s in shards for d in s.rglob("*-of-2.*") if (d / relative).is_file()
     )

@@ -1,0 +1,96 @@
+"""A plan names the hosts each unit runs on; shards follow them and the merge finds their
+result directories (`<group>@<host>` on any host but Pi)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.cli import main as skill_eval
+from tests.support.files import read_json
+from tests.support.roots import body_group, make_root, write_answer
+from tests.support.runs import skill_eval_args
+
+
+def _root(base: Path) -> Path:
+    scripts = {"g0/baseline": write_answer("no"), "g0/candidate": write_answer("yes")}
+    return make_root(base / "root", [body_group("g0")], scripts)
+
+
+def _plan(root: Path, out: Path, *hosts: str) -> int:
+    argv = ["plan", str(root / "suite.json"), "--root", str(root), "-o", str(out)]
+    argv += ["--cassettes", str(root / "scripts")]
+    for host in hosts:
+        argv += ["--host", host]
+    return skill_eval(argv)
+
+
+def _pytest(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(root)]
+    return subprocess.run(
+        [*command, *skill_eval_args(root, *extra)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_a_plan_pins_the_declared_host_or_the_one_chosen(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    assert _plan(root, tmp_path / "declared.json") == 0
+    assert _plan(root, tmp_path / "chosen.json", "codex", "claude-code", "codex") == 0
+    declared, chosen = read_json(tmp_path / "declared.json"), read_json(tmp_path / "chosen.json")
+    assert [u["hosts"] for u in declared["units"]] == [["pi"]]
+    assert declared["selection"]["hosts"] is None
+    assert [u["hosts"] for u in chosen["units"]] == [["codex", "claude-code"]]
+    assert chosen["selection"]["hosts"] == ["codex", "claude-code"]
+
+
+def test_an_unknown_host_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _plan(_root(tmp_path), tmp_path / "plan.json", "vim") != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "vim" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "plan.json").exists()
+
+
+def test_a_shard_asked_for_another_host_than_its_plan_is_refused(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    plan = tmp_path / "plan.json"
+    assert _plan(root, plan, "codex") == 0
+    done = _pytest(
+        root, "--skill-eval-plan", str(plan), "--skill-eval-shard", "1/1",
+        "--skill-eval-host", "pi", "--collect-only",
+    )  # fmt: skip
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "--skill-eval-host pi contradicts the plan" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.pi
+@pytest.mark.codex
+def test_a_plan_made_for_codex_runs_there_and_merges(tmp_path: Path) -> None:
+    root = _root(tmp_path)  # declared on Pi; the plan moves it onto Codex
+    plan = tmp_path / "plan.json"
+    assert _plan(root, plan, "codex") == 0
+    done = _pytest(root, "--skill-eval-plan", str(plan), "--skill-eval-shard", "1/1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "merged"
+    shards = root / ".skill-eval" / "runs"
+    assert skill_eval(["merge", str(plan), str(shards), "-o", str(out)]) == 0
+    (result,) = (out / r["id"] for r in read_json(plan)["results"])
+    assert [p.name for p in (result / "groups").iterdir()] == ["g0@codex"]
+    grade = read_json(result / "groups" / "g0@codex" / "deterministic-grade.json")
+    assert [(c["id"], c["transition"]) for c in grade["comparisons"]] == [
+        ("says-yes", "fail-to-pass")
+    ]
+    (shard,) = shards.rglob("shard.json")
+    assert [(u["group"], u["host"]) for u in read_json(shard)["units"]] == [("g0", "codex")]
+    assert skill_eval(["verify", str(result)]) == 0
