@@ -99,15 +99,16 @@ class SkillEvalSession:
             return self.checked_pi
 
     def _hosts_in_use(self) -> set[str]:
-        """The hosts other than Pi the groups run on (checked up front)."""
+        """The hosts the groups run on (their binaries are checked up front, and only theirs:
+        a run on Codex neither needs Pi installed nor pays for `pi --version`)."""
         if self.settings.hosts:
-            return set(self.settings.hosts) - {"pi"}
+            return set(self.settings.hosts)
         hosts: set[str] = set()
         for path in self.settings.paths:
             with contextlib.suppress(DefinitionError):
                 for loaded in load_definition(path, self.settings.root).groups:
                     hosts.add(loaded.group.effective_runtime.host)
-        return hosts - {"pi"}
+        return hosts
 
     def environment(self) -> Environment:
         """What a group needs to run its subjects in this process."""
@@ -190,11 +191,11 @@ class SkillEvalSession:
     # -- lifecycle --------------------------------------------------------------------------
 
     def prepare_controller(self) -> None:
-        """Check Pi, pin Git sources, open the ledger, and write each trial's invocation record."""
+        """Check the hosts in use, pin Git sources, open the ledger, and write each trial's
+        invocation record."""
         settings = self.settings
         if not settings.collect_only:
             with usage_errors():
-                self.pi()
                 for host in sorted(self._hosts_in_use()):
                     self.pi(host)
         definitions = []

@@ -14,9 +14,13 @@ pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 
 def test_example_suite_on_codex_from_the_same_scripts(
-    pytester: pytest.Pytester, example_root: Path
+    pytester: pytest.Pytester, example_root: Path, tmp_path: Path
 ) -> None:
-    result = runs.run(pytester, example_root, "-v", "--skill-eval-host", "codex")
+    # A run on Codex alone never asks for Pi: a missing Pi binary is no error here.
+    no_pi = str(tmp_path / "no-such-pi")
+    result = runs.run(
+        pytester, example_root, "-v", "--skill-eval-host", "codex", "--skill-eval-pi", no_pi
+    )
     assert result.ret == 0, result.stdout.str()
     result_dir = runs.result_dir(example_root)
     for group_id, (checks, transitions) in EXPECTED.items():
