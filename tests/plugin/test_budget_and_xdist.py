@@ -13,7 +13,7 @@ from pytest_skill_eval.hosts.pi.config import pi_agent_files
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root
+from tests.support.roots import FAST_HOST, body_group, make_root
 from tests.support.runs import results, run, skill_eval_args
 from tests.support.shared import SharedRun
 
@@ -95,6 +95,7 @@ def _junit_rows(junit: Path) -> list[tuple[str, str | None]]:
     return sorted(rows)
 
 
+@pytest.mark.codex
 def test_serial_and_parallel_runs_give_the_same_facts(
     parallel_run: SharedRun, serial_run: SharedRun
 ) -> None:
@@ -105,7 +106,7 @@ def test_serial_and_parallel_runs_give_the_same_facts(
     # JUnit is complete under -n too: 6 items, 6 checks, 3 comparisons, same states.
     assert rows[0] == rows[1]
     assert len(rows[1]) == 6 + 6 + 3
-    assert facts[0]["g2"]["comparisons"] == [("says-yes", "fail-to-pass")]
+    assert facts[0][f"g2@{FAST_HOST}"]["comparisons"] == [("says-yes", "fail-to-pass")]
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])

@@ -17,13 +17,14 @@ import pytest
 
 from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
-from tests.support.roots import improving_root
+from tests.support.roots import FAST_HOST, improving_root
 from tests.support.runs import skill_eval_args
 from tests.support.shared import SharedRun, once, shared_setup
 
-pytestmark = pytest.mark.pi
+pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 GROUPS = ("g0", "g1", "g2")
+G1, G2 = (f"{g}@{FAST_HOST}" for g in GROUPS[1:])  # result directories of the groups
 
 
 def _pytest(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -62,7 +63,7 @@ def _junit_rows(*files: Path) -> list[tuple[str, str | None]]:
 
 def _shards(serial_run: SharedRun, base: Path) -> None:
     """A plan of the three groups and its three shards, each on a machine of its own."""
-    source = improving_root(base / "source", len(GROUPS))  # the groups of `serial_run`
+    source = improving_root(base / "source", len(GROUPS), FAST_HOST)  # `serial_run`'s groups
     shutil.copyfile(serial_run.junit, base / "serial.xml")
     plan = base / "plan.json"
     argv = ["plan", str(source / "suite.json"), "--root", str(source), "-o", str(plan)]
@@ -99,7 +100,7 @@ def test_three_shards_merge_into_what_one_machine_writes(
     (merged,) = (p for p in out.iterdir() if not p.name.startswith("."))
     assert merged.name == read_json(plan)["results"][0]["id"]
     assert _facts(merged) == _facts(runs["serial"])
-    assert _facts(merged)["g1"]["comparisons"] == [("says-yes", "fail-to-pass")]
+    assert _facts(merged)[G1]["comparisons"] == [("says-yes", "fail-to-pass")]
     junit = [base / f"shard{k}.xml" for k in (1, 2, 3)]
     assert _junit_rows(*junit) == _junit_rows(base / "serial.xml")
     assert skill_eval(["verify", str(merged)]) == 0
@@ -123,7 +124,7 @@ def test_a_shard_that_never_arrived_is_shard_missing_not_cancelled(runs: dict[st
     assert states == {"g0": "complete", "g1": "complete", "g2": "partially-complete"}
     assert summary["state"] == "partially-complete"
     for variant in ("baseline", "candidate"):
-        record = read_json(merged / "groups" / "g2" / variant / "run.json")
+        record = read_json(merged / "groups" / G2 / variant / "run.json")
         assert record["state"] == "infrastructure-failed"
         assert record["error"]["message"].startswith("shard-missing: shard 3/3 never delivered")
     assert skill_eval(["verify", str(merged)]) == 0

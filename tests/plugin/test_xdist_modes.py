@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json, write
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import FAST_HOST, body_group, make_root, write_answer
 from tests.support.runs import results, run
 from tests.support.shared import SharedRun
 
@@ -73,6 +73,7 @@ def _facts(root: Path) -> dict[str, object]:
 
 
 @pytest.mark.pi
+@pytest.mark.codex
 def test_dist_loadscope_gives_the_same_facts_as_n_alone(
     parallel_run: SharedRun, loadscope_run: SharedRun
 ) -> None:
@@ -85,7 +86,7 @@ def test_dist_loadscope_gives_the_same_facts_as_n_alone(
             workers = {ln.split("[gw")[1][0] for ln in lines if f"::{group}[" in ln}
             assert len(workers) == 1, lines
     assert facts[0] == facts[1]
-    g2 = dict(facts[0]["g2"])  # type: ignore[call-overload]
+    g2 = dict(facts[0][f"g2@{FAST_HOST}"])  # type: ignore[call-overload]
     g2.pop("observed")
     assert g2 == {
         "state": "complete",

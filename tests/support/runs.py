@@ -20,9 +20,13 @@ def skill_eval_args(
 ) -> list[str]:
     """The pytest arguments that run the suite at `root` offline against `root/scripts`."""
     __tracebackhide__ = True
+    # Hypothesis's pytest plugin imports all of Hypothesis at each session's end (about 0.5 s
+    # of CPU); no nested session uses it.
     args = [
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
         "--skill-eval",
         str(suite or root / "suite.json"),
         "--skill-eval-root",
