@@ -1,4 +1,5 @@
-"""--skill-eval-fail-on changes pytest outcomes only, never evidence."""
+"""--skill-eval-fail-on changes pytest outcomes only, never evidence (on the fastest host: the
+policy reads grades, never the host)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
 from tests.support.runs import results, run
 
-pytestmark = pytest.mark.pi
+pytestmark = [pytest.mark.pi, pytest.mark.codex]
+
+ON = {"runtime": runtime(host=FAST_HOST)}
+
+
+def _dir(group: str) -> str:
+    return f"{group}@{FAST_HOST}"
 
 
 @pytest.fixture
@@ -18,7 +25,7 @@ def root(tmp_path: Path) -> Path:
     """`improves`: baseline fails, candidate passes. `regresses`: the other way round."""
     return make_root(
         tmp_path / "root",
-        [body_group("improves"), body_group("regresses")],
+        [body_group("improves", **ON), body_group("regresses", **ON)],
         {
             "improves/baseline": write_answer("no"),
             "improves/candidate": write_answer("yes"),
@@ -32,7 +39,7 @@ def _facts(root: Path) -> list[tuple[str, str, str]]:
     facts = []
     result_dir = results(root)[-1]
     for group in ("improves", "regresses"):
-        grade_path = result_dir / "groups" / group / "deterministic-grade.json"
+        grade_path = result_dir / "groups" / _dir(group) / "deterministic-grade.json"
         if not grade_path.is_file():
             continue
         grade = read_json(grade_path)
@@ -77,6 +84,6 @@ def test_infrastructure_failures_fail_every_mode(pytester: pytest.Pytester, root
     result.stdout.fnmatch_lines(
         ["*candidate run is infrastructure-failed: no cassette for group 'improves'*"]
     )
-    record = read_json(results(root)[-1] / "groups" / "improves" / "candidate" / "run.json")
+    record = read_json(results(root)[-1] / "groups" / _dir("improves") / "candidate" / "run.json")
     assert record["state"] == "infrastructure-failed"
     assert record["error"]["kind"] == "infrastructure"
