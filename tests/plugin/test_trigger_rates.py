@@ -3,6 +3,7 @@
 The candidate reads its skill on every positive group and on no negative one; the baseline has
 no target. One positive candidate has no script, so that run ends `infrastructure-failed`: it
 must be left out of the activation rate and counted beside it, never read as "not triggered".
+The subjects run on the fastest host: the rates are computed from the evidence alone.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from typing import Any
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import Group, build, skill, variant
+from tests.support.roots import FAST_HOST, Group, build, runtime, skill, variant
 from tests.support.runs import aggregates, results, skill_eval_args
 
-pytestmark = pytest.mark.pi
+pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 READ = {
     "text": "This is what the changelog-keeper skill is for; reading it.",
@@ -31,6 +32,7 @@ def _group(group_id: str, prompt: str, expect: str, candidate: list[Any] | None)
         type="description",
         turns=[prompt],
         tools=["read"],
+        runtime=runtime(host=FAST_HOST),
         candidate=variant([declared], 0),
         expectations=[
             {
@@ -68,7 +70,9 @@ def test_trigger_rates_exclude_and_count_an_infrastructure_failure(
     # The failed run fails its item under the default --skill-eval-fail-on infrastructure.
     assert result.ret == 1, result.stdout.str()
     for trial_dir in results(root):
-        failed = read_json(trial_dir / "groups" / "note-fix" / "candidate" / "run.json")
+        failed = read_json(
+            trial_dir / "groups" / f"note-fix@{FAST_HOST}" / "candidate" / "run.json"
+        )
         assert failed["state"] == "infrastructure-failed"
 
     (aggregate_dir,) = aggregates(root)
