@@ -1,4 +1,5 @@
-"""Trials and their aggregate: counts, Wilson intervals and McNemar, from real scripted runs."""
+"""Trials and their aggregate: counts, Wilson intervals and McNemar, from real scripted runs (on
+the fastest host: the statistics read the evidence only)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
 from tests.support.runs import aggregates, results, run
 
-pytestmark = pytest.mark.pi
+pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 
 def test_three_trials_with_per_trial_scripts(pytester: pytest.Pytester, tmp_path: Path) -> None:
     # Trial 1 and 2: baseline fails, candidate passes. Trial 3: the other way round.
     root = make_root(
         tmp_path / "root",
-        [body_group("answer")],
+        [body_group("answer", runtime=runtime(host=FAST_HOST))],
         {
             "answer/baseline": write_answer("no"),
             "answer/candidate": write_answer("yes"),

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json, write
-from tests.support.roots import body_group, make_root, write_answer, write_script
+from tests.support.roots import (
+    FAST_HOST,
+    body_group,
+    make_root,
+    runtime,
+    write_answer,
+    write_script,
+)
 from tests.support.runs import result_dir, results, run, run_record, skill_eval_args
 
 PACKAGE = Path(__file__).resolve().parents[2]
@@ -112,12 +119,14 @@ def test_pi_exiting_for_want_of_an_api_key_says_how_to_declare_credentials(
 
 
 @pytest.mark.pi
+@pytest.mark.codex
 def test_last_failed_reruns_both_variants_of_the_failed_group_only(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
+    on = {"runtime": runtime(host=FAST_HOST)}  # --lf is pytest's: any host will do
     root = make_root(
         tmp_path / "root",
-        [body_group("bad"), body_group("good")],
+        [body_group("bad", **on), body_group("good", **on)],
         {
             "bad/baseline": write_answer("no"),  # the baseline's check fails
             "bad/candidate": write_answer("yes"),
@@ -137,10 +146,11 @@ def test_last_failed_reruns_both_variants_of_the_failed_group_only(
     assert "known failures not in selected tests" not in output, output
     second.stdout.fnmatch_lines(["*2 deselected*"])
     latest = results(root)[-1]
-    assert (latest / "groups" / "bad" / "baseline" / "run.json").is_file()
-    candidate = read_json(latest / "groups" / "bad" / "candidate" / "run.json")
+    bad, good = latest / "groups" / f"bad@{FAST_HOST}", latest / "groups" / f"good@{FAST_HOST}"
+    assert (bad / "baseline" / "run.json").is_file()
+    candidate = read_json(bad / "candidate" / "run.json")
     assert candidate["state"] == "complete"  # run again, though only the baseline failed
-    assert not (latest / "groups" / "good").exists()
+    assert not good.exists()
 
 
 # -- item 5: the wrong directory ----------------------------------------------------------------

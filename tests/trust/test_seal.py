@@ -19,14 +19,16 @@ import pytest
 from pytest_skill_eval import cli
 from pytest_skill_eval.evidence import EvidenceError, json_bytes, layout, write_seal
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
 from tests.support.runs import result_dir, skill_eval_args
 from tests.support.shared import once, shared_setup
 
-# Every test reads a result of one real Pi run: the fast tier (-m "not pi") starts no host.
-pytestmark = pytest.mark.pi
+# Every test reads a result of one real run (on the fastest host: the seal covers evidence, not
+# the host that made it); the fast tier (-m "not pi") starts no host.
+pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 GROUPS = ("alpha", "beta")
+ALPHA, BETA = (f"{g}@{FAST_HOST}" for g in GROUPS)  # their result directories
 SEAL_LINE = re.compile(r"^result (\S+) \[[a-z-]+\] trial 1: .* seal sha256:([0-9a-f]{64})$", re.M)
 
 
@@ -42,7 +44,7 @@ class Built:
 def _build(directory: Path) -> None:
     root, junit = directory / "root", directory / "junit.xml"
     scripts = {f"{g}/{v}": write_answer("yes") for g in GROUPS for v in ("baseline", "candidate")}
-    make_root(root, [body_group(g) for g in GROUPS], scripts)
+    make_root(root, [body_group(g, runtime=runtime(host=FAST_HOST)) for g in GROUPS], scripts)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *skill_eval_args(root), "-q", f"--junitxml={junit}"],
@@ -93,12 +95,12 @@ def test_the_terminal_and_junit_carry_the_root_that_the_seal_records(built: Buil
     assert names == [
         "invocation.json",
         "planned-groups",
-        "groups/alpha/manifest.json",
-        "groups/beta/manifest.json",
+        f"groups/{ALPHA}/manifest.json",
+        f"groups/{BETA}/manifest.json",
         "summary.json",
     ]
-    assert seal["leaves"][1]["groups"] == ["alpha", "beta"]
-    manifest = sealed / "groups" / "alpha" / "manifest.json"
+    assert seal["leaves"][1]["groups"] == list(GROUPS)  # planned ids; directories below
+    manifest = sealed / "groups" / ALPHA / "manifest.json"
     assert seal["leaves"][2]["sha256"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
 
 
@@ -130,12 +132,12 @@ def _edit_invocation(result: Path) -> str:
 
 
 def _delete_group(result: Path) -> str:
-    shutil.rmtree(result / "groups" / "beta")
-    return f"missing: {result / 'groups' / 'beta'} (a sealed group)"
+    shutil.rmtree(result / "groups" / BETA)
+    return f"missing: {result / 'groups' / BETA} (a sealed group)"
 
 
 def _rewrite_with_manifest(result: Path) -> str:
-    group = result / "groups" / "alpha"
+    group = result / "groups" / ALPHA
     final = group / "candidate" / "final.md"
     final.write_text("a better answer\n", encoding="utf-8")
     manifest = read_json(group / "manifest.json")
