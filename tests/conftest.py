@@ -67,6 +67,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     Stock `load` hands each worker a fixed block of consecutive tests up front, so the block
     that holds most host-starting tests ends the run alone while the other worker idles.
     """
-    from xdist.scheduler import WorkStealingScheduling
+    from xdist.scheduler import WorkStealingScheduling  # type: ignore[import-untyped]
 
     return WorkStealingScheduling(config, log)

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_skill_eval.cli import main as cli_main
 from tests.support.files import read_json
-from tests.support.roots import SKILL, body_group, make_root, write_answer
+from tests.support.roots import FAST_HOST, SKILL, body_group, make_root, runtime, write_answer
 from tests.support.runs import results, run
 
 pytestmark = pytest.mark.pi
@@ -50,13 +50,15 @@ def _variants(ref: str) -> dict[str, object]:
     }
 
 
+@pytest.mark.codex
 def test_revision_group_takes_baseline_from_a_tag_and_candidate_from_the_tree(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root, v1 = _revision_root(tmp_path, variants=_variants("v1"))
+    # Sources are resolved before any host starts: the fastest one will do.
+    root, v1 = _revision_root(tmp_path, variants=_variants("v1"), runtime=runtime(host=FAST_HOST))
     result = run(pytester, root)
     assert result.ret == 0, result.stdout.str()
-    group = results(root)[-1] / "groups" / "revision"
+    group = results(root)[-1] / "groups" / f"revision@{FAST_HOST}"
     baseline = read_json(group / "baseline" / "run.json")
     candidate = read_json(group / "candidate" / "run.json")
     assert baseline["resources"]["source"]["kind"] == "git"
@@ -174,18 +176,20 @@ def test_a_subject_that_changes_a_skill_snapshot_is_caught(
     assert read_json(group / "baseline" / "run.json")["state"] == "complete"
 
 
+@pytest.mark.codex
 def test_verify_passes_on_a_fresh_result_and_names_a_changed_byte(
     pytester: pytest.Pytester, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = make_root(
         tmp_path / "root",
-        [body_group("answer")],
+        [body_group("answer", runtime=runtime(host=FAST_HOST))],  # verify reads evidence only
         {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
     )
     assert run(pytester, root).ret == 0
     result_dir = results(root)[-1]
     assert cli_main(["verify", str(result_dir)]) == 0
-    target = result_dir / "groups" / "answer" / "candidate" / "workspace" / "answer.txt"
+    group = result_dir / "groups" / f"answer@{FAST_HOST}"
+    target = group / "candidate" / "workspace" / "answer.txt"
     target.write_bytes(b"yeS")
     capsys.readouterr()
     assert cli_main(["verify", str(result_dir)]) == 1

@@ -19,6 +19,7 @@ from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
 from tests.support.roots import VARIANTS, body_group, make_root, runtime, write_answer
 from tests.support.runs import skill_eval_args
+from tests.support.shared import once, shared_setup
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
@@ -76,10 +77,8 @@ def _tree(directory: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def _build(base: Path) -> None:
     """A `--skill-eval-trials 2` run on one machine, and the same plan run as 2 shards."""
-    base = tmp_path_factory.mktemp("trials")
     groups = [body_group(g, runtime=runtime(host="codex")) for g in GROUPS]
     scripts = {f"{g}/baseline": write_answer("no") for g in GROUPS}
     scripts |= {f"{g}/candidate": write_answer("yes") for g in GROUPS}
@@ -92,14 +91,21 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     plan = base / "plan.json"
     argv = ["plan", str(source / "suite.json"), "--root", str(source), "--trials", "2"]
     assert skill_eval([*argv, "--cassettes", str(source / "scripts"), "-o", str(plan)]) == 0
-    shards = []
     for k in (1, 2):
         machine = base / f"machine{k}"
         shutil.copytree(source, machine)
         done = _pytest(machine, "--skill-eval-plan", str(plan), "--skill-eval-shard", f"{k}/2")
         assert done.returncode == 0, done.stdout + done.stderr
-        shards.append(machine / ".skill-eval" / "runs")
-    serial_runs = serial / ".skill-eval" / "runs"
+
+
+@pytest.fixture(scope="module")
+@shared_setup
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The runs `_build` made, once for the whole test run (whichever worker gets here first)."""
+    base = once(tmp_path_factory, "shard-trials", _build)
+    plan = base / "plan.json"
+    shards = [base / f"machine{k}" / ".skill-eval" / "runs" for k in (1, 2)]
+    serial_runs = base / "serial" / ".skill-eval" / "runs"
     serial_results = sorted(
         (p for p in serial_runs.iterdir() if (p / "invocation.json").is_file()),
         key=lambda p: int(read_json(p / "summary.json")["trial"]),
