@@ -1,4 +1,5 @@
-"""Evidence survives a failure at every persistence step (failures injected in-process)."""
+"""Evidence survives a failure at every persistence step (failures injected in-process; the
+subjects run on the fastest host, since persisting never depends on it)."""
 
 from __future__ import annotations
 
@@ -12,26 +13,27 @@ import pytest
 import pytest_skill_eval.evidence.store as evidence_module
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import EvidenceError
-from pytest_skill_eval.hosts.pi.binary import check_pi, locate_pi
+from pytest_skill_eval.hosts import HostOptions, checked_binary
 from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.providers import EndpointFactory
 from pytest_skill_eval.run import Environment, GroupRun
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
 
-pytestmark = pytest.mark.pi
+pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 
 @pytest.fixture(scope="module")
 def pi() -> Any:
-    return check_pi(locate_pi(None, Path.cwd()))
+    """The checked binary of the host the subjects run on."""
+    return checked_binary(FAST_HOST, HostOptions(), Path.cwd())
 
 
 def _group_run(tmp_path: Path, pi: Any) -> tuple[GroupRun, Environment, EndpointFactory]:
     root = make_root(
         tmp_path / "root",
-        [body_group("answer")],
+        [body_group("answer", runtime=runtime(host=FAST_HOST))],
         {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
     )
     loaded = load_definition(root / "suite.json", root)
@@ -88,7 +90,7 @@ def test_a_failed_artifact_keeps_the_run_with_its_transcript_inline(
     assert name in record["error"]["message"]
     assert record["transcript"], "the transcript is kept inline"
     assert (cand / "events.jsonl").stat().st_size > 0
-    assert (cand / "workspace" / "answer.txt").read_text() == "yes"
+    assert (cand / "workspace" / "answer.txt").read_text().rstrip("\n") == "yes"  # Codex ends lines
     # The counterpart and the group record are untouched by the failure.
     assert read_json(run.group_dir / "baseline" / "run.json")["state"] == "complete"
     assert outcome["group"]["state"] == "partially-complete"

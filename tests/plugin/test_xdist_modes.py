@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json, write
-from tests.support.roots import FAST_HOST, body_group, make_root, write_answer
+from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
 from tests.support.runs import results, run
 from tests.support.shared import SharedRun
 
@@ -26,7 +26,8 @@ REFUSED = [
 
 
 def _root(tmp_path: Path, count: int = 2) -> Path:
-    groups = [body_group(f"g{i}") for i in range(count)]
+    """Groups g0 … on the fastest host: what is under test is how results are distributed."""
+    groups = [body_group(f"g{i}", runtime=runtime(host=FAST_HOST)) for i in range(count)]
     scripts = {f"g{i}/baseline": write_answer("no") for i in range(count)}
     scripts |= {f"g{i}/candidate": write_answer("yes") for i in range(count)}
     return make_root(tmp_path / "root", groups, scripts)
@@ -110,7 +111,11 @@ def pytest_sessionstart(session):
 """
 
 
+G0 = f"g0@{FAST_HOST}"  # g0's result directory
+
+
 @pytest.mark.pi
+@pytest.mark.codex
 def test_evidence_a_worker_left_elsewhere_is_infrastructure_failed_not_cancelled(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,10 +130,10 @@ def test_evidence_a_worker_left_elsewhere_is_infrastructure_failed_not_cancelled
     assert [g["state"] for g in summary["groups"]] == ["partially-complete"]
     assert summary["state"] == "partially-complete"
     for variant in ("baseline", "candidate"):
-        record = read_json(result_dir / "groups" / "g0" / variant / "run.json")
+        record = read_json(result_dir / "groups" / G0 / variant / "run.json")
         assert record["state"] == "infrastructure-failed"
         message = record["error"]["message"]
         assert message.startswith("evidence missing:"), message
-        assert str(result_dir / "groups" / "g0" / variant / "run.json") in message
+        assert str(result_dir / "groups" / G0 / variant / "run.json") in message
     # The worker really wrote it, elsewhere.
-    assert (tmp_path / "away" / result_dir.name / "groups" / "g0" / "group.json").is_file()
+    assert (tmp_path / "away" / result_dir.name / "groups" / G0 / "group.json").is_file()
