@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 
 from ..evidence.redact import Counts, Redactor, add
-from .reaper import Guardian
+from .reaper import Guardian, wait_exit
 
 FRAME_LIMIT = 16 * 1024 * 1024  # bytes without a newline before the stream is abandoned
 TERMINATION_GRACE_S = 5.0
@@ -283,10 +283,7 @@ class HostProcess:
     def wait(self, timeout: float | None) -> int | None:
         """Wait for the host to exit; None when it is still running after `timeout`."""
         assert self._proc is not None
-        try:
-            return self._proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
+        return wait_exit(self._proc, timeout)
 
     def terminate(self, outcome: ProcessOutcome, reason: str) -> None:
         """SIGTERM the process group, SIGKILL after the grace period."""
@@ -333,11 +330,14 @@ class HostProcess:
         if self._reader is not None:
             # Frames nobody will read any more (after a stop) must not keep the reader blocked on
             # the bounded queue; their bytes are already in events.jsonl.
+            # Drained without blocking, and joined in short steps: a blocking get would sit out
+            # its whole timeout once the reader put its last frame and ended.
             deadline = time.monotonic() + TERMINATION_GRACE_S
             while self._reader.is_alive() and time.monotonic() < deadline:
                 with contextlib.suppress(queue.Empty):
-                    self.frames.get(timeout=0.05)
-            self._reader.join(timeout=0.1)
+                    while True:
+                        self.frames.get_nowait()
+                self._reader.join(timeout=0.005)
         if self._stderr_pump is not None:
             # Descendants that kept stderr open were killed above: the pipe ends.
             self._stderr_pump.join(timeout=TERMINATION_GRACE_S)
