@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,24 +16,13 @@ import pytest
 from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
 from tests.support.roots import FAST_HOST, improving_root
-from tests.support.runs import skill_eval_args
+from tests.support.runs import run_detached
 from tests.support.shared import SharedRun, once, shared_setup
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 GROUPS = ("g0", "g1", "g2")
 G1, G2 = (f"{g}@{FAST_HOST}" for g in GROUPS[1:])  # result directories of the groups
-
-
-def _pytest(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(root)]
-    return subprocess.run(
-        [*command, *skill_eval_args(root, *extra)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 def _facts(result_dir: Path) -> dict[str, Any]:
@@ -72,7 +59,7 @@ def _shards(serial_run: SharedRun, base: Path) -> None:
         machine = base / f"machine{k}"
         shutil.copytree(source, machine)
         extra = ["-n", "2"] if k == 2 else []
-        done = _pytest(
+        done = run_detached(
             machine,
             "--skill-eval-plan", str(plan), "--skill-eval-shard", f"{k}/3",
             f"--junitxml={base / f'shard{k}.xml'}", *extra,
@@ -135,7 +122,9 @@ def test_a_shard_whose_definition_changed_is_refused(runs: dict[str, Any]) -> No
     shutil.copytree(runs["base"] / "source", machine)
     group = machine / "groups" / "g1.json"
     group.write_text(group.read_text().replace("Write the answer file.", "Write it."))
-    done = _pytest(machine, "--skill-eval-plan", str(runs["plan"]), "--skill-eval-shard", "1/3")
+    done = run_detached(
+        machine, "--skill-eval-plan", str(runs["plan"]), "--skill-eval-shard", "1/3"
+    )
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     assert "group 'g1': its definition" in done.stderr
     assert "differs from the one the plan" in done.stderr

@@ -3,8 +3,6 @@ result directories (`<group>@<host>` on any host but Pi)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +10,7 @@ import pytest
 from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
 from tests.support.roots import body_group, make_root, write_answer
-from tests.support.runs import skill_eval_args
+from tests.support.runs import run_detached
 
 
 def _root(base: Path) -> Path:
@@ -26,17 +24,6 @@ def _plan(root: Path, out: Path, *hosts: str) -> int:
     for host in hosts:
         argv += ["--host", host]
     return skill_eval(argv)
-
-
-def _pytest(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(root)]
-    return subprocess.run(
-        [*command, *skill_eval_args(root, *extra)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 def test_a_plan_pins_the_declared_host_or_the_one_chosen(tmp_path: Path) -> None:
@@ -65,7 +52,7 @@ def test_a_shard_asked_for_another_host_than_its_plan_is_refused(tmp_path: Path)
     root = _root(tmp_path)
     plan = tmp_path / "plan.json"
     assert _plan(root, plan, "codex") == 0
-    done = _pytest(
+    done = run_detached(
         root, "--skill-eval-plan", str(plan), "--skill-eval-shard", "1/1",
         "--skill-eval-host", "pi", "--collect-only",
     )  # fmt: skip
@@ -80,7 +67,7 @@ def test_a_plan_made_for_codex_runs_there_and_merges(tmp_path: Path) -> None:
     root = _root(tmp_path)  # declared on Pi; the plan moves it onto Codex
     plan = tmp_path / "plan.json"
     assert _plan(root, plan, "codex") == 0
-    done = _pytest(root, "--skill-eval-plan", str(plan), "--skill-eval-shard", "1/1")
+    done = run_detached(root, "--skill-eval-plan", str(plan), "--skill-eval-shard", "1/1")
     assert done.returncode == 0, done.stdout + done.stderr
     out = tmp_path / "merged"
     shards = root / ".skill-eval" / "runs"

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,24 +16,13 @@ import pytest
 from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
 from tests.support.roots import VARIANTS, body_group, make_root, runtime, write_answer
-from tests.support.runs import skill_eval_args
+from tests.support.runs import run_detached
 from tests.support.shared import once, shared_setup
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 GROUPS = ("g0", "g1")
 G0, G1 = (f"{g}@codex" for g in GROUPS)  # the result directories of a Codex run
-
-
-def _pytest(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(root)]
-    return subprocess.run(
-        [*command, *skill_eval_args(root, *extra)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 def _trial_facts(result_dir: Path) -> dict[str, Any]:
@@ -86,7 +73,7 @@ def _build(base: Path) -> None:
     source = make_root(base / "source", groups, scripts)
     serial = base / "serial"
     shutil.copytree(source, serial)
-    done = _pytest(serial, "-n", "0", "--skill-eval-trials", "2")
+    done = run_detached(serial, "-n", "0", "--skill-eval-trials", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     plan = base / "plan.json"
     argv = ["plan", str(source / "suite.json"), "--root", str(source), "--trials", "2"]
@@ -94,7 +81,7 @@ def _build(base: Path) -> None:
     for k in (1, 2):
         machine = base / f"machine{k}"
         shutil.copytree(source, machine)
-        done = _pytest(machine, "--skill-eval-plan", str(plan), "--skill-eval-shard", f"{k}/2")
+        done = run_detached(machine, "--skill-eval-plan", str(plan), "--skill-eval-shard", f"{k}/2")
         assert done.returncode == 0, done.stdout + done.stderr
 
 
