@@ -58,7 +58,7 @@ def main(groups: int = 10) -> dict[str, object]:
     return overhead(
         "evaluator-overhead-claude-code",
         "bare_claude_median_s",
-        lambda root: (_item_times(root), _bare_times(groups * 2, root.parent)),
+        lambda root, runs, bare_dir: (_item_times(root), _bare_times(runs, bare_dir)),
         PROMPT,
         REPLY,
         groups,

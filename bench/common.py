@@ -190,18 +190,30 @@ def bare_pi(
 def overhead(
     name: str,
     bare_key: str,
-    measure: Callable[[Path], tuple[list[float], list[float]]],
+    measure: Callable[[Path, int, Path], tuple[list[float], list[float]]],
     prompt: str,
     reply: dict[str, Any],
     groups: int = 10,
+    rounds: int = 5,
 ) -> dict[str, Any]:
-    """Median item wall time minus median bare-host wall time, both measured by `measure`
-    over a suite of `groups` one-turn description groups; printed against the 150 ms / 15%
-    bars."""
+    """Median item wall time minus median bare-host wall time over `groups` one-turn
+    description groups, printed against the 150 ms / 15% bars.
+
+    The groups run in `rounds` small suites, each followed by as many bare runs as it has
+    items (`measure(root, runs, bare_dir)`), so a drift of the machine during the benchmark
+    reaches both sides alike instead of landing in the difference.
+    """
+    items: list[float] = []
+    bare: list[float] = []
+    per_round = max(1, groups // rounds)
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "suite"
-        description_suite(root, groups, prompt, reply)
-        items, bare = measure(root)
+        for k in range(rounds):
+            root, bare_dir = Path(tmp) / f"suite{k}", Path(tmp) / f"bare{k}"
+            description_suite(root, per_round, prompt, reply)
+            bare_dir.mkdir()
+            round_items, round_bare = measure(root, per_round * 2, bare_dir)
+            items += round_items
+            bare += round_bare
     item_median, bare_median = statistics.median(items), statistics.median(bare)
     difference = item_median - bare_median
     return emit(
