@@ -437,20 +437,15 @@ def _str(path: Path | None) -> str | None:
 
 def _hosts(config: pytest.Config) -> tuple[str, ...]:
     """--skill-eval-host NAME…, else the skill_eval_hosts ini key; each known, each once."""
-    from .hosts import UnknownHostError, host_for
+    from .hosts import UnknownHostError, chosen_hosts
 
     names: list[str] = list(config.getoption("--skill-eval-host") or [])
     if not names:
         names = [str(n) for n in config.getini("skill_eval_hosts") or []]
-    chosen: list[str] = []
-    for name in names:
-        try:
-            host_for(name)
-        except UnknownHostError as error:
-            raise pytest.UsageError(f"--skill-eval-host: {error}") from None
-        if name not in chosen:
-            chosen.append(name)
-    return tuple(chosen)
+    try:
+        return chosen_hosts(names)
+    except UnknownHostError as error:
+        raise pytest.UsageError(f"--skill-eval-host: {error}") from None
 
 
 def _trials(config: pytest.Config) -> tuple[int, bool]:

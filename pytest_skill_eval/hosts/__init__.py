@@ -7,7 +7,7 @@ other than Pi (Pi's is checked by the session, which may hand it to its workers)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,17 @@ def host_for(name: str) -> Host:
     if name not in hosts:
         raise UnknownHostError(f"unknown runtime.host {name!r}; known: {', '.join(sorted(hosts))}")
     return hosts[name]()
+
+
+def chosen_hosts(names: Iterable[str]) -> tuple[str, ...]:
+    """Host names an invocation chose: each a known host (else UnknownHostError), each once,
+    in the order given."""
+    chosen: list[str] = []
+    for name in names:
+        host_for(name)
+        if name not in chosen:
+            chosen.append(name)
+    return tuple(chosen)
 
 
 def _claude_code(options: HostOptions, root: Path) -> Executable:

@@ -154,14 +154,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _plan_hosts(names: list[str]) -> tuple[str, ...]:
     """`--host NAME…`: each a known host, each once, in order."""
-    from ..hosts import UnknownHostError, host_for
+    from ..hosts import UnknownHostError, chosen_hosts
 
-    chosen: list[str] = []
-    for name in names:
-        try:
-            host_for(name)
-        except UnknownHostError as error:
-            raise PlanError(f"--host: {error}") from None
-        if name not in chosen:
-            chosen.append(name)
-    return tuple(chosen)
+    try:
+        return chosen_hosts(names)
+    except UnknownHostError as error:
+        raise PlanError(f"--host: {error}") from None
