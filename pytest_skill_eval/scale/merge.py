@@ -116,10 +116,10 @@ def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
             layout.groups_dir(result).mkdir()
             trial_units = [u for u in units if u.trial == trial]
             for unit in trial_units:
-                for _host, name in unit.directories:
+                for host, name in unit.directories:
                     source = arrived.get((name, unit.trial))
                     if source is not None:
-                        _place(unit, source, layout.groups_dir(result) / name)
+                        _place(unit, source, layout.group_dir(result, unit.group, host))
             if not all(_delivered(u, arrived) for u in trial_units):
                 # Recorded through the result's final path (a link to the staged directory
                 # until the move), so the records name where the result will be, not staging.
@@ -288,13 +288,13 @@ def _record_missing(
         endpoint=_never,
         no_progress_s=0.0,
     )
-    declared_host = declared.effective_runtime.host
+    # Chosen or declared, as the shard that should have run it would have recorded it.
     run = GroupRun(
         loaded,
         lambda _trial: result,
         unit.trial,
-        host_chosen=host != declared_host,
-        declared_host=declared_host,
+        host_chosen=bool(plan.hosts),
+        declared_host=declared.effective_runtime.host,
         clock=lambda: completed,
     )
     run.selected = {v: v in unit.variants for v in ("baseline", "candidate")}

@@ -80,6 +80,11 @@ class Plan:
         """How many trials (results) the plan makes."""
         return int(self.data["selection"]["trials"])
 
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The hosts the plan chose for every group (`--host`); empty: each its declared one."""
+        return tuple(self.data["selection"].get("hosts") or ())
+
     def result_id(self, trial: int) -> str:
         """The pinned result id of a trial."""
         return str(self.data["results"][trial - 1]["id"])
@@ -261,7 +266,7 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
                 f"--skill-eval-{name} {value} contradicts the plan {plan.path}, which pins "
                 f"{pinned[name]!r}; drop the option or make a new plan"
             )
-    planned_hosts = tuple(plan.data["selection"].get("hosts") or ())
+    planned_hosts = plan.hosts
     if settings.hosts and settings.hosts != planned_hosts:
         raise PlanError(
             f"--skill-eval-host {' '.join(settings.hosts)} contradicts the plan {plan.path}, "

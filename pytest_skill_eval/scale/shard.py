@@ -51,8 +51,8 @@ def write_shard_record(
     """
     units = []
     for unit in shard_units(plan, index, count):
-        for host, name in unit.directories:
-            group_dir = layout.groups_dir(shard / plan.result_id(unit.trial)) / name
+        for host in unit.hosts:
+            group_dir = layout.group_dir(shard / plan.result_id(unit.trial), unit.group, host)
             record = read.group_record(group_dir) if group_dir.is_dir() else None
             state = record["state"] if record else None
             units.append({"group": unit.group, "host": host, "trial": unit.trial, "state": state})

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import VARIANTS, body_group, make_root, runtime, write_answer
 from tests.support.runs import run_detached
 
 
@@ -81,3 +81,26 @@ def test_a_plan_made_for_codex_runs_there_and_merges(tmp_path: Path) -> None:
     (shard,) = shards.rglob("shard.json")
     assert [(u["group"], u["host"]) for u in read_json(shard)["units"]] == [("g0", "codex")]
     assert skill_eval(["verify", str(result)]) == 0
+
+
+@pytest.mark.pi
+@pytest.mark.codex
+def test_a_missing_unit_says_its_host_was_chosen_as_a_delivered_one_does(tmp_path: Path) -> None:
+    scripts = {f"{g}/{v}": write_answer("yes") for g in ("g0", "g1") for v in VARIANTS}
+    on = {"runtime": runtime(host="codex")}
+    root = make_root(tmp_path / "root", [body_group("g0", **on), body_group("g1", **on)], scripts)
+    plan = tmp_path / "plan.json"
+    assert _plan(root, plan, "codex") == 0  # chosen by the plan, the same host as declared
+    done = run_detached(root, "--skill-eval-plan", str(plan), "--skill-eval-shard", "1/2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "merged"
+    assert skill_eval(["merge", str(plan), str(root / ".skill-eval" / "runs"), "-o", str(out)]) == 1
+    (result,) = (out / r["id"] for r in read_json(plan)["results"])
+    records = {
+        d.name: read_json(d / "baseline" / "run.json") for d in (result / "groups").iterdir()
+    }
+    assert sorted(records) == ["g0@codex", "g1@codex"]
+    states = sorted(r["state"] for r in records.values())
+    assert states == ["complete", "infrastructure-failed"]  # one delivered, one shard-missing
+    chosen = {"name": "codex", "chosenBy": "invocation", "declared": "codex"}
+    assert [r["host"] for r in records.values()] == [chosen, chosen]
