@@ -14,7 +14,7 @@ from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.views.html import render_html
 from pytest_skill_eval.views.text import render_aggregate_text
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
+from tests.support.roots import body_group, make_root, on_fast_host, write_answer
 from tests.support.runs import aggregates, results, run, skill_eval_args
 
 pytestmark = pytest.mark.pi
@@ -30,22 +30,18 @@ def _groups(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {group["id"]: group for group in data["groups"]}
 
 
-# What decides the trials is the evidence, not the host: these run on the fastest one.
-ON_FAST_HOST = {"runtime": runtime(host=FAST_HOST)}
-
-
 @pytest.mark.codex
 def test_a_clear_difference_stops_early_under_n_2(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     # The candidate always passes and the baseline always fails: seven fail-to-pass pairs reach
     # E = C(14, 7) / 2^7 = 26.8 >= 1/0.05. A group without a comparison runs one trial.
-    nocomp = body_group("nocomp", **ON_FAST_HOST)
+    nocomp = body_group("nocomp", **on_fast_host())  # trials follow evidence, not hosts
     for expectation in nocomp["expectations"]:
         del expectation["comparison"]
     root = make_root(
         tmp_path / "root",
-        [body_group("differs", **ON_FAST_HOST), nocomp],
+        [body_group("differs", **on_fast_host()), nocomp],
         {
             "differs/baseline": write_answer("no"),
             "differs/candidate": write_answer("yes"),
@@ -90,7 +86,7 @@ def test_no_difference_runs_to_the_maximum_and_says_unresolved(
 ) -> None:
     root = make_root(
         tmp_path / "root",
-        [body_group("same", **ON_FAST_HOST)],
+        [body_group("same", **on_fast_host())],
         {"same/baseline": write_answer("yes"), "same/candidate": write_answer("yes")},
     )
     result = run(pytester, root, "--skill-eval-trials", "auto", "--skill-eval-max-trials", "2")

@@ -13,7 +13,7 @@ from pytest_skill_eval.hosts.pi.config import pi_agent_files
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, body_group, make_root, runtime
+from tests.support.roots import body_group, fast_dir, make_root, on_fast_host
 from tests.support.runs import results, run, skill_eval_args
 from tests.support.shared import SharedRun
 
@@ -106,7 +106,7 @@ def test_serial_and_parallel_runs_give_the_same_facts(
     # JUnit is complete under -n too: 6 items, 6 checks, 3 comparisons, same states.
     assert rows[0] == rows[1]
     assert len(rows[1]) == 6 + 6 + 3
-    assert facts[0][f"g2@{FAST_HOST}"]["comparisons"] == [("says-yes", "fail-to-pass")]
+    assert facts[0][fast_dir("g2")]["comparisons"] == [("says-yes", "fail-to-pass")]
 
 
 @pytest.mark.codex
@@ -115,7 +115,7 @@ def test_a_session_stopped_early_records_the_groups_it_never_ran(
     pytester: pytest.Pytester, tmp_path: Path, workers: str
 ) -> None:
     slow = [{"response": {"text": "done", "latency_ms": 1500}}]
-    on = {"runtime": runtime(host=FAST_HOST)}  # -x is pytest's: any host will do
+    on = on_fast_host()  # -x is pytest's: any host will do
     groups = [body_group(f"g{i}", expectations=[], **on) for i in range(4)]
     scripts = {f"g{i}/{v}": slow for i in range(1, 4) for v in ("baseline", "candidate")}
     scripts["g0/baseline"] = slow  # g0's candidate has no script: it fails, and -x stops
@@ -131,9 +131,7 @@ def test_a_session_stopped_early_records_the_groups_it_never_ran(
     assert never_ran, states
     for group_id in never_ran:
         for variant in ("baseline", "candidate"):
-            record = read_json(
-                result_dir / "groups" / f"{group_id}@{FAST_HOST}" / variant / "run.json"
-            )
+            record = read_json(result_dir / "groups" / fast_dir(group_id) / variant / "run.json")
             if record.get("process") is None:
                 assert record["state"] == "cancelled"
                 assert record["error"]["kind"] == "cancellation"

@@ -8,16 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
+from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
 from tests.support.runs import results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
-
-ON = {"runtime": runtime(host=FAST_HOST)}
-
-
-def _dir(group: str) -> str:
-    return f"{group}@{FAST_HOST}"
 
 
 @pytest.fixture
@@ -25,7 +19,7 @@ def root(tmp_path: Path) -> Path:
     """`improves`: baseline fails, candidate passes. `regresses`: the other way round."""
     return make_root(
         tmp_path / "root",
-        [body_group("improves", **ON), body_group("regresses", **ON)],
+        [body_group("improves", **on_fast_host()), body_group("regresses", **on_fast_host())],
         {
             "improves/baseline": write_answer("no"),
             "improves/candidate": write_answer("yes"),
@@ -39,7 +33,7 @@ def _facts(root: Path) -> list[tuple[str, str, str]]:
     facts = []
     result_dir = results(root)[-1]
     for group in ("improves", "regresses"):
-        grade_path = result_dir / "groups" / _dir(group) / "deterministic-grade.json"
+        grade_path = result_dir / "groups" / fast_dir(group) / "deterministic-grade.json"
         if not grade_path.is_file():
             continue
         grade = read_json(grade_path)
@@ -84,6 +78,8 @@ def test_infrastructure_failures_fail_every_mode(pytester: pytest.Pytester, root
     result.stdout.fnmatch_lines(
         ["*candidate run is infrastructure-failed: no cassette for group 'improves'*"]
     )
-    record = read_json(results(root)[-1] / "groups" / _dir("improves") / "candidate" / "run.json")
+    record = read_json(
+        results(root)[-1] / "groups" / fast_dir("improves") / "candidate" / "run.json"
+    )
     assert record["state"] == "infrastructure-failed"
     assert record["error"]["kind"] == "infrastructure"

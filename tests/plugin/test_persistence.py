@@ -19,7 +19,7 @@ from pytest_skill_eval.providers import EndpointFactory
 from pytest_skill_eval.run import Environment, GroupRun
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
+from tests.support.roots import FAST_HOST, body_group, make_root, on_fast_host, write_answer
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
@@ -33,7 +33,7 @@ def pi() -> Any:
 def _group_run(tmp_path: Path, pi: Any) -> tuple[GroupRun, Environment, EndpointFactory]:
     root = make_root(
         tmp_path / "root",
-        [body_group("answer", runtime=runtime(host=FAST_HOST))],
+        [body_group("answer", **on_fast_host())],
         {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
     )
     loaded = load_definition(root / "suite.json", root)

@@ -15,14 +15,14 @@ import pytest
 
 from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, improving_root
+from tests.support.roots import FAST_HOST, fast_dir, improving_root
 from tests.support.runs import run_detached
 from tests.support.shared import SharedRun, once, shared_setup
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 GROUPS = ("g0", "g1", "g2")
-G1, G2 = (f"{g}@{FAST_HOST}" for g in GROUPS[1:])  # result directories of the groups
+G1, G2 = (fast_dir(g) for g in GROUPS[1:])  # result directories of the groups
 
 
 def _facts(result_dir: Path) -> dict[str, Any]:

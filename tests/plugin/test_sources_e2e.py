@@ -9,7 +9,7 @@ import pytest
 
 from pytest_skill_eval.cli import main as cli_main
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, SKILL, body_group, make_root, runtime, write_answer
+from tests.support.roots import SKILL, body_group, fast_dir, make_root, on_fast_host, write_answer
 from tests.support.runs import results, run
 
 pytestmark = pytest.mark.pi
@@ -55,10 +55,10 @@ def test_revision_group_takes_baseline_from_a_tag_and_candidate_from_the_tree(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     # Sources are resolved before any host starts: the fastest one will do.
-    root, v1 = _revision_root(tmp_path, variants=_variants("v1"), runtime=runtime(host=FAST_HOST))
+    root, v1 = _revision_root(tmp_path, variants=_variants("v1"), **on_fast_host())
     result = run(pytester, root)
     assert result.ret == 0, result.stdout.str()
-    group = results(root)[-1] / "groups" / f"revision@{FAST_HOST}"
+    group = results(root)[-1] / "groups" / fast_dir("revision")
     baseline = read_json(group / "baseline" / "run.json")
     candidate = read_json(group / "candidate" / "run.json")
     assert baseline["resources"]["source"]["kind"] == "git"
@@ -182,13 +182,13 @@ def test_verify_passes_on_a_fresh_result_and_names_a_changed_byte(
 ) -> None:
     root = make_root(
         tmp_path / "root",
-        [body_group("answer", runtime=runtime(host=FAST_HOST))],  # verify reads evidence only
+        [body_group("answer", **on_fast_host())],  # verify reads evidence only
         {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
     )
     assert run(pytester, root).ret == 0
     result_dir = results(root)[-1]
     assert cli_main(["verify", str(result_dir)]) == 0
-    group = result_dir / "groups" / f"answer@{FAST_HOST}"
+    group = result_dir / "groups" / fast_dir("answer")
     target = group / "candidate" / "workspace" / "answer.txt"
     target.write_bytes(b"yeS")
     capsys.readouterr()

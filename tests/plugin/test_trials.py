@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
+from tests.support.roots import body_group, make_root, on_fast_host, write_answer
 from tests.support.runs import aggregates, results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -18,7 +18,7 @@ def test_three_trials_with_per_trial_scripts(pytester: pytest.Pytester, tmp_path
     # Trial 1 and 2: baseline fails, candidate passes. Trial 3: the other way round.
     root = make_root(
         tmp_path / "root",
-        [body_group("answer", runtime=runtime(host=FAST_HOST))],
+        [body_group("answer", **on_fast_host())],
         {
             "answer/baseline": write_answer("no"),
             "answer/candidate": write_answer("yes"),

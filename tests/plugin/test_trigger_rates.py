@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, Group, build, runtime, skill, variant
+from tests.support.roots import FAST_HOST, Group, build, fast_dir, runtime, skill, variant
 from tests.support.runs import aggregates, results, skill_eval_args
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -70,9 +70,7 @@ def test_trigger_rates_exclude_and_count_an_infrastructure_failure(
     # The failed run fails its item under the default --skill-eval-fail-on infrastructure.
     assert result.ret == 1, result.stdout.str()
     for trial_dir in results(root):
-        failed = read_json(
-            trial_dir / "groups" / f"note-fix@{FAST_HOST}" / "candidate" / "run.json"
-        )
+        failed = read_json(trial_dir / "groups" / fast_dir("note-fix") / "candidate" / "run.json")
         assert failed["state"] == "infrastructure-failed"
 
     (aggregate_dir,) = aggregates(root)

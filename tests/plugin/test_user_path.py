@@ -9,10 +9,10 @@ import pytest
 
 from tests.support.files import read_json, write
 from tests.support.roots import (
-    FAST_HOST,
     body_group,
+    fast_dir,
     make_root,
-    runtime,
+    on_fast_host,
     write_answer,
     write_script,
 )
@@ -123,7 +123,7 @@ def test_pi_exiting_for_want_of_an_api_key_says_how_to_declare_credentials(
 def test_last_failed_reruns_both_variants_of_the_failed_group_only(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    on = {"runtime": runtime(host=FAST_HOST)}  # --lf is pytest's: any host will do
+    on = on_fast_host()  # --lf is pytest's: any host will do
     root = make_root(
         tmp_path / "root",
         [body_group("bad", **on), body_group("good", **on)],
@@ -146,7 +146,7 @@ def test_last_failed_reruns_both_variants_of_the_failed_group_only(
     assert "known failures not in selected tests" not in output, output
     second.stdout.fnmatch_lines(["*2 deselected*"])
     latest = results(root)[-1]
-    bad, good = latest / "groups" / f"bad@{FAST_HOST}", latest / "groups" / f"good@{FAST_HOST}"
+    bad, good = (latest / "groups" / fast_dir(g) for g in ("bad", "good"))
     assert (bad / "baseline" / "run.json").is_file()
     candidate = read_json(bad / "candidate" / "run.json")
     assert candidate["state"] == "complete"  # run again, though only the baseline failed

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json, write
-from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
+from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
 from tests.support.runs import results, run
 from tests.support.shared import SharedRun
 
@@ -27,7 +27,7 @@ REFUSED = [
 
 def _root(tmp_path: Path, count: int = 2) -> Path:
     """Groups g0 … on the fastest host: what is under test is how results are distributed."""
-    groups = [body_group(f"g{i}", runtime=runtime(host=FAST_HOST)) for i in range(count)]
+    groups = [body_group(f"g{i}", **on_fast_host()) for i in range(count)]
     scripts = {f"g{i}/baseline": write_answer("no") for i in range(count)}
     scripts |= {f"g{i}/candidate": write_answer("yes") for i in range(count)}
     return make_root(tmp_path / "root", groups, scripts)
@@ -87,7 +87,7 @@ def test_dist_loadscope_gives_the_same_facts_as_n_alone(
             workers = {ln.split("[gw")[1][0] for ln in lines if f"::{group}[" in ln}
             assert len(workers) == 1, lines
     assert facts[0] == facts[1]
-    g2 = dict(facts[0][f"g2@{FAST_HOST}"])  # type: ignore[call-overload]
+    g2 = dict(facts[0][fast_dir("g2")])  # type: ignore[call-overload]
     g2.pop("observed")
     assert g2 == {
         "state": "complete",
@@ -111,7 +111,7 @@ def pytest_sessionstart(session):
 """
 
 
-G0 = f"g0@{FAST_HOST}"  # g0's result directory
+G0 = fast_dir("g0")  # g0's result directory
 
 
 @pytest.mark.pi

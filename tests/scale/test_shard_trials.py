@@ -15,14 +15,21 @@ import pytest
 
 from pytest_skill_eval.cli import main as skill_eval
 from tests.support.files import read_json
-from tests.support.roots import VARIANTS, body_group, make_root, runtime, write_answer
+from tests.support.roots import (
+    VARIANTS,
+    body_group,
+    fast_dir,
+    make_root,
+    on_fast_host,
+    write_answer,
+)
 from tests.support.runs import run_detached
 from tests.support.shared import once, shared_setup
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 GROUPS = ("g0", "g1")
-G0, G1 = (f"{g}@codex" for g in GROUPS)  # the result directories of a Codex run
+G0, G1 = (fast_dir(g) for g in GROUPS)  # the result directories of a Codex run
 
 
 def _trial_facts(result_dir: Path) -> dict[str, Any]:
@@ -66,7 +73,7 @@ def _tree(directory: Path) -> dict[str, bytes]:
 
 def _build(base: Path) -> None:
     """A `--skill-eval-trials 2` run on one machine, and the same plan run as 2 shards."""
-    groups = [body_group(g, runtime=runtime(host="codex")) for g in GROUPS]
+    groups = [body_group(g, **on_fast_host()) for g in GROUPS]
     scripts = {f"{g}/baseline": write_answer("no") for g in GROUPS}
     scripts |= {f"{g}/candidate": write_answer("yes") for g in GROUPS}
     scripts["g1/candidate-trial2"] = write_answer("no")  # trial 2 differs: the rates must say so

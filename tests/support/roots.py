@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from pytest_skill_eval.evidence.layout import group_dir_name
 from tests.support.files import write
 
 SKILL = """---
@@ -127,6 +128,17 @@ def make_root(
 #: The real host that starts fastest (a native binary, about 0.1 s of CPU against Pi's 2 s):
 #: tests of the plugin's own machinery (scheduling, shards, merges) run their subjects on it.
 FAST_HOST = "codex"
+
+
+def on_fast_host() -> dict[str, Any]:
+    """`body_group` keyword arguments that put a group on FAST_HOST."""
+    __tracebackhide__ = True
+    return {"runtime": runtime(host=FAST_HOST)}
+
+
+def fast_dir(group_id: str) -> str:
+    """A group's result directory name on FAST_HOST (`<id>@<host>`)."""
+    return group_dir_name(group_id, FAST_HOST)
 
 
 def improving_root(root: Path, count: int, host: str = "pi") -> Path:

@@ -19,7 +19,7 @@ import pytest
 from pytest_skill_eval import cli
 from pytest_skill_eval.evidence import EvidenceError, json_bytes, layout, write_seal
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, body_group, make_root, runtime, write_answer
+from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
 from tests.support.runs import result_dir, skill_eval_args
 from tests.support.shared import once, shared_setup
 
@@ -28,7 +28,7 @@ from tests.support.shared import once, shared_setup
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 GROUPS = ("alpha", "beta")
-ALPHA, BETA = (f"{g}@{FAST_HOST}" for g in GROUPS)  # their result directories
+ALPHA, BETA = (fast_dir(g) for g in GROUPS)  # their result directories
 SEAL_LINE = re.compile(r"^result (\S+) \[[a-z-]+\] trial 1: .* seal sha256:([0-9a-f]{64})$", re.M)
 
 
@@ -44,7 +44,7 @@ class Built:
 def _build(directory: Path) -> None:
     root, junit = directory / "root", directory / "junit.xml"
     scripts = {f"{g}/{v}": write_answer("yes") for g in GROUPS for v in ("baseline", "candidate")}
-    make_root(root, [body_group(g, runtime=runtime(host=FAST_HOST)) for g in GROUPS], scripts)
+    make_root(root, [body_group(g, **on_fast_host()) for g in GROUPS], scripts)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *skill_eval_args(root), "-q", f"--junitxml={junit}"],
