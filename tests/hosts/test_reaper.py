@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
+import psutil
+
+from pytest_skill_eval.hosts.guardian import table as process_table
 from pytest_skill_eval.hosts.reaper import Guardian, wait_exit
 
 
@@ -45,3 +52,61 @@ def test_the_guardian_kills_what_still_runs_in_the_workspace_when_released(
         for process in (watched, escaped, outside):
             process.kill()
             process.wait()
+
+
+def test_the_guardian_kills_a_descendant_that_left_the_session_and_the_workspace(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    pidfile = tmp_path / "grandchild.pid"
+    guardian = Guardian.start(workspace)
+    # The grandchild starts a session of its own outside the workspace: only the guardian's
+    # record of the subject's descendants says whose it is.
+    watched = subprocess.Popen(
+        ["sh", "-c", f'setsid sleep 60 & echo $! > "{pidfile}"; wait'], cwd=tmp_path
+    )
+    try:
+        guardian.watch(watched.pid)
+        grandchild = _pid_when_written(pidfile)
+        guardian.release()
+        assert wait_exit(watched, 30) == -signal.SIGKILL
+        assert not psutil.pid_exists(grandchild) or _zombie(grandchild)
+    finally:
+        watched.kill()
+        watched.wait()
+        if pidfile.exists() and pidfile.read_text().strip():
+            with contextlib.suppress(OSError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)  # only if it escaped
+
+
+def test_the_guardian_reads_a_process_whose_name_holds_parentheses_and_spaces() -> None:
+    code = "open('/proc/self/comm', 'w').write('a) b (c'); import time; time.sleep(60)"
+    named = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{named.pid}/comm").read_text().strip() != "a) b (c":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        parent, start = process_table()[named.pid]
+        assert parent == os.getpid()
+        assert start == process_table()[named.pid][1] > 0
+    finally:
+        named.kill()
+        named.wait()
+    assert named.pid not in process_table()  # reaped: gone from the table
+
+
+def _pid_when_written(path: Path) -> int:
+    deadline = time.monotonic() + 30
+    while not path.exists() or not path.read_text().strip():
+        assert time.monotonic() < deadline, "the grandchild never started"
+        time.sleep(0.01)
+    return int(path.read_text())
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True

@@ -1,0 +1,186 @@
+"""The guardian process itself (started by `reaper.Guardian`; see that module for why).
+
+It runs as ``python -I -S guardian.py WORKSPACE`` with the subject's pid on stdin, once per
+subject, at the moment the host starts: so it imports only what is built into the interpreter
+(no `site`, no `signal`, whose `enum` import alone costs more than the interpreter's start, no
+psutil) and reads /proc directly. Where there is no /proc it is started with `site` and falls
+back to psutil.
+"""
+
+from __future__ import annotations
+
+# The C module under `signal`, without its enum wrappers (it has no type stubs).
+import _signal  # type: ignore[import-not-found]
+import os
+import select
+import sys
+
+POLL_S = 0.2
+KILL = 9  # SIGKILL
+
+# A process as the guardian knows it: its pid and start time (so a reused pid is never hit).
+Known = tuple[int, float]
+Table = dict[int, tuple[int, float]]
+
+
+def table() -> Table:
+    """Every live, non-zombie process: pid -> (parent pid, start time)."""
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return _table_from_psutil()
+    found: Table = {}
+    with entries:
+        for entry in entries:
+            if entry.name.isdigit() and (stat := _stat(entry.name)) is not None:
+                found[int(entry.name)] = stat
+    return found
+
+
+def _stat(pid: str) -> tuple[int, float] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            data = file.read()
+    except OSError:
+        return None  # gone, or not ours to read
+    # "pid (comm) state ppid ... starttime ...": comm may hold spaces and parentheses.
+    fields = data[data.rindex(b")") + 2 :].split()
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return int(fields[1]), float(fields[19])
+
+
+def _table_from_psutil() -> Table:
+    import psutil  # only where there is no /proc: the guardian was then started with `site`
+
+    found: Table = {}
+    for process in psutil.process_iter(["ppid", "create_time", "status"]):
+        if process.info["status"] != psutil.STATUS_ZOMBIE:
+            found[process.pid] = (process.info["ppid"], process.info["create_time"])
+    return found
+
+
+def working_in(root: str) -> list[int]:
+    """Pids whose working directory lies in `root`."""
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        import psutil
+
+        return [p.pid for p in psutil.process_iter(["cwd"]) if _under(p.info["cwd"] or "", root)]
+    found: list[int] = []
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                cwd = os.readlink(f"/proc/{entry.name}/cwd")
+            except OSError:
+                continue  # gone, or not ours to read
+            if _under(cwd, root):
+                found.append(int(entry.name))
+    return found
+
+
+def _under(cwd: str, root: str) -> bool:
+    return cwd == root or cwd.startswith(root.rstrip("/") + "/")
+
+
+def _kill(pid: int, *, group: bool = False) -> None:
+    try:
+        if group:
+            os.killpg(pid, KILL)
+        else:
+            os.kill(pid, KILL)
+    except OSError:
+        pass  # gone already, or not ours
+
+
+class Watch:
+    """The subjects the guardian was told about and every descendant it saw."""
+
+    def __init__(self, workspace: str) -> None:
+        self.workspace = workspace
+        self.roots: set[Known] = set()
+        self.seen: set[Known] = set()
+
+    def add(self, pid: int) -> None:
+        if (stat := _stat(str(pid)) or table().get(pid)) is not None:
+            self.roots.add((pid, stat[1]))
+
+    def track(self) -> Table:
+        """Remember every live descendant of a root; returns the process table it read."""
+        now = table()
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _) in now.items():
+            children.setdefault(ppid, []).append(pid)
+        stack = [pid for pid, start in self.roots if _same(now, pid, start)]
+        while stack:
+            for child in children.get(stack.pop(), ()):
+                if (child, now[child][1]) not in self.seen:
+                    self.seen.add((child, now[child][1]))
+                    stack.append(child)
+        return now
+
+    def sweep(self) -> int:
+        """SIGKILL everything of the subject still alive; how many processes were hit."""
+        now = self.track()
+        hit = 0
+        for pid, start in [*self.roots, *self.seen]:
+            if not _same(now, pid, start):
+                continue
+            try:
+                leads = os.getpgid(pid) == pid
+            except OSError:
+                continue
+            if leads:
+                _kill(pid, group=True)
+            _kill(pid)
+            hit += 1
+        me = os.getpid()
+        for pid in working_in(self.workspace):
+            if pid != me and pid in now:
+                _kill(pid)
+                hit += 1
+        return hit
+
+
+def _same(now: Table, pid: int, start: float) -> bool:
+    """Whether `pid` still runs as the process started at `start` (not a reused pid)."""
+    return pid in now and now[pid][1] == start
+
+
+def serve(fd: int, workspace: str) -> None:
+    """Track the subjects whose pids arrive on `fd` until it ends, then sweep them."""
+    watch = Watch(workspace)
+    pending = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], POLL_S)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line.strip().isdigit():
+                    watch.add(int(line))
+        watch.track()
+    # A killed parent may still be forking for a moment: sweep until nothing is left.
+    for _ in range(5):
+        if not watch.sweep():
+            break
+
+
+def main(argv: list[str]) -> None:
+    """Guardian entry point: ``guardian.py WORKSPACE``, subject pids on stdin."""
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # Ctrl-C is the evaluator's to handle
+    _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)
+    serve(sys.stdin.fileno(), argv[1])
+    # Nothing is left to flush (its output is /dev/null), and the evaluator waits on this exit:
+    # skip the interpreter's teardown.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
