@@ -14,7 +14,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from bench.common import bare_pi, body_script, body_suite, emit, run_suite
+from bench.common import bare_pi, bare_scratch, body_script, body_suite, emit, run_suite
 
 WORKERS = 8
 
@@ -26,7 +26,8 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
         parallel_root = body_suite(Path(tmp) / "parallel", groups, calls, latency_ms)
         serial_wall, serial_cpu = run_suite(serial_root, "-n", "0")
         parallel_wall, parallel_cpu = run_suite(parallel_root, "-n", str(WORKERS))
-        bare = bare_pi(body_script(calls, latency_ms), "Do the task.", 4, Path(tmp), fixture=True)
+    with bare_scratch() as homes:
+        bare = bare_pi(body_script(calls, latency_ms), "Do the task.", 4, Path(homes), fixture=True)
     cores = len(os.sched_getaffinity(0))
     subjects = groups * 2
     host_cpu = statistics.median(cpu for _, cpu in bare)

@@ -186,10 +186,33 @@ class Host(Protocol):
         ...
 
 
+# Memory-backed, and with this much room at least, or isolated homes go to the temp directory.
+_SHM = "/dev/shm"
+_SHM_ROOM = 1 << 30
+
+
+def home_parent() -> str | None:
+    """Where isolated homes are made: the operator's TMPDIR when set, else /dev/shm when it has
+    room, else the system's temp directory (None: `tempfile`'s choice).
+
+    A home is thrown away after its run, so nothing is gained from a disk, and on one the host's
+    own databases pay for their syncs (Codex writes seven SQLite files per run: 36 ms of a
+    350 ms scripted turn here) and the deletion pays for the filesystem's discards (7 ms)."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        room = os.statvfs(_SHM)
+    except OSError:
+        return None
+    if room.f_bavail * room.f_frsize < _SHM_ROOM or not os.access(_SHM, os.W_OK | os.X_OK):
+        return None
+    return _SHM
+
+
 @contextlib.contextmanager
 def isolated_home(host: Host, endpoint: Endpoint, *, prefix: str) -> Iterator[Home]:
     """A fresh home for one run, always deleted afterwards: it never becomes evidence."""
-    root = Path(tempfile.mkdtemp(prefix=prefix))
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=home_parent()))
     home: Home | None = None
     try:
         home = host.prepare(root, endpoint)

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.hosts import UnknownHostError, host_for
+from pytest_skill_eval.hosts import UnknownHostError, base, host_for
 from pytest_skill_eval.hosts.base import (
     Endpoint,
     Launch,
     ServedModel,
+    home_parent,
     isolated_home,
     launch_process,
 )
@@ -117,3 +118,27 @@ def test_a_guarded_turn_by_turn_launch_and_a_bare_one_shot_launch(tmp_path: Path
         assert argv[-5:] == ["--model", "acme/m", "--thinking", "low", "judge"]
         assert env["PWD"] == str(tmp_path)
         assert not process.interactive
+
+
+def test_homes_go_to_memory_with_room_unless_the_operator_chose_a_temp_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = tmp_path / "shm"
+    memory.mkdir()
+    monkeypatch.setattr(base, "_SHM", str(memory))
+    monkeypatch.delenv("TMPDIR", raising=False)
+    assert home_parent() == str(memory)
+    endpoint = Endpoint(mode="scripted", model=None)
+    with isolated_home(host_for("pi"), endpoint, prefix="skill-eval-test-") as home:
+        assert home.root.parent == memory
+    assert list(memory.iterdir()) == []  # deleted after the run
+    # Not enough room there: the system's temp directory.
+    monkeypatch.setattr(base, "_SHM_ROOM", 1 << 62)
+    assert home_parent() is None
+    monkeypatch.setattr(base, "_SHM_ROOM", 1)
+    # The operator's TMPDIR wins, and a missing /dev/shm is no error.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert home_parent() is None
+    monkeypatch.delenv("TMPDIR")
+    monkeypatch.setattr(base, "_SHM", str(tmp_path / "absent"))
+    assert home_parent() is None
