@@ -118,6 +118,14 @@ def run_suite(root: Path, *extra: str) -> tuple[float, float]:
     return wall, cpu
 
 
+def bare_scratch() -> tempfile.TemporaryDirectory[str]:
+    """A scratch directory for bare host runs, where `isolated_home` makes the evaluator's homes
+    (a home on disk or in memory changes a host's own time: both sides get the same)."""
+    from pytest_skill_eval.hosts.base import home_parent
+
+    return tempfile.TemporaryDirectory(dir=home_parent())
+
+
 # Sets up one bare run's directory (`base/work` is its cwd) for its route; argv and env.
 BareCommand = Callable[[Any, Path], tuple[list[str], dict[str, str]]]
 
@@ -195,6 +203,7 @@ def overhead(
     reply: dict[str, Any],
     groups: int = 10,
     rounds: int = 5,
+    also: tuple[str, Callable[[int, Path], list[float]]] | None = None,
 ) -> dict[str, Any]:
     """Median item wall time minus median bare-host wall time over `groups` one-turn
     description groups, printed against the 150 ms / 15% bars.
@@ -205,17 +214,29 @@ def overhead(
     """
     items: list[float] = []
     bare: list[float] = []
+    other: list[float] = []
     per_round = max(1, groups // rounds)
-    with tempfile.TemporaryDirectory() as tmp:
+    # Bare runs keep their homes where the evaluator makes its isolated homes.
+    with tempfile.TemporaryDirectory() as tmp, bare_scratch() as homes:
         for k in range(rounds):
-            root, bare_dir = Path(tmp) / f"suite{k}", Path(tmp) / f"bare{k}"
+            root, bare_dir = Path(tmp) / f"suite{k}", Path(homes) / f"bare{k}"
             description_suite(root, per_round, prompt, reply)
             bare_dir.mkdir()
             round_items, round_bare = measure(root, per_round * 2, bare_dir)
             items += round_items
             bare += round_bare
+            if also is not None:
+                (also_dir := Path(homes) / f"also{k}").mkdir()
+                other += also[1](per_round * 2, also_dir)
     item_median, bare_median = statistics.median(items), statistics.median(bare)
     difference = item_median - bare_median
+    extra: dict[str, Any] = {}
+    if also is not None:
+        other_median = statistics.median(other)
+        extra = {
+            f"{also[0]}_median_s": round(other_median, 3),
+            f"overhead_vs_{also[0]}_ms": round((item_median - other_median) * 1000, 1),
+        }
     return emit(
         name,
         overhead_ms=round(difference * 1000, 1),
@@ -224,5 +245,6 @@ def overhead(
         goal_ratio=0.15,
         item_median_s=round(item_median, 3),
         **{bare_key: round(bare_median, 3)},
+        **extra,
         runs=len(items),
     )

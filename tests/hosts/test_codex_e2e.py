@@ -134,6 +134,13 @@ def test_activation_by_turn_isolation_and_loopback_only(
     assert run["codex"]["version"] == "0.171.0"
     assert run["codex"]["enforced"]["sandbox"] == "read-only"
     assert "mount namespace" in run["codex"]["enforced"]["reads"]
+    # Both turns ran the native binary itself (inside the mount namespace), never Node's
+    # launcher, with what the launcher would have given it.
+    args = run["process"]["args"]
+    assert args[args.index("--") + 1].endswith("/x86_64-unknown-linux-musl/bin/codex")
+    assert {"CODEX_MANAGED_PACKAGE_ROOT", "CODEX_MANAGED_BY_NPM"} <= set(
+        run["environment"]["names"]
+    )
     target = run["resources"]["targetPath"]
     assert run["activation"]["readTurns"] == [2]
     assert target in run["activation"]["successfulReadPaths"]

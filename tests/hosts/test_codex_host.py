@@ -11,10 +11,14 @@ import pytest
 
 from pytest_skill_eval.hosts import HostOptions, checked_binary, host_for
 from pytest_skill_eval.hosts.base import Endpoint, Launch
+from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.codex.binary import (
+    PINNED,
     UNCONFINED_OPTION,
     CodexSetupError,
+    check_codex,
     check_machine,
+    native_codex,
     system_layers,
 )
 from pytest_skill_eval.hosts.codex.config import CodexConfig, sandbox_mode
@@ -351,3 +355,24 @@ class _Binary:
 def _root(path: Path) -> Path:
     path.mkdir()
     return path
+
+
+def test_the_pinned_launcher_is_replaced_by_the_native_binary_it_would_exec() -> None:
+    launcher = PACKAGE_ROOT / "node_modules" / ".bin" / "codex"
+    found = native_codex(launcher)
+    assert found is not None
+    native, env = found
+    assert native.read_bytes()[:4] == b"\x7fELF"  # a native program, not a Node script
+    package = launcher.resolve().parent.parent
+    assert env == {"CODEX_MANAGED_PACKAGE_ROOT": str(package), "CODEX_MANAGED_BY_NPM": "1"}
+    checked = check_codex(launcher)
+    assert (checked.path, checked.executable, checked.version) == (launcher, native, PINNED)
+    assert dict(checked.launcher_env) == env
+    # Pointed at the native binary itself (or anything but the launcher), that is what runs.
+    assert native_codex(native) is None
+    assert check_codex(native).executable == native
+
+
+def test_a_launcher_without_its_platform_package_runs_as_it_is(tmp_path: Path) -> None:
+    launcher = write(tmp_path / "codex" / "bin" / "codex.js", "#!/usr/bin/env node\n")
+    assert native_codex(launcher) is None

@@ -10,6 +10,8 @@ or the operator accepted that they are not.
 from __future__ import annotations
 
 import os
+import platform
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +37,15 @@ class CodexSetupError(HostError):
     """This machine or invocation cannot run Codex the way the evaluator must."""
 
 
+# The native build each platform package of `@openai/codex` ships (as its Node launcher maps them).
+_TARGETS = {
+    ("linux", "x86_64"): ("@openai/codex-linux-x64", "x86_64-unknown-linux-musl"),
+    ("linux", "aarch64"): ("@openai/codex-linux-arm64", "aarch64-unknown-linux-musl"),
+    ("darwin", "x86_64"): ("@openai/codex-darwin-x64", "x86_64-apple-darwin"),
+    ("darwin", "arm64"): ("@openai/codex-darwin-arm64", "aarch64-apple-darwin"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class CodexBinary:
     """A checked Codex executable."""
@@ -43,6 +54,40 @@ class CodexBinary:
     version: str
     # The bwrap that confines reads; None: reads are unconfined (the operator opted in).
     bwrap: Path | None = None
+    # What runs: the native binary `path`'s launcher would exec, or `path` itself.
+    executable: Path | None = None
+    # The environment the npm launcher gives the native binary (its package root).
+    launcher_env: tuple[tuple[str, str], ...] = ()
+
+
+def native_codex(path: Path) -> tuple[Path, dict[str, str]] | None:
+    """The native binary that the npm launcher `path` (`@openai/codex/bin/codex.js`) would
+    exec, and the environment it would add; None when `path` is not that launcher or the
+    platform package is missing.
+
+    The launcher is a Node program whose only work is to find this binary and replace itself
+    with it: starting Node for that costs 120 ms of CPU and wall time on every turn here, a
+    third of a scripted Codex turn. Running the binary directly, with what the launcher adds
+    (`CODEX_MANAGED_PACKAGE_ROOT`, `CODEX_MANAGED_BY_NPM`), is the same Codex without Node.
+    """
+    resolved = path.resolve()
+    if resolved.name != "codex.js" or resolved.parent.name != "bin":
+        return None
+    package_root = resolved.parent.parent
+    target = _TARGETS.get((sys.platform, platform.machine()))
+    if target is None:
+        return None
+    package, triple = target
+    vendors = [
+        parent / "node_modules" / package / "vendor"
+        for parent in [package_root, *package_root.parents]
+    ]
+    for vendor in [*vendors, package_root / "vendor"]:
+        native = vendor / triple / "bin" / "codex"
+        if native.is_file() and os.access(native, os.X_OK):
+            env = {"CODEX_MANAGED_PACKAGE_ROOT": str(package_root), "CODEX_MANAGED_BY_NPM": "1"}
+            return native, env
+    return None
 
 
 def locate_codex(explicit: str | None, root: Path) -> Path:
@@ -54,15 +99,22 @@ def locate_codex(explicit: str | None, root: Path) -> Path:
 
 
 def check_codex(path: Path) -> CodexBinary:
-    """Run `codex --version` once in an empty home; refuse anything but the pinned version."""
+    """Run `codex --version` once in an empty home; refuse anything but the pinned version.
+
+    The version asked is that of what will run: the native binary behind the npm launcher
+    when there is one (`native_codex`), else `path` itself."""
+    native = native_codex(path)
+    executable, launcher_env = native if native is not None else (path, {})
     env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
     env |= {"HOME": os.devnull, "CODEX_HOME": os.devnull}
-    found = version_of(path, env, CodexNotFoundError).group(0)
+    found = version_of(executable, env, CodexNotFoundError).group(0)
     if found != PINNED:
         raise CodexNotFoundError(
-            f"{path} is Codex {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
+            f"{executable} is Codex {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
         )
-    return CodexBinary(path, found, confinement(path))
+    return CodexBinary(
+        path, found, confinement(path), executable, tuple(sorted(launcher_env.items()))
+    )
 
 
 def confinement(path: Path) -> Path | None:

@@ -259,7 +259,7 @@ class CodexHost:
     display_name = "Codex"
     record_key = "codex"
     auth_advice = "name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit"
-    runs_on_node = False  # a Node launcher for a native binary: its start-up is the binary's
+    runs_on_node = False  # its native binary runs directly (`binary.native_codex`), never Node
     observes_context = False
     unobservable_tools = UNOBSERVABLE_TOOLS
 
@@ -271,6 +271,7 @@ class CodexHost:
         self.target_name: str | None = None
         self.sessions = Path(os.devnull)
         self._command = "codex"
+        self._launcher_env: dict[str, str] = {}
         self._confine: list[str] | None = None  # the bwrap prefix; None: reads unconfined
 
     @property
@@ -298,7 +299,7 @@ class CodexHost:
         env |= {"HOME": str(home.home), "CODEX_HOME": str(home.config), "TMPDIR": str(home.tmp)}
         if self._base_url is not None:
             env[KEY_ENV] = LOOPBACK_KEY
-        return env
+        return env | self._launcher_env  # set by `argv`, which runs first
 
     def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
         """Writes the run's config and skills; the command line of turn one."""
@@ -322,7 +323,9 @@ class CodexHost:
             self.target_name = next((n for n, p in names.items() if str(p) == target), None)
             if self.target_name is not None:
                 self.first_prompt = f"${self.target_name} {launch.prompts[0]}"
-        self._command = str(binary.path)
+        executable = getattr(binary, "executable", None)
+        self._command = str(executable or binary.path)
+        self._launcher_env = dict(getattr(binary, "launcher_env", ()))
         bwrap = getattr(binary, "bwrap", None)
         if isinstance(bwrap, Path):
             self._confine = confinement_prefix(bwrap, binary.path, launch, home)
