@@ -17,9 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.support.bytecode import cache_bytecode_outside_the_tree
 from tests.support.paths import PI, REPO
 from tests.support.roots import VARIANTS, Group, body_group, build, make_root, variant
 from tests.support.runs import skill_eval_args
+
+# The pytest sessions timed here cache bytecode as an ordinary Python does.
+cache_bytecode_outside_the_tree()
 
 __all__ = [
     "PI",
