@@ -8,6 +8,7 @@ checked against (pytest 9.2.0, pytest-xdist 3.8.0).
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -92,12 +93,18 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
     """
     if not config.stash.get(GROUP_SCHEDULING, False):
         return None
-    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
-
     if config.stash[SESSION_KEY].settings.adaptive:
         # Adaptive trials wait on earlier trials: work units must go out in collection order
         # (trial-major), never reordered by size (`--loadscope-reorder`, pytest-xdist 3.8.0).
         config.option.loadscopereorder = False
+    return group_scheduling()(config, log)
+
+
+@functools.cache
+def group_scheduling() -> type:
+    """xdist's loadscope with a group (on a host, in a trial) as its scope, handing a worker
+    its next group only when it is on its last test (built on first use: xdist is optional)."""
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
     class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
         # `_split_scope` is LoadScopeScheduling's documented override point for subclasses,
@@ -105,7 +112,24 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             return scope_of(nodeid)
 
-    return GroupScheduling(config, log)
+        # Stock loadscope tops a worker up while it has two tests or fewer to go: with two
+        # variants a group, that handed every worker two groups before its first had run, so
+        # 16 groups on 8 workers were all placed up front, and a worker slowed by its hosts ran
+        # its second group alone at the end. A worker gets its next group only when it is on
+        # its last test (it needs one more queued to start that one: xdist runs a test once it
+        # knows the next). Same attributes and shutdown rule as the stock `_reschedule`
+        # (pytest-xdist 3.8.0).
+        def _reschedule(self, node: Any) -> None:
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
+
+    return GroupScheduling
 
 
 def hand_to_worker(node: Any) -> None:
