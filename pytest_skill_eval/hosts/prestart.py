@@ -42,6 +42,11 @@ class PromptGate:
             self._decided.set()
 
     @property
+    def held(self) -> bool:
+        """Whether the run may not begin yet (neither opened nor aborted)."""
+        return self._state == HELD
+
+    @property
     def aborted(self) -> bool:
         """Whether the run was called off before its first prompt."""
         return self._state == ABORTED
@@ -108,8 +113,14 @@ def start_when_free(
     """Spawn `process` in a start-up slot (`startup.start_when_free`) and note when.
 
     A held host frees its slot once it waits at the gate: it never reaches the model before.
+    Until its gate opens, nothing waits on it: its start-up gives way to the others.
     """
-    startup.start_when_free(process, gate.ready(received), lambda: cancel.cancelled or gate.aborted)
+    startup.start_when_free(
+        process,
+        gate.ready(received),
+        lambda: cancel.cancelled or gate.aborted,
+        early=lambda: gate.held,
+    )
     gate.spawned()
 
 

@@ -9,7 +9,14 @@ bursts out so that one subject's start-up overlaps another's wait.
 
 Slots are `flock` locks on files in one directory per user, shared by every evaluator process on
 the machine (xdist workers, concurrent sessions); the kernel releases a lock whose holder died.
-Only the time a subject waited for its slot is recorded; nothing here touches evidence.
+Waiters are served first come, first served: each leaves a ticket (a file named by the
+machine-wide monotonic clock, its pid and thread) and only the oldest `slots` living tickets
+may try for a slot. Taking whichever slot a waiter happened to poll first had let some
+subjects wait 26 s while later ones started, which left their workers behind and the run
+ending on them. A start-up nobody waits on yet (a pre-started candidate, whose run begins only
+after its baseline's) queues behind every start-up a worker is blocked on, until its run may
+begin. Only the time a subject waited for its slot is recorded; nothing here touches
+evidence.
 """
 
 from __future__ import annotations
@@ -90,45 +97,129 @@ def acquire(
     *,
     slots: int | None = None,
     directory: Path | None = None,
+    early: Callable[[], bool] | None = None,
 ) -> StartupSlot:
     """Wait for a free start-up slot (`slot_count()` unless told). On cancellation, with the
-    gate off, or when the slot files cannot be used, the subject goes ahead without one."""
+    gate off, or when the slot files cannot be used, the subject goes ahead without one.
+
+    While `early()` is true nobody waits on this start-up yet: it gives way to the others."""
     count = slots if slots is not None else slot_count()
     start = time.monotonic()
     if count < 1:
         return StartupSlot(None, 0.0)
+    fds: list[int] = []
     try:
         where = directory or slot_directory()
-        fds = [
-            os.open(where / f"slot-{index}", os.O_RDWR | os.O_CREAT, 0o600)
-            for index in range(count)
-        ]
+        for index in range(count):
+            fds.append(os.open(where / f"slot-{index}", os.O_RDWR | os.O_CREAT, 0o600))
+        ticket, held = _queue(where, URGENT if early is None or not early() else EARLY)
     except OSError:
+        for fd in fds:
+            os.close(fd)
         return StartupSlot(None, 0.0)
     try:
         while True:
-            for fd in fds:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue
-                fds.remove(fd)
-                return StartupSlot(fd, time.monotonic() - start)
+            if ticket.name.startswith(EARLY) and early is not None and not early():
+                ticket = _promote(ticket)
+            if _turn(where, ticket.name, count):
+                for fd in fds:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        continue
+                    fds.remove(fd)
+                    return StartupSlot(fd, time.monotonic() - start)
             if cancelled():
                 return StartupSlot(None, time.monotonic() - start)
             time.sleep(POLL_S)
     finally:
+        with contextlib.suppress(OSError):
+            ticket.unlink()
+        os.close(held)
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
 
+TICKET = "waiting-"
+# Ticket names sort urgent start-ups first, then by when they came.
+URGENT, EARLY = f"{TICKET}0-", f"{TICKET}1-"
+
+
+def _queue(where: Path, kind: str) -> tuple[Path, int]:
+    """This waiter's ticket, locked for as long as it waits (the kernel drops the lock of a
+    waiter that died, which is how the others tell), and the descriptor holding the lock.
+    Locked before it is given its name, so nobody ever sees it unlocked."""
+    name = f"{time.monotonic_ns():020d}-{os.getpid()}-{threading.get_ident()}"
+    draft = where / f".{name}"
+    fd = os.open(draft, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        ticket = where / f"{kind}{name}"
+        os.rename(draft, ticket)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            draft.unlink()
+        raise
+    return ticket, fd
+
+
+def _promote(ticket: Path) -> Path:
+    """An early ticket made urgent, keeping when it came (a rename keeps its lock)."""
+    urgent = ticket.with_name(URGENT + ticket.name[len(EARLY) :])
+    try:
+        os.rename(ticket, urgent)
+    except OSError:
+        return ticket
+    return urgent
+
+
+def _turn(where: Path, mine: str, count: int) -> bool:
+    """Whether fewer than `count` living waiters queued before `mine` (the ticket of a waiter
+    that died is removed on the way)."""
+    try:
+        names = os.listdir(where)
+    except OSError:
+        return True  # the queue cannot be read: try for a slot as before
+    ahead = 0
+    for name in sorted(n for n in names if n.startswith(TICKET) and n < mine):
+        if _waiting(where / name):
+            ahead += 1
+            if ahead >= count:
+                return False
+    return True
+
+
+def _waiting(ticket: Path) -> bool:
+    """Whether the waiter of `ticket` still waits: its lock is held (else the ticket goes)."""
+    try:
+        fd = os.open(ticket, os.O_RDWR)
+    except OSError:
+        return False  # gone: its waiter took a slot or gave up
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return True  # cannot tell: count it
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        ticket.unlink()  # its waiter died without removing it
+    return False
+
+
 def start_when_free(
-    process: HostProcess, received: Callable[[], int] | None, cancelled: Callable[[], bool]
+    process: HostProcess,
+    received: Callable[[], int] | None,
+    cancelled: Callable[[], bool],
+    early: Callable[[], bool] | None = None,
 ) -> None:
     """Spawn `process` in a start-up slot, held until its model endpoint has `received` a
-    request or the host exited; without a way to tell (live traffic), spawn it at once."""
-    slot = acquire(cancelled) if received is not None else None
+    request or the host exited; without a way to tell (live traffic), spawn it at once.
+    `early`: see `acquire`."""
+    slot = acquire(cancelled, early=early) if received is not None else None
     process.queued_s = slot.waited_s if slot is not None else 0.0
     try:
         process.start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from pytest_skill_eval.hosts import startup
@@ -81,3 +82,90 @@ def test_a_dead_holders_slot_is_free(tmp_path: Path) -> None:
     )
     assert free.held
     free.release()
+
+
+def test_waiters_are_served_in_the_order_they_came(tmp_path: Path) -> None:
+    held = startup.acquire(lambda: False, slots=1, directory=tmp_path)
+    order: list[str] = []
+    slots: list[startup.StartupSlot] = []
+
+    def wait(name: str) -> None:
+        slot = startup.acquire(lambda: False, slots=1, directory=tmp_path)
+        order.append(name)
+        slots.append(slot)
+        slot.release_when(lambda: False, hold_s=0.1)
+
+    threads = []
+    for name in ("first", "second", "third", "fourth", "fifth"):
+        thread = threading.Thread(target=wait, args=(name,))
+        thread.start()
+        threads.append(thread)
+        # Each is queued before the next one comes.
+        wait_for(lambda: len(_tickets(tmp_path)) == len(threads), f"{name} to queue")
+    held.release()
+    for thread in threads:
+        thread.join(10)
+    assert order == ["first", "second", "third", "fourth", "fifth"]
+    assert not _tickets(tmp_path)  # every ticket is gone with its waiter
+
+
+def test_a_waiter_that_died_is_not_waited_for(tmp_path: Path) -> None:
+    held = startup.acquire(lambda: False, slots=1, directory=tmp_path)
+    code = (
+        "import sys; from pathlib import Path; from pytest_skill_eval.hosts import startup; "
+        "startup.acquire(lambda: False, slots=1, directory=Path(sys.argv[1]))"
+    )
+    waiter = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)])
+    wait_for(lambda: len(_tickets(tmp_path)) == 1, "the other process to queue")
+    waiter.kill()
+    waiter.wait()
+    assert len(_tickets(tmp_path)) == 1  # killed: its ticket is left behind, unlocked
+    held.release()
+    after = startup.acquire(lambda: False, slots=1, directory=tmp_path)
+    assert after.held
+    assert after.waited_s < 5
+    assert not _tickets(tmp_path)
+    after.release()
+
+
+def _tickets(directory: Path) -> list[Path]:
+    return list(directory.glob(f"{startup.TICKET}*"))
+
+
+def test_a_start_up_nobody_waits_on_gives_way_until_its_run_may_begin(tmp_path: Path) -> None:
+    held = startup.acquire(lambda: False, slots=1, directory=tmp_path)
+    order: list[str] = []
+    needed = threading.Event()
+
+    def wait(name: str, early: Callable[[], bool] | None) -> None:
+        slot = startup.acquire(lambda: False, slots=1, directory=tmp_path, early=early)
+        order.append(name)
+        slot.release_when(lambda: False, hold_s=0.1)
+
+    prestart = threading.Thread(target=wait, args=("pre-started", lambda: True))
+    blocked = threading.Thread(target=wait, args=("blocked", None))
+    prestart.start()
+    wait_for(lambda: len(_tickets(tmp_path)) == 1, "the pre-start to queue")
+    blocked.start()
+    wait_for(lambda: len(_tickets(tmp_path)) == 2, "the blocked start-up to queue")
+    held.release()
+    blocked.join(10)
+    prestart.join(10)
+    # Came first, but nobody waited on it: the start-up a worker was blocked on went first.
+    assert order == ["blocked", "pre-started"]
+
+    # Once its run may begin, it keeps its place by when it came.
+    order.clear()
+    held = startup.acquire(lambda: False, slots=1, directory=tmp_path)
+    prestart = threading.Thread(target=wait, args=("pre-started", lambda: not needed.is_set()))
+    prestart.start()
+    wait_for(lambda: len(_tickets(tmp_path)) == 1, "the pre-start to queue")
+    needed.set()
+    wait_for(lambda: _tickets(tmp_path)[0].name.startswith(startup.URGENT), "its promotion")
+    blocked = threading.Thread(target=wait, args=("blocked", None))
+    blocked.start()
+    wait_for(lambda: len(_tickets(tmp_path)) == 2, "the blocked start-up to queue")
+    held.release()
+    blocked.join(10)
+    prestart.join(10)
+    assert order == ["pre-started", "blocked"]
