@@ -69,7 +69,7 @@ def _bare_times(runs: int, tmp: Path, codex: Path = NATIVE) -> list[float]:
     return [wall for wall, _ in bare_runs([{"response": REPLY}], runs, tmp, command)]
 
 
-def main(groups: int = 10) -> dict[str, object]:
+def main(groups: int = 20) -> dict[str, object]:
     """Median item wall time minus median bare-Codex wall time."""
     return overhead(
         "codex-overhead",

@@ -33,6 +33,7 @@ from pathlib import Path
 from .process import HostProcess
 
 POLL_S = 0.02
+VERIFY_EVERY = 50  # polls between checks that the waiters ahead still live (about 1 s)
 HOLD_S = 5.0  # the longest a start-up holds its slot: a slow host never blocks the others
 
 
@@ -118,10 +119,14 @@ def acquire(
             os.close(fd)
         return StartupSlot(None, 0.0)
     try:
+        polls = 0
         while True:
             if ticket.name.startswith(EARLY) and early is not None and not early():
                 ticket = _promote(ticket)
-            if _turn(where, ticket.name, count):
+            # Whether the waiters ahead still live is checked about once a second: it costs a
+            # lock attempt each, and a waiter dies without removing its ticket only when killed.
+            ahead = _ahead(where, ticket.name, verify=polls % VERIFY_EVERY == 0)
+            if ahead < count:
                 for fd in fds:
                     try:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -131,7 +136,9 @@ def acquire(
                     return StartupSlot(fd, time.monotonic() - start)
             if cancelled():
                 return StartupSlot(None, time.monotonic() - start)
-            time.sleep(POLL_S)
+            # Far back in the queue, look less often.
+            time.sleep(POLL_S * min(1 + max(0, ahead - count), 10))
+            polls += 1
     finally:
         with contextlib.suppress(OSError):
             ticket.unlink()
@@ -175,20 +182,17 @@ def _promote(ticket: Path) -> Path:
     return urgent
 
 
-def _turn(where: Path, mine: str, count: int) -> bool:
-    """Whether fewer than `count` living waiters queued before `mine` (the ticket of a waiter
-    that died is removed on the way)."""
+def _ahead(where: Path, mine: str, *, verify: bool) -> int:
+    """How many waiters queued before `mine`; with `verify`, only living ones count (the
+    ticket of a waiter that died is removed on the way)."""
     try:
         names = os.listdir(where)
     except OSError:
-        return True  # the queue cannot be read: try for a slot as before
-    ahead = 0
-    for name in sorted(n for n in names if n.startswith(TICKET) and n < mine):
-        if _waiting(where / name):
-            ahead += 1
-            if ahead >= count:
-                return False
-    return True
+        return 0  # the queue cannot be read: try for a slot as before
+    earlier = [n for n in names if n.startswith(TICKET) and n < mine]
+    if not verify:
+        return len(earlier)
+    return sum(1 for name in earlier if _waiting(where / name))
 
 
 def _waiting(ticket: Path) -> bool:
