@@ -95,7 +95,7 @@ def test_waiters_are_served_in_the_order_they_came(tmp_path: Path) -> None:
         slots.append(slot)
         slot.release_when(lambda: False, hold_s=0.1)
 
-    threads = []
+    threads: list[threading.Thread] = []
     for name in ("first", "second", "third", "fourth", "fifth"):
         thread = threading.Thread(target=wait, args=(name,))
         thread.start()
@@ -133,39 +133,40 @@ def _tickets(directory: Path) -> list[Path]:
 
 
 def test_a_start_up_nobody_waits_on_gives_way_until_its_run_may_begin(tmp_path: Path) -> None:
+    # Came first, but nobody waited on it: the start-up a worker was blocked on goes first.
+    assert _who_goes_first(tmp_path, lambda: True) == ["blocked", "pre-started"]
+    # Once its run may begin, it keeps its place by when it came.
+    needed = threading.Event()
+
+    def begin_its_run() -> None:
+        needed.set()
+        wait_for(lambda: _tickets(tmp_path)[0].name.startswith(startup.URGENT), "its promotion")
+
+    order = _who_goes_first(tmp_path, lambda: not needed.is_set(), begin_its_run)
+    assert order == ["pre-started", "blocked"]
+
+
+def _who_goes_first(
+    tmp_path: Path, early: Callable[[], bool], meanwhile: Callable[[], None] = lambda: None
+) -> list[str]:
+    """The order in which a pre-start (`early`) queued first and a start-up queued after it
+    (after `meanwhile`) get the one slot."""
     held = startup.acquire(lambda: False, slots=1, directory=tmp_path)
     order: list[str] = []
-    needed = threading.Event()
 
     def wait(name: str, early: Callable[[], bool] | None) -> None:
         slot = startup.acquire(lambda: False, slots=1, directory=tmp_path, early=early)
         order.append(name)
         slot.release_when(lambda: False, hold_s=0.1)
 
-    prestart = threading.Thread(target=wait, args=("pre-started", lambda: True))
-    blocked = threading.Thread(target=wait, args=("blocked", None))
-    prestart.start()
-    wait_for(lambda: len(_tickets(tmp_path)) == 1, "the pre-start to queue")
-    blocked.start()
-    wait_for(lambda: len(_tickets(tmp_path)) == 2, "the blocked start-up to queue")
+    threads: list[threading.Thread] = []
+    for name, how in (("pre-started", early), ("blocked", None)):
+        if threads:
+            meanwhile()
+        threads.append(threading.Thread(target=wait, args=(name, how)))
+        threads[-1].start()
+        wait_for(lambda: len(_tickets(tmp_path)) == len(threads), f"the {name} one to queue")
     held.release()
-    blocked.join(10)
-    prestart.join(10)
-    # Came first, but nobody waited on it: the start-up a worker was blocked on went first.
-    assert order == ["blocked", "pre-started"]
-
-    # Once its run may begin, it keeps its place by when it came.
-    order.clear()
-    held = startup.acquire(lambda: False, slots=1, directory=tmp_path)
-    prestart = threading.Thread(target=wait, args=("pre-started", lambda: not needed.is_set()))
-    prestart.start()
-    wait_for(lambda: len(_tickets(tmp_path)) == 1, "the pre-start to queue")
-    needed.set()
-    wait_for(lambda: _tickets(tmp_path)[0].name.startswith(startup.URGENT), "its promotion")
-    blocked = threading.Thread(target=wait, args=("blocked", None))
-    blocked.start()
-    wait_for(lambda: len(_tickets(tmp_path)) == 2, "the blocked start-up to queue")
-    held.release()
-    blocked.join(10)
-    prestart.join(10)
-    assert order == ["pre-started", "blocked"]
+    for thread in threads:
+        thread.join(10)
+    return order
