@@ -17,6 +17,8 @@ import sys
 
 POLL_S = 0.2
 KILL = 9  # SIGKILL
+# Whether /proc serves: else the guardian falls back to psutil (and is started with `site`).
+HAS_PROC = os.path.exists("/proc/self/stat")
 
 # A process as the guardian knows it: its pid and start time (so a reused pid is never hit).
 Known = tuple[int, float]
@@ -25,12 +27,10 @@ Table = dict[int, tuple[int, float]]
 
 def table() -> Table:
     """Every live, non-zombie process: pid -> (parent pid, start time)."""
-    try:
-        entries = os.scandir("/proc")
-    except OSError:
+    if not HAS_PROC:
         return _table_from_psutil()
     found: Table = {}
-    with entries:
+    with os.scandir("/proc") as entries:
         for entry in entries:
             if entry.name.isdigit() and (stat := _stat(entry.name)) is not None:
                 found[int(entry.name)] = stat
@@ -60,25 +60,21 @@ def _table_from_psutil() -> Table:
     return found
 
 
-def working_in(root: str) -> list[int]:
-    """Pids whose working directory lies in `root`."""
-    try:
-        entries = os.scandir("/proc")
-    except OSError:
+def working_in(root: str, now: Table) -> list[int]:
+    """The processes of `now` whose working directory lies in `root`."""
+    if not HAS_PROC:
         import psutil
 
-        return [p.pid for p in psutil.process_iter(["cwd"]) if _under(p.info["cwd"] or "", root)]
+        listed = psutil.process_iter(["cwd"])
+        return [p.pid for p in listed if p.pid in now and _under(p.info["cwd"] or "", root)]
     found: list[int] = []
-    with entries:
-        for entry in entries:
-            if not entry.name.isdigit():
-                continue
-            try:
-                cwd = os.readlink(f"/proc/{entry.name}/cwd")
-            except OSError:
-                continue  # gone, or not ours to read
-            if _under(cwd, root):
-                found.append(int(entry.name))
+    for pid in now:
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue  # gone, or not ours to read
+        if _under(cwd, root):
+            found.append(pid)
     return found
 
 
@@ -138,8 +134,8 @@ class Watch:
             _kill(pid)
             hit += 1
         me = os.getpid()
-        for pid in working_in(self.workspace):
-            if pid != me and pid in now:
+        for pid in working_in(self.workspace, now):
+            if pid != me:
                 _kill(pid)
                 hit += 1
         return hit

@@ -23,11 +23,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-POLL_S = 0.2
+from . import guardian
+
 RELEASE_WAIT_S = 5.0
 # Isolated, and without `site` where /proc serves (the guardian then imports nothing third-party).
-_FLAGS = ("-I", "-S") if os.path.exists("/proc/self/stat") else ("-I",)
-_GUARDIAN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guardian.py")
+_FLAGS = ("-I", "-S") if guardian.HAS_PROC else ("-I",)
+_GUARDIAN = guardian.__file__
 
 
 def wait_exit(process: subprocess.Popen[bytes], timeout: float | None) -> int | None:
