@@ -74,7 +74,8 @@ def main(groups: int = 20) -> dict[str, object]:
     return overhead(
         "codex-overhead",
         "bare_codex_median_s",
-        lambda root, runs, bare_dir: (_item_times(root), _bare_times(runs, bare_dir)),
+        _item_times,
+        _bare_times,
         PROMPT,
         REPLY,
         groups,

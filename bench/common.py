@@ -202,7 +202,8 @@ def bare_pi(
 def overhead(
     name: str,
     bare_key: str,
-    measure: Callable[[Path, int, Path], tuple[list[float], list[float]]],
+    items_of: Callable[[Path], list[float]],
+    bare_of: Callable[[int, Path], list[float]],
     prompt: str,
     reply: dict[str, Any],
     groups: int = 10,
@@ -212,9 +213,10 @@ def overhead(
     """Median item wall time minus median bare-host wall time over `groups` one-turn
     description groups, printed against the 150 ms / 15% bars.
 
-    The groups run in `rounds` small suites, each followed by as many bare runs as it has
-    items (`measure(root, runs, bare_dir)`), so a drift of the machine during the benchmark
-    reaches both sides alike instead of landing in the difference.
+    The groups run in `rounds` small suites (`items_of(root)`: each item's time), each followed
+    by as many bare runs as it has items (`bare_of(runs, directory)`), so a drift of the machine
+    during the benchmark reaches both sides alike instead of landing in the difference. `also`
+    names a second bare command, run alike and reported beside the first.
     """
     items: list[float] = []
     bare: list[float] = []
@@ -226,9 +228,8 @@ def overhead(
             root, bare_dir = Path(tmp) / f"suite{k}", Path(homes) / f"bare{k}"
             description_suite(root, per_round, prompt, reply)
             bare_dir.mkdir()
-            round_items, round_bare = measure(root, per_round * 2, bare_dir)
-            items += round_items
-            bare += round_bare
+            items += items_of(root)
+            bare += bare_of(per_round * 2, bare_dir)
             if also is not None:
                 (also_dir := Path(homes) / f"also{k}").mkdir()
                 other += also[1](per_round * 2, also_dir)

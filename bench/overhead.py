@@ -32,7 +32,8 @@ def main(groups: int = 10) -> dict[str, object]:
     return overhead(
         "evaluator-overhead",
         "bare_pi_median_s",
-        lambda root, runs, bare_dir: (_item_times(root), _bare_times(runs, bare_dir)),
+        _item_times,
+        _bare_times,
         PROMPT,
         REPLY,
         groups,
