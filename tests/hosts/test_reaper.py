@@ -7,13 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
 
 from pytest_skill_eval.hosts.guardian import table as process_table
 from pytest_skill_eval.hosts.reaper import Guardian, wait_exit
+from tests.support.processes import wait_for
 
 
 def test_wait_exit_gives_the_status_of_a_process_that_exits() -> None:
@@ -68,7 +68,9 @@ def test_the_guardian_kills_a_descendant_that_left_the_session_and_the_workspace
     )
     try:
         guardian.watch(watched.pid)
-        grandchild = _pid_when_written(pidfile)
+        grandchild = int(
+            wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), "the grandchild")
+        )
         guardian.release()
         assert wait_exit(watched, 30) == -signal.SIGKILL
         assert not psutil.pid_exists(grandchild) or _zombie(grandchild)
@@ -84,10 +86,8 @@ def test_the_guardian_reads_a_process_whose_name_holds_parentheses_and_spaces() 
     code = "open('/proc/self/comm', 'w').write('a) b (c'); import time; time.sleep(60)"
     named = subprocess.Popen([sys.executable, "-c", code])
     try:
-        deadline = time.monotonic() + 30
-        while Path(f"/proc/{named.pid}/comm").read_text().strip() != "a) b (c":
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        comm = Path(f"/proc/{named.pid}/comm")
+        wait_for(lambda: comm.read_text().strip() == "a) b (c", "the name to be set")
         parent, start = process_table()[named.pid]
         assert parent == os.getpid()
         assert start == process_table()[named.pid][1] > 0
@@ -95,14 +95,6 @@ def test_the_guardian_reads_a_process_whose_name_holds_parentheses_and_spaces() 
         named.kill()
         named.wait()
     assert named.pid not in process_table()  # reaped: gone from the table
-
-
-def _pid_when_written(path: Path) -> int:
-    deadline = time.monotonic() + 30
-    while not path.exists() or not path.read_text().strip():
-        assert time.monotonic() < deadline, "the grandchild never started"
-        time.sleep(0.01)
-    return int(path.read_text())
 
 
 def _zombie(pid: int) -> bool:
