@@ -242,6 +242,7 @@ def launch_process(
         interactive=not launch.one_shot,
         no_progress_s=launch.no_progress_s,
         redactor=launch.redactor,
+        home=home.root,
     )
     return argv, env, process
 

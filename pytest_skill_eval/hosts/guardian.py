@@ -1,7 +1,7 @@
 """The guardian process itself (started by `reaper.Guardian`; see that module for why).
 
-It runs as ``python -I -S guardian.py WORKSPACE`` with the subject's pid on stdin, once per
-subject, at the moment the host starts: so it imports only what is built into the interpreter
+It runs as ``python -I -S guardian.py WORKSPACE [HOME]`` with the subject's pid on stdin, once
+per subject, at the moment the host starts: so it imports only what is built into the interpreter
 (no `site`, no `signal`, whose `enum` import alone costs more than the interpreter's start, no
 psutil) and reads /proc directly. Where there is no /proc it is started with `site` and falls
 back to psutil.
@@ -16,6 +16,7 @@ import select
 import sys
 
 POLL_S = 0.2
+RELEASED = b"released"  # the evaluator's last word: it lives and deletes the home itself
 KILL = 9  # SIGKILL
 # Whether /proc serves: else the guardian falls back to psutil (and is started with `site`).
 HAS_PROC = os.path.exists("/proc/self/stat")
@@ -146,10 +147,12 @@ def _same(now: Table, pid: int, start: float) -> bool:
     return pid in now and now[pid][1] == start
 
 
-def serve(fd: int, workspace: str) -> None:
-    """Track the subjects whose pids arrive on `fd` until it ends, then sweep them."""
+def serve(fd: int, workspace: str, home: str | None = None) -> None:
+    """Track the subjects whose pids arrive on `fd` until it ends, then sweep them; delete
+    `home` too unless the evaluator said `released` first (else it died)."""
     watch = Watch(workspace)
     pending = b""
+    released = False
     while True:
         ready, _, _ = select.select([fd], [], [], POLL_S)
         if ready:
@@ -161,18 +164,23 @@ def serve(fd: int, workspace: str) -> None:
             for line in lines:
                 if line.strip().isdigit():
                     watch.add(int(line))
+                released = released or line.strip() == RELEASED
         watch.track()
     # A killed parent may still be forking for a moment: sweep until nothing is left.
     for _ in range(5):
         if not watch.sweep():
             break
+    if home is not None and not released:
+        import shutil  # only on this rare path: the evaluator died
+
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def main(argv: list[str]) -> None:
-    """Guardian entry point: ``guardian.py WORKSPACE``, subject pids on stdin."""
+    """Guardian entry point: ``guardian.py WORKSPACE [HOME]``, subject pids on stdin."""
     _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # Ctrl-C is the evaluator's to handle
     _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)
-    serve(sys.stdin.fileno(), argv[1])
+    serve(sys.stdin.fileno(), argv[1], argv[2] if len(argv) > 2 else None)
     # Nothing is left to flush (its output is /dev/null), and the evaluator waits on this exit:
     # skip the interpreter's teardown.
     os._exit(0)

@@ -99,6 +99,8 @@ class HostProcess:
     # Seconds spent waiting for a start-up slot (`hosts.startup`) before the host was spawned.
     queued_s: float = 0.0
     _stderr_pump: threading.Thread | None = None
+    # The subject's isolated home: its guardian deletes it should the evaluator die.
+    home: Path | None = None
 
     def start(self) -> None:
         """Spawn the host in its own session (so its group can be signalled) with no shell."""
@@ -107,7 +109,7 @@ class HostProcess:
         # With secrets to redact, stderr goes through a pipe, never straight to the file.
         piped = bool(self.redactor)
         # Started first, so no moment exists in which a killed evaluator leaves Pi unwatched.
-        self._guardian = Guardian.start(self.cwd)
+        self._guardian = Guardian.start(self.cwd, self.home)
         try:
             self._proc = subprocess.Popen(
                 list(self.argv),

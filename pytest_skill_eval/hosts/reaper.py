@@ -10,8 +10,11 @@ reaches end of file (the evaluator released it after its own cleanup, or the ker
 because the evaluator died, however it died), the guardian SIGKILLs the subject's process
 group, every descendant it saw (each known by its start time too, so a reused pid is never
 hit), the process group of each, and every process whose working directory lies in the
-subject's workspace; then it exits. The guardian itself is `guardian.py`, which imports only
-what is built into the interpreter, so a subject pays a few milliseconds of CPU for it.
+subject's workspace; then it exits. When the pipe ended without the evaluator's last word
+(`released`), the evaluator died, and the guardian also deletes the subject's isolated home,
+which the evaluator would have deleted and which may hold credentials. The guardian itself is
+`guardian.py`, which imports only what is built into the interpreter, so a subject pays a few
+milliseconds of CPU for it.
 """
 
 from __future__ import annotations
@@ -66,10 +69,12 @@ class Guardian:
         self._released = False
 
     @classmethod
-    def start(cls, workspace: Path) -> Guardian:
-        """Start a guardian for a subject that will run in `workspace` (before starting it)."""
+    def start(cls, workspace: Path, home: Path | None = None) -> Guardian:
+        """Start a guardian for a subject that will run in `workspace` (before starting it),
+        with its isolated `home` to delete should the evaluator die."""
+        argv = [sys.executable, *_FLAGS, _GUARDIAN, os.path.realpath(workspace)]
         process = subprocess.Popen(
-            [sys.executable, *_FLAGS, _GUARDIAN, os.path.realpath(workspace)],
+            [*argv, str(home)] if home is not None else argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -95,6 +100,9 @@ class Guardian:
         self._released = True
         stdin = self._process.stdin
         if stdin is not None:
+            with contextlib.suppress(OSError):
+                stdin.write(guardian.RELEASED + b"\n")  # the evaluator lives: the home is its own
+                stdin.flush()
             with contextlib.suppress(OSError):
                 stdin.close()
         if wait_exit(self._process, RELEASE_WAIT_S) is None:

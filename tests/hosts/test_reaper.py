@@ -37,7 +37,9 @@ def test_the_guardian_kills_what_still_runs_in_the_workspace_when_released(
 ) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    guardian = Guardian.start(workspace)
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    guardian = Guardian.start(workspace, home)
     watched = subprocess.Popen(["sleep", "60"])
     # Escaped: its own session, never reported to the guardian, only its directory says whose.
     escaped = subprocess.Popen(["sleep", "60"], cwd=workspace, start_new_session=True)
@@ -48,6 +50,7 @@ def test_the_guardian_kills_what_still_runs_in_the_workspace_when_released(
         assert wait_exit(watched, 30) == -signal.SIGKILL
         assert wait_exit(escaped, 30) == -signal.SIGKILL
         assert outside.poll() is None  # not the subject's: left alone
+        assert (home / ".codex").is_dir()  # released by a living evaluator: its home to delete
     finally:
         for process in (watched, escaped, outside):
             process.kill()

@@ -30,7 +30,12 @@ def _sleeps(root: Path) -> list[psutil.Process]:
     return found
 
 
-def test_kill_9_of_pytest_leaves_no_process_of_the_subject(pytester: pytest.Pytester) -> None:
+def test_kill_9_of_pytest_leaves_no_process_of_the_subject_and_no_home(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    homes = pytester.path / "tmp"
+    homes.mkdir()
+    monkeypatch.setenv("TMPDIR", str(homes))  # the child makes its isolated homes here
     root = pytester.path / "root"
     write(root / "fixture" / "README.md", "A task.\n")
     declared = skill(root, "sleeper")
@@ -55,6 +60,7 @@ def test_kill_9_of_pytest_leaves_no_process_of_the_subject(pytester: pytest.Pyte
     try:
         wait_for(lambda: _sleeps(root), "the declared sleep")
         assert pi_processes(root), "Pi and the command run in the workspace"
+        assert list(homes.glob("skill-eval-pi-*")), "the subject's isolated home"
         psutil.Process(child.pid).kill()  # SIGKILL: no cleanup of the evaluator can run
         child.wait(timeout=30)
         deadline = time.monotonic() + GONE_WITHIN_S
@@ -63,6 +69,8 @@ def test_kill_9_of_pytest_leaves_no_process_of_the_subject(pytester: pytest.Pyte
             time.sleep(0.1)
             left = pi_processes(root)
         assert left == [], [(p.pid, p.info) for p in left]
+        # The home the evaluator could not delete (it may hold credentials) went with them.
+        wait_for(lambda: not list(homes.glob("skill-eval-pi-*")), "the home to be deleted")
     finally:
         if child.poll() is None:
             child.kill()

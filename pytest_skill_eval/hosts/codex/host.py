@@ -201,6 +201,7 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
             interactive=False,
             no_progress_s=self._launch.no_progress_s,
             redactor=self._launch.redactor,
+            home=self._process.home,
         )
         try:
             process.start()
