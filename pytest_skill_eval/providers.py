@@ -156,14 +156,19 @@ class EndpointFactory:
         raise UnpricedModelError("\n".join(lines))
 
     def endpoint(
-        self, loaded: LoadedGroup, variant: str, trial: int, placeholders: Mapping[str, str]
+        self,
+        loaded: LoadedGroup,
+        variant: str,
+        trial: int,
+        placeholders: Mapping[str, str],
+        workspace: Path,
     ) -> Endpoint:
-        """The endpoint for one subject run."""
+        """The endpoint for one subject run whose workspace is `workspace`."""
         declared = loaded.group.model
         if self.cassettes is None:
             return self._live(declared)
         if self.record != "none":
-            return self._recording(loaded, variant, trial, placeholders)
+            return self._recording(loaded, variant, trial, placeholders, workspace)
         group_id, host = loaded.group.id, loaded.group.effective_runtime.host
         path = script_path(self.cassettes, group_id, variant, trial, host)
         if path is None:
@@ -177,7 +182,9 @@ class EndpointFactory:
             provider, model_id = split_model(declared.model if declared else None)
         except (ScriptError, ModelSpecError) as error:
             raise EndpointError(str(error)) from None
-        route = self._running().open_route(script, source=path, placeholders=placeholders)
+        route = self._running().open_route(
+            script, source=path, placeholders=placeholders, workspace=workspace
+        )
         recorded = any(i.request is not None for i in script.interactions)
         return Endpoint(
             mode="replay" if recorded else "scripted",
@@ -192,7 +199,12 @@ class EndpointFactory:
         )
 
     def _recording(
-        self, loaded: LoadedGroup, variant: str, trial: int, placeholders: Mapping[str, str]
+        self,
+        loaded: LoadedGroup,
+        variant: str,
+        trial: int,
+        placeholders: Mapping[str, str],
+        workspace: Path,
     ) -> Endpoint:
         """Forward to the real provider through the loopback server, writing the cassette."""
         declared = loaded.group.model
@@ -223,6 +235,7 @@ class EndpointFactory:
             existing=existing,
             mode=self.record,
             placeholders=placeholders,
+            workspace=workspace,
             upstream_headers=auth_headers(upstream.api, upstream.key),
             prices=price,
         )

@@ -13,6 +13,7 @@ from pytest_skill_eval.definitions import Expectation
 
 from ..errors import EvidenceError as EvidenceError
 from ..errors import SkillEvalError
+from ..workspace.entries import read_inside
 
 Check = dict[str, Any]
 
@@ -243,10 +244,8 @@ def read_workspace_file(workspace: Workspace, path: str) -> bytes | None:
         raise EvidenceError(f"file assertion requires a regular file: {path}")
     if not is_within(os.path.realpath(full), root):
         raise EvidenceError(f"workspace file escapes its workspace: {path}")
-    try:
-        data = Path(full).read_bytes()
-    except OSError as error:
-        raise EvidenceError(f"workspace evidence changed after capture: {path}") from error
-    if sha256_hex(data) != entry.sha256:
+    # Opened only as a regular file inside the workspace, never through a link or a FIFO.
+    data = read_inside(root, path)
+    if data is None or sha256_hex(data) != entry.sha256:
         raise EvidenceError(f"workspace evidence changed after capture: {path}")
     return data

@@ -9,6 +9,7 @@ arrived. Both end as `context-observations.jsonl` in the observer's shape
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from ..evidence import layout, sha256_bytes
 from ..evidence.redact import Counts, Redactor, Tally
 from ..modelserver.bodies import observations
+from ..workspace.entries import read_inside
 
 CONTEXT = layout.CONTEXT_OBSERVATIONS
 
@@ -26,10 +28,12 @@ def copy_observer_records(
 ) -> None:
     """The observer's records (written outside the result while there are secrets to redact),
     redacted line by line, into the variant directory."""
-    if not redactor or not source.is_file():
+    if not redactor:
         return
-    with open(source, "rb") as raw:
-        _write_lines(raw, variant_dir / CONTEXT, redactor, tally)
+    # The subject can write in its home: a link or FIFO planted there is never followed.
+    data = read_inside(source.parent, source.name)
+    if data is not None:
+        _write_lines(io.BytesIO(data), variant_dir / CONTEXT, redactor, tally)
 
 
 def turn_of_requests(count: int, turn_ends: Sequence[tuple[int, int]]) -> list[int]:

@@ -7,19 +7,22 @@ activation, which reads the snapshotted SKILL.md) becomes `exec_command {"cmd": 
 renderer sends as a `custom_tool_call`.
 
 An edit is turned into whole lines against the file as it is when the answer is rendered (the
-host applies it right after), so a fragment of a line edits that line. When the file cannot be
-read or does not contain `oldText`, the hunk removes `oldText` literally and Codex's patch fails
-the way Pi's edit would. Codex ends every written file with a newline.
+host applies it right after), so a fragment of a line edits that line. The file is read only
+inside the subject's workspace (a relative name resolves against it; see
+`workspace.entries.read_inside`): a file outside it, behind a symlink pointing out, or not a
+regular file is never opened. When the file cannot be read there or does not contain
+`oldText`, the hunk removes `oldText` literally and Codex's patch fails the way Pi's edit
+would, carrying no byte of the file. Codex ends every written file with a newline.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..workspace.entries import read_inside
 from .responses import CUSTOM_INPUT
 from .script import ToolCall
 
@@ -29,8 +32,12 @@ APPLY_PATCH = "apply_patch"
 _CONTEXT = 3
 
 
-def codex_call(call: ToolCall, skill_file: str | None) -> ToolCall:
-    """`call` in Codex's tools; `skill_file` is the SKILL.md of a `skill` call (else None)."""
+def codex_call(call: ToolCall, skill_file: str | None, workspace: Path | None) -> ToolCall:
+    """`call` in Codex's tools; `skill_file` is the SKILL.md of a `skill` call (else None).
+
+    `workspace` is the subject's workspace, the only place an edit's file is read from (None:
+    nowhere).
+    """
     args = call.arguments
     path = args.get("path")
     if skill_file is not None:
@@ -44,7 +51,7 @@ def codex_call(call: ToolCall, skill_file: str | None) -> ToolCall:
     if call.name == "edit" and isinstance(path, str):
         edits = _edits(args)
         if edits is not None:
-            return _patch(call, edit_patch(path, edits))
+            return _patch(call, edit_patch(path, edits, workspace))
     return call
 
 
@@ -95,11 +102,18 @@ def add_file_patch(path: str, content: str) -> str:
     return f"*** Begin Patch\n*** Add File: {path}\n{body}*** End Patch\n"
 
 
-def edit_patch(path: str, edits: Sequence[tuple[str, str]]) -> str:
-    """An apply_patch making `edits` (oldText → newText, in order) to `path`."""
+def edit_patch(path: str, edits: Sequence[tuple[str, str]], workspace: Path | None) -> str:
+    """An apply_patch making `edits` (oldText → newText, in order) to `path`.
+
+    `path` is read only inside `workspace` (None: not at all); else the hunk is literal.
+    """
     before: str | None = None
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        before = Path(path).read_text(encoding="utf-8")
+    data = read_inside(workspace, path) if workspace is not None else None
+    if data is not None:
+        try:
+            before = data.decode("utf-8")
+        except UnicodeDecodeError:
+            before = None
     after = before
     for old, new in edits:
         if after is None or not old or old not in after:

@@ -11,12 +11,12 @@ one `apply_patch` (see `codextools`). Any other call (a host-native one) passes 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..workspace.entries import read_inside
 from .codextools import codex_call
 from .script import ScriptedResponse, ToolCall
 
@@ -57,9 +57,16 @@ def requesting_host(body: Mapping[str, Any]) -> str:
 
 
 def render_for_host(
-    response: ScriptedResponse, host: str, placeholders: Mapping[str, str]
+    response: ScriptedResponse,
+    host: str,
+    placeholders: Mapping[str, str],
+    workspace: Path | None,
 ) -> ScriptedResponse:
-    """`response` with its neutral tool calls written in `host`'s own tools."""
+    """`response` with its neutral tool calls written in `host`'s own tools.
+
+    `workspace` is the subject's workspace: the only place a file named by the script is read
+    from while rendering (None: no such file is read).
+    """
     if not response.tool_calls:
         return response
     if host not in HOSTS:
@@ -69,7 +76,7 @@ def render_for_host(
         if host == CLAUDE_CODE:
             calls += _claude_code(call)
         elif host == CODEX:
-            calls.append(codex_call(call, skill_file(call, placeholders)))
+            calls.append(codex_call(call, skill_file(call, placeholders), workspace))
         else:
             calls += _pi(call, placeholders)
     if len(calls) != len(response.tool_calls):
@@ -127,14 +134,20 @@ def skill_file(call: ToolCall, placeholders: Mapping[str, str]) -> str | None:
 
 
 def skill_name(directory: Path) -> str:
-    """The frontmatter `name:` of a skill directory's SKILL.md, else the directory name."""
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        lines = (directory / "SKILL.md").read_text(encoding="utf-8").splitlines()
-        if lines and lines[0].strip() == "---":
-            for line in lines[1:]:
-                if line.strip() == "---":
-                    break
-                key, _, value = line.partition(":")
-                if key.strip() == "name" and value.strip():
-                    return value.strip().strip("\"'")
+    """The frontmatter `name:` of a skill directory's SKILL.md, else the directory name.
+
+    SKILL.md is read only as a regular file inside that directory: never through a link out.
+    """
+    data = read_inside(directory, "SKILL.md")
+    try:
+        lines = [] if data is None else data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        lines = []
+    if lines and lines[0].strip() == "---":
+        for line in lines[1:]:
+            if line.strip() == "---":
+                break
+            key, _, value = line.partition(":")
+            if key.strip() == "name" and value.strip():
+                return value.strip().strip("\"'")
     return directory.name

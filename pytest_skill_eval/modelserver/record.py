@@ -79,6 +79,7 @@ class RecordingRoute(Route):
         existing: Script | None = None,
         mode: str = "once",
         placeholders: Mapping[str, str] | None = None,
+        workspace: Path | None = None,
         upstream_headers: Mapping[str, str] | None = None,
         match: MatchMode | None = None,
         upstream_timeout_s: float = 300.0,
@@ -100,6 +101,7 @@ class RecordingRoute(Route):
             existing=existing,
             mode=mode,
             placeholders=placeholders or {},
+            workspace=workspace,
             upstream_headers=upstream_headers or {},
             match=match,
             upstream_timeout_s=upstream_timeout_s,
@@ -123,6 +125,7 @@ class RecordingRoute(Route):
         match: MatchMode | None,
         upstream_timeout_s: float,
         prices: Mapping[str, float] | None = None,
+        workspace: Path | None = None,
     ) -> None:
         check_recordable(api)
         if mode not in RECORD_MODES:
@@ -134,7 +137,7 @@ class RecordingRoute(Route):
         self.upstream = upstream_url(upstream_base_url, api)
         self.cassette_path = cassette_path
         kept = existing if mode == "once" else None
-        super().__init__(server, token, kept, cassette_path, placeholders)
+        super().__init__(server, token, kept, cassette_path, placeholders, workspace)
         self.match: MatchMode = match or (existing.match if existing is not None else "order")
         self.cassette_sha256: str | None = None
         self._headers = dict(upstream_headers)

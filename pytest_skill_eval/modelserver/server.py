@@ -110,7 +110,11 @@ Reply = WireReply | StreamedReply
 
 
 class Route:
-    """The model endpoint of one subject run; created by `ScriptedModelServer.open_route`."""
+    """The model endpoint of one subject run; created by `ScriptedModelServer.open_route`.
+
+    `workspace` is that subject's workspace: rendering a scripted tool call reads a file it
+    names only there (None: never).
+    """
 
     def __init__(
         self,
@@ -119,8 +123,10 @@ class Route:
         script: Script | None,
         source: Path | None,
         placeholders: Mapping[str, str],
+        workspace: Path | None = None,
     ) -> None:
         self.token = token
+        self.workspace = workspace
         self.script = script
         self.source = source if source is not None else (script.source if script else None)
         self.placeholders: dict[str, str] = dict(placeholders)
@@ -236,7 +242,7 @@ class Route:
         # `{{date}}` (the normalised date line) is filled with today unless a caller set it.
         values = {"date": datetime.date.today().isoformat(), **self.placeholders}
         response = fill_response(interaction.response, values)
-        response = render_for_host(response, requesting_host(body), values)
+        response = render_for_host(response, requesting_host(body), values, self.workspace)
         if response.latency_ms:
             time.sleep(response.latency_ms / 1000)
         model = str(body.get("model", ""))
@@ -361,9 +367,15 @@ class ScriptedModelServer:
         *,
         source: Path | None = None,
         placeholders: Mapping[str, str] | None = None,
+        workspace: Path | None = None,
     ) -> Route:
-        """Register a route answering from `script` (None: every request fails as missing)."""
-        route = Route(self, secrets.token_urlsafe(16), script, source, placeholders or {})
+        """Register a route answering from `script` (None: every request fails as missing).
+
+        `workspace` is the subject's workspace, where files its script names are read from.
+        """
+        route = Route(
+            self, secrets.token_urlsafe(16), script, source, placeholders or {}, workspace
+        )
         self.register(route)
         return route
 

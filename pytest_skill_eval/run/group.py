@@ -53,7 +53,8 @@ class Environment:
     resolver: SourceResolver
     cancel: CancelToken
     pi: Callable[..., Any]  # (host name) → its checked binary (checked once, lazily)
-    endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str]], Endpoint]
+    # (group, variant, trial, placeholders, the subject's workspace) -> its model endpoint
+    endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str], Path], Endpoint]
     no_progress_s: float
     ledger: Ledger | None = None
 
@@ -189,7 +190,9 @@ class GroupRun:
             return _never_ran(synthetic_run(group, variant, "invalid", msg))
 
         def attempt() -> SubjectResult:
-            endpoint = env.endpoint(group, variant, self.trial, prepared.placeholders())
+            endpoint = env.endpoint(
+                group, variant, self.trial, prepared.placeholders(), prepared.workspace
+            )
             self.subjects_started.add(variant)
             with self._prestarting_candidate(variant, endpoint, env):
                 return self._subject(prepared, endpoint, env)
@@ -250,7 +253,13 @@ class GroupRun:
                 prepare=lambda: self._prepare_candidate(env),
                 run=lambda prepared, gate: self._subject(
                     prepared,
-                    env.endpoint(self.loaded, "candidate", self.trial, prepared.placeholders()),
+                    env.endpoint(
+                        self.loaded,
+                        "candidate",
+                        self.trial,
+                        prepared.placeholders(),
+                        prepared.workspace,
+                    ),
                     env,
                     gate,
                 ),

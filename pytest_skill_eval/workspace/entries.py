@@ -29,6 +29,7 @@ SpecialKind = Literal["fifo", "socket", "device"]
 _O_PATH: int = getattr(os, "O_PATH", 0)
 _PATH_FLAGS = _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def special_kind(mode: int) -> SpecialKind | None:
@@ -87,6 +88,44 @@ def _open_checked(
     with contextlib.suppress(OSError):
         os.set_blocking(fd, True)
     return fd
+
+
+def read_inside(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of the regular file `name` inside `root`; None when it cannot be read there.
+
+    A relative `name` resolves against `root`, not the evaluator's working directory. Both
+    sides are canonicalised, so a name that leaves `root` (by `..`, an absolute path, or a
+    symlink planted inside `root` pointing out) is never opened, nor is an entry that is not a
+    regular file. The canonical path is then opened one component at a time from `root`
+    without following links, so a link swapped in after the check is refused too.
+    """
+    try:
+        base = os.path.realpath(root)
+        real = os.path.realpath(os.path.join(base, name))
+    except (OSError, ValueError):
+        return None
+    relative = os.path.relpath(real, base)
+    parts = relative.split(os.sep)
+    if os.path.isabs(relative) or relative == os.curdir or os.pardir in parts:
+        return None
+    try:
+        fd = os.open(base, _DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            child = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        opened = open_regular(parts[-1], dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not isinstance(opened, int):
+        return None
+    with open(opened, "rb") as handle:
+        return handle.read()
 
 
 def is_plain(path: str) -> bool:

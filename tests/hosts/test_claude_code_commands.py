@@ -189,7 +189,7 @@ def test_a_neutral_script_call_renders_as_the_mcp_tool_and_is_reported_neutrally
     assert requesting_host(body) == CLAUDE_CODE
     assert requesting_host({"tools": [{"name": CLAUDE_CODE_RUN_COMMAND}]}) == CLAUDE_CODE
     neutral = ScriptedResponse(tool_calls=(ToolCall("run_command", {"command": "hello"}),))
-    (call,) = render_for_host(neutral, CLAUDE_CODE, {}).tool_calls
+    (call,) = render_for_host(neutral, CLAUDE_CODE, {}, None).tool_calls
     assert (call.name, dict(call.arguments)) == (CLAUDE_CODE_RUN_COMMAND, {"command": "hello"})
 
     obs = Observation()

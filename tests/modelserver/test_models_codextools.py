@@ -27,9 +27,11 @@ def codex_body() -> dict[str, object]:
     return body
 
 
-def one(call: ToolCall, placeholders: dict[str, str] | None = None) -> ToolCall:
+def one(
+    call: ToolCall, placeholders: dict[str, str] | None = None, workspace: Path | None = None
+) -> ToolCall:
     response = ScriptedResponse(tool_calls=(call,), stop="tool_use")
-    [rendered] = render_for_host(response, CODEX, placeholders or {}).tool_calls
+    [rendered] = render_for_host(response, CODEX, placeholders or {}, workspace).tool_calls
     return rendered
 
 
@@ -82,7 +84,8 @@ def test_edit_is_an_update_hunk_of_whole_lines_with_context(tmp_path: Path) -> N
     call = one(
         ToolCall(
             "edit", {"path": str(target), "edits": [{"oldText": "apples", "newText": "pears"}]}
-        )
+        ),
+        workspace=tmp_path,
     )
     assert call.name == "apply_patch"
     assert call.arguments["input"] == (
@@ -90,22 +93,25 @@ def test_edit_is_an_update_hunk_of_whole_lines_with_context(tmp_path: Path) -> N
         " one\n two\n-three apples\n+three pears\n four\n five\n six\n*** End Patch\n"
     )
     # The legacy single-edit form gives the same patch.
-    legacy = one(ToolCall("edit", {"path": str(target), "oldText": "apples", "newText": "pears"}))
+    legacy = one(
+        ToolCall("edit", {"path": str(target), "oldText": "apples", "newText": "pears"}),
+        workspace=tmp_path,
+    )
     assert legacy == call
 
 
 def test_edit_of_text_that_is_not_there_is_a_literal_hunk(tmp_path: Path) -> None:
     target = tmp_path / "f.txt"
     target.write_text("alpha\n", encoding="utf-8")
-    patch = edit_patch(str(target), [("missing", "x")])
+    patch = edit_patch(str(target), [("missing", "x")], tmp_path)
     assert patch == f"*** Begin Patch\n*** Update File: {target}\n@@\n-missing\n+x\n*** End Patch\n"
-    assert "-gone" in edit_patch(str(tmp_path / "absent.txt"), [("gone", "here")])
+    assert "-gone" in edit_patch(str(tmp_path / "absent.txt"), [("gone", "here")], tmp_path)
 
 
 def test_several_edits_make_one_patch_of_the_final_text(tmp_path: Path) -> None:
     target = tmp_path / "f.txt"
     target.write_text("a\nb\nc\n", encoding="utf-8")
-    patch = edit_patch(str(target), [("a", "A"), ("c", "C")])
+    patch = edit_patch(str(target), [("a", "A"), ("c", "C")], tmp_path)
     assert patch.endswith("@@\n-a\n-b\n-c\n+A\n+b\n+C\n*** End Patch\n")
 
 
@@ -124,4 +130,4 @@ def test_native_or_malformed_calls_pass_through(call: ToolCall) -> None:
 def test_unknown_host_is_refused() -> None:
     response = ScriptedResponse(tool_calls=(ToolCall("read", {"path": "/x"}),), stop="tool_use")
     with pytest.raises(ValueError, match="unknown host 'cursor'"):
-        render_for_host(response, "cursor", {})
+        render_for_host(response, "cursor", {}, None)

@@ -18,6 +18,7 @@ from typing import Any
 from ...evidence.redact import Counts, add
 from ...modelserver.hosttools import skill_name
 from ...modelserver.server import Route
+from ...workspace.entries import read_inside
 from ..base import Endpoint, Executable, Home, Launch
 from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
@@ -111,10 +112,11 @@ def rollout_mentions(sessions: Path) -> list[tuple[str, str]]:
     """Each `<skill>` message Codex injected into a session: (name, SKILL.md path)."""
     found: list[tuple[str, str]] = []
     for rollout in sorted(sessions.glob("**/rollout-*.jsonl")):
-        try:
-            lines = rollout.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+        # Codex's home is writable by the subject: only a regular file inside it is read.
+        data = read_inside(sessions, rollout)
+        if data is None:
             continue
+        lines = data.decode("utf-8", errors="replace").splitlines()
         for line in lines:
             try:
                 record = json.loads(line)
