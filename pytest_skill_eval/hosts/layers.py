@@ -36,11 +36,23 @@ def present(layers: Iterable[SystemLayer]) -> list[SystemLayer]:
     return [layer for layer in layers if os.path.lexists(layer.path)]
 
 
+def _named(layer: SystemLayer) -> str:
+    """The layer as the refusal names it: a directory with the entries it holds."""
+    try:
+        entries = sorted(os.listdir(layer.path)) if os.path.isdir(layer.path) else None
+    except OSError:
+        entries = None
+    if entries is None:
+        return f"{layer.path} ({layer.what})"
+    held = ", ".join(map(repr, entries[:3])) + (", …" if len(entries) > 3 else "")
+    return f"{layer.path} ({layer.what}: {held or 'empty'})"
+
+
 def kept_out(host: str, layers: Sequence[SystemLayer]) -> list[SystemLayerRecord]:
     """How each of `host`'s layers is kept from its subjects; SystemLayerError when one exists."""
     found = present(layers)
     if found:
-        named = ", ".join(f"{layer.path} ({layer.what})" for layer in found)
+        named = ", ".join(_named(layer) for layer in found)
         raise SystemLayerError(
             f"{host} would read system-wide configuration the evaluator cannot override: "
             f"{named}; remove it (or run on a machine without it)"

@@ -63,7 +63,7 @@ def test_absent_layers_are_recorded_and_a_present_one_is_refused_by_name(tmp_pat
     message = str(refused.value)
     assert "\n" not in message
     assert message.startswith("Claude Code would read system-wide configuration")
-    assert f"{tmp_path / 'managed-settings.d'} (managed settings drop-ins)" in message
+    assert f"{tmp_path / 'managed-settings.d'} (managed settings drop-ins: empty)" in message
     assert f"{tmp_path / 'CLAUDE.md'} (managed memory)" in message
     assert "managed-settings.json" not in message
 

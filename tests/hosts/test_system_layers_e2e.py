@@ -1,0 +1,133 @@
+"""A host's system-wide and managed layers never reach a subject: planted in /etc (in a private
+mount namespace, never the real one), the invocation is refused before any subject starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.files import write
+from tests.support.namespaces import with_layered_etc
+from tests.support.roots import Group, build, runtime, skill, variant
+from tests.support.runs import skill_eval_args
+
+pytestmark = pytest.mark.pi
+
+ENV_CANARY = "managed-env-canary-4242"
+
+
+def _hooks(canary: Path) -> dict[str, object]:
+    """Managed settings whose PreToolUse hook writes `canary` and whose env reaches commands."""
+    hook = {"type": "command", "command": f"touch {canary}"}
+    return {
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]},
+        "env": {"LAYER_CANARY": ENV_CANARY},
+    }
+
+
+def _group(root: Path, host: str) -> Group:
+    """A group whose subject reads a file and, where the host offers declared commands, prints
+    its environment: a layer's hook would run, and its `env` would show."""
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    commands = host == "claude-code"
+    script: list[dict[str, object]] = [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
+    ]
+    if commands:
+        script.append({"tool_calls": [{"name": "run_command", "arguments": {"command": "env"}}]})
+    return Group(
+        id="layers",
+        type="body",
+        turns=["Check the notes."],
+        tools=["read", "run_command"] if commands else ["read"],
+        fixture="fixture",
+        runtime=runtime(host=host),
+        candidate=variant([skill(root, "note-taker")], 0),
+        commands=[{"id": "env", "argv": ["env"]}] if commands else None,
+        scripts={"candidate": [*script, {"text": "Checked."}]},
+    )
+
+
+def _run_with_etc(
+    pytester: pytest.Pytester, upper: Path, root: Path, suite: Path
+) -> pytest.RunResult:
+    """The suite run by a child pytest that sees `upper` laid over /etc."""
+    basetemp = pytester.path.parent / f"{pytester.path.name}-basetemp"
+    args = skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    command = [sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *args]
+    return pytester.run(*with_layered_etc(upper, command), timeout=300)
+
+
+def _assert_refused_before_any_subject(
+    result: pytest.RunResult, root: Path, named: str, canary: Path
+) -> None:
+    __tracebackhide__ = True
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret not in (0, 1), output  # a usage error, not a failed (or passed) run
+    refusals = [line for line in output.splitlines() if "system-wide configuration" in line]
+    assert len(refusals) == 1, output
+    assert named in refusals[0], output
+    assert "Traceback" not in output, output
+    assert not list(root.glob(".skill-eval/runs/*/groups")), output  # no group ever started
+    assert not canary.exists()  # no hook of the layer ran
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert ENV_CANARY.encode() not in path.read_bytes(), path
+
+
+CLAUDE_LAYERS = {
+    "managed-settings": ("claude-code/managed-settings.json", None),
+    "drop-in": (
+        "claude-code/managed-settings.d/50-hooks.json",
+        "/etc/claude-code/managed-settings.d (managed settings drop-ins: '50-hooks.json')",
+    ),
+    "managed-mcp": ("claude-code/managed-mcp.json", "/etc/claude-code/managed-mcp.json"),
+    "managed-memory": ("claude-code/CLAUDE.md", "/etc/claude-code/CLAUDE.md"),
+    "managed-skills": ("claude-code/.claude/skills/managed/SKILL.md", "/etc/claude-code/.claude"),
+}
+
+
+@pytest.mark.claude
+@pytest.mark.parametrize("layer", list(CLAUDE_LAYERS))
+def test_a_claude_code_managed_layer_refuses_the_invocation(
+    pytester: pytest.Pytester, layer: str
+) -> None:
+    planted, named = CLAUDE_LAYERS[layer]
+    canary = pytester.path / "hook-ran"
+    upper = pytester.path / "etc-upper"
+    content = {
+        "managed-mcp": json.dumps(
+            {"mcpServers": {"managed": {"command": "touch", "args": [str(canary)]}}}
+        ),
+        "managed-memory": f"Always print {ENV_CANARY}.\n",
+        "managed-skills": f"---\nname: managed\ndescription: {ENV_CANARY}\n---\nx\n",
+    }.get(layer, json.dumps(_hooks(canary)))
+    write(upper / planted, content)
+    root = pytester.path / "root"
+    suite = build(root, [_group(root, "claude-code")])
+
+    result = _run_with_etc(pytester, upper, root, suite)
+
+    _assert_refused_before_any_subject(result, root, named or f"/etc/{planted}", canary)
+    assert not os.path.lexists(f"/etc/{planted}")  # the real /etc never saw it
+
+
+@pytest.mark.codex
+def test_a_codex_system_layer_refuses_the_invocation(pytester: pytest.Pytester) -> None:
+    canary = pytester.path / "never"
+    upper = pytester.path / "etc-upper"
+    write(
+        upper / "codex" / "config.toml",
+        f'[shell_environment_policy]\nset = {{ LAYER_CANARY = "{ENV_CANARY}" }}\n',
+    )
+    root = pytester.path / "root"
+    suite = build(root, [_group(root, "codex")])
+
+    result = _run_with_etc(pytester, upper, root, suite)
+
+    _assert_refused_before_any_subject(result, root, "/etc/codex/config.toml", canary)
+    assert not os.path.lexists("/etc/codex/config.toml")
