@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.hosts.claude_code.binary import SYSTEM_LAYERS as CLAUDE_CODE_LAYERS
 from tests.support.files import write
 from tests.support.namespaces import with_layered_etc
 from tests.support.roots import Group, build, runtime, skill, variant
-from tests.support.runs import skill_eval_args
+from tests.support.runs import run_record, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -131,3 +132,23 @@ def test_a_codex_system_layer_refuses_the_invocation(pytester: pytest.Pytester) 
 
     _assert_refused_before_any_subject(result, root, "/etc/codex/config.toml", canary)
     assert not os.path.lexists("/etc/codex/config.toml")
+
+
+@pytest.mark.claude
+def test_a_claude_code_run_records_each_layer_it_kept_out(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    suite = build(root, [_group(root, "claude-code")])
+
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+
+    assert result.ret == 0, result.stdout.str()
+    run = run_record(root, "layers@claude-code", "candidate")
+    assert run["state"] == "complete", run["error"]
+    assert run["systemLayers"] == [
+        {"path": str(layer.path), "kept": "absent"} for layer in CLAUDE_CODE_LAYERS
+    ]
+    assert {"path": "/etc/claude-code/managed-settings.json", "kept": "absent"} in run[
+        "systemLayers"
+    ]
