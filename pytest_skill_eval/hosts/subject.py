@@ -41,7 +41,7 @@ from .base import (
 )
 from .context_records import context_artifact_of, copy_observer_records, write_request_observations
 from .failures import credential_refusal, run_state, why_incomplete
-from .layers import SystemLayerError, kept_out
+from .layers import kept_out
 from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
 from .redaction import markers, redact_tree, subject_redactor
@@ -175,11 +175,8 @@ def _run(
     cancel: CancelToken,
     started: str,
 ) -> SubjectResult:
-    try:
-        # Checked before the invocation began; a layer that appeared since still reaches no one.
-        layers = kept_out(host.display_name, host.system_layers)
-    except SystemLayerError as error:
-        raise SetupError(str(error)) from None
+    # Checked before the invocation began; one that appeared since stops this subject unstarted.
+    layers = kept_out(host.display_name, host.system_layers)
     argv, env, process = launch_process(host, binary, launch, home)
     tally = Tally()
     facts = _Facts(

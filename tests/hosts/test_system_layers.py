@@ -19,7 +19,7 @@ from pytest_skill_eval.hosts.claude_code.binary import ClaudeCodeBinary
 from pytest_skill_eval.hosts.claude_code.host import ClaudeCodeHost
 from pytest_skill_eval.hosts.layers import SystemLayer, SystemLayerError, kept_out
 from pytest_skill_eval.hosts.process import CancelToken
-from pytest_skill_eval.hosts.subject import Endpoint, SetupError, run_subject
+from pytest_skill_eval.hosts.subject import Endpoint, run_subject
 from pytest_skill_eval.materialise import PreparedVariant, prepare_group, prepare_variant
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import write
@@ -138,7 +138,7 @@ def test_a_layer_that_appears_after_the_up_front_check_stops_the_subject(
     group, prepared = _claude_subject(tmp_path)
     write(planted, '{"env": {"LEAK": "1"}}')
 
-    with pytest.raises(SetupError, match=f"{planted} \\(managed settings\\)"):
+    with pytest.raises(SystemLayerError, match=f"{planted} \\(managed settings\\)"):
         _run_missing_claude(group, prepared, tmp_path)
     # The subject was never launched: not even an empty request log was left.
     assert not (prepared.directory / "model-requests.jsonl").exists()

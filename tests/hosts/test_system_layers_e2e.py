@@ -14,7 +14,7 @@ from pytest_skill_eval.hosts.claude_code.binary import SYSTEM_LAYERS as CLAUDE_C
 from tests.support.files import write
 from tests.support.namespaces import with_layered_etc
 from tests.support.roots import Group, build, runtime, skill, variant
-from tests.support.runs import run_record, skill_eval_args
+from tests.support.runs import result_dir, run_record, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -152,3 +152,59 @@ def test_a_claude_code_run_records_each_layer_it_kept_out(pytester: pytest.Pytes
     assert {"path": "/etc/claude-code/managed-settings.json", "kept": "absent"} in run[
         "systemLayers"
     ]
+
+
+@pytest.mark.claude
+def test_a_layer_planted_by_one_subject_never_reaches_the_next(pytester: pytest.Pytester) -> None:
+    canary = pytester.path / "hook-ran"
+    planted = "/etc/claude-code/managed-settings.json"
+    settings = json.dumps(_hooks(canary))
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    group = Group(
+        id="planter",
+        type="body",
+        turns=["Check the notes."],
+        tools=["read", "run_command"],
+        fixture="fixture",
+        runtime=runtime(host="claude-code"),
+        baseline=variant(),
+        candidate=variant([skill(root, "note-taker")], 0),
+        # The baseline's subject runs as the operator, who may write /etc (root here).
+        commands=[
+            {
+                "id": "plant",
+                "argv": ["sh", "-c", f"mkdir -p /etc/claude-code && echo '{settings}' > {planted}"],
+            }
+        ],
+        scripts={
+            "baseline": [
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "plant"}}]},
+                {"text": "Planted."},
+            ],
+            "candidate": [
+                {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+                {"text": "Checked."},
+            ],
+        },
+    )
+    suite = build(root, [group])
+    basetemp = pytester.path.parent / f"{pytester.path.name}-basetemp"
+    command = [sys.executable, "-m", "pytest", f"--basetemp={basetemp}"]
+    command += skill_eval_args(root, suite=suite)
+
+    result = pytester.run(*with_layered_etc(pytester.path / "etc-upper", command), timeout=300)
+
+    output = result.stdout.str() + result.stderr.str()
+    assert (pytester.path / "etc-upper" / "claude-code" / "managed-settings.json").is_file()
+    assert run_record(root, "planter@claude-code", "baseline")["state"] == "complete", output
+    candidate = run_record(root, "planter@claude-code", "candidate")
+    assert candidate["state"] == "infrastructure-failed", output
+    message = candidate["error"]["message"]
+    # It never started (not "ran but could not be recorded"), and the error names the layer.
+    assert message.startswith("Claude Code would read system-wide configuration"), message
+    assert f"{planted} (managed settings)" in message
+    assert "Traceback" not in output
+    assert not canary.exists()  # the planted hook never ran
+    assert not (result_dir(root) / "groups/planter@claude-code/candidate/events.jsonl").exists()
+    assert not os.path.lexists(planted)

@@ -24,6 +24,7 @@ def with_layered_etc(upper: Path, command: Sequence[str]) -> list[str]:
     no `unshare`, no overlayfs)."""
     __tracebackhide__ = True
     work = upper.parent / f"{upper.name}-overlay-work"
+    upper.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     if shutil.which("unshare") is None:
         pytest.skip("needs unshare (util-linux) for a private mount namespace")
