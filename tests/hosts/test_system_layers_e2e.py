@@ -68,7 +68,7 @@ def _assert_refused_before_any_subject(
 ) -> None:
     __tracebackhide__ = True
     output = result.stdout.str() + result.stderr.str()
-    assert result.ret not in (0, 1), output  # a usage error, not a failed (or passed) run
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, output  # not a failed (or passed) run
     refusals = [line for line in output.splitlines() if "system-wide configuration" in line]
     assert len(refusals) == 1, output
     assert named in refusals[0], output
