@@ -17,6 +17,7 @@ can fix. Errors that belong to one module stay there (`DefinitionError` in `defi
       HostError                           here
         PiNotFoundError                   hosts/pi/binary.py
         SetupError                        hosts/subject.py
+        SystemLayerError                  hosts/layers.py
       ModelProviderError                  here
         EndpointError                     providers.py
         ModelSpecError                    hosts/pi/config.py

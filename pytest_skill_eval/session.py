@@ -23,7 +23,7 @@ from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
 from .evidence.summary import discard_unused_result, write_invocation, write_summary
 from .grading import grade_group
-from .hosts import checked_binary
+from .hosts import check_layers, checked_binary
 from .hosts.base import Executable
 from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import CancelToken
@@ -95,6 +95,7 @@ class SkillEvalSession:
             if host != "pi":
                 return checked_binary(host, self.settings.host_options(host), self.settings.root)
             if self.checked_pi is None:
+                check_layers("pi")
                 self.checked_pi = check_pi(locate_pi(self.settings.pi, self.settings.root))
             return self.checked_pi
 

@@ -6,7 +6,7 @@ Fields a record does not always carry are `NotRequired`; values the reference le
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 
 class RunError(TypedDict):
@@ -35,6 +35,14 @@ class RunArtifacts(TypedDict):
     context: str | None
     transcript: str | None
     modelRequests: str | None
+
+
+class SystemLayerRecord(TypedDict):
+    """A system-wide or managed layer of the host, and how it was kept from the subject:
+    `absent` (checked right before the subject started) or `hidden` (not visible to it)."""
+
+    path: str
+    kept: Literal["absent", "hidden"]
 
 
 class RunRecord(TypedDict):
@@ -73,6 +81,8 @@ class RunRecord(TypedDict):
     process: NotRequired[dict[str, Any]]
     hint: NotRequired[str | None]
     delivery: NotRequired[Any]
+    # Every system-wide or managed layer of the host (none for Pi) and how it was kept out.
+    systemLayers: NotRequired[list[SystemLayerRecord]]
     # {"name", "chosenBy": "definition"|"invocation", "declared"}: off Pi, or chosen by
     # --skill-eval-host; absent on a Pi run of a group declared for Pi.
     host: NotRequired[dict[str, Any]]

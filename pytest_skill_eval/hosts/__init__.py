@@ -2,7 +2,8 @@
 
 Each host is a subpackage (`hosts/pi/`, …) with a `Host` implementation; `host_for` maps a
 definition's `runtime.host` to it, and `checked_binary` finds and checks the binary of a host
-other than Pi (Pi's is checked by the session, which may hand it to its workers).
+other than Pi (Pi's is checked by the session, which may hand it to its workers). Both refuse a
+machine where a system-wide or managed layer of the host exists (`check_layers`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .base import Executable, Host
+from .layers import kept_out
 
 
 class UnknownHostError(LookupError):
@@ -54,6 +56,12 @@ def chosen_hosts(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
+def check_layers(name: str) -> None:
+    """Refuse a machine where a system-wide or managed layer of host `name` exists."""
+    host = host_for(name)
+    kept_out(host.display_name, host.system_layers)
+
+
 def _claude_code(options: HostOptions, root: Path) -> Executable:
     from .claude_code.binary import check_claude, locate_claude
 
@@ -77,10 +85,12 @@ _CHECKED: dict[str, Executable] = {}
 
 
 def checked_binary(name: str, options: HostOptions, root: Path) -> Executable:
-    """The located, version-checked binary of a host other than Pi, once per process."""
+    """The located, version-checked binary of a host other than Pi, once per process, on a
+    machine without its system layers."""
     if name not in _CHECKED:
         check = BINARY_CHECKS.get(name)
         if check is None:
             raise UnknownHostError(f"no binary is known for runtime.host {name!r}")
+        check_layers(name)
         _CHECKED[name] = check(options, root)
     return _CHECKED[name]

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from ..evidence.redact import Redactor
 from ..modelserver.server import Route
 from .compile_cache import compile_cache_env
+from .layers import SystemLayer
 from .observation import Observation, Turn
 from .prestart import PromptGate
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
@@ -158,6 +159,8 @@ class Host(Protocol):
     # Records what the model received from inside (Pi's observer extension); else `context-text`
     # is taken from the requests the loopback server saw.
     observes_context: bool
+    # What it reads from outside its isolated home (managed settings, /etc): none may exist.
+    system_layers: tuple[SystemLayer, ...]
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """Create the isolated home under `root` and write the host's config for `endpoint`."""

@@ -16,6 +16,7 @@ from typing import Any
 from ..definitions import WORKSPACE_KINDS, Group
 from ..errors import HostError
 from ..evidence import EvidenceError, json_bytes, layout, utc_now, write_once
+from ..evidence.records import SystemLayerRecord
 from ..evidence.redact import Tally
 from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
@@ -40,6 +41,7 @@ from .base import (
 )
 from .context_records import context_artifact_of, copy_observer_records, write_request_observations
 from .failures import credential_refusal, run_state, why_incomplete
+from .layers import kept_out
 from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
 from .redaction import markers, redact_tree, subject_redactor
@@ -173,9 +175,13 @@ def _run(
     cancel: CancelToken,
     started: str,
 ) -> SubjectResult:
+    # Checked before the invocation began; one that appeared since stops this subject unstarted.
+    layers = kept_out(host.display_name, host.system_layers)
     argv, env, process = launch_process(host, binary, launch, home)
     tally = Tally()
-    facts = _Facts(group, prepared, host, binary, endpoint, argv, env, started, launch, home, tally)
+    facts = _Facts(
+        group, prepared, host, binary, endpoint, argv, env, started, launch, home, tally, layers
+    )
     try:
         prestart.start_when_free(process, launch.gate, endpoint.received, cancel)
     except OSError as failure:
@@ -238,6 +244,7 @@ class _Facts:
     launch: Launch
     home: Home
     tally: Tally
+    layers: list[SystemLayerRecord]
     turn_ends: list[tuple[int, int]] = field(default_factory=list)  # (turn, requests by then)
 
 
@@ -386,6 +393,7 @@ def _record(
             "sha256": endpoint.cassette_sha256,
         },
         facts.host.record_key: host_record(facts.host, facts.binary),
+        "systemLayers": facts.layers,
         "environment": {
             "names": sorted(env),
             "literal": dict(runtime.environment.literal),

@@ -17,6 +17,7 @@ from ..evidence.records import GradeRecord, GroupError, GroupRecord, RunRecord
 from ..evidence.states import group_state
 from ..evidence.store import EvidenceError, json_bytes, sha256_bytes, sha256_file, utc_now
 from ..grading import grade_group
+from ..hosts.layers import SystemLayerError
 from ..hosts.prestart import PromptGate
 from ..hosts.process import CancelToken
 from ..hosts.subject import Endpoint, SetupError, SubjectResult, run_subject
@@ -305,7 +306,7 @@ class GroupRun:
         assert self.resources is not None
         try:
             result = attempt()
-        except EndpointError as error:
+        except (EndpointError, SystemLayerError) as error:
             msg = {"kind": "infrastructure", "message": str(error)}
             run = synthetic_run(group, variant, "infrastructure-failed", msg)
             run["resources"] = resources_json(prepared, self.resources, group.group)

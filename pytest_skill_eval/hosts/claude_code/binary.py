@@ -1,7 +1,10 @@
-"""Finding the Claude Code binary and checking, once, that it is the pinned version.
+"""Finding the Claude Code binary, checking once that it is the pinned version, and its
+system-wide layers.
 
 The knobs the host relies on (environment names, flags, event shapes) are version-specific and
-partly undocumented, so any other version is refused rather than trusted.
+partly undocumented, so any other version is refused rather than trusted. Whatever HOME,
+`CLAUDE_CONFIG_DIR` and `--setting-sources` say, Claude Code also reads an administrator's
+managed layers from a fixed directory; where one exists no subject starts (`hosts.layers`).
 """
 
 from __future__ import annotations
@@ -12,11 +15,24 @@ from pathlib import Path
 
 from ...errors import HostError
 from ..binaries import locate, version_of
+from ..layers import SystemLayer
 
 PINNED = "2.1.332"
 PACKAGE = "@anthropic-ai/claude-code"
 BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
+# The managed directory 2.1.332 reads on Linux (its binary names no variable that moves it), and
+# what it reads there; on WSL it may also inherit the Windows one when a managed source says so.
+MANAGED_DIR = Path("/etc/claude-code")
+WINDOWS_MANAGED_DIR = Path("/mnt/c/Program Files/ClaudeCode")
+SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
+    SystemLayer(MANAGED_DIR / "managed-settings.json", "managed settings"),
+    SystemLayer(MANAGED_DIR / "managed-settings.d", "managed settings drop-ins"),
+    SystemLayer(MANAGED_DIR / "managed-mcp.json", "managed MCP servers"),
+    SystemLayer(MANAGED_DIR / "CLAUDE.md", "managed memory"),
+    SystemLayer(MANAGED_DIR / ".claude", "managed skills, agents, commands and rules"),
+    SystemLayer(WINDOWS_MANAGED_DIR, "Windows managed settings a WSL session may inherit"),
+)
 
 
 class ClaudeCodeNotFoundError(HostError):

@@ -22,7 +22,7 @@ from ..dialogue import StreamDialogue
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from . import command_server
-from .binary import BASELINE_KEYS
+from .binary import BASELINE_KEYS, SYSTEM_LAYERS
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 
@@ -172,6 +172,7 @@ class ClaudeCodeHost:
     auth_advice = "name ANTHROPIC_API_KEY in runtime.environment.inherit"
     runs_on_node = False  # a native binary
     observes_context = False
+    system_layers = SYSTEM_LAYERS
 
     def __init__(self) -> None:
         self._base_url: str | None = None

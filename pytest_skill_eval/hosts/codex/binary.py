@@ -1,10 +1,10 @@
 """Finding the Codex CLI, checking its version, and refusing a machine it cannot be isolated on.
 
 The knobs the host relies on (config keys, event shapes, the rollout format) are version-specific,
-so any other version is refused. Two more things are checked once, before any group runs: no
-system-wide configuration layer exists (Codex reads `/etc/codex` whatever `CODEX_HOME` says), and
-reads can be confined to the workspace and declared resources (a mount namespace, `sandbox.py`),
-or the operator accepted that they are not.
+so any other version is refused. Codex reads `/etc/codex` whatever `CODEX_HOME` says: those
+layers are declared here and refused by the shared check (`hosts.layers`). One more thing is
+checked once, before any group runs: reads can be confined to the workspace and declared
+resources (a mount namespace, `sandbox.py`), or the operator accepted that they are not.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import HostError
 from ..binaries import locate, version_of
+from ..layers import SystemLayer
 
 PINNED = "0.171.0"
 PACKAGE = "@openai/codex"
@@ -25,7 +25,12 @@ BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
 SYSTEM_DIR = Path("/etc/codex")
 # Layers the evaluator cannot override: Codex merges them over (or instead of) CODEX_HOME's.
-SYSTEM_LAYERS = ("config.toml", "managed_config.toml", "requirements.toml", "skills")
+SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
+    SystemLayer(SYSTEM_DIR / "config.toml", "system configuration"),
+    SystemLayer(SYSTEM_DIR / "managed_config.toml", "managed configuration"),
+    SystemLayer(SYSTEM_DIR / "requirements.toml", "managed requirements"),
+    SystemLayer(SYSTEM_DIR / "skills", "system skills"),
+)
 UNCONFINED_OPTION = "--skill-eval-codex-unconfined-reads"
 
 
@@ -125,21 +130,8 @@ def confinement(path: Path) -> Path | None:
     return bwrap if bwrap is not None and works(bwrap) else None
 
 
-def system_layers(directory: Path = SYSTEM_DIR) -> list[Path]:
-    """The system-wide Codex configuration layers present on this machine."""
-    return [directory / name for name in SYSTEM_LAYERS if (directory / name).exists()]
-
-
-def check_machine(
-    unconfined_reads: bool, confined: bool = False, directory: Path = SYSTEM_DIR
-) -> None:
-    """Refuse a machine with system layers, or unconfined reads the invocation did not accept."""
-    found: Sequence[Path] = system_layers(directory)
-    if found:
-        raise CodexSetupError(
-            "Codex would read system-wide configuration the evaluator cannot override: "
-            f"{', '.join(map(str, found))}; remove it (or run on a machine without it)"
-        )
+def check_machine(unconfined_reads: bool, confined: bool = False) -> None:
+    """Refuse unconfined reads the invocation did not accept."""
     if not confined and not unconfined_reads:
         raise CodexSetupError(
             "Codex's sandbox does not confine reads to the workspace and declared resources "

@@ -26,7 +26,7 @@ from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, HostProcess, ProcessOutcome
-from .binary import BASELINE_KEYS
+from .binary import BASELINE_KEYS, SYSTEM_LAYERS
 from .config import DEFAULT_MODEL, EFFORT, KEY_ENV, LOOPBACK_KEY, CodexConfig, sandbox_mode
 from .events import UNOBSERVABLE_TOOLS, EventTranslator
 from .sandbox import software_roots, wrap
@@ -264,6 +264,7 @@ class CodexHost:
     auth_advice = "name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit"
     runs_on_node = False  # its native binary runs directly (`binary.native_codex`), never Node
     observes_context = False
+    system_layers = SYSTEM_LAYERS
     unobservable_tools = UNOBSERVABLE_TOOLS
 
     def __init__(self) -> None:

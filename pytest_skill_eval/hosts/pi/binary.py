@@ -9,9 +9,15 @@ from pathlib import Path
 
 from ...errors import HostError
 from ..binaries import locate, version_of
+from ..layers import SystemLayer
 
 MIN_VERSION = (0, 73, 1)
 PINNED = "0.73.1"
+# Pi 0.73.1 reads nothing system-wide: no /etc file, no managed layer. What it reads outside its
+# agent dir is HOME's (`~/.pi`, `~/.agents/skills`: an empty home) and the folders above the
+# workspace (`AGENTS.md`/`CLAUDE.md`, `.agents/skills`), which `--no-context-files` and
+# `--no-skills` turn off (`pi_argv`).
+SYSTEM_LAYERS: tuple[SystemLayer, ...] = ()
 
 # The small host baseline copied from the operator's environment (PRODUCT §4): enough for Node
 # to start and format text, nothing that carries identity or credentials.

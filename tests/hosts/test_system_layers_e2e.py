@@ -1,0 +1,210 @@
+"""A host's system-wide and managed layers never reach a subject: planted in /etc (in a private
+mount namespace, never the real one), the invocation is refused before any subject starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.hosts.claude_code.binary import SYSTEM_LAYERS as CLAUDE_CODE_LAYERS
+from tests.support.files import write
+from tests.support.namespaces import with_layered_etc
+from tests.support.roots import Group, build, runtime, skill, variant
+from tests.support.runs import result_dir, run_record, skill_eval_args
+
+pytestmark = pytest.mark.pi
+
+ENV_CANARY = "managed-env-canary-4242"
+
+
+def _hooks(canary: Path) -> dict[str, object]:
+    """Managed settings whose PreToolUse hook writes `canary` and whose env reaches commands."""
+    hook = {"type": "command", "command": f"touch {canary}"}
+    return {
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]},
+        "env": {"LAYER_CANARY": ENV_CANARY},
+    }
+
+
+def _group(root: Path, host: str) -> Group:
+    """A group whose subject reads a file and, where the host offers declared commands, prints
+    its environment: a layer's hook would run, and its `env` would show."""
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    commands = host == "claude-code"
+    script: list[dict[str, object]] = [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
+    ]
+    if commands:
+        script.append({"tool_calls": [{"name": "run_command", "arguments": {"command": "env"}}]})
+    return Group(
+        id="layers",
+        type="body",
+        turns=["Check the notes."],
+        tools=["read", "run_command"] if commands else ["read"],
+        fixture="fixture",
+        runtime=runtime(host=host),
+        candidate=variant([skill(root, "note-taker")], 0),
+        commands=[{"id": "env", "argv": ["env"]}] if commands else None,
+        scripts={"candidate": [*script, {"text": "Checked."}]},
+    )
+
+
+def _run_with_etc(
+    pytester: pytest.Pytester, upper: Path, root: Path, suite: Path
+) -> pytest.RunResult:
+    """The suite run by a child pytest that sees `upper` laid over /etc."""
+    basetemp = pytester.path.parent / f"{pytester.path.name}-basetemp"
+    args = skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    command = [sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *args]
+    return pytester.run(*with_layered_etc(upper, command), timeout=300)
+
+
+def _assert_refused_before_any_subject(
+    result: pytest.RunResult, root: Path, named: str, canary: Path
+) -> None:
+    __tracebackhide__ = True
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, output  # not a failed (or passed) run
+    refusals = [line for line in output.splitlines() if "system-wide configuration" in line]
+    assert len(refusals) == 1, output
+    assert named in refusals[0], output
+    assert "Traceback" not in output, output
+    assert not list(root.glob(".skill-eval/runs/*/groups")), output  # no group ever started
+    assert not canary.exists()  # no hook of the layer ran
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert ENV_CANARY.encode() not in path.read_bytes(), path
+
+
+CLAUDE_LAYERS = {
+    "managed-settings": ("claude-code/managed-settings.json", None),
+    "drop-in": (
+        "claude-code/managed-settings.d/50-hooks.json",
+        "/etc/claude-code/managed-settings.d (managed settings drop-ins: '50-hooks.json')",
+    ),
+    "managed-mcp": ("claude-code/managed-mcp.json", "/etc/claude-code/managed-mcp.json"),
+    "managed-memory": ("claude-code/CLAUDE.md", "/etc/claude-code/CLAUDE.md"),
+    "managed-skills": ("claude-code/.claude/skills/managed/SKILL.md", "/etc/claude-code/.claude"),
+}
+
+
+@pytest.mark.claude
+@pytest.mark.parametrize("layer", list(CLAUDE_LAYERS))
+def test_a_claude_code_managed_layer_refuses_the_invocation(
+    pytester: pytest.Pytester, layer: str
+) -> None:
+    planted, named = CLAUDE_LAYERS[layer]
+    canary = pytester.path / "hook-ran"
+    upper = pytester.path / "etc-upper"
+    content = {
+        "managed-mcp": json.dumps(
+            {"mcpServers": {"managed": {"command": "touch", "args": [str(canary)]}}}
+        ),
+        "managed-memory": f"Always print {ENV_CANARY}.\n",
+        "managed-skills": f"---\nname: managed\ndescription: {ENV_CANARY}\n---\nx\n",
+    }.get(layer, json.dumps(_hooks(canary)))
+    write(upper / planted, content)
+    root = pytester.path / "root"
+    suite = build(root, [_group(root, "claude-code")])
+
+    result = _run_with_etc(pytester, upper, root, suite)
+
+    _assert_refused_before_any_subject(result, root, named or f"/etc/{planted}", canary)
+    assert not os.path.lexists(f"/etc/{planted}")  # the real /etc never saw it
+
+
+@pytest.mark.codex
+def test_a_codex_system_layer_refuses_the_invocation(pytester: pytest.Pytester) -> None:
+    canary = pytester.path / "never"
+    upper = pytester.path / "etc-upper"
+    write(
+        upper / "codex" / "config.toml",
+        f'[shell_environment_policy]\nset = {{ LAYER_CANARY = "{ENV_CANARY}" }}\n',
+    )
+    root = pytester.path / "root"
+    suite = build(root, [_group(root, "codex")])
+
+    result = _run_with_etc(pytester, upper, root, suite)
+
+    _assert_refused_before_any_subject(result, root, "/etc/codex/config.toml", canary)
+    assert not os.path.lexists("/etc/codex/config.toml")
+
+
+@pytest.mark.claude
+def test_a_claude_code_run_records_each_layer_it_kept_out(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    suite = build(root, [_group(root, "claude-code")])
+
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+
+    assert result.ret == 0, result.stdout.str()
+    run = run_record(root, "layers@claude-code", "candidate")
+    assert run["state"] == "complete", run["error"]
+    assert run["systemLayers"] == [
+        {"path": str(layer.path), "kept": "absent"} for layer in CLAUDE_CODE_LAYERS
+    ]
+    assert {"path": "/etc/claude-code/managed-settings.json", "kept": "absent"} in run[
+        "systemLayers"
+    ]
+
+
+@pytest.mark.claude
+def test_a_layer_planted_by_one_subject_never_reaches_the_next(pytester: pytest.Pytester) -> None:
+    canary = pytester.path / "hook-ran"
+    planted = "/etc/claude-code/managed-settings.json"
+    settings = json.dumps(_hooks(canary))
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    group = Group(
+        id="planter",
+        type="body",
+        turns=["Check the notes."],
+        tools=["read", "run_command"],
+        fixture="fixture",
+        runtime=runtime(host="claude-code"),
+        baseline=variant(),
+        candidate=variant([skill(root, "note-taker")], 0),
+        # The baseline's subject runs as the operator, who may write /etc (root here).
+        commands=[
+            {
+                "id": "plant",
+                "argv": ["sh", "-c", f"mkdir -p /etc/claude-code && echo '{settings}' > {planted}"],
+            }
+        ],
+        scripts={
+            "baseline": [
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "plant"}}]},
+                {"text": "Planted."},
+            ],
+            "candidate": [
+                {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+                {"text": "Checked."},
+            ],
+        },
+    )
+    suite = build(root, [group])
+    basetemp = pytester.path.parent / f"{pytester.path.name}-basetemp"
+    command = [sys.executable, "-m", "pytest", f"--basetemp={basetemp}"]
+    command += skill_eval_args(root, suite=suite)
+
+    result = pytester.run(*with_layered_etc(pytester.path / "etc-upper", command), timeout=300)
+
+    output = result.stdout.str() + result.stderr.str()
+    assert (pytester.path / "etc-upper" / "claude-code" / "managed-settings.json").is_file()
+    assert run_record(root, "planter@claude-code", "baseline")["state"] == "complete", output
+    candidate = run_record(root, "planter@claude-code", "candidate")
+    assert candidate["state"] == "infrastructure-failed", output
+    message = candidate["error"]["message"]
+    # It never started (not "ran but could not be recorded"), and the error names the layer.
+    assert message.startswith("Claude Code would read system-wide configuration"), message
+    assert f"{planted} (managed settings)" in message
+    assert "Traceback" not in output
+    assert not canary.exists()  # the planted hook never ran
+    assert not (result_dir(root) / "groups/planter@claude-code/candidate/events.jsonl").exists()
+    assert not os.path.lexists(planted)
