@@ -25,12 +25,15 @@ from typing import Any
 from ..definitions import LoadedGroup, parse_group
 from ..errors import SkillEvalError
 from ..evidence import layout, read_json, verify_group, write_json_once
+from ..evidence.store import SEAL_PREFIX, seal_root, shard_seal_leaves
 from ..evidence.summary import write_invocation, write_summary
 from ..hosts.process import CancelToken
 from ..run import Environment, GroupRun
 from ..trials import aggregate
 from ..workspace import SourceResolver
+from ..workspace.entries import open_regular
 from .balance import assign
+from .models import check_shard
 from .plan import Plan, Unit, invocation_record
 
 SHARD_MISSING = "shard-missing"
@@ -48,12 +51,17 @@ class MergeOutcome:
     aggregate: Path | None
     missing: list[Unit] = field(default_factory=list)
     already: bool = False
+    shards: tuple[int, ...] = ()  # the indices of the shards merged
 
 
 @dataclass(frozen=True, slots=True)
 class _Shard:
     path: Path
     record: dict[str, Any]
+    # The seal's leaves and root as recomputed from what the merge reads (not as recorded).
+    leaves: list[dict[str, Any]]
+    root: str
+    sealed: str | None  # the root its own `shard-seal.json` records
 
     @property
     def index(self) -> int:
@@ -63,46 +71,95 @@ class _Shard:
     def count(self) -> int:
         return int(self.record["shard"]["count"])
 
+    @property
+    def label(self) -> str:
+        return f"shard {self.index}/{self.count} ({self.path})"
+
 
 def find_shards(paths: Sequence[Path]) -> list[Path]:
-    """Shard directories: each path that holds `shard.json`, else every one found below it."""
+    """Shard directories: each path that holds `shard.json`, else every one found below it.
+
+    The paths given are the user's; below them no symlink is followed.
+    """
     found: list[Path] = []
     for path in paths:
-        if layout.shard_file(path).is_file():
+        if os.path.lexists(layout.shard_file(path)):
             found.append(path.resolve())
             continue
-        below = (
-            sorted(p.parent.resolve() for p in path.rglob(layout.SHARD)) if path.is_dir() else []
-        )
+        below: list[Path] = []
+        if path.is_dir():
+            for directory, dirnames, filenames in os.walk(path.resolve()):
+                dirnames.sort()
+                if layout.SHARD in filenames or layout.SHARD in dirnames:
+                    below.append(Path(directory))
+                    dirnames.clear()  # a shard holds no other shard
         if not below:
             raise MergeError(f"no shard record ({layout.SHARD}) in or below {path}")
         found.extend(below)
     return sorted(set(found))
 
 
-def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
-    """Merge the shards of `plan` into result directories under `out` (see the module docs)."""
-    shards = _newest_per_index(plan, [_load_shard(plan, p) for p in find_shards(shard_paths)])
+def parse_shard_roots(given: Sequence[str], source: str = "--shard-root") -> dict[int, str]:
+    """`K=sha256:<hex>` each (as a shard's log printed it) → {K: hex}; one K once."""
+    roots: dict[int, str] = {}
+    for text in given:
+        index, equals, digest = text.strip().partition("=")
+        root = digest.strip().lower().removeprefix(SEAL_PREFIX)
+        valid = len(root) == 64 and all(c in "0123456789abcdef" for c in root)
+        if not equals or not index.strip().isdigit() or int(index) < 1 or not valid:
+            raise MergeError(
+                f"{source}: expected K=sha256:<64 hex digits> (shard K's root, as its log "
+                f"printed it), not {text.strip()!r}"
+            )
+        if int(index) in roots and roots[int(index)] != root:
+            raise MergeError(f"{source}: shard {int(index)} is given two different roots")
+        roots[int(index)] = root
+    return roots
+
+
+def merge(
+    plan: Plan, shard_paths: Sequence[Path], out: Path, roots: Mapping[int, str] | None = None
+) -> MergeOutcome:
+    """Merge the shards of `plan` into result directories under `out` (see the module docs).
+
+    `roots` binds shard K to the root its log printed: any other shard K is refused.
+    """
+    bound = dict(roots or {})
+    loaded = [_load_shard(plan, p) for p in find_shards(shard_paths)]
+    shards = _newest_per_index(plan, loaded, bound)
     count = shards[0].count
+    merged = tuple(s.index for s in shards)
     arrived = _arrivals(plan, shards)
     units = plan.units()
-    targets = [out / plan.result_id(t) for t in range(1, plan.trials + 1)]
+    out = Path(os.path.realpath(out))
+    targets = [_inside(out, plan.result_id(t)) for t in range(1, plan.trials + 1)]
     aggregate_id = plan.data.get("aggregate")
-    aggregate_target = out / aggregate_id if aggregate_id else None
+    aggregate_target = _inside(out, aggregate_id) if aggregate_id else None
     missing = [u for u in units if not _delivered(u, arrived)]
     existing = [t for t in (*targets, aggregate_target) if t is not None and t.exists()]
     if existing:
         if len(existing) == len(targets) + (aggregate_target is not None) and _same_groups(
             plan, targets, arrived
         ):
-            return MergeOutcome(targets, aggregate_target, missing, already=True)
+            return MergeOutcome(targets, aggregate_target, missing, already=True, shards=merged)
         raise MergeError(
             f"{existing[0]} already exists and holds other evidence; results are never "
             "rewritten: merge into another directory (-o)"
         )
     out.mkdir(parents=True, exist_ok=True)
-    staging = out / f".{plan.id}.merging.{secrets.token_hex(4)}"
+    staging = _inside(out, f".{plan.id}.merging.{secrets.token_hex(4)}")
     staging.mkdir()
+    # Each shard's root, recomputed from what was read, and whether CI's log bound it.
+    sealed_shards = [
+        {
+            "index": s.index,
+            "count": s.count,
+            "root": s.root,
+            "bound": s.index in bound,
+            "leaves": s.leaves,
+        }
+        for s in shards
+    ]
     # Timestamps come from the shards' own records, so the same shards merge to the same bytes.
     started = min(str(s.record["startedAt"]) for s in shards)
     completed = max(str(s.record["completedAt"]) for s in shards)
@@ -135,19 +192,19 @@ def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
                 final.unlink()
                 placed.remove(final)
             # And the seal over it, as one machine would.
-            write_summary(result, trial, budget, completed_at=completed)
+            write_summary(result, trial, budget, completed_at=completed, shards=sealed_shards)
         if aggregate_id:
             trial_dirs = [staging / plan.result_id(t) for t in range(1, plan.trials + 1)]
             record = aggregate(aggregate_id, trial_dirs, plan.trials, budget)
             record["completedAt"] = completed
             write_json_once(layout.aggregate_file(staging / aggregate_id), record)
         for name in sorted(os.listdir(staging)):
-            os.rename(staging / name, out / name)
+            os.rename(staging / name, _inside(out, name))
     finally:
         for link in placed:
             link.unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
-    return MergeOutcome(targets, aggregate_target, missing)
+    return MergeOutcome(targets, aggregate_target, missing, shards=merged)
 
 
 def owning_shard(plan: Plan, unit: Unit, count: int) -> int:
@@ -157,31 +214,136 @@ def owning_shard(plan: Plan, unit: Unit, count: int) -> int:
 
 
 def _load_shard(plan: Plan, path: Path) -> _Shard:
-    try:
-        record = read_json(layout.shard_file(path))
-    except (OSError, ValueError) as error:
-        raise MergeError(f"cannot read {layout.shard_file(path)}: {error}") from None
-    if not isinstance(record, dict) or record.get("kind") != "shard":
-        raise MergeError(f"{layout.shard_file(path)} is not a shard record")
-    if record.get("plan") != plan.id or record.get("planSha256") != plan.sha256:
+    """Read and check a shard record, and recompute the shard's root from what is on disk."""
+    record_path = layout.shard_file(path)
+    record = _read_regular_json(record_path)
+    problem = check_shard(record, record_path)
+    if problem is not None:
+        raise MergeError(f"{problem}; the shard record is damaged: re-run the shard")
+    if record["plan"] != plan.id or record["planSha256"] != plan.sha256:
         raise MergeError(
             f"{path} is a shard of plan {record.get('plan')!r}, not of {plan.path} "
             f"({plan.id}); merge each plan's shards with their own plan"
         )
-    return _Shard(path, record)
+    expected = {str(t): plan.result_id(t) for t in range(1, plan.trials + 1)}
+    if record["results"] != expected:
+        raise MergeError(f"{record_path}: field results: not the result ids of {plan.path}")
+    _refuse_links(path, plan)
+    leaves = shard_seal_leaves(path, list(expected.values()))
+    return _Shard(path, record, leaves, seal_root(leaves), _sealed_root(path))
 
 
-def _newest_per_index(plan: Plan, shards: list[_Shard]) -> list[_Shard]:
-    """One run per shard index: a re-run shard (completed later) replaces an earlier one."""
+def _read_regular_json(path: Path) -> Any:
+    """A JSON file of a shard that must be a regular file (a symlink is never followed)."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise MergeError(f"{path} is not a regular file (a symlink?); refusing to follow it")
+        return read_json(path)
+    except (OSError, ValueError) as error:
+        raise MergeError(f"cannot read {path}: {error}") from None
+
+
+def _sealed_root(path: Path) -> str | None:
+    """The root the shard's own `shard-seal.json` records, or None when it has none."""
+    seal_path = layout.shard_seal_file(path)
+    if not os.path.lexists(seal_path):
+        return None
+    seal = _read_regular_json(seal_path)
+    root = seal.get("root") if isinstance(seal, dict) else None
+    if not isinstance(root, str) or seal_root(seal.get("leaves") or []) != root:
+        raise MergeError(f"{seal_path}: its root is not the hash of its leaves (edited)")
+    return root
+
+
+def _refuse_links(path: Path, plan: Plan) -> None:
+    """A shard's result and `groups` directories and every group directory must be real
+    directories: a symlink there would merge evidence from outside the shard."""
+    for trial in range(1, plan.trials + 1):
+        for directory in (
+            path / plan.result_id(trial),
+            layout.groups_dir(path / plan.result_id(trial)),
+        ):
+            if os.path.lexists(directory) and not _real_dir(directory):
+                raise MergeError(
+                    f"{directory} is not a directory of the shard (a symlink?); refusing to "
+                    "follow it: a shard's evidence is merged only from inside it"
+                )
+        groups = layout.groups_dir(path / plan.result_id(trial))
+        if not _real_dir(groups):
+            continue
+        for name in sorted(os.listdir(groups)):
+            if not _real_dir(groups / name):
+                raise MergeError(
+                    f"{groups / name} is not a group directory (a symlink?); refusing to "
+                    "follow it: a shard's evidence is merged only from inside it"
+                )
+
+
+def _real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _inside(out: Path, name: str) -> Path:
+    """`out/name`, refused unless it stays directly inside `out` (no link, no `..`)."""
+    target = out / name
+    if not layout.is_safe_id(name) or os.path.realpath(target.parent) != str(out):
+        raise MergeError(f"refusing to write {target}: it is not inside {out}")
+    if os.path.islink(target) and not os.path.realpath(target).startswith(f"{out}{os.sep}"):
+        raise MergeError(f"refusing to write {target}: it is a link out of {out}")
+    return target
+
+
+def _newest_per_index(plan: Plan, shards: list[_Shard], bound: Mapping[int, str]) -> list[_Shard]:
+    """One run per shard index: a re-run shard (completed later) replaces an earlier one.
+
+    A shard bound to a root is the run of its index with that root, or refused; an unbound
+    shard must still match its own seal (evidence changed without re-sealing is refused).
+    """
     if not shards:
         raise MergeError(f"no shards of plan {plan.id} given")
     counts = {s.count for s in shards}
     if len(counts) > 1:
         raise MergeError(f"shards of one plan split it differently: N = {sorted(counts)}")
-    newest: dict[int, _Shard] = {}
+    (count,) = counts
+    beyond = sorted(k for k in bound if k > count)
+    if beyond:
+        raise MergeError(f"--shard-root names shard {beyond[0]}, but the plan ran as {count}")
+    runs: dict[int, list[_Shard]] = {}
     for shard in sorted(shards, key=lambda s: (str(s.record["completedAt"]), s.path.name)):
-        newest[shard.index] = shard
-    return [newest[k] for k in sorted(newest)]
+        runs.setdefault(shard.index, []).append(shard)
+    absent = sorted(set(bound) - set(runs))
+    if absent:
+        raise MergeError(
+            f"--shard-root binds shard {absent[0]}/{count}, but no shard {absent[0]} of plan "
+            f"{plan.id} was given; pass its directory (or drop its root to record it missing)"
+        )
+    chosen: list[_Shard] = []
+    for index in sorted(runs):
+        newest = runs[index][-1]
+        if index in bound:
+            matching = [s for s in runs[index] if s.root == bound[index]]
+            if not matching:
+                raise MergeError(
+                    f"{newest.label} hashes to {SEAL_PREFIX}{newest.root}, not the bound "
+                    f"{SEAL_PREFIX}{bound[index]}: its evidence is not what the shard sealed"
+                )
+            chosen.append(matching[-1])
+            continue
+        if newest.sealed is None:
+            raise MergeError(
+                f"{newest.label} has no {layout.SHARD_SEAL}: it is unfinished or was never "
+                "sealed; re-run the shard"
+            )
+        if newest.sealed != newest.root:
+            raise MergeError(
+                f"{newest.label} hashes to {SEAL_PREFIX}{newest.root}, not its sealed "
+                f"{SEAL_PREFIX}{newest.sealed}: its evidence changed after it was sealed"
+            )
+        chosen.append(newest)
+    return chosen
 
 
 def _delivered(unit: Unit, arrived: Mapping[tuple[str, int], Path]) -> bool:
@@ -196,9 +358,9 @@ def _arrivals(plan: Plan, shards: Sequence[_Shard]) -> dict[tuple[str, int], Pat
     for shard in shards:
         for trial in range(1, plan.trials + 1):
             groups = layout.groups_dir(shard.path / plan.result_id(trial))
-            if not groups.is_dir():
+            if not _real_dir(groups):
                 continue
-            for group_dir in sorted(p for p in groups.iterdir() if p.is_dir()):
+            for group_dir in sorted(p for p in groups.iterdir() if _real_dir(p)):
                 key = (group_dir.name, trial)
                 if key not in planned:
                     raise MergeError(f"{group_dir} is not a unit of plan {plan.id}")
@@ -317,7 +479,13 @@ def _never(*_args: Any) -> Any:
 
 
 def _copy_tree(source: Path, target: Path) -> None:
-    """Copy a group directory exactly: symlinks as links, FIFOs recreated, never opened."""
+    """Copy a group directory exactly, never following a link.
+
+    A symlink is copied as a link only where the run records one as evidence: what a subject
+    left in its workspace (`<variant>/workspace/…`, `<variant>/turns/<n>/workspace/…`), which
+    every reader treats as a link. Anywhere else a reader would follow it (to a `run.json` or
+    `final.md` outside the shard, say): the group is refused. FIFOs are recreated, never opened.
+    """
     for directory, dirnames, filenames in os.walk(source):
         base = Path(directory)
         destination = target / base.relative_to(source)
@@ -325,17 +493,34 @@ def _copy_tree(source: Path, target: Path) -> None:
         links = [d for d in dirnames if (base / d).is_symlink()]
         dirnames[:] = sorted(d for d in dirnames if d not in links)
         for name in (*filenames, *links):
-            _copy_entry(base / name, destination / name)
+            _copy_entry(base / name, destination / name, (base / name).relative_to(source))
 
 
-def _copy_entry(source: Path, target: Path) -> None:
+def _recorded_link(relative: Path) -> bool:
+    """Whether a symlink at `relative` (in a group directory) is a subject's workspace entry."""
+    parts = relative.parts
+    if len(parts) >= 3 and parts[1] == "workspace":
+        return True
+    return len(parts) >= 5 and parts[1] == "turns" and parts[3] == "workspace"
+
+
+def _copy_entry(source: Path, target: Path, relative: Path) -> None:
     mode = os.lstat(source).st_mode
     if stat.S_ISLNK(mode):
+        if not _recorded_link(relative):
+            raise MergeError(
+                f"{source} is a symlink, which no run writes there; refusing to merge or "
+                "follow it: a shard's evidence is merged only from inside it"
+            )
         os.symlink(os.readlink(source), target)
     elif stat.S_ISREG(mode):
         # A copy, never a hard link: a later change to the shard's file must not reach the
         # sealed result (nor the other way round). The manifest re-hash then proves the copy.
-        shutil.copyfile(source, target, follow_symlinks=False)
+        opened = open_regular(source)
+        if not isinstance(opened, int):
+            raise MergeError(f"{source} changed while it was being merged; merge again")
+        with open(opened, "rb") as reading, open(target, "xb") as writing:
+            shutil.copyfileobj(reading, writing)
         os.chmod(target, stat.S_IMODE(mode))
     elif stat.S_ISFIFO(mode):
         os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
