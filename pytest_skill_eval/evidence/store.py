@@ -365,7 +365,8 @@ def seal_leaves(
         },
     ]
     if shards is not None:
-        leaves.append({"name": layout.SHARD_ROOTS, "sha256": sha256_bytes(_canonical(shards))})
+        text = json.dumps(shards, sort_keys=True, ensure_ascii=False)
+        leaves.append({"name": layout.SHARD_ROOTS, "sha256": sha256_bytes(text.encode("utf-8"))})
     for group_dir in _group_dirs(result):
         name = f"{layout.GROUPS}/{recorded_path(group_dir.name)}/{layout.MANIFEST}"
         leaves.append({"name": name, "sha256": _file_sha256(group_dir / layout.MANIFEST)})
@@ -390,58 +391,8 @@ def write_seal(result: Path, shards: Sequence[Mapping[str, Any]] | None = None) 
     leaves = seal_leaves(result, shards)
     root = seal_root(leaves)
     seal: dict[str, Any] = {"schema_version": 1, "algorithm": "sha256", "leaves": leaves}
-    if shards is not None:
-        seal["shards"] = [dict(shard) for shard in shards]
-    seal["root"] = root
+    seal |= {"shards": list(shards), "root": root} if shards is not None else {"root": root}
     write_json_once(layout.seal_file(result), seal)
-    return root
-
-
-def _canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8", "surrogateescape"
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# A shard's seal: the same hash tree over what one shard of a plan wrote. Its leaves, in order:
-# `shard.json`, then each group manifest of each planned result (`<result id>/groups/<name>/
-# manifest.json`). CI prints its root; a merge bound to that root refuses any other shard.
-
-
-def _real_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def shard_seal_leaves(shard: Path, result_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """A shard's seal leaves as the shard is now on disk; symlinks are never followed."""
-    leaves: list[dict[str, Any]] = [
-        {"name": layout.SHARD, "sha256": _file_sha256(layout.shard_file(shard))}
-    ]
-    for result_id in result_ids:
-        groups = layout.groups_dir(shard / result_id)
-        if not (_real_dir(shard / result_id) and _real_dir(groups)):
-            continue
-        for name in sorted(os.listdir(groups)):
-            if _real_dir(groups / name):
-                leaf = f"{result_id}/{layout.GROUPS}/{recorded_path(name)}/{layout.MANIFEST}"
-                leaves.append(
-                    {"name": leaf, "sha256": _file_sha256(groups / name / layout.MANIFEST)}
-                )
-    return leaves
-
-
-def write_shard_seal(shard: Path, result_ids: Sequence[str]) -> str:
-    """Seal a finished shard: write `shard-seal.json` once, after `shard.json`. Returns the root."""
-    leaves = shard_seal_leaves(shard, result_ids)
-    root = seal_root(leaves)
-    write_json_once(
-        layout.shard_seal_file(shard),
-        {"schema_version": 1, "algorithm": "sha256", "leaves": leaves, "root": root},
-    )
     return root
 
 
@@ -497,8 +448,6 @@ def verify_seal(result: Path, expected_root: str | None = None) -> list[str]:
     problems: list[str] = []
     if sealed is not None:
         problems.extend(_seal_differences(result, sealed, actual))
-    if shards is not None:
-        problems.extend(_shard_chain(result, shards))
     if expected_root is not None:
         root = seal_root(actual)
         if root != expected_root:
@@ -506,54 +455,6 @@ def verify_seal(result: Path, expected_root: str | None = None) -> list[str]:
                 f"root mismatch: {result} hashes to {SEAL_PREFIX}{root}, not the expected "
                 f"{SEAL_PREFIX}{expected_root}"
             )
-    return problems
-
-
-def _shard_chain(result: Path, shards: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Whether each shard root a merged seal records is the hash of its leaves, and whether
-    this result's groups are the manifests those shards sealed (the data this result holds)."""
-    seal_path = layout.seal_file(result)
-    invocation_path = layout.invocation_file(result)
-    try:
-        identity = read_json(invocation_path).get("id") if invocation_path.is_file() else None
-    except (OSError, ValueError, AttributeError):
-        identity = None
-    result_id = identity if isinstance(identity, str) else result.name
-    here = {
-        f"{result_id}/{layout.GROUPS}/{recorded_path(d.name)}/{layout.MANIFEST}": d
-        for d in _group_dirs(result)
-    }
-    problems: list[str] = []
-    for shard in shards:
-        try:
-            label = f"shard {int(shard['index'])}/{int(shard['count'])}"
-            leaves = [dict(leaf) for leaf in shard["leaves"]]
-            names = [str(leaf["name"]) for leaf in leaves]
-            root = str(shard["root"])
-        except (TypeError, KeyError, ValueError, AttributeError) as error:
-            detail = f"{type(error).__name__}: {error}"
-            problems.append(f"damaged seal: {seal_path} (a shard entry: {detail})")
-            continue
-        if seal_root(leaves) != root:
-            problems.append(
-                f"changed: {seal_path} ({label}: its root {SEAL_PREFIX}{root} is not the hash "
-                "of its recorded leaves)"
-            )
-            continue
-        for name, leaf in zip(names, leaves, strict=True):
-            group_dir = here.get(name)
-            if not name.startswith(f"{result_id}/"):
-                continue  # another trial's group: checked by that trial's verify
-            if group_dir is None:
-                problems.append(
-                    f"missing: {result / name.removeprefix(f'{result_id}/').rsplit('/', 1)[0]} "
-                    f"(a group {label} sealed under {SEAL_PREFIX}{root})"
-                )
-            elif _file_sha256(group_dir / layout.MANIFEST) != leaf.get("sha256"):
-                problems.append(
-                    f"changed: {group_dir / layout.MANIFEST} (not the manifest {label} sealed "
-                    f"under {SEAL_PREFIX}{root})"
-                )
     return problems
 
 

@@ -11,8 +11,9 @@ from ..budget import TOKEN_ENV
 from ..errors import SkillEvalError
 from ..evidence import sealed_root
 from .balance import recorded_durations
+from .intake import parse_shard_roots
 from .ledger import LedgerState, make_server
-from .merge import merge, parse_shard_roots
+from .merge import merge
 from .plan import PlanError, load_plan, make_plan, write_plan
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression")

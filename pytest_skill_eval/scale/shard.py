@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..evidence import layout, read, utc_now, write_json_once
-from ..evidence.store import new_result_id, write_shard_seal
+from ..evidence.shard_seal import write_shard_seal
+from ..evidence.store import new_result_id
 from .balance import assign
 from .plan import Plan, Unit
 
