@@ -297,7 +297,8 @@ def _copy_tree(source: Path, target: Path) -> None:
     A symlink is copied as a link only where the run records one as evidence: what a subject
     left in its workspace (`<variant>/workspace/…`, `<variant>/turns/<n>/workspace/…`), which
     every reader treats as a link. Anywhere else a reader would follow it (to a `run.json` or
-    `final.md` outside the shard, say): the group is refused. FIFOs are recreated, never opened.
+    `final.md` outside the shard, say): the group is refused, as is any other non-regular
+    file there. A workspace's FIFOs are recreated, never opened.
     """
     for directory, dirnames, filenames in os.walk(source):
         base = Path(directory)
@@ -310,7 +311,8 @@ def _copy_tree(source: Path, target: Path) -> None:
 
 
 def _recorded_link(relative: Path) -> bool:
-    """Whether a symlink at `relative` (in a group directory) is a subject's workspace entry."""
+    """Whether a link (or FIFO, socket, device) at `relative` in a group directory is an entry
+    of a subject's workspace, which the run records as it is."""
     parts = relative.parts
     if len(parts) >= 3 and parts[1] == "workspace":
         return True
@@ -319,12 +321,13 @@ def _recorded_link(relative: Path) -> bool:
 
 def _copy_entry(source: Path, target: Path, relative: Path) -> None:
     mode = os.lstat(source).st_mode
+    if not stat.S_ISREG(mode) and not _recorded_link(relative):
+        kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
+        raise MergeError(
+            f"{source} is {kind}, which no run writes there; refusing to merge or follow it: "
+            "a shard's evidence is merged only from inside it"
+        )
     if stat.S_ISLNK(mode):
-        if not _recorded_link(relative):
-            raise MergeError(
-                f"{source} is a symlink, which no run writes there; refusing to merge or "
-                "follow it: a shard's evidence is merged only from inside it"
-            )
         os.symlink(os.readlink(source), target)
     elif stat.S_ISREG(mode):
         # A copy, never a hard link: a later change to the shard's file must not reach the
