@@ -122,10 +122,14 @@ def _sealed_root(path: Path) -> str | None:
     if not os.path.lexists(seal_path):
         return None
     seal = _read_regular_json(seal_path)
-    root = seal.get("root") if isinstance(seal, dict) else None
-    if not isinstance(root, str) or seal_root(seal.get("leaves") or []) != root:
+    try:
+        root = seal["root"]
+        consistent = isinstance(root, str) and seal_root(seal["leaves"]) == root
+    except (TypeError, KeyError, AttributeError):
+        consistent = False
+    if not consistent:
         raise MergeError(f"{seal_path}: its root is not the hash of its leaves (edited)")
-    return root
+    return str(root)
 
 
 def _refuse_links(path: Path, plan: Plan) -> None:

@@ -223,11 +223,12 @@ class ShardModel(_Model):
 
 
 def problem(error: ValidationError) -> str:
-    """Pydantic's first error as `field <pointer>: <message>` (one line)."""
+    """Pydantic's first error as `field <pointer>: <message>` (one line; a rule over several
+    fields names them in its message)."""
     first = error.errors(include_url=False)[0]
-    location = "/".join(str(part) for part in first["loc"]) or "(the document)"
-    message = str(first["msg"]).removeprefix("Value error, ")
-    return f"field {location}: {message}"
+    location = "/".join(str(part) for part in first["loc"])
+    message = " ".join(str(first["msg"]).removeprefix("Value error, ").split())
+    return f"field {location}: {message}" if location else message
 
 
 def check_plan(data: Any, path: Path) -> str | None:

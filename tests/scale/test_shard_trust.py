@@ -370,3 +370,35 @@ def test_a_malformed_shard_root_is_one_line(
     assert _merge(built, _shards(built, tmp_path), out, "--shard-root", given) == 1
     assert "--shard-root: expected K=sha256:<64 hex digits>" in _one_error(capsys)
     assert not out.exists()
+
+
+def test_an_unbound_merge_says_so_and_records_it(
+    built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "merged"
+    assert _merge(built, _shards(built, tmp_path), out) == 0
+    assert "unbound: shard(s) 1, 2 merged without a root" in capsys.readouterr().out
+    recorded = read_json(out / _result(built) / "seal.json")["shards"]
+    printed = _printed_roots(built)
+    assert [(s["root"], s["bound"]) for s in recorded] == [(printed[1], False), (printed[2], False)]
+
+
+def test_a_root_bound_to_a_shard_not_given_is_refused(
+    built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (first, _second) = _shards(built, tmp_path)
+    out = tmp_path / "merged"
+    assert _merge(built, [first], out, *_bound(built)) == 1
+    assert "--shard-root binds shard 2/2, but no shard 2 of plan" in _one_error(capsys)
+    assert not out.exists()
+
+
+def test_a_shard_without_its_seal_is_refused_unless_bound(
+    built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shards = _shards(built, tmp_path)
+    (shards[0] / "shard-seal.json").unlink()
+    assert _merge(built, shards, tmp_path / "unbound") == 1
+    assert "has no shard-seal.json" in _one_error(capsys)
+    # The root CI printed is recomputed from the evidence, not read from the seal file.
+    assert _merge(built, shards, tmp_path / "bound", *_bound(built)) == 0
