@@ -1,7 +1,8 @@
 """Merging 1,000 groups × 2 variants from 4 shards of synthetic evidence (bar: under 10 s).
 
 The evidence is written with the evidence package's own writers (write-once files, manifests)
-but no subject runs: the benchmark measures the merge (verify, copy, summary), not Pi.
+but no subject runs: the benchmark measures the merge (shard roots, verify, copy, summary),
+not Pi.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pytest_skill_eval.evidence import layout, sha256_file, write_json_once, wri
 from pytest_skill_eval.evidence.store import new_result_id, utc_now
 from pytest_skill_eval.scale.merge import merge
 from pytest_skill_eval.scale.plan import Plan
+from pytest_skill_eval.scale.shard import seal_shard
 from tests.support.roots import VARIANTS, body_group
 
 GROUPS = 1000
@@ -52,6 +54,7 @@ def _plan(path: Path) -> Plan:
             {"group": g, "trial": 1, "position": e["position"], "variants": list(VARIANTS)}
             for g, e in groups.items()
         ],
+        "createdAt": utc_now(),
     }
     write_json_once(path, data)
     return Plan(path, data, sha256_file(path))
@@ -100,11 +103,16 @@ def main() -> dict[str, object]:
                 "plan": plan.id,
                 "planSha256": plan.sha256,
                 "shard": {"index": k, "count": SHARDS},
+                "host": "bench",
+                "results": {"1": plan.result_id(1)},
+                "units": [],
                 "budget": None,
+                "ledger": None,
                 "startedAt": utc_now(),
                 "completedAt": utc_now(),
             }
             write_json_once(layout.shard_file(shard), record)
+            seal_shard(shard, plan)
         start = time.perf_counter()
         outcome = merge(plan, [base / "runs"], base / "merged")
         seconds = time.perf_counter() - start

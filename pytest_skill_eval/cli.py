@@ -10,6 +10,7 @@ from pathlib import Path
 from . import compare
 from .errors import OutputError, ResultNotFoundError, SkillEvalError
 from .evidence import parse_root, sealed_root, verify_result
+from .evidence.shard_seal import verify_shard_chain
 from .hosts.pi.binary import check_pi, locate_pi
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
 from .scale import commands as scale_commands
@@ -35,10 +36,11 @@ def resolve_result(target: str, root: Path) -> Path:
 def verify(result: Path, expected_root: str | None = None) -> list[str]:
     """Every changed, missing or extra evidence file of a result, one line each.
 
-    With `expected_root` (hex), also a root hash that is not the one expected.
+    With `expected_root` (hex), also a root hash that is not the one expected; for a merged
+    result, also any break in the chain from its seal to the shard roots it records.
     """
     # The advisory review is replaceable and never in a manifest; it is not evidence.
-    return verify_result(result, ADVISORY_NAMES, expected_root)
+    return [*verify_result(result, ADVISORY_NAMES, expected_root), *verify_shard_chain(result)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

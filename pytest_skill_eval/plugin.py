@@ -125,6 +125,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         state.finish(session)
         # Before junitxml writes its file (a plain hook, run after this wrapper's first half).
         subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
+        subresults.record_shard_seal(session.config, state.shard_root)
     return (yield)
 
 
@@ -134,6 +135,11 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         return
     state = config.stash[SESSION_KEY]
     terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
+    if state.shard_dir is not None and state.shard_root is not None:
+        index, count = state.settings.shard or (1, 1)
+        terminalreporter.write_line(
+            f"shard {index}/{count}: {state.shard_dir} seal sha256:{state.shard_root}"
+        )
     if state.unreported_error is not None:
         terminalreporter.write_line(f"skill-eval: {state.unreported_error}", red=True)
 

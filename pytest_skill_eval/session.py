@@ -32,7 +32,13 @@ from .options import Settings, usage_errors
 from .providers import EndpointFactory
 from .run import Environment, GroupRun, synthetic_run
 from .scale.plan import Plan, PlanError, check_groups, load_plan
-from .scale.shard import create_shard_dir, shard_units, unit_keys, write_shard_record
+from .scale.shard import (
+    create_shard_dir,
+    seal_shard,
+    shard_units,
+    unit_keys,
+    write_shard_record,
+)
 from .trials import write_aggregate
 from .workspace import ResourceError, SourceResolver
 
@@ -73,6 +79,7 @@ class SkillEvalSession:
         # A planned run (beyond one machine): the plan, this shard's directory and its units.
         self.plan: Plan | None = None
         self.shard_dir: Path | None = None
+        self.shard_root: str | None = None  # the shard's seal, once written
         self.started_at = utc_now()
         if settings.plan is not None:
             with usage_errors():
@@ -331,7 +338,11 @@ class SkillEvalSession:
                     budget,
                     ledger=self.settings.ledger_url,
                 )
-                print(f"\nskill-eval: shard {index}/{count} evidence: {self.shard_dir}")
+                self.shard_root = seal_shard(self.shard_dir, self.plan)
+                print(
+                    f"\nskill-eval: shard {index}/{count} evidence: {self.shard_dir} "
+                    f"seal sha256:{self.shard_root}"
+                )
             elif stopped_early:
                 if self.settings.adaptive:
                     # Trials every group stopped before recorded nothing but their invocation.

@@ -191,6 +191,16 @@ def record_seals(config: pytest.Config, result_dirs: Mapping[int, Path], trials:
             xml.add_global_property(name, f"sha256:{root}")
 
 
+def record_shard_seal(config: pytest.Config, root: str | None) -> None:
+    """A shard's root as the `skill-eval-shard-seal` property of its JUnit XML, when written.
+
+    The value, `sha256:<root>`, is what `skill-eval merge --shard-root K=…` takes.
+    """
+    xml = config.stash.get(xml_key, None)
+    if xml is not None and root is not None:
+        xml.add_global_property("skill-eval-shard-seal", f"sha256:{root}")
+
+
 # -- the terminal -----------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ AGGREGATE = "aggregate.json"
 
 # Beyond one machine: a shard directory holds its record and one directory per planned result.
 SHARD = "shard.json"
+SHARD_SEAL = "shard-seal.json"  # written last: the hash tree over the shard's output
 SHARDS_SUFFIX = ".shards"
 
 # A group directory.
@@ -51,6 +52,8 @@ CONTEXT_DELIVERY = "context-delivery.json"  # under the variant's resources/
 RESULT_FILES = (INVOCATION, SUMMARY, SEAL)
 # The name of the seal leaf that lists the groups the invocation planned.
 PLANNED_GROUPS = "planned-groups"
+# The name of the merged seal's leaf over the roots of the shards it merged.
+SHARD_ROOTS = "shard-roots"
 # Where a run record may be, the fallback first: it records why the canonical file is not it.
 RUN_FILES = (RUN_FALLBACK, RUN)
 # Where a group record may be, canonical first.
@@ -130,6 +133,11 @@ def shard_dir(runs: Path, plan_id: str, index: int, count: int, run_id: str) -> 
 def shard_file(shard: Path) -> Path:
     """`<shard>/shard.json`, written last: a shard directory without it is incomplete."""
     return shard / SHARD
+
+
+def shard_seal_file(shard: Path) -> Path:
+    """`<shard>/shard-seal.json`, written after `shard.json`: the shard's root hash."""
+    return shard / SHARD_SEAL
 
 
 def is_safe_id(identity: str) -> bool:

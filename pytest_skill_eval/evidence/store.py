@@ -8,7 +8,7 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -342,8 +342,14 @@ def _group_dirs(result: Path) -> list[Path]:
     return sorted(p for p in groups.iterdir() if p.is_dir() and not p.is_symlink())
 
 
-def seal_leaves(result: Path) -> list[dict[str, Any]]:
-    """The seal's leaves as the result is now on disk (a missing file's sha256 is None)."""
+def seal_leaves(
+    result: Path, shards: Sequence[Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The seal's leaves as the result is now on disk (a missing file's sha256 is None).
+
+    A merged result's seal also records the roots of the shards it merged (`shards`): one
+    leaf over them, so the merged root binds each shard's root.
+    """
     invocation_path = layout.invocation_file(result)
     try:
         invocation = read_json(invocation_path) if invocation_path.is_file() else None
@@ -358,6 +364,9 @@ def seal_leaves(result: Path) -> list[dict[str, Any]]:
             "sha256": sha256_bytes(json.dumps(planned, ensure_ascii=False).encode("utf-8")),
         },
     ]
+    if shards is not None:
+        text = json.dumps(shards, sort_keys=True, ensure_ascii=False)
+        leaves.append({"name": layout.SHARD_ROOTS, "sha256": sha256_bytes(text.encode("utf-8"))})
     for group_dir in _group_dirs(result):
         name = f"{layout.GROUPS}/{recorded_path(group_dir.name)}/{layout.MANIFEST}"
         leaves.append({"name": name, "sha256": _file_sha256(group_dir / layout.MANIFEST)})
@@ -374,14 +383,16 @@ def seal_root(leaves: Iterable[Mapping[str, Any]]) -> str:
     return tree.hexdigest()
 
 
-def write_seal(result: Path) -> str:
-    """Seal a finished result: write `seal.json` once, after `summary.json`. Returns the root."""
-    leaves = seal_leaves(result)
+def write_seal(result: Path, shards: Sequence[Mapping[str, Any]] | None = None) -> str:
+    """Seal a finished result: write `seal.json` once, after `summary.json`. Returns the root.
+
+    `shards` (a merge's): each merged shard's `{index, count, root, bound, leaves}`.
+    """
+    leaves = seal_leaves(result, shards)
     root = seal_root(leaves)
-    write_json_once(
-        layout.seal_file(result),
-        {"schema_version": 1, "algorithm": "sha256", "leaves": leaves, "root": root},
-    )
+    seal: dict[str, Any] = {"schema_version": 1, "algorithm": "sha256", "leaves": leaves}
+    seal |= {"shards": list(shards), "root": root} if shards is not None else {"root": root}
+    write_json_once(layout.seal_file(result), seal)
     return root
 
 
@@ -405,21 +416,24 @@ def parse_root(text: str) -> str:
     return digest
 
 
-def _load_seal(path: Path) -> list[dict[str, Any]]:
+def _load_seal(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """A seal's leaves and, for a merged result, the shard roots it records."""
     try:
         seal = read_json(path)
         leaves = [dict(leaf) for leaf in seal["leaves"]]
         for leaf in leaves:
             str(leaf["name"])
         root = seal["root"]
-    except (OSError, ValueError, TypeError, KeyError) as error:
+        recorded = seal.get("shards")
+        shards = None if recorded is None else [dict(shard) for shard in recorded]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
         detail = f"{type(error).__name__}: {error}"
         raise EvidenceError(f"damaged seal: {path} ({detail})") from None
     if seal_root(leaves) != root:
         raise EvidenceError(
             f"changed: {path} (its root hash is not the hash of its leaves; the seal was edited)"
         )
-    return leaves
+    return leaves, shards
 
 
 def verify_seal(result: Path, expected_root: str | None = None) -> list[str]:
@@ -428,11 +442,12 @@ def verify_seal(result: Path, expected_root: str | None = None) -> list[str]:
     A file that is missing altogether is reported by `verify_result`; here each sealed leaf
     that changed, a sealed group that is gone and a group the seal never saw get a line.
     """
-    actual = seal_leaves(result)
-    problems: list[str] = []
     seal_path = layout.seal_file(result)
-    if seal_path.is_file():
-        problems.extend(_seal_differences(result, _load_seal(seal_path), actual))
+    sealed, shards = _load_seal(seal_path) if seal_path.is_file() else (None, None)
+    actual = seal_leaves(result, shards)
+    problems: list[str] = []
+    if sealed is not None:
+        problems.extend(_seal_differences(result, sealed, actual))
     if expected_root is not None:
         root = seal_root(actual)
         if root != expected_root:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -38,10 +38,12 @@ def write_summary(
     trial: int,
     budget: Mapping[str, Any] | None = None,
     completed_at: str | None = None,
+    shards: Sequence[Mapping[str, Any]] | None = None,
 ) -> SummaryRecord | None:
     """Write summary.json for a result, once; None when it already exists.
 
-    `completed_at` defaults to now; a merge passes the time its shards completed.
+    `completed_at` defaults to now; a merge passes the time its shards completed and the
+    roots of the shards it merged (`shards`, recorded in the seal).
     """
     records = group_records(result_dir)
     summary: SummaryRecord = {
@@ -58,7 +60,7 @@ def write_summary(
         write_json_once(layout.summary_file(result_dir), summary)
     except EvidenceError:
         return None
-    write_seal(result_dir)  # last: the seal covers the summary
+    write_seal(result_dir, shards)  # last: the seal covers the summary
     return summary
 
 

@@ -9,7 +9,9 @@ from typing import Any
 
 from ..budget import TOKEN_ENV
 from ..errors import SkillEvalError
+from ..evidence import sealed_root
 from .balance import recorded_durations
+from .intake import parse_shard_roots
 from .ledger import LedgerState, make_server
 from .merge import merge
 from .plan import PlanError, load_plan, make_plan, write_plan
@@ -62,6 +64,19 @@ def add_parsers(commands: Any) -> None:
     joined.add_argument(
         "-o", "--output", metavar="RESULTS", help="runs directory (default <root>/.skill-eval/runs)"
     )
+    joined.add_argument(
+        "--shard-root",
+        action="append",
+        default=[],
+        metavar="K=HASH",
+        help="bind shard K to the root its log printed (`seal sha256:<root>`): a shard K that "
+        "hashes otherwise is refused (repeatable)",
+    )
+    joined.add_argument(
+        "--shard-roots",
+        metavar="FILE",
+        help="the same, one K=HASH a line (blank lines and # comments ignored)",
+    )
     ledger = commands.add_parser(
         "ledger", help="a ledger service: one spend ceiling for shards on several machines"
     )
@@ -111,12 +126,20 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
     if args.command == "merge":
         loaded = load_plan(Path(args.plan).resolve())
         out = Path(args.output).resolve() if args.output else root / ".skill-eval" / "runs"
-        outcome = merge(loaded, [Path(s) for s in args.shards], out)
+        roots = _shard_roots(args.shard_root, args.shard_roots)
+        outcome = merge(loaded, [Path(s) for s in args.shards], out, roots)
         for unit in outcome.missing:
             print(f"shard-missing: {unit.group} (trial {unit.trial})")
         verb = "already merged" if outcome.already else "merged"
         for result in outcome.results:
-            print(f"{verb}: {result}")
+            seal = sealed_root(result)
+            print(f"{verb}: {result}" + (f" seal sha256:{seal}" if seal else ""))
+        unbound = [k for k in outcome.shards if k not in roots]
+        if unbound and not outcome.already:
+            print(
+                f"unbound: shard(s) {', '.join(map(str, unbound))} merged without a root "
+                "(pass --shard-root K=HASH from each shard's log to prove the chain)"
+            )
         if outcome.aggregate is not None:
             print(f"aggregate: {outcome.aggregate}")
         return 1 if outcome.missing else 0
@@ -150,6 +173,23 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _shard_roots(given: list[str], file: str | None) -> dict[int, str]:
+    """`--shard-root K=HASH…` and the lines of `--shard-roots FILE`, as {K: hex}."""
+    lines = list(given)
+    if file is not None:
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise SkillEvalError(f"--shard-roots: cannot read {file}: {error}") from None
+        from_file = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+        file_roots = parse_shard_roots(
+            [line for line in from_file if line], f"--shard-roots {file}"
+        )
+        for index, root in file_roots.items():
+            lines.append(f"{index}={root}")
+    return parse_shard_roots(lines)
 
 
 def _plan_hosts(names: list[str]) -> tuple[str, ...]:

@@ -9,6 +9,11 @@ target and moved into place at the end, so it is all or nothing; re-running it o
 shards finds the result already there and leaves it as it is. Every timestamp a merge writes
 comes from the shards' records (the earliest start, the latest completion), never the clock,
 so merging the same shards twice gives the same bytes.
+
+Each shard's root is recomputed from what the merge reads (`intake`): with `--shard-root` it
+must be the root the shard's log printed, else the one its own seal records; the merged seal
+records every shard's root and whether it was bound. No symlink in a shard is followed, and
+every write is checked to land inside `-o`.
 """
 
 from __future__ import annotations
@@ -23,21 +28,18 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import LoadedGroup, parse_group
-from ..errors import SkillEvalError
-from ..evidence import layout, read_json, verify_group, write_json_once
+from ..evidence import layout, verify_group, write_json_once
 from ..evidence.summary import write_invocation, write_summary
 from ..hosts.process import CancelToken
 from ..run import Environment, GroupRun
 from ..trials import aggregate
 from ..workspace import SourceResolver
+from ..workspace.entries import open_regular
 from .balance import assign
+from .intake import MergeError, Shard, choose_shards, find_shards, load_shard, real_dir
 from .plan import Plan, Unit, invocation_record
 
 SHARD_MISSING = "shard-missing"
-
-
-class MergeError(SkillEvalError):
-    """Shards cannot be merged: foreign or damaged evidence, or a unit that arrived twice."""
 
 
 @dataclass
@@ -48,61 +50,52 @@ class MergeOutcome:
     aggregate: Path | None
     missing: list[Unit] = field(default_factory=list)
     already: bool = False
+    shards: tuple[int, ...] = ()  # the indices of the shards merged
 
 
-@dataclass(frozen=True, slots=True)
-class _Shard:
-    path: Path
-    record: dict[str, Any]
+def merge(
+    plan: Plan, shard_paths: Sequence[Path], out: Path, roots: Mapping[int, str] | None = None
+) -> MergeOutcome:
+    """Merge the shards of `plan` into result directories under `out` (see the module docs).
 
-    @property
-    def index(self) -> int:
-        return int(self.record["shard"]["index"])
-
-    @property
-    def count(self) -> int:
-        return int(self.record["shard"]["count"])
-
-
-def find_shards(paths: Sequence[Path]) -> list[Path]:
-    """Shard directories: each path that holds `shard.json`, else every one found below it."""
-    found: list[Path] = []
-    for path in paths:
-        if layout.shard_file(path).is_file():
-            found.append(path.resolve())
-            continue
-        below = (
-            sorted(p.parent.resolve() for p in path.rglob(layout.SHARD)) if path.is_dir() else []
-        )
-        if not below:
-            raise MergeError(f"no shard record ({layout.SHARD}) in or below {path}")
-        found.extend(below)
-    return sorted(set(found))
-
-
-def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
-    """Merge the shards of `plan` into result directories under `out` (see the module docs)."""
-    shards = _newest_per_index(plan, [_load_shard(plan, p) for p in find_shards(shard_paths)])
+    `roots` binds shard K to the root its log printed: any other shard K is refused.
+    """
+    bound = dict(roots or {})
+    loaded = [load_shard(plan, p) for p in find_shards(shard_paths)]
+    shards = choose_shards(plan, loaded, bound)
     count = shards[0].count
+    merged = tuple(s.index for s in shards)
     arrived = _arrivals(plan, shards)
     units = plan.units()
-    targets = [out / plan.result_id(t) for t in range(1, plan.trials + 1)]
+    out = Path(os.path.realpath(out))
+    targets = [_inside(out, plan.result_id(t)) for t in range(1, plan.trials + 1)]
     aggregate_id = plan.data.get("aggregate")
-    aggregate_target = out / aggregate_id if aggregate_id else None
+    aggregate_target = _inside(out, aggregate_id) if aggregate_id else None
     missing = [u for u in units if not _delivered(u, arrived)]
     existing = [t for t in (*targets, aggregate_target) if t is not None and t.exists()]
     if existing:
         if len(existing) == len(targets) + (aggregate_target is not None) and _same_groups(
             plan, targets, arrived
         ):
-            return MergeOutcome(targets, aggregate_target, missing, already=True)
+            return MergeOutcome(targets, aggregate_target, missing, already=True, shards=merged)
         raise MergeError(
             f"{existing[0]} already exists and holds other evidence; results are never "
             "rewritten: merge into another directory (-o)"
         )
     out.mkdir(parents=True, exist_ok=True)
-    staging = out / f".{plan.id}.merging.{secrets.token_hex(4)}"
+    staging = _inside(out, f".{plan.id}.merging.{secrets.token_hex(4)}")
     staging.mkdir()
+    # Each shard's root, recomputed from what was read, and whether CI's log bound it.
+    sealed_shards = [
+        {
+            "index": s.index,
+            "count": s.count,
+            "root": s.root,
+            "bound": s.index in bound,
+            "leaves": s.leaves,
+        }
+        for s in shards
+    ]
     # Timestamps come from the shards' own records, so the same shards merge to the same bytes.
     started = min(str(s.record["startedAt"]) for s in shards)
     completed = max(str(s.record["completedAt"]) for s in shards)
@@ -135,19 +128,19 @@ def merge(plan: Plan, shard_paths: Sequence[Path], out: Path) -> MergeOutcome:
                 final.unlink()
                 placed.remove(final)
             # And the seal over it, as one machine would.
-            write_summary(result, trial, budget, completed_at=completed)
+            write_summary(result, trial, budget, completed_at=completed, shards=sealed_shards)
         if aggregate_id:
             trial_dirs = [staging / plan.result_id(t) for t in range(1, plan.trials + 1)]
             record = aggregate(aggregate_id, trial_dirs, plan.trials, budget)
             record["completedAt"] = completed
             write_json_once(layout.aggregate_file(staging / aggregate_id), record)
         for name in sorted(os.listdir(staging)):
-            os.rename(staging / name, out / name)
+            os.rename(staging / name, _inside(out, name))
     finally:
         for link in placed:
             link.unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
-    return MergeOutcome(targets, aggregate_target, missing)
+    return MergeOutcome(targets, aggregate_target, missing, shards=merged)
 
 
 def owning_shard(plan: Plan, unit: Unit, count: int) -> int:
@@ -156,32 +149,14 @@ def owning_shard(plan: Plan, unit: Unit, count: int) -> int:
     return assign(units, count)[units.index(unit)]
 
 
-def _load_shard(plan: Plan, path: Path) -> _Shard:
-    try:
-        record = read_json(layout.shard_file(path))
-    except (OSError, ValueError) as error:
-        raise MergeError(f"cannot read {layout.shard_file(path)}: {error}") from None
-    if not isinstance(record, dict) or record.get("kind") != "shard":
-        raise MergeError(f"{layout.shard_file(path)} is not a shard record")
-    if record.get("plan") != plan.id or record.get("planSha256") != plan.sha256:
-        raise MergeError(
-            f"{path} is a shard of plan {record.get('plan')!r}, not of {plan.path} "
-            f"({plan.id}); merge each plan's shards with their own plan"
-        )
-    return _Shard(path, record)
-
-
-def _newest_per_index(plan: Plan, shards: list[_Shard]) -> list[_Shard]:
-    """One run per shard index: a re-run shard (completed later) replaces an earlier one."""
-    if not shards:
-        raise MergeError(f"no shards of plan {plan.id} given")
-    counts = {s.count for s in shards}
-    if len(counts) > 1:
-        raise MergeError(f"shards of one plan split it differently: N = {sorted(counts)}")
-    newest: dict[int, _Shard] = {}
-    for shard in sorted(shards, key=lambda s: (str(s.record["completedAt"]), s.path.name)):
-        newest[shard.index] = shard
-    return [newest[k] for k in sorted(newest)]
+def _inside(out: Path, name: str) -> Path:
+    """`out/name`, refused unless it stays directly inside `out` (no link, no `..`)."""
+    target = out / name
+    if not layout.is_safe_id(name) or os.path.realpath(target.parent) != str(out):
+        raise MergeError(f"refusing to write {target}: it is not inside {out}")
+    if os.path.islink(target) and not os.path.realpath(target).startswith(f"{out}{os.sep}"):
+        raise MergeError(f"refusing to write {target}: it is a link out of {out}")
+    return target
 
 
 def _delivered(unit: Unit, arrived: Mapping[tuple[str, int], Path]) -> bool:
@@ -189,16 +164,16 @@ def _delivered(unit: Unit, arrived: Mapping[tuple[str, int], Path]) -> bool:
     return all((name, unit.trial) in arrived for _host, name in unit.directories)
 
 
-def _arrivals(plan: Plan, shards: Sequence[_Shard]) -> dict[tuple[str, int], Path]:
+def _arrivals(plan: Plan, shards: Sequence[Shard]) -> dict[tuple[str, int], Path]:
     """(group directory name, trial) → the one shard group directory that delivered it."""
     planned = {(name, u.trial) for u in plan.units() for _host, name in u.directories}
     arrived: dict[tuple[str, int], Path] = {}
     for shard in shards:
         for trial in range(1, plan.trials + 1):
             groups = layout.groups_dir(shard.path / plan.result_id(trial))
-            if not groups.is_dir():
+            if not real_dir(groups):
                 continue
-            for group_dir in sorted(p for p in groups.iterdir() if p.is_dir()):
+            for group_dir in sorted(p for p in groups.iterdir() if real_dir(p)):
                 key = (group_dir.name, trial)
                 if key not in planned:
                     raise MergeError(f"{group_dir} is not a unit of plan {plan.id}")
@@ -228,7 +203,7 @@ def _same_groups(
     return True
 
 
-def _budget(shards: Sequence[_Shard], count: int) -> dict[str, Any] | None:
+def _budget(shards: Sequence[Shard], count: int) -> dict[str, Any] | None:
     """Total spend over the shards; each shard held ceiling / N, so the ceiling is share × N.
 
     Shards that charged one ledger service each recorded its whole state: the total is the
@@ -317,7 +292,14 @@ def _never(*_args: Any) -> Any:
 
 
 def _copy_tree(source: Path, target: Path) -> None:
-    """Copy a group directory exactly: symlinks as links, FIFOs recreated, never opened."""
+    """Copy a group directory exactly, never following a link.
+
+    A symlink is copied as a link only where the run records one as evidence: what a subject
+    left in its workspace (`<variant>/workspace/…`, `<variant>/turns/<n>/workspace/…`), which
+    every reader treats as a link. Anywhere else a reader would follow it (to a `run.json` or
+    `final.md` outside the shard, say): the group is refused, as is any other non-regular
+    file there. A workspace's FIFOs are recreated, never opened.
+    """
     for directory, dirnames, filenames in os.walk(source):
         base = Path(directory)
         destination = target / base.relative_to(source)
@@ -325,17 +307,36 @@ def _copy_tree(source: Path, target: Path) -> None:
         links = [d for d in dirnames if (base / d).is_symlink()]
         dirnames[:] = sorted(d for d in dirnames if d not in links)
         for name in (*filenames, *links):
-            _copy_entry(base / name, destination / name)
+            _copy_entry(base / name, destination / name, (base / name).relative_to(source))
 
 
-def _copy_entry(source: Path, target: Path) -> None:
+def _recorded_link(relative: Path) -> bool:
+    """Whether a link (or FIFO, socket, device) at `relative` in a group directory is an entry
+    of a subject's workspace, which the run records as it is."""
+    parts = relative.parts
+    if len(parts) >= 3 and parts[1] == "workspace":
+        return True
+    return len(parts) >= 5 and parts[1] == "turns" and parts[3] == "workspace"
+
+
+def _copy_entry(source: Path, target: Path, relative: Path) -> None:
     mode = os.lstat(source).st_mode
+    if not stat.S_ISREG(mode) and not _recorded_link(relative):
+        kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
+        raise MergeError(
+            f"{source} is {kind}, which no run writes there; refusing to merge or follow it: "
+            "a shard's evidence is merged only from inside it"
+        )
     if stat.S_ISLNK(mode):
         os.symlink(os.readlink(source), target)
     elif stat.S_ISREG(mode):
         # A copy, never a hard link: a later change to the shard's file must not reach the
         # sealed result (nor the other way round). The manifest re-hash then proves the copy.
-        shutil.copyfile(source, target, follow_symlinks=False)
+        opened = open_regular(source)
+        if not isinstance(opened, int):
+            raise MergeError(f"{source} changed while it was being merged; merge again")
+        with open(opened, "rb") as reading, open(target, "xb") as writing:
+            shutil.copyfileobj(reading, writing)
         os.chmod(target, stat.S_IMODE(mode))
     elif stat.S_ISFIFO(mode):
         os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block

@@ -27,6 +27,7 @@ from ..errors import SkillEvalError
 from ..evidence import layout, new_result_id, read_json, sha256_file, utc_now, write_json_once
 from ..evidence.records import InvocationRecord
 from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
+from .models import check_plan
 
 if TYPE_CHECKING:
     from ..options import Settings
@@ -242,6 +243,9 @@ def load_plan(path: Path) -> Plan:
         raise PlanError(f"{path} is not a plan (make one with `skill-eval plan`)")
     if data.get("schema_version") != 1:
         raise PlanError(f"{path}: unsupported plan schema_version {data.get('schema_version')!r}")
+    problem = check_plan(data, path)
+    if problem is not None:
+        raise PlanError(f"{problem}; the plan is damaged: make a new one with `skill-eval plan`")
     return Plan(path, data, digest)
 
 

@@ -2,8 +2,8 @@
 
 A shard is an ordinary pytest run (`--skill-eval-plan PLAN --skill-eval-shard K/N`, `-n M`
 allowed). It deselects the units of other shards, writes complete write-once group directories
-under the plan's result ids, and ends with `shard.json` instead of a summary: the summary is the
-merge's to write, once every shard has arrived.
+under the plan's result ids, and ends with `shard.json` instead of a summary (the summary is the
+merge's to write, once every shard has arrived), then its seal, whose root CI prints.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evidence import layout, read, utc_now, write_json_once
+from ..evidence.shard_seal import write_shard_seal
 from ..evidence.store import new_result_id
 from .balance import assign
 from .plan import Plan, Unit
@@ -72,6 +73,15 @@ def write_shard_record(
     }
     write_json_once(layout.shard_file(shard), shard_record)
     return shard_record
+
+
+def seal_shard(shard: Path, plan: Plan) -> str:
+    """Seal a finished shard (`shard-seal.json`, after `shard.json`); returns its root (hex).
+
+    The root covers `shard.json` and every group manifest the shard wrote: CI prints it, and
+    `skill-eval merge --shard-root K=sha256:<root>` refuses any shard that is not this one.
+    """
+    return write_shard_seal(shard, [plan.result_id(t) for t in range(1, plan.trials + 1)])
 
 
 def unit_keys(units: Sequence[Unit]) -> set[tuple[str, int]]:

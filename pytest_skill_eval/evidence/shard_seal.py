@@ -1,0 +1,133 @@
+"""A shard's seal, and the chain from a merged result's seal to the roots of its shards.
+
+A shard's seal is the same hash tree as a result's (`evidence.store`), over what one shard of a
+plan wrote. Its leaves, in order: `shard.json`, then each group manifest of each planned result
+(`<result id>/groups/<name>/manifest.json`). CI prints its root; a merge bound to that root
+refuses any other shard, and records each shard's root and leaves in the merged seal.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..workspace.entries import recorded_path
+from . import layout
+from .store import SEAL_PREFIX, read_json, seal_root, sha256_file, write_json_once
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _file_sha256(path: Path) -> str | None:
+    return sha256_file(path) if _regular(path) else None
+
+
+def _group_dirs(result: Path) -> list[Path]:
+    groups = layout.groups_dir(result)
+    if not _real_dir(groups):
+        return []
+    return sorted(p for p in groups.iterdir() if _real_dir(p))
+
+
+def _real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def shard_seal_leaves(shard: Path, result_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """A shard's seal leaves as the shard is now on disk; symlinks are never followed."""
+    leaves: list[dict[str, Any]] = [
+        {"name": layout.SHARD, "sha256": _file_sha256(layout.shard_file(shard))}
+    ]
+    for result_id in result_ids:
+        groups = layout.groups_dir(shard / result_id)
+        if not (_real_dir(shard / result_id) and _real_dir(groups)):
+            continue
+        for name in sorted(os.listdir(groups)):
+            if _real_dir(groups / name):
+                leaf = f"{result_id}/{layout.GROUPS}/{recorded_path(name)}/{layout.MANIFEST}"
+                leaves.append(
+                    {"name": leaf, "sha256": _file_sha256(groups / name / layout.MANIFEST)}
+                )
+    return leaves
+
+
+def write_shard_seal(shard: Path, result_ids: Sequence[str]) -> str:
+    """Seal a finished shard: write `shard-seal.json` once, after `shard.json`. Returns the root."""
+    leaves = shard_seal_leaves(shard, result_ids)
+    root = seal_root(leaves)
+    write_json_once(
+        layout.shard_seal_file(shard),
+        {"schema_version": 1, "algorithm": "sha256", "leaves": leaves, "root": root},
+    )
+    return root
+
+
+def verify_shard_chain(result: Path) -> list[str]:
+    """What breaks the chain from a merged result's seal to the shard roots it records.
+
+    Each recorded shard root must be the hash of its recorded leaves, and each of those leaves
+    that names a group of this result must be that group's manifest as it is now. Nothing for
+    a result that was not merged (its seal records no shards).
+    """
+    seal_path = layout.seal_file(result)
+    try:
+        shards = read_json(seal_path).get("shards") if _regular(seal_path) else None
+    except (OSError, ValueError, AttributeError):
+        return []  # a damaged seal is reported by `verify_seal`
+    if shards is None:
+        return []
+    if not isinstance(shards, list):
+        return [f"damaged seal: {seal_path} (shards is not a list)"]
+    invocation_path = layout.invocation_file(result)
+    try:
+        identity = read_json(invocation_path).get("id") if invocation_path.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        identity = None
+    result_id = identity if isinstance(identity, str) else result.name
+    here = {
+        f"{result_id}/{layout.GROUPS}/{recorded_path(d.name)}/{layout.MANIFEST}": d
+        for d in _group_dirs(result)
+    }
+    problems: list[str] = []
+    for shard in shards:
+        try:
+            label = f"shard {int(shard['index'])}/{int(shard['count'])}"
+            leaves = [dict(leaf) for leaf in shard["leaves"]]
+            names = [str(leaf["name"]) for leaf in leaves]
+            root = str(shard["root"])
+        except (TypeError, KeyError, ValueError, AttributeError) as error:
+            detail = f"{type(error).__name__}: {error}"
+            problems.append(f"damaged seal: {seal_path} (a shard entry: {detail})")
+            continue
+        if seal_root(leaves) != root:
+            problems.append(
+                f"changed: {seal_path} ({label}: its root {SEAL_PREFIX}{root} is not the hash "
+                "of its recorded leaves)"
+            )
+            continue
+        for name, leaf in zip(names, leaves, strict=True):
+            group_dir = here.get(name)
+            if not name.startswith(f"{result_id}/"):
+                continue  # another trial's group: checked by that trial's verify
+            if group_dir is None:
+                problems.append(
+                    f"missing: {result / name.removeprefix(f'{result_id}/').rsplit('/', 1)[0]} "
+                    f"(a group {label} sealed under {SEAL_PREFIX}{root})"
+                )
+            elif _file_sha256(group_dir / layout.MANIFEST) != leaf.get("sha256"):
+                problems.append(
+                    f"changed: {group_dir / layout.MANIFEST} (not the manifest {label} sealed "
+                    f"under {SEAL_PREFIX}{root})"
+                )
+    return problems
