@@ -17,6 +17,7 @@ from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 from pytest_skill_eval.workspace.entries import read_inside
 from tests.grading.grading_scenarios import body_run
 from tests.grading.test_errors import FILE_TEXT, assert_error, grade_one
+from tests.hosts.test_codex_host import DATA
 from tests.support.files import tree_bytes, write
 from tests.trust.test_planted_entries import finishes, unblock
 
@@ -148,9 +149,39 @@ def test_a_rollout_linked_out_or_planted_as_a_fifo_is_not_read(tmp_path: Path) -
     (sessions / "rollout-link.jsonl").symlink_to(tmp_path / "outside.jsonl")
     os.mkfifo(sessions / "rollout-trap.jsonl")
     try:
-        assert finishes(lambda: rollout_mentions(tmp_path / "sessions")) == []
+        assert finishes(lambda: rollout_mentions(tmp_path, tmp_path / "sessions")) == []
     finally:
         unblock(sessions / "rollout-trap.jsonl")
+
+
+def test_a_sessions_directory_the_subject_replaced_by_a_link_is_not_walked(
+    tmp_path: Path,
+) -> None:
+    # Codex's home is the subject's to write: it can swap `sessions`, or a folder below it, for
+    # a link to anywhere the evaluator can read, holding a rollout that names the target skill.
+    outside = tmp_path / "outside" / "2026" / "12" / "01"
+    write(outside / "rollout-x.jsonl", (DATA / "rollout-mention.jsonl").read_text())
+    home = tmp_path / "home"
+    codex = home / "home" / ".codex"
+    codex.mkdir(parents=True)
+    (codex / "sessions").symlink_to(tmp_path / "outside", target_is_directory=True)
+    assert rollout_mentions(home, codex / "sessions") == []
+    (codex / "sessions").unlink()
+    (codex / "sessions").mkdir()
+    (codex / "sessions" / "2026").symlink_to(tmp_path / "outside" / "2026")
+    assert rollout_mentions(home, codex / "sessions") == []
+    # `.codex` itself swapped for a link out is not followed either.
+    (tmp_path / "outside" / "sessions").symlink_to(tmp_path / "outside")
+    os.rename(codex, home / "home" / "gone")
+    codex.symlink_to(tmp_path / "outside", target_is_directory=True)
+    assert rollout_mentions(home, codex / "sessions") == []
+    # The same rollout in place is read: the walk itself works.
+    codex.unlink()
+    write(
+        home / "home" / ".codex" / "sessions" / "2026" / "12" / "01" / "rollout-x.jsonl",
+        (DATA / "rollout-mention.jsonl").read_text(),
+    )
+    assert [name for name, _ in rollout_mentions(home, codex / "sessions")] == ["greet"]
 
 
 def test_grading_never_opens_a_fifo_swapped_in_for_a_captured_file(tmp_path: Path) -> None:
