@@ -23,6 +23,7 @@ from ...workspace.entries import files_inside
 from ..base import Endpoint, Executable, Home, Launch
 from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
+from ..layers import SystemLayerError, kept_out
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
@@ -197,6 +198,12 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
             obs.protocol_error(
                 "process-error", message=f"turn {number - 1} left no Codex thread to resume"
             )
+            return False
+        try:
+            # Each turn is a new Codex process, which reads /etc/codex again when it starts.
+            kept_out(self._host.display_name, self._host.system_layers)
+        except SystemLayerError as error:
+            obs.protocol_error("system-layer", message=str(error))
             return False
         argv = self._host.resume_argv(thread, self._launch.prompts[number - 1])
         directory = self._launch.events_path.parent
