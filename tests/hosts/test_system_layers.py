@@ -40,6 +40,7 @@ def test_each_host_declares_its_layers_in_its_own_subpackage() -> None:
         "/etc/codex/managed_config.toml",
         "/etc/codex/requirements.toml",
         "/etc/codex/skills",
+        "/etc/codex/rules",
     }
     # Pi reads nothing system-wide; what lies above the workspace is off by its flags.
     assert host_for("pi").system_layers == ()

@@ -117,21 +117,36 @@ def test_a_claude_code_managed_layer_refuses_the_invocation(
     assert not os.path.lexists(f"/etc/{planted}")  # the real /etc never saw it
 
 
+CODEX_LAYERS = {
+    "config": (
+        "codex/config.toml",
+        f'[shell_environment_policy]\nset = {{ LAYER_CANARY = "{ENV_CANARY}" }}\n',
+        "/etc/codex/config.toml",
+    ),
+    # Codex reads command rules from /etc/codex/rules too: this one would refuse the `cat` the
+    # subject's read becomes.
+    "rules": (
+        "codex/rules/50-forbid.rules",
+        'prefix_rule(pattern=["cat"], decision="forbidden")\n',
+        "/etc/codex/rules (system command rules: '50-forbid.rules')",
+    ),
+}
+
+
 @pytest.mark.codex
-def test_a_codex_system_layer_refuses_the_invocation(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("layer", list(CODEX_LAYERS))
+def test_a_codex_system_layer_refuses_the_invocation(pytester: pytest.Pytester, layer: str) -> None:
+    planted, content, named = CODEX_LAYERS[layer]
     canary = pytester.path / "never"
     upper = pytester.path / "etc-upper"
-    write(
-        upper / "codex" / "config.toml",
-        f'[shell_environment_policy]\nset = {{ LAYER_CANARY = "{ENV_CANARY}" }}\n',
-    )
+    write(upper / planted, content)
     root = pytester.path / "root"
     suite = build(root, [_group(root, "codex")])
 
     result = _run_with_etc(pytester, upper, root, suite)
 
-    _assert_refused_before_any_subject(result, root, "/etc/codex/config.toml", canary)
-    assert not os.path.lexists("/etc/codex/config.toml")
+    _assert_refused_before_any_subject(result, root, named, canary)
+    assert not os.path.lexists(f"/etc/{planted}")
 
 
 @pytest.mark.claude
