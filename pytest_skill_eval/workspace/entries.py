@@ -92,8 +92,8 @@ def _open_checked(
 
 
 def _below(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> list[str] | None:
-    """The canonical components of `name` below `root` (a relative name resolves against
-    `root`); None when it leaves `root`, and [] when it is `root` itself."""
+    """Canonical `root`, then the canonical components of `name` below it (a relative name
+    resolves against `root`); None when `name` leaves `root`."""
     try:
         base = os.path.realpath(root)
         real = os.path.realpath(os.path.join(base, name))
@@ -161,9 +161,9 @@ def files_inside(
     """Each regular file at most `depth` directories below the directory `name` inside `root`:
     its path relative to `name`, and its bytes.
 
-    As `read_inside`: `name` is opened only inside `root`, through no link (nor is `name`
-    itself a link); the walk then follows no link and opens no entry that is not a regular
-    file, so a link planted or swapped in anywhere leads nowhere outside.
+    As in `read_inside`, `name` is opened only where it resolves inside `root`, one component
+    at a time without following links; the walk then follows no link and opens no entry that
+    is not a regular file, so a link planted or swapped in anywhere leads nowhere outside.
     """
     below = _below(root, name)
     if below is None:
@@ -175,9 +175,9 @@ def files_inside(
         return
     try:
         for top, dirs, files, dir_fd in os.fwalk(os.curdir, dir_fd=fd):
-            level = 0 if top == os.curdir else top.count(os.sep)
-            if level >= depth:
-                dirs.clear()
+            # Pruned, not followed: a deep tree the subject built is never descended (nor
+            # does it exhaust the evaluator's recursion).
+            dirs[:] = sorted(dirs) if top.count(os.sep) < depth else []
             for file in sorted(files):
                 try:
                     data = _read_regular(file, dir_fd)
