@@ -175,8 +175,7 @@ def files_inside(
         return
     try:
         for top, dirs, files, dir_fd in os.fwalk(os.curdir, dir_fd=fd):
-            # Pruned, not followed: a deep tree the subject built is never descended (nor
-            # does it exhaust the evaluator's recursion).
+            # Nothing deeper than `depth` is walked, however deep a tree the subject built.
             dirs[:] = sorted(dirs) if top.count(os.sep) < depth else []
             for file in sorted(files):
                 try:

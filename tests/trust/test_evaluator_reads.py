@@ -175,12 +175,13 @@ def test_a_sessions_directory_the_subject_replaced_by_a_link_is_not_walked(
     os.rename(codex, home / "home" / "gone")
     codex.symlink_to(tmp_path / "outside", target_is_directory=True)
     assert rollout_mentions(home, codex / "sessions") == []
-    # The same rollout in place is read: the walk itself works.
     codex.unlink()
-    write(
-        home / "home" / ".codex" / "sessions" / "2026" / "12" / "01" / "rollout-x.jsonl",
-        (DATA / "rollout-mention.jsonl").read_text(),
-    )
+    day = codex / "sessions" / "2026" / "12" / "01"
+    # Rollouts lie three folders down: one deeper is not walked to.
+    write(day / "extra" / "rollout-x.jsonl", (DATA / "rollout-mention.jsonl").read_text())
+    assert rollout_mentions(home, codex / "sessions") == []
+    # The same rollout in place is read: the walk itself works.
+    write(day / "rollout-x.jsonl", (DATA / "rollout-mention.jsonl").read_text())
     assert [name for name, _ in rollout_mentions(home, codex / "sessions")] == ["greet"]
 
 
