@@ -122,12 +122,16 @@ def _descend(base: str, parts: list[str]) -> int:
     return fd
 
 
-def _read_regular(name: str, dir_fd: int) -> bytes | None:
+def _read_regular(name: str, dir_fd: int, limit: int | None = None) -> bytes | None:
+    """The bytes of the regular file `name`; None when it is not one or holds over `limit`."""
     opened = open_regular(name, dir_fd=dir_fd)
     if not isinstance(opened, int):
         return None
     with open(opened, "rb") as handle:
-        return handle.read()
+        if limit is None:
+            return handle.read()
+        data = handle.read(limit + 1)  # one byte over: a file that grew meanwhile is refused
+        return data if len(data) <= limit else None
 
 
 def read_inside(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> bytes | None:
@@ -156,10 +160,10 @@ def read_inside(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> b
 
 
 def files_inside(
-    root: str | os.PathLike[str], name: str | os.PathLike[str], depth: int
+    root: str | os.PathLike[str], name: str | os.PathLike[str], depth: int, limit: int
 ) -> Iterator[tuple[str, bytes]]:
-    """Each regular file at most `depth` directories below the directory `name` inside `root`:
-    its path relative to `name`, and its bytes.
+    """Each regular file of at most `limit` bytes, at most `depth` directories below the
+    directory `name` inside `root`: its path relative to `name`, and its bytes.
 
     As in `read_inside`, `name` is opened only where it resolves inside `root`, one component
     at a time without following links; the walk then follows no link and opens no entry that
@@ -179,7 +183,7 @@ def files_inside(
             dirs[:] = sorted(dirs) if top.count(os.sep) < depth else []
             for file in sorted(files):
                 try:
-                    data = _read_regular(file, dir_fd)
+                    data = _read_regular(file, dir_fd, limit)
                 except OSError:
                     continue
                 if data is not None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.evidence.redact import Redactor, Tally
+from pytest_skill_eval.hosts.codex import host as codex_host
 from pytest_skill_eval.hosts.codex.host import rollout_mentions
 from pytest_skill_eval.hosts.context_records import copy_observer_records
 from pytest_skill_eval.modelserver.hosttools import CODEX, render_for_host, skill_name
@@ -195,3 +196,18 @@ def test_grading_never_opens_a_fifo_swapped_in_for_a_captured_file(tmp_path: Pat
     finally:
         unblock(captured)
     assert_error(result, "workspace evidence changed after capture: result.json")
+
+
+def test_a_rollout_the_subject_inflated_is_not_read_into_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The subject can write any size of file in Codex's home (a sparse one costs it nothing).
+    mention = (DATA / "rollout-mention.jsonl").read_bytes()
+    monkeypatch.setattr(codex_host, "ROLLOUT_LIMIT", len(mention))
+    day = tmp_path / "home" / ".codex" / "sessions" / "2026" / "12" / "01"
+    write(day / "rollout-x.jsonl", mention.decode())
+    sessions = tmp_path / "home" / ".codex" / "sessions"
+    assert [name for name, _ in rollout_mentions(tmp_path, sessions)] == ["greet"]
+    with open(day / "rollout-x.jsonl", "ab") as grown:
+        grown.write(b"\n")
+    assert rollout_mentions(tmp_path, sessions) == []

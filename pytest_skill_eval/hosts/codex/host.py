@@ -33,8 +33,10 @@ from .config import DEFAULT_MODEL, EFFORT, KEY_ENV, LOOPBACK_KEY, CodexConfig, s
 from .events import UNOBSERVABLE_TOOLS, EventTranslator
 from .sandbox import software_roots, wrap
 
-# Codex 0.171 keeps each rollout at sessions/YYYY/MM/DD/rollout-*.jsonl.
+# Codex 0.171 keeps each rollout at sessions/YYYY/MM/DD/rollout-*.jsonl; a run's is far below
+# the limit, which keeps a file the subject inflated from filling the evaluator's memory.
 ROLLOUT_DEPTH = 3
+ROLLOUT_LIMIT = 64 * 1024 * 1024
 ISOLATED_INSTRUCTIONS = (
     "You are a coding assistant operating inside Codex for a skill evaluation. Work only in the "
     "current working directory and with the skills listed to you. When a task matches a skill's "
@@ -117,10 +119,10 @@ def rollout_mentions(home: Path, sessions: Path) -> list[tuple[str, str]]:
 
     The subject can write in Codex's home, down to replacing `sessions` by a link: it is walked
     only inside `home` (the run's home root, which the subject cannot replace), through no link,
-    and only its regular files are read.
+    and only its regular files of at most `ROLLOUT_LIMIT` bytes are read.
     """
     found: list[tuple[str, str]] = []
-    for path, data in files_inside(home, sessions, ROLLOUT_DEPTH):
+    for path, data in files_inside(home, sessions, ROLLOUT_DEPTH, ROLLOUT_LIMIT):
         if not fnmatch.fnmatchcase(os.path.basename(path), "rollout-*.jsonl"):
             continue
         lines = data.decode("utf-8", errors="replace").splitlines()
