@@ -258,7 +258,7 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
         name = self._host.target_name
         if target is None or name is None:
             return
-        for mentioned, path in rollout_mentions(self._host.home, self._host.sessions):
+        for mentioned, path in rollout_mentions(self._host.home_root, self._host.sessions):
             if mentioned == name and self._host.aliases.get(path) == str(target.resolve()):
                 self._observation.delivery = {
                     "kind": "explicit-skill-mention",
@@ -288,7 +288,7 @@ class CodexHost:
         self.aliases: dict[str, str] = {}
         self.first_prompt = ""
         self.target_name: str | None = None
-        self.home = self.sessions = Path(os.devnull)
+        self.home_root = self.sessions = Path(os.devnull)
         self._command = "codex"
         self._launcher_env: dict[str, str] = {}
         self._confine: list[str] | None = None  # the bwrap prefix; None: reads unconfined
@@ -323,7 +323,7 @@ class CodexHost:
     def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
         """Writes the run's config and skills; the command line of turn one."""
         names, self.aliases = install_skills(home.config, launch.skills)
-        self.home, self.sessions = home.root, home.config / "sessions"
+        self.home_root, self.sessions = home.root, home.config / "sessions"
         instructions, developer = None, None
         entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
         context = declared_context_block(entries) if entries else None
