@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from typing import Literal
 
 SpecialKind = Literal["fifo", "socket", "device"]
@@ -90,6 +91,49 @@ def _open_checked(
     return fd
 
 
+def _below(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> list[str] | None:
+    """Canonical `root`, then the canonical components of `name` below it (a relative name
+    resolves against `root`); None when `name` leaves `root`."""
+    try:
+        base = os.path.realpath(root)
+        real = os.path.realpath(os.path.join(base, name))
+    except (OSError, ValueError):
+        return None
+    relative = os.path.relpath(real, base)
+    if relative == os.curdir:
+        return [base]
+    parts = relative.split(os.sep)
+    if os.path.isabs(relative) or os.pardir in parts:
+        return None
+    return [base, *parts]
+
+
+def _descend(base: str, parts: list[str]) -> int:
+    """A directory fd of `parts` below `base`, each component opened without following links."""
+    fd = os.open(base, _DIR_FLAGS)
+    try:
+        for part in parts:
+            child = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_regular(name: str, dir_fd: int, limit: int | None = None) -> bytes | None:
+    """The bytes of the regular file `name`; None when it is not one or holds over `limit`."""
+    opened = open_regular(name, dir_fd=dir_fd)
+    if not isinstance(opened, int):
+        return None
+    with open(opened, "rb") as handle:
+        if limit is None:
+            return handle.read()
+        data = handle.read(limit + 1)  # one byte over: a file that grew meanwhile is refused
+        return data if len(data) <= limit else None
+
+
 def read_inside(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> bytes | None:
     """The bytes of the regular file `name` inside `root`; None when it cannot be read there.
 
@@ -99,33 +143,53 @@ def read_inside(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> b
     regular file. The canonical path is then opened one component at a time from `root`
     without following links, so a link swapped in after the check is refused too.
     """
-    try:
-        base = os.path.realpath(root)
-        real = os.path.realpath(os.path.join(base, name))
-    except (OSError, ValueError):
+    below = _below(root, name)
+    if below is None or len(below) < 2:
         return None
-    relative = os.path.relpath(real, base)
-    parts = relative.split(os.sep)
-    if os.path.isabs(relative) or relative == os.curdir or os.pardir in parts:
-        return None
+    base, *parts = below
     try:
-        fd = os.open(base, _DIR_FLAGS)
+        fd = _descend(base, parts[:-1])
     except OSError:
         return None
     try:
-        for part in parts[:-1]:
-            child = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = child
-        opened = open_regular(parts[-1], dir_fd=fd)
+        return _read_regular(parts[-1], fd)
     except OSError:
         return None
     finally:
         os.close(fd)
-    if not isinstance(opened, int):
-        return None
-    with open(opened, "rb") as handle:
-        return handle.read()
+
+
+def files_inside(
+    root: str | os.PathLike[str], name: str | os.PathLike[str], depth: int, limit: int
+) -> Iterator[tuple[str, bytes]]:
+    """Each regular file of at most `limit` bytes, at most `depth` directories below the
+    directory `name` inside `root`: its path relative to `name`, and its bytes.
+
+    As in `read_inside`, `name` is opened only where it resolves inside `root`, one component
+    at a time without following links; the walk then follows no link and opens no entry that
+    is not a regular file, so a link planted or swapped in anywhere leads nowhere outside.
+    """
+    below = _below(root, name)
+    if below is None:
+        return
+    base, *parts = below
+    try:
+        fd = _descend(base, parts)
+    except OSError:
+        return
+    try:
+        for top, dirs, files, dir_fd in os.fwalk(os.curdir, dir_fd=fd):
+            # Nothing deeper than `depth` is walked, however deep a tree the subject built.
+            dirs[:] = sorted(dirs) if top.count(os.sep) < depth else []
+            for file in sorted(files):
+                try:
+                    data = _read_regular(file, dir_fd, limit)
+                except OSError:
+                    continue
+                if data is not None:
+                    yield os.path.normpath(os.path.join(top, file)), data
+    finally:
+        os.close(fd)
 
 
 def is_plain(path: str) -> bool:

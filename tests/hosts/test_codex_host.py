@@ -303,7 +303,7 @@ def test_the_rollout_names_each_explicitly_mentioned_skill(tmp_path: Path) -> No
     sessions = tmp_path / "sessions" / "2026" / "12" / "01"
     sessions.mkdir(parents=True)
     (sessions / "rollout-x.jsonl").write_bytes((DATA / "rollout-mention.jsonl").read_bytes())
-    assert rollout_mentions(tmp_path / "sessions") == [
+    assert rollout_mentions(tmp_path, tmp_path / "sessions") == [
         ("greet", "/scratch/cx/wsg/.agents/skills/greet/SKILL.md")
     ]
 

@@ -6,6 +6,7 @@ from a subject whose binary is missing (it is still a run on record)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import cast
 
@@ -24,6 +25,7 @@ from pytest_skill_eval.materialise import PreparedVariant, prepare_group, prepar
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import write
 from tests.support.roots import Group, runtime, variant
+from tests.trust.test_planted_entries import finishes, unblock
 
 
 def test_each_host_declares_its_layers_in_its_own_subpackage() -> None:
@@ -40,6 +42,7 @@ def test_each_host_declares_its_layers_in_its_own_subpackage() -> None:
         "/etc/codex/managed_config.toml",
         "/etc/codex/requirements.toml",
         "/etc/codex/skills",
+        "/etc/codex/rules",
     }
     # Pi reads nothing system-wide; what lies above the workspace is off by its flags.
     assert host_for("pi").system_layers == ()
@@ -66,6 +69,25 @@ def test_absent_layers_are_recorded_and_a_present_one_is_refused_by_name(tmp_pat
     assert f"{tmp_path / 'managed-settings.d'} (managed settings drop-ins: empty)" in message
     assert f"{tmp_path / 'CLAUDE.md'} (managed memory)" in message
     assert "managed-settings.json" not in message
+
+
+def test_a_layer_planted_as_a_fifo_or_a_link_loop_is_refused_without_being_opened(
+    tmp_path: Path,
+) -> None:
+    layers = (
+        SystemLayer(tmp_path / "managed-settings.json", "managed settings"),
+        SystemLayer(tmp_path / "managed-settings.d", "managed settings drop-ins"),
+    )
+    os.mkfifo(tmp_path / "managed-settings.json")  # opening it to read would block
+    (tmp_path / "managed-settings.d").symlink_to(tmp_path / "managed-settings.d")
+    try:
+        with pytest.raises(SystemLayerError) as refused:
+            finishes(lambda: kept_out("Claude Code", layers))
+    finally:
+        unblock(tmp_path / "managed-settings.json")
+    message = str(refused.value)
+    assert f"{tmp_path / 'managed-settings.json'} (managed settings)" in message
+    assert f"{tmp_path / 'managed-settings.d'} (managed settings drop-ins)" in message
 
 
 def test_the_shared_check_reads_the_hosts_declaration(

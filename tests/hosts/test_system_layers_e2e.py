@@ -14,7 +14,7 @@ from pytest_skill_eval.hosts.claude_code.binary import SYSTEM_LAYERS as CLAUDE_C
 from tests.support.files import write
 from tests.support.namespaces import with_layered_etc
 from tests.support.roots import Group, build, runtime, skill, variant
-from tests.support.runs import result_dir, run_record, skill_eval_args
+from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -117,21 +117,36 @@ def test_a_claude_code_managed_layer_refuses_the_invocation(
     assert not os.path.lexists(f"/etc/{planted}")  # the real /etc never saw it
 
 
+CODEX_LAYERS = {
+    "config": (
+        "codex/config.toml",
+        f'[shell_environment_policy]\nset = {{ LAYER_CANARY = "{ENV_CANARY}" }}\n',
+        "/etc/codex/config.toml",
+    ),
+    # Codex reads command rules from /etc/codex/rules too: this one would refuse the `cat` the
+    # subject's read becomes.
+    "rules": (
+        "codex/rules/50-forbid.rules",
+        'prefix_rule(pattern=["cat"], decision="forbidden")\n',
+        "/etc/codex/rules (system command rules: '50-forbid.rules')",
+    ),
+}
+
+
 @pytest.mark.codex
-def test_a_codex_system_layer_refuses_the_invocation(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("layer", list(CODEX_LAYERS))
+def test_a_codex_system_layer_refuses_the_invocation(pytester: pytest.Pytester, layer: str) -> None:
+    planted, content, named = CODEX_LAYERS[layer]
     canary = pytester.path / "never"
     upper = pytester.path / "etc-upper"
-    write(
-        upper / "codex" / "config.toml",
-        f'[shell_environment_policy]\nset = {{ LAYER_CANARY = "{ENV_CANARY}" }}\n',
-    )
+    write(upper / planted, content)
     root = pytester.path / "root"
     suite = build(root, [_group(root, "codex")])
 
     result = _run_with_etc(pytester, upper, root, suite)
 
-    _assert_refused_before_any_subject(result, root, "/etc/codex/config.toml", canary)
-    assert not os.path.lexists("/etc/codex/config.toml")
+    _assert_refused_before_any_subject(result, root, named, canary)
+    assert not os.path.lexists(f"/etc/{planted}")
 
 
 @pytest.mark.claude
@@ -208,3 +223,69 @@ def test_a_layer_planted_by_one_subject_never_reaches_the_next(pytester: pytest.
     assert not canary.exists()  # the planted hook never ran
     assert not (result_dir(root) / "groups/planter@claude-code/candidate/events.jsonl").exists()
     assert not os.path.lexists(planted)
+
+
+# Loaded by the child pytest: Codex's layer is a file of the test's own, created by "the
+# machine" (here: right after the subject's first turn) while the subject is running.
+_PLANT_BETWEEN_TURNS = """
+from pathlib import Path
+
+from pytest_skill_eval.hosts.codex import host as codex_host
+from pytest_skill_eval.hosts.layers import SystemLayer
+
+LAYER = Path(__file__).parent / "etc-codex" / "config.toml"
+codex_host.CodexHost.system_layers = (SystemLayer(LAYER, "system configuration"),)
+_init = codex_host.CodexDialogue.__init__
+
+
+def _planting(self, process, cancel, launch, after_turn, host):
+    def after(turn):
+        after_turn(turn)
+        LAYER.parent.mkdir(exist_ok=True)
+        LAYER.write_text("[shell_environment_policy]\\n", encoding="utf-8")
+
+    _init(self, process, cancel, launch, after, host)
+
+
+codex_host.CodexDialogue.__init__ = _planting
+"""
+
+
+@pytest.mark.codex
+def test_a_codex_layer_that_appears_between_turns_stops_the_next_turn(
+    pytester: pytest.Pytester,
+) -> None:
+    # Each Codex turn is a new process that reads /etc/codex again as it starts: the check
+    # runs before every one of them, not only before the first.
+    pytester.makeconftest(_PLANT_BETWEEN_TURNS)
+    layer = pytester.path / "etc-codex" / "config.toml"
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
+    group = Group(
+        id="between",
+        type="body",
+        turns=["Check the notes.", "Check them again."],
+        tools=["read"],
+        fixture="fixture",
+        runtime=runtime(host="codex"),
+        candidate=variant([skill(root, "note-taker")], 0),
+        scripts={"candidate": [read, {"text": "Checked."}, read, {"text": "Again."}]},
+    )
+    suite = build(root, [group])
+
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+
+    output = result.stdout.str() + result.stderr.str()
+    assert layer.is_file(), output  # the machine did change between the turns
+    run = run_record(root, "between@codex", "candidate")
+    assert run["state"] == "infrastructure-failed", output
+    assert f"{layer} (system configuration)" in run["error"]["message"]
+    assert "Codex would read system-wide configuration" in run["error"]["message"]
+    # Turn one ran; no second Codex process was started, so turn two never reached the model.
+    assert [turn["turn"] for turn in run["turns"]] == [1]
+    variant_dir = result_dir(root) / "groups" / "between@codex" / "candidate"
+    assert len(model_requests(variant_dir)) == 2
+    assert "Traceback" not in output

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.evidence.redact import Redactor, Tally
+from pytest_skill_eval.hosts.codex import host as codex_host
 from pytest_skill_eval.hosts.codex.host import rollout_mentions
 from pytest_skill_eval.hosts.context_records import copy_observer_records
 from pytest_skill_eval.modelserver.hosttools import CODEX, render_for_host, skill_name
@@ -17,6 +18,7 @@ from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 from pytest_skill_eval.workspace.entries import read_inside
 from tests.grading.grading_scenarios import body_run
 from tests.grading.test_errors import FILE_TEXT, assert_error, grade_one
+from tests.hosts.test_codex_host import DATA
 from tests.support.files import tree_bytes, write
 from tests.trust.test_planted_entries import finishes, unblock
 
@@ -148,9 +150,40 @@ def test_a_rollout_linked_out_or_planted_as_a_fifo_is_not_read(tmp_path: Path) -
     (sessions / "rollout-link.jsonl").symlink_to(tmp_path / "outside.jsonl")
     os.mkfifo(sessions / "rollout-trap.jsonl")
     try:
-        assert finishes(lambda: rollout_mentions(tmp_path / "sessions")) == []
+        assert finishes(lambda: rollout_mentions(tmp_path, tmp_path / "sessions")) == []
     finally:
         unblock(sessions / "rollout-trap.jsonl")
+
+
+def test_a_sessions_directory_the_subject_replaced_by_a_link_is_not_walked(
+    tmp_path: Path,
+) -> None:
+    # Codex's home is the subject's to write: it can swap `sessions`, or a folder below it, for
+    # a link to anywhere the evaluator can read, holding a rollout that names the target skill.
+    outside = tmp_path / "outside" / "2026" / "12" / "01"
+    write(outside / "rollout-x.jsonl", (DATA / "rollout-mention.jsonl").read_text())
+    home = tmp_path / "home"
+    codex = home / "home" / ".codex"
+    codex.mkdir(parents=True)
+    (codex / "sessions").symlink_to(tmp_path / "outside", target_is_directory=True)
+    assert rollout_mentions(home, codex / "sessions") == []
+    (codex / "sessions").unlink()
+    (codex / "sessions").mkdir()
+    (codex / "sessions" / "2026").symlink_to(tmp_path / "outside" / "2026")
+    assert rollout_mentions(home, codex / "sessions") == []
+    # `.codex` itself swapped for a link out is not followed either.
+    (tmp_path / "outside" / "sessions").symlink_to(tmp_path / "outside")
+    os.rename(codex, home / "home" / "gone")
+    codex.symlink_to(tmp_path / "outside", target_is_directory=True)
+    assert rollout_mentions(home, codex / "sessions") == []
+    codex.unlink()
+    day = codex / "sessions" / "2026" / "12" / "01"
+    # Rollouts lie three folders down: one deeper is not walked to.
+    write(day / "extra" / "rollout-x.jsonl", (DATA / "rollout-mention.jsonl").read_text())
+    assert rollout_mentions(home, codex / "sessions") == []
+    # The same rollout in place is read: the walk itself works.
+    write(day / "rollout-x.jsonl", (DATA / "rollout-mention.jsonl").read_text())
+    assert [name for name, _ in rollout_mentions(home, codex / "sessions")] == ["greet"]
 
 
 def test_grading_never_opens_a_fifo_swapped_in_for_a_captured_file(tmp_path: Path) -> None:
@@ -163,3 +196,18 @@ def test_grading_never_opens_a_fifo_swapped_in_for_a_captured_file(tmp_path: Pat
     finally:
         unblock(captured)
     assert_error(result, "workspace evidence changed after capture: result.json")
+
+
+def test_a_rollout_the_subject_inflated_is_not_read_into_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The subject can write any size of file in Codex's home (a sparse one costs it nothing).
+    mention = (DATA / "rollout-mention.jsonl").read_bytes()
+    monkeypatch.setattr(codex_host, "ROLLOUT_LIMIT", len(mention))
+    day = tmp_path / "home" / ".codex" / "sessions" / "2026" / "12" / "01"
+    write(day / "rollout-x.jsonl", mention.decode())
+    sessions = tmp_path / "home" / ".codex" / "sessions"
+    assert [name for name, _ in rollout_mentions(tmp_path, sessions)] == ["greet"]
+    with open(day / "rollout-x.jsonl", "ab") as grown:
+        grown.write(b"\n")
+    assert rollout_mentions(tmp_path, sessions) == []

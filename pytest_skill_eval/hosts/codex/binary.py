@@ -30,6 +30,8 @@ SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
     SystemLayer(SYSTEM_DIR / "managed_config.toml", "managed configuration"),
     SystemLayer(SYSTEM_DIR / "requirements.toml", "managed requirements"),
     SystemLayer(SYSTEM_DIR / "skills", "system skills"),
+    # Its `*.rules` files decide which commands the subject may run (0.171.0 reads them).
+    SystemLayer(SYSTEM_DIR / "rules", "system command rules"),
 )
 UNCONFINED_OPTION = "--skill-eval-codex-unconfined-reads"
 

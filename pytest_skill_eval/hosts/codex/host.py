@@ -9,6 +9,7 @@ one is `codex exec`; each later turn is `codex exec resume <thread>` in a new pr
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -18,10 +19,11 @@ from typing import Any
 from ...evidence.redact import Counts, add
 from ...modelserver.hosttools import skill_name
 from ...modelserver.server import Route
-from ...workspace.entries import read_inside
+from ...workspace.entries import files_inside
 from ..base import Endpoint, Executable, Home, Launch
 from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
+from ..layers import SystemLayerError, kept_out
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
@@ -31,6 +33,10 @@ from .config import DEFAULT_MODEL, EFFORT, KEY_ENV, LOOPBACK_KEY, CodexConfig, s
 from .events import UNOBSERVABLE_TOOLS, EventTranslator
 from .sandbox import software_roots, wrap
 
+# Codex 0.171 keeps each rollout at sessions/YYYY/MM/DD/rollout-*.jsonl; a run's is far below
+# the limit, which keeps a file the subject inflated from filling the evaluator's memory.
+ROLLOUT_DEPTH = 3
+ROLLOUT_LIMIT = 64 * 1024 * 1024
 ISOLATED_INSTRUCTIONS = (
     "You are a coding assistant operating inside Codex for a skill evaluation. Work only in the "
     "current working directory and with the skills listed to you. When a task matches a skill's "
@@ -108,13 +114,16 @@ def confinement_prefix(bwrap: Path, codex: Path, launch: Launch, home: Home) -> 
     )
 
 
-def rollout_mentions(sessions: Path) -> list[tuple[str, str]]:
-    """Each `<skill>` message Codex injected into a session: (name, SKILL.md path)."""
+def rollout_mentions(home: Path, sessions: Path) -> list[tuple[str, str]]:
+    """Each `<skill>` message Codex injected into a session: (name, SKILL.md path).
+
+    The subject can write in Codex's home, down to replacing `sessions` by a link: it is walked
+    only inside `home` (the run's home root, which the subject cannot replace), through no link,
+    and only its regular files of at most `ROLLOUT_LIMIT` bytes are read.
+    """
     found: list[tuple[str, str]] = []
-    for rollout in sorted(sessions.glob("**/rollout-*.jsonl")):
-        # Codex's home is writable by the subject: only a regular file inside it is read.
-        data = read_inside(sessions, rollout)
-        if data is None:
+    for path, data in files_inside(home, sessions, ROLLOUT_DEPTH, ROLLOUT_LIMIT):
+        if not fnmatch.fnmatchcase(os.path.basename(path), "rollout-*.jsonl"):
             continue
         lines = data.decode("utf-8", errors="replace").splitlines()
         for line in lines:
@@ -192,6 +201,12 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
                 "process-error", message=f"turn {number - 1} left no Codex thread to resume"
             )
             return False
+        try:
+            # Each turn is a new Codex process, which reads /etc/codex again when it starts.
+            kept_out(self._host.display_name, self._host.system_layers)
+        except SystemLayerError as error:
+            obs.protocol_error("system-layer", message=str(error))
+            return False
         argv = self._host.resume_argv(thread, self._launch.prompts[number - 1])
         directory = self._launch.events_path.parent
         process = HostProcess(
@@ -243,7 +258,7 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
         name = self._host.target_name
         if target is None or name is None:
             return
-        for mentioned, path in rollout_mentions(self._host.sessions):
+        for mentioned, path in rollout_mentions(self._host.home_root, self._host.sessions):
             if mentioned == name and self._host.aliases.get(path) == str(target.resolve()):
                 self._observation.delivery = {
                     "kind": "explicit-skill-mention",
@@ -273,7 +288,7 @@ class CodexHost:
         self.aliases: dict[str, str] = {}
         self.first_prompt = ""
         self.target_name: str | None = None
-        self.sessions = Path(os.devnull)
+        self.home_root = self.sessions = Path(os.devnull)
         self._command = "codex"
         self._launcher_env: dict[str, str] = {}
         self._confine: list[str] | None = None  # the bwrap prefix; None: reads unconfined
@@ -308,7 +323,7 @@ class CodexHost:
     def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
         """Writes the run's config and skills; the command line of turn one."""
         names, self.aliases = install_skills(home.config, launch.skills)
-        self.sessions = home.config / "sessions"
+        self.home_root, self.sessions = home.root, home.config / "sessions"
         instructions, developer = None, None
         entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
         context = declared_context_block(entries) if entries else None
