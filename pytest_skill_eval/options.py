@@ -107,8 +107,18 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "ledger-url",
         "URL",
         {
-            "help": "charge spend to the ledger service at URL (`skill-eval ledger serve`): "
-            "one ceiling across shards and machines; its token in SKILL_EVAL_LEDGER_TOKEN"
+            "help": "keep the spend ledger in the Redis at URL (redis://[user@]host:port/db, "
+            "rediss:// for TLS, unix:///path?db=0): one --skill-eval-max-cost ceiling across "
+            "shards and machines; the password in the URL or SKILL_EVAL_LEDGER_PASSWORD"
+        },
+    ),
+    (
+        "reserve",
+        "USD",
+        {
+            "type": float,
+            "help": "with --skill-eval-ledger-url: room held in the ledger for each running "
+            "subject (default: the dearest charge so far)",
         },
     ),
     (
@@ -242,7 +252,8 @@ class Settings:
     collect_only: bool
     plan: Path | None = None
     shard: tuple[int, int] | None = None  # (K, N), one-based K
-    ledger_url: str | None = None  # a ledger service instead of the invocation's file ledger
+    ledger_url: str | None = None  # a Redis ledger instead of the invocation's file ledger
+    reserve: float | None = None  # room a Redis ledger holds for each running subject
     # Hosts chosen by the invocation, in order; empty: each group runs on its runtime.host.
     hosts: tuple[str, ...] = ()
     # `--skill-eval-trials auto`: trials stop once the sequential test resolves every comparison.
@@ -354,12 +365,9 @@ class Settings:
             shard=_shard(_option(config, "shard")),
             hosts=_hosts(config),
             ledger_url=_option(config, "ledger-url") or None,
+            reserve=_reserve(config),
         )
-        if settings.ledger_url is not None and max_cost is not None:
-            raise pytest.UsageError(
-                "--skill-eval-max-cost and --skill-eval-ledger-url both set a ceiling: the "
-                "ledger service holds it (skill-eval ledger serve --max-cost USD)"
-            )
+        _check_ledger(settings, planned=settings.plan is not None)
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(
                 "--skill-eval-shard K/N needs --skill-eval-plan PLAN (from `skill-eval plan`)"
@@ -369,9 +377,45 @@ class Settings:
         from .scale.plan import PlanError, adopt_plan
 
         try:
-            return adopt_plan(settings, _given(config))
+            adopted = adopt_plan(settings, _given(config))
         except PlanError as error:
             raise pytest.UsageError(str(error)) from None
+        _check_ledger(adopted, planned=False)
+        return adopted
+
+
+def _reserve(config: pytest.Config) -> float | None:
+    raw = _option(config, "reserve")
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = -1.0
+    if not value >= 0:
+        raise pytest.UsageError(f"--skill-eval-reserve must be a number of USD >= 0, not {raw!r}")
+    return value
+
+
+def _check_ledger(settings: Settings, *, planned: bool) -> None:
+    """A Redis ledger URL that can be used, with the ceiling it needs (a plan may give it)."""
+    if settings.ledger_url is None:
+        if settings.reserve is not None:
+            raise pytest.UsageError(
+                "--skill-eval-reserve holds room in a shared ledger: give "
+                "--skill-eval-ledger-url redis://host:port/db too, or drop it"
+            )
+        return
+    from .scale.ledger import check_url
+
+    problem = check_url(settings.ledger_url)
+    if problem is not None:
+        raise pytest.UsageError(problem)
+    if settings.max_cost is None and not planned:
+        raise pytest.UsageError(
+            "--skill-eval-ledger-url needs a ceiling: give --skill-eval-max-cost USD (the "
+            "whole run's, the same on every shard), or a plan made with --max-cost"
+        )
 
 
 @contextlib.contextmanager
