@@ -18,6 +18,7 @@ from .errors import SkillEvalError
 from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
 from .providers import RECORD_MODES
+from .scale.ledger import ledger_problem, reserve_value
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression")
 VARIANT_SELECTORS = ("baseline", "candidate")
@@ -107,19 +108,14 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "ledger-url",
         "URL",
         {
-            "help": "keep the spend ledger in the Redis at URL (redis://[user@]host:port/db, "
-            "rediss:// for TLS, unix:///path?db=0): one --skill-eval-max-cost ceiling across "
-            "shards and machines; the password in the URL or SKILL_EVAL_LEDGER_PASSWORD"
+            "help": "keep the spend ledger in the Redis at URL (redis://[user@]host:port/db): "
+            "one ceiling across shards and machines; password in SKILL_EVAL_LEDGER_PASSWORD"
         },
     ),
     (
         "reserve",
         "USD",
-        {
-            "type": float,
-            "help": "with --skill-eval-ledger-url: room held in the ledger for each running "
-            "subject (default: the dearest charge so far)",
-        },
+        {"type": float, "help": "with --skill-eval-ledger-url: room held per running subject"},
     ),
     (
         "plan",
@@ -337,6 +333,8 @@ class Settings:
             raise pytest.UsageError(
                 f"--skill-eval-max-cost must be a positive number, not {max_cost_raw!r}"
             )
+        with usage_errors():
+            reserve = reserve_value(_option(config, "reserve"))
         settings = cls(
             root=root,
             paths=paths,
@@ -365,57 +363,24 @@ class Settings:
             shard=_shard(_option(config, "shard")),
             hosts=_hosts(config),
             ledger_url=_option(config, "ledger-url") or None,
-            reserve=_reserve(config),
+            reserve=reserve,
         )
-        _check_ledger(settings, planned=settings.plan is not None)
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(
                 "--skill-eval-shard K/N needs --skill-eval-plan PLAN (from `skill-eval plan`)"
             )
-        if settings.plan is None:
-            return settings
-        from .scale.plan import PlanError, adopt_plan
+        if settings.plan is not None:
+            from .scale.plan import PlanError, adopt_plan
 
-        try:
-            adopted = adopt_plan(settings, _given(config))
-        except PlanError as error:
-            raise pytest.UsageError(str(error)) from None
-        _check_ledger(adopted, planned=False)
-        return adopted
-
-
-def _reserve(config: pytest.Config) -> float | None:
-    raw = _option(config, "reserve")
-    if raw in (None, ""):
-        return None
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        value = -1.0
-    if not value >= 0:
-        raise pytest.UsageError(f"--skill-eval-reserve must be a number of USD >= 0, not {raw!r}")
-    return value
-
-
-def _check_ledger(settings: Settings, *, planned: bool) -> None:
-    """A Redis ledger URL that can be used, with the ceiling it needs (a plan may give it)."""
-    if settings.ledger_url is None:
-        if settings.reserve is not None:
-            raise pytest.UsageError(
-                "--skill-eval-reserve holds room in a shared ledger: give "
-                "--skill-eval-ledger-url redis://host:port/db too, or drop it"
-            )
-        return
-    from .scale.ledger import check_url
-
-    problem = check_url(settings.ledger_url)
-    if problem is not None:
-        raise pytest.UsageError(problem)
-    if settings.max_cost is None and not planned:
-        raise pytest.UsageError(
-            "--skill-eval-ledger-url needs a ceiling: give --skill-eval-max-cost USD (the "
-            "whole run's, the same on every shard), or a plan made with --max-cost"
-        )
+            try:
+                settings = adopt_plan(settings, _given(config))
+            except PlanError as error:
+                raise pytest.UsageError(str(error)) from None
+        # A shared ledger: a usable Redis URL and the ceiling it needs (a plan may give it).
+        problem = ledger_problem(settings.ledger_url, settings.max_cost, settings.reserve)
+        if problem is not None:
+            raise pytest.UsageError(problem)
+        return settings
 
 
 @contextlib.contextmanager

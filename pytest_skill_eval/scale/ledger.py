@@ -177,6 +177,38 @@ def check_url(url: str) -> str | None:
     return None
 
 
+def reserve_value(raw: Any) -> float | None:
+    """`--skill-eval-reserve` in USD (None when not given); a SkillEvalError says what is
+    wrong."""
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = -1.0
+    if not value >= 0:
+        raise SkillEvalError(f"--skill-eval-reserve must be a number of USD >= 0, not {raw!r}")
+    return value
+
+
+def ledger_problem(url: str | None, max_cost: float | None, reserve: float | None) -> str | None:
+    """Why these ledger settings cannot work (one line naming the fix), else None."""
+    if url is None:
+        if reserve is None:
+            return None
+        return (
+            "--skill-eval-reserve holds room in a shared ledger: give --skill-eval-ledger-url "
+            "redis://host:port/db too, or drop it"
+        )
+    problem = check_url(url)
+    if problem is None and max_cost is None:
+        problem = (
+            "--skill-eval-ledger-url needs a ceiling: give --skill-eval-max-cost USD (the "
+            "whole run's, the same on every shard), or a plan made with --max-cost"
+        )
+    return problem
+
+
 class LedgerMismatchError(LedgerError, SkillEvalError):
     """The ledger already holds another ceiling (or reserve) than this process asks for."""
 

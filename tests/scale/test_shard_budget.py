@@ -20,7 +20,7 @@ from pytest_skill_eval.cli import main as skill_eval
 from pytest_skill_eval.hosts.pi.config import pi_agent_files
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
-from pytest_skill_eval.scale.ledger import PASSWORD_ENV
+from pytest_skill_eval.scale.ledger import PASSWORD_ENV, RedisLedger
 from tests.support.files import read_json
 from tests.support.http import FakeUpstream, UpstreamRequest, responses_sse
 from tests.support.redis_server import PASSWORD, RedisServer
@@ -284,3 +284,35 @@ def test_a_redis_refusing_the_password_fails_the_subjects_before_they_start(
     assert upstream.requests == []
     assert b"not-the-password" not in _every_byte(machine)
     assert "not-the-password" not in done.stdout + done.stderr
+
+
+@pytest.mark.codex
+def test_a_shard_asking_for_another_ceiling_on_the_same_ledger_is_refused(
+    codex_priced: Path, redis_server: RedisServer
+) -> None:
+    plan = _codex_plan(codex_priced, "mismatch", "--group", "g0")
+    # Another shard opened the plan's ledger first, with a $3 ceiling and $1 held a subject.
+    RedisLedger.open(redis_server.url(), read_json(plan)["id"], 3.0, 1.0)
+    machine = _machine(codex_priced, "mismatch")
+    upstream = FakeUpstream([])
+    try:
+        done = subprocess.run(
+            [
+                *_recording(machine, plan, "1/1", upstream, redis_server.url()),
+                *("--skill-eval-max-cost", "5", "--skill-eval-reserve", "1"),
+            ],
+            cwd=machine,
+            env=_ledger_env(),
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        upstream.stop()
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    (line,) = [text for text in done.stderr.splitlines() if text.startswith("ERROR: ")]
+    assert "holds a ceiling of 3 USD and a reserve of 1 USD; this run asks for 5 USD" in line
+    assert redis_server.url(password=False) in line
+    assert PASSWORD not in done.stdout + done.stderr
+    assert _runs(machine / ".skill-eval" / "runs") == []
+    assert upstream.requests == []
