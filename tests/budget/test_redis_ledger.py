@@ -129,11 +129,11 @@ def test_a_subject_dearer_than_its_hold_is_charged_in_full(
 
 
 def test_charges_add_up_without_float_drift(redis_server: RedisServer, key: str) -> None:
-    ledger = _ledger(redis_server, key, 0.3, 0.0)
-    for _ in range(3):
+    ledger = _ledger(redis_server, key, 0.8, 0.0)
+    for amount in (0.1, 0.7):  # 0.7999999999999999 unrounded: short of the ceiling
         assert ledger.exhausted() is False
-        ledger.charge(0.1)
-    assert ledger.snapshot() == {"maxCost": 0.3, "spent": 0.3, "exhausted": True}
+        ledger.charge(amount)
+    assert ledger.snapshot() == {"maxCost": 0.8, "spent": 0.8, "exhausted": True}
 
 
 def test_the_ceiling_is_stored_on_first_use_and_another_one_is_refused(

@@ -168,6 +168,8 @@ def test_two_shards_racing_on_one_redis_ledger_spend_exactly_the_ceiling(
                     [
                         *_recording(machine, plan, f"{k}/2", upstream, redis_server.url()),
                         *("--skill-eval-reserve", "1"),
+                        # Shard 1 on two xdist workers: each worker charges the same ledger.
+                        *(("-n", "2") if k == 1 else ()),
                     ],
                     cwd=machine,
                     env=_ledger_env(),
