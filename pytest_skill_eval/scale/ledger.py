@@ -168,12 +168,18 @@ def check_url(url: str) -> str | None:
             "redis://[user@]host:port/db, rediss://… for TLS, or unix:///path?db=0"
         )
     try:
-        import redis  # noqa: F401
+        from redis.connection import parse_url
     except ImportError:
         return (
             f"--skill-eval-ledger-url needs the Redis client: pip install '{EXTRA}' "
             "(the redis extra)"
         )
+    try:
+        parse_url(url)  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
+    except ValueError as error:
+        password = urlsplit(url).password
+        reason = str(error).replace(password, "…") if password else str(error)
+        return f"--skill-eval-ledger-url {safe_url(url)} is not a usable Redis URL: {reason}"
     return None
 
 

@@ -339,7 +339,12 @@ def test_a_url_that_is_not_redis_says_what_to_use(monkeypatch: pytest.MonkeyPatc
     assert "SKILL_EVAL_LEDGER_PASSWORD" in replaced
     assert "is not a Redis URL" in (check_url("ftp://h") or "")
     assert check_url("redis://h:6379/0") is None
-    monkeypatch.setitem(sys.modules, "redis", None)  # the redis extra not installed
+    assert check_url("redis://:pw@h:port/0") == (
+        "--skill-eval-ledger-url redis://h:port/0 is not a usable Redis URL: Port could not be "
+        "cast to integer value as 'port'"
+    )
+    for name in ("redis", "redis.connection"):  # the redis extra not installed
+        monkeypatch.setitem(sys.modules, name, None)
     missing = check_url("redis://h:6379/0")
     assert missing is not None
     assert "pip install 'pytest-skill-eval[redis]'" in missing
