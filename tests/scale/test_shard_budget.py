@@ -318,3 +318,41 @@ def test_a_shard_asking_for_another_ceiling_on_the_same_ledger_is_refused(
     assert PASSWORD not in done.stdout + done.stderr
     assert _runs(machine / ".skill-eval" / "runs") == []
     assert upstream.requests == []
+
+
+@pytest.mark.codex
+def test_without_a_plan_the_ledger_is_the_invocations_own(
+    codex_priced: Path, redis_server: RedisServer
+) -> None:
+    machine = _machine(codex_priced, "unplanned")
+    upstream = FakeUpstream([_answer] * 8)
+    args = skill_eval_args(
+        machine, "-o", f"skill_eval_pi_models={machine / 'models.json'}",
+        "--skill-eval-cassettes", str(machine / "cassettes"), "--skill-eval-record", "once",
+        "-o", f"skill_eval_upstream_url={upstream.base_url}/v1",
+        "--skill-eval-ledger-url", redis_server.unix_url(),
+        "--skill-eval-max-cost", "2", "--skill-eval-reserve", "1", cassettes=False,
+    )  # fmt: skip
+    command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(machine)]
+    try:
+        done = subprocess.run(
+            [*command, *args],
+            cwd=machine,
+            env=_ledger_env(PASSWORD),
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        upstream.stop()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "budget: spent 2.0 of 2.0 USD - budget exhausted" in done.stdout
+    (result,) = [p for p in (machine / ".skill-eval" / "runs").iterdir() if p.is_dir()]
+    assert read_json(result / "summary.json")["budget"] == {
+        "maxCost": 2.0,
+        "spent": 2.0,
+        "exhausted": True,
+    }
+    # Keyed by the invocation's own result id.
+    state = redis_server.client().hgetall(f"skill-eval:ledger:{{{result.name}}}:state")
+    assert (state[b"spent"], state[b"charges"]) == (b"2", b"2")
+    assert len([r for r in _runs(result) if r.get("process")]) == 2
