@@ -291,7 +291,7 @@ def test_a_refused_password_is_one_sentence_without_the_password(
 
 
 def test_the_password_comes_from_the_environment_and_is_never_handed_over(
-    redis_server: RedisServer, key: str, env_password: None
+    redis_server: RedisServer, key: str, env_password: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ledger = RedisLedger.open(redis_server.url(password=False), key, 3.0, 1.0)
     handed = ledger.handover()
@@ -305,7 +305,7 @@ def test_the_password_comes_from_the_environment_and_is_never_handed_over(
     }
     assert ledger_from(handed).exhausted() is False
     # A worker given the URL with its password on its own command line uses that.
-    os.environ.pop(redis_ledger.PASSWORD_ENV)
+    monkeypatch.delenv(redis_ledger.PASSWORD_ENV)
     assert ledger_from(handed, redis_server.url()).exhausted() is False
 
 
