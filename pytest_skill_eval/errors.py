@@ -24,6 +24,7 @@ can fix. Errors that belong to one module stay there (`DefinitionError` in `defi
         RecordError                       modelserver/upstream.py
         ScriptError                       modelserver/script.py
       ResourceError                       workspace/_tree.py
+      LedgerMismatchError                 scale/ledger.py (also a budget.LedgerError)
       GradeError                          grading/support.py
         ExpectationError                  grading/support.py
       PointerSyntaxError                  grading/values.py

@@ -18,6 +18,7 @@ from .errors import SkillEvalError
 from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
 from .providers import RECORD_MODES
+from .scale.ledger import ledger_problem, reserve_value
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression")
 VARIANT_SELECTORS = ("baseline", "candidate")
@@ -107,9 +108,14 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "ledger-url",
         "URL",
         {
-            "help": "charge spend to the ledger service at URL (`skill-eval ledger serve`): "
-            "one ceiling across shards and machines; its token in SKILL_EVAL_LEDGER_TOKEN"
+            "help": "keep the spend ledger in the Redis at URL (redis://[user@]host:port/db): "
+            "one ceiling across shards and machines; password in SKILL_EVAL_LEDGER_PASSWORD"
         },
+    ),
+    (
+        "reserve",
+        "USD",
+        {"type": float, "help": "with --skill-eval-ledger-url: room held per running subject"},
     ),
     (
         "plan",
@@ -242,7 +248,8 @@ class Settings:
     collect_only: bool
     plan: Path | None = None
     shard: tuple[int, int] | None = None  # (K, N), one-based K
-    ledger_url: str | None = None  # a ledger service instead of the invocation's file ledger
+    ledger_url: str | None = None  # a Redis ledger instead of the invocation's file ledger
+    reserve: float | None = None  # room a Redis ledger holds for each running subject
     # Hosts chosen by the invocation, in order; empty: each group runs on its runtime.host.
     hosts: tuple[str, ...] = ()
     # `--skill-eval-trials auto`: trials stop once the sequential test resolves every comparison.
@@ -326,6 +333,8 @@ class Settings:
             raise pytest.UsageError(
                 f"--skill-eval-max-cost must be a positive number, not {max_cost_raw!r}"
             )
+        with usage_errors():
+            reserve = reserve_value(_option(config, "reserve"))
         settings = cls(
             root=root,
             paths=paths,
@@ -354,24 +363,24 @@ class Settings:
             shard=_shard(_option(config, "shard")),
             hosts=_hosts(config),
             ledger_url=_option(config, "ledger-url") or None,
+            reserve=reserve,
         )
-        if settings.ledger_url is not None and max_cost is not None:
-            raise pytest.UsageError(
-                "--skill-eval-max-cost and --skill-eval-ledger-url both set a ceiling: the "
-                "ledger service holds it (skill-eval ledger serve --max-cost USD)"
-            )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(
                 "--skill-eval-shard K/N needs --skill-eval-plan PLAN (from `skill-eval plan`)"
             )
-        if settings.plan is None:
-            return settings
-        from .scale.plan import PlanError, adopt_plan
+        if settings.plan is not None:
+            from .scale.plan import PlanError, adopt_plan
 
-        try:
-            return adopt_plan(settings, _given(config))
-        except PlanError as error:
-            raise pytest.UsageError(str(error)) from None
+            try:
+                settings = adopt_plan(settings, _given(config))
+            except PlanError as error:
+                raise pytest.UsageError(str(error)) from None
+        # A shared ledger: a usable Redis URL and the ceiling it needs (a plan may give it).
+        problem = ledger_problem(settings.ledger_url, settings.max_cost, settings.reserve)
+        if problem is not None:
+            raise pytest.UsageError(problem)
+        return settings
 
 
 @contextlib.contextmanager

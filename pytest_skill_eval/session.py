@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from . import adaptive
-from .budget import FileLedger, Ledger, ServiceLedger
+from .budget import FileLedger, Ledger
 from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
@@ -31,6 +31,7 @@ from .nodeids import parse_item_id
 from .options import Settings, usage_errors
 from .providers import EndpointFactory
 from .run import Environment, GroupRun, synthetic_run
+from .scale.ledger import RedisLedger, safe_url
 from .scale.plan import Plan, PlanError, check_groups, load_plan
 from .scale.shard import (
     create_shard_dir,
@@ -287,9 +288,14 @@ class SkillEvalSession:
         self._open_ledger()
 
     def _open_ledger(self) -> None:
-        """The ledger service given by URL, else a file ledger when there is a ceiling."""
-        if self.settings.ledger_url is not None:
-            self.ledger = ServiceLedger(self.settings.ledger_url)
+        """The Redis ledger given by URL (keyed by the plan's id, else this invocation's), else
+        a file ledger when there is a ceiling."""
+        if self.settings.ledger_url is not None and self.settings.max_cost is not None:
+            key = self.plan.id if self.plan is not None else self.result_dir(1).name
+            with usage_errors():
+                self.ledger = RedisLedger.open(
+                    self.settings.ledger_url, key, self.settings.max_cost, self.settings.reserve
+                )
         elif self.settings.max_cost is not None:
             self.settings.results_dir.mkdir(parents=True, exist_ok=True)
             ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=self.settings.results_dir))
@@ -336,7 +342,7 @@ class SkillEvalSession:
                     count,
                     self.started_at,
                     budget,
-                    ledger=self.settings.ledger_url,
+                    ledger=safe_url(self.settings.ledger_url) if self.settings.ledger_url else None,
                 )
                 self.shard_root = seal_shard(self.shard_dir, self.plan)
                 print(

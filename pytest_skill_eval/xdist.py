@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
-from .budget import ledger_from
 from .hosts.pi.binary import PiBinary
 from .nodeids import parse_item_id, scope_of
 from .options import enabled
+from .scale.ledger import ledger_from
 from .session import SESSION_KEY, SkillEvalSession
 from .workspace import SourceResolver
 
@@ -155,7 +155,7 @@ def take_from_controller(config: pytest.Config, state: SkillEvalSession) -> None
     state.result_dirs = {int(k): Path(v) for k, v in handed["results"].items()}
     state.resolver = SourceResolver(state.settings.root, pinned=handed["pins"])
     if handed.get("ledger"):
-        state.ledger = ledger_from(handed["ledger"])
+        state.ledger = ledger_from(handed["ledger"], state.settings.ledger_url)
     if handed.get("pi"):
         state.checked_pi = PiBinary(Path(handed["pi"]["path"]), handed["pi"]["version"])
 

@@ -1,18 +1,15 @@
-"""The `skill-eval plan`, `merge` and `ledger serve` commands (registered by cli.py)."""
+"""The `skill-eval plan` and `merge` commands (registered by cli.py)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
-from ..budget import TOKEN_ENV
 from ..errors import SkillEvalError
 from ..evidence import sealed_root
 from .balance import recorded_durations
 from .intake import parse_shard_roots
-from .ledger import LedgerState, make_server
 from .merge import merge
 from .plan import PlanError, load_plan, make_plan, write_plan
 
@@ -46,7 +43,12 @@ def add_parsers(commands: Any) -> None:
         default="infrastructure",
         choices=("infrastructure", "candidate", "any", "regression"),
     )
-    plan.add_argument("--max-cost", type=float, help="the whole run's ceiling (ceiling/N a shard)")
+    plan.add_argument(
+        "--max-cost",
+        type=float,
+        help="the whole run's ceiling (ceiling/N a shard; whole in a --skill-eval-ledger-url "
+        "Redis ledger shared by every shard)",
+    )
     plan.add_argument(
         "--durations-from",
         metavar="RUNS",
@@ -77,24 +79,6 @@ def add_parsers(commands: Any) -> None:
         metavar="FILE",
         help="the same, one K=HASH a line (blank lines and # comments ignored)",
     )
-    ledger = commands.add_parser(
-        "ledger", help="a ledger service: one spend ceiling for shards on several machines"
-    )
-    actions = ledger.add_subparsers(dest="ledger_command", required=True, metavar="ACTION")
-    serve = actions.add_parser(
-        "serve",
-        help=f"serve the ledger over HTTP until stopped (the shared token in {TOKEN_ENV})",
-    )
-    serve.add_argument("--max-cost", type=float, required=True, metavar="USD", help="ceiling")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, required=True, help="port (0: any free port)")
-    serve.add_argument(
-        "--reserve",
-        type=float,
-        metavar="USD",
-        help="room held for each subject while it runs (default: the dearest charge so far)",
-    )
-    serve.add_argument("--state", metavar="FILE", help="keep the spend in FILE across restarts")
 
 
 def run(args: argparse.Namespace, root: Path) -> int | None:
@@ -143,36 +127,7 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
         if outcome.aggregate is not None:
             print(f"aggregate: {outcome.aggregate}")
         return 1 if outcome.missing else 0
-    if args.command == "ledger":
-        return _serve(args)
     return None
-
-
-def _serve(args: argparse.Namespace) -> int:
-    token = os.environ.get(TOKEN_ENV)
-    if not token:
-        raise SkillEvalError(
-            f"set {TOKEN_ENV} to a shared secret first: the ledger service refuses every "
-            "request without it, and the shards send it from the same variable"
-        )
-    if not args.max_cost > 0:
-        raise SkillEvalError(f"--max-cost must be a positive number, not {args.max_cost}")
-    if args.reserve is not None and not args.reserve >= 0:
-        raise SkillEvalError(f"--reserve must not be negative, not {args.reserve}")
-    state = LedgerState(args.max_cost, args.reserve, Path(args.state) if args.state else None)
-    try:
-        server = make_server(args.host, args.port, state, token)
-    except OSError as error:
-        raise SkillEvalError(f"cannot serve on {args.host}:{args.port}: {error}") from None
-    host, port = str(server.server_address[0]), int(server.server_address[1])
-    print(f"ledger service on http://{host}:{port} (max cost {args.max_cost:g} USD)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
 
 
 def _shard_roots(given: list[str], file: str | None) -> dict[int, str]:

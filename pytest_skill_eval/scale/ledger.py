@@ -1,180 +1,438 @@
-"""`skill-eval ledger serve`: one spend ceiling for shards on several machines.
+"""One spend ceiling for shards on several machines, kept in Redis.
 
-A tiny HTTP service (stdlib `ThreadingHTTPServer`) holding the ledger state under one lock, so
-every admission and charge is atomic. Before a subject starts its process asks to be admitted:
-the service holds room for that subject's estimated cost (`--reserve`, else the dearest charge
-seen so far) and refuses once spend plus what is held would pass the ceiling, so concurrent
-shards cannot each start on the last dollar. A charge settles the hold with the real spend. The
-ceiling holds exactly when no subject costs more than its estimate; a subject that does is still
-charged in full, as on one machine. A process holds at most one reservation at a time.
+`RedisLedger` has the file ledger's interface (`budget.Ledger`). Its state lives under keys named
+by the ledger's id (the plan's id, else the invocation's own id), and admission, charge and
+release are each one server-side Lua script, so every decision is atomic across shards:
 
-Every request needs the shared token (`SKILL_EVAL_LEDGER_TOKEN`, compared in constant time);
-the token is never written anywhere, and every connection is bounded by a timeout.
+- before a subject starts its process asks to be admitted; the script holds room for that
+  subject's estimated cost (the reserve, else the dearest charge so far) and refuses once spend
+  plus what is held would pass the ceiling, so two shards can never both start on the last
+  dollar. A refusal is final, as reaching the ceiling is;
+- a charge settles the process's hold with the real spend (a subject that costs more than its
+  hold is still charged in full, as on one machine);
+- a hold carries a deadline on the Redis clock, pushed back by a heartbeat thread while this
+  process lives, so the hold of a process that dies lapses instead of blocking the ceiling.
+
+The ceiling (and the reserve) is stored with the ledger on first use; a process asking for
+another one is refused. Every call is bounded by connect and socket timeouts and is never retried
+(a charge must not count twice); a Redis that cannot be used raises `LedgerError` naming its URL
+without the password, and the subject that asked is recorded as an infrastructure failure.
 """
 
 from __future__ import annotations
 
-import hmac
-import json
+import contextlib
+import os
+import secrets
+import socket
 import threading
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from ..evidence.store import atomic_write
+from ..budget import FileLedger, Ledger, LedgerError
+from ..errors import SkillEvalError
 
-MAX_BODY = 1 << 16
+if TYPE_CHECKING:
+    import redis
+
+PASSWORD_ENV = "SKILL_EVAL_LEDGER_PASSWORD"
+SCHEMES = ("redis", "rediss", "unix")
+EXTRA = "pytest-skill-eval[redis]"
+# Every call is bounded: a hung Redis fails a subject, never the run.
 TIMEOUT_S = 10.0
+# How long a hold outlives the last heartbeat of the process that holds it.
+HOLD_TTL_S = 60.0
+# Ledger keys outlive their last write by this long, then Redis drops them.
+KEEP_S = 30 * 24 * 3600
+
+# Shared by every script: KEYS are the state hash, the holds hash (client → amount held) and the
+# holds' deadlines (a sorted set, client → Redis time in ms); holds past their deadline go first.
+_PRELUDE = """
+local state, holds, deadlines = KEYS[1], KEYS[2], KEYS[3]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lapsed = redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)
+for _, c in ipairs(lapsed) do redis.call('HDEL', holds, c) end
+redis.call('ZREMRANGEBYSCORE', deadlines, '-inf', now)
+local function round(x) return math.floor(x * 1e10 + 0.5) / 1e10 end
+local function num(x) return string.format('%.17g', x) end
+local function answer(tag)
+  local s = redis.call('HMGET', state, 'maxCost', 'spent', 'exhausted', 'reserve')
+  return {tag, s[1] or '', s[2] or '0', s[3] or '0', s[4] or ''}
+end
+local function keep(ms)
+  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ms) end
+end
+-- ARGV: client, ceiling, reserve ('' for none), keep ms, then the script's own.
+local client, ceiling, reserve, keep_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local stored = redis.call('HGET', state, 'maxCost')
+if not stored then
+  redis.call('HSET', state, 'maxCost', ceiling, 'reserve', reserve, 'spent', '0',
+             'charges', '0', 'dearest', '0', 'exhausted', '0')
+elseif tonumber(stored) ~= tonumber(ceiling)
+    or (redis.call('HGET', state, 'reserve') or '') ~= reserve then
+  return answer('mismatch')
+end
+"""
+
+_ADMIT = (
+    _PRELUDE
+    + """
+redis.call('HDEL', holds, client)
+redis.call('ZREM', deadlines, client)
+if redis.call('HGET', state, 'exhausted') == '1' then keep(keep_ms) return answer('refused') end
+local spent = tonumber(redis.call('HGET', state, 'spent'))
+local estimate = tonumber(redis.call('HGET', state, 'dearest'))
+if reserve ~= '' then estimate = tonumber(reserve) end
+local held = 0
+for _, v in ipairs(redis.call('HVALS', holds)) do held = held + tonumber(v) end
+if round(spent + held + estimate) > tonumber(ceiling) then
+  redis.call('HSET', state, 'exhausted', '1')
+  keep(keep_ms)
+  return answer('refused')
+end
+redis.call('HSET', holds, client, num(estimate))
+redis.call('ZADD', deadlines, now + tonumber(ARGV[5]), client)
+keep(keep_ms)
+return answer('admitted')
+"""
+)
+
+_CHARGE = (
+    _PRELUDE
+    + """
+redis.call('HDEL', holds, client)
+redis.call('ZREM', deadlines, client)
+local amount = tonumber(ARGV[5])
+local spent = round(tonumber(redis.call('HGET', state, 'spent')) + amount)
+redis.call('HSET', state, 'spent', num(spent))
+redis.call('HINCRBY', state, 'charges', 1)
+if amount > tonumber(redis.call('HGET', state, 'dearest')) then
+  redis.call('HSET', state, 'dearest', num(amount))
+end
+if spent >= tonumber(ceiling) then redis.call('HSET', state, 'exhausted', '1') end
+keep(keep_ms)
+return answer('charged')
+"""
+)
+
+_RELEASE = (
+    _PRELUDE
+    + """
+redis.call('HDEL', holds, client)
+redis.call('ZREM', deadlines, client)
+keep(keep_ms)
+return answer('released')
+"""
+)
+
+# The heartbeat: push back this client's deadline, if it still holds room.
+_REFRESH = (
+    _PRELUDE
+    + """
+if redis.call('HEXISTS', holds, client) == 1 then
+  redis.call('ZADD', deadlines, 'XX', now + tonumber(ARGV[5]), client)
+end
+keep(keep_ms)
+return answer('refreshed')
+"""
+)
 
 
-class LedgerState:
-    """The service's state and its lock; written to `state_file` after every change."""
+def safe_url(url: str) -> str:
+    """`url` without its password (in the user part or a `password=` query): safe to print."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, where = netloc.rpartition("@")
+        name = user.partition(":")[0]
+        netloc = f"{name}@{where}" if name else where
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
+    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+
+
+def check_url(url: str) -> str | None:
+    """Why `url` cannot name a Redis ledger (one line, naming the fix), else None."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in ("http", "https"):
+        return (
+            f"--skill-eval-ledger-url {safe_url(url)}: the ledger service (`skill-eval ledger "
+            "serve`) was replaced by Redis; pass redis://[user@]host:port/db (rediss:// for "
+            f"TLS) with the password in {PASSWORD_ENV} (see docs/scale-out.md)"
+        )
+    if scheme not in SCHEMES:
+        return (
+            f"--skill-eval-ledger-url {safe_url(url)} is not a Redis URL: use "
+            "redis://[user@]host:port/db, rediss://… for TLS, or unix:///path?db=0"
+        )
+    try:
+        from redis.connection import parse_url
+    except ImportError:
+        return (
+            f"--skill-eval-ledger-url needs the Redis client: pip install '{EXTRA}' "
+            "(the redis extra)"
+        )
+    try:
+        parse_url(url)  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
+    except ValueError as error:
+        password = urlsplit(url).password
+        reason = str(error).replace(password, "…") if password else str(error)
+        return f"--skill-eval-ledger-url {safe_url(url)} is not a usable Redis URL: {reason}"
+    return None
+
+
+def reserve_value(raw: Any) -> float | None:
+    """`--skill-eval-reserve` in USD (None when not given); a SkillEvalError says what is
+    wrong."""
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = -1.0
+    if not value >= 0:
+        raise SkillEvalError(f"--skill-eval-reserve must be a number of USD >= 0, not {raw!r}")
+    return value
+
+
+def ledger_problem(url: str | None, max_cost: float | None, reserve: float | None) -> str | None:
+    """Why these ledger settings cannot work (one line naming the fix), else None."""
+    if url is None:
+        if reserve is None:
+            return None
+        return (
+            "--skill-eval-reserve holds room in a shared ledger: give --skill-eval-ledger-url "
+            "redis://host:port/db too, or drop it"
+        )
+    problem = check_url(url)
+    if problem is None and max_cost is None:
+        problem = (
+            "--skill-eval-ledger-url needs a ceiling: give --skill-eval-max-cost USD (the "
+            "whole run's, the same on every shard), or a plan made with --max-cost"
+        )
+    return problem
+
+
+class LedgerMismatchError(LedgerError, SkillEvalError):
+    """The ledger already holds another ceiling (or reserve) than this process asks for."""
+
+
+class RedisLedger:
+    """The ledger `key` in the Redis at `url` (the password from the URL, else PASSWORD_ENV).
+
+    Each instance is one client of the ledger: it holds room for at most one subject at a time,
+    and a new admission replaces its hold. `url` as kept here is the URL without its password.
+    """
 
     def __init__(
-        self, max_cost: float, reserve: float | None = None, state_file: Path | None = None
+        self,
+        url: str,
+        key: str,
+        max_cost: float,
+        reserve: float | None = None,
+        *,
+        hold_ttl_s: float = HOLD_TTL_S,
     ) -> None:
-        self.lock = threading.Lock()
-        self.reserve = reserve
-        self.state_file = state_file
-        self.state: dict[str, Any] = {
-            "maxCost": max_cost,
-            "spent": 0.0,
-            "exhausted": False,
-            "charges": 0,
-            "dearest": 0.0,
-            "holds": {},
-        }
-        if state_file is not None and state_file.is_file() and state_file.stat().st_size:
-            # A restarted service continues the spend it recorded (holds died with it).
-            saved = json.loads(state_file.read_text(encoding="utf-8"))
-            self.state.update({k: saved[k] for k in ("spent", "exhausted", "charges", "dearest")})
-            self.state["exhausted"] = self.state["exhausted"] or self.state["spent"] >= max_cost
+        import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
 
-    def public(self) -> dict[str, Any]:
-        """What clients see: `{maxCost, spent, exhausted}`."""
+        self.url = safe_url(url)
+        self.key = key
+        self.max_cost = float(max_cost)
+        self.reserve = None if reserve is None else float(reserve)
+        self.hold_ttl_s = hold_ttl_s
+        self.client = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.last: dict[str, Any] = {}
+        password = None if _has_password(url) else os.environ.get(PASSWORD_ENV) or None
+        extra: dict[str, Any] = {"password": password} if password else {}
+        try:
+            self._redis: redis.Redis = redis.Redis.from_url(
+                url,
+                socket_timeout=TIMEOUT_S,
+                socket_connect_timeout=TIMEOUT_S,
+                retry=Retry(NoBackoff(), 0),
+                **extra,
+            )
+        except ValueError as error:
+            raise LedgerError(f"the Redis ledger URL {self.url} is not usable: {error}") from None
+        self._keys = [f"skill-eval:ledger:{{{key}}}:{part}" for part in ("state", "holds", "ttl")]
+        self._scripts = {
+            name: self._redis.register_script(lua)
+            for name, lua in (
+                ("admit", _ADMIT),
+                ("charge", _CHARGE),
+                ("release", _RELEASE),
+                ("refresh", _REFRESH),
+            )
+        }
+        self._holding = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
+
+    @classmethod
+    def open(cls, url: str, key: str, max_cost: float, reserve: float | None = None) -> RedisLedger:
+        """The ledger, its ceiling stored on first use; another ceiling already stored is
+        refused (`LedgerMismatchError`). A Redis that cannot be reached yet is not an error
+        here: each subject that asks later fails with the reason."""
+        ledger = cls(url, key, max_cost, reserve)
+        try:
+            ledger._call("release")
+        except LedgerMismatchError:
+            raise
+        except LedgerError:
+            pass  # unreachable or refusing now: every subject that asks says so
+        return ledger
+
+    def exhausted(self) -> bool:
+        """Ask to be admitted: hold room for one subject, or be refused (no room is left)."""
+        ttl_ms = max(1, int(self.hold_ttl_s * 1000))
+        admitted = self._call("admit", ttl_ms) == "admitted"
+        with self._lock:
+            self._holding = admitted
+            if admitted and self._heartbeat is None:
+                self._heartbeat = threading.Thread(
+                    target=self._beat, name="ledger-heartbeat", daemon=True
+                )
+                self._heartbeat.start()
+        return not admitted
+
+    def charge(self, amount: float) -> None:
+        """Settle this client's hold with what its subject spent."""
+        self._call("charge", repr(float(amount)))
+        with self._lock:
+            self._holding = False
+
+    def snapshot(self) -> dict[str, Any]:
+        """`{maxCost, spent, exhausted}` from Redis (the last state seen, if it is gone)."""
+        try:
+            values = self._redis.hmget(self._keys[0], ["spent", "exhausted"])
+        except Exception as error:
+            if not _redis_error(error):
+                raise
+        else:
+            spent, exhausted = (_text(v) for v in values)
+            if spent:
+                self.last.update({"spent": spent, "exhausted": exhausted})
         return {
-            "maxCost": self.state["maxCost"],
-            "spent": round(float(self.state["spent"]), 10),
-            "exhausted": bool(self.state["exhausted"]),
+            "maxCost": self.max_cost,
+            "spent": round(float(self.last.get("spent") or 0.0), 10),
+            "exhausted": self.last.get("exhausted") == "1",
         }
 
-    def admit(self, client: str) -> bool:
-        """Admit one subject of `client` (replacing any hold it had), or refuse it."""
-        with self.lock:
-            holds: dict[str, float] = self.state["holds"]
-            holds.pop(client, None)
-            if self.state["exhausted"]:
-                return False
-            estimate = self.reserve if self.reserve is not None else self.state["dearest"]
-            if self.state["spent"] + sum(holds.values()) + estimate > self.state["maxCost"]:
-                # No room for another subject: as final as reaching the ceiling.
-                self.state["exhausted"] = True
-                self._save()
-                return False
-            holds[client] = estimate
-            return True
+    def handover(self) -> dict[str, Any]:
+        """Where the ledger is, without the password (a worker takes it from its own settings
+        or environment)."""
+        return {
+            "kind": "redis",
+            "url": self.url,
+            "key": self.key,
+            "maxCost": self.max_cost,
+            "reserve": self.reserve,
+        }
 
-    def charge(self, client: str, amount: float) -> None:
-        """Settle `client`'s hold with the spend of its subject."""
-        with self.lock:
-            self.state["holds"].pop(client, None)
-            self.state["spent"] = round(float(self.state["spent"]) + amount, 10)
-            self.state["charges"] += 1
-            self.state["dearest"] = max(float(self.state["dearest"]), amount)
-            if self.state["spent"] >= self.state["maxCost"]:
-                self.state["exhausted"] = True
-            self._save()
+    def close(self) -> None:
+        """Give back this client's hold and stop its heartbeat (best effort)."""
+        self._stop.set()
+        with self._lock:
+            holding, self._holding = self._holding, False
+        if holding:
+            with contextlib.suppress(LedgerError):  # else the hold lapses on its own
+                self._call("release")
+        self._redis.close()
 
-    def release(self, client: str) -> None:
-        """Drop `client`'s hold: it starts no more subjects."""
-        with self.lock:
-            self.state["holds"].pop(client, None)
+    def holds(self) -> dict[str, float]:
+        """Room held now, per client (holds past their deadline dropped first)."""
+        self._call("refresh", max(1, int(self.hold_ttl_s * 1000)))
+        held = self._redis.hgetall(self._keys[1])
+        return {_text(k): float(_text(v)) for k, v in held.items()}
 
-    def _save(self) -> None:
-        if self.state_file is not None:
-            saved = {k: v for k, v in self.state.items() if k != "holds"}
-            atomic_write(self.state_file, json.dumps(saved).encode("utf-8"))
+    def _beat(self) -> None:
+        while not self._stop.wait(self.hold_ttl_s / 3):
+            with self._lock:
+                holding = self._holding
+            if holding:
+                with contextlib.suppress(LedgerError):  # the next admission or charge says so
+                    self._call("refresh", max(1, int(self.hold_ttl_s * 1000)))
+
+    def _call(self, name: str, *extra: Any) -> str:
+        reserve = "" if self.reserve is None else repr(self.reserve)
+        args = [self.client, repr(self.max_cost), reserve, KEEP_S * 1000, *extra]
+        try:
+            raw = self._scripts[name](keys=self._keys, args=args)
+        except Exception as error:
+            if not _redis_error(error):
+                raise
+            raise LedgerError(self._why(error)) from None
+        tag, max_cost, spent, exhausted, reserve_stored = (_text(v) for v in raw)
+        if tag == "mismatch":
+            held = f"a ceiling of {float(max_cost):g} USD"
+            if reserve_stored:
+                held += f" and a reserve of {float(reserve_stored):g} USD"
+            asked = f"{self.max_cost:g} USD" + (
+                f" with a reserve of {self.reserve:g} USD" if self.reserve is not None else ""
+            )
+            raise LedgerMismatchError(
+                f"the Redis ledger {self.key} at {self.url} holds {held}; this run asks for "
+                f"{asked}: give every shard and worker the same --skill-eval-max-cost and "
+                "--skill-eval-reserve"
+            )
+        self.last = {"spent": spent, "exhausted": exhausted}
+        return tag
+
+    def _why(self, error: Exception) -> str:
+        import redis.exceptions as failures
+
+        reason = " ".join(str(error).split()) or type(error).__name__
+        if isinstance(error, failures.AuthenticationError) or "NOPERM" in reason:
+            told = "a wrong password" if "WRONGPASS" in reason or "invalid" in reason else reason
+            return (
+                f"the Redis ledger at {self.url} refused this run ({told}); set the password "
+                f"in {PASSWORD_ENV} or the URL"
+            )
+        if isinstance(error, failures.TimeoutError):
+            return (
+                f"the Redis ledger at {self.url} did not answer within {TIMEOUT_S:g} s; no "
+                "subject starts without it"
+            )
+        if isinstance(error, failures.ConnectionError | OSError):
+            return (
+                f"the Redis ledger at {self.url} cannot be reached ({reason}); no subject "
+                "starts without it"
+            )
+        return f"the Redis ledger at {self.url} answered an error ({reason})"
 
 
-def make_server(host: str, port: int, ledger: LedgerState, token: str) -> ThreadingHTTPServer:
-    """The service bound to `host:port` (port 0: any free port, see `server_address`)."""
+def _text(value: Any) -> str:
+    """A Redis reply as text ('' for nil)."""
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else str(value)
 
-    class Handler(BaseHTTPRequestHandler):
-        timeout = TIMEOUT_S  # a client that stops sending cannot hold a thread
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: requests are bookkeeping, not news."""
+def _has_password(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.password is not None or any(k == "password" for k, _ in parse_qsl(parts.query))
 
-        def do_GET(self) -> None:
-            if self._authorised():
-                if self.path == "/state":
-                    self._answer(200, {"state": ledger.public()})
-                else:
-                    self._answer(404, {"error": f"no such endpoint: {self.path}"})
 
-        def do_POST(self) -> None:
-            if not self._authorised():
-                return
-            body = self._body()
-            if body is None:
-                return
-            client = str(body.get("client", ""))
-            if not client:
-                self._answer(400, {"error": "a client id is required"})
-                return
-            if self.path == "/admit":
-                admitted = ledger.admit(client)
-                self._answer(200, {"admitted": admitted, "state": ledger.public()})
-            elif self.path == "/charge":
-                try:
-                    amount = float(body.get("amount", 0.0))
-                except (TypeError, ValueError):
-                    self._answer(400, {"error": "amount must be a number"})
-                    return
-                if not amount >= 0:
-                    self._answer(400, {"error": "amount must not be negative"})
-                    return
-                ledger.charge(client, amount)
-                self._answer(200, {"state": ledger.public()})
-            elif self.path == "/release":
-                ledger.release(client)
-                self._answer(200, {"state": ledger.public()})
-            else:
-                self._answer(404, {"error": f"no such endpoint: {self.path}"})
+def _redis_error(error: Exception) -> bool:
+    import redis.exceptions as failures
 
-        def _authorised(self) -> bool:
-            given = self.headers.get("Authorization", "")
-            if hmac.compare_digest(given.encode("utf-8"), f"Bearer {token}".encode()):
-                return True
-            self._answer(401, {"error": "wrong or missing token"})
-            return False
+    return isinstance(error, failures.RedisError | OSError)
 
-        def _body(self) -> Mapping[str, Any] | None:
-            try:
-                length = int(self.headers.get("Content-Length", "0"))
-            except ValueError:
-                length = -1
-            if not 0 <= length <= MAX_BODY:
-                self._answer(400, {"error": "a JSON body of at most 64 KiB is required"})
-                return None
-            try:
-                body = json.loads(self.rfile.read(length) or b"{}")
-            except ValueError:
-                body = None
-            if not isinstance(body, dict):
-                self._answer(400, {"error": "the body must be a JSON object"})
-                return None
-            return body
 
-        def _answer(self, status: int, body: Mapping[str, Any]) -> None:
-            data = json.dumps(body).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
+def ledger_from(handed: Mapping[str, Any], ledger_url: str | None = None) -> Ledger:
+    """The ledger a controller handed to an xdist worker (`Ledger.handover`); a Redis ledger is
+    reached through the worker's own `ledger_url` (it may carry the password)."""
+    if handed.get("kind") == "redis":
+        reserve = handed.get("reserve")
+        return RedisLedger(
+            ledger_url or str(handed["url"]),
+            str(handed["key"]),
+            float(handed["maxCost"]),
+            None if reserve is None else float(reserve),
+        )
+    return FileLedger(Path(handed["path"]), float(handed["maxCost"]))

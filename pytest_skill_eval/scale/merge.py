@@ -206,7 +206,7 @@ def _same_groups(
 def _budget(shards: Sequence[Shard], count: int) -> dict[str, Any] | None:
     """Total spend over the shards; each shard held ceiling / N, so the ceiling is share × N.
 
-    Shards that charged one ledger service each recorded its whole state: the total is the
+    Shards that charged one Redis ledger each recorded its whole state: the total is the
     latest of those (spend only grows), not their sum.
     """
     budgets = [s.record["budget"] for s in shards if s.record.get("budget")]

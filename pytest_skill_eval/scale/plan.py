@@ -253,7 +253,7 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
     """Settings that follow the plan: its trials and selection; a contradicting option refuses.
 
     A ceiling given here, or pinned by the plan, is the whole run's: each of N shards gets
-    ceiling / N (with a ledger service, the service's ceiling binds every shard instead).
+    ceiling / N (with a Redis ledger, the whole ceiling binds every shard together instead).
     """
     assert settings.plan is not None
     plan = load_plan(settings.plan)
@@ -278,9 +278,8 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
             "option (or the skill_eval_hosts ini key) or make a new plan with --host"
         )
     ceiling = settings.max_cost if settings.max_cost is not None else plan.data.get("maxCost")
-    if settings.ledger_url is not None:
-        ceiling = None  # the ledger service holds the whole run's ceiling, unsplit
-    shards = settings.shard[1] if settings.shard else 1
+    # A Redis ledger holds the whole run's ceiling, unsplit.
+    shards = settings.shard[1] if settings.shard and settings.ledger_url is None else 1
     return dataclasses.replace(
         settings,
         trials=plan.trials,

@@ -47,8 +47,8 @@ def write_shard_record(
 ) -> dict[str, Any]:
     """`shard.json`: which plan and shard this is, what each unit ended as, spend, timing.
 
-    `ledger` is the URL of a ledger service the shard charged (its budget is then the whole
-    run's, shared with the other shards), else None (its own share of the ceiling).
+    `ledger` is the Redis ledger the shard charged, its URL without password (its budget is then the
+    whole run's, shared with the other shards), else None (its own share of the ceiling).
     """
     units = []
     for unit in shard_units(plan, index, count):

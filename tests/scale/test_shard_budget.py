@@ -1,6 +1,7 @@
-"""Spend across shards of live, priced subjects: each shard holds ceiling / N and the merge
-reports the total; with a ledger service the ceiling binds globally; a dead service or a wrong
-token fails the subjects as infrastructure, in one sentence."""
+"""Spend across shards of priced subjects: each shard holds ceiling / N and the merge reports
+the total; with a Redis ledger the whole ceiling binds every shard together, and a Redis that
+stops or refuses the password fails the subjects as infrastructure, in one sentence naming its
+URL without the password, which reaches no evidence, terminal or JUnit."""
 
 from __future__ import annotations
 
@@ -19,8 +20,11 @@ from pytest_skill_eval.cli import main as skill_eval
 from pytest_skill_eval.hosts.pi.config import pi_agent_files
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.scale.ledger import PASSWORD_ENV, RedisLedger
 from tests.support.files import read_json
-from tests.support.roots import VARIANTS, body_group, make_root
+from tests.support.http import FakeUpstream, UpstreamRequest, responses_sse
+from tests.support.redis_server import PASSWORD, RedisServer
+from tests.support.roots import VARIANTS, body_group, make_root, on_fast_host
 from tests.support.runs import skill_eval_args
 
 pytestmark = pytest.mark.pi
@@ -28,7 +32,6 @@ pytestmark = pytest.mark.pi
 # $1 per subject: 1000 input tokens at 1000 USD per million.
 PRICES = {"input": 1000.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0}
 REPLY = {"response": {"text": "done", "usage": {"input": 1000, "output": 0}}}
-TOKEN = "shard-ledger-token"
 
 
 @pytest.fixture(scope="module")
@@ -66,13 +69,6 @@ def _machine(root: Path, name: str) -> Path:
     return machine
 
 
-def _env(token: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "SKILL_EVAL_LEDGER_TOKEN"}
-    if token is not None:
-        env["SKILL_EVAL_LEDGER_TOKEN"] = token
-    return env
-
-
 def _runs(runs_dir: Path) -> list[dict[str, Any]]:
     return [read_json(p) for p in sorted(runs_dir.rglob("run.json")) if p.parent.name in VARIANTS]
 
@@ -97,88 +93,266 @@ def test_each_shard_holds_its_share_and_the_merge_reports_the_total(priced: Path
     assert summary["budget"] == {"maxCost": 10.0, "spent": 8.0, "exhausted": False}
 
 
-@pytest.fixture
-def ledger_service(tmp_path: Path) -> Iterator[str]:
-    """`skill-eval ledger serve` on a free loopback port: a $3 ceiling, $1 held per subject."""
-    command = [
-        sys.executable, "-c", "from pytest_skill_eval.cli import main; raise SystemExit(main())",
-        "ledger", "serve", "--max-cost", "3", "--reserve", "1", "--port", "0",
-        "--state", str(tmp_path / "ledger-state.json"),
-    ]  # fmt: skip
-    service = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=_env(TOKEN))
-    try:
-        assert service.stdout is not None
-        line = service.stdout.readline()
-        assert line.startswith("ledger service on http://127.0.0.1:"), line
-        yield line.split()[3]
-    finally:
-        service.terminate()
-        service.wait(timeout=30)
+# Codex subjects recording from a loopback upstream priced at $1 an answer (40 output tokens
+# at 25,000 USD per million): paid spend, charged to the ledger.
+CODEX_PRICES = {"input": 0.0, "output": 25000.0, "cacheRead": 0.0, "cacheWrite": 0.0}
+UPSTREAM_KEY = "BUDGETCO_KEY"
 
 
-def test_two_shards_against_one_ledger_service_never_pass_the_global_ceiling(
-    priced: Path, ledger_service: str
+@pytest.fixture(scope="module")
+def codex_priced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A root of four Codex groups whose model is priced at $1 an answer."""
+    base = tmp_path_factory.mktemp("codex-priced")
+    groups = [
+        body_group(f"g{i}", model={"model": "budgetco/priced"}, expectations=[], **on_fast_host())
+        for i in range(4)
+    ]
+    root = make_root(base / "source", groups, {})
+    model = {"id": "priced", "name": "priced", "cost": CODEX_PRICES}
+    provider = {"api": "openai-responses", "apiKey": UPSTREAM_KEY, "models": [model]}
+    provider["baseUrl"] = "http://127.0.0.1:9/v1"  # every shard names the upstream itself
+    (root / "models.json").write_text(json.dumps({"providers": {"budgetco": provider}}))
+    (root / "cassettes").mkdir()
+    return root
+
+
+def _answer(_: UpstreamRequest) -> tuple[int, str, list[bytes]]:
+    return 200, "text/event-stream", [responses_sse(text="done")]
+
+
+def _recording(
+    machine: Path, plan: Path, shard: str, upstream: FakeUpstream, url: str
+) -> list[str]:
+    return _shard_command(
+        machine, plan, shard,
+        "--skill-eval-cassettes", str(machine / "cassettes"),
+        "-o", f"skill_eval_upstream_url={upstream.base_url}/v1",
+        "--skill-eval-ledger-url", url,
+        "--junitxml", str(machine / "junit.xml"),
+    )  # fmt: skip
+
+
+def _codex_plan(root: Path, name: str, *extra: str) -> Path:
+    return _plan(
+        root, root.parent / f"{name}.json", "--cassettes", str(root / "cassettes"),
+        "--record", "once", *extra,
+    )  # fmt: skip
+
+
+def _ledger_env(password: str | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
+    env[UPSTREAM_KEY] = "sk-budgetco-not-a-real-key"
+    if password is not None:
+        env[PASSWORD_ENV] = password
+    return env
+
+
+def _every_byte(*dirs: Path) -> bytes:
+    return b"".join(p.read_bytes() for d in dirs for p in d.rglob("*") if p.is_file())
+
+
+@pytest.mark.codex
+def test_two_shards_racing_on_one_redis_ledger_spend_exactly_the_ceiling(
+    codex_priced: Path, redis_server: RedisServer
 ) -> None:
-    plan = _plan(priced, priced.parent / "global.json")
+    plan = _codex_plan(codex_priced, "race", "--max-cost", "3")
+    upstream = FakeUpstream([_answer] * 8)
     children, machines = [], []
-    for k in (1, 2):
-        machine = _machine(priced, f"global{k}")
-        machines.append(machine)
-        command = _shard_command(machine, plan, f"{k}/2", "--skill-eval-ledger-url", ledger_service)
-        children.append(
-            subprocess.Popen(
-                command,
-                cwd=machine,
-                env=_env(TOKEN),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
+    try:
+        for k in (1, 2):
+            machine = _machine(codex_priced, f"race{k}")
+            machines.append(machine)
+            children.append(
+                subprocess.Popen(
+                    # The password on the command line: it must still reach no byte written.
+                    [
+                        *_recording(machine, plan, f"{k}/2", upstream, redis_server.url()),
+                        *("--skill-eval-reserve", "1"),
+                        # Shard 1 on two xdist workers: each worker charges the same ledger.
+                        *(("-n", "2") if k == 1 else ()),
+                    ],
+                    cwd=machine,
+                    env=_ledger_env(),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
             )
-        )
-    outputs = [child.communicate(timeout=600)[0] for child in children]
+        outputs = [child.communicate(timeout=600)[0] for child in children]
+    finally:
+        upstream.stop()
     assert [child.returncode for child in children] == [1, 1], outputs
     runs = [r for m in machines for r in _runs(m / ".skill-eval" / "runs")]
     ran = [r for r in runs if r.get("process")]
     cancelled = [r for r in runs if r["state"] == "cancelled"]
     assert len(runs) == 8
-    assert len(ran) + len(cancelled) == 8
-    # Every subject costs its $1 reservation, so exactly three fit under the $3 ceiling.
-    assert len(ran) == 3
+    # Each subject holds its $1 reservation while it runs: exactly three fit under $3.
+    assert len(ran) == 3, [(r["state"], r.get("error")) for r in runs]
+    assert len(cancelled) == 5
     assert all(r["state"] == "complete" for r in ran)
-    assert all("budget exhausted" in r["error"]["message"] for r in cancelled)
+    assert all(r["spend"] == {"usd": 1.0, "simulated": False} for r in ran)
+    assert all(r["error"]["message"].startswith("budget exhausted") for r in cancelled)
+    assert len(upstream.requests) == 3
+    key = f"skill-eval:ledger:{{{read_json(plan)['id']}}}:state"
+    state = redis_server.client().hgetall(key)
+    assert (state[b"spent"], state[b"charges"], state[b"exhausted"]) == (b"3", b"3", b"1")
     shards = [m / ".skill-eval" / "runs" for m in machines]
     for machine in machines:
         (record,) = (read_json(p) for p in machine.rglob("shard.json"))
-        assert record["ledger"] == ledger_service
-        assert record["budget"]["maxCost"] == 3.0
-    out = priced.parent / "global-merged"
+        assert record["ledger"] == redis_server.url(password=False)
+        assert record["budget"]["maxCost"] == 3.0  # the whole ceiling, not split per shard
+    out = codex_priced.parent / "race-merged"
     assert skill_eval(["merge", str(plan), *map(str, shards), "-o", str(out)]) == 0
     summary = read_json(out / read_json(plan)["results"][0]["id"] / "summary.json")
     assert summary["budget"] == {"maxCost": 3.0, "spent": 3.0, "exhausted": True}
-    evidence = b"".join(p.read_bytes() for s in (*shards, out) for p in s.rglob("*") if p.is_file())
-    assert TOKEN.encode() not in evidence
+    written = _every_byte(*machines, out)  # evidence, shard.json, JUnit, cassettes
+    assert PASSWORD.encode() not in written
+    assert PASSWORD not in "".join(outputs)
 
 
-@pytest.mark.parametrize("case", ["dead", "wrong-token"])
-def test_an_unusable_ledger_service_fails_the_subjects_as_infrastructure(
-    priced: Path, ledger_service: str, case: str
+@pytest.mark.codex
+def test_a_redis_stopped_mid_run_fails_the_remaining_subjects_clearly(
+    codex_priced: Path, own_redis_server: RedisServer
 ) -> None:
-    plan = _plan(priced, priced.parent / f"{case}.json", "--group", "g0")
-    machine = _machine(priced, case)
-    url, token = ledger_service, "not-the-token"
-    if case == "dead":
-        url, token = "http://127.0.0.1:9", TOKEN  # the discard port: nothing listens
-    command = _shard_command(machine, plan, "1/1", "--skill-eval-ledger-url", url)
-    done = subprocess.run(command, cwd=machine, env=_env(token), capture_output=True, text=True)
+    plan = _codex_plan(codex_priced, "stopped", "--max-cost", "100")
+    answered: list[int] = []
+
+    def answer_then_stop(request: UpstreamRequest) -> tuple[int, str, list[bytes]]:
+        answered.append(1)
+        if len(answered) == 2:
+            own_redis_server.stop()  # while the second subject runs, after its admission
+        return _answer(request)
+
+    upstream = FakeUpstream([answer_then_stop] * 8)
+    machine = _machine(codex_priced, "stopped")
+    url = own_redis_server.url(password=False)
+    try:
+        done = subprocess.run(
+            [*_recording(machine, plan, "1/1", upstream, url), "--skill-eval-reserve", "1"],
+            cwd=machine,
+            env=_ledger_env(PASSWORD),
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        upstream.stop()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    runs = _runs(machine / ".skill-eval" / "runs")
+    assert len(runs) == 8
+    states = sorted(r["state"] for r in runs)
+    assert states == ["complete"] + ["infrastructure-failed"] * 7
+    failed = [r for r in runs if r["state"] == "infrastructure-failed"]
+    unreachable = f"the Redis ledger at {url} cannot be reached"
+    # The subject that was running when Redis stopped ran, but its spend could not be charged.
+    (uncharged,) = [r for r in failed if r.get("process")]
+    assert uncharged["error"]["message"].startswith("budget ledger unusable, spend not charged: ")
+    assert unreachable in uncharged["error"]["message"]
+    # Every later subject was refused before it started: none ran unaccounted.
+    for run in failed:
+        if run is not uncharged:
+            assert run.get("process") is None
+            assert run["error"]["message"].startswith(f"budget ledger unusable: {unreachable}")
+    assert len(upstream.requests) == 2
+    assert PASSWORD.encode() not in _every_byte(machine)
+    assert PASSWORD not in done.stdout + done.stderr
+
+
+@pytest.mark.codex
+def test_a_redis_refusing_the_password_fails_the_subjects_before_they_start(
+    codex_priced: Path, redis_server: RedisServer
+) -> None:
+    plan = _codex_plan(codex_priced, "refused", "--group", "g0", "--max-cost", "3")
+    machine = _machine(codex_priced, "refused")
+    upstream = FakeUpstream([])
+    url = redis_server.url(password=False)
+    try:
+        done = subprocess.run(
+            _recording(machine, plan, "1/1", upstream, url),
+            cwd=machine,
+            env=_ledger_env("not-the-password"),
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        upstream.stop()
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     runs = _runs(machine / ".skill-eval" / "runs")
     assert [r["state"] for r in runs] == ["infrastructure-failed"] * 2
     assert all(r.get("process") is None for r in runs)  # no subject started
-    expected = (
-        f"budget ledger unusable: the ledger service at {url} cannot be reached"
-        if case == "dead"
-        else f"budget ledger unusable: the ledger service at {url} refused this run: a wrong token"
-    )
+    expected = f"budget ledger unusable: the Redis ledger at {url} refused this run"
     assert all(r["error"]["message"].startswith(expected) for r in runs), runs[0]["error"]
-    assert "not-the-token" not in done.stdout + done.stderr
+    assert upstream.requests == []
+    assert b"not-the-password" not in _every_byte(machine)
+    assert "not-the-password" not in done.stdout + done.stderr
+
+
+@pytest.mark.codex
+def test_a_shard_asking_for_another_ceiling_on_the_same_ledger_is_refused(
+    codex_priced: Path, redis_server: RedisServer
+) -> None:
+    plan = _codex_plan(codex_priced, "mismatch", "--group", "g0")
+    # Another shard opened the plan's ledger first, with a $3 ceiling and $1 held a subject.
+    RedisLedger.open(redis_server.url(), read_json(plan)["id"], 3.0, 1.0)
+    machine = _machine(codex_priced, "mismatch")
+    upstream = FakeUpstream([])
+    try:
+        done = subprocess.run(
+            [
+                *_recording(machine, plan, "1/1", upstream, redis_server.url()),
+                *("--skill-eval-max-cost", "5", "--skill-eval-reserve", "1"),
+            ],
+            cwd=machine,
+            env=_ledger_env(),
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        upstream.stop()
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    (line,) = [text for text in done.stderr.splitlines() if text.startswith("ERROR: ")]
+    assert "holds a ceiling of 3 USD and a reserve of 1 USD; this run asks for 5 USD" in line
+    assert redis_server.url(password=False) in line
+    assert PASSWORD not in done.stdout + done.stderr
+    assert _runs(machine / ".skill-eval" / "runs") == []
+    assert upstream.requests == []
+
+
+@pytest.mark.codex
+def test_without_a_plan_the_ledger_is_the_invocations_own(
+    codex_priced: Path, redis_server: RedisServer
+) -> None:
+    machine = _machine(codex_priced, "unplanned")
+    upstream = FakeUpstream([_answer] * 8)
+    args = skill_eval_args(
+        machine, "-o", f"skill_eval_pi_models={machine / 'models.json'}",
+        "--skill-eval-cassettes", str(machine / "cassettes"), "--skill-eval-record", "once",
+        "-o", f"skill_eval_upstream_url={upstream.base_url}/v1",
+        "--skill-eval-ledger-url", redis_server.unix_url(),
+        "--skill-eval-max-cost", "2", "--skill-eval-reserve", "1", cassettes=False,
+    )  # fmt: skip
+    command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(machine)]
+    try:
+        done = subprocess.run(
+            [*command, *args],
+            cwd=machine,
+            env=_ledger_env(PASSWORD),
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        upstream.stop()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "budget: spent 2.0 of 2.0 USD - budget exhausted" in done.stdout
+    (result,) = [p for p in (machine / ".skill-eval" / "runs").iterdir() if p.is_dir()]
+    assert read_json(result / "summary.json")["budget"] == {
+        "maxCost": 2.0,
+        "spent": 2.0,
+        "exhausted": True,
+    }
+    # Keyed by the invocation's own result id.
+    state = redis_server.client().hgetall(f"skill-eval:ledger:{{{result.name}}}:state")
+    assert (state[b"spent"], state[b"charges"]) == (b"2", b"2")
+    assert len([r for r in _runs(result) if r.get("process")]) == 2

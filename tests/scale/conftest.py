@@ -1,0 +1,5 @@
+"""The real redis-server the shared ledger's shard tests run against."""
+
+from tests.support.redis_server import own_redis_server, redis_server
+
+__all__ = ["own_redis_server", "redis_server"]
