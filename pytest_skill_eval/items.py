@@ -144,7 +144,7 @@ class SkillEvalFile(pytest.File):
         settings = state.settings
         try:
             loaded = load_definition(self.path, settings.root)
-            selection = select(loaded, settings.group_selector, settings.variant_selector)
+            selection = select(loaded, settings.group_selectors, settings.variant_selector)
         except DefinitionError as error:
             raise DefinitionCollectionError(str(error)) from None
         except SelectionError as error:

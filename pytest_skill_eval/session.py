@@ -17,6 +17,7 @@ import pytest
 from . import adaptive
 from .budget import FileLedger, Ledger, ServiceLedger
 from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
+from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
 from .evidence.records import InvocationRecord
@@ -253,7 +254,7 @@ class SkillEvalSession:
                     for d in definitions
                 ],
                 "selection": {
-                    "group": settings.group_selector,
+                    "group": recorded_selectors(settings.group_selectors),
                     "variant": settings.variant_selector,
                     "trial": trial,
                     "trials": settings.trials,

@@ -188,7 +188,7 @@ class InvocationDefinition(TypedDict):
 class Selection(TypedDict):
     """What the invocation selected."""
 
-    group: str | None
+    group: str | list[str] | None  # one selector, or several in the order given
     variant: str | None
     trial: int
     trials: int

@@ -280,7 +280,9 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
     return dataclasses.replace(
         settings,
         trials=plan.trials,
-        group_selector=pinned["group"],
+        group_selectors=tuple(
+            [pinned["group"]] if isinstance(pinned["group"], str) else pinned["group"] or ()
+        ),
         variant_selector=pinned["variant"],
         fail_on=str(pinned["fail-on"]),
         record=str(pinned["record"]),
