@@ -298,11 +298,6 @@ class Group(DefinitionModel):
                 f"runtime extension bundles are Pi's; runtime.host {runtime.host} cannot load them",
                 ("runtime", "extensions"),
             )
-        if runtime.host == "codex" and self.commands is not None:
-            raise rule_error(
-                "declared commands (run_command) are not offered on runtime.host codex yet",
-                ("commands",),
-            )
         thinking = self.model.thinking if self.model is not None else None
         if runtime.host == "claude-code" and thinking not in (None, *CLAUDE_CODE_THINKING):
             levels = ", ".join(CLAUDE_CODE_THINKING)

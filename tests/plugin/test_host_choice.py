@@ -202,7 +202,8 @@ def test_a_host_that_cannot_run_a_group_is_a_column_of_its_own_counted_apart(
     aggregated = aggregate("agg", trials, 2)
     # Counted apart: neither a pass nor a fail of the group, and said with its trials.
     assert [g.get("host") for g in aggregated["groups"]] == [None, "claude-code"]
-    assert aggregated.get("cannotRun") == [{"group": "g", "host": "codex", "reason": reason, "trials": 2}]
+    counted = {"group": "g", "host": "codex", "reason": reason, "trials": 2}
+    assert aggregated.get("cannotRun") == [counted]
     (table,) = aggregated.get("crossHost", [])
     assert (table["hosts"], table["held"], table["cannotRun"]) == (
         ["pi", "claude-code", "codex"],
