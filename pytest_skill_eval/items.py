@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from _pytest._code.code import TerminalRepr
-from pydantic_core import PydanticCustomError
 
 from .definitions import (
     VARIANTS,
@@ -144,7 +143,7 @@ class SkillEvalFile(pytest.File):
         settings = state.settings
         try:
             loaded = load_definition(self.path, settings.root)
-            selection = select(loaded, settings.group_selector, settings.variant_selector)
+            selection = select(loaded, settings.group_selectors, settings.variant_selector)
         except DefinitionError as error:
             raise DefinitionCollectionError(str(error)) from None
         except SelectionError as error:
@@ -159,23 +158,25 @@ class SkillEvalFile(pytest.File):
             # queue, so waiting on an earlier trial can never wait on itself.
             units.sort(key=lambda unit: unit[0])
         for trial, chosen, host in units:
-            run = self._group_run(chosen.loaded, trial, host)
-            run.selected = dict(chosen.variants)
+            group = chosen.loaded.group
+            # A host the invocation chose that cannot run the group: a fact of that host, so
+            # its items are skips (a declared runtime.host it cannot run is refused on load).
+            reason = group.cannot_run(host) if settings.hosts else None
+            chosen_host = host if settings.hosts else None
+            run = None if reason else state.group_run(chosen.loaded, trial, chosen_host)
+            if run is not None:
+                run.selected = dict(chosen.variants)
             for variant, selected in chosen.variants.items():
-                if selected:
-                    name = item_name(chosen.loaded.group.id, variant, trial, settings.trials, host)
+                if not selected:
+                    continue
+                name = item_name(group.id, variant, trial, settings.trials, host)
+                if run is None:
+                    yield CannotRunItem.from_parent(
+                        self, name=name, host=host, reason=str(reason),
+                        keywords=(group.id, variant, f"trial{trial}", host),
+                    )  # fmt: skip
+                else:
                     yield VariantItem.from_parent(self, name=name, group_run=run, variant=variant)
-
-    def _group_run(self, loaded: LoadedGroup, trial: int, host: str) -> GroupRun:
-        """The group's run on `host`; a host the group cannot run on is a collection error."""
-        state = self.config.stash[SESSION_KEY]
-        try:
-            return state.group_run(loaded, trial, host if state.settings.hosts else None)
-        except PydanticCustomError as error:
-            raise DefinitionCollectionError(
-                f"{loaded.path}: group {loaded.group.id!r} cannot run on --skill-eval-host "
-                f"{host}: {error.message()}"
-            ) from None
 
     def _warn_undeclared_tools(self, loaded: LoadedGroup, variants: Mapping[str, bool]) -> None:
         """A script that calls a tool its group does not offer is a warning at collection."""
@@ -211,6 +212,26 @@ class SkillEvalFile(pytest.File):
         if isinstance(excinfo.value, DefinitionCollectionError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+class CannotRunItem(pytest.Item):
+    """A variant of a group on a host the invocation chose that cannot run it: a skip saying
+    why (the invocation record lists it, so the views and the cross-host table show it)."""
+
+    def __init__(self, *, host: str, reason: str, keywords: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.host = host
+        self.reason = reason
+        for keyword in keywords:  # -k selects it as it would the variant's item
+            self.keywords[keyword] = True
+
+    def runtest(self) -> None:
+        """Skip, naming the host and what it lacks."""
+        pytest.skip(f"cannot run on {self.host}: {self.reason}")
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the item comes from: the definition file."""
+        return self.path, None, self.name
 
 
 class VariantItem(pytest.Item):

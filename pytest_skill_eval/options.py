@@ -33,7 +33,6 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
             "checked against its canonical path"
         },
     ),
-    ("group", "ID|POS", {"help": "select one group by id or one-based suite position"}),
     (
         "variant",
         "baseline|candidate",
@@ -183,6 +182,10 @@ def add_options(parser: pytest.Parser) -> None:
         help="run every selected group on this host instead of its declared runtime.host; "
         "repeatable (pi, claude-code, codex)",
     )
+    group.addoption("--skill-eval-group", action="append", metavar="ID|POS",
+                    help="select a group by id or one-based suite position; repeatable "
+                    "(suite order kept)")  # fmt: skip
+    parser.addini("skill_eval_group", "groups to select (ids or positions)", type="args")
     group.addoption(
         "--skill-eval-codex-unconfined-reads",
         action="store_true",
@@ -230,7 +233,8 @@ class Settings:
 
     root: Path
     paths: tuple[Path, ...]
-    group_selector: str | None
+    # Group selectors (ids or positions) in the order given; empty: every group.
+    group_selectors: tuple[str, ...]
     variant_selector: str | None
     trials: int  # with `adaptive`, the most trials that may run
     fail_on: str
@@ -338,7 +342,7 @@ class Settings:
         settings = cls(
             root=root,
             paths=paths,
-            group_selector=_option(config, "group"),
+            group_selectors=_group_selectors(config),
             variant_selector=variant,
             trials=trials,
             adaptive=adaptive,
@@ -423,8 +427,11 @@ def _handed_paths(config: pytest.Config) -> dict[str, Any] | None:
 
 def _given(config: pytest.Config) -> dict[str, Any]:
     """The selection options given explicitly (a plan refuses to be contradicted)."""
-    names = ("trials", "group", "variant", "fail-on", "record")
-    return {name: _option(config, name) for name in names if _option(config, name) is not None}
+    names = ("trials", "variant", "fail-on", "record")
+    given = {name: _option(config, name) for name in names if _option(config, name) is not None}
+    if selectors := _group_selectors(config):
+        given["group"] = selectors[0] if len(selectors) == 1 else list(selectors)
+    return given
 
 
 def _shard(raw: Any) -> tuple[int, int] | None:
@@ -442,6 +449,12 @@ def _path(raw: str | None) -> Path | None:
 
 def _str(path: Path | None) -> str | None:
     return str(path) if path is not None else None
+
+
+def _group_selectors(config: pytest.Config) -> tuple[str, ...]:
+    """--skill-eval-group ID|POS…, else the skill_eval_group ini key's selectors."""
+    given = config.getoption("--skill-eval-group") or config.getini("skill_eval_group") or []
+    return tuple(str(selector) for selector in given)
 
 
 def _hosts(config: pytest.Config) -> tuple[str, ...]:

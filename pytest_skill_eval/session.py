@@ -16,10 +16,19 @@ import pytest
 
 from . import adaptive
 from .budget import FileLedger, Ledger
-from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
+from .definitions import (
+    VARIANTS,
+    DefinitionError,
+    LoadedDefinition,
+    LoadedGroup,
+    SelectionError,
+    load_definition,
+    select,
+)
+from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
-from .evidence.records import InvocationRecord
+from .evidence.records import CannotRun, InvocationRecord
 from .evidence.store import utc_now
 from .evidence.summary import discard_unused_result, write_invocation, write_summary
 from .grading import grade_group
@@ -146,7 +155,7 @@ class SkillEvalSession:
         """The shared GroupRun of a group on a host in a trial's result.
 
         With `host` (chosen by the invocation) the group runs on it instead of its declared
-        host; a group the host cannot run raises the definition's rule error here.
+        host; ask `Group.cannot_run` first (a host that cannot run it raises the rule error).
         """
         declared = loaded.group.effective_runtime.host
         on = host or declared
@@ -261,7 +270,7 @@ class SkillEvalSession:
                     for d in definitions
                 ],
                 "selection": {
-                    "group": settings.group_selector,
+                    "group": recorded_selectors(settings.group_selectors),
                     "variant": settings.variant_selector,
                     "trial": trial,
                     "trials": settings.trials,
@@ -276,7 +285,24 @@ class SkillEvalSession:
             }
             if settings.hosts:
                 invocation["hosts"] = list(settings.hosts)
+                invocation["cannotRun"] = self._cannot_run(definitions)
             write_invocation(result_dir, invocation)
+
+    def _cannot_run(self, definitions: list[LoadedDefinition]) -> list[CannotRun]:
+        """The selected groups a chosen host cannot run, in suite then host order."""
+        facts: list[CannotRun] = []
+        for definition in definitions:
+            try:
+                selection = select(definition, self.settings.group_selectors, None)
+            except SelectionError:
+                continue  # reported as a collection error
+            for chosen in selection:
+                group = chosen.loaded.group
+                for host in self.settings.hosts:
+                    reason = group.cannot_run(host)
+                    if reason is not None:
+                        facts.append({"group": group.id, "host": host, "reason": reason})
+        return facts
 
     def _prepare_shard(self, plan: Plan) -> None:
         """A planned run: the plan's result ids inside a fresh shard directory, no invocation."""
@@ -397,6 +423,8 @@ class SkillEvalSession:
             if read.group_record(group_dir) is not None:
                 continue
             chosen = host if self.settings.hosts else None
+            if chosen is not None and loaded.group.cannot_run(chosen) is not None:
+                continue  # its items were skips: nothing ran, nothing to record
             run = self.group_run(loaded, trial, chosen)
             if self.settings.adaptive and self.adaptive_stop(run, wait=False) is not None:
                 continue  # the workers skipped it: the sequential test had resolved the group

@@ -61,6 +61,7 @@ def aggregate(
     trial_rows: list[TrialRow] = []
     groups: dict[str, dict[str, Any]] = {}
     fingerprints: list[Fingerprint] = []
+    cannot: dict[tuple[str, str], dict[str, Any]] = {}
     for index, result_dir in enumerate(trials):
         summary = read.summary_or_none(result_dir)
         trial_rows.append(
@@ -71,6 +72,10 @@ def aggregate(
             fingerprints.append(
                 {"definitions": invocation.get("definitions"), "pins": invocation.get("pins")}
             )
+        for fact in read.cannot_run_facts(invocation):
+            # Counted apart: a host that cannot run a group is neither its pass nor its fail.
+            counted = cannot.setdefault((fact["group"], fact["host"]), {**fact, "trials": 0})
+            counted["trials"] += 1
         for group in summary["groups"] if summary else []:
             host = layout.record_host(group)
             entry = groups.setdefault(
@@ -149,11 +154,13 @@ def aggregate(
         "inputs": {"identical": identical, "fingerprints": fingerprints[:1]},
         "groups": out_groups,
         "triggerRates": trigger_rates(trials),
-        "crossHost": cross_host(out_groups),
+        "crossHost": cross_host(out_groups, list(cannot.values())),
         "completedAt": utc_now(),
     }
     if budget is not None:
         result["budget"] = cast(Budget, dict(budget))
+    if cannot:
+        result["cannotRun"] = list(cannot.values())
     if adaptive:
         result["adaptive"] = {
             "method": METHOD,
@@ -165,15 +172,19 @@ def aggregate(
     return result
 
 
-def cross_host(groups: Sequence[AggregateGroup]) -> list[dict[str, Any]]:
+def cross_host(
+    groups: Sequence[AggregateGroup], cannot_run: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """Per group that ran on several hosts: each check's and comparison's counts per host, and
-    whether they held on every host (the same counts everywhere)."""
+    whether they held on every host that can run it (the same counts everywhere); a host that
+    cannot run it is named with the reason, without counts."""
     by_id: dict[str, list[AggregateGroup]] = {}
     for group in groups:
         by_id.setdefault(group["id"], []).append(group)
     tables = []
     for group_id, runs in by_id.items():
-        if len(runs) < 2:
+        reasons = {f["host"]: f["reason"] for f in cannot_run if f["group"] == group_id}
+        if len(runs) + len(reasons) < 2:
             continue
         hosts = [layout.record_host(run) for run in runs]
         rows: dict[tuple[str, str], dict[str, Any]] = {}
@@ -192,14 +203,15 @@ def cross_host(groups: Sequence[AggregateGroup]) -> list[dict[str, Any]]:
             out_rows.append(
                 {"kind": kind, "id": identity, "hosts": per_host, "held": len(set(values)) == 1}
             )
-        tables.append(
-            {
-                "id": group_id,
-                "hosts": hosts,
-                "held": all(row["held"] for row in out_rows),
-                "rows": out_rows,
-            }
-        )
+        table = {
+            "id": group_id,
+            "hosts": [*hosts, *reasons],
+            "held": all(row["held"] for row in out_rows),
+            "rows": out_rows,
+        }
+        if reasons:
+            table["cannotRun"] = reasons
+        tables.append(table)
     return tables
 
 

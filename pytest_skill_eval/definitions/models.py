@@ -6,6 +6,7 @@ import re
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from .conversion import pointer_of
 from .expectations import (
@@ -297,11 +298,6 @@ class Group(DefinitionModel):
                 f"runtime extension bundles are Pi's; runtime.host {runtime.host} cannot load them",
                 ("runtime", "extensions"),
             )
-        if runtime.host == "codex" and self.commands is not None:
-            raise rule_error(
-                "declared commands (run_command) are not offered on runtime.host codex yet",
-                ("commands",),
-            )
         thinking = self.model.thinking if self.model is not None else None
         if runtime.host == "claude-code" and thinking not in (None, *CLAUDE_CODE_THINKING):
             levels = ", ".join(CLAUDE_CODE_THINKING)
@@ -317,6 +313,15 @@ class Group(DefinitionModel):
         moved = self.model_copy(update={"runtime": runtime})
         moved._check_host()
         return moved
+
+    def cannot_run(self, host: str) -> str | None:
+        """Why this group cannot run on `host` (an invocation's choice), or None if it can: a
+        fact of that host, reported as its items' skip, not an error of the suite."""
+        try:
+            self.on_host(host)
+        except PydanticCustomError as error:
+            return error.message()
+        return None
 
     @property
     def turns(self) -> tuple[str, ...]:

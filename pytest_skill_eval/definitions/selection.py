@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import SelectionError
@@ -21,14 +22,17 @@ class SelectedGroup:
 
 
 def select(
-    definition: LoadedDefinition, group: str | None, variant: str | None
+    definition: LoadedDefinition, group: str | Sequence[str] | None, variant: str | None
 ) -> list[SelectedGroup]:
-    """Apply the group selector (id or one-based suite position) and the variant selector."""
+    """Apply the group selectors (ids or one-based suite positions, one or several) and the
+    variant selector; the chosen groups keep the suite's order, each once."""
     if variant is not None and variant not in VARIANTS:
         raise SelectionError(f"variant selector must be baseline or candidate, not {variant!r}")
+    selectors = (group,) if isinstance(group, str) else tuple(group or ())
     chosen = list(definition.groups)
-    if group is not None:
-        chosen = [_group(definition, group)]
+    if selectors:
+        picked = {id(_group(definition, selector)) for selector in selectors}
+        chosen = [loaded for loaded in definition.groups if id(loaded) in picked]
     selected: dict[str, bool] = {name: variant is None or name == variant for name in VARIANTS}
     return [SelectedGroup(loaded, dict(selected)) for loaded in chosen]
 
@@ -56,3 +60,10 @@ def _group(definition: LoadedDefinition, selector: str) -> LoadedGroup:
         f"unknown group selector {selector!r}: suite {definition.id!r} has groups {known} "
         f"(select by id or by position 1..{count})"
     )
+
+
+def recorded_selectors(selectors: Sequence[str]) -> str | list[str] | None:
+    """How evidence records the group selection: none, one selector, or several in order."""
+    if not selectors:
+        return None
+    return selectors[0] if len(selectors) == 1 else list(selectors)

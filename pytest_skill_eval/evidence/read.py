@@ -260,3 +260,14 @@ def run_cost(run: Mapping[str, Any]) -> float | None:
         if isinstance(total, int | float):
             return float(total)
     return None
+
+
+def cannot_run_facts(invocation: Any) -> list[dict[str, str]]:
+    """The invocation's `cannotRun` entries (group, host, reason), the well-formed ones."""
+    facts = mapping(invocation).get("cannotRun")
+    keys = ("group", "host", "reason")
+    return [
+        {key: str(fact[key]) for key in keys}
+        for fact in (facts if isinstance(facts, list) else [])
+        if isinstance(fact, Mapping) and all(key in fact for key in keys)
+    ]

@@ -188,7 +188,7 @@ class InvocationDefinition(TypedDict):
 class Selection(TypedDict):
     """What the invocation selected."""
 
-    group: str | None
+    group: str | list[str] | None  # one selector, or several in the order given
     variant: str | None
     trial: int
     trials: int
@@ -208,6 +208,16 @@ class InvocationRecord(TypedDict):
     startedAt: str
     # The hosts --skill-eval-host chose over each group's runtime.host, when it was given.
     hosts: NotRequired[list[str]]
+    # The selected groups a chosen host cannot run: their items are skips, not runs.
+    cannotRun: NotRequired[list[CannotRun]]
+
+
+class CannotRun(TypedDict):
+    """A selected group one of the invocation's hosts cannot run, and why."""
+
+    group: str
+    host: str
+    reason: str
 
 
 class TrialRow(TypedDict):
@@ -324,5 +334,7 @@ class AggregateRecord(TypedDict):
     # Groups run on several hosts: per check/comparison the counts on each host, and whether
     # they held on every host.
     crossHost: NotRequired[list[dict[str, Any]]]
+    # The groups a chosen host cannot run, with the trials that said so: counted apart.
+    cannotRun: NotRequired[list[dict[str, Any]]]
     # Absent from aggregates written before trigger rates were recorded.
     triggerRates: NotRequired[list[TriggerRate]]

@@ -320,13 +320,14 @@ def planned_groups(invocation: Any) -> list[str]:
         return []
     selection = invocation.get("selection")
     selector = selection.get("group") if isinstance(selection, Mapping) else None
+    selectors = [selector] if isinstance(selector, str) else list(selector or [])
     planned: set[str] = set()
     for definition in invocation.get("definitions") or []:
         groups = definition.get("groups") if isinstance(definition, Mapping) else None
         for group in groups or []:
             if not isinstance(group, Mapping) or not isinstance(group.get("id"), str):
                 continue
-            if selector is None or selector in (group["id"], str(group.get("position"))):
+            if not selectors or {group["id"], str(group.get("position"))} & set(selectors):
                 planned.add(group["id"])
     return sorted(planned)
 

@@ -28,6 +28,10 @@ from .script import ToolCall
 
 EXEC = "exec_command"
 APPLY_PATCH = "apply_patch"
+# Declared commands: the evaluator's MCP server `skill-eval`, whose tools Codex offers in the
+# namespace `mcp__<server>__` (the name sanitised), called by namespace and tool name.
+RUN_COMMAND = "run_command"
+RUN_COMMAND_NAMESPACE = "mcp__skill_eval"
 # Lines of unchanged context around a change, so the hunk finds its place in the file.
 _CONTEXT = 3
 
@@ -46,6 +50,8 @@ def codex_call(call: ToolCall, skill_file: str | None, workspace: Path | None) -
         return _exec(call, _read_command(path, args.get("offset"), args.get("limit")))
     if call.name == "bash" and isinstance(args.get("command"), str):
         return _exec(call, args["command"])
+    if call.name == RUN_COMMAND:
+        return dataclasses.replace(call, namespace=RUN_COMMAND_NAMESPACE)
     if call.name == "write" and isinstance(path, str) and isinstance(args.get("content"), str):
         return _patch(call, add_file_patch(path, args["content"]))
     if call.name == "edit" and isinstance(path, str):

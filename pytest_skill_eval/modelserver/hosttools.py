@@ -6,7 +6,8 @@ comes from Claude Code (it offers `Read`/`Write`/`Edit`/`Skill`, not `read`), ea
 rendered as Claude Code's tool and argument names (`run_command {command}` as the evaluator's
 MCP tool); on Pi, `skill` becomes a `read` of that skill's SKILL.md. Codex (it offers
 `exec_command` and `apply_patch`) has no file tools: reads become a shell `cat`, writes and edits
-one `apply_patch` (see `codextools`). Any other call (a host-native one) passes through unchanged.
+one `apply_patch`, and `run_command` the evaluator's MCP tool in its namespace (see
+`codextools`). Any other call (a host-native one) passes through unchanged.
 """
 
 from __future__ import annotations

@@ -164,7 +164,7 @@ def _message_item(item_id: str, text: str | None, status: str) -> dict[str, Any]
 
 
 def _function_call(call: ToolCall, call_id: str, item_id: str) -> dict[str, Any]:
-    return {
+    item = {
         "type": "function_call",
         "id": item_id,
         "status": "completed",
@@ -172,6 +172,7 @@ def _function_call(call: ToolCall, call_id: str, item_id: str) -> dict[str, Any]
         "arguments": compact_json(dict(call.arguments)),
         "call_id": call_id,
     }
+    return item | ({"namespace": call.namespace} if call.namespace is not None else {})
 
 
 def _custom_call(call: ToolCall, call_id: str, item_id: str) -> dict[str, Any]:

@@ -57,6 +57,8 @@ class ToolCall:
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     id: str | None = None
+    # The Responses `namespace` of a host's namespaced tool (Codex's MCP tools); never scripted.
+    namespace: str | None = None
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,7 @@ def make_plan(
         }
         for trial in range(1, trials + 1)
         for g, vs in chosen
+        if on[g.group.id]
     ]
     return {
         "schema_version": 1,
@@ -217,13 +218,11 @@ def make_plan(
 
 
 def _hosts_of(loaded: LoadedGroup, hosts: Sequence[str]) -> tuple[str, ...]:
-    """The hosts a planned group runs on; one it cannot run on is the definition's error."""
-    for host in hosts:
-        try:
-            loaded.group.on_host(host)
-        except ValueError as error:
-            raise PlanError(f"group {loaded.group.id!r} on {host}: {error}") from None
-    return tuple(hosts) or (loaded.group.effective_runtime.host,)
+    """The hosts a planned group runs on: the chosen ones that can run it (on the others its
+    items are skips, with no unit), else its declared host."""
+    if not hosts:
+        return (loaded.group.effective_runtime.host,)
+    return tuple(host for host in hosts if loaded.group.cannot_run(host) is None)
 
 
 def write_plan(plan: Mapping[str, Any], out: Path) -> Path:
@@ -283,7 +282,9 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
     return dataclasses.replace(
         settings,
         trials=plan.trials,
-        group_selector=pinned["group"],
+        group_selectors=tuple(
+            [pinned["group"]] if isinstance(pinned["group"], str) else pinned["group"] or ()
+        ),
         variant_selector=pinned["variant"],
         fail_on=str(pinned["fail-on"]),
         record=str(pinned["record"]),

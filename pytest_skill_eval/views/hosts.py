@@ -1,5 +1,6 @@
 """The cross-host table: per group run on several hosts, each check and comparison per host, and
-whether the question held on every host (the same state everywhere).
+whether the question held on every host (the same state everywhere). A host the invocation chose
+that cannot run a group is a column of its own: `cannot run`, with the reason, never a state.
 
 Built from the saved evidence only, so the terminal summary and `skill-eval view` agree. A result
 whose groups each ran on one host has no table, so single-host output is unchanged.
@@ -8,13 +9,14 @@ whose groups each ran on one host has no table, so single-host output is unchang
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..evidence import layout, read
 
 ABSENT = "absent"
+CANNOT_RUN = "cannot run"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +29,8 @@ class CrossHostRow:
 
     @property
     def held(self) -> bool:
-        """The same state on every host."""
-        return len(set(self.states.values())) == 1
+        """The same state on every host that can run the group."""
+        return len({s for s in self.states.values() if s != CANNOT_RUN}) <= 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +40,19 @@ class CrossHostGroup:
     id: str
     hosts: tuple[str, ...]
     rows: tuple[CrossHostRow, ...]
+    cannot_run: dict[str, str] = field(default_factory=dict)  # host → why
 
     @property
     def held(self) -> bool:
-        """Whether every check and comparison held on every host."""
+        """Whether every check and comparison held on every host that can run the group."""
         return all(row.held for row in self.rows)
+
+    @property
+    def verdict(self) -> str:
+        """`held on every host`, `differs between hosts`, qualified when a host cannot run it."""
+        if not self.held:
+            return "differs between hosts"
+        return "held on every host that can run it" if self.cannot_run else "held on every host"
 
 
 def cross_host_groups(result_dir: Path) -> list[CrossHostGroup]:
@@ -50,6 +60,9 @@ def cross_host_groups(result_dir: Path) -> list[CrossHostGroup]:
     by_group: dict[str, list[str]] = {}
     states: dict[tuple[str, str, str], dict[str, str]] = {}
     order: dict[str, list[tuple[str, str]]] = {}
+    cannot: dict[str, dict[str, str]] = {}
+    for fact in read.cannot_run_facts(read.load_invocation(result_dir)):
+        cannot.setdefault(fact["group"], {})[fact["host"]] = fact["reason"]
     for record in read.group_records(result_dir):
         host = layout.record_host(record)
         by_group.setdefault(record["id"], []).append(host)
@@ -67,18 +80,21 @@ def cross_host_groups(result_dir: Path) -> list[CrossHostGroup]:
                 rows.append((kind, identity))
             states[key][host] = state
     groups = []
-    for group_id, hosts in by_group.items():
+    for group_id, ran in by_group.items():
+        reasons = cannot.get(group_id, {})
+        hosts = [*ran, *reasons]
         if len(hosts) < 2:
             continue
         table = tuple(
             CrossHostRow(
                 kind,
                 identity,
-                {h: states[(group_id, kind, identity)].get(h, ABSENT) for h in hosts},
+                {h: CANNOT_RUN if h in reasons else cells.get(h, ABSENT) for h in hosts},
             )
             for kind, identity in order[group_id]
+            for cells in [states[(group_id, kind, identity)]]
         )
-        groups.append(CrossHostGroup(group_id, tuple(hosts), table))
+        groups.append(CrossHostGroup(group_id, tuple(hosts), table, reasons))
     return groups
 
 
@@ -90,11 +106,12 @@ def cross_host_lines(result_dir: Path, indent: str = "  ") -> list[str]:
 def _lines(groups: list[CrossHostGroup], indent: str) -> list[str]:
     lines = []
     for group in groups:
-        held = "held on every host" if group.held else "differs between hosts"
-        lines.append(f"{indent}cross-host {group.id} ({', '.join(group.hosts)}): {held}")
+        lines.append(f"{indent}cross-host {group.id} ({', '.join(group.hosts)}): {group.verdict}")
+        for host, reason in group.cannot_run.items():
+            lines.append(f"{indent}  {host} {CANNOT_RUN}: {reason}")
         for row in group.rows:
             cells = " ".join(
-                f"{host}=[{state}]" if "=" in state else f"{host}={state}"
+                f"{host}=[{state}]" if "=" in state or " " in state else f"{host}={state}"
                 for host, state in row.states.items()
             )
             verdict = "held" if row.held else "differs"
@@ -109,16 +126,22 @@ def aggregate_cross_host(data: Mapping[str, Any]) -> list[CrossHostGroup]:
         if not isinstance(table, Mapping):
             continue
         hosts = tuple(str(h) for h in table.get("hosts") or [])
+        reasons = {str(h): str(r) for h, r in mapping_of(table.get("cannotRun")).items()}
         rows = tuple(
             CrossHostRow(
                 str(row.get("kind")),
                 str(row.get("id")),
-                {h: _counts_cell(mapping_of(row.get("hosts")).get(h)) for h in hosts},
+                {
+                    h: CANNOT_RUN
+                    if h in reasons
+                    else _counts_cell(mapping_of(row.get("hosts")).get(h))
+                    for h in hosts
+                },
             )
             for row in table.get("rows") or []
             if isinstance(row, Mapping)
         )
-        groups.append(CrossHostGroup(str(table.get("id")), hosts, rows))
+        groups.append(CrossHostGroup(str(table.get("id")), hosts, rows, reasons))
     return groups
 
 

@@ -99,6 +99,8 @@ def _cross_host(groups: list[CrossHostGroup]) -> list[dict[str, Any]]:
             "id": group.id,
             "hosts": group.hosts,
             "held": group.held,
+            "verdict": group.verdict,
+            "cannot_run": group.cannot_run,
             "rows": [
                 {"kind": r.kind, "id": r.id, "cells": list(r.states.values()), "held": r.held}
                 for r in group.rows

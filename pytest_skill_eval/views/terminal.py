@@ -78,6 +78,9 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
                 reason = escape_cell(str(error.get("reason")))
                 writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
         writer.write_line(f"    evidence: {group_dir}")
+    for fact in read.cannot_run_facts(read.load_invocation(result_dir)):
+        name = layout.group_dir_name(fact["group"], fact["host"])
+        writer.write_line(f"  group {name} [skipped] cannot run: {fact['reason']}")
     for line in cross_host_lines(result_dir):
         writer.write_line(line)
 

@@ -9,7 +9,13 @@ from typing import Any
 from ..definitions import VARIANTS as VARIANTS  # re-exported to the other views
 from ..evidence import layout
 from ..evidence.read import GroupEvidence as GroupEvidence
-from ..evidence.read import ReadError, load_aggregate, read_evidence_json
+from ..evidence.read import (
+    ReadError,
+    cannot_run_facts,
+    load_aggregate,
+    load_invocation,
+    read_evidence_json,
+)
 from ..evidence.read import is_aggregate as is_aggregate
 from ..evidence.read import load_group as load_group
 from ..evidence.read import load_summary as load_summary
@@ -106,6 +112,12 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
     for record in records:
         lines.append("")
         lines.extend(_group_lines(result_dir, load_group(result_dir, record), variant))
+    cannot = [
+        f for f in cannot_run_facts(load_invocation(result_dir)) if group in (None, f["group"])
+    ]
+    if cannot:
+        lines.extend(["", "Skipped (a chosen host cannot run the group):"])
+        lines.extend(f"{f['group']} on {f['host']}: cannot run: {f['reason']}" for f in cannot)
     if group is None and variant is None:
         lines.extend(_trigger_lines(trigger_text_rows(result_trigger_rates(result_dir))))
         cross = cross_host_lines(result_dir, indent="")

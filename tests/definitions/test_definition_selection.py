@@ -26,7 +26,9 @@ def direct() -> LoadedDefinition:
     return load_definition(SEED / "groups" / "common-shape.json", SEED)
 
 
-def _summary(definition: LoadedDefinition, group: str | None, variant: str | None) -> list[object]:
+def _summary(
+    definition: LoadedDefinition, group: str | tuple[str, ...] | None, variant: str | None
+) -> list[object]:
     return [
         (s.loaded.position, s.loaded.group.id, s.variants["baseline"], s.variants["candidate"])
         for s in select(definition, group, variant)
@@ -100,3 +102,14 @@ def test_direct_group_with_variant(direct: LoadedDefinition) -> None:
 def test_selection_does_not_share_variant_dicts(suite: LoadedDefinition) -> None:
     first, second = select(suite, None, None)
     assert first.variants is not second.variants
+
+
+def test_several_selectors_keep_the_suite_order_each_group_once(suite: LoadedDefinition) -> None:
+    both = [(1, "natural-activation", True, True), (2, "retained-artifact-behavior", True, True)]
+    assert _summary(suite, ("retained-artifact-behavior", "1"), None) == both
+    assert _summary(suite, ("2", "retained-artifact-behavior"), None) == both[1:]
+
+
+def test_one_unknown_selector_among_several_is_the_error(suite: LoadedDefinition) -> None:
+    with pytest.raises(SelectionError, match="unknown group selector 'nope'"):
+        select(suite, ("1", "nope"), None)

@@ -96,3 +96,13 @@ def test_group_and_batch_states_follow_the_reference() -> None:
     assert batch_state(["complete", "complete"]) == "complete"
     assert batch_state(["complete", "invalid"]) == "partially-complete"
     assert batch_state(["invalid", "cancelled"]) == "cancelled"
+
+
+def test_the_seal_plans_the_groups_of_several_selectors() -> None:
+    from pytest_skill_eval.evidence.store import planned_groups
+
+    groups = [{"id": "a", "position": 1}, {"id": "b", "position": 2}, {"id": "c", "position": 3}]
+    invocation = {"definitions": [{"groups": groups}], "selection": {"group": ["c", "1"]}}
+    assert planned_groups(invocation) == ["a", "c"]
+    invocation["selection"] = {"group": "2"}
+    assert planned_groups(invocation) == ["b"]

@@ -20,7 +20,7 @@ from pytest_skill_eval.hosts.codex.binary import (
     check_machine,
     native_codex,
 )
-from pytest_skill_eval.hosts.codex.config import CodexConfig, sandbox_mode
+from pytest_skill_eval.hosts.codex.config import CodexConfig, command_server_table, sandbox_mode
 from pytest_skill_eval.hosts.codex.events import EventTranslator, named_paths, shell_script
 from pytest_skill_eval.hosts.codex.host import (
     CodexHost,
@@ -370,3 +370,41 @@ def test_the_pinned_launcher_is_replaced_by_the_native_binary_it_would_exec() ->
 def test_a_launcher_without_its_platform_package_runs_as_it_is(tmp_path: Path) -> None:
     launcher = write(tmp_path / "codex" / "bin" / "codex.js", "#!/usr/bin/env node\n")
     assert native_codex(launcher) is None
+
+
+def test_a_declared_command_call_is_the_neutral_run_command() -> None:
+    obs = Observation()
+    obs.begin_turn(1, "p", "p")
+    translator = EventTranslator(obs, {})
+    base = {"type": "mcp_tool_call", "server": "skill-eval", "tool": "run_command"}
+    refused = {"content": [{"type": "text", "text": "unknown command"}], "is_error": True}
+    for number, (command, status, result) in enumerate(
+        [("look", "completed", {"content": []}), ("rm-rf", "completed", refused)]
+    ):
+        item = base | {"id": f"item_{number}", "arguments": {"command": command}}
+        translator.apply({"type": "item.started", "item": item | {"status": "in_progress"}})
+        translator.apply(
+            {"type": "item.completed", "item": item | {"status": status, "result": result}}
+        )
+    other = {"id": "item_9", "type": "mcp_tool_call", "server": "docs", "tool": "search"}
+    failed = other | {"arguments": {}, "status": "failed", "error": {"message": "no"}}
+    translator.apply({"type": "item.completed", "item": failed})
+    assert [(a["toolName"], a["args"], a["isError"]) for a in obs.turns[0].tool_activity] == [
+        ("run_command", {"command": "look"}, False),
+        ("run_command", {"command": "rm-rf"}, True),
+        ("mcp__docs__search", {}, True),
+    ]
+
+
+def test_declared_commands_get_the_evaluators_server_in_the_config() -> None:
+    table = command_server_table("/py", "/srv.py", "/ws", ["PATH", "GREETING", "PATH"], 152.0)
+    config = CodexConfig(base_url=None, command_server=table)
+    server = tomllib.loads(config.toml())["mcp_servers"]["skill-eval"]
+    assert server["command"] == "/py"
+    assert server["args"] == ["-I", "/srv.py"]
+    assert server["cwd"] == "/ws"
+    assert server["env_vars"] == ["GREETING", "PATH"]  # names only: no value in the file
+    assert server["tool_timeout_sec"] == 152.0
+    assert server["required"] is True
+    assert server["default_tools_approval_mode"] == "approve"
+    assert "mcp_servers" not in tomllib.loads(CodexConfig(base_url=None).toml())

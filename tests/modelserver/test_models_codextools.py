@@ -131,3 +131,22 @@ def test_unknown_host_is_refused() -> None:
     response = ScriptedResponse(tool_calls=(ToolCall("read", {"path": "/x"}),), stop="tool_use")
     with pytest.raises(ValueError, match="unknown host 'cursor'"):
         render_for_host(response, "cursor", {}, None)
+
+
+def test_run_command_is_the_evaluators_namespaced_mcp_tool_on_the_wire() -> None:
+    from pytest_skill_eval.modelserver.responses import responses_chunks
+
+    call = one(ToolCall("run_command", {"command": "look"}))
+    assert (call.name, call.namespace, dict(call.arguments)) == (
+        "run_command",
+        "mcp__skill_eval",  # Codex 0.171.0's namespace of the `skill-eval` server's tools
+        {"command": "look"},
+    )
+    response = ScriptedResponse(tool_calls=(call,), stop="tool_use")
+    stream = b"".join(
+        responses_chunks(response, model="m", request_index=0, call_ids=["c"], error_message="")
+    ).decode()
+    assert '"namespace":"mcp__skill_eval"' in stream.replace(" ", "")
+    plain = ScriptedResponse(tool_calls=(ToolCall("exec_command", {"cmd": "ls"}),), stop="tool_use")
+    chunks = responses_chunks(plain, model="m", request_index=0, call_ids=["c"], error_message="")
+    assert "namespace" not in b"".join(chunks).decode()

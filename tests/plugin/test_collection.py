@@ -64,6 +64,28 @@ def test_selectors_narrow_collection(pytester: pytest.Pytester, example_root: Pa
     unknown.stdout.fnmatch_lines(["*unknown group selector*nope*"])
 
 
+def test_group_selector_is_repeatable_in_suite_order(
+    pytester: pytest.Pytester, example_root: Path
+) -> None:
+    both = ["natural-activation[baseline]", "changelog-entry[baseline]"]
+    args = ("--skill-eval-variant", "baseline")
+    result = _collect(pytester, example_root, "--skill-eval-group", "2", "--skill-eval-group",
+                      "natural-activation", *args)  # fmt: skip
+    assert _items(result) == both
+    unknown = _collect(pytester, example_root, "--skill-eval-group", "1", "--skill-eval-group",
+                       "nope")  # fmt: skip
+    assert unknown.ret != 0
+    assert _items(unknown) == []
+    unknown.stdout.fnmatch_lines(["*unknown group selector 'nope'*"])
+    assert "Traceback" not in unknown.stdout.str()
+
+
+def test_group_ini_key_still_selects(pytester: pytest.Pytester, example_root: Path) -> None:
+    pytester.makeini("[pytest]\nskill_eval_group = changelog-entry\n")
+    result = _collect(pytester, example_root, "--skill-eval-variant", "candidate")
+    assert _items(result) == ["changelog-entry[candidate]"]
+
+
 def test_without_the_option_the_plugin_collects_nothing(
     pytester: pytest.Pytester, example_root: Path
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.nodeids import item_name, parse_item_id, scope_of, subresult_name
 from pytest_skill_eval.trials import aggregate
+from pytest_skill_eval.views.hosts import aggregate_cross_host_lines, cross_host_lines
 from tests.support.runs import skill_eval_args
 
 SEED = Path(__file__).resolve().parents[1] / "definitions" / "data" / "seed"
@@ -103,15 +105,33 @@ def test_an_unknown_host_is_a_usage_error(pytester: pytest.Pytester, example_roo
     result.stderr.fnmatch_lines(["*--skill-eval-host: unknown runtime.host 'gemini-cli'*"])
 
 
-def test_a_group_the_chosen_host_cannot_run_is_a_collection_error(
+def test_a_group_the_chosen_host_cannot_run_is_collected_for_its_skip(
     pytester: pytest.Pytester,
 ) -> None:
     group = SEED / "groups" / "runtime-profile.json"
-    result = _collect(pytester, SEED, "--skill-eval-host", "claude-code", suite=group)
+    hosts = ("--skill-eval-host", "pi", "--skill-eval-host", "claude-code")
+    result = _collect(pytester, SEED, *hosts, suite=group)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert _items(result) == [
+        "runtime-probe[baseline]",
+        "runtime-probe[candidate]",
+        "runtime-probe[baseline@claude-code]",
+        "runtime-probe[candidate@claude-code]",
+    ]
+
+
+def test_a_declared_host_that_cannot_run_its_group_stays_a_collection_error(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path / "seed"
+    shutil.copytree(SEED, root)
+    suite = root / "groups" / "runtime-profile.json"
+    definition = json.loads(suite.read_text())
+    definition["runtime"]["host"] = "claude-code"
+    suite.write_text(json.dumps(definition))
+    result = _collect(pytester, root, "--skill-eval-host", "pi", suite=suite)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(
-        ["*cannot run on --skill-eval-host claude-code: runtime extension bundles are Pi's*"]
-    )
+    result.stdout.fnmatch_lines(["*runtime extension bundles are Pi's*"])
     assert "Traceback" not in result.stdout.str()
 
 
@@ -146,3 +166,50 @@ def test_an_aggregate_keeps_a_groups_hosts_apart(tmp_path: Path) -> None:
         ("g", None, 2),
         ("g", "claude-code", 2),
     ]
+
+
+def test_a_host_that_cannot_run_a_group_is_a_column_of_its_own_counted_apart(
+    tmp_path: Path,
+) -> None:
+    grade = {
+        "checks": [{"id": "c", "variant": "candidate", "kind": "skill-read", "state": "pass"}],
+        "comparisons": [],
+    }
+    reason = "declared commands (run_command) are not offered on runtime.host codex yet"
+    trials = []
+    for number in (1, 2):
+        result = tmp_path / f"trial{number}"
+        records = []
+        for host in ("pi", "claude-code"):
+            group = layout.group_dir(result, "g", host)
+            group.mkdir(parents=True)
+            (group / layout.GRADE).write_text(json.dumps(grade))
+            record = {"id": "g", "state": "complete", "artifacts": {"grade": layout.GRADE}}
+            record |= {"host": host} if host != "pi" else {}
+            (group / layout.GROUP).write_text(json.dumps(record))
+            records.append(record)
+        summary = {"state": "complete", "groups": records}
+        (result / layout.SUMMARY).write_text(json.dumps(summary))
+        cannot = [{"group": "g", "host": "codex", "reason": reason}]
+        invocation = {"hosts": ["pi", "claude-code", "codex"], "cannotRun": cannot}
+        (result / layout.INVOCATION).write_text(json.dumps(invocation))
+        trials.append(result)
+    assert cross_host_lines(trials[0]) == [
+        "  cross-host g (pi, claude-code, codex): held on every host that can run it",
+        f"    codex cannot run: {reason}",
+        "    check c: pi=pass claude-code=pass codex=[cannot run] held",
+    ]
+    aggregated = aggregate("agg", trials, 2)
+    # Counted apart: neither a pass nor a fail of the group, and said with its trials.
+    assert [g.get("host") for g in aggregated["groups"]] == [None, "claude-code"]
+    counted = {"group": "g", "host": "codex", "reason": reason, "trials": 2}
+    assert aggregated.get("cannotRun") == [counted]
+    (table,) = aggregated.get("crossHost", [])
+    assert (table["hosts"], table["held"], table["cannotRun"]) == (
+        ["pi", "claude-code", "codex"],
+        True,
+        {"codex": reason},
+    )
+    assert aggregate_cross_host_lines(aggregated)[-1] == (
+        "    check c: pi=[pass=2] claude-code=[pass=2] codex=[cannot run] held"
+    )

@@ -104,3 +104,16 @@ def test_a_missing_unit_says_its_host_was_chosen_as_a_delivered_one_does(tmp_pat
     assert states == ["complete", "infrastructure-failed"]  # one delivered, one shard-missing
     chosen = {"name": "codex", "chosenBy": "invocation", "declared": "codex"}
     assert [r["host"] for r in records.values()] == [chosen, chosen]
+
+
+def test_a_chosen_host_that_cannot_run_a_group_gets_no_unit_of_it(tmp_path: Path) -> None:
+    thinking = {"model": "openai/gpt-test", "thinking": "minimal"}  # none on Claude Code
+    scripts = {f"{g}/{v}": write_answer("yes") for g in ("g0", "g1") for v in VARIANTS}
+    groups = [body_group("g0", model=thinking), body_group("g1")]
+    root = make_root(tmp_path / "root", groups, scripts)
+    assert _plan(root, tmp_path / "plan.json", "pi", "claude-code") == 0
+    plan = read_json(tmp_path / "plan.json")
+    assert [(u["group"], u["hosts"]) for u in plan["units"]] == [
+        ("g0", ["pi"]),
+        ("g1", ["pi", "claude-code"]),
+    ]

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND, skill_name
 from ...modelserver.wire import ANTHROPIC
+from .. import command_server
 from ..base import Endpoint, Executable, Home, Launch
 from ..dialogue import StreamDialogue
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
-from . import command_server
 from .binary import BASELINE_KEYS, SYSTEM_LAYERS
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PROVIDER = "skill_eval"
+SERVER_NAME = "skill-eval"  # `command_server.SERVER_NAME`: Codex names its tool after it
 # The placeholder key Codex needs to start; the loopback server ignores it.
 KEY_ENV = "SKILL_EVAL_CODEX_KEY"
 LOOPBACK_KEY = "skill-eval-loopback"
@@ -41,6 +42,29 @@ FEATURES_OFF = (
     "skill_mcp_dependency_install",
 )
 WRITE_TOOLS = ("write", "edit")
+STARTUP_TIMEOUT_S = 60
+
+
+def command_server_table(
+    python: str, script: str, workspace: str, forwarded: Sequence[str], timeout_s: float
+) -> dict[str, Any]:
+    """`[mcp_servers.skill-eval]`: the server started as `python -I script` in the workspace.
+
+    Codex gives an MCP server only a few variables of its own; `env_vars` names the others it
+    passes on (the group's environment and the server's configuration), so no value is written
+    to the file. A call may last as long as the longest declared command, plus the kill grace.
+    """
+    return {
+        "command": python,
+        "args": ["-I", script],
+        "cwd": workspace,
+        "env_vars": sorted(set(forwarded)),
+        "startup_timeout_sec": STARTUP_TIMEOUT_S,
+        "tool_timeout_sec": timeout_s,
+        "required": True,
+        # The evaluator offers only declared commands: each call runs without asking.
+        "default_tools_approval_mode": "approve",
+    }
 
 
 def sandbox_mode(tools: Sequence[str]) -> str:
@@ -59,6 +83,8 @@ class CodexConfig:
     instructions_file: str | None = None
     # `runtime.prompt: host`: the declared context, added to Codex's own instructions.
     developer_instructions: str | None = None
+    # Declared commands: the evaluator's MCP server (`hosts/command_server.py`), its table.
+    command_server: Mapping[str, Any] | None = None
 
     def values(self) -> dict[str, Any]:
         """The top-level keys, then the tables, as TOML will hold them."""
@@ -88,6 +114,8 @@ class CodexConfig:
             "history": {"persistence": "none"},
             "sandbox_workspace_write": {"network_access": False},
         }
+        if self.command_server is not None:
+            tables[f"mcp_servers.{SERVER_NAME}"] = dict(self.command_server)
         if self.base_url is not None:
             tables[f"model_providers.{PROVIDER}"] = {
                 "name": "pytest-skill-eval loopback",

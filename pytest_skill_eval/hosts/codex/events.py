@@ -2,7 +2,9 @@
 
 Codex has no read, write or edit tool: it reads through its shell (`command_execution` items)
 and changes files through `apply_patch` (`file_change` items). Tool activity keeps those under
-Codex's own names (`exec_command` with the `command`, `apply_patch` with the `changes`); a read is
+Codex's own names (`exec_command` with the `command`, `apply_patch` with the `changes`), and a
+declared command, a call of the evaluator's MCP tool (an `mcp_tool_call` item), is the neutral
+`run_command` with its `command` argument, as on Pi and Claude Code. A read is
 a path a successful command named, so the target's activation is its shell reading the
 snapshotted SKILL.md (either the path Codex lists or the snapshot it resolves to). Usage comes
 from `turn.completed`, which counts the whole thread, so a resumed turn is the difference.
@@ -19,6 +21,9 @@ from typing import Any
 from ..observation import Observation
 
 SHELL_TOOL = "exec_command"
+# Declared commands: the evaluator's MCP server (`hosts/command_server.py`) and its tool.
+COMMAND_SERVER = "skill-eval"
+RUN_COMMAND = "run_command"
 PATCH_TOOL = "apply_patch"
 # Neutral tools Codex cannot be seen calling: a `tool-call` check on them is unavailable.
 UNOBSERVABLE_TOOLS = {
@@ -76,6 +81,15 @@ def named_paths(command: str) -> list[str]:
     return paths
 
 
+def mcp_tool_name(item: Mapping[str, Any]) -> str:
+    """The neutral `run_command` for the evaluator's own server's tool; any other MCP tool
+    keeps Codex's `mcp__<server>__<tool>`."""
+    server, tool = item.get("server"), item.get("tool")
+    if server == COMMAND_SERVER and tool == RUN_COMMAND:
+        return RUN_COMMAND
+    return f"mcp__{server}__{tool}"
+
+
 def _count(usage: Mapping[str, Any], key: str) -> int:
     value = usage.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
@@ -127,6 +141,10 @@ class EventTranslator:
             self.obs.tool_started(item.get("id"), SHELL_TOOL, {"command": item.get("command")})
         elif item.get("type") == "file_change":
             self.obs.tool_started(item.get("id"), PATCH_TOOL, {"changes": item.get("changes")})
+        elif item.get("type") == "mcp_tool_call":
+            arguments = item.get("arguments")
+            args = arguments if isinstance(arguments, dict) else {"arguments": arguments}
+            self.obs.tool_started(item.get("id"), mcp_tool_name(item), args)
 
     def _completed(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
@@ -137,7 +155,7 @@ class EventTranslator:
             text = str(item.get("text") or "")
             self.obs.message({"role": "assistant", "content": [{"type": "text", "text": text}]})
             turn.response = text
-        elif kind in ("command_execution", "file_change"):
+        elif kind in ("command_execution", "file_change", "mcp_tool_call"):
             self._tool_completed(item)
         elif kind == "error":
             # Codex reports warnings (unknown model metadata, deprecated keys) as error items.
@@ -146,6 +164,9 @@ class EventTranslator:
     def _tool_completed(self, item: dict[str, Any]) -> None:
         call_id = item.get("id")
         failed = item.get("status") != "completed" or item.get("exit_code") not in (0, None)
+        result = item.get("result")
+        failed = failed or item.get("error") is not None
+        failed = failed or (isinstance(result, dict) and result.get("is_error") is True)
         activity = self.obs.tool_ended(call_id, failed)
         if activity is None:
             self._started(item)  # a completed item Codex never announced

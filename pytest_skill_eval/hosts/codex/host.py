@@ -9,9 +9,11 @@ one is `codex exec`; each later turn is `codex exec resume <thread>` in a new pr
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,9 @@ from ...evidence.redact import Counts, add
 from ...modelserver.hosttools import skill_name
 from ...modelserver.server import Route
 from ...workspace.entries import files_inside
+from .. import command_server as command_server_module
 from ..base import Endpoint, Executable, Home, Launch
+from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
 from ..layers import SystemLayerError, kept_out
@@ -29,7 +33,15 @@ from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from .binary import BASELINE_KEYS, SYSTEM_LAYERS
-from .config import DEFAULT_MODEL, EFFORT, KEY_ENV, LOOPBACK_KEY, CodexConfig, sandbox_mode
+from .config import (
+    DEFAULT_MODEL,
+    EFFORT,
+    KEY_ENV,
+    LOOPBACK_KEY,
+    CodexConfig,
+    command_server_table,
+    sandbox_mode,
+)
 from .events import UNOBSERVABLE_TOOLS, EventTranslator
 from .sandbox import software_roots, wrap
 
@@ -37,6 +49,10 @@ from .sandbox import software_roots, wrap
 # the limit, which keeps a file the subject inflated from filling the evaluator's memory.
 ROLLOUT_DEPTH = 3
 ROLLOUT_LIMIT = 64 * 1024 * 1024
+COMMAND_SERVER = Path(command_server_module.__file__)
+# Codex stops waiting for a tool call after `tool_timeout_sec`: well after the server has.
+TOOL_TIMEOUT_MARGIN_S = 30
+
 ISOLATED_INSTRUCTIONS = (
     "You are a coding assistant operating inside Codex for a skill evaluation. Work only in the "
     "current working directory and with the skills listed to you. When a task matches a skill's "
@@ -100,14 +116,34 @@ def codex_config(
     )
 
 
+def command_server(launch: Launch, forwarded: Sequence[str]) -> dict[str, Any]:
+    """The `[mcp_servers]` table offering the declared commands (`hosts/command_server.py`)."""
+    declared = json.loads(launch.environment.get("SKILL_EVAL_COMMANDS") or "[]")
+    longest = max(
+        (c.get("timeout_ms") or DEFAULT_TIMEOUT_MS for c in declared if isinstance(c, dict)),
+        default=DEFAULT_TIMEOUT_MS,
+    )
+    return command_server_table(
+        python=str(Path(sys.executable).resolve()),
+        script=str(COMMAND_SERVER),
+        workspace=str(launch.cwd),
+        forwarded=[*forwarded, *launch.environment],
+        timeout_s=longest / 1000 + KILL_GRACE_S + TOOL_TIMEOUT_MARGIN_S,
+    )
+
+
 def confinement_prefix(bwrap: Path, codex: Path, launch: Launch, home: Home) -> list[str]:
-    """The bwrap command line that leaves Codex only the workspace, resources and skills."""
+    """The bwrap command line that leaves Codex only the workspace, resources and skills (and,
+    with declared commands, the Python that runs the command server, read-only)."""
     allowed = json.loads(launch.environment.get("SKILL_EVAL_ALLOWED_ROOTS") or "[]")
     readable = [Path(p) for p in allowed if isinstance(p, str)] + list(launch.skills)
+    software = software_roots(codex)
+    if launch.command_tool:
+        software += [Path(sys.base_prefix), Path(sys.executable).resolve(), COMMAND_SERVER]
     return wrap(
         bwrap,
         [],
-        software=software_roots(codex),
+        software=software,
         writable=[launch.cwd, home.root],
         readable=readable,
         cwd=launch.cwd,
@@ -335,6 +371,10 @@ class CodexHost:
         else:
             developer = context  # Codex's own instructions, the declared context added
         self._config = codex_config(launch, self._base_url, instructions, developer)
+        if launch.command_tool:
+            forwarded = [k for k in self.environment(home) if k != KEY_ENV]
+            server = command_server(launch, forwarded)
+            self._config = dataclasses.replace(self._config, command_server=server)
         (home.config / "config.toml").write_text(self._config.toml(), encoding="utf-8")
         self.first_prompt = launch.prompts[0]
         if launch.target is not None:

@@ -1,7 +1,9 @@
-"""The evaluator's `run_command` tool for Claude Code: a stdio MCP server (a script, stdlib only).
+"""The evaluator's `run_command` tool for Claude Code and Codex: a stdio MCP server (a script,
+stdlib only).
 
-Claude Code reaches tools beyond its own only through MCP, so declared commands are offered by
-this server, started by Claude Code as `python -I command_server.py` from `--mcp-config`. It has
+Claude Code and Codex reach tools beyond their own only through MCP, so declared commands are
+offered by this server, started by the host as `python -I command_server.py` (Claude Code
+from `--mcp-config`, Codex from its `config.toml`, inside its read confinement). It has
 the semantics of Pi's command tool (`hosts/pi/extensions/command_tool.mjs`): the subject only
 chooses which declared command runs (argument `command`, one of the declared ids); the argv and
 timeout come from the definition (`SKILL_EVAL_COMMANDS`), the working directory is the workspace
