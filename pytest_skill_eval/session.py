@@ -312,6 +312,14 @@ class SkillEvalSession:
         # with the rest `cancelled`.
         stopped_early = self.items_started and not self.worker
         try:
+            if self.disk_full_reported:
+                # A full results disk stopped the invocation: its results stay unfinished (no
+                # group record, manifest, summary or seal), so nothing it cut short is sealed.
+                for run in self.group_runs.values():
+                    run.abandon()
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                return
             for run in self.group_runs.values():
                 selected = any(run.selected.values())
                 if run.finished is None and (run.started or (selected and stopped_early)):
