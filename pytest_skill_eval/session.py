@@ -446,6 +446,9 @@ class SkillEvalSession:
 SESSION_KEY = pytest.StashKey[SkillEvalSession]()
 """Where the invocation's SkillEvalSession lives in `config.stash`."""
 
+DISK_FULL_STOP = "skill-eval: the results disk is full"
+"""Why a session stopped at a full results disk (an xdist worker tells its controller so)."""
+
 _PLUGIN_NAME = "skill-eval-session"
 
 

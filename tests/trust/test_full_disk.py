@@ -20,7 +20,7 @@ from pytest_skill_eval import cli
 from pytest_skill_eval.errors import DiskFullError, EvidenceError
 from pytest_skill_eval.evidence import atomic_write, create_result_dir, store, write_once
 from pytest_skill_eval.evidence.store import verify_group
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import body_group, make_root, on_fast_host, write_answer
 from tests.support.runs import skill_eval_args
 
 GROUPS = ("alpha", "beta")
@@ -175,20 +175,26 @@ def _whole(path: Path) -> bool:
 
 
 @pytest.mark.pi
+@pytest.mark.parametrize(
+    "extra",
+    # Pi as observed; and Codex under xdist, whose controller must not report it a second time.
+    [(), ("-n", "2")],
+    ids=["pi", "codex-xdist"],
+)
 def test_a_subject_that_fills_the_results_disk_ends_the_run_with_one_line(
-    pytester: pytest.Pytester, tmp_path: Path
+    pytester: pytest.Pytester, tmp_path: Path, extra: tuple[str, ...]
 ) -> None:
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("a private tmpfs needs root and unshare (util-linux)")
     root = pytester.path / "root"
     scripts = {f"alpha/{v}": _filling_script() for v in ("baseline", "candidate")}
-    make_root(root, [body_group("alpha")], scripts)
+    make_root(root, [body_group("alpha", **(on_fast_host() if extra else {}))], scripts)
     volume, copy = tmp_path / "volume", tmp_path / "copy"
     volume.mkdir()
     copy.mkdir()
     runs = volume / "runs"
     args = skill_eval_args(
-        root, "--skill-eval-results", str(runs), "--skill-eval-no-progress-timeout", "20"
+        root, "--skill-eval-results", str(runs), "--skill-eval-no-progress-timeout", "20", *extra
     )
     command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root), *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
