@@ -108,9 +108,9 @@ class HostProcess:
     def start(self) -> None:
         """Spawn the host in its own session (so its group can be signalled) with no shell."""
         self.events_path.parent.mkdir(parents=True, exist_ok=True)
-        stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - written by the pump
         # stderr goes through a pipe, never straight to the file: its secrets are redacted, and
         # a write that fails (a full disk) is known, so a cut-off log is never taken as whole.
+        stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - written by the pump
         # Started first, so no moment exists in which a killed evaluator leaves Pi unwatched.
         self._guardian = Guardian.start(self.cwd, self.home)
         try:
