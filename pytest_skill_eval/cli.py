@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import compare
 from .errors import OutputError, ResultNotFoundError, SkillEvalError
-from .evidence import parse_root, sealed_root, verify_result
+from .evidence import parse_root, sealed_root, unfinished, verify_result
 from .evidence.shard_seal import verify_shard_chain
 from .hosts.pi.binary import check_pi, locate_pi
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
@@ -139,6 +139,10 @@ def _run(args: argparse.Namespace) -> int:
         return _review(args, result, root)
     if args.command == "verify":
         expected = parse_root(args.expected_root) if args.expected_root is not None else None
+        incomplete = unfinished(result)
+        if incomplete is not None:
+            print(incomplete)
+            return 1
         problems = verify(result, expected)
         for line in problems:
             print(line)

@@ -24,7 +24,7 @@ from .evidence import FAILING_RUN_STATES
 from .modelserver.script import ScriptError, load_script, script_path, undeclared_tool_calls
 from .nodeids import DEFAULT_HOST, item_name
 from .run import GroupRun
-from .session import SESSION_KEY, SkillEvalSession
+from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
 from .subresults import grade_problem, log_subresults, run_problem
 from .views.present import run_cost_label
 
@@ -254,7 +254,7 @@ class VariantItem(pytest.Item):
         except DiskFullError as error:
             # Every later write would fail the same way: stop here, this failure says why.
             state = self.config.stash[SESSION_KEY]
-            self.session.shouldstop = "skill-eval: the results disk is full"
+            self.session.shouldstop = DISK_FULL_STOP
             state.disk_full_reported = True
             state.cancel.cancel("cancelled")
             raise SkillEvalFailure(str(error)) from None

@@ -104,6 +104,12 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     xdist.note_collected(node, ids)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """A worker stopped by a full results disk stops the controller's writing too."""
+    xdist.note_node_down(node)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops now."""
     if options.enabled(session.config):

@@ -352,6 +352,14 @@ class SkillEvalSession:
         # with the rest `cancelled`.
         stopped_early = self.items_started and not self.worker
         try:
+            if self.disk_full_reported:
+                # A full results disk stopped the invocation: its results stay unfinished (no
+                # group record, manifest, summary or seal), so nothing it cut short is sealed.
+                for run in self.group_runs.values():
+                    run.abandon()
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                return
             for run in self.group_runs.values():
                 selected = any(run.selected.values())
                 if run.finished is None and (run.started or (selected and stopped_early)):
@@ -483,6 +491,9 @@ class SkillEvalSession:
 
 SESSION_KEY = pytest.StashKey[SkillEvalSession]()
 """Where the invocation's SkillEvalSession lives in `config.stash`."""
+
+DISK_FULL_STOP = "skill-eval: the results disk is full"
+"""Why a session stopped at a full results disk (an xdist worker tells its controller so)."""
 
 _PLUGIN_NAME = "skill-eval-session"
 

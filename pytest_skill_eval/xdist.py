@@ -20,7 +20,7 @@ from .hosts.pi.binary import PiBinary
 from .nodeids import parse_item_id, scope_of
 from .options import enabled
 from .scale.ledger import ledger_from
-from .session import SESSION_KEY, SkillEvalSession
+from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
 from .workspace import SourceResolver
 
 GROUP_SCHEDULING = pytest.StashKey[bool]()
@@ -172,6 +172,17 @@ def note_collected(node: Any, ids: list[str]) -> None:
             group_id, variant, trial, host = parsed
             state.collected.setdefault((group_id, trial, host), set()).add(variant)
             state.collected_ids[nodeid] = (group_id, variant, trial, host)
+
+
+def note_node_down(node: Any) -> None:
+    """Controller: a worker a full results disk stopped has said so; the controller then leaves
+    the results unfinished too, instead of failing to write them a second time."""
+    config = node.config
+    if not enabled(config) or SESSION_KEY not in config.stash:
+        return
+    output = getattr(node, "workeroutput", None) or {}  # set by xdist's worker (3.8.0)
+    if output.get("shouldstop") == DISK_FULL_STOP:
+        config.stash[SESSION_KEY].disk_full_reported = True
 
 
 def send_to_controller(config: pytest.Config, report: TestReport) -> bool:

@@ -47,6 +47,11 @@ STDERR = "stderr.log"
 MODEL_REQUESTS = "model-requests.jsonl"
 CONTEXT_OBSERVATIONS = "context-observations.jsonl"
 CONTEXT_DELIVERY = "context-delivery.json"  # under the variant's resources/
+# A streamed file (events, stderr) whose writing failed (a full disk) is renamed to this, so
+# that what was cut short never lies under the name of a whole file.
+PARTIAL_SUFFIX = ".partial"
+EVENTS_PARTIAL = EVENTS + PARTIAL_SUFFIX
+STDERR_PARTIAL = STDERR + PARTIAL_SUFFIX
 
 # The files a result directory holds beside `groups/`.
 RESULT_FILES = (INVOCATION, SUMMARY, SEAL)

@@ -270,6 +270,19 @@ def verify_group(group_dir: Path) -> list[str]:
     return problems
 
 
+def unfinished(result: Path) -> str | None:
+    """Why a result was never finished (no summary, no seal: its run stopped early), or None."""
+    if not layout.groups_dir(result).is_dir() or any(
+        (result / name).exists() for name in (layout.SUMMARY, layout.SEAL)
+    ):
+        return None  # not a result (`verify_result` says so), or one to verify
+    return (
+        f"incomplete: {result} was never finished (no {layout.SUMMARY}, no {layout.SEAL}): the "
+        "run that wrote it stopped before its end (a full results disk, a killed run), so it "
+        "cannot be verified as a whole; its files are kept as they were left"
+    )
+
+
 def verify_result(
     result: Path, advisory: Collection[str] = (), expected_root: str | None = None
 ) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import psutil
 
+from ..evidence import layout
 from ..evidence.redact import Counts, Redactor, add
 from .reaper import Guardian, wait_exit
 
@@ -94,8 +95,10 @@ class HostProcess:
     # Secrets never reach events.jsonl or stderr.log; `redactions` counts what was replaced.
     redactor: Redactor = field(default_factory=Redactor)
     redactions: dict[str, Counts] = field(default_factory=dict)
-    # Set when writing events.jsonl failed (a full disk): the file on disk is then incomplete.
+    # Set when writing events.jsonl or stderr.log failed (a full disk): that file is then cut
+    # short, and the run record must not present it as whole.
     events_error: OSError | None = None
+    stderr_error: OSError | None = None
     # Seconds spent waiting for a start-up slot (`hosts.startup`) before the host was spawned.
     queued_s: float = 0.0
     _stderr_pump: threading.Thread | None = None
@@ -105,9 +108,9 @@ class HostProcess:
     def start(self) -> None:
         """Spawn the host in its own session (so its group can be signalled) with no shell."""
         self.events_path.parent.mkdir(parents=True, exist_ok=True)
-        stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - handed to the child
-        # With secrets to redact, stderr goes through a pipe, never straight to the file.
-        piped = bool(self.redactor)
+        # stderr goes through a pipe, never straight to the file: its secrets are redacted, and
+        # a write that fails (a full disk) is known, so a cut-off log is never taken as whole.
+        stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - written by the pump
         # Started first, so no moment exists in which a killed evaluator leaves Pi unwatched.
         self._guardian = Guardian.start(self.cwd, self.home)
         try:
@@ -117,7 +120,7 @@ class HostProcess:
                 env=dict(self.env),
                 stdin=subprocess.PIPE if self.interactive else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE if piped else stderr,
+                stderr=subprocess.PIPE,
                 start_new_session=True,
                 close_fds=True,
             )
@@ -126,13 +129,10 @@ class HostProcess:
             self._guardian.release()
             stderr.close()
             raise
-        if piped:
-            self._stderr_pump = threading.Thread(
-                target=self._pump_stderr, args=(stderr,), name="pi-stderr", daemon=True
-            )
-            self._stderr_pump.start()
-        else:
-            stderr.close()
+        self._stderr_pump = threading.Thread(
+            target=self._pump_stderr, args=(stderr,), name="pi-stderr", daemon=True
+        )
+        self._stderr_pump.start()
         self._last_progress = time.monotonic()
         self._reader = threading.Thread(target=self._read_stdout, name="pi-stdout", daemon=True)
         self._reader.start()
@@ -149,19 +149,22 @@ class HostProcess:
         assert self._proc.stderr is not None
         fd = self._proc.stderr.fileno()
         stream = self.redactor.stream()
-        failed = False
         try:
             while chunk := os.read(fd, 65536):
                 self._last_progress = time.monotonic()
-                if failed:
+                if self.stderr_error is not None:
                     continue  # keep draining, so the host never blocks on a full pipe
                 try:
                     sink.write(stream.feed(chunk))
                     sink.flush()
-                except OSError:
-                    failed = True
-            with contextlib.suppress(OSError):
-                sink.write(stream.flush())
+                except OSError as error:
+                    self.stderr_error = error
+            if self.stderr_error is None:
+                try:
+                    sink.write(stream.flush())
+                    sink.flush()
+                except OSError as error:
+                    self.stderr_error = error
         finally:
             with contextlib.suppress(OSError):
                 sink.close()
@@ -368,8 +371,10 @@ class _DrainingSink:
 
     def __exit__(self, *exc: object) -> None:
         if self._file is not None:
-            with contextlib.suppress(OSError):
-                self._file.close()
+            try:
+                self._file.close()  # flushes what is left: it can fail too
+            except OSError as error:
+                self.error = self.error or error
 
     def write(self, data: bytes) -> None:
         """Append `data` until the first failure."""
@@ -386,6 +391,19 @@ class _DrainingSink:
                 self._file.flush()
             except OSError as error:
                 self.error = error
+
+
+def set_aside_partial(path: Path) -> Path | None:
+    """Rename a stream file cut short to `<name>.partial` (a rename needs no free blocks); None
+    when it is not there, or could only be deleted: it is never left whole-looking."""
+    partial = path.with_name(path.name + layout.PARTIAL_SUFFIX)
+    try:
+        os.rename(path, partial)
+    except OSError as error:
+        if not isinstance(error, FileNotFoundError):
+            path.unlink(missing_ok=True)
+        return None
+    return partial
 
 
 def _parse_frame(line_no: int, raw: bytes) -> Frame:

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import WORKSPACE_KINDS, Group
-from ..errors import HostError
+from ..errors import DiskFullError, HostError
 from ..evidence import EvidenceError, json_bytes, layout, utc_now, write_once
 from ..evidence.records import SystemLayerRecord
 from ..evidence.redact import Tally
+from ..evidence.store import disk_full
 from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
     ResourceError,
@@ -43,7 +44,7 @@ from .context_records import context_artifact_of, copy_observer_records, write_r
 from .failures import credential_refusal, run_state, why_incomplete
 from .layers import kept_out
 from .observation import Observation, Turn, canonical_reads, sum_usage
-from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
+from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome, set_aside_partial
 from .redaction import markers, redact_tree, subject_redactor
 
 __all__ = ["Endpoint", "SetupError", "SubjectResult", "run_subject"]
@@ -63,6 +64,9 @@ class SubjectResult:
     run: dict[str, Any]
     transcript: list[dict[str, Any]]
     response: str
+    # The results disk filled while the run was recorded: what could be written is, and the
+    # invocation stops once the run record is on disk.
+    disk_full: DiskFullError | None = None
 
 
 def needs_turn_snapshots(group: Group) -> bool:
@@ -246,6 +250,7 @@ class _Facts:
     tally: Tally
     layers: list[SystemLayerRecord]
     turn_ends: list[tuple[int, int]] = field(default_factory=list)  # (turn, requests by then)
+    disk_full: list[DiskFullError] = field(default_factory=list)  # the first write a full disk cut
 
 
 def _record(
@@ -263,12 +268,20 @@ def _record(
     for name, counts in process.redactions.items():
         tally.add(name, counts)
     late_errors: list[str] = []
-    if process.events_error is not None:
-        # Never present a cut-off event log as whole: the run says where it stops being complete.
+    for name, cut in ((layout.EVENTS, process.events_error), (layout.STDERR, process.stderr_error)):
+        if cut is None:
+            continue
+        # Never present a cut-off stream as whole: it is set aside under a name that says so,
+        # and the run says where it stops being complete.
+        path = prepared.directory / name
+        kept = set_aside_partial(path)
         late_errors.append(
-            f"{layout.EVENTS} is incomplete: writing it failed ({process.events_error}); "
-            "events after that point were not recorded"
+            f"{name} is incomplete ({f'kept as {kept.name}' if kept else 'removed'}): writing it "
+            f"failed ({cut}); what came after that point was not recorded"
         )
+        full = disk_full(cut, path)
+        if full is not None:
+            facts.disk_full.append(full)
     for failure in endpoint.failures():
         details = dict(failure)
         obs.protocol_error(str(details.pop("reason", None) or "model-endpoint"), **details)
@@ -454,7 +467,7 @@ def _record(
         ):
             tally.add(name, markers(redactor, content))
         run["redactions"] = tally.record()
-    return SubjectResult(run, transcript, response)
+    return SubjectResult(run, transcript, response, next(iter(facts.disk_full), None))
 
 
 def _write_model_requests(
@@ -470,5 +483,7 @@ def _write_model_requests(
         write_once(variant_dir / MODEL_REQUESTS, "".join(lines).encode("utf-8"))
     except EvidenceError as failure:
         late_errors.append(str(failure))
+        if isinstance(failure, DiskFullError):
+            facts.disk_full.append(failure)
         return None
     return MODEL_REQUESTS

@@ -35,7 +35,10 @@ _HOST_VALUES = (
     (re.compile(r"Today's date is \d{4}-\d{2}-\d{2}"), "Today's date is {{date}}"),
     (re.compile(r'"device_id":"[^"]*"'), '"device_id":"{{device_id}}"'),
     (re.compile(r'"session_id":"[^"]*"'), '"session_id":"{{session_id}}"'),
-    (re.compile(r"[^\s\"'`]*/skill-eval-[a-z-]+-[a-z0-9_]{8}(?=/)"), "{{host_home}}"),
+    # Anchored at a word's start: unanchored, a long word without the home in it (a file's
+    # content in a tool call) was scanned from each of its characters, holding the GIL for
+    # hours on a few megabytes, so that not even the no-progress watchdog could run.
+    (re.compile(r"(?<![^\s\"'`])[^\s\"'`]*/skill-eval-[a-z-]+-[a-z0-9_]{8}(?=/)"), "{{host_home}}"),
 )
 
 

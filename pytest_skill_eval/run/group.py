@@ -15,7 +15,14 @@ from ..definitions import LoadedGroup
 from ..evidence import layout, read, store
 from ..evidence.records import GradeRecord, GroupError, GroupRecord, RunRecord
 from ..evidence.states import group_state
-from ..evidence.store import EvidenceError, json_bytes, sha256_bytes, sha256_file, utc_now
+from ..evidence.store import (
+    DiskFullError,
+    EvidenceError,
+    json_bytes,
+    sha256_bytes,
+    sha256_file,
+    utc_now,
+)
 from ..grading import grade_group
 from ..hosts.layers import SystemLayerError
 from ..hosts.prestart import PromptGate
@@ -40,7 +47,7 @@ from .records import (
 )
 
 # Files only a started subject leaves in its variant directory.
-SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR)
+SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR, layout.EVENTS_PARTIAL, layout.STDERR_PARTIAL)
 
 # Widened to str: the run and grade mappings here are keyed by plain strings.
 VARIANTS: tuple[str, ...] = VARIANT_NAMES
@@ -369,15 +376,23 @@ class GroupRun:
         host = self._host_record()
         if host is not None:
             run["host"] = host
+        full = result.disk_full
         try:
             store.write_json_once(variant_dir / layout.TRANSCRIPT, result.transcript)
             store.write_once(variant_dir / layout.FINAL, (result.response + "\n").encode("utf-8"))
             store.write_json_once(variant_dir / layout.RUN, run)
         except EvidenceError as error:
             # The run stays on record with its transcript inline; the failure sits beside it.
+            full = full or (error if isinstance(error, DiskFullError) else None)
             run = dict(unpersisted_run(cast(RunRecord, run), result.transcript, str(error)))
-            self._persist_fallback(variant_dir, run)
+            try:
+                self._persist_fallback(variant_dir, run)
+            except DiskFullError as failed:
+                raise full or failed from None  # the first write the full disk refused
         self.runs[variant] = run
+        if full is not None:
+            # The run is on record as far as it could be; every later write would fail alike.
+            raise full
         return run
 
     @staticmethod
@@ -406,6 +421,11 @@ class GroupRun:
                 (self.group_dir / variant).mkdir(exist_ok=True)
                 synthetic = synthetic_run(self.loaded, variant, state, error)
                 self._persist(variant, _never_ran(synthetic))
+
+    def abandon(self) -> None:
+        """Leave the group unfinished (a full disk): its pre-started candidate is called off."""
+        with self.lock:
+            self._discard_prestarted()
 
     def finalise(self, env: Environment) -> dict[str, Any]:
         """Synthesise missing variants, grade, and write the grade, group record and manifest."""

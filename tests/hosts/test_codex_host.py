@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -23,6 +25,7 @@ from pytest_skill_eval.hosts.codex.binary import (
 from pytest_skill_eval.hosts.codex.config import CodexConfig, command_server_table, sandbox_mode
 from pytest_skill_eval.hosts.codex.events import EventTranslator, named_paths, shell_script
 from pytest_skill_eval.hosts.codex.host import (
+    CodexDialogue,
     CodexHost,
     codex_config,
     install_skills,
@@ -30,6 +33,7 @@ from pytest_skill_eval.hosts.codex.host import (
 )
 from pytest_skill_eval.hosts.codex.sandbox import wrap
 from pytest_skill_eval.hosts.observation import Observation
+from pytest_skill_eval.hosts.process import CancelToken
 from tests.support.files import write
 
 DATA = Path(__file__).parent / "data" / "codex"
@@ -408,3 +412,34 @@ def test_declared_commands_get_the_evaluators_server_in_the_config() -> None:
     assert server["required"] is True
     assert server["default_tools_approval_mode"] == "approve"
     assert "mcp_servers" not in tomllib.loads(CodexConfig(base_url=None).toml())
+
+
+def test_a_log_a_full_disk_cut_in_an_earlier_turn_stays_cut(tmp_path: Path) -> None:
+    # Each Codex turn is a process of its own, appended to the run's logs: the events.jsonl
+    # turn one could not finish writing must still reach the run record as cut short.
+    launch: Any = SimpleNamespace(
+        events_path=tmp_path / "events.jsonl", stderr_path=tmp_path / "stderr.log"
+    )
+    full = OSError(errno.ENOSPC, "No space left on device")
+
+    def process(suffix: str, events_error: OSError | None) -> Any:
+        events, stderr = tmp_path / f"events{suffix}.jsonl", tmp_path / f"stderr{suffix}.log"
+        events.write_bytes(b"")
+        stderr.write_bytes(b"")
+        return SimpleNamespace(
+            events_path=events,
+            stderr_path=stderr,
+            redactions={},
+            events_error=events_error,
+            stderr_error=None,
+        )
+
+    first, second = process("", full), process(".turn2", None)
+    host: Any = SimpleNamespace(aliases={})
+    dialogue = CodexDialogue(first, CancelToken(), launch, lambda turn: None, host)
+    dialogue._collect(1)
+    dialogue._process = second
+    dialogue._collect(2)
+    assert second.events_error is full
+    assert second.stderr_error is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events.jsonl", "stderr.log"]

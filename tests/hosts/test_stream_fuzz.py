@@ -7,6 +7,7 @@ characters split across writes, and streams that end mid-record.
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from pathlib import Path
@@ -176,3 +177,35 @@ def test_a_failed_event_log_write_is_kept_as_the_process_fact(
     assert isinstance(process.events_error, OSError)
     assert process.events_error.errno == 28
     assert (tmp_path / "events.jsonl").read_bytes().count(b"\n") < 3
+
+
+def test_a_failed_stderr_log_write_is_kept_as_the_process_fact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk cuts stderr.log short as well: the evaluator writes it (never the host
+    # straight to the file), so it knows, and keeps draining the host's stderr all the same.
+    real_open = open
+
+    def full_disk(path: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if Path(path) == tmp_path / "stderr.log":
+            real_open(path, mode).close()
+            return real_open("/dev/full", "wb")  # every write: ENOSPC
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(process_module, "open", full_disk, raising=False)
+    loud = "import sys; sys.stderr.write('warning\\n' * 100_000); print('{}')"
+    process = HostProcess(
+        argv=[sys.executable, "-c", loud],
+        env={"PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        interactive=False,
+        no_progress_s=20,
+    )
+    process.start()
+    _, outcome = run_one_shot(Conversation(process, CancelToken()), "p")
+    assert outcome.exit_code == 0
+    assert isinstance(process.stderr_error, OSError)
+    assert process.stderr_error.errno == errno.ENOSPC
+    assert process.events_error is None

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
+import pytest
+
 from pytest_skill_eval.modelserver.placeholders import (
     canonical_json,
     fill_response,
@@ -107,3 +113,29 @@ def test_same_request_in_two_runs_hashes_the_same() -> None:
     assert request_sha256(normalise_request(body1, run1)) == request_sha256(
         normalise_request(body2, run2)
     )
+
+
+_BIG_WORD = """
+import json, sys
+from pytest_skill_eval.modelserver.placeholders import normalise_request
+home = "/tmp/skill-eval-claude-code-ab12cd_9"
+body = {"content": ["x" * 3_000_000, f"see {home}/SKILL.md", f"'{home}/a'"]}
+print(json.dumps(normalise_request(body, {})["content"][1:]))
+print(len(normalise_request(body, {})["content"][0]))
+"""
+
+
+def test_a_megabyte_word_in_a_request_is_normalised_in_one_pass() -> None:
+    # A file's content in a tool call is one long word: the host-home pattern once scanned it
+    # from each of its characters, holding the GIL for hours (not even the watchdog could run).
+    # The timeout only guards against that hang.
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _BIG_WORD], capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("normalising a request with a 3 MB word did not finish")
+    assert done.returncode == 0, done.stderr
+    shown, size = done.stdout.splitlines()
+    assert json.loads(shown) == ["see {{host_home}}/SKILL.md", "'{{host_home}}/a'"]
+    assert size == "3000000"

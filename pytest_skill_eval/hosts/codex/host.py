@@ -198,6 +198,7 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
         self._host = host
         self._translator = EventTranslator(self._observation, host.aliases)
         self._counts: dict[str, Counts] = {}
+        self._cut: list[OSError | None] = [None, None]  # events, stderr: the first failed write
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
         """Every prompt in turn; the target skill is mentioned explicitly on turn one."""
@@ -274,12 +275,13 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
         for name, counts in self._process.redactions.items():
             add(self._counts.setdefault(names.get(name, name), {}), counts)
         self._process.redactions = {name: dict(c) for name, c in self._counts.items()}
-        if number == 1:
-            return
-        for part, whole in (
+        # A log cut short in any turn (a full disk) stays cut: the last process carries that.
+        cut = [self._process.events_error, self._process.stderr_error]
+        later_turn = [
             (self._process.events_path, self._launch.events_path),
             (self._process.stderr_path, self._launch.stderr_path),
-        ):
+        ]
+        for index, (part, whole) in enumerate(later_turn if number > 1 else []):
             try:
                 with open(whole, "ab") as sink:
                     sink.write(part.read_bytes())
@@ -287,6 +289,9 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
             except OSError as failure:
                 message = f"could not keep turn {number}'s {part.name}: {failure}"
                 self._observation.protocol_error("operation-failed", message=message)
+                cut[index] = cut[index] or failure
+        self._cut = [old or new for old, new in zip(self._cut, cut, strict=True)]
+        self._process.events_error, self._process.stderr_error = self._cut
 
     def _confirm_delivery(self) -> None:
         """Codex injected the target's SKILL.md for the mention: its rollout says so."""
