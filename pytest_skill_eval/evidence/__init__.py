@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from . import layout
 from .read import ReadError
+from .seal import (
+    parse_root,
+    sealed_root,
+    unfinished,
+    verify_result,
+    verify_seal,
+    write_seal,
+)
 from .states import (
     FAILING_RUN_STATES,
     RUN_STATES,
@@ -19,20 +27,14 @@ from .store import (
     evidence_files,
     json_bytes,
     new_result_id,
-    parse_root,
     read_json,
-    sealed_root,
     sha256_bytes,
     sha256_file,
-    unfinished,
     utc_now,
     verify_group,
-    verify_result,
-    verify_seal,
     write_json_once,
     write_manifest,
     write_once,
-    write_seal,
 )
 
 MANIFEST = layout.MANIFEST

@@ -16,7 +16,7 @@ from typing import Any
 # A result directory (one trial).
 INVOCATION = "invocation.json"
 SUMMARY = "summary.json"
-SEAL = "seal.json"  # written last: the hash tree over the result (`evidence.store.write_seal`)
+SEAL = "seal.json"  # written last: the hash tree over the result (`evidence.seal.write_seal`)
 GROUPS = "groups"
 # An aggregate directory (beside the trials it aggregates).
 AGGREGATE = "aggregate.json"

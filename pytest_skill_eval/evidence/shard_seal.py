@@ -16,7 +16,8 @@ from typing import Any
 
 from ..workspace.entries import recorded_path
 from . import layout
-from .store import SEAL_PREFIX, read_json, seal_root, sha256_file, write_json_once
+from .seal import SEAL_PREFIX, seal_root
+from .store import read_json, sha256_file, write_json_once
 
 
 def _regular(path: Path) -> bool:

@@ -9,8 +9,9 @@ from typing import Any, cast
 from . import layout
 from .read import group_records
 from .records import AggregateRecord, Budget, InvocationRecord, SummaryRecord
+from .seal import write_seal
 from .states import batch_state
-from .store import EvidenceError, create_result_dir, utc_now, write_json_once, write_seal
+from .store import EvidenceError, create_result_dir, utc_now, write_json_once
 
 
 def write_invocation(result_dir: Path, invocation: InvocationRecord) -> str:

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..errors import SkillEvalError
 from ..evidence import layout, read_json
+from ..evidence.seal import SEAL_PREFIX, seal_root
 from ..evidence.shard_seal import shard_seal_leaves
-from ..evidence.store import SEAL_PREFIX, seal_root
 from .models import check_shard
 from .plan import Plan
 

@@ -99,7 +99,7 @@ def test_group_and_batch_states_follow_the_reference() -> None:
 
 
 def test_the_seal_plans_the_groups_of_several_selectors() -> None:
-    from pytest_skill_eval.evidence.store import planned_groups
+    from pytest_skill_eval.evidence.seal import planned_groups
 
     groups = [{"id": "a", "position": 1}, {"id": "b", "position": 2}, {"id": "c", "position": 3}]
     invocation = {"definitions": [{"groups": groups}], "selection": {"group": ["c", "1"]}}

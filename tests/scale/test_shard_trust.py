@@ -21,8 +21,8 @@ import pytest
 
 from pytest_skill_eval.cli import main as skill_eval
 from pytest_skill_eval.evidence import json_bytes
+from pytest_skill_eval.evidence.seal import seal_root
 from pytest_skill_eval.evidence.shard_seal import shard_seal_leaves
-from pytest_skill_eval.evidence.store import seal_root
 from tests.support.files import read_json
 from tests.support.roots import FAST_HOST, fast_dir, improving_root
 from tests.support.runs import run_detached
