@@ -15,7 +15,7 @@ import pytest
 
 from . import adaptive
 from .errors import SkillEvalError
-from .hosts import HostOptions
+from .hosts import BINARY_OPTIONS, HostOptions
 from .hosts.process import NO_PROGRESS_S
 from .providers import RECORD_MODES
 from .scale.ledger import ledger_problem, reserve_value
@@ -55,30 +55,6 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         },
     ),
     ("results", "DIR", {"help": "where results go (default <root>/.skill-eval/runs)"}),
-    (
-        "pi",
-        "PATH",
-        {
-            "help": "the Pi binary (default: pi on PATH, else node_modules/.bin/pi under "
-            "the root or this package)"
-        },
-    ),
-    (
-        "claude",
-        "PATH",
-        {
-            "help": "the Claude Code binary (default: claude on PATH, else "
-            "node_modules/.bin/claude under the root or this package)"
-        },
-    ),
-    (
-        "codex",
-        "PATH",
-        {
-            "help": "the Codex binary (default: codex on PATH, else "
-            "node_modules/.bin/codex under the root or this package)"
-        },
-    ),
     (
         "cassettes",
         "DIR",
@@ -206,6 +182,13 @@ def add_options(parser: pytest.Parser) -> None:
         type="args",
         default=[],
     )
+    for name, display in BINARY_OPTIONS:
+        help_text = (
+            f"the {display} binary (default: {name} on PATH, else node_modules/.bin/{name} "
+            "under the root or this package)"
+        )
+        group.addoption(f"--skill-eval-{name}", metavar="PATH", default=None, help=help_text)
+        parser.addini(f"skill_eval_{name}", help_text, default=None)
     for name, metavar, extra in _OPTIONS:
         group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
         parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)

@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import shutil
 import signal
-import tempfile
 import threading
 from pathlib import Path
 from types import FrameType
@@ -19,16 +18,13 @@ from .budget import FileLedger, Ledger
 from .definitions import (
     VARIANTS,
     DefinitionError,
-    LoadedDefinition,
     LoadedGroup,
-    SelectionError,
     load_definition,
-    select,
 )
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
-from .evidence.records import CannotRun, InvocationRecord
+from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
 from .evidence.summary import discard_unused_result, write_invocation, write_summary
 from .grading import grade_group
@@ -40,7 +36,8 @@ from .nodeids import parse_item_id
 from .options import Settings, usage_errors
 from .providers import EndpointFactory
 from .run import Environment, GroupRun, synthetic_run
-from .scale.ledger import RedisLedger, safe_url
+from .run.records import cannot_run_records
+from .scale.ledger import open_ledger, safe_url
 from .scale.plan import Plan, PlanError, check_groups, load_plan
 from .scale.shard import (
     create_shard_dir,
@@ -285,24 +282,10 @@ class SkillEvalSession:
             }
             if settings.hosts:
                 invocation["hosts"] = list(settings.hosts)
-                invocation["cannotRun"] = self._cannot_run(definitions)
+                invocation["cannotRun"] = cannot_run_records(
+                    definitions, settings.group_selectors, settings.hosts
+                )
             write_invocation(result_dir, invocation)
-
-    def _cannot_run(self, definitions: list[LoadedDefinition]) -> list[CannotRun]:
-        """The selected groups a chosen host cannot run, in suite then host order."""
-        facts: list[CannotRun] = []
-        for definition in definitions:
-            try:
-                selection = select(definition, self.settings.group_selectors, None)
-            except SelectionError:
-                continue  # reported as a collection error
-            for chosen in selection:
-                group = chosen.loaded.group
-                for host in self.settings.hosts:
-                    reason = group.cannot_run(host)
-                    if reason is not None:
-                        facts.append({"group": group.id, "host": host, "reason": reason})
-        return facts
 
     def _prepare_shard(self, plan: Plan) -> None:
         """A planned run: the plan's result ids inside a fresh shard directory, no invocation."""
@@ -316,16 +299,9 @@ class SkillEvalSession:
     def _open_ledger(self) -> None:
         """The Redis ledger given by URL (keyed by the plan's id, else this invocation's), else
         a file ledger when there is a ceiling."""
-        if self.settings.ledger_url is not None and self.settings.max_cost is not None:
-            key = self.plan.id if self.plan is not None else self.result_dir(1).name
-            with usage_errors():
-                self.ledger = RedisLedger.open(
-                    self.settings.ledger_url, key, self.settings.max_cost, self.settings.reserve
-                )
-        elif self.settings.max_cost is not None:
-            self.settings.results_dir.mkdir(parents=True, exist_ok=True)
-            ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=self.settings.results_dir))
-            self.ledger = FileLedger.create(ledger_dir / "ledger.json", self.settings.max_cost)
+        key = self.plan.id if self.plan is not None else self.result_dir(1).name
+        with usage_errors():
+            self.ledger = open_ledger(self.settings, key)
 
     def install_interrupt_handler(self, session: pytest.Session) -> None:
         """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops."""

@@ -28,6 +28,11 @@ class HostOptions:
     unconfined_reads: bool = False  # --skill-eval-codex-unconfined-reads
 
 
+# The binary option of each host: `--skill-eval-<name> PATH` (ini `skill_eval_<name>`), and the
+# host's name in its help.
+BINARY_OPTIONS = (("pi", "Pi"), ("claude", "Claude Code"), ("codex", "Codex"))
+
+
 def _hosts() -> dict[str, type[Host]]:
     # Imported here so that `hosts.process` and `hosts.observation` stay cheap to import.
     from .claude_code.host import ClaudeCodeHost

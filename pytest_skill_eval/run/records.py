@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..definitions import LoadedGroup
+from ..definitions import LoadedDefinition, LoadedGroup, SelectionError, select
 from ..evidence import layout
-from ..evidence.records import GradeRecord, GroupError, GroupRecord, RunRecord
+from ..evidence.records import CannotRun, GradeRecord, GroupError, GroupRecord, RunRecord
 from ..evidence.states import unrecorded_group_state
 
 
@@ -108,3 +108,22 @@ def unpersisted_group(record: GroupRecord, grade_file: str, error: str) -> Group
         "artifacts": {"grade": grade_file, "group": layout.GROUP_FALLBACK},
         "errors": errors,
     }
+
+
+def cannot_run_records(
+    definitions: Sequence[LoadedDefinition], selectors: Sequence[str], hosts: Sequence[str]
+) -> list[CannotRun]:
+    """The selected groups a chosen host cannot run, in suite then host order."""
+    facts: list[CannotRun] = []
+    for definition in definitions:
+        try:
+            selection = select(definition, selectors, None)
+        except SelectionError:
+            continue  # reported as a collection error
+        for chosen in selection:
+            group = chosen.loaded.group
+            for host in hosts:
+                reason = group.cannot_run(host)
+                if reason is not None:
+                    facts.append({"group": group.id, "host": host, "reason": reason})
+    return facts

@@ -25,6 +25,7 @@ import contextlib
 import os
 import secrets
 import socket
+import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +37,8 @@ from ..errors import SkillEvalError
 
 if TYPE_CHECKING:
     import redis
+
+    from ..options import Settings
 
 PASSWORD_ENV = "SKILL_EVAL_LEDGER_PASSWORD"
 SCHEMES = ("redis", "rediss", "unix")
@@ -436,3 +439,15 @@ def ledger_from(handed: Mapping[str, Any], ledger_url: str | None = None) -> Led
             None if reserve is None else float(reserve),
         )
     return FileLedger(Path(handed["path"]), float(handed["maxCost"]))
+
+
+def open_ledger(settings: Settings, key: str) -> Ledger | None:
+    """The invocation's ledger: the Redis ledger at `--skill-eval-ledger-url` (under `key`),
+    else a fresh file ledger under the results directory when there is a ceiling, else None."""
+    if settings.max_cost is None:
+        return None
+    if settings.ledger_url is not None:
+        return RedisLedger.open(settings.ledger_url, key, settings.max_cost, settings.reserve)
+    settings.results_dir.mkdir(parents=True, exist_ok=True)
+    ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=settings.results_dir))
+    return FileLedger.create(ledger_dir / "ledger.json", settings.max_cost)
