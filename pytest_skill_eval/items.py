@@ -171,6 +171,8 @@ class SkillEvalFile(pytest.File):
         state = self.config.stash[SESSION_KEY]
         try:
             return state.group_run(loaded, trial, host if state.settings.hosts else None)
+        except DefinitionError as error:  # a variable of the host's isolation
+            raise DefinitionCollectionError(str(error)) from None
         except PydanticCustomError as error:
             raise DefinitionCollectionError(
                 f"{loaded.path}: group {loaded.group.id!r} cannot run on --skill-eval-host "

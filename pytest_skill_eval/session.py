@@ -23,7 +23,7 @@ from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
 from .evidence.summary import discard_unused_result, write_invocation, write_summary
 from .grading import grade_group
-from .hosts import check_layers, checked_binary
+from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
 from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import CancelToken
@@ -145,13 +145,15 @@ class SkillEvalSession:
         """The shared GroupRun of a group on a host in a trial's result.
 
         With `host` (chosen by the invocation) the group runs on it instead of its declared
-        host; a group the host cannot run raises the definition's rule error here.
+        host; a group the host cannot run raises the definition's rule error here, and one
+        that declares a variable of the host's isolation a DefinitionError.
         """
         declared = loaded.group.effective_runtime.host
         on = host or declared
         key = (loaded.path, loaded.group.id, trial, on)
         if key not in self.group_runs:
             moved = dataclasses.replace(loaded, group=loaded.group.on_host(on))
+            check_environment(loaded.path, moved.group, on, chosen=host is not None)
             self.group_runs[key] = GroupRun(
                 moved, self.result_dir, trial, host_chosen=host is not None, declared_host=declared
             )
@@ -217,6 +219,12 @@ class SkillEvalSession:
             definitions.append(loaded)
             self.loaded_groups.update({g.group.id: g for g in loaded.groups})
             for group in loaded.groups:
+                for host in self.hosts_for(group):
+                    try:  # a host that refuses the group: a collection error, no result
+                        group.group.on_host(host)
+                        check_environment(group.path, group.group, host, chosen=False)
+                    except (DefinitionError, ValueError):
+                        invalid = True
                 for variant in group.group.variants.values():
                     if variant.source.kind == "git":
                         # An unresolvable ref is recorded by the variant when it runs.
