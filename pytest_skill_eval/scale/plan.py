@@ -26,6 +26,7 @@ from ..definitions import (
 from ..errors import SkillEvalError
 from ..evidence import layout, new_result_id, read_json, sha256_file, utc_now, write_json_once
 from ..evidence.records import InvocationRecord
+from ..hosts import check_environment
 from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
 from .models import check_plan
 
@@ -217,13 +218,20 @@ def make_plan(
 
 
 def _hosts_of(loaded: LoadedGroup, hosts: Sequence[str]) -> tuple[str, ...]:
-    """The hosts a planned group runs on; one it cannot run on is the definition's error."""
+    """The hosts a planned group runs on; one it cannot run on, or whose isolation the group's
+    environment names, is the definition's error."""
     for host in hosts:
         try:
             loaded.group.on_host(host)
         except ValueError as error:
             raise PlanError(f"group {loaded.group.id!r} on {host}: {error}") from None
-    return tuple(hosts) or (loaded.group.effective_runtime.host,)
+    on = tuple(hosts) or (loaded.group.effective_runtime.host,)
+    for host in on:
+        try:
+            check_environment(loaded.path, loaded.group, host, chosen=bool(hosts))
+        except DefinitionError as error:
+            raise PlanError(str(error)) from None
+    return on
 
 
 def write_plan(plan: Mapping[str, Any], out: Path) -> Path:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.cli import main as skill_eval
 from tests.support.runs import skill_eval_args
 
 GROUP = Path("groups") / "natural-activation.json"
@@ -94,3 +95,18 @@ def test_provider_keys_and_other_hosts_variables_stay_allowed(
     result = _collect(pytester, example_root)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert any("natural-activation[candidate" in line for line in result.outlines)
+
+
+def test_a_plan_refuses_the_group_before_any_shard_runs(
+    example_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _declare(example_root, None, {}, ["CLAUDE_CONFIG_DIR"])
+    out = tmp_path / "plan.json"
+    argv = ["plan", str(path), "--root", str(example_root), "-o", str(out)]
+    assert skill_eval([*argv, "--host", "claude-code"]) != 0
+    err = capsys.readouterr().err
+    assert f"{path}: /runtime/environment/inherit/0: CLAUDE_CONFIG_DIR belongs" in err
+    assert err.count("\n") == 1
+    assert not out.exists()
+    # On Pi, which the group declares, the name is nobody's: the plan is made.
+    assert skill_eval(argv) == 0
