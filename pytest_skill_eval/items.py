@@ -163,7 +163,7 @@ class SkillEvalFile(pytest.File):
             # its items are skips (a declared runtime.host it cannot run is refused on load).
             reason = group.cannot_run(host) if settings.hosts else None
             chosen_host = host if settings.hosts else None
-            run = None if reason else state.group_run(chosen.loaded, trial, chosen_host)
+            run = None if reason else self._group_run(chosen.loaded, trial, chosen_host)
             if run is not None:
                 run.selected = dict(chosen.variants)
             for variant, selected in chosen.variants.items():
@@ -177,6 +177,14 @@ class SkillEvalFile(pytest.File):
                     )  # fmt: skip
                 else:
                     yield VariantItem.from_parent(self, name=name, group_run=run, variant=variant)
+
+    def _group_run(self, loaded: LoadedGroup, trial: int, host: str | None) -> GroupRun:
+        """The group's run on `host` (None: its declared host); a group whose environment names
+        a variable of the host's isolation is a collection error."""
+        try:
+            return self.config.stash[SESSION_KEY].group_run(loaded, trial, host)
+        except DefinitionError as error:
+            raise DefinitionCollectionError(str(error)) from None
 
     def _warn_undeclared_tools(self, loaded: LoadedGroup, variants: Mapping[str, bool]) -> None:
         """A script that calls a tool its group does not offer is a warning at collection."""

@@ -5,10 +5,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import shutil
-import signal
 import threading
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
@@ -28,7 +26,7 @@ from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
 from .evidence.summary import discard_unused_result, write_invocation, write_summary
 from .grading import grade_group
-from .hosts import check_layers, checked_binary
+from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
 from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import CancelToken
@@ -152,13 +150,15 @@ class SkillEvalSession:
         """The shared GroupRun of a group on a host in a trial's result.
 
         With `host` (chosen by the invocation) the group runs on it instead of its declared
-        host; ask `Group.cannot_run` first (a host that cannot run it raises the rule error).
+        host; ask `Group.cannot_run` first (a host that cannot run it raises the rule error),
+        and a group that declares a variable of the host's isolation raises a DefinitionError.
         """
         declared = loaded.group.effective_runtime.host
         on = host or declared
         key = (loaded.path, loaded.group.id, trial, on)
         if key not in self.group_runs:
             moved = dataclasses.replace(loaded, group=loaded.group.on_host(on))
+            check_environment(loaded.path, moved.group, on, chosen=host is not None)
             self.group_runs[key] = GroupRun(
                 moved, self.result_dir, trial, host_chosen=host is not None, declared_host=declared
             )
@@ -224,6 +224,15 @@ class SkillEvalSession:
             definitions.append(loaded)
             self.loaded_groups.update({g.group.id: g for g in loaded.groups})
             for group in loaded.groups:
+                for host in self.hosts_for(group):
+                    if self.settings.hosts and group.group.cannot_run(host) is not None:
+                        continue  # that host's items are skips
+                    try:  # a variable of the host's isolation: a collection error, no result
+                        check_environment(
+                            group.path, group.group, host, chosen=bool(self.settings.hosts)
+                        )
+                    except DefinitionError:
+                        invalid = True
                 for variant in group.group.variants.values():
                     if variant.source.kind == "git":
                         # An unresolvable ref is recorded by the variant when it runs.
@@ -305,18 +314,11 @@ class SkillEvalSession:
 
     def install_interrupt_handler(self, session: pytest.Session) -> None:
         """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        previous = signal.getsignal(signal.SIGINT)
 
-        def handler(signum: int, frame: FrameType | None) -> None:
-            if self.cancel.cancelled:
-                signal.signal(signal.SIGINT, previous)
-                raise KeyboardInterrupt
-            self.cancel.cancel("cancelled")
-            session.shouldstop = "skill-eval: cancelled by Ctrl-C (press again to stop at once)"
+        def stop(reason: str) -> None:
+            session.shouldstop = reason
 
-        signal.signal(signal.SIGINT, handler)
+        self.cancel.on_interrupt(stop)
 
     def finish(self, session: pytest.Session) -> None:
         """Finalise groups left half-run, then (controller) write each result's summary.json.

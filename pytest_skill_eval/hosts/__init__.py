@@ -3,7 +3,8 @@
 Each host is a subpackage (`hosts/pi/`, …) with a `Host` implementation; `host_for` maps a
 definition's `runtime.host` to it, and `checked_binary` finds and checks the binary of a host
 other than Pi (Pi's is checked by the session, which may hand it to its workers). Both refuse a
-machine where a system-wide or managed layer of the host exists (`check_layers`).
+machine where a system-wide or managed layer of the host exists (`check_layers`);
+`check_environment` refuses a group that declares a variable of the host's isolation.
 """
 
 from __future__ import annotations
@@ -11,9 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .base import Executable, Host
+from .environment import refusal
 from .layers import kept_out
+
+if TYPE_CHECKING:
+    from ..definitions import Group
 
 
 class UnknownHostError(LookupError):
@@ -65,6 +71,19 @@ def check_layers(name: str) -> None:
     """Refuse a machine where a system-wide or managed layer of host `name` exists."""
     host = host_for(name)
     kept_out(host.display_name, host.system_layers)
+
+
+def check_environment(path: Path, group: Group, name: str, *, chosen: bool) -> None:
+    """Refuse a group (file `path`) whose `runtime.environment` declares a variable of host
+    `name`'s isolation: a DefinitionError at its pointer (`chosen`: by --skill-eval-host)."""
+    from ..definitions import DefinitionError
+    from ..definitions.conversion import pointer_of
+
+    environment = group.effective_runtime.environment
+    owned = host_for(name).owned_environment
+    refused = refusal(owned, name, environment.literal, environment.inherit, chosen=chosen)
+    if refused is not None:
+        raise DefinitionError(path, pointer_of(refused[0]), refused[1])
 
 
 def _claude_code(options: HostOptions, root: Path) -> Executable:

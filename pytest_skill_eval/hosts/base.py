@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from ..evidence.redact import Redactor
 from ..modelserver.server import Route
 from .compile_cache import compile_cache_env
+from .environment import OwnedEnvironment, subject_environment
 from .layers import SystemLayer
 from .observation import Observation, Turn
 from .prestart import PromptGate
@@ -107,7 +108,7 @@ class Launch:
     plugins: tuple[Path, ...] = ()  # the variant's add-ons in the host's own format
     target: Path | None = None  # the skill delivered explicitly on turn one
     turn_file: Path | None = None  # gets the current turn number, for the add-ons
-    # Added over the host's isolated baseline (after PWD), in this order.
+    # Added to the host's isolated baseline; never over a name the host owns.
     environment: Mapping[str, str] = field(default_factory=dict)
     no_progress_s: float = NO_PROGRESS_S
     # Every secret of the run: stdout and stderr are redacted before they reach the disk.
@@ -161,6 +162,8 @@ class Host(Protocol):
     observes_context: bool
     # What it reads from outside its isolated home (managed settings, /etc): none may exist.
     system_layers: tuple[SystemLayer, ...]
+    # The variables of its isolation (`hosts.environment`): no definition may set them.
+    owned_environment: OwnedEnvironment
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """Create the isolated home under `root` and write the host's config for `endpoint`."""
@@ -235,7 +238,7 @@ def launch_process(
     if host.runs_on_node:
         env |= compile_cache_env(host.name, binary.version, env.get("PATH", os.defpath))
     env["PWD"] = str(launch.cwd)
-    env |= dict(launch.environment)
+    env = subject_environment(host.owned_environment, env, launch.environment)
     process = HostProcess(
         argv=argv,
         env=env,

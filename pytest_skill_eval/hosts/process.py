@@ -10,9 +10,10 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import psutil
@@ -68,6 +69,22 @@ class CancelToken:
     def cancelled(self) -> bool:
         """Whether cancellation was requested."""
         return self._event.is_set()
+
+    def on_interrupt(self, stop: Callable[[str], None]) -> None:
+        """From the main thread: the first Ctrl-C cancels cleanly (evidence kept, the rest
+        cancelled) and asks `stop` to end the session; the second stops at once."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            if self.cancelled:
+                signal.signal(signal.SIGINT, previous)
+                raise KeyboardInterrupt
+            self.cancel("cancelled")
+            stop("skill-eval: cancelled by Ctrl-C (press again to stop at once)")
+
+        signal.signal(signal.SIGINT, handler)
 
 
 @dataclass

@@ -26,6 +26,7 @@ from ..definitions import (
 from ..errors import SkillEvalError
 from ..evidence import layout, new_result_id, read_json, sha256_file, utc_now, write_json_once
 from ..evidence.records import InvocationRecord
+from ..hosts import check_environment
 from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
 from .models import check_plan
 
@@ -219,10 +220,18 @@ def make_plan(
 
 def _hosts_of(loaded: LoadedGroup, hosts: Sequence[str]) -> tuple[str, ...]:
     """The hosts a planned group runs on: the chosen ones that can run it (on the others its
-    items are skips, with no unit), else its declared host."""
+    items are skips, with no unit), else its declared host; one whose isolation the group's
+    environment names is the definition's error."""
     if not hosts:
-        return (loaded.group.effective_runtime.host,)
-    return tuple(host for host in hosts if loaded.group.cannot_run(host) is None)
+        on: tuple[str, ...] = (loaded.group.effective_runtime.host,)
+    else:
+        on = tuple(host for host in hosts if loaded.group.cannot_run(host) is None)
+    for host in on:
+        try:
+            check_environment(loaded.path, loaded.group, host, chosen=bool(hosts))
+        except DefinitionError as error:
+            raise PlanError(str(error)) from None
+    return on
 
 
 def write_plan(plan: Mapping[str, Any], out: Path) -> Path:

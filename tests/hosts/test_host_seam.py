@@ -100,9 +100,9 @@ def test_a_guarded_turn_by_turn_launch_and_a_bare_one_shot_launch(tmp_path: Path
         assert argv[1:3] == ["--mode", "rpc"]
         assert argv[-2:] == ["--tools", "read"]
         assert process.interactive
-        # The launch's variables go over the isolated baseline and PWD.
+        # The launch's variables join the isolated baseline; PWD stays the launch's cwd.
         assert (env["HOME"], env["PI_CODING_AGENT_DIR"]) == (str(home.home), str(home.config))
-        assert (env["PWD"], env["EXTRA"]) == ("set-by-the-launch", "1")
+        assert (env["PWD"], env["EXTRA"]) == (str(tmp_path), "1")
 
         bare = Launch(
             cwd=tmp_path,
@@ -142,3 +142,51 @@ def test_homes_go_to_memory_with_room_unless_the_operator_chose_a_temp_dir(
     monkeypatch.delenv("TMPDIR")
     monkeypatch.setattr(base, "_SHM", str(tmp_path / "absent"))
     assert home_parent() is None
+
+
+# Per host: names of its isolation it does not set in a scripted run, and a provider key a live
+# run inherits (a name the host owns is withheld; the key passes unless the host sets its own).
+NOT_SET = {
+    "pi": {"PI_PACKAGE_DIR": False, "XDG_CONFIG_HOME": False, "ANTHROPIC_API_KEY": True},
+    "claude-code": {
+        "CLAUDE_CODE_USE_BEDROCK": False,
+        "ANTHROPIC_AUTH_TOKEN": False,
+        "BUN_OPTIONS": False,
+        "NODE_OPTIONS": False,
+    },
+    "codex": {"CODEX_SQLITE_HOME": False, "OPENAI_BASE_URL": False, "CODEX_API_KEY": True},
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_SET))
+def test_declared_variables_never_replace_or_add_one_the_host_owns(
+    tmp_path: Path, name: str
+) -> None:
+    host = host_for(name)
+    binary = PiBinary(tmp_path / name, "0.0.1")
+
+    def launch(environment: dict[str, str]) -> Launch:
+        return Launch(
+            cwd=tmp_path,
+            prompts=("go",),
+            one_shot=True,
+            events_path=tmp_path / "events.jsonl",
+            stderr_path=tmp_path / "stderr.log",
+            environment=environment,
+        )
+
+    with ScriptedModelServer() as server, server.open_route(None) as route:
+        served = ServedModel(route, OPENAI, "skill-eval", "scripted")
+        endpoint = Endpoint(mode="scripted", model=None, served=served)
+        with isolated_home(host, endpoint, prefix="skill-eval-test-") as home:
+            _argv, own, _process = launch_process(host, binary, launch({}), home)
+            # Every name the host sets is one it owns (collection refuses a group naming it),
+            # or the provider key a live run inherits, which the scripted run's placeholder beats.
+            owned = host.owned_environment
+            assert [k for k in own if not owned.owns(k) and k not in owned.allowed] == []
+            attack = dict.fromkeys(own, "/root/.attacker") | dict.fromkeys(NOT_SET[name], "x")
+            attack["EXTRA"] = "1"
+            _argv, env, _process = launch_process(host, binary, launch(attack), home)
+    assert {k: env[k] for k in own} == own
+    passed = {k for k, allowed in NOT_SET[name].items() if allowed and k not in own}
+    assert set(env) - set(own) == {"EXTRA", *passed}

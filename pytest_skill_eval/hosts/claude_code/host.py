@@ -20,6 +20,7 @@ from ...modelserver.wire import ANTHROPIC
 from .. import command_server
 from ..base import Endpoint, Executable, Home, Launch
 from ..dialogue import StreamDialogue
+from ..environment import OwnedEnvironment
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from .binary import BASELINE_KEYS, SYSTEM_LAYERS
@@ -43,6 +44,15 @@ QUIET = {
     "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
 }
 BUILTIN_PLUGINS = ("plugin-authoring", "agents-md", "privacy")
+# Claude Code's isolation (`hosts.environment`): every name `environment` sets, and the families
+# that steer its config dir, model endpoint, telemetry and updates (CLAUDE_*, ANTHROPIC_*,
+# DISABLE_*) or load code into it (BUN_*: it is a Bun executable); its thinking is the declared
+# `model.thinking`. A live run still inherits its provider key.
+OWNED_ENVIRONMENT = OwnedEnvironment.of(
+    (*BASELINE_KEYS, *QUIET, "CLAUDECODE", "MAX_THINKING_TOKENS"),
+    prefixes=("CLAUDE_", "ANTHROPIC_", "DISABLE_", "BUN_"),
+    allowed=("ANTHROPIC_API_KEY",),
+)
 
 
 def install_skills(config: Path, skills: Sequence[Path]) -> dict[str, Path]:
@@ -173,6 +183,7 @@ class ClaudeCodeHost:
     runs_on_node = False  # a native binary
     observes_context = False
     system_layers = SYSTEM_LAYERS
+    owned_environment = OWNED_ENVIRONMENT
 
     def __init__(self) -> None:
         self._base_url: str | None = None

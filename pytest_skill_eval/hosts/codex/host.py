@@ -27,6 +27,7 @@ from ..base import Endpoint, Executable, Home, Launch
 from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
+from ..environment import OwnedEnvironment
 from ..layers import SystemLayerError, kept_out
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
@@ -53,6 +54,14 @@ COMMAND_SERVER = Path(command_server_module.__file__)
 # Codex stops waiting for a tool call after `tool_timeout_sec`: well after the server has.
 TOOL_TIMEOUT_MARGIN_S = 30
 
+# Codex's isolation (`hosts.environment`): every name `environment` sets (the npm launcher's
+# CODEX_MANAGED_* among them), CODEX_*, which steer its home, state, certificates and
+# credentials, and OPENAI_BASE_URL, its model endpoint. A live run still inherits its key.
+OWNED_ENVIRONMENT = OwnedEnvironment.of(
+    (*BASELINE_KEYS, KEY_ENV, "OPENAI_BASE_URL"),
+    prefixes=("CODEX_",),
+    allowed=("CODEX_API_KEY",),
+)
 ISOLATED_INSTRUCTIONS = (
     "You are a coding assistant operating inside Codex for a skill evaluation. Work only in the "
     "current working directory and with the skills listed to you. When a task matches a skill's "
@@ -321,6 +330,7 @@ class CodexHost:
     runs_on_node = False  # its native binary runs directly (`binary.native_codex`), never Node
     observes_context = False
     system_layers = SYSTEM_LAYERS
+    owned_environment = OWNED_ENVIRONMENT
     unobservable_tools = UNOBSERVABLE_TOOLS
 
     def __init__(self) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...errors import HostError
 from ..binaries import locate, version_of
+from ..environment import OwnedEnvironment
 from ..layers import SystemLayer
 
 MIN_VERSION = (0, 73, 1)
@@ -22,6 +23,9 @@ SYSTEM_LAYERS: tuple[SystemLayer, ...] = ()
 # The small host baseline copied from the operator's environment (PRODUCT §4): enough for Node
 # to start and format text, nothing that carries identity or credentials.
 BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+# Pi's isolation (`hosts.environment`): every name `base_environment` sets, and PI_*, which
+# steer its agent dir, package dir, network and telemetry.
+OWNED_ENVIRONMENT = OwnedEnvironment.of(BASELINE_KEYS, prefixes=("PI_",))
 
 
 class PiNotFoundError(HostError):

@@ -11,7 +11,7 @@ from ..base import Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from . import extensions
-from .binary import SYSTEM_LAYERS, base_environment, pi_argv
+from .binary import OWNED_ENVIRONMENT, SYSTEM_LAYERS, base_environment, pi_argv
 from .config import live_settings_json, pi_agent_files, settings_json
 from .driver import Conversation, run_one_shot, run_turns
 
@@ -90,6 +90,7 @@ class PiHost:
     runs_on_node = True
     observes_context = True  # the observer extension
     system_layers = SYSTEM_LAYERS
+    owned_environment = OWNED_ENVIRONMENT
     defers_first_prompt = True  # rpc mode: the first prompt waits for `Launch.gate`
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
