@@ -29,6 +29,7 @@ from typing import Any
 
 from ..definitions import LoadedGroup, parse_group
 from ..evidence import layout, verify_group, write_json_once
+from ..evidence.store import sha256_file
 from ..evidence.summary import write_invocation, write_summary
 from ..hosts.process import CancelToken
 from ..run import Environment, GroupRun
@@ -36,7 +37,7 @@ from ..trials import aggregate
 from ..workspace import SourceResolver
 from ..workspace.entries import open_regular
 from .balance import assign
-from .intake import MergeError, Shard, choose_shards, find_shards, load_shard, real_dir
+from .intake import MergeError, Shard, ShardGroup, choose_shards, find_shards, load_shard
 from .plan import Plan, Unit, invocation_record
 
 SHARD_MISSING = "shard-missing"
@@ -159,35 +160,35 @@ def _inside(out: Path, name: str) -> Path:
     return target
 
 
-def _delivered(unit: Unit, arrived: Mapping[tuple[str, int], Path]) -> bool:
+def _delivered(unit: Unit, arrived: Mapping[tuple[str, int], ShardGroup]) -> bool:
     """Whether a shard delivered the unit on every one of its hosts."""
     return all((name, unit.trial) in arrived for _host, name in unit.directories)
 
 
-def _arrivals(plan: Plan, shards: Sequence[Shard]) -> dict[tuple[str, int], Path]:
-    """(group directory name, trial) → the one shard group directory that delivered it."""
+def _arrivals(plan: Plan, shards: Sequence[Shard]) -> dict[tuple[str, int], ShardGroup]:
+    """(group directory name, trial) → the one shard group that delivered it.
+
+    Only the group directories each shard's root was computed over (`Shard.groups`): a
+    directory that appeared in a shard after it was hashed is never merged.
+    """
     planned = {(name, u.trial) for u in plan.units() for _host, name in u.directories}
-    arrived: dict[tuple[str, int], Path] = {}
+    arrived: dict[tuple[str, int], ShardGroup] = {}
     for shard in shards:
-        for trial in range(1, plan.trials + 1):
-            groups = layout.groups_dir(shard.path / plan.result_id(trial))
-            if not real_dir(groups):
-                continue
-            for group_dir in sorted(p for p in groups.iterdir() if real_dir(p)):
-                key = (group_dir.name, trial)
-                if key not in planned:
-                    raise MergeError(f"{group_dir} is not a unit of plan {plan.id}")
-                if key in arrived:
-                    raise MergeError(
-                        f"unit {group_dir.name} (trial {trial}) arrived twice: in "
-                        f"{arrived[key]} and {group_dir}"
-                    )
-                arrived[key] = group_dir
+        for group in shard.groups:
+            key = (group.path.name, group.trial)
+            if key not in planned:
+                raise MergeError(f"{group.path} is not a unit of plan {plan.id}")
+            if key in arrived:
+                raise MergeError(
+                    f"unit {group.path.name} (trial {group.trial}) arrived twice: in "
+                    f"{arrived[key].path} and {group.path}"
+                )
+            arrived[key] = group
     return arrived
 
 
 def _same_groups(
-    plan: Plan, targets: Sequence[Path], arrived: Mapping[tuple[str, int], Path]
+    plan: Plan, targets: Sequence[Path], arrived: Mapping[tuple[str, int], ShardGroup]
 ) -> bool:
     """Whether existing results hold exactly these arrived groups, byte for byte by manifest."""
     for trial, target in enumerate(targets, start=1):
@@ -197,8 +198,7 @@ def _same_groups(
             if unit_trial != trial:
                 continue
             mine = layout.groups_dir(target) / name / layout.MANIFEST
-            theirs = source / layout.MANIFEST
-            if not mine.is_file() or mine.read_bytes() != theirs.read_bytes():
+            if not mine.is_file() or sha256_file(mine) != source.manifest:
                 return False
     return True
 
@@ -226,13 +226,20 @@ def _budget(shards: Sequence[Shard], count: int) -> dict[str, Any] | None:
     }
 
 
-def _place(unit: Unit, source: Path, target: Path) -> None:
-    """Copy one arrived group and prove the copy against its manifest."""
-    _copy_tree(source, target)
+def _place(unit: Unit, source: ShardGroup, target: Path) -> None:
+    """Copy one arrived group and prove the copy against its manifest, and that manifest
+    against the one its shard's root was computed over (the bytes hashed, not a re-read)."""
+    _copy_tree(source.path, target)
+    copied = target / layout.MANIFEST
+    if (sha256_file(copied) if copied.is_file() else None) != source.manifest:
+        raise MergeError(
+            f"{source.path / layout.MANIFEST} changed while it was being merged: it is not the "
+            "manifest its shard's root was computed over; merge again"
+        )
     problems = verify_group(target)
     if problems:
         raise MergeError(
-            f"group {unit.group} (trial {unit.trial}) from {source} does not match its "
+            f"group {unit.group} (trial {unit.trial}) from {source.path} does not match its "
             "manifest:\n" + "\n".join(problems)
         )
 
