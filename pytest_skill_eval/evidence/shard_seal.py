@@ -121,11 +121,12 @@ def verify_shard_chain(result: Path) -> list[str]:
             leaves = [dict(leaf) for leaf in shard["leaves"]]
             names = [str(leaf["name"]) for leaf in leaves]
             root = str(shard["root"])
+            computed = seal_root(leaves)
         except (TypeError, KeyError, ValueError, AttributeError) as error:
             detail = f"{type(error).__name__}: {error}"
             problems.append(f"damaged seal: {seal_path} (a shard entry: {detail})")
             continue
-        if seal_root(leaves) != root:
+        if computed != root:
             problems.append(
                 f"changed: {seal_path} ({label}: its root {SEAL_PREFIX}{root} is not the hash "
                 "of its recorded leaves)"

@@ -165,7 +165,7 @@ def _sealed_root(path: Path) -> str | None:
     try:
         root = seal["root"]
         consistent = isinstance(root, str) and seal_root(seal["leaves"]) == root
-    except (TypeError, KeyError, AttributeError):
+    except (TypeError, KeyError, AttributeError, ValueError):  # ValueError: a lone surrogate
         consistent = False
     if not consistent:
         raise MergeError(f"{seal_path}: its root is not the hash of its leaves (edited)")
