@@ -135,7 +135,7 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
             seal = sealed_root(result)
             print(f"{verb}: {result}" + (f" seal sha256:{seal}" if seal else ""))
         unbound = [k for k in outcome.shards if k not in roots]
-        if unbound and not outcome.already:
+        if unbound:  # an existing result is "already merged" only if bound as this merge
             print(
                 f"unbound: shard(s) {', '.join(map(str, unbound))} merged without a root "
                 "(pass --shard-root K=HASH from each shard's log to prove the chain)"

@@ -6,7 +6,8 @@ exactly once; a unit no shard delivered is recorded `infrastructure-failed` (`sh
 never `cancelled`. Then `invocation.json`, `summary.json` and, for several trials, the aggregate
 are written with the same writers a single-machine run uses. The merge is staged beside the
 target and moved into place at the end, so it is all or nothing; re-running it on the same
-shards finds the result already there and leaves it as it is. Every timestamp a merge writes
+shards finds the result already there and leaves it as it is, once `existing` has proven it is
+the one this merge writes (else it is other evidence, refused). Every timestamp a merge writes
 comes from the shards' records (the earliest start, the latest completion), never the clock,
 so merging the same shards twice gives the same bytes.
 
@@ -37,6 +38,7 @@ from ..trials import aggregate
 from ..workspace import SourceResolver
 from ..workspace.entries import open_regular
 from .balance import assign
+from .existing import differs
 from .intake import MergeError, Shard, ShardGroup, choose_shards, find_shards, load_shard
 from .plan import Plan, Unit, invocation_record
 
@@ -73,19 +75,6 @@ def merge(
     aggregate_id = plan.data.get("aggregate")
     aggregate_target = _inside(out, aggregate_id) if aggregate_id else None
     missing = [u for u in units if not _delivered(u, arrived)]
-    existing = [t for t in (*targets, aggregate_target) if t is not None and t.exists()]
-    if existing:
-        if len(existing) == len(targets) + (aggregate_target is not None) and _same_groups(
-            plan, targets, arrived
-        ):
-            return MergeOutcome(targets, aggregate_target, missing, already=True, shards=merged)
-        raise MergeError(
-            f"{existing[0]} already exists and holds other evidence; results are never "
-            "rewritten: merge into another directory (-o)"
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    staging = _inside(out, f".{plan.id}.merging.{secrets.token_hex(4)}")
-    staging.mkdir()
     # Each shard's root, recomputed from what was read, and whether CI's log bound it.
     sealed_shards = [
         {
@@ -100,9 +89,24 @@ def merge(
     # Timestamps come from the shards' own records, so the same shards merge to the same bytes.
     started = min(str(s.record["startedAt"]) for s in shards)
     completed = max(str(s.record["completedAt"]) for s in shards)
+    budget = _budget(shards, count)
+    existing = [t for t in (*targets, aggregate_target) if t is not None and os.path.lexists(t)]
+    if existing:
+        reason: str | None = "not every result of the plan is there"
+        if len(existing) == len(targets) + (aggregate_target is not None):
+            times = (started, completed)
+            reason = differs(plan, targets, aggregate_target, arrived, sealed_shards, times, budget)
+        if reason is None:
+            return MergeOutcome(targets, aggregate_target, missing, already=True, shards=merged)
+        raise MergeError(
+            f"{existing[0]} already exists and holds other evidence ({reason}); results are "
+            "never rewritten: merge into another directory (-o)"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    staging = _inside(out, f".{plan.id}.merging.{secrets.token_hex(4)}")
+    staging.mkdir()
     placed: list[Path] = []
     try:
-        budget = _budget(shards, count)
         for trial in range(1, plan.trials + 1):
             result = staging / plan.result_id(trial)
             result.mkdir()
@@ -185,22 +189,6 @@ def _arrivals(plan: Plan, shards: Sequence[Shard]) -> dict[tuple[str, int], Shar
                 )
             arrived[key] = group
     return arrived
-
-
-def _same_groups(
-    plan: Plan, targets: Sequence[Path], arrived: Mapping[tuple[str, int], ShardGroup]
-) -> bool:
-    """Whether existing results hold exactly these arrived groups, byte for byte by manifest."""
-    for trial, target in enumerate(targets, start=1):
-        if not layout.summary_file(target).is_file():
-            return False
-        for (name, unit_trial), source in arrived.items():
-            if unit_trial != trial:
-                continue
-            mine = layout.groups_dir(target) / name / layout.MANIFEST
-            if not mine.is_file() or sha256_file(mine) != source.manifest:
-                return False
-    return True
 
 
 def _budget(shards: Sequence[Shard], count: int) -> dict[str, Any] | None:
