@@ -125,7 +125,8 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
         return 0
     if args.command == "merge":
         loaded = load_plan(Path(args.plan).resolve())
-        out = Path(args.output).resolve() if args.output else root / ".skill-eval" / "runs"
+        # Not resolved here: the merge checks the -o given, links and all, against the shards.
+        out = Path(os.path.abspath(args.output)) if args.output else root / ".skill-eval" / "runs"
         roots = _shard_roots(args.shard_root, args.shard_roots)
         outcome = merge(loaded, [Path(s) for s in args.shards], out, roots)
         for unit in outcome.missing:

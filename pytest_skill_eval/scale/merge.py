@@ -65,6 +65,7 @@ def merge(
     """
     bound = dict(roots or {})
     loaded = [load_shard(plan, p) for p in find_shards(shard_paths)]
+    _outside_shards(out, loaded)
     shards = choose_shards(plan, loaded, bound)
     count = shards[0].count
     merged = tuple(s.index for s in shards)
@@ -148,6 +149,20 @@ def merge(
     return MergeOutcome(targets, aggregate_target, missing, shards=merged)
 
 
+def _outside_shards(out: Path, shards: Sequence[Shard]) -> None:
+    """Refuse a `-o` in a shard (or a link there): a shard's directory, which its sender
+    controls, is never where a merge writes, nor what decides where it writes."""
+    given = Path(os.path.abspath(out))
+    places = {Path(os.path.realpath(given)), Path(os.path.realpath(given.parent)) / given.name}
+    for shard in shards:
+        for place in places:
+            if place == shard.path or shard.path in place.parents:
+                raise MergeError(
+                    f"-o {out} is inside the shard {shard.path}: a merge never writes into a "
+                    "shard; choose an -o outside every shard given"
+                )
+
+
 def owning_shard(plan: Plan, unit: Unit, count: int) -> int:
     """Which shard K of `count` a unit belongs to (the assignment `shard.shard_units` uses)."""
     units = plan.units()
@@ -175,13 +190,25 @@ def _arrivals(plan: Plan, shards: Sequence[Shard]) -> dict[tuple[str, int], Shar
     Only the group directories each shard's root was computed over (`Shard.groups`): a
     directory that appeared in a shard after it was hashed is never merged.
     """
-    planned = {(name, u.trial) for u in plan.units() for _host, name in u.directories}
+    units = plan.units()
+    owners = assign(units, shards[0].count) if shards else []
+    # Each planned group directory → the shard K the plan gives its unit to.
+    planned = {
+        (name, u.trial): owner
+        for u, owner in zip(units, owners, strict=True)
+        for _host, name in u.directories
+    }
     arrived: dict[tuple[str, int], ShardGroup] = {}
     for shard in shards:
         for group in shard.groups:
             key = (group.path.name, group.trial)
             if key not in planned:
                 raise MergeError(f"{group.path} is not a unit of plan {plan.id}")
+            if planned[key] != shard.index:
+                raise MergeError(
+                    f"{group.path} is a unit of shard {planned[key]}/{shard.count}, not of "
+                    f"shard {shard.index}: a shard delivers only the units the plan gives it"
+                )
             if key in arrived:
                 raise MergeError(
                     f"unit {group.path.name} (trial {group.trial}) arrived twice: in "
