@@ -147,3 +147,12 @@ def verify_shard_chain(result: Path) -> list[str]:
                     f"under {SEAL_PREFIX}{root})"
                 )
     return problems
+
+
+def unbound_shards(result: Path) -> list[int]:
+    """The indices of the shards a merged result's seal records as merged without a root."""
+    try:
+        shards = read_json(layout.seal_file(result)).get("shards") or []
+        return sorted(int(s["index"]) for s in shards if s.get("bound") is not True)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return []  # a damaged seal is reported by `verify_seal`
