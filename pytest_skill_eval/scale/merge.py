@@ -1,7 +1,8 @@
 """`skill-eval merge`: join the shards of a plan into the result(s) one machine would have written.
 
 Every arrived group is copied (never hard-linked, so a shard changed later cannot reach the
-sealed result) and re-hashed against its manifest; every planned unit must arrive
+sealed result; only a workspace's socket or device, which has no bytes, is linked) and
+re-hashed against its manifest; every planned unit must arrive
 exactly once; a unit no shard delivered is recorded `infrastructure-failed` (`shard-missing`),
 never `cancelled`. Then `invocation.json`, `summary.json` and, for several trials, the aggregate
 are written with the same writers a single-machine run uses. The merge is staged beside the
