@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..definitions import LoadedGroup, parse_group
+from ..definitions import VARIANTS, LoadedGroup, parse_group
 from ..evidence import layout, verify_group, write_json_once
 from ..evidence.store import sha256_file
 from ..evidence.summary import write_invocation, write_summary
@@ -337,9 +337,12 @@ def _recorded_link(relative: Path) -> bool:
     """Whether a link (or FIFO, socket, device) at `relative` in a group directory is an entry
     of a subject's workspace, which the run records as it is."""
     parts = relative.parts
-    if len(parts) >= 3 and parts[1] == "workspace":
+    if len(parts) < 3 or parts[0] not in VARIANTS:
+        return False  # `resources/workspace/…` or `x/workspace/…` is no subject's workspace
+    if parts[1] == "workspace":
         return True
-    return len(parts) >= 5 and parts[1] == "turns" and parts[3] == "workspace"
+    turn = len(parts) >= 5 and parts[1] == "turns" and parts[2].isdigit()
+    return turn and parts[3] == "workspace"
 
 
 def _copy_entry(source: Path, target: Path, relative: Path) -> None:

@@ -1,6 +1,7 @@
 """A shard delivers only the units the plan gives it, and a merge never writes into a shard:
 a group moved to the other shard (both re-sealed) is refused even unbound, and an `-o` inside a
-shard, or a link planted in one, writes nothing."""
+shard, or a link planted in one, writes nothing. A link is merged as evidence only inside a
+subject's workspace, not in a folder that merely has its name."""
 
 from __future__ import annotations
 
@@ -8,16 +9,19 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.evidence import json_bytes
 from tests.scale.test_shard_trust import (
     _bound,
     _group,
     _merge,
     _one_error,
+    _rehash,
     _reseal,
     _result,
     _shards,
     built,
 )
+from tests.support.files import read_json
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
@@ -64,3 +68,25 @@ def test_an_output_linked_from_inside_a_shard_is_refused(
     assert _merge(built, shards, shards[1] / "results", *_bound(built)) == 1
     assert f"is inside the shard {shards[1]}" in _one_error(capsys)
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "where", ["resources/workspace", "candidate/turns/x/workspace", "elsewhere/workspace"]
+)
+def test_a_link_in_a_folder_named_workspace_outside_a_subjects_is_refused(
+    built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    shards = _shards(built, tmp_path)
+    group = _group(built, shards[0])
+    (group / where).mkdir(parents=True)
+    (group / where / "planted").symlink_to("/etc/passwd")
+    manifest = read_json(group / "manifest.json")
+    manifest["files"][f"{where}/planted"] = ""
+    (group / "manifest.json").chmod(0o644)
+    (group / "manifest.json").write_bytes(json_bytes(manifest))
+    _rehash(group)
+    _reseal(built, shards[0])
+    out = tmp_path / "merged"
+    assert _merge(built, shards, out) == 1
+    assert f"{group / where / 'planted'} is a symlink" in _one_error(capsys)
+    assert not (out / _result(built)).exists()
