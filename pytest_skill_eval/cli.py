@@ -10,7 +10,7 @@ from pathlib import Path
 from . import compare
 from .errors import OutputError, ResultNotFoundError, SkillEvalError
 from .evidence import parse_root, sealed_root, unfinished, verify_result
-from .evidence.shard_seal import verify_shard_chain
+from .evidence.shard_seal import unbound_shards, verify_shard_chain
 from .hosts.pi.binary import check_pi, locate_pi
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
 from .scale import commands as scale_commands
@@ -150,6 +150,12 @@ def _run(args: argparse.Namespace) -> int:
             print(f"{len(problems)} difference(s) in {result}", file=sys.stderr)
             return 1
         print(f"verified: {result} (seal sha256:{sealed_root(result)})")
+        unbound = unbound_shards(result)
+        if unbound:
+            print(
+                f"unbound: shard(s) {', '.join(map(str, unbound))} were merged without a root "
+                "from their logs; the chain reaches the roots they had, not the ones CI printed"
+            )
         return 0
     return 2  # pragma: no cover - argparse rejects unknown commands
 

@@ -190,10 +190,13 @@ def _load_seal(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]] |
         root = seal["root"]
         recorded = seal.get("shards")
         shards = None if recorded is None else [dict(shard) for shard in recorded]
+        # Hashable as written: every leaf has a digest, no name or shard is a lone surrogate.
+        computed = seal_root(leaves)
+        json.dumps(shards, sort_keys=True, ensure_ascii=False).encode("utf-8")
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
         detail = f"{type(error).__name__}: {error}"
         raise EvidenceError(f"damaged seal: {path} ({detail})") from None
-    if seal_root(leaves) != root:
+    if computed != root:
         raise EvidenceError(
             f"changed: {path} (its root hash is not the hash of its leaves; the seal was edited)"
         )

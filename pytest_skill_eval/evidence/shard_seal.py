@@ -45,21 +45,36 @@ def _real_dir(path: Path) -> bool:
         return False
 
 
-def shard_seal_leaves(shard: Path, result_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """A shard's seal leaves as the shard is now on disk; symlinks are never followed."""
-    leaves: list[dict[str, Any]] = [
-        {"name": layout.SHARD, "sha256": _file_sha256(layout.shard_file(shard))}
-    ]
+def shard_groups(shard: Path, result_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(result id, group directory name) of each group directory a shard holds, in seal
+    order; symlinks are never followed."""
+    found: list[tuple[str, str]] = []
     for result_id in result_ids:
         groups = layout.groups_dir(shard / result_id)
         if not (_real_dir(shard / result_id) and _real_dir(groups)):
             continue
-        for name in sorted(os.listdir(groups)):
-            if _real_dir(groups / name):
-                leaf = f"{result_id}/{layout.GROUPS}/{recorded_path(name)}/{layout.MANIFEST}"
-                leaves.append(
-                    {"name": leaf, "sha256": _file_sha256(groups / name / layout.MANIFEST)}
-                )
+        found.extend((result_id, n) for n in sorted(os.listdir(groups)) if _real_dir(groups / n))
+    return found
+
+
+def shard_group_leaf(result_id: str, name: str) -> str:
+    """The seal leaf name of a shard's group directory `name` under `result_id`."""
+    return f"{result_id}/{layout.GROUPS}/{recorded_path(name)}/{layout.MANIFEST}"
+
+
+def shard_seal_leaves(
+    shard: Path, result_ids: Sequence[str], groups: Sequence[tuple[str, str]] | None = None
+) -> list[dict[str, Any]]:
+    """A shard's seal leaves as the shard is now on disk; symlinks are never followed.
+
+    `groups` (from `shard_groups`) fixes which group directories are hashed.
+    """
+    leaves: list[dict[str, Any]] = [
+        {"name": layout.SHARD, "sha256": _file_sha256(layout.shard_file(shard))}
+    ]
+    for result_id, name in shard_groups(shard, result_ids) if groups is None else groups:
+        manifest = layout.groups_dir(shard / result_id) / name / layout.MANIFEST
+        leaves.append({"name": shard_group_leaf(result_id, name), "sha256": _file_sha256(manifest)})
     return leaves
 
 
@@ -107,11 +122,12 @@ def verify_shard_chain(result: Path) -> list[str]:
             leaves = [dict(leaf) for leaf in shard["leaves"]]
             names = [str(leaf["name"]) for leaf in leaves]
             root = str(shard["root"])
+            computed = seal_root(leaves)
         except (TypeError, KeyError, ValueError, AttributeError) as error:
             detail = f"{type(error).__name__}: {error}"
             problems.append(f"damaged seal: {seal_path} (a shard entry: {detail})")
             continue
-        if seal_root(leaves) != root:
+        if computed != root:
             problems.append(
                 f"changed: {seal_path} ({label}: its root {SEAL_PREFIX}{root} is not the hash "
                 "of its recorded leaves)"
@@ -132,3 +148,12 @@ def verify_shard_chain(result: Path) -> list[str]:
                     f"under {SEAL_PREFIX}{root})"
                 )
     return problems
+
+
+def unbound_shards(result: Path) -> list[int]:
+    """The indices of the shards a merged result's seal records as merged without a root."""
+    try:
+        shards = read_json(layout.seal_file(result)).get("shards") or []
+        return sorted(int(s["index"]) for s in shards if s.get("bound") is not True)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return []  # a damaged seal is reported by `verify_seal`

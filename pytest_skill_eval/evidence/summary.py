@@ -46,6 +46,19 @@ def write_summary(
     `completed_at` defaults to now; a merge passes the time its shards completed and the
     roots of the shards it merged (`shards`, recorded in the seal).
     """
+    summary = summary_record(result_dir, trial, budget, completed_at or utc_now())
+    try:
+        write_json_once(layout.summary_file(result_dir), summary)
+    except EvidenceError:
+        return None
+    write_seal(result_dir, shards)  # last: the seal covers the summary
+    return summary
+
+
+def summary_record(
+    result_dir: Path, trial: int, budget: Mapping[str, Any] | None, completed_at: str
+) -> SummaryRecord:
+    """What `summary.json` of a result says, from its group records as they are now."""
     records = group_records(result_dir)
     summary: SummaryRecord = {
         "schema_version": 1,
@@ -53,15 +66,10 @@ def write_summary(
         "trial": trial,
         "state": batch_state(r["state"] for r in records) if records else "cancelled",
         "groups": records,
-        "completedAt": completed_at or utc_now(),
+        "completedAt": completed_at,
     }
     if budget is not None:
         summary["budget"] = cast(Budget, dict(budget))
-    try:
-        write_json_once(layout.summary_file(result_dir), summary)
-    except EvidenceError:
-        return None
-    write_seal(result_dir, shards)  # last: the seal covers the summary
     return summary
 
 

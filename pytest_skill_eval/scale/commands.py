@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,8 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
         return 0
     if args.command == "merge":
         loaded = load_plan(Path(args.plan).resolve())
-        out = Path(args.output).resolve() if args.output else root / ".skill-eval" / "runs"
+        # Not resolved here: the merge checks the -o given, links and all, against the shards.
+        out = Path(os.path.abspath(args.output)) if args.output else root / ".skill-eval" / "runs"
         roots = _shard_roots(args.shard_root, args.shard_roots)
         outcome = merge(loaded, [Path(s) for s in args.shards], out, roots)
         for unit in outcome.missing:
@@ -119,7 +121,7 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
             seal = sealed_root(result)
             print(f"{verb}: {result}" + (f" seal sha256:{seal}" if seal else ""))
         unbound = [k for k in outcome.shards if k not in roots]
-        if unbound and not outcome.already:
+        if unbound:  # an existing result is "already merged" only if bound as this merge
             print(
                 f"unbound: shard(s) {', '.join(map(str, unbound))} merged without a root "
                 "(pass --shard-root K=HASH from each shard's log to prove the chain)"

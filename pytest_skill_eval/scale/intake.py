@@ -4,6 +4,7 @@ field by field, its root recomputed from what is read, and one run per shard ind
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -12,15 +13,26 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SkillEvalError
-from ..evidence import layout, read_json
+from ..evidence import layout
 from ..evidence.seal import SEAL_PREFIX, seal_root
-from ..evidence.shard_seal import shard_seal_leaves
+from ..evidence.shard_seal import shard_groups, shard_seal_leaves
+from ..evidence.store import sha256_bytes
+from ..workspace.entries import open_regular
 from .models import check_shard
 from .plan import Plan
 
 
 class MergeError(SkillEvalError):
     """Shards cannot be merged: foreign or damaged evidence, or a unit that arrived twice."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShardGroup:
+    """A group directory a shard holds, and the sha256 of its manifest as the root hashed it."""
+
+    trial: int
+    path: Path
+    manifest: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +43,8 @@ class Shard:
     leaves: list[dict[str, Any]]
     root: str
     sealed: str | None  # the root its own `shard-seal.json` records
+    # The group directories the root covers: the merge copies these and no other.
+    groups: tuple[ShardGroup, ...] = ()
 
     @property
     def index(self) -> int:
@@ -87,9 +101,15 @@ def parse_shard_roots(given: Sequence[str], source: str = "--shard-root") -> dic
 
 
 def load_shard(plan: Plan, path: Path) -> Shard:
-    """Read and check a shard record, and recompute the shard's root from what is on disk."""
+    """Read and check a shard record, and recompute the shard's root from what is on disk.
+
+    The root covers the very bytes of `shard.json` the merge parsed (read once) and the group
+    directories found then, which are the only ones the merge copies: a record or a group
+    swapped in after the hashing is never merged unhashed.
+    """
     record_path = layout.shard_file(path)
-    record = _read_regular_json(record_path)
+    record_bytes = _read_regular(record_path)
+    record = _parse_json(record_path, record_bytes)
     problem = check_shard(record, record_path)
     if problem is not None:
         raise MergeError(f"{problem}; the shard record is damaged: re-run the shard")
@@ -102,18 +122,39 @@ def load_shard(plan: Plan, path: Path) -> Shard:
     if record["results"] != expected:
         raise MergeError(f"{record_path}: field results: not the result ids of {plan.path}")
     _refuse_links(path, plan)
-    leaves = shard_seal_leaves(path, list(expected.values()))
-    return Shard(path, record, leaves, seal_root(leaves), _sealed_root(path))
+    found = shard_groups(path, list(expected.values()))
+    leaves = shard_seal_leaves(path, list(expected.values()), found)
+    leaves[0]["sha256"] = sha256_bytes(record_bytes)
+    trials = {result_id: int(trial) for trial, result_id in expected.items()}
+    groups = tuple(
+        ShardGroup(trials[result_id], layout.groups_dir(path / result_id) / name, leaf["sha256"])
+        for (result_id, name), leaf in zip(found, leaves[1:], strict=True)
+    )
+    return Shard(path, record, leaves, seal_root(leaves), _sealed_root(path), groups)
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of a shard's file that must be a regular file (a symlink is never followed)."""
+    try:
+        opened = open_regular(path)
+        if not isinstance(opened, int):
+            raise MergeError(f"{path} is not a regular file (a symlink?); refusing to follow it")
+        with open(opened, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise MergeError(f"cannot read {path}: {error}") from None
+
+
+def _parse_json(path: Path, data: bytes) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except ValueError as error:
+        raise MergeError(f"cannot read {path}: {error}") from None
 
 
 def _read_regular_json(path: Path) -> Any:
     """A JSON file of a shard that must be a regular file (a symlink is never followed)."""
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            raise MergeError(f"{path} is not a regular file (a symlink?); refusing to follow it")
-        return read_json(path)
-    except (OSError, ValueError) as error:
-        raise MergeError(f"cannot read {path}: {error}") from None
+    return _parse_json(path, _read_regular(path))
 
 
 def _sealed_root(path: Path) -> str | None:
@@ -125,7 +166,7 @@ def _sealed_root(path: Path) -> str | None:
     try:
         root = seal["root"]
         consistent = isinstance(root, str) and seal_root(seal["leaves"]) == root
-    except (TypeError, KeyError, AttributeError):
+    except (TypeError, KeyError, AttributeError, ValueError):  # ValueError: a lone surrogate
         consistent = False
     if not consistent:
         raise MergeError(f"{seal_path}: its root is not the hash of its leaves (edited)")

@@ -1,12 +1,14 @@
 """`skill-eval merge`: join the shards of a plan into the result(s) one machine would have written.
 
 Every arrived group is copied (never hard-linked, so a shard changed later cannot reach the
-sealed result) and re-hashed against its manifest; every planned unit must arrive
+sealed result; only a workspace's socket or device, which has no bytes, is linked) and
+re-hashed against its manifest; every planned unit must arrive
 exactly once; a unit no shard delivered is recorded `infrastructure-failed` (`shard-missing`),
 never `cancelled`. Then `invocation.json`, `summary.json` and, for several trials, the aggregate
 are written with the same writers a single-machine run uses. The merge is staged beside the
 target and moved into place at the end, so it is all or nothing; re-running it on the same
-shards finds the result already there and leaves it as it is. Every timestamp a merge writes
+shards finds the result already there and leaves it as it is, once `existing` has proven it is
+the one this merge writes (else it is other evidence, refused). Every timestamp a merge writes
 comes from the shards' records (the earliest start, the latest completion), never the clock,
 so merging the same shards twice gives the same bytes.
 
@@ -27,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..definitions import LoadedGroup, parse_group
+from ..definitions import VARIANTS, LoadedGroup, parse_group
 from ..evidence import layout, verify_group, write_json_once
+from ..evidence.store import sha256_file
 from ..evidence.summary import write_invocation, write_summary
 from ..hosts.process import CancelToken
 from ..run import Environment, GroupRun
@@ -36,7 +39,8 @@ from ..trials import aggregate
 from ..workspace import SourceResolver
 from ..workspace.entries import open_regular
 from .balance import assign
-from .intake import MergeError, Shard, choose_shards, find_shards, load_shard, real_dir
+from .existing import differs
+from .intake import MergeError, Shard, ShardGroup, choose_shards, find_shards, load_shard
 from .plan import Plan, Unit, invocation_record
 
 SHARD_MISSING = "shard-missing"
@@ -62,6 +66,7 @@ def merge(
     """
     bound = dict(roots or {})
     loaded = [load_shard(plan, p) for p in find_shards(shard_paths)]
+    _outside_shards(out, loaded)
     shards = choose_shards(plan, loaded, bound)
     count = shards[0].count
     merged = tuple(s.index for s in shards)
@@ -72,19 +77,6 @@ def merge(
     aggregate_id = plan.data.get("aggregate")
     aggregate_target = _inside(out, aggregate_id) if aggregate_id else None
     missing = [u for u in units if not _delivered(u, arrived)]
-    existing = [t for t in (*targets, aggregate_target) if t is not None and t.exists()]
-    if existing:
-        if len(existing) == len(targets) + (aggregate_target is not None) and _same_groups(
-            plan, targets, arrived
-        ):
-            return MergeOutcome(targets, aggregate_target, missing, already=True, shards=merged)
-        raise MergeError(
-            f"{existing[0]} already exists and holds other evidence; results are never "
-            "rewritten: merge into another directory (-o)"
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    staging = _inside(out, f".{plan.id}.merging.{secrets.token_hex(4)}")
-    staging.mkdir()
     # Each shard's root, recomputed from what was read, and whether CI's log bound it.
     sealed_shards = [
         {
@@ -99,9 +91,24 @@ def merge(
     # Timestamps come from the shards' own records, so the same shards merge to the same bytes.
     started = min(str(s.record["startedAt"]) for s in shards)
     completed = max(str(s.record["completedAt"]) for s in shards)
+    budget = _budget(shards, count)
+    existing = [t for t in (*targets, aggregate_target) if t is not None and os.path.lexists(t)]
+    if existing:
+        reason: str | None = "not every result of the plan is there"
+        if len(existing) == len(targets) + (aggregate_target is not None):
+            times = (started, completed)
+            reason = differs(plan, targets, aggregate_target, arrived, sealed_shards, times, budget)
+        if reason is None:
+            return MergeOutcome(targets, aggregate_target, missing, already=True, shards=merged)
+        raise MergeError(
+            f"{existing[0]} already exists and holds other evidence ({reason}); results are "
+            "never rewritten: merge into another directory (-o)"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    staging = _inside(out, f".{plan.id}.merging.{secrets.token_hex(4)}")
+    staging.mkdir()
     placed: list[Path] = []
     try:
-        budget = _budget(shards, count)
         for trial in range(1, plan.trials + 1):
             result = staging / plan.result_id(trial)
             result.mkdir()
@@ -143,6 +150,20 @@ def merge(
     return MergeOutcome(targets, aggregate_target, missing, shards=merged)
 
 
+def _outside_shards(out: Path, shards: Sequence[Shard]) -> None:
+    """Refuse a `-o` in a shard (or a link there): a shard's directory, which its sender
+    controls, is never where a merge writes, nor what decides where it writes."""
+    given = Path(os.path.abspath(out))
+    places = {Path(os.path.realpath(given)), Path(os.path.realpath(given.parent)) / given.name}
+    for shard in shards:
+        for place in places:
+            if place == shard.path or shard.path in place.parents:
+                raise MergeError(
+                    f"-o {out} is inside the shard {shard.path}: a merge never writes into a "
+                    "shard; choose an -o outside every shard given"
+                )
+
+
 def owning_shard(plan: Plan, unit: Unit, count: int) -> int:
     """Which shard K of `count` a unit belongs to (the assignment `shard.shard_units` uses)."""
     units = plan.units()
@@ -159,48 +180,43 @@ def _inside(out: Path, name: str) -> Path:
     return target
 
 
-def _delivered(unit: Unit, arrived: Mapping[tuple[str, int], Path]) -> bool:
+def _delivered(unit: Unit, arrived: Mapping[tuple[str, int], ShardGroup]) -> bool:
     """Whether a shard delivered the unit on every one of its hosts."""
     return all((name, unit.trial) in arrived for _host, name in unit.directories)
 
 
-def _arrivals(plan: Plan, shards: Sequence[Shard]) -> dict[tuple[str, int], Path]:
-    """(group directory name, trial) → the one shard group directory that delivered it."""
-    planned = {(name, u.trial) for u in plan.units() for _host, name in u.directories}
-    arrived: dict[tuple[str, int], Path] = {}
+def _arrivals(plan: Plan, shards: Sequence[Shard]) -> dict[tuple[str, int], ShardGroup]:
+    """(group directory name, trial) → the one shard group that delivered it.
+
+    Only the group directories each shard's root was computed over (`Shard.groups`): a
+    directory that appeared in a shard after it was hashed is never merged.
+    """
+    units = plan.units()
+    owners = assign(units, shards[0].count) if shards else []
+    # Each planned group directory → the shard K the plan gives its unit to.
+    planned = {
+        (name, u.trial): owner
+        for u, owner in zip(units, owners, strict=True)
+        for _host, name in u.directories
+    }
+    arrived: dict[tuple[str, int], ShardGroup] = {}
     for shard in shards:
-        for trial in range(1, plan.trials + 1):
-            groups = layout.groups_dir(shard.path / plan.result_id(trial))
-            if not real_dir(groups):
-                continue
-            for group_dir in sorted(p for p in groups.iterdir() if real_dir(p)):
-                key = (group_dir.name, trial)
-                if key not in planned:
-                    raise MergeError(f"{group_dir} is not a unit of plan {plan.id}")
-                if key in arrived:
-                    raise MergeError(
-                        f"unit {group_dir.name} (trial {trial}) arrived twice: in "
-                        f"{arrived[key]} and {group_dir}"
-                    )
-                arrived[key] = group_dir
+        for group in shard.groups:
+            key = (group.path.name, group.trial)
+            if key not in planned:
+                raise MergeError(f"{group.path} is not a unit of plan {plan.id}")
+            if planned[key] != shard.index:
+                raise MergeError(
+                    f"{group.path} is a unit of shard {planned[key]}/{shard.count}, not of "
+                    f"shard {shard.index}: a shard delivers only the units the plan gives it"
+                )
+            if key in arrived:
+                raise MergeError(
+                    f"unit {group.path.name} (trial {group.trial}) arrived twice: in "
+                    f"{arrived[key].path} and {group.path}"
+                )
+            arrived[key] = group
     return arrived
-
-
-def _same_groups(
-    plan: Plan, targets: Sequence[Path], arrived: Mapping[tuple[str, int], Path]
-) -> bool:
-    """Whether existing results hold exactly these arrived groups, byte for byte by manifest."""
-    for trial, target in enumerate(targets, start=1):
-        if not layout.summary_file(target).is_file():
-            return False
-        for (name, unit_trial), source in arrived.items():
-            if unit_trial != trial:
-                continue
-            mine = layout.groups_dir(target) / name / layout.MANIFEST
-            theirs = source / layout.MANIFEST
-            if not mine.is_file() or mine.read_bytes() != theirs.read_bytes():
-                return False
-    return True
 
 
 def _budget(shards: Sequence[Shard], count: int) -> dict[str, Any] | None:
@@ -226,13 +242,20 @@ def _budget(shards: Sequence[Shard], count: int) -> dict[str, Any] | None:
     }
 
 
-def _place(unit: Unit, source: Path, target: Path) -> None:
-    """Copy one arrived group and prove the copy against its manifest."""
-    _copy_tree(source, target)
+def _place(unit: Unit, source: ShardGroup, target: Path) -> None:
+    """Copy one arrived group and prove the copy against its manifest, and that manifest
+    against the one its shard's root was computed over (the bytes hashed, not a re-read)."""
+    _copy_tree(source.path, target)
+    copied = target / layout.MANIFEST
+    if (sha256_file(copied) if copied.is_file() else None) != source.manifest:
+        raise MergeError(
+            f"{source.path / layout.MANIFEST} changed while it was being merged: it is not the "
+            "manifest its shard's root was computed over; merge again"
+        )
     problems = verify_group(target)
     if problems:
         raise MergeError(
-            f"group {unit.group} (trial {unit.trial}) from {source} does not match its "
+            f"group {unit.group} (trial {unit.trial}) from {source.path} does not match its "
             "manifest:\n" + "\n".join(problems)
         )
 
@@ -314,9 +337,12 @@ def _recorded_link(relative: Path) -> bool:
     """Whether a link (or FIFO, socket, device) at `relative` in a group directory is an entry
     of a subject's workspace, which the run records as it is."""
     parts = relative.parts
-    if len(parts) >= 3 and parts[1] == "workspace":
+    if len(parts) < 3 or parts[0] not in VARIANTS:
+        return False  # `resources/workspace/…` or `x/workspace/…` is no subject's workspace
+    if parts[1] == "workspace":
         return True
-    return len(parts) >= 5 and parts[1] == "turns" and parts[3] == "workspace"
+    turn = len(parts) >= 5 and parts[1] == "turns" and parts[2].isdigit()
+    return turn and parts[3] == "workspace"
 
 
 def _copy_entry(source: Path, target: Path, relative: Path) -> None:

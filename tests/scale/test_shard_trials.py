@@ -151,6 +151,10 @@ def test_merging_the_same_shards_twice_gives_byte_identical_outputs(runs: dict[s
         assert summary["completedAt"] == max(r["completedAt"] for r in shard_records)
     aggregate = read_json(first / plan["aggregate"] / "aggregate.json")
     assert aggregate["completedAt"] == max(r["completedAt"] for r in shard_records)
+    # Merged again into the same place: every trial and the aggregate are proven already there.
+    trees = {result.name: _tree(result) for result in first.iterdir()}
+    _merge(runs, "first")
+    assert {result.name: _tree(result) for result in first.iterdir()} == trees
 
 
 def test_a_missing_unit_merges_the_same_way_twice(runs: dict[str, Any]) -> None:
