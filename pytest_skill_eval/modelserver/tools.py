@@ -121,7 +121,8 @@ def argument_problem(call: ToolCall) -> str | None:
         return f"missing argument {', '.join(repr(m) for m in missing)}"
     for argument in tool.arguments:
         if argument.name in args and not _fits(argument.kind, args[argument.name]):
-            return f"argument {argument.name!r} must be a {argument.kind}"
+            article = "an" if argument.kind.startswith("i") else "a"
+            return f"argument {argument.name!r} must be {article} {argument.kind}"
     if tool.name == "edit" and ("edits" in args) == ("oldText" in args or "newText" in args):
         return "give either 'edits' or both 'oldText' and 'newText'"
     if tool.name == "edit" and "edits" not in args and not {"oldText", "newText"} <= set(args):
@@ -134,15 +135,15 @@ def _fits(kind: str, value: Any) -> bool:
         return isinstance(value, str)
     if kind == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, list) and bool(value) and all(_is_replacement(e) for e in value)
+
+
+def _is_replacement(entry: Any) -> bool:
+    """One `{oldText, newText}` entry of an edit's `edits`."""
     return (
-        isinstance(value, list)
-        and bool(value)
-        and all(
-            isinstance(e, dict)
-            and set(e) == {"oldText", "newText"}
-            and all(isinstance(v, str) for v in e.values())
-            for e in value
-        )
+        isinstance(entry, dict)
+        and set(entry) == {"oldText", "newText"}
+        and all(isinstance(v, str) for v in entry.values())
     )
 
 
