@@ -78,16 +78,6 @@ NEUTRAL_TOOLS: tuple[NeutralTool, ...] = (
         codex="apply_patch: Update File",
     ),
     NeutralTool(
-        "bash",
-        (
-            Argument("command", "string", True, "shell command line"),
-            Argument("timeout", "integer", False, "seconds before it is stopped"),
-        ),
-        pi="bash",
-        claude_code="passed through unchanged (script Bash instead)",
-        codex="exec_command {cmd}",
-    ),
-    NeutralTool(
         "skill",
         (Argument("name", "string", True, "the skill's frontmatter name"),),
         pi="read of the skill's SKILL.md",

@@ -18,7 +18,6 @@ from pytest_skill_eval.modelserver.tools import argument_problem, tool_argument_
         ("write", {"path": "a.txt", "content": "yes"}),
         ("edit", {"path": "a.txt", "edits": [{"oldText": "a", "newText": "b"}]}),
         ("edit", {"path": "a.txt", "oldText": "a", "newText": "b"}),
-        ("bash", {"command": "ls"}),
         ("skill", {"name": "answer-writer"}),
         ("run_command", {"command": "tests"}),
         ("Bash", {"anything": 1}),  # not a neutral tool: passed through unchecked

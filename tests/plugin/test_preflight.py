@@ -9,17 +9,19 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.views.text import render_text
 from tests.support.files import write
 from tests.support.git import run_git
 from tests.support.roots import (
     body_group,
     make_root,
+    on_fast_host,
     runtime,
     variant,
     write_answer,
     write_script,
 )
-from tests.support.runs import skill_eval_args
+from tests.support.runs import result_dir, run, skill_eval_args
 
 
 def _root(path: Path, **overrides: Any) -> Path:
@@ -197,3 +199,34 @@ def test_a_neutral_tool_call_with_a_wrong_argument_is_a_collection_warning(
         ]
     )
     assert "baseline.yaml: interaction" not in result.stdout.str()
+
+
+# -- item 3: a tool error the host reported is shown -------------------------------------------
+
+
+@pytest.mark.codex
+def test_a_tool_error_the_host_reported_is_in_the_failure_detail_and_the_text_view(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = make_root(
+        tmp_path / "root",
+        [body_group("answer", **on_fast_host())],
+        {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
+    )
+    failing = {"name": "read", "arguments": {"path": "no-such-file.txt"}}
+    write_script(
+        root / "scripts" / "answer" / "candidate.yaml",
+        [{"response": {"tool_calls": [failing]}}, write_answer("yes")[1]],
+    )
+
+    result = run(pytester, root, "--skill-eval-fail-on", "any")
+
+    result.stdout.fnmatch_lines(
+        [
+            "*check candidate-says-yes (file-text, candidate): fail",
+            "*candidate tool error: *no-such-file.txt: No such file or directory*",
+        ]
+    )
+    text = render_text(result_dir(root))
+    assert "  tool-error: " in text
+    assert "no-such-file.txt: No such file or directory" in text
