@@ -406,7 +406,8 @@ def _mapping(
             raise ScriptError(
                 source,
                 f"{where}.{key}" if where != "(top level)" else str(key),
-                f"is not a known key{_nearest(str(key), allowed)}; allowed: {', '.join(allowed)}",
+                f"{str(key)!r} is not a known key{_nearest(str(key), allowed)}; allowed: "
+                f"{', '.join(allowed)}",
             )
     return cast(dict[str, Any], value)
 

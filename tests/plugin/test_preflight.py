@@ -128,7 +128,8 @@ def test_an_unresolvable_git_ref_and_a_path_missing_from_the_commit_are_collecti
     [
         pytest.param(
             "version: 1\ninteractions:\n  - respones: {text: hi}\n",
-            "line 3 (interactions[0].respones): is not a known key (did you mean 'response'?)",
+            "line 3 (interactions[0].respones): 'respones' is not a known key "
+            "(did you mean 'response'?)",
             id="unknown-key",
         ),
         pytest.param(
