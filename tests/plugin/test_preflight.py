@@ -228,6 +228,13 @@ def test_a_tool_error_the_host_reported_is_in_the_failure_detail_and_the_text_vi
             "*candidate tool error: *no-such-file.txt: No such file or directory*",
         ]
     )
+    # The summary says it too, whatever the fail-on policy makes of the check.
+    result.stdout.fnmatch_lines(
+        [
+            "  group answer@codex *",
+            "    candidate tool-error: *no-such-file.txt: No such file or directory",
+        ]
+    )
     text = render_text(result_dir(root))
     assert "  tool-error: " in text
     assert "no-such-file.txt: No such file or directory" in text
