@@ -92,7 +92,9 @@ def _resource(root: Path, source: ResolvedSource, declared: str, kind: str) -> s
             return None
         if found != "tree":
             return f"declared {kind} {declared} must be a directory in {where}"
-        return None  # a Git skill's SKILL.md is checked when it is snapshotted
+        if kind == "skill" and git_entry_kind(source, f"{declared}/SKILL.md") != "blob":
+            return f"declared skill {declared} has no SKILL.md in {where}; commit one there"
+        return None
     canonical_root = os.path.realpath(root)
     try:
         real = os.path.realpath(Path(canonical_root) / declared, strict=True)

@@ -106,8 +106,8 @@ def test_an_unresolvable_git_ref_and_a_path_missing_from_the_commit_are_collecti
     from_git = {**variant(["skills/answer-writer"], target=0), "source": {"kind": "git",
                 "ref": "no-such-ref"}}  # fmt: skip
     group["variants"]["candidate"] = from_git
-    group["variants"]["baseline"] = {**variant(["skills/later"], target=0), "source": {
-        "kind": "git", "ref": "HEAD"}}  # fmt: skip
+    group["variants"]["baseline"] = {**variant(["skills/later", "fixture"], target=0),
+                                     "source": {"kind": "git", "ref": "HEAD"}}  # fmt: skip
     write(root / "groups" / "answer.json", json.dumps(group))
 
     output = _refused(
@@ -118,6 +118,7 @@ def test_an_unresolvable_git_ref_and_a_path_missing_from_the_commit_are_collecti
     assert "/variants/baseline/skills/0: declared skill skills/later is missing from Git " in (
         output
     )
+    assert "/variants/baseline/skills/1: declared skill fixture has no SKILL.md in Git " in output
 
 
 # -- item 2: every script a selected item will use ---------------------------------------------
@@ -165,6 +166,12 @@ def test_a_missing_script_is_a_collection_error_when_replaying_not_when_recordin
     )
     recording = _collect(pytester, root, "--skill-eval-record", "once")
     assert recording.ret == pytest.ExitCode.OK, recording.stdout.str()
+    # Recording `once` appends to an existing cassette: that one must be valid.
+    write(script, "version: 1\ninteractions: []\n")
+    _refused(
+        _collect(pytester, root, "--skill-eval-record", "once"),
+        f"{script}: line 2 (interactions): must be a non-empty list",
+    )
 
 
 def test_only_the_selected_items_scripts_are_checked(
