@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,9 @@ from .definitions import (
 )
 from .errors import DiskFullError, EvidenceError, SkillEvalError
 from .evidence import FAILING_RUN_STATES
-from .modelserver.script import ScriptError, load_script, script_path, undeclared_tool_calls
 from .nodeids import DEFAULT_HOST, item_name
 from .run import GroupRun
+from .run.preflight import Findings, check_resources, check_scripts
 from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
 from .subresults import grade_problem, log_subresults, run_problem
 from .views.present import run_cost_label
@@ -35,6 +35,11 @@ class SkillEvalFailure(SkillEvalError):
 
 class UndeclaredToolWarning(pytest.PytestWarning):
     """A script calls a tool its group does not declare (it may be meant: a warning only)."""
+
+
+class ToolArgumentWarning(pytest.PytestWarning):
+    """A script calls a neutral tool with arguments it does not take (the host will refuse the
+    call; a recorded cassette may mean it: a warning only)."""
 
 
 class DefinitionCollectionError(SkillEvalError):
@@ -150,9 +155,9 @@ class SkillEvalFile(pytest.File):
             raise DefinitionCollectionError(f"{self.path}: {error}") from None
         units = []
         for chosen in selection:
-            self._warn_undeclared_tools(chosen.loaded, chosen.variants)
             for host in state.hosts_for(chosen.loaded):
                 units += [(trial, chosen, host) for trial in range(1, settings.trials + 1)]
+        self._preflight(state, units)
         if settings.adaptive:
             # Trial-major: every unit a decision waits for comes before it, in every worker's
             # queue, so waiting on an earlier trial can never wait on itself.
@@ -186,32 +191,38 @@ class SkillEvalFile(pytest.File):
         except DefinitionError as error:
             raise DefinitionCollectionError(str(error)) from None
 
-    def _warn_undeclared_tools(self, loaded: LoadedGroup, variants: Mapping[str, bool]) -> None:
-        """A script that calls a tool its group does not offer is a warning at collection."""
-        settings = self.config.stash[SESSION_KEY].settings
-        if settings.cassettes is None:
-            return
-        group = loaded.group
-        scripts = {
-            path
-            for variant, selected in variants.items()
-            if selected
-            for trial in range(1, settings.trials + 1)
-            if (path := script_path(settings.cassettes, group.id, variant, trial)) is not None
-        }
-        for path in sorted(scripts):
-            try:
-                calls = undeclared_tool_calls(load_script(path), group.tools)
-            except ScriptError:
-                continue  # an unusable script fails its run, with its own message
-            for number, tool in calls:
-                self.warn(
-                    UndeclaredToolWarning(
-                        f"{path}: interaction {number} calls the tool '{tool}', which group "
-                        f"'{group.id}' does not declare (tools: {', '.join(group.tools)}); "
-                        "the subject is not offered it, so that call will fail"
-                    )
-                )
+    def _preflight(self, state: SkillEvalSession, units: list[tuple[int, Any, str]]) -> None:
+        """Refuse before anything runs what the selected items would fail on: a declared
+        resource that is not there, a script that is missing (replaying) or invalid; warn of
+        scripted tool calls that will fail."""
+        settings = state.settings
+        findings = Findings()
+        by_group: dict[str, tuple[LoadedGroup, set[str], list[tuple[str, int, str]]]] = {}
+        for trial, chosen, host in units:
+            if settings.hosts and chosen.loaded.group.cannot_run(host):
+                continue  # its items are skips: nothing of it runs
+            loaded = chosen.loaded
+            entry = by_group.setdefault(loaded.group.id, (loaded, set(), []))
+            for variant, selected in chosen.variants.items():
+                if selected:
+                    entry[1].add(variant)
+                    entry[2].append((variant, trial, host))
+        for loaded, variants, script_units in by_group.values():
+            chosen_variants = [v for v in VARIANTS if v in variants]
+            findings.problems += check_resources(
+                loaded, chosen_variants, settings.root, state.resolver
+            )
+            if settings.cassettes is not None:
+                found = check_scripts(loaded, script_units, settings.cassettes, settings.record)
+                findings.problems += found.problems
+                findings.undeclared += found.undeclared
+                findings.arguments += found.arguments
+        for warning in dict.fromkeys(findings.undeclared):
+            self.warn(UndeclaredToolWarning(warning))
+        for warning in dict.fromkeys(findings.arguments):
+            self.warn(ToolArgumentWarning(warning))
+        if findings.problems:
+            raise DefinitionCollectionError("\n".join(dict.fromkeys(findings.problems)))
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]

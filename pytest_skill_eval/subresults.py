@@ -21,6 +21,7 @@ from .evidence.store import redactor_for
 from .nodeids import subresult_name
 from .run import GroupRun
 from .views.present import _compact, describe, escape_cell
+from .views.toolerrors import tool_errors
 from .xdist import send_to_controller
 
 KIND = "skill_eval_kind"
@@ -91,10 +92,23 @@ def log_subresults(
 ) -> None:
     """Log one sub-result per check, then per comparison; failures follow `fail_on`."""
     for check in checks:
-        _log(item, run, variant, check["id"], "check", check, check_fails(check, fail_on))
+        fails = check_fails(check, fail_on)
+        extra = _tool_errors(run, (variant,)) if fails else ""
+        _log(item, run, variant, check["id"], "check", check, fails, extra)
     for comparison in comparisons:
         fails = comparison_fails(comparison, fail_on)
-        _log(item, run, variant, comparison["id"], "comparison", comparison, fails)
+        extra = _tool_errors(run, ("baseline", "candidate")) if fails else ""
+        _log(item, run, variant, comparison["id"], "comparison", comparison, fails, extra)
+
+
+def _tool_errors(run: GroupRun, variants: tuple[str, ...]) -> str:
+    """Lines naming the tool calls the host reported failed in `variants`' runs."""
+    lines = [
+        f"\n{name} tool error: {error}"
+        for name in variants
+        for error in tool_errors(run.group_dir / name)
+    ]
+    return "".join(lines)
 
 
 def _log(
@@ -105,6 +119,7 @@ def _log(
     kind: str,
     data: dict[str, Any],
     fails: bool,
+    extra: str = "",
 ) -> None:
     state = data["state"] if kind == "check" else data["transition"]
     props: list[tuple[str, Any]] = [
@@ -117,7 +132,7 @@ def _log(
             ("expected", _compact(data.get("expected"))),
             ("observed", _compact(data.get("observed"))),
         ]
-    text = describe(kind, data)
+    text = describe(kind, data) + extra
     # The last net before the terminal and JUnit: the group's secrets, if any slipped through.
     redactor = redactor_for(run.group_dir)
     if redactor:

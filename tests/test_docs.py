@@ -11,6 +11,7 @@ from pydantic import TypeAdapter
 
 from pytest_skill_eval.definitions.expectations import Expectation
 from pytest_skill_eval.definitions.models import Group, Suite
+from pytest_skill_eval.modelserver.tools import NEUTRAL_TOOLS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "definitions.md"
 
@@ -48,3 +49,23 @@ def test_every_expectation_kind_has_a_heading_and_an_example_that_loads() -> Non
     examples = [json.loads(line) for line in re.findall(r'^\{ "id".*\}$', section, re.M)]
     loaded = [TypeAdapter(Expectation).validate_python(example) for example in examples]
     assert sorted(e.kind for e in loaded) == sorted(_kinds())
+
+
+def test_the_neutral_tools_table_is_the_schema() -> None:
+    section = _section(DOC.read_text(), "Neutral tools")
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| `")
+    ]
+    expected = [
+        [
+            f"`{tool.name}`",
+            ", ".join(f"`{a.name}{'' if a.required else '?'}` ({a.kind})" for a in tool.arguments),
+            tool.pi,
+            tool.claude_code,
+            tool.codex,
+        ]
+        for tool in NEUTRAL_TOOLS
+    ]
+    assert rows == expected

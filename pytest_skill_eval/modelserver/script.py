@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,6 +12,8 @@ from typing import Any, Literal, cast
 import yaml
 
 from pytest_skill_eval.errors import ModelProviderError
+
+from .scriptlines import line_of
 
 StopReason = Literal["stop", "tool_use", "length", "error"]
 MatchMode = Literal["order", "body"]
@@ -135,7 +138,13 @@ def load_script(path: Path) -> Script:
         location = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ScriptError(path, location, f"is not valid YAML ({problem}); fix the syntax") from exc
-    return parse_script(data, source=path, sha256=hashlib.sha256(raw).hexdigest())
+    try:
+        return parse_script(data, source=path, sha256=hashlib.sha256(raw).hexdigest())
+    except ScriptError as error:
+        line = line_of(text, error.location)
+        if line is None:
+            raise
+        raise ScriptError(path, f"line {line} ({error.location})", error.problem) from None
 
 
 def parse_script(data: object, *, source: Path | None = None, sha256: str | None = None) -> Script:
@@ -397,9 +406,15 @@ def _mapping(
             raise ScriptError(
                 source,
                 f"{where}.{key}" if where != "(top level)" else str(key),
-                f"is not a known key; allowed: {', '.join(allowed)}",
+                f"{str(key)!r} is not a known key{_nearest(str(key), allowed)}; allowed: "
+                f"{', '.join(allowed)}",
             )
     return cast(dict[str, Any], value)
+
+
+def _nearest(key: str, allowed: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(key, allowed, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _optional_str(value: object, source: Path | None, where: str) -> str | None:

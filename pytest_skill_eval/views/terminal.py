@@ -18,6 +18,7 @@ from .statistics import (
     sequential_text,
     trigger_terminal_lines,
 )
+from .toolerrors import tool_errors
 
 
 class Writer(Protocol):
@@ -77,6 +78,9 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
                 # Reasons can quote file names; keep each one on its own line.
                 reason = escape_cell(str(error.get("reason")))
                 writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
+        for variant in record.get("variants", {}):
+            for failed in tool_errors(group_dir / variant):
+                writer.write_line(f"    {variant} tool-error: {escape_cell(failed)}")
         writer.write_line(f"    evidence: {group_dir}")
     for fact in read.cannot_run_facts(read.load_invocation(result_dir)):
         name = layout.group_dir_name(fact["group"], fact["host"])

@@ -49,6 +49,7 @@ from .statistics import (
     sequential_text,
     trigger_text_rows,
 )
+from .toolerrors import tool_errors
 
 # The views' names for the reader's error and JSON loader; a view refuses what the reader does.
 ViewError = ReadError
@@ -312,6 +313,7 @@ def _variant_lines(result_dir: Path, group: GroupEvidence, variant: str) -> list
         count = len(process.get(key) or [])
         if count:
             lines.append(f"  {label}: {count}")
+    lines += [f"  tool-error: {escape_cell(e)}" for e in tool_errors(group.directory / variant)]
     error = run.get("error")
     if isinstance(error, Mapping) and error.get("message"):
         lines.append(f"  error: {escape_cell(str(error['message']))}")

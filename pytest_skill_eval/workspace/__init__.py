@@ -11,7 +11,7 @@ listed by its kind and never opened or copied, and a name that is not UTF-8 is k
 
 from __future__ import annotations
 
-from ._git import ResolvedSource, SourceResolver
+from ._git import ResolvedSource, SourceResolver, git_entry_kind
 from ._resources import (
     ResourceKind,
     ResourceSnapshot,
@@ -58,6 +58,7 @@ __all__ = [
     "fingerprint_digest",
     "fingerprint_from_json",
     "fingerprint_json",
+    "git_entry_kind",
     "snapshot_resource",
     "snapshot_tree",
     "snapshot_workspace_turn",

@@ -169,6 +169,17 @@ def _ls_tree(source: ResolvedSource, git_path: str, *, recursive: bool) -> list[
     return entries
 
 
+def git_entry_kind(source: ResolvedSource, declared: str) -> str | None:
+    """The Git type ("tree", "blob", "commit") of `declared` in the source's commit, or None
+    when the commit does not hold it (or it would leave the definition root)."""
+    normal = posixpath.normpath(declared)
+    if normal.startswith("/") or normal in (".", "..") or normal.startswith("../"):
+        return None
+    git_path = f"{source.root_prefix}/{normal}" if source.root_prefix else normal
+    found = [e for e in _ls_tree(source, git_path, recursive=False) if e.path == git_path]
+    return found[0].type if found else None
+
+
 def materialise_git(
     source: ResolvedSource, declared: str, destination: Path, kind: str
 ) -> tuple[str, bool]:

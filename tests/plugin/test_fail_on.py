@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
+from tests.support.roots import (
+    body_group,
+    fast_dir,
+    make_root,
+    on_fast_host,
+    write_answer,
+    write_script,
+)
 from tests.support.runs import results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -72,12 +79,11 @@ def test_exit_code_per_mode_on_the_same_evidence(
 
 
 def test_infrastructure_failures_fail_every_mode(pytester: pytest.Pytester, root: Path) -> None:
-    (root / "scripts" / "improves" / "candidate.yaml").unlink()
+    # A script that ends before the subject does (a missing one is refused at collection).
+    short = write_script(root / "scripts" / "improves" / "candidate.yaml", write_answer("yes")[:1])
     result = run(pytester, root, "-k", "improves")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(
-        ["*candidate run is infrastructure-failed: no cassette for group 'improves'*"]
-    )
+    result.stdout.fnmatch_lines([f"*candidate run is infrastructure-failed*{short}*"])
     record = read_json(
         results(root)[-1] / "groups" / fast_dir("improves") / "candidate" / "run.json"
     )

@@ -17,9 +17,9 @@ from pytest_skill_eval.modelserver.script import (
     load_script,
 )
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
-from tests.support.files import read_json, write
+from tests.support.files import write
 from tests.support.roots import Group, build, skill, variant
-from tests.support.runs import result_dir, skill_eval_args
+from tests.support.runs import skill_eval_args
 
 # YAML's double-quoted "\ud800" is a lone surrogate: a str that no UTF-8 encoder accepts.
 SURROGATE_SCRIPT = 'version: 1\ninteractions:\n  - response:\n      text: "ok \\ud800"\n'
@@ -68,7 +68,7 @@ def test_a_reply_the_server_cannot_build_is_a_route_failure_not_a_traceback(
 
 
 @pytest.mark.pi
-def test_a_lone_surrogate_fails_the_run_with_one_error_and_no_traceback(
+def test_a_lone_surrogate_is_one_collection_error_and_no_traceback(
     pytester: pytest.Pytester,
 ) -> None:
     root = pytester.path / "root"
@@ -88,7 +88,8 @@ def test_a_lone_surrogate_fails_the_run_with_one_error_and_no_traceback(
     output = "\n".join(done.outlines + done.errlines)
     assert "Traceback" not in output
     assert "UnicodeEncodeError" not in output
-    run = read_json(result_dir(root) / "groups" / "surrogate" / "candidate" / "run.json")
-    assert run["state"] == "infrastructure-failed"
-    assert str(cassette) in run["error"]["message"]
-    assert "interactions[0].response.text" in run["error"]["message"]
+    # Refused at collection, before any subject starts: no result, one line naming the script.
+    assert done.ret == pytest.ExitCode.INTERRUPTED
+    assert f"{cassette}: " in output
+    assert "interactions[0].response.text" in output
+    assert not list(root.glob(".skill-eval/**/run.json"))

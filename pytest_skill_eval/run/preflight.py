@@ -1,0 +1,168 @@
+"""What a selected item needs that is known before anything runs, checked at collection.
+
+Every resource a selected variant declares (skills, context, runtime bundles, the Git ref of its
+source) and every script its subject will be answered from: a problem found here is a
+collection error naming the file, where in it, and the fix, before any subject spends anything.
+Scripted tool calls to neutral tools with arguments the tool does not take, or to tools the
+group does not offer, are warnings (a recorded cassette may hold one on purpose).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..definitions import DefinitionError, LoadedGroup
+from ..modelserver.script import (
+    ScriptError,
+    cassette_file,
+    load_script,
+    script_path,
+    undeclared_tool_calls,
+)
+from ..modelserver.tools import tool_argument_problems
+from ..workspace import ResolvedSource, ResourceError, SourceResolver, git_entry_kind
+
+_ROOT_FIX = "create it, correct the path, or pass the root it is relative to with --skill-eval-root"
+
+
+@dataclass(slots=True)
+class Findings:
+    """Collection errors (one line each) and warnings of the selected items."""
+
+    problems: list[str] = field(default_factory=list)
+    undeclared: list[str] = field(default_factory=list)  # calls to tools the group lacks
+    arguments: list[str] = field(default_factory=list)  # neutral calls with wrong arguments
+
+
+def check_resources(
+    loaded: LoadedGroup, variants: Iterable[str], root: Path, resolver: SourceResolver
+) -> list[str]:
+    """One line per declared resource of the selected variants that a run could not snapshot."""
+    group, path = loaded.group, loaded.path
+    problems: list[str] = []
+    for variant in variants:
+        environment = group.variants[variant]
+        at = f"/variants/{variant}"
+        ref = getattr(environment.source, "ref", None)
+        try:
+            source = resolver.resolve(environment.source.kind, ref)
+        except ResourceError as error:
+            problems.append(str(DefinitionError(path, f"{at}/source/ref", str(error))))
+            continue
+        for i, declared in enumerate(environment.skills):
+            problem = _resource(root, source, declared, "skill")
+            if problem:
+                problems.append(str(DefinitionError(path, f"{at}/skills/{i}", problem)))
+        for i, declared in enumerate(environment.context):
+            problem = _resource(root, source, declared, "context")
+            if problem:
+                problems.append(str(DefinitionError(path, f"{at}/context/{i}", problem)))
+    # Bundles come from the working tree, whatever the variants' source.
+    here = resolver.resolve("working-tree", None)
+    for b, bundle in enumerate(group.runtime.extensions if group.runtime else ()):
+        found = [
+            (r, problem)
+            for r, declared in enumerate(bundle.resources)
+            if (problem := _resource(root, here, declared, "bundle"))
+        ]
+        for r, problem in found:
+            pointer = f"/runtime/extensions/{b}/resources/{r}"
+            problems.append(str(DefinitionError(path, pointer, problem)))
+        entry = os.path.realpath(Path(root) / bundle.entry)
+        if not found and not os.path.isfile(entry):
+            message = f"runtime bundle entry {bundle.entry} is not a file; {_ROOT_FIX}"
+            problems.append(str(DefinitionError(path, f"/runtime/extensions/{b}/entry", message)))
+    return problems
+
+
+def _resource(root: Path, source: ResolvedSource, declared: str, kind: str) -> str | None:
+    """Why `declared` cannot be snapshotted from `source` (None: it can)."""
+    if source.kind == "git":
+        try:
+            found = git_entry_kind(source, declared)
+        except ResourceError as error:
+            return str(error)
+        where = f"Git commit {source.commit} (ref {source.ref!r})"
+        if found is None:
+            return f"declared {kind} {declared} is missing from {where}; commit it there"
+        if found == "blob" and kind == "context":
+            return None
+        if found != "tree":
+            return f"declared {kind} {declared} must be a directory in {where}"
+        if kind == "skill" and git_entry_kind(source, f"{declared}/SKILL.md") != "blob":
+            return f"declared skill {declared} has no SKILL.md in {where}; commit one there"
+        return None
+    canonical_root = os.path.realpath(root)
+    try:
+        real = os.path.realpath(Path(canonical_root) / declared, strict=True)
+    except OSError:
+        return f"declared {kind} {declared} does not exist under the definition root " + (
+            f"{canonical_root}; {_ROOT_FIX}"
+        )
+    if os.path.commonpath([real, canonical_root]) != canonical_root:
+        return (
+            f"declared {kind} {declared} resolves to {real}, outside the definition root "
+            f"{canonical_root}; copy it into the root instead of linking to it"
+        )
+    if os.path.isfile(real) and kind != "context":
+        return f"declared {kind} {declared} is a file; declare the directory that contains it"
+    if not os.path.isfile(real) and not os.path.isdir(real):
+        return f"declared {kind} {declared} is not a regular file or directory"
+    if kind == "skill" and not os.path.isfile(os.path.join(real, "SKILL.md")):
+        return f"declared skill {declared} has no SKILL.md; add one at the top of the directory"
+    return None
+
+
+def check_scripts(
+    loaded: LoadedGroup,
+    units: Iterable[tuple[str, int, str]],
+    cassettes: Path,
+    record: str,
+) -> Findings:
+    """Validate the script each (variant, trial, host) unit's subject will be answered from.
+
+    Replaying (`record` none), a missing script is an error; recording `once` keeps an existing
+    cassette and appends to it, so that one must be valid; recording `all` replaces them all.
+    """
+    findings = Findings()
+    group = loaded.group
+    paths: dict[Path, None] = {}
+    for variant, trial, host in units:
+        if record == "all":
+            continue
+        if record == "once":
+            exact = cassette_file(cassettes, group.id, variant, trial, host)
+            if exact.is_file():
+                paths[exact] = None
+            continue
+        found = script_path(cassettes, group.id, variant, trial, host)
+        if found is None:
+            expected = cassette_file(cassettes, group.id, variant, 1, host)
+            findings.problems.append(
+                f"{expected}: no script for group '{group.id}' {variant} trial {trial} "
+                f"(host {host}) under --skill-eval-cassettes {cassettes}; write it, or record "
+                "it with --skill-eval-record once"
+            )
+        else:
+            paths[found] = None
+    for path in paths:
+        try:
+            script = load_script(path)
+        except ScriptError as error:
+            findings.problems.append(f"{error} (group '{group.id}')")
+            continue
+        for number, tool in undeclared_tool_calls(script, group.tools):
+            findings.undeclared.append(
+                f"{path}: interaction {number} calls the tool '{tool}', which group "
+                f"'{group.id}' does not declare (tools: {', '.join(group.tools)}); "
+                "the subject is not offered it, so that call will fail"
+            )
+        for number, tool, problem in tool_argument_problems(script):
+            findings.arguments.append(
+                f"{path}: interaction {number} calls '{tool}' with {problem} "
+                "(docs/definitions.md, Neutral tools); the host will refuse the call"
+            )
+    return findings
