@@ -106,6 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SkillEvalError as error:
         print(f"skill-eval: {error}", file=sys.stderr)
         return error.exit_code
+    except OSError as error:
+        # A file system refusal no reader anticipated (a path longer than PATH_MAX, a loop):
+        # still one line naming the entry, never a traceback.
+        where = f"{error.filename}: " if error.filename is not None else ""
+        print(f"skill-eval: {where}{error.strerror or error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("skill-eval: review cancelled; earlier reviews are kept", file=sys.stderr)
         return 130

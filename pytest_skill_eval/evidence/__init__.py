@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from . import layout
-from .read import ReadError
+from . import layout, shapes
+from .read import DamagedEvidenceError, ReadError
 from .states import (
     FAILING_RUN_STATES,
     RUN_STATES,
@@ -40,6 +40,7 @@ __all__ = [
     "FAILING_RUN_STATES",
     "MANIFEST",
     "RUN_STATES",
+    "DamagedEvidenceError",
     "EvidenceError",
     "ReadError",
     "atomic_write",
@@ -57,6 +58,7 @@ __all__ = [
     "sealed_root",
     "sha256_bytes",
     "sha256_file",
+    "shapes",
     "utc_now",
     "verify_group",
     "verify_result",

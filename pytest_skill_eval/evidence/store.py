@@ -16,7 +16,8 @@ from typing import Any
 from ..errors import DiskFullError as DiskFullError
 from ..errors import EvidenceError as EvidenceError
 from ..workspace.entries import b64_map, open_regular, recorded_path, special_kind
-from . import layout
+from . import layout, shapes
+from .read import ReadError, read_evidence_json
 from .redact import Redactor
 
 # Directories whose every write is redacted first (a group's inherited values, credentials).
@@ -192,23 +193,41 @@ def sha256_file(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def read_json(path: Path) -> Any:
-    """Read a JSON file as written here (errors propagate; see `evidence.read` for views)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+# Every JSON file read back goes through the one bounded, validating reader.
+read_json = read_evidence_json
 
 
-def evidence_files(root: Path) -> Iterable[tuple[str, Path]]:
+def evidence_files(
+    root: Path, unreadable: list[tuple[Path, OSError]] | None = None
+) -> Iterable[tuple[str, Path]]:
     """Every non-directory entry below `root`, as (POSIX relative path, path), sorted.
 
     Symlinks (to directories too) are listed, never followed; FIFOs, sockets and devices a
     subject planted are listed too (`entry_digest` never opens them). Relative paths are
     ``os.fsdecode`` text; `write_manifest` records names that are not UTF-8 losslessly.
+    An entry that cannot be looked at (a path longer than PATH_MAX) goes to `unreadable`
+    when given, else its error propagates.
     """
+
+    def failed(path: Path, error: OSError) -> None:
+        if unreadable is None:
+            raise error
+        unreadable.append((path, error))
+
     found: list[tuple[str, Path]] = []
-    for directory, dirnames, filenames in os.walk(root):
+    walk = os.walk(root, onerror=lambda e: failed(Path(e.filename or root), e))
+    for directory, dirnames, filenames in walk:
         dirnames.sort()
         base = Path(directory)
-        for name in (*filenames, *(d for d in dirnames if (base / d).is_symlink())):
+        links = []
+        for name in list(dirnames):
+            try:
+                if (base / name).is_symlink():
+                    links.append(name)
+            except OSError as error:
+                dirnames.remove(name)
+                failed(base / name, error)
+        for name in (*filenames, *links):
             full = base / name
             found.append((full.relative_to(root).as_posix(), full))
     return sorted(found)
@@ -247,24 +266,29 @@ def write_manifest(group_dir: Path) -> str:
 def verify_group(group_dir: Path) -> list[str]:
     """Differences between a group directory and its manifest, one line each."""
     manifest_path = group_dir / layout.MANIFEST
-    if not manifest_path.is_file():
+    if not os.path.lexists(manifest_path):
         return [f"missing manifest: {manifest_path}"]
-    try:
-        recorded: Mapping[str, str] = dict(read_json(manifest_path)["files"])
-    except (OSError, ValueError, TypeError, KeyError) as error:
-        detail = f"{type(error).__name__}: {error}"
-        raise EvidenceError(f"damaged manifest: {manifest_path} ({detail})") from None
+    recorded: Mapping[str, str] = read_json(manifest_path, shapes.MANIFEST)["files"]
+    unreadable: list[tuple[Path, OSError]] = []
     actual = {
         recorded_path(rel): path
-        for rel, path in evidence_files(group_dir)
+        for rel, path in evidence_files(group_dir, unreadable)
         if rel != layout.MANIFEST
     }
-    problems: list[str] = []
+    # An entry that cannot be looked at is named as such, never a traceback (nor "missing").
+    problems = [f"unreadable: {path} ({error.strerror or error})" for path, error in unreadable]
     for rel, digest in sorted(recorded.items()):
         path = actual.get(rel)
         if path is None:
-            problems.append(f"missing: {group_dir / rel}")
-        elif entry_digest(path) != digest:
+            if not any(str(group_dir / rel).startswith(str(p)) for p, _ in unreadable):
+                problems.append(f"missing: {group_dir / rel}")
+            continue
+        try:
+            same = entry_digest(path) == digest
+        except OSError as error:
+            problems.append(f"unreadable: {path} ({error.strerror or error})")
+            continue
+        if not same:
             problems.append(f"changed: {group_dir / rel}")
     problems.extend(f"extra: {group_dir / rel}" for rel in sorted(set(actual) - set(recorded)))
     return problems
@@ -321,9 +345,10 @@ def planned_groups(invocation: Any) -> list[str]:
     selection = invocation.get("selection")
     selector = selection.get("group") if isinstance(selection, Mapping) else None
     planned: set[str] = set()
-    for definition in invocation.get("definitions") or []:
+    definitions = invocation.get("definitions")
+    for definition in definitions if isinstance(definitions, list) else []:
         groups = definition.get("groups") if isinstance(definition, Mapping) else None
-        for group in groups or []:
+        for group in groups if isinstance(groups, list) else []:
             if not isinstance(group, Mapping) or not isinstance(group.get("id"), str):
                 continue
             if selector is None or selector in (group["id"], str(group.get("position"))):
@@ -347,7 +372,7 @@ def seal_leaves(result: Path) -> list[dict[str, Any]]:
     invocation_path = layout.invocation_file(result)
     try:
         invocation = read_json(invocation_path) if invocation_path.is_file() else None
-    except (OSError, ValueError):
+    except ReadError:
         invocation = None  # a damaged invocation.json still has a (changed) sha256 leaf
     planned = planned_groups(invocation)
     leaves: list[dict[str, Any]] = [
@@ -388,10 +413,10 @@ def write_seal(result: Path) -> str:
 def sealed_root(result: Path) -> str | None:
     """The root hash `seal.json` records, or None when the result has no readable seal."""
     try:
-        root = read_json(layout.seal_file(result)).get("root")
-    except (OSError, ValueError, AttributeError):
+        root = read_json(layout.seal_file(result), shapes.SEAL)["root"]
+    except ReadError:
         return None
-    return root if isinstance(root, str) else None
+    return str(root)
 
 
 def parse_root(text: str) -> str:
@@ -406,16 +431,9 @@ def parse_root(text: str) -> str:
 
 
 def _load_seal(path: Path) -> list[dict[str, Any]]:
-    try:
-        seal = read_json(path)
-        leaves = [dict(leaf) for leaf in seal["leaves"]]
-        for leaf in leaves:
-            str(leaf["name"])
-        root = seal["root"]
-    except (OSError, ValueError, TypeError, KeyError) as error:
-        detail = f"{type(error).__name__}: {error}"
-        raise EvidenceError(f"damaged seal: {path} ({detail})") from None
-    if seal_root(leaves) != root:
+    seal = read_json(path, shapes.SEAL)
+    leaves = [dict(leaf) for leaf in seal["leaves"]]
+    if seal_root(leaves) != seal["root"]:
         raise EvidenceError(
             f"changed: {path} (its root hash is not the hash of its leaves; the seal was edited)"
         )
@@ -431,7 +449,7 @@ def verify_seal(result: Path, expected_root: str | None = None) -> list[str]:
     actual = seal_leaves(result)
     problems: list[str] = []
     seal_path = layout.seal_file(result)
-    if seal_path.is_file():
+    if os.path.lexists(seal_path):
         problems.extend(_seal_differences(result, _load_seal(seal_path), actual))
     if expected_root is not None:
         root = seal_root(actual)

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..definitions import LoadedGroup, parse_group
 from ..errors import SkillEvalError
-from ..evidence import layout, read_json, verify_group, write_json_once
+from ..evidence import layout, read_json, shapes, verify_group, write_json_once
 from ..evidence.summary import write_invocation, write_summary
 from ..hosts.process import CancelToken
 from ..run import Environment, GroupRun
@@ -158,7 +158,7 @@ def owning_shard(plan: Plan, unit: Unit, count: int) -> int:
 
 def _load_shard(plan: Plan, path: Path) -> _Shard:
     try:
-        record = read_json(layout.shard_file(path))
+        record = read_json(layout.shard_file(path), shapes.SHARD)
     except (OSError, ValueError) as error:
         raise MergeError(f"cannot read {layout.shard_file(path)}: {error}") from None
     if not isinstance(record, dict) or record.get("kind") != "shard":

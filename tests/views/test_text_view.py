@@ -164,7 +164,7 @@ def test_a_directory_without_summary_is_a_view_error(tmp_path: Path) -> None:
 
 def test_malformed_evidence_is_a_view_error_naming_the_file(result_dir: Path) -> None:
     (result_dir / "summary.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(ViewError, match=r"summary\.json is not valid JSON"):
+    with pytest.raises(ViewError, match=r"summary\.json: not valid JSON"):
         render_text(result_dir)
 
 
