@@ -114,7 +114,8 @@ def check_shape(path: Path, value: Any, shape: TypeAdapter[Any]) -> None:
     except ValidationError as error:
         first = error.errors()[0]
         where = "/" + "/".join(str(part) for part in first["loc"])
-        raise damaged(path, f"at {where}: {first['msg'].lower()}") from None
+        problem = first["msg"].removeprefix("Value error, ")
+        raise damaged(path, f"at {where}: {problem[:1].lower()}{problem[1:]}") from None
 
 
 def optional_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any:

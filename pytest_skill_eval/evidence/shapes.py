@@ -9,15 +9,34 @@ no coercion), so a damaged file is one line naming the file and the place, never
 
 from __future__ import annotations
 
-from typing import Any, NotRequired
+from typing import Annotated, Any, NotRequired
 
-from pydantic import TypeAdapter
+from pydantic import AfterValidator, TypeAdapter
 
 # pydantic reads TypedDicts from typing_extensions only, before Python 3.12.
 from typing_extensions import TypedDict
 
+from . import layout
+
 # `float` accepts integers too (strict mode allows int → float, never bool or str).
 Number = float
+
+
+def _one_level(name: str) -> str:
+    if not layout.is_safe_id(name):
+        raise ValueError("an unsafe id (it would leave its directory)")
+    return name
+
+
+def _host(name: str) -> str:
+    if not layout.is_safe_host(name):
+        raise ValueError("an unsafe host name (it would leave its directory)")
+    return name
+
+
+# Ids and hosts become directory names: a damaged record must not lead a reader elsewhere.
+SafeId = Annotated[str, AfterValidator(_one_level)]
+SafeHost = Annotated[str, AfterValidator(_host)]
 
 
 class Check(TypedDict):
@@ -66,7 +85,7 @@ class GroupError(TypedDict):
 class Group(TypedDict):
     """`group.json` (or its fallback), and each group of `summary.json`."""
 
-    id: str
+    id: SafeId
     position: NotRequired[int | None]
     state: str
     variants: NotRequired[dict[str, str]]
@@ -75,7 +94,7 @@ class Group(TypedDict):
     trial: NotRequired[int]
     artifacts: NotRequired[dict[str, str | None]]
     completedAt: NotRequired[str]
-    host: NotRequired[str]
+    host: NotRequired[SafeHost]
 
 
 class Budget(TypedDict):
@@ -209,7 +228,7 @@ class Run(TypedDict):
 class TrialRow(TypedDict):
     """One trial of an aggregate."""
 
-    id: str
+    id: SafeId
     state: str
 
 
@@ -265,11 +284,11 @@ class AggregateComparison(TypedDict):
 class AggregateGroup(TypedDict):
     """One group over the trials."""
 
-    id: str
+    id: SafeId
     trials: int
     checks: list[AggregateCheck]
     comparisons: list[AggregateComparison]
-    host: NotRequired[str]
+    host: NotRequired[SafeHost]
     adaptive: NotRequired[dict[str, Any]]
 
 

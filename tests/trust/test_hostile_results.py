@@ -241,7 +241,7 @@ def assert_no_crash(outcome: dict[str, Any], base: Path, damage: str) -> None:
 
 @settings(
     deadline=None,
-    max_examples=40,
+    max_examples=25,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
