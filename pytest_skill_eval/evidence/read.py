@@ -305,7 +305,7 @@ def load_group(result_dir: Path, record: Mapping[str, Any]) -> GroupEvidence:
     if not layout.is_safe_host(host):
         raise ReadError(f"{layout.summary_file(result_dir)} names an unsafe host: {host!r}")
     group_dir = layout.group_dir(result_dir, identity, host)
-    definition = optional_json(group_dir / layout.DEFINITION, shapes.OBJECT)
+    definition = optional_json(group_dir / layout.DEFINITION, shapes.DEFINITION)
     runs: dict[str, Mapping[str, Any] | None] = {}
     run_files: dict[str, str | None] = {}
     for variant in VARIANTS:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired
 
-from pydantic import AfterValidator, TypeAdapter
+from pydantic import AfterValidator, Field, TypeAdapter
 
 # pydantic reads TypedDicts from typing_extensions only, before Python 3.12.
 from typing_extensions import TypedDict
@@ -33,6 +33,12 @@ def _host(name: str) -> str:
         raise ValueError("an unsafe host name (it would leave its directory)")
     return name
 
+
+# A count of trials or runs: never negative.
+Count = Annotated[int, Field(ge=0)]
+
+# An interval is a pair [low, high].
+Interval = Annotated[list[Number], Field(min_length=2, max_length=2)]
 
 # Ids and hosts become directory names: a damaged record must not lead a reader elsewhere.
 SafeId = Annotated[str, AfterValidator(_one_level)]
@@ -147,6 +153,29 @@ class Invocation(TypedDict):
     hosts: NotRequired[list[str]]
 
 
+class VariantDeclaration(TypedDict):
+    """One variant of a group definition, as trigger rates read it."""
+
+    skills: NotRequired[list[Any] | None]
+    target: NotRequired[int | None]
+
+
+class Definition(TypedDict):
+    """`definition.json`: the group as declared, as the views, reviews and rates read it."""
+
+    type: NotRequired[str | None]
+    input: NotRequired[dict[str, Any] | None]
+    variants: NotRequired[dict[str, VariantDeclaration] | None]
+    expectations: NotRequired[list[Any] | None]
+    review_questions: NotRequired[list[Any] | None]
+
+
+class RunResources(TypedDict):
+    """The resource snapshots a run recorded."""
+
+    skills: NotRequired[list[Any] | None]
+
+
 class RunError(TypedDict):
     """Why a run did not complete."""
 
@@ -223,6 +252,7 @@ class Run(TypedDict):
     process: NotRequired[Process]
     hint: NotRequired[str | None]
     host: NotRequired[dict[str, Any]]
+    resources: NotRequired[RunResources]
 
 
 class TrialRow(TypedDict):
@@ -243,7 +273,7 @@ class Rate(TypedDict):
     """A pass rate and its interval."""
 
     passRate: NotRequired[Number | None]
-    interval: NotRequired[list[Number] | None]
+    interval: NotRequired[Interval | None]
 
 
 class Consistency(TypedDict):
@@ -254,15 +284,33 @@ class Consistency(TypedDict):
     passHatK: Number
 
 
-class AggregateCheck(TypedDict):
+# Counts of pass, fail and unavailable ("pass" is a keyword: the functional form).
+Counts = TypedDict(
+    "Counts",
+    {
+        "pass": NotRequired[Count | None],
+        "fail": NotRequired[Count | None],
+        "unavailable": NotRequired[Count | None],
+    },
+)
+
+
+class AggregateCheck(Counts):
     """One check over the trials."""
 
     id: str
     variant: NotRequired[str]
     kind: NotRequired[str]
     passRate: NotRequired[Number | None]
-    interval: NotRequired[list[Number] | None]
+    interval: NotRequired[Interval | None]
     consistency: NotRequired[list[Consistency]]
+
+
+class SampleSize(TypedDict):
+    """Paired trials needed to separate an unresolved comparison."""
+
+    more: Count
+    pairs: Count
 
 
 class AggregateComparison(TypedDict):
@@ -270,15 +318,59 @@ class AggregateComparison(TypedDict):
 
     id: str
     kind: NotRequired[str]
-    baseline: NotRequired[dict[str, int]]
-    candidate: NotRequired[dict[str, int]]
-    transitions: NotRequired[dict[str, int]]
+    baseline: NotRequired[Counts]
+    candidate: NotRequired[Counts]
+    transitions: NotRequired[dict[str, Count]]
     rates: NotRequired[dict[str, Rate]]
-    discordant: NotRequired[dict[str, int]]
+    discordant: NotRequired[dict[str, Count]]
     mcnemarP: NotRequired[Number | None]
     differenceUnresolved: bool
-    sampleSize: NotRequired[dict[str, Any] | None]
+    sampleSize: NotRequired[SampleSize | None]
     sequential: NotRequired[dict[str, Any]]
+
+
+class TriggerCountsFields(TypedDict):
+    """How often a target was read among the runs that observed it."""
+
+    read: NotRequired[Count | None]
+    observed: NotRequired[Count | None]
+    rate: NotRequired[Number | None]
+    interval: NotRequired[Interval | None]
+    excluded: NotRequired[dict[str, Count] | None]
+    unobserved: NotRequired[Count | None]
+
+
+def _read_among_observed(counts: TriggerCountsFields) -> TriggerCountsFields:
+    if (counts.get("read") or 0) > (counts.get("observed") or 0):
+        raise ValueError("more runs read the target than observed it")
+    return counts
+
+
+TriggerCounts = Annotated[TriggerCountsFields, AfterValidator(_read_among_observed)]
+
+
+class TriggerVariant(TypedDict):
+    """One variant's targets and its two rates."""
+
+    targets: NotRequired[list[Any]]
+    activation: NotRequired[TriggerCounts]
+    falseActivation: NotRequired[TriggerCounts]
+
+
+class TriggerDifference(TypedDict):
+    """Candidate rate minus baseline rate, with its interval."""
+
+    difference: Number
+    interval: Interval
+
+
+class TriggerRate(TypedDict):
+    """Activation and false activation rates of one target skill."""
+
+    skill: NotRequired[dict[str, Any]]
+    groups: NotRequired[list[str]]
+    variants: NotRequired[dict[str, TriggerVariant]]
+    difference: NotRequired[dict[str, TriggerDifference | None]]
 
 
 class AggregateGroup(TypedDict):
@@ -306,7 +398,7 @@ class Aggregate(TypedDict):
     budget: NotRequired[Budget]
     adaptive: NotRequired[dict[str, Any]]
     crossHost: NotRequired[list[dict[str, Any]]]
-    triggerRates: NotRequired[list[dict[str, Any]]]
+    triggerRates: NotRequired[list[TriggerRate]]
 
 
 class Manifest(TypedDict):
@@ -360,4 +452,5 @@ AGGREGATE: TypeAdapter[Aggregate] = TypeAdapter(Aggregate)
 MANIFEST: TypeAdapter[Manifest] = TypeAdapter(Manifest)
 SEAL: TypeAdapter[Seal] = TypeAdapter(Seal)
 SHARD: TypeAdapter[Shard] = TypeAdapter(Shard)
+DEFINITION: TypeAdapter[Definition] = TypeAdapter(Definition)
 OBJECT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
