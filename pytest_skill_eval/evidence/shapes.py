@@ -393,7 +393,7 @@ class Aggregate(TypedDict):
     requestedTrials: NotRequired[int]
     trials: NotRequired[list[TrialRow]]
     inputs: NotRequired[AggregateInputs]
-    groups: list[AggregateGroup]
+    groups: NotRequired[list[AggregateGroup]]
     completedAt: NotRequired[str]
     budget: NotRequired[Budget]
     adaptive: NotRequired[dict[str, Any]]
