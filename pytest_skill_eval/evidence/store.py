@@ -205,8 +205,9 @@ def evidence_files(
     Symlinks (to directories too) are listed, never followed; FIFOs, sockets and devices a
     subject planted are listed too (`entry_digest` never opens them). Relative paths are
     ``os.fsdecode`` text; `write_manifest` records names that are not UTF-8 losslessly.
-    An entry that cannot be looked at (a path longer than PATH_MAX) goes to `unreadable`
-    when given, else its error propagates.
+    With `unreadable`, an entry that cannot be looked at (a path longer than PATH_MAX, a
+    directory that cannot be listed) is added there; without it, a directory that cannot be
+    listed is skipped and any other such error propagates.
     """
 
     def failed(path: Path, error: OSError) -> None:
@@ -214,8 +215,12 @@ def evidence_files(
             raise error
         unreadable.append((path, error))
 
+    def unlisted(error: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((Path(error.filename or root), error))
+
     found: list[tuple[str, Path]] = []
-    walk = os.walk(root, onerror=lambda e: failed(Path(e.filename or root), e))
+    walk = os.walk(root, onerror=unlisted)
     for directory, dirnames, filenames in walk:
         dirnames.sort()
         base = Path(directory)
