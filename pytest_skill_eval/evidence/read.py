@@ -60,6 +60,12 @@ def damaged(path: Path, problem: str) -> DamagedEvidenceError:
     return DamagedEvidenceError(f"{path}: {problem}; the evidence is damaged")
 
 
+def unreadable(error: OSError) -> DamagedEvidenceError:
+    """The one-line error for an entry the file system refused to look at or copy."""
+    where = f"{error.filename}: " if error.filename is not None else ""
+    return DamagedEvidenceError(f"{where}{error.strerror or error}")
+
+
 def _read_bytes(path: Path) -> bytes:
     """The bytes of a regular file, at most MAX_JSON_BYTES; never follows a symlink there,
     never opens a FIFO or device."""
