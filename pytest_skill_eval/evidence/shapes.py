@@ -77,7 +77,7 @@ class Grade(TypedDict):
     checks: NotRequired[list[Check]]
     comparisons: NotRequired[list[Comparison]]
     errors: NotRequired[list[dict[str, Any]]]
-    evidence: NotRequired[dict[str, dict[str, str | None]]]
+    evidence: NotRequired[dict[str, Any]]
 
 
 class GroupError(TypedDict):
@@ -146,7 +146,7 @@ class Invocation(TypedDict):
     id: NotRequired[str]
     root: NotRequired[str]
     definitions: NotRequired[list[InvocationDefinition]]
-    selection: NotRequired[dict[str, str | int | None]]
+    selection: NotRequired[dict[str, Any]]
     provider: NotRequired[dict[str, Any]]
     failOn: NotRequired[str]
     startedAt: NotRequired[str]
@@ -199,10 +199,18 @@ class ToolCall(TypedDict):
     toolName: NotRequired[str | None]
 
 
+class ChangeSet(TypedDict):
+    """Paths created, modified and deleted (`path_b64` and other keys beside them are free)."""
+
+    created: NotRequired[list[Any] | None]
+    modified: NotRequired[list[Any] | None]
+    deleted: NotRequired[list[Any] | None]
+
+
 class TurnWorkspace(TypedDict):
     """What a turn changed in the workspace."""
 
-    changesSincePrevious: NotRequired[dict[str, list[Any] | None] | None]
+    changesSincePrevious: NotRequired[ChangeSet | None]
 
 
 class Turn(TypedDict):
@@ -216,7 +224,7 @@ class Turn(TypedDict):
 class Effects(TypedDict):
     """What a run changed, by kind (created, modified, deleted)."""
 
-    changes: NotRequired[dict[str, list[Any] | None] | None]
+    changes: NotRequired[ChangeSet | None]
 
 
 class Process(TypedDict):
