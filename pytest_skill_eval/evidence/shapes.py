@@ -176,13 +176,6 @@ class RunResources(TypedDict):
     skills: NotRequired[list[Any] | None]
 
 
-class RunError(TypedDict):
-    """Why a run did not complete."""
-
-    kind: NotRequired[str]
-    message: NotRequired[str]
-
-
 class Activation(TypedDict):
     """Whether the target skill was read."""
 
@@ -249,7 +242,7 @@ class Run(TypedDict):
     spend: NotRequired[dict[str, Any]]
     effects: NotRequired[Effects | None]
     artifacts: NotRequired[dict[str, str | None]]
-    error: NotRequired[RunError | None]
+    error: NotRequired[dict[str, Any] | None]
     workspace: NotRequired[str]
     tools: NotRequired[list[str]]
     commands: NotRequired[list[dict[str, Any]]]
