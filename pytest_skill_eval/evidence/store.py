@@ -210,18 +210,12 @@ def evidence_files(
     listed is skipped and any other such error propagates.
     """
 
-    def failed(path: Path, error: OSError) -> None:
-        if unreadable is None:
-            raise error
-        unreadable.append((path, error))
-
     def unlisted(error: OSError) -> None:
         if unreadable is not None:
             unreadable.append((Path(error.filename or root), error))
 
     found: list[tuple[str, Path]] = []
-    walk = os.walk(root, onerror=unlisted)
-    for directory, dirnames, filenames in walk:
+    for directory, dirnames, filenames in os.walk(root, onerror=unlisted):
         dirnames.sort()
         base = Path(directory)
         links = []
@@ -230,8 +224,10 @@ def evidence_files(
                 if (base / name).is_symlink():
                     links.append(name)
             except OSError as error:
+                if unreadable is None:
+                    raise
                 dirnames.remove(name)
-                failed(base / name, error)
+                unreadable.append((base / name, error))
         for name in (*filenames, *links):
             full = base / name
             found.append((full.relative_to(root).as_posix(), full))
