@@ -10,6 +10,7 @@ from pathlib import Path
 from . import compare
 from .errors import OutputError, ResultNotFoundError, SkillEvalError
 from .evidence import parse_root, sealed_root, unfinished, verify_result
+from .evidence.read import unreadable
 from .evidence.shard_seal import unbound_shards, verify_shard_chain
 from .hosts.pi.binary import check_pi, locate_pi
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
@@ -115,6 +116,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """Run one command; every failure the user can act on is raised as a SkillEvalError."""
+    try:
+        return _command(args)
+    except OSError as error:
+        # A file system refusal no reader anticipated (a path longer than PATH_MAX, a loop
+        # below a shard): still one line naming the entry, never a traceback.
+        raise unreadable(error) from None
+
+
+def _command(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve()
     scaled = scale_commands.run(args, root)
     if scaled is not None:

@@ -199,21 +199,25 @@ def definition_differences(a: Side, b: Side, axis: str) -> list[str]:
     """One line per shared group whose definitions differ beyond the axis (or cannot be read)."""
     problems = []
     for identity in (g for g in a.groups if g in b.groups):
-        definitions = []
+        definitions, paths = [], []
         for side in (a, b):
             directory = side.group_dirs.get(identity)
-            found = (
-                read.optional_json(directory / layout.DEFINITION) if directory is not None else None
-            )
+            path = directory / layout.DEFINITION if directory is not None else None
+            found = read.optional_json(path) if path is not None else None
             definitions.append(found if isinstance(found, Mapping) else None)
+            paths.append(str(path) if path is not None else f"{side.path}: {layout.DEFINITION}")
         if definitions[0] is None or definitions[1] is None:
-            problems.append(f"group {identity}: a {layout.DEFINITION} is missing")
+            missing = paths[0] if definitions[0] is None else paths[1]
+            problems.append(f"group {identity}: {missing} is missing")
             continue
         fields = list(
             differing_fields(without_axis(definitions[0], axis), without_axis(definitions[1], axis))
         )
         if fields:
-            problems.append(f"group {identity}: definitions differ in {', '.join(fields)}")
+            problems.append(
+                f"group {identity}: definitions differ in {', '.join(fields)} "
+                f"({paths[0]} and {paths[1]})"
+            )
     return problems
 
 

@@ -29,6 +29,7 @@ can fix. Errors that belong to one module stay there (`DefinitionError` in `defi
         ExpectationError                  grading/support.py
       PointerSyntaxError                  grading/values.py
       ReadError (ViewError)               evidence/read.py
+        DamagedEvidenceError              evidence/read.py
       ReviewError                         review.py
       CompareError                        compare.py
 """

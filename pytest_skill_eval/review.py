@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SkillEvalError
-from .evidence import atomic_write, json_bytes, layout, utc_now
+from .evidence import atomic_write, entry_digest, json_bytes, layout, utc_now
 from .evidence.read import aggregate_trial_dirs, is_finished
 from .hosts import host_for
 from .hosts.base import Endpoint, Launch, ServedModel, isolated_home, launch_process
@@ -228,7 +228,7 @@ def _run_reviewer(
 
 def _prompt_sha(review_dir: Path) -> str | None:
     try:
-        return hashlib.sha256((review_dir / "prompt.md").read_bytes()).hexdigest()
+        return entry_digest(review_dir / "prompt.md")  # never opens a planted FIFO
     except OSError:
         return None
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from . import layout
-from .read import ReadError
+from . import layout, shapes
+from .read import DamagedEvidenceError, ReadError
 from .seal import (
     parse_root,
     sealed_root,
@@ -43,6 +43,7 @@ __all__ = [
     "FAILING_RUN_STATES",
     "MANIFEST",
     "RUN_STATES",
+    "DamagedEvidenceError",
     "EvidenceError",
     "ReadError",
     "atomic_write",
@@ -60,6 +61,7 @@ __all__ = [
     "sealed_root",
     "sha256_bytes",
     "sha256_file",
+    "shapes",
     "unfinished",
     "utc_now",
     "verify_group",

@@ -7,15 +7,21 @@ so a fallback name or a layout rule is honoured by all of them or by none.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, cast
 
+from pydantic import TypeAdapter, ValidationError
+
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
-from . import layout
+from ..workspace.entries import open_regular
+from . import layout, shapes
 from .records import (
     AggregateRecord,
     GradeRecord,
@@ -27,24 +33,113 @@ from .records import (
 
 _POSITION = re.compile(r"[0-9]+")
 
+# Bounds on one JSON evidence file. The writers stay far below both (a run record is a few
+# hundred KiB, nests under 20 levels); the reader refuses more before parsing, so a hostile
+# file can neither exhaust memory nor blow Python's recursion in the parser or in a view.
+MAX_JSON_BYTES = 64 * 1024 * 1024
+MAX_JSON_DEPTH = 100
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
 
 class ReadError(SkillEvalError):
     """A result cannot be read as asked: unknown selector, unreadable or damaged evidence."""
 
 
-def read_evidence_json(path: Path) -> Any:
-    """Read one JSON evidence file; unreadable or malformed evidence is a ReadError."""
+class DamagedEvidenceError(ReadError):
+    """An evidence file is unreadable, too large, too deep, not JSON, or not the shape its
+    readers rely on; the message is `<file>: <what is wrong>`."""
+
+    exit_code = 2
+
+
+def damaged(path: Path, problem: str) -> DamagedEvidenceError:
+    """The one-line error for a damaged evidence file."""
+    return DamagedEvidenceError(f"{path}: {problem}; the evidence is damaged")
+
+
+def unreadable(error: OSError) -> DamagedEvidenceError:
+    """The one-line error for an entry the file system refused to look at or copy."""
+    where = f"{error.filename}: " if error.filename is not None else ""
+    return DamagedEvidenceError(f"{where}{error.strerror or error}")
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of a regular file, at most MAX_JSON_BYTES; never follows a symlink there,
+    never opens a FIFO or device."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        opened = open_regular(path)
     except OSError as error:
-        raise ReadError(f"cannot read {path}: {error.strerror or error}") from error
-    except ValueError as error:
-        raise ReadError(f"{path} is not valid JSON ({error}); the evidence is damaged") from error
+        raise damaged(path, f"unreadable ({error.strerror or error})") from None
+    if not isinstance(opened, int):
+        kind = "a symbolic link" if stat.S_ISLNK(opened.st_mode) else "a special file"
+        if stat.S_ISDIR(opened.st_mode):
+            kind = "a directory"
+        raise damaged(path, f"{kind} where a JSON file belongs")
+    with os.fdopen(opened, "rb") as handle:
+        try:
+            data = handle.read(MAX_JSON_BYTES + 1)
+        except OSError as error:
+            raise damaged(path, f"unreadable ({error.strerror or error})") from None
+    if len(data) > MAX_JSON_BYTES:
+        raise damaged(path, f"larger than {MAX_JSON_BYTES // (1024 * 1024)} MiB")
+    return data
 
 
-def optional_json(path: Path) -> Any:
+def json_depth(text: str) -> int:
+    """How deeply `text` nests arrays and objects, counted without recursion (strings skipped)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(_STEP[c] for c in brackets), default=0)
+
+
+def read_evidence_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any:
+    """Read one JSON evidence file, bounded in size and depth and, given `shape`, validated
+    against what its readers rely on; any damage is a DamagedEvidenceError naming the file."""
+    return parse_evidence_json(path, _read_bytes(path), shape)
+
+
+def parse_evidence_json(path: Path, data: bytes, shape: TypeAdapter[Any] | None = None) -> Any:
+    """The JSON value of `data`, the bytes of evidence file `path` (so a caller that hashes
+    them parses exactly what it hashed), bounded and validated as `read_evidence_json` does."""
+    if len(data) > MAX_JSON_BYTES:
+        raise damaged(path, f"larger than {MAX_JSON_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise damaged(path, f"not UTF-8 (byte {error.start})") from None
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise damaged(path, f"nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise damaged(path, f"not valid JSON ({error})") from None
+    if shape is not None:
+        check_shape(path, value, shape)
+    return value
+
+
+def check_shape(path: Path, value: Any, shape: TypeAdapter[Any]) -> None:
+    """Validate `value` (read from `path`) against `shape`; the first problem names its place."""
+    try:
+        shape.validate_python(value, strict=True)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = "/" + "/".join(str(part) for part in first["loc"])
+        problem = first["msg"].removeprefix("Value error, ")
+        raise damaged(path, f"at {where}: {problem[:1].lower()}{problem[1:]}") from None
+
+
+def optional_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any:
     """A JSON evidence file that may be absent: None when it is."""
-    return read_evidence_json(path) if path.is_file() else None
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise damaged(path, f"unreadable ({error.strerror or error})") from None
+    return read_evidence_json(path, shape)
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
@@ -56,49 +151,58 @@ def mapping(value: Any) -> Mapping[str, Any]:
 # Results and aggregates
 
 
+def present(path: Path) -> bool:
+    """Whether an entry exists at `path` (a file or not, a symlink or not); an entry that
+    cannot even be looked up (a name too long, a loop) is damage naming it."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as error:
+        raise damaged(path, f"unreadable ({error.strerror or error})") from None
+    return True
+
+
 def is_aggregate(directory: Path) -> bool:
     """Whether a directory holds an aggregate over trials rather than one result."""
-    return layout.aggregate_file(directory).is_file()
+    return present(layout.aggregate_file(directory))
 
 
 def is_finished(result_dir: Path) -> bool:
     """Whether a result directory has its summary (written last)."""
-    return layout.summary_file(result_dir).is_file()
+    try:
+        return layout.summary_file(result_dir).is_file()
+    except OSError:
+        return False
 
 
 def load_summary(result_dir: Path) -> SummaryRecord:
     """`summary.json` of a result directory, or a ReadError saying what the directory lacks."""
     path = layout.summary_file(result_dir)
-    if not path.is_file():
+    if not present(path):
         raise ReadError(
             f"{result_dir} has no {layout.SUMMARY} or {layout.AGGREGATE}: it is not a finished "
             "result. Pass a result id or directory under .skill-eval/runs."
         )
-    summary = read_evidence_json(path)
-    if not isinstance(summary, dict) or not isinstance(summary.get("groups"), list):
-        raise ReadError(f"{path} has no groups list; the evidence is damaged")
-    return cast(SummaryRecord, summary)
+    return cast(SummaryRecord, read_evidence_json(path, shapes.SUMMARY))
 
 
 def summary_or_none(result_dir: Path) -> SummaryRecord | None:
     """`summary.json` when the result has one (an interrupted result may not)."""
     path = layout.summary_file(result_dir)
-    return cast(SummaryRecord, read_evidence_json(path)) if path.is_file() else None
+    return cast(SummaryRecord, optional_json(path, shapes.SUMMARY))
 
 
 def load_invocation(result_dir: Path) -> InvocationRecord | None:
     """`invocation.json` when present and an object."""
-    invocation = optional_json(layout.invocation_file(result_dir))
-    return cast(InvocationRecord, invocation) if isinstance(invocation, dict) else None
+    invocation = optional_json(layout.invocation_file(result_dir), shapes.INVOCATION)
+    return cast(InvocationRecord, invocation)
 
 
 def load_aggregate(aggregate_dir: Path) -> AggregateRecord:
     """`aggregate.json`, which must be an object."""
     path = layout.aggregate_file(aggregate_dir)
-    data = read_evidence_json(path)
-    if not isinstance(data, Mapping):
-        raise ReadError(f"{path} is not an object; the evidence is damaged")
-    return cast(AggregateRecord, data)
+    return cast(AggregateRecord, read_evidence_json(path, shapes.AGGREGATE))
 
 
 def aggregate_trial_dirs(aggregate_dir: Path) -> list[Path]:
@@ -120,8 +224,8 @@ def group_record(group_dir: Path) -> GroupRecord | None:
     """The persisted group record (or its fallback), if the group was finalised."""
     for name in layout.GROUP_FILES:
         path = group_dir / name
-        if path.is_file():
-            return cast(GroupRecord, read_evidence_json(path))
+        if present(path):
+            return cast(GroupRecord, read_evidence_json(path, shapes.GROUP))
     return None
 
 
@@ -159,11 +263,8 @@ def read_run(variant_dir: Path) -> tuple[str, RunRecord] | None:
     """
     for name in layout.RUN_FILES:
         path = variant_dir / name
-        if path.is_file():
-            run = read_evidence_json(path)
-            if not isinstance(run, dict):
-                raise ReadError(f"{path} is not a JSON object; the evidence is damaged")
-            return name, cast(RunRecord, run)
+        if present(path):
+            return name, cast(RunRecord, read_evidence_json(path, shapes.RUN))
     return None
 
 
@@ -178,8 +279,9 @@ def read_grade(group_dir: Path, record: Mapping[str, Any]) -> GradeRecord | None
     name = grade_file(record)
     if name is None:
         return None
-    grade = optional_json(group_dir / name)
-    return cast(GradeRecord, grade) if isinstance(grade, dict) else None
+    if not layout.is_safe_id(name):
+        raise damaged(group_dir / layout.GROUP, f"names an unsafe grade file {name!r}")
+    return cast(GradeRecord, optional_json(group_dir / name, shapes.GRADE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +318,7 @@ def load_group(result_dir: Path, record: Mapping[str, Any]) -> GroupEvidence:
     if not layout.is_safe_host(host):
         raise ReadError(f"{layout.summary_file(result_dir)} names an unsafe host: {host!r}")
     group_dir = layout.group_dir(result_dir, identity, host)
-    definition = optional_json(group_dir / layout.DEFINITION)
+    definition = optional_json(group_dir / layout.DEFINITION, shapes.DEFINITION)
     runs: dict[str, Mapping[str, Any] | None] = {}
     run_files: dict[str, str | None] = {}
     for variant in VARIANTS:
@@ -225,10 +327,10 @@ def load_group(result_dir: Path, record: Mapping[str, Any]) -> GroupEvidence:
     return GroupEvidence(
         record=record,
         directory=group_dir,
-        definition=definition if isinstance(definition, dict) else {},
+        definition=definition or {},
         grade=read_grade(group_dir, record),
         grade_file=grade_file(record),
-        review=optional_json(group_dir / layout.SEMANTIC_GRADE),
+        review=optional_json(group_dir / layout.SEMANTIC_GRADE, shapes.OBJECT),
         runs=runs,
         run_files=run_files,
     )

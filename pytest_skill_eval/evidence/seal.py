@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..workspace.entries import recorded_path
-from . import layout
+from . import layout, shapes
+from .read import ReadError
 from .store import (
     EvidenceError,
     read_json,
@@ -84,10 +86,12 @@ def planned_groups(invocation: Any) -> list[str]:
     selection = invocation.get("selection")
     selector = selection.get("group") if isinstance(selection, Mapping) else None
     selectors = [selector] if isinstance(selector, str) else list(selector or [])
+    selectors = [s for s in selectors if isinstance(s, str)]
     planned: set[str] = set()
-    for definition in invocation.get("definitions") or []:
+    definitions = invocation.get("definitions")
+    for definition in definitions if isinstance(definitions, list) else []:
         groups = definition.get("groups") if isinstance(definition, Mapping) else None
-        for group in groups or []:
+        for group in groups if isinstance(groups, list) else []:
             if not isinstance(group, Mapping) or not isinstance(group.get("id"), str):
                 continue
             if not selectors or {group["id"], str(group.get("position"))} & set(selectors):
@@ -117,7 +121,7 @@ def seal_leaves(
     invocation_path = layout.invocation_file(result)
     try:
         invocation = read_json(invocation_path) if invocation_path.is_file() else None
-    except (OSError, ValueError):
+    except ReadError:
         invocation = None  # a damaged invocation.json still has a (changed) sha256 leaf
     planned = planned_groups(invocation)
     leaves: list[dict[str, Any]] = [
@@ -163,10 +167,10 @@ def write_seal(result: Path, shards: Sequence[Mapping[str, Any]] | None = None) 
 def sealed_root(result: Path) -> str | None:
     """The root hash `seal.json` records, or None when the result has no readable seal."""
     try:
-        root = read_json(layout.seal_file(result)).get("root")
-    except (OSError, ValueError, AttributeError):
+        root = read_json(layout.seal_file(result), shapes.SEAL)["root"]
+    except ReadError:
         return None
-    return root if isinstance(root, str) else None
+    return str(root)
 
 
 def parse_root(text: str) -> str:
@@ -182,8 +186,8 @@ def parse_root(text: str) -> str:
 
 def _load_seal(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     """A seal's leaves and, for a merged result, the shard roots it records."""
+    seal = read_json(path, shapes.SEAL)
     try:
-        seal = read_json(path)
         leaves = [dict(leaf) for leaf in seal["leaves"]]
         for leaf in leaves:
             str(leaf["name"])
@@ -210,7 +214,7 @@ def verify_seal(result: Path, expected_root: str | None = None) -> list[str]:
     that changed, a sealed group that is gone and a group the seal never saw get a line.
     """
     seal_path = layout.seal_file(result)
-    sealed, shards = _load_seal(seal_path) if seal_path.is_file() else (None, None)
+    sealed, shards = _load_seal(seal_path) if os.path.lexists(seal_path) else (None, None)
     actual = seal_leaves(result, shards)
     problems: list[str] = []
     if sealed is not None:

@@ -16,7 +16,8 @@ from typing import Any
 from ..errors import DiskFullError as DiskFullError
 from ..errors import EvidenceError as EvidenceError
 from ..workspace.entries import b64_map, open_regular, recorded_path, special_kind
-from . import layout
+from . import layout, shapes
+from .read import read_evidence_json
 from .redact import Redactor
 
 # Directories whose every write is redacted first (a group's inherited values, credentials).
@@ -192,23 +193,42 @@ def sha256_file(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def read_json(path: Path) -> Any:
-    """Read a JSON file as written here (errors propagate; see `evidence.read` for views)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+# Every JSON file read back goes through the one bounded, validating reader.
+read_json = read_evidence_json
 
 
-def evidence_files(root: Path) -> Iterable[tuple[str, Path]]:
+def evidence_files(
+    root: Path, unreadable: list[tuple[Path, OSError]] | None = None
+) -> Iterable[tuple[str, Path]]:
     """Every non-directory entry below `root`, as (POSIX relative path, path), sorted.
 
     Symlinks (to directories too) are listed, never followed; FIFOs, sockets and devices a
     subject planted are listed too (`entry_digest` never opens them). Relative paths are
     ``os.fsdecode`` text; `write_manifest` records names that are not UTF-8 losslessly.
+    With `unreadable`, an entry that cannot be looked at (a path longer than PATH_MAX, a
+    directory that cannot be listed) is added there; without it, a directory that cannot be
+    listed is skipped and any other such error propagates.
     """
+
+    def unlisted(error: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((Path(error.filename or root), error))
+
     found: list[tuple[str, Path]] = []
-    for directory, dirnames, filenames in os.walk(root):
+    for directory, dirnames, filenames in os.walk(root, onerror=unlisted):
         dirnames.sort()
         base = Path(directory)
-        for name in (*filenames, *(d for d in dirnames if (base / d).is_symlink())):
+        links = []
+        for name in list(dirnames):
+            try:
+                if (base / name).is_symlink():
+                    links.append(name)
+            except OSError as error:
+                if unreadable is None:
+                    raise
+                dirnames.remove(name)
+                unreadable.append((base / name, error))
+        for name in (*filenames, *links):
             full = base / name
             found.append((full.relative_to(root).as_posix(), full))
     return sorted(found)
@@ -247,24 +267,29 @@ def write_manifest(group_dir: Path) -> str:
 def verify_group(group_dir: Path) -> list[str]:
     """Differences between a group directory and its manifest, one line each."""
     manifest_path = group_dir / layout.MANIFEST
-    if not manifest_path.is_file():
+    if not os.path.lexists(manifest_path):
         return [f"missing manifest: {manifest_path}"]
-    try:
-        recorded: Mapping[str, str] = dict(read_json(manifest_path)["files"])
-    except (OSError, ValueError, TypeError, KeyError) as error:
-        detail = f"{type(error).__name__}: {error}"
-        raise EvidenceError(f"damaged manifest: {manifest_path} ({detail})") from None
+    recorded: Mapping[str, str] = read_json(manifest_path, shapes.MANIFEST)["files"]
+    unreadable: list[tuple[Path, OSError]] = []
     actual = {
         recorded_path(rel): path
-        for rel, path in evidence_files(group_dir)
+        for rel, path in evidence_files(group_dir, unreadable)
         if rel != layout.MANIFEST
     }
-    problems: list[str] = []
+    # An entry that cannot be looked at is named as such, never a traceback (nor "missing").
+    problems = [f"unreadable: {path} ({error.strerror or error})" for path, error in unreadable]
     for rel, digest in sorted(recorded.items()):
         path = actual.get(rel)
         if path is None:
-            problems.append(f"missing: {group_dir / rel}")
-        elif entry_digest(path) != digest:
+            if not any(str(group_dir / rel).startswith(str(p)) for p, _ in unreadable):
+                problems.append(f"missing: {group_dir / rel}")
+            continue
+        try:
+            same = entry_digest(path) == digest
+        except OSError as error:
+            problems.append(f"unreadable: {path} ({error.strerror or error})")
+            continue
+        if not same:
             problems.append(f"changed: {group_dir / rel}")
     problems.extend(f"extra: {group_dir / rel}" for rel in sorted(set(actual) - set(recorded)))
     return problems

@@ -4,7 +4,6 @@ field by field, its root recomputed from what is read, and one run per shard ind
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -14,6 +13,7 @@ from typing import Any
 
 from ..errors import SkillEvalError
 from ..evidence import layout
+from ..evidence.read import MAX_JSON_BYTES, parse_evidence_json
 from ..evidence.seal import SEAL_PREFIX, seal_root
 from ..evidence.shard_seal import shard_groups, shard_seal_leaves
 from ..evidence.store import sha256_bytes
@@ -140,16 +140,13 @@ def _read_regular(path: Path) -> bytes:
         if not isinstance(opened, int):
             raise MergeError(f"{path} is not a regular file (a symlink?); refusing to follow it")
         with open(opened, "rb") as handle:
-            return handle.read()
+            return handle.read(MAX_JSON_BYTES + 1)  # more is refused as damage when parsed
     except OSError as error:
         raise MergeError(f"cannot read {path}: {error}") from None
 
 
 def _parse_json(path: Path, data: bytes) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"))
-    except ValueError as error:
-        raise MergeError(f"cannot read {path}: {error}") from None
+    return parse_evidence_json(path, data)
 
 
 def _read_regular_json(path: Path) -> Any:

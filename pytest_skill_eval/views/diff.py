@@ -70,6 +70,13 @@ def split_lines(text: str) -> list[str]:
 
 def read_side(root: Path, rel: str) -> Side:
     """The text of `rel` below `root`, or a note saying why it cannot be diffed."""
+    try:
+        return _read_side(root, rel)
+    except OSError as error:  # a name longer than PATH_MAX, a symlink loop above it
+        return Side(None, f"not shown: unreadable ({error.strerror or error})")
+
+
+def _read_side(root: Path, rel: str) -> Side:
     parts = rel.split("/")
     if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
         return Side(None, "not shown: the recorded path is not a plain relative path")

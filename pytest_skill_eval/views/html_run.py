@@ -144,11 +144,11 @@ def _transcript(variant_dir: Path, run: Mapping[str, Any]) -> list[Any]:
     inline = run.get("transcript")
     if isinstance(inline, list):  # the persistence fallback keeps the transcript inline
         return inline
-    path = variant_dir / (name if isinstance(name, str) else layout.TRANSCRIPT)
-    if not path.is_file():
-        return []
+    # Only a name inside the variant directory: a damaged record must not point elsewhere.
+    if not isinstance(name, str) or not layout.is_safe_id(name):
+        name = layout.TRANSCRIPT
     try:
-        data = read_json_file(path)
+        data = read_json_file(variant_dir / name)
     except ViewError:
         return []
     return data if isinstance(data, list) else []

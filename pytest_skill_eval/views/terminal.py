@@ -110,7 +110,7 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
         f"aggregate {data['id']} [{data['state']}] trials="
         f"{len(data['trials'])}/{data['requestedTrials']}{_auto(data)}: {aggregate_dir}"
     )
-    for group in data["groups"]:
+    for group in data.get("groups") or []:
         label = layout.group_dir_name(group["id"], layout.record_host(group))
         if "adaptive" in group:
             writer.write_line(

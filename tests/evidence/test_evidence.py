@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pytest_skill_eval.cli import main as cli_main
 from pytest_skill_eval.evidence import (
+    DamagedEvidenceError,
     EvidenceError,
     batch_state,
     create_result_dir,
     group_state,
     new_result_id,
+    shapes,
     verify_group,
     write_json_once,
     write_manifest,
     write_once,
     write_seal,
 )
+from pytest_skill_eval.evidence.read import MAX_JSON_BYTES, json_depth, read_evidence_json
 
 
 def test_result_ids_are_timestamp_and_random_hex() -> None:
@@ -106,3 +111,46 @@ def test_the_seal_plans_the_groups_of_several_selectors() -> None:
     assert planned_groups(invocation) == ["a", "c"]
     invocation["selection"] = {"group": "2"}
     assert planned_groups(invocation) == ["b"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The one reader: bounded, never through a symlink or into a FIFO, every damage one line.
+
+
+@pytest.mark.parametrize(
+    ("plant", "problem"),
+    [
+        pytest.param(lambda p: os.truncate(p, MAX_JSON_BYTES + 1), "larger than 64 MiB", id="huge"),
+        pytest.param(
+            lambda p: p.write_text("[" * 101 + "]" * 101), "nested deeper than 100", id="deep"
+        ),
+        pytest.param(lambda p: p.write_bytes(b'{"a": "\xff"}'), "not UTF-8 (byte 7)", id="utf8"),
+        pytest.param(lambda p: p.write_text("{"), "not valid JSON", id="json"),
+        pytest.param(lambda p: os.mkfifo(p), "a special file where", id="fifo"),
+        pytest.param(lambda p: p.mkdir(), "a directory where", id="directory"),
+        pytest.param(lambda p: p.symlink_to(p.name), "a symbolic link where", id="loop"),
+        pytest.param(
+            lambda p: p.symlink_to(p.with_name("real.json")), "a symbolic link where", id="link"
+        ),
+        pytest.param(
+            lambda p: p.write_text('{"state": 1, "groups": []}'), "at /state: input", id="type"
+        ),
+    ],
+)
+def test_the_reader_turns_each_damage_into_one_line_naming_the_file(
+    tmp_path: Path, plant: Callable[[Path], object], problem: str
+) -> None:
+    (tmp_path / "real.json").write_text('{"state": "complete", "groups": []}')
+    path = tmp_path / "summary.json"
+    if not problem.startswith(("a special", "a directory", "a symbolic")):
+        path.touch()
+    plant(path)
+    with pytest.raises(DamagedEvidenceError) as caught:
+        read_evidence_json(path, shapes.SUMMARY)
+    assert str(caught.value).startswith(f"{path}: {problem}")
+    assert caught.value.exit_code == 2
+
+
+def test_nesting_is_counted_outside_strings_only() -> None:
+    assert json_depth('{"a": [1, {"b": "[[[[{{{{"}], "c": "\\\\\\"]]]"}') == 3
+    assert json_depth('"[[[["') == 0

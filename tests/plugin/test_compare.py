@@ -147,16 +147,17 @@ def test_definitions_differing_beyond_the_axis_are_refused(
     code, out, err = compare(capsys, str(a), str(b), "--axis", "revision")
     assert code != 0
     assert out == ""
+    paths = f"({a}/groups/{GROUP}/definition.json and {b}/groups/{GROUP}/definition.json)"
     assert err.splitlines() == [
-        f"skill-eval: group {GROUP}: definitions differ in model, beyond the revision axis; "
-        "pass --force to compare anyway"
+        f"skill-eval: group {GROUP}: definitions differ in model {paths}, beyond the revision "
+        "axis; pass --force to compare anyway"
     ]
     code, out, err = compare(capsys, str(a), str(b), "--axis", "model")
     assert (code, err) == (0, "")
     assert "forced" not in out
     code, out, err = compare(capsys, str(a), str(b), "--force")
     assert code == 0
-    assert f"forced\tgroup {GROUP}: definitions differ in model" in out.splitlines()
+    assert f"forced\tgroup {GROUP}: definitions differ in model {paths}" in out.splitlines()
 
 
 def test_each_axis_allows_only_its_own_fields(
