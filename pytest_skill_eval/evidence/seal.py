@@ -11,7 +11,7 @@ from typing import Any
 
 from ..workspace.entries import recorded_path
 from . import layout, shapes
-from .read import ReadError
+from .read import ReadError, damaged
 from .store import (
     EvidenceError,
     read_json,
@@ -199,7 +199,7 @@ def _load_seal(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]] |
         json.dumps(shards, sort_keys=True, ensure_ascii=False).encode("utf-8")
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
         detail = f"{type(error).__name__}: {error}"
-        raise EvidenceError(f"damaged seal: {path} ({detail})") from None
+        raise damaged(path, f"a seal that cannot be hashed ({detail})") from None
     if computed != root:
         raise EvidenceError(
             f"changed: {path} (its root hash is not the hash of its leaves; the seal was edited)"
