@@ -140,7 +140,7 @@ def _validate(model: type[M], document: Any, path: Path) -> M:
     try:
         return model.model_validate_json(json.dumps(document))
     except ValidationError as error:
-        raise to_definition_error(error, path, document) from None
+        raise to_definition_error(error, path, document, model) from None
     except (TypeError, ValueError, RecursionError) as error:
         raise DefinitionError(path, "", f"is not a JSON document: {error}") from None
 
