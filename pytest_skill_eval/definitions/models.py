@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal, Self, get_args
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -167,6 +167,9 @@ class Runtime(DefinitionModel):
             seen[key] = index
         return self
 
+
+# The hosts a definition may name, read off `Runtime.host` so that they are declared once.
+HOST_NAMES: tuple[str, ...] = get_args(Runtime.model_fields["host"].annotation)
 
 DEFAULT_RUNTIME = Runtime(
     host="pi",
