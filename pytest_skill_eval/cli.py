@@ -29,7 +29,8 @@ def resolve_result(target: str, root: Path) -> Path:
         if candidate.is_dir():
             return candidate.resolve()
     raise ResultNotFoundError(
-        f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)})"
+        f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)}); "
+        "pass a result id a run printed, or a result directory"
     )
 
 

@@ -256,7 +256,10 @@ class Settings:
         invoked = Path(config.invocation_params.dir)
         root = (_path_option(config, "root") or invoked).resolve()
         if not root.is_dir():
-            raise pytest.UsageError(f"--skill-eval-root {root} is not a directory")
+            raise pytest.UsageError(
+                f"--skill-eval-root {root} is not a directory; pass the directory the "
+                "definitions' paths are relative to"
+            )
         paths = tuple(definitions(config))
         results = _path_option(config, "results")
         cassettes_raw = _path_option(config, "cassettes")
@@ -301,7 +304,10 @@ class Settings:
             shard = _shard(_option(config, "shard"))
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
-            raise pytest.UsageError(f"--skill-eval-cassettes {cassettes} is not a directory")
+            raise pytest.UsageError(
+                f"--skill-eval-cassettes {cassettes} is not a directory; pass the directory "
+                "holding <group>/<variant>.yaml, or --skill-eval-record once to create it"
+            )
         if record != "none" and cassettes is None:
             raise pytest.UsageError(
                 f"--skill-eval-record {record} needs --skill-eval-cassettes DIR to write to"
@@ -481,5 +487,5 @@ def _ini_path(config: pytest.Config, name: str) -> Path | None:
     if not path.is_absolute():
         path = _ini_dir(config) / path
     if not path.is_file():
-        raise pytest.UsageError(f"{name} = {raw}: no such file")
+        raise pytest.UsageError(f"{name} = {raw}: no such file; set it to an existing file")
     return path

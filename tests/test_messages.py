@@ -1,0 +1,215 @@
+"""Every message the plugin and the `skill-eval` CLI give for a user's mistake, run for real.
+
+The rule each message is held to:
+
+1. it is one line, with no traceback;
+2. it names what is wrong: the file (by name) or the option, and echoes the value given
+   (each row lists these as the substrings the line must hold);
+3. it says how to fix it: the line holds a fix, one of the words in `FIX` ("use", "pass",
+   "remove", "set", "declare", "give", "add", "choose", "did you mean", …) as a whole word.
+
+A mistake is triggered through pytest in-process (`Plugin`: arguments after the example
+suite's own, optionally after editing one of its files) or through the console script's
+`main([...])` (`Cli`). Rows are grouped by the part of the product that owns the message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval import cli
+from tests.support.runs import skill_eval_args
+
+FIX = re.compile(
+    r"\b(use|pass|remove|set|declare|give|add|choose|did you mean|run|save|install|drop|"
+    r"rename|create)\b"
+)
+
+Edit = Callable[[Path], None]
+
+
+def _rename_key(file: str, old: str, new: str) -> Edit:
+    """An edit of the example suite: key `old` of `file` (relative to the root) renamed."""
+
+    def edit(root: Path) -> None:
+        path = root / file
+        document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        document[new] = document.pop(old)
+        path.write_text(json.dumps(document), encoding="utf-8")
+
+    return edit
+
+
+def _expectation_kind(kind: str) -> Edit:
+    def edit(root: Path) -> None:
+        path = root / "groups" / "changelog-entry.json"
+        document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        document["expectations"][0]["kind"] = kind
+        path.write_text(json.dumps(document), encoding="utf-8")
+
+    return edit
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """`pytest --collect-only --skill-eval suite.json … *args` on a copy of the example suite;
+    `{root}` in an argument is that copy."""
+
+    args: tuple[str, ...]
+    edit: Edit | None = None
+
+    def output(self, pytester: pytest.Pytester, root: Path) -> str:
+        if self.edit is not None:
+            self.edit(root)
+        args = [arg.replace("{root}", str(root)) for arg in self.args]
+        result = pytester.runpytest_inprocess(
+            "--collect-only", "-q", *skill_eval_args(root, *args, cassettes=False)
+        )
+        assert result.ret != pytest.ExitCode.OK
+        return result.stdout.str() + "\n" + result.stderr.str()
+
+
+@dataclass(frozen=True)
+class Cli:
+    """`skill-eval --root <root> *argv`, through `cli.main`; `{root}` as for `Plugin`."""
+
+    argv: tuple[str, ...]
+    exit_codes: tuple[int, ...] = field(default=(1, 2))
+
+    def output(self, capsys: pytest.CaptureFixture[str], root: Path) -> str:
+        argv = ["--root", str(root), *(arg.replace("{root}", str(root)) for arg in self.argv)]
+        try:
+            code = cli.main(argv)
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+        captured = capsys.readouterr()
+        assert code in self.exit_codes
+        return captured.out + "\n" + captured.err
+
+
+Trigger = Plugin | Cli
+
+CASES: list[Any] = [
+    # --- options, definitions and the CLI's own options ---
+    pytest.param(
+        Plugin((), _rename_key("groups/changelog-entry.json", "fixture", "fixtrue")),
+        ["changelog-entry.json", "/fixtrue", "'fixtrue'", "did you mean 'fixture'"],
+        id="definition-misspelt-key",
+    ),
+    pytest.param(
+        Plugin((), _expectation_kind("file-txt")),
+        ["changelog-entry.json", "/expectations/0/kind", '"file-txt"', "use one of"],
+        id="definition-unknown-expectation-kind",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-record", "onc")),
+        ["--skill-eval-record", '"onc"', "none, once, all"],
+        id="option-record",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-trials", "three")),
+        ["--skill-eval-trials", '"three"', "positive integer", "auto"],
+        id="option-trials",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-trials", "auto", "--skill-eval-max-trials", "x")),
+        ["--skill-eval-max-trials", '"x"', "positive integer"],
+        id="option-max-trials",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-max-cost", "abc")),
+        ["--skill-eval-max-cost", '"abc"', "number of USD"],
+        id="option-max-cost",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-no-progress-timeout", "soon")),
+        ["--skill-eval-no-progress-timeout", '"soon"', "number of seconds"],
+        id="option-no-progress-timeout",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-reserve", "lots")),
+        ["--skill-eval-reserve", '"lots"', "number of USD"],
+        id="option-reserve",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-shard", "3/2")),
+        ["--skill-eval-shard", '"3/2"', "K/N"],
+        id="option-shard",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-variant", "both")),
+        ["--skill-eval-variant", '"both"', "baseline, candidate"],
+        id="option-variant",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-fail-on", "sometimes")),
+        ["--skill-eval-fail-on", '"sometimes"', "infrastructure, candidate, any, regression"],
+        id="option-fail-on",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-host", "gemini-cli")),
+        ["--skill-eval-host", '"gemini-cli"', "pi, claude-code, codex"],
+        id="option-host",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-cassettes", "{root}/no-scripts")),
+        ["--skill-eval-cassettes", "no-scripts"],
+        id="option-cassettes-missing",
+    ),
+    pytest.param(
+        Cli(("view", "no-such-result")),
+        ["Cannot find result", "no-such-result"],
+        id="cli-missing-result",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--max-cost", "abc", "-o", "{root}/plan.json")),
+        ["--max-cost", '"abc"', "number of USD"],
+        id="cli-plan-max-cost",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--trials", "three", "-o", "{root}/plan.json")),
+        ["--trials", '"three"', "positive integer"],
+        id="cli-plan-trials",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--host", "gemini-cli", "-o", "{root}/plan.json")),
+        ["--host", '"gemini-cli"', "pi, claude-code, codex"],
+        id="cli-plan-host",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--record", "onc", "-o", "{root}/plan.json")),
+        ["--record", "'onc'", "'none', 'once', 'all'"],
+        id="cli-plan-record",
+    ),
+    # --- end of options, definitions and the CLI's own options ---
+]
+
+
+def _the_line(output: str, expected: list[str]) -> str:
+    lines = [line for line in output.splitlines() if all(part in line for part in expected)]
+    assert lines, f"no line holds all of {expected}:\n{output}"
+    return lines[0]
+
+
+@pytest.mark.parametrize(("trigger", "expected"), CASES)
+def test_a_mistake_is_one_line_naming_what_the_value_and_the_fix(
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    example_root: Path,
+    trigger: Trigger,
+    expected: list[str],
+) -> None:
+    if isinstance(trigger, Plugin):
+        output = trigger.output(pytester, example_root)
+    else:
+        output = trigger.output(capsys, example_root)
+    line = _the_line(output, expected)
+    assert FIX.search(line), f"the message says no fix: {line}"
+    assert "Traceback" not in output
