@@ -18,7 +18,7 @@ from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
 from .hosts import BINARY_OPTIONS, HostOptions
 from .hosts.process import NO_PROGRESS_S
-from .optionvalues import choice, number, positive_int, refuse
+from .optionvalues import choice, number, positive_int, shard_of
 from .providers import RECORD_MODES
 from .scale.ledger import ledger_problem, reserve_value
 
@@ -128,6 +128,20 @@ _INI_ONLY = (
         "skill_eval_pi_models",
         "path of a Pi models.json installed into each subject's isolated agent directory",
     ),
+)
+
+
+# Every ini key, for telling that an ini file configures the plugin without enabling it.
+INI_KEYS = (
+    *(
+        "skill_eval_definitions",
+        "skill_eval_group",
+        "skill_eval_hosts",
+        "skill_eval_codex_unconfined_reads",
+    ),
+    *(f"skill_eval_{name}" for name, _ in BINARY_OPTIONS),
+    *(f"skill_eval_{name.replace('-', '_')}" for name, _, _ in _OPTIONS),
+    *(key for key, _ in _INI_ONLY),
 )
 
 
@@ -301,7 +315,7 @@ class Settings:
             no_progress_s = _number(config, "no-progress-timeout", "seconds", NO_PROGRESS_S)
             max_cost = _number(config, "max-cost", "USD", None)
             reserve = reserve_value(_option(config, "reserve"))
-            shard = _shard(_option(config, "shard"))
+            shard = shard_of("--skill-eval-shard", _option(config, "shard"))
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
             raise pytest.UsageError(
@@ -405,15 +419,6 @@ def _given(config: pytest.Config) -> dict[str, Any]:
     if selectors := _group_selectors(config):
         given["group"] = selectors[0] if len(selectors) == 1 else list(selectors)
     return given
-
-
-def _shard(raw: Any) -> tuple[int, int] | None:
-    if raw in (None, ""):
-        return None
-    k, _, n = str(raw).partition("/")
-    if k.isdecimal() and n.isdecimal() and 1 <= int(k) <= int(n):
-        return int(k), int(n)
-    raise refuse("--skill-eval-shard", raw, "K/N with 1 <= K <= N, such as 2/4")
 
 
 def _choice(config: pytest.Config, name: str, choices: tuple[str, ...], default: Any) -> Any:

@@ -53,6 +53,16 @@ def number(option: str, value: Any, *, zero: bool, unit: str) -> float:
     raise refuse(option, value, f"a number of {unit} {bound}, such as 2.5")
 
 
+def shard_of(option: str, value: Any) -> tuple[int, int] | None:
+    """`K/N` as (K, N) with 1 <= K <= N; None when not given."""
+    if value in (None, ""):
+        return None
+    k, _, n = str(value).partition("/")
+    if k.isdecimal() and n.isdecimal() and 1 <= int(k) <= int(n):
+        return int(k), int(n)
+    raise refuse(option, value, "K/N with 1 <= K <= N, such as 2/4")
+
+
 def _echo(value: Any) -> str:
     text = json.dumps(str(value), ensure_ascii=False)
     return text if len(text) <= 60 else text[:59] + "…"
