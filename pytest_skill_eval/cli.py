@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 
 from . import compare
@@ -15,6 +16,7 @@ from .hosts.pi.binary import check_pi, locate_pi
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
 from .scale import commands as scale_commands
 from .views import render_html, render_text
+from .wording import counted
 
 __all__ = ["ResultNotFoundError", "main", "resolve_result", "verify"]
 
@@ -53,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--root", default=".", help="definition root holding .skill-eval/runs (default: .)"
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"skill-eval {metadata.version('pytest-skill-eval')}"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     check = commands.add_parser(
@@ -148,7 +153,7 @@ def _run(args: argparse.Namespace) -> int:
         for line in problems:
             print(line)
         if problems:
-            print(f"{len(problems)} difference(s) in {result}", file=sys.stderr)
+            print(f"{counted(len(problems), 'difference')} in {result}", file=sys.stderr)
             return 1
         print(f"verified: {result} (seal sha256:{sealed_root(result)})")
         return 0

@@ -8,6 +8,7 @@ from typing import Annotated, Literal, Self, get_args
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..wording import counted
 from .conversion import pointer_of
 from .expectations import (
     Expectation,
@@ -415,7 +416,7 @@ class Group(DefinitionModel):
             if expectation.index >= len(listed):
                 raise rule_error(
                     f"index {expectation.index} is out of range: the {expectation.variant} "
-                    f"variant's '{name}' has {len(listed)} entries",
+                    f"variant's '{name}' has {counted(len(listed), 'entry')}",
                     ("expectations", index, "index"),
                 )
 

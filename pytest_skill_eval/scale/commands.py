@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import SkillEvalError
 from ..evidence import sealed_root
 from ..optionvalues import choice, number, positive_int
+from ..wording import counted, noun
 from .balance import recorded_durations
 from .intake import parse_shard_roots
 from .merge import merge
@@ -108,7 +109,8 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
             ),
         )
         out = write_plan(plan, Path(args.output).resolve())
-        print(f"plan {plan['id']}: {len(plan['units'])} unit(s), {trials} trial(s): {out}")
+        units, count = counted(len(plan["units"]), "unit"), counted(trials, "trial")
+        print(f"plan {plan['id']}: {units}, {count}: {out}")
         return 0
     if args.command == "merge":
         loaded = load_plan(Path(args.plan).resolve())
@@ -124,7 +126,8 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
         unbound = [k for k in outcome.shards if k not in roots]
         if unbound and not outcome.already:
             print(
-                f"unbound: shard(s) {', '.join(map(str, unbound))} merged without a root "
+                f"unbound: {noun(len(unbound), 'shard')} {', '.join(map(str, unbound))} merged "
+                "without a root "
                 "(pass --shard-root K=HASH from each shard's log to prove the chain)"
             )
         if outcome.aggregate is not None:
