@@ -5,8 +5,9 @@ The rule each message is held to:
 1. it is one line, with no traceback;
 2. it names what is wrong: the file (by name) or the option, and echoes the value given
    (each row lists these as the substrings the line must hold);
-3. it says how to fix it: the line holds a fix, one of the words in `FIX` ("use", "pass",
-   "remove", "set", "declare", "give", "add", "choose", "did you mean", …) as a whole word.
+3. it says how to fix it: the line holds one of the imperative words in `FIX` ("use",
+   "pass", "remove", "set", "declare", "give", "add", "choose", "correct", "fix", "did you
+   mean", …) as a whole word.
 
 A mistake is triggered through pytest in-process (`Plugin`: arguments after the example
 suite's own, optionally after editing one of its files) or through the console script's
@@ -29,7 +30,7 @@ from tests.support.runs import skill_eval_args
 
 FIX = re.compile(
     r"\b(use|pass|remove|set|declare|give|add|choose|did you mean|run|save|install|drop|"
-    r"rename|create)\b"
+    r"rename|create|correct|fix)\b"
 )
 
 Edit = Callable[[Path], None]
@@ -43,6 +44,13 @@ def _rename_key(file: str, old: str, new: str) -> Edit:
         document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         document[new] = document.pop(old)
         path.write_text(json.dumps(document), encoding="utf-8")
+
+    return edit
+
+
+def _write(file: str, text: str) -> Edit:
+    def edit(root: Path) -> None:
+        (root / file).write_text(text, encoding="utf-8")
 
     return edit
 
@@ -64,10 +72,13 @@ class Plugin:
 
     args: tuple[str, ...]
     edit: Edit | None = None
+    ini: str | None = None  # the ini file's [pytest] lines
 
     def output(self, pytester: pytest.Pytester, root: Path) -> str:
         if self.edit is not None:
             self.edit(root)
+        if self.ini is not None:
+            pytester.makeini(f"[pytest]\n{self.ini}\n")
         args = [arg.replace("{root}", str(root)) for arg in self.args]
         result = pytester.runpytest_inprocess(
             "--collect-only", "-q", *skill_eval_args(root, *args, cassettes=False)
@@ -107,6 +118,27 @@ CASES: list[Any] = [
         Plugin((), _expectation_kind("file-txt")),
         ["changelog-entry.json", "/expectations/0/kind", '"file-txt"', "use one of"],
         id="definition-unknown-expectation-kind",
+    ),
+    pytest.param(
+        Plugin((), _write("groups/changelog-entry.json", '{\n  "kind": "group",,\n}')),
+        ["changelog-entry.json", "invalid JSON at line 2"],
+        id="definition-invalid-json",
+    ),
+    pytest.param(
+        Plugin(
+            (),
+            _write(
+                "suite.json",
+                '{"schema_version": 1, "kind": "suite", "id": "s", "groups": ["groups/nope.json"]}',
+            ),
+        ),
+        ["suite.json", "/groups/0", "nope.json", "does not exist"],
+        id="definition-missing-group-file",
+    ),
+    pytest.param(
+        Plugin((), ini="skill_eval_pi_auth = no-auth.json"),
+        ["skill_eval_pi_auth", "no-auth.json", "no such file"],
+        id="ini-pi-auth-missing",
     ),
     pytest.param(
         Plugin(("--skill-eval-record", "onc")),
@@ -187,6 +219,26 @@ CASES: list[Any] = [
         Cli(("plan", "{root}/suite.json", "--record", "onc", "-o", "{root}/plan.json")),
         ["--record", "'onc'", "'none', 'once', 'all'"],
         id="cli-plan-record",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/no-suite.json", "-o", "{root}/plan.json")),
+        ["no-suite.json", "does not exist"],
+        id="cli-plan-missing-suite",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--variant", "both", "-o", "{root}/plan.json")),
+        ["--variant", "'both'", "'baseline', 'candidate'"],
+        id="cli-plan-variant",
+    ),
+    pytest.param(
+        Cli(("merge", "{root}/no-plan.json", "{root}/shard1")),
+        ["no-plan.json", "cannot read plan"],
+        id="cli-merge-missing-plan",
+    ),
+    pytest.param(
+        Cli(("compare", "no-such-a", "no-such-b")),
+        ["Cannot find result", "no-such-a"],
+        id="cli-compare-missing-result",
     ),
     # --- end of options, definitions and the CLI's own options ---
 ]

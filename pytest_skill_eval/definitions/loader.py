@@ -127,7 +127,10 @@ def _read_json(canonical: Path, path: Path) -> tuple[Any, str]:
         document = json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
         return _plain(document, [], path), digest
     except json.JSONDecodeError as error:
-        message = f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
+        message = (
+            f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}; "
+            "fix the JSON there"
+        )
         raise DefinitionError(path, "", message) from None
     except _NonStandardConstant as error:
         message = f"invalid JSON: {error} is not a JSON value; use a number or null"
@@ -168,7 +171,9 @@ def _contained_file(lexical: Path, root: _Root, report: Path, pointer: str) -> P
         canonical = lexical.resolve(strict=True)
     except FileNotFoundError:
         raise DefinitionError(
-            report, pointer, f"definition file {lexical} does not exist"
+            report,
+            pointer,
+            f"definition file {lexical} does not exist; correct the path or create the file",
         ) from None
     except (OSError, RuntimeError) as error:
         raise DefinitionError(report, pointer, f"cannot resolve {lexical}: {error}") from None

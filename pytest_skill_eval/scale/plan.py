@@ -237,7 +237,10 @@ def load_plan(path: Path) -> Plan:
         data = read_json(path)
         digest = sha256_file(path)
     except (OSError, ValueError) as error:
-        raise PlanError(f"cannot read plan {path}: {error}") from None
+        raise PlanError(
+            f"cannot read plan {path}: {getattr(error, 'strerror', None) or error}; pass the "
+            "file `skill-eval plan -o PLAN` wrote"
+        ) from None
     if not isinstance(data, dict) or data.get("kind") != PLAN_KIND:
         raise PlanError(f"{path} is not a plan (make one with `skill-eval plan`)")
     if data.get("schema_version") != 1:
