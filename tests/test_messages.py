@@ -196,6 +196,26 @@ CASES: list[Any] = [
         id="option-cassettes-missing",
     ),
     pytest.param(
+        Plugin(("--skill-eval-trials", "auto", "--skill-eval-max-trials", "1")),
+        ["--skill-eval-max-trials", '"1"', "2 or more"],
+        id="option-max-trials-auto",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-group", "changelog-entyr")),
+        ["suite.json", "'changelog-entyr'", "did you mean 'changelog-entry'?"],
+        id="option-group-misspelt",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-group", "9")),
+        ["suite.json", "'9'", "use a position 1..2"],
+        id="option-group-position",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-plan", "{root}/no-plan.json")),
+        ["no-plan.json", "cannot read plan"],
+        id="option-plan-missing",
+    ),
+    pytest.param(
         Cli(("view", "no-such-result")),
         ["Cannot find result", "no-such-result"],
         id="cli-missing-result",

@@ -19,7 +19,7 @@ from tests.support.runs import skill_eval_args
         ),
         (
             ("--skill-eval-trials", "auto", "--skill-eval-max-trials", "1"),
-            "*--skill-eval-max-trials must be at least 2*",
+            '*--skill-eval-max-trials "1" is not accepted with --skill-eval-trials auto; use 2*',
         ),
         (
             ("--skill-eval-trials", "many"),
