@@ -324,7 +324,8 @@ class Settings:
             )
         if record != "none" and cassettes is None:
             raise pytest.UsageError(
-                f"--skill-eval-record {record} needs --skill-eval-cassettes DIR to write to"
+                f"--skill-eval-record {record} needs somewhere to write: pass "
+                "--skill-eval-cassettes DIR"
             )
         settings = cls(
             root=root,
@@ -358,7 +359,8 @@ class Settings:
         )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(
-                "--skill-eval-shard K/N needs --skill-eval-plan PLAN (from `skill-eval plan`)"
+                f"--skill-eval-shard {settings.shard[0]}/{settings.shard[1]} runs part of a plan: "
+                "pass --skill-eval-plan PLAN too (from `skill-eval plan`)"
             )
         if settings.plan is not None:
             from .scale.plan import PlanError, adopt_plan

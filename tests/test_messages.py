@@ -216,6 +216,21 @@ CASES: list[Any] = [
         id="option-plan-missing",
     ),
     pytest.param(
+        Plugin(("--skill-eval-record", "once")),
+        ["--skill-eval-record once", "--skill-eval-cassettes"],
+        id="option-record-without-cassettes",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-shard", "1/2")),
+        ["--skill-eval-shard 1/2", "--skill-eval-plan"],
+        id="option-shard-without-plan",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-ledger-url", "http://127.0.0.1:1")),
+        ["--skill-eval-ledger-url", "http://127.0.0.1:1"],
+        id="option-ledger-url-scheme",
+    ),
+    pytest.param(
         Cli(("view", "no-such-result")),
         ["Cannot find result", "no-such-result"],
         id="cli-missing-result",
