@@ -145,7 +145,7 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
             terminalreporter.write_line(hint, yellow=True)
     if not options.enabled(config) or xdist.is_worker(config) or config.option.collectonly:
         return
-    subresults.name_check_counts(terminalreporter.stats)
+    subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
     terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
     if state.shard_dir is not None and state.shard_root is not None:

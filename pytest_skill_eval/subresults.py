@@ -231,9 +231,15 @@ def teststatus(report: TestReport, config: pytest.Config) -> tuple[str, str, Any
 _CHECK_WORDS = {"pass": "passed", "fail": "failed", "unavailable": "unavailable"}
 
 
-def name_check_counts(stats: dict[str, list[Any]]) -> None:
+def name_check_counts(reporter: Any) -> None:
     """pytest prints each category as "<count> <category>"; name the check categories for
-    their count ("1 check unavailable", not "1 checks unavailable"), in place and in order."""
+    their count ("1 check unavailable", not "1 checks unavailable"), in place and in order.
+
+    The terminal reporter may have listed the categories already in its private
+    `_known_types` (checked against pytest 9.2.0); it is dropped so that the summary line
+    lists them again. Without the attribute nothing else is needed.
+    """
+    stats: dict[str, list[Any]] = reporter.stats
     renamed = {
         f"checks {word}": f"{noun(len(stats.get(f'checks {word}', [])), 'check')} {word}"
         for word in _CHECK_WORDS.values()
@@ -241,6 +247,8 @@ def name_check_counts(stats: dict[str, list[Any]]) -> None:
     entries = [(renamed.get(key, key), reports) for key, reports in stats.items()]
     stats.clear()
     stats.update(entries)
+    if hasattr(reporter, "_known_types"):
+        reporter._known_types = None
 
 
 class ProgressFilter:
