@@ -310,8 +310,8 @@ class Settings:
         with usage_errors():
             variant = _choice(config, "variant", VARIANT_SELECTORS, None)
             trials, adaptive = _trials(config)
-            fail_on = _choice(config, "fail-on", FAIL_ON, "infrastructure") or "infrastructure"
-            record = _choice(config, "record", RECORD_MODES, "none") or "none"
+            fail_on = _choice(config, "fail-on", FAIL_ON, "infrastructure")
+            record = _choice(config, "record", RECORD_MODES, "none")
             no_progress_s = _number(config, "no-progress-timeout", "seconds", NO_PROGRESS_S)
             max_cost = _number(config, "max-cost", "USD", None)
             reserve = reserve_value(_option(config, "reserve"))
