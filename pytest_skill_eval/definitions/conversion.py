@@ -13,11 +13,18 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .errors import DefinitionError
-from .expectations import EXPECTATION_KINDS
+from .expectations import EXPECTATION_KINDS, EXPECTATION_MODELS
 from .fields import RULE_ERROR, show
 
 # Discriminator values pydantic inserts into `loc`; they are not part of the document.
 _UNION_TAGS = frozenset(EXPECTATION_KINDS) | {"working-tree", "git"}
+
+# Keys of the tagged objects (expectations, sources): one of them is never a misspelt `kind`.
+_TAGGED_KEYS = frozenset(
+    field.alias or name
+    for model in EXPECTATION_MODELS
+    for name, field in model.model_fields.items()
+) | {"ref"}
 
 _TYPE_MESSAGES = {
     "string_type": "must be a string",
@@ -204,9 +211,29 @@ def describe(
     ctx = first.get("ctx") or {}
     if first["type"] == RULE_ERROR:
         tokens.extend(ctx.get("at", ()))
+    elif first["type"] == "union_tag_not_found" and (typo := _misspelt_kind(document, tokens)):
+        tokens.append(typo)
+        return pointer_of(tokens), f"unknown field '{typo}'; did you mean 'kind'?"
     elif first["type"] in ("union_tag_invalid", "union_tag_not_found"):
         tokens.append("kind")
     return pointer_of(tokens), _message(first, tokens, tag, keys)
+
+
+def _misspelt_kind(document: Any, tokens: Sequence[str | int]) -> str | None:
+    """The key of the object at `tokens` that looks like a misspelt `kind`, if any."""
+    current = document
+    for token in tokens:
+        if isinstance(current, dict) and isinstance(token, str):
+            current = current.get(token)
+        elif isinstance(current, list) and isinstance(token, int) and 0 <= token < len(current):
+            current = current[token]
+        else:
+            return None
+    if not isinstance(current, dict):
+        return None
+    keys = [str(key) for key in current if key not in _TAGGED_KEYS]
+    close = difflib.get_close_matches("kind", keys, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def to_definition_error(

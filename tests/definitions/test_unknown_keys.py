@@ -32,6 +32,8 @@ CASES = [
     pytest.param(("variants", "candidate"), "skills", "skils", id="variant"),
     pytest.param(("variants", "baseline", "source"), "ref", "reff", id="source-union"),
     pytest.param(("expectations", 0), "expect", "expcet", id="expectation-union"),
+    pytest.param(("variants", "candidate", "source"), "kind", "kidn", id="source-tag"),
+    pytest.param(("expectations", 0), "kind", "knid", id="expectation-tag"),
 ]
 
 
