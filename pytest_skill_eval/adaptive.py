@@ -45,8 +45,8 @@ def check_auto(maximum: int, *, planned: bool, one_variant: bool) -> None:
         )
     if maximum < 2:
         raise AutoTrialsError(
-            f"--skill-eval-max-trials must be at least 2 with --skill-eval-trials auto, not "
-            f"{maximum}"
+            f'--skill-eval-max-trials "{maximum}" is not accepted with --skill-eval-trials auto; '
+            "use 2 or more (auto needs two trials to compare)"
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 
 from . import compare
@@ -16,6 +17,7 @@ from .hosts.pi.binary import check_pi, locate_pi
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
 from .scale import commands as scale_commands
 from .views import render_html, render_text
+from .wording import counted
 
 __all__ = ["ResultNotFoundError", "main", "resolve_result", "verify"]
 
@@ -30,7 +32,8 @@ def resolve_result(target: str, root: Path) -> Path:
         if candidate.is_dir():
             return candidate.resolve()
     raise ResultNotFoundError(
-        f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)})"
+        f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)}); "
+        "pass a result id a run printed, or a result directory"
     )
 
 
@@ -53,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--root", default=".", help="definition root holding .skill-eval/runs (default: .)"
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"skill-eval {metadata.version('pytest-skill-eval')}"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     check = commands.add_parser(
@@ -157,7 +163,7 @@ def _command(args: argparse.Namespace) -> int:
         for line in problems:
             print(line)
         if problems:
-            print(f"{len(problems)} difference(s) in {result}", file=sys.stderr)
+            print(f"{counted(len(problems), 'difference')} in {result}", file=sys.stderr)
             return 1
         print(f"verified: {result} (seal sha256:{sealed_root(result)})")
         unbound = unbound_shards(result)

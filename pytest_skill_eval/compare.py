@@ -24,6 +24,7 @@ from .errors import SkillEvalError
 from .evidence import layout, read
 from .stats import fisher_exact, newcombe_difference
 from .views.present import format_interval, format_number, row
+from .wording import counted
 
 AXES = ("revision", "model", "host")
 STATUS_ORDER = ("regression", "improvement", "no-change", "unresolved", "unavailable")
@@ -234,7 +235,7 @@ def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> dict
     if differences and not force:
         raise CompareError(
             f"{differences[0]}, beyond the {axis} axis"
-            + (f" (and {len(differences) - 1} more group(s))" if len(differences) > 1 else "")
+            + (f" (and {counted(len(differences) - 1, 'more group')})" if differences[1:] else "")
             + "; pass --force to compare anyway"
         )
     rows: list[dict[str, Any]] = []

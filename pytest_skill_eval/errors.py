@@ -14,6 +14,7 @@ can fix. Errors that belong to one module stay there (`DefinitionError` in `defi
         DiskFullError                     here
       ResultNotFoundError                 here
       OutputError                         here
+      OptionValueError                    optionvalues.py
       HostError                           here
         PiNotFoundError                   hosts/pi/binary.py
         SetupError                        hosts/subject.py

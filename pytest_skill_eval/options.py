@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from . import adaptive
+from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
 from .hosts import BINARY_OPTIONS, HostOptions
 from .hosts.process import NO_PROGRESS_S
+from .optionvalues import choice, number, positive_int, shard_of
 from .providers import RECORD_MODES
 from .scale.ledger import ledger_problem, reserve_value
 
@@ -77,7 +79,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     (
         "max-cost",
         "USD",
-        {"type": float, "help": "spend ceiling shared by every worker and trial"},
+        {"help": "spend ceiling shared by every worker and trial"},
     ),
     (
         "ledger-url",
@@ -90,7 +92,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     (
         "reserve",
         "USD",
-        {"type": float, "help": "with --skill-eval-ledger-url: room held per running subject"},
+        {"help": "with --skill-eval-ledger-url: room held per running subject"},
     ),
     (
         "plan",
@@ -108,10 +110,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     (
         "no-progress-timeout",
         "SECONDS",
-        {
-            "type": float,
-            "help": "stop a subject that prints nothing for this long (default 1800)",
-        },
+        {"help": "stop a subject that prints nothing for this long (default 1800)"},
     ),
 ]
 
@@ -129,6 +128,20 @@ _INI_ONLY = (
         "skill_eval_pi_models",
         "path of a Pi models.json installed into each subject's isolated agent directory",
     ),
+)
+
+
+# Every ini key, for telling that an ini file configures the plugin without enabling it.
+INI_KEYS = (
+    *(
+        "skill_eval_definitions",
+        "skill_eval_group",
+        "skill_eval_hosts",
+        "skill_eval_codex_unconfined_reads",
+    ),
+    *(f"skill_eval_{name}" for name, _ in BINARY_OPTIONS),
+    *(f"skill_eval_{name.replace('-', '_')}" for name, _, _ in _OPTIONS),
+    *(key for key, _ in _INI_ONLY),
 )
 
 
@@ -257,7 +270,10 @@ class Settings:
         invoked = Path(config.invocation_params.dir)
         root = (_path_option(config, "root") or invoked).resolve()
         if not root.is_dir():
-            raise pytest.UsageError(f"--skill-eval-root {root} is not a directory")
+            raise pytest.UsageError(
+                f"--skill-eval-root {root} is not a directory; pass the directory the "
+                "definitions' paths are relative to"
+            )
         paths = tuple(definitions(config))
         results = _path_option(config, "results")
         cassettes_raw = _path_option(config, "cassettes")
@@ -291,37 +307,26 @@ class Settings:
     def _from_config(cls, config: pytest.Config, resolved: dict[str, Any]) -> Settings:
         root = Path(resolved["root"])
         paths = tuple(Path(p) for p in resolved["paths"])
-        variant: str | None = _option(config, "variant")
-        if variant not in (None, *VARIANT_SELECTORS):
-            raise pytest.UsageError(
-                f"--skill-eval-variant must be baseline or candidate, not {variant!r}"
-            )
-        trials, adaptive = _trials(config)
-        fail_on = _option(config, "fail-on") or "infrastructure"
-        if fail_on not in FAIL_ON:
-            raise pytest.UsageError(
-                f"--skill-eval-fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}"
-            )
+        with usage_errors():
+            variant = _choice(config, "variant", VARIANT_SELECTORS, None)
+            trials, adaptive = _trials(config)
+            fail_on = _choice(config, "fail-on", FAIL_ON, "infrastructure")
+            record = _choice(config, "record", RECORD_MODES, "none")
+            no_progress_s = _number(config, "no-progress-timeout", "seconds", NO_PROGRESS_S)
+            max_cost = _number(config, "max-cost", "USD", None)
+            reserve = reserve_value(_option(config, "reserve"))
+            shard = shard_of("--skill-eval-shard", _option(config, "shard"))
         cassettes = _path(resolved["cassettes"])
-        record = _option(config, "record") or "none"
-        if record not in RECORD_MODES:
-            raise pytest.UsageError(f"--skill-eval-record must be one of {', '.join(RECORD_MODES)}")
         if cassettes is not None and not cassettes.is_dir() and record == "none":
-            raise pytest.UsageError(f"--skill-eval-cassettes {cassettes} is not a directory")
+            raise pytest.UsageError(
+                f"--skill-eval-cassettes {cassettes} is not a directory; pass the directory "
+                "holding <group>/<variant>.yaml, or --skill-eval-record once to create it"
+            )
         if record != "none" and cassettes is None:
             raise pytest.UsageError(
-                f"--skill-eval-record {record} needs --skill-eval-cassettes DIR to write to"
+                f"--skill-eval-record {record} needs somewhere to write: pass "
+                "--skill-eval-cassettes DIR"
             )
-        timeout = _option(config, "no-progress-timeout")
-        no_progress_s = float(timeout) if timeout else NO_PROGRESS_S
-        max_cost_raw = _option(config, "max-cost")
-        max_cost = float(max_cost_raw) if max_cost_raw not in (None, "") else None
-        if max_cost is not None and not max_cost > 0:
-            raise pytest.UsageError(
-                f"--skill-eval-max-cost must be a positive number, not {max_cost_raw!r}"
-            )
-        with usage_errors():
-            reserve = reserve_value(_option(config, "reserve"))
         settings = cls(
             root=root,
             paths=paths,
@@ -347,14 +352,15 @@ class Settings:
             upstream_url=config.getini("skill_eval_upstream_url") or None,
             collect_only=bool(config.option.collectonly),
             plan=_path(resolved["plan"]),
-            shard=_shard(_option(config, "shard")),
+            shard=shard,
             hosts=_hosts(config),
             ledger_url=_option(config, "ledger-url") or None,
             reserve=reserve,
         )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(
-                "--skill-eval-shard K/N needs --skill-eval-plan PLAN (from `skill-eval plan`)"
+                f"--skill-eval-shard {settings.shard[0]}/{settings.shard[1]} runs part of a plan: "
+                "pass --skill-eval-plan PLAN too (from `skill-eval plan`)"
             )
         if settings.plan is not None:
             from .scale.plan import PlanError, adopt_plan
@@ -417,13 +423,16 @@ def _given(config: pytest.Config) -> dict[str, Any]:
     return given
 
 
-def _shard(raw: Any) -> tuple[int, int] | None:
-    if raw in (None, ""):
-        return None
-    k, _, n = str(raw).partition("/")
-    if k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n):
-        return int(k), int(n)
-    raise pytest.UsageError(f"--skill-eval-shard must be K/N with 1 <= K <= N, not {raw!r}")
+def _choice(config: pytest.Config, name: str, choices: tuple[str, ...], default: Any) -> Any:
+    raw = _option(config, name)
+    return default if raw in (None, "") else choice(f"--skill-eval-{name}", raw, choices)
+
+
+def _number(config: pytest.Config, name: str, unit: str, default: Any) -> Any:
+    raw = _option(config, name)
+    return (
+        default if raw in (None, "") else number(f"--skill-eval-{name}", raw, zero=False, unit=unit)
+    )
 
 
 def _path(raw: str | None) -> Path | None:
@@ -447,9 +456,12 @@ def _hosts(config: pytest.Config) -> tuple[str, ...]:
     names: list[str] = list(config.getoption("--skill-eval-host") or [])
     if not names:
         names = [str(n) for n in config.getini("skill_eval_hosts") or []]
+    with usage_errors():
+        for name in names:
+            choice("--skill-eval-host", name, HOST_NAMES)
     try:
         return chosen_hosts(names)
-    except UnknownHostError as error:
+    except UnknownHostError as error:  # pragma: no cover - HOST_NAMES are the known hosts
         raise pytest.UsageError(f"--skill-eval-host: {error}") from None
 
 
@@ -470,13 +482,8 @@ def _positive_int(config: pytest.Config, name: str, default: int) -> int:
     raw = _option(config, name)
     if raw in (None, ""):
         return default
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        value = 0
-    if value < 1:
-        raise pytest.UsageError(f"--skill-eval-{name} must be a positive integer, not {raw!r}")
-    return value
+    accepted = "a positive integer such as 3" + (", or auto" if name == "trials" else "")
+    return positive_int(f"--skill-eval-{name}", raw, accepted)
 
 
 def _ini_path(config: pytest.Config, name: str) -> Path | None:
@@ -487,5 +494,5 @@ def _ini_path(config: pytest.Config, name: str) -> Path | None:
     if not path.is_absolute():
         path = _ini_dir(config) / path
     if not path.is_file():
-        raise pytest.UsageError(f"{name} = {raw}: no such file")
+        raise pytest.UsageError(f"{name} = {raw}: no such file; set it to an existing file")
     return path

@@ -18,6 +18,7 @@ from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
 from . import options, rootdir, subresults, xdist
+from .definitions.nearby import not_enabled_hint
 from .items import (
     collect_definitions,
     collector_for,
@@ -137,8 +138,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
 
 def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.Config) -> None:
     """Per group: states, checks, transitions, cost, and where the evidence is."""
+    if not options.enabled(config) and not xdist.is_worker(config):
+        given = [key for key in options.INI_KEYS if config.getini(key) not in (None, "", [], False)]
+        hint = not_enabled_hint(Path(config.invocation_params.dir), given, config.inipath)
+        if hint is not None:
+            terminalreporter.write_line(hint, yellow=True)
     if not options.enabled(config) or xdist.is_worker(config) or config.option.collectonly:
         return
+    subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
     terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
     if state.shard_dir is not None and state.shard_root is not None:

@@ -18,6 +18,7 @@ from typing import Any
 from .grading.values import utf16_length
 from .views.present import declared_turns, mapping
 from .views.text import VARIANTS, GroupEvidence
+from .wording import counted
 
 VERDICTS = ("yes", "no", "unclear")
 LABELS = ("A", "B")
@@ -172,7 +173,7 @@ def parse_reply(text: str, count: int) -> tuple[list[dict[str, Any]], list[str]]
         return [], ["reviewer response is not JSON"]
     answers = data.get("answers") if isinstance(data, dict) else None
     if not isinstance(answers, list) or len(answers) != count:
-        return [], [f"reviewer must answer exactly {count} question(s)"]
+        return [], [f"reviewer must answer exactly {counted(count, 'question')}"]
     found: list[dict[str, Any]] = []
     errors: list[str] = []
     for number in range(1, count + 1):

@@ -22,6 +22,7 @@ from .nodeids import subresult_name
 from .run import GroupRun
 from .views.present import _compact, describe, escape_cell
 from .views.toolerrors import tool_errors
+from .wording import counted, noun
 from .xdist import send_to_controller
 
 KIND = "skill_eval_kind"
@@ -59,7 +60,7 @@ def run_problem(variant: str, record: Mapping[str, Any]) -> str:
         if process.get("protocolErrors"):
             first = process["protocolErrors"][0]
             parts.append(
-                f"{len(process['protocolErrors'])} protocol error(s), first: "
+                f"{counted(len(process['protocolErrors']), 'protocol error')}, first: "
                 + json.dumps(first, ensure_ascii=False)[:300]
             )
         if process.get("exitCode") not in (0, None):
@@ -237,13 +238,32 @@ def teststatus(report: TestReport, config: pytest.Config) -> tuple[str, str, Any
     if kind == "comparison":
         return "transitions", "t", (word, {"cyan": True})
     letter = {"pass": ".", "fail": "f", "unavailable": "u"}.get(state, "?")
-    category = {
-        "pass": "checks passed",
-        "fail": "checks failed",
-        "unavailable": "checks unavailable",
-    }
+    category = {state: f"checks {word}" for state, word in _CHECK_WORDS.items()}
     markup = {"pass": {"green": True}, "fail": {"yellow": True}, "unavailable": {"yellow": True}}
     return category.get(state, "checks"), letter, (word, markup.get(state, {}))
+
+
+_CHECK_WORDS = {"pass": "passed", "fail": "failed", "unavailable": "unavailable"}
+
+
+def name_check_counts(reporter: Any) -> None:
+    """pytest prints each category as "<count> <category>"; name the check categories for
+    their count ("1 check unavailable", not "1 checks unavailable"), in place and in order.
+
+    The terminal reporter may have listed the categories already in its private
+    `_known_types` (checked against pytest 9.2.0); it is dropped so that the summary line
+    lists them again. Without the attribute nothing else is needed.
+    """
+    stats: dict[str, list[Any]] = reporter.stats
+    renamed = {
+        f"checks {word}": f"{noun(len(stats.get(f'checks {word}', [])), 'check')} {word}"
+        for word in _CHECK_WORDS.values()
+    }
+    entries = [(renamed.get(key, key), reports) for key, reports in stats.items()]
+    stats.clear()
+    stats.update(entries)
+    if hasattr(reporter, "_known_types"):
+        reporter._known_types = None
 
 
 class ProgressFilter:

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from pytest_skill_eval.definitions.expectations import Expectation
-from pytest_skill_eval.definitions.models import Group, Suite
+from pytest_skill_eval.definitions.models import HOST_NAMES, Group, Suite
 from pytest_skill_eval.modelserver.tools import NEUTRAL_TOOLS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "definitions.md"
@@ -40,6 +40,14 @@ def test_every_group_field_has_a_heading() -> None:
 def test_every_suite_field_is_described() -> None:
     described = set(re.findall(r"^- `([^`]+)`:", _section(DOC.read_text(), "A suite"), re.M))
     assert described == _field_names(Suite)
+
+
+def test_the_documented_hosts_are_the_models_hosts() -> None:
+    runtime = re.search(r"^### `runtime`\n(.*?)(?=^### )", DOC.read_text(), re.M | re.S)
+    assert runtime, "docs/definitions.md has no '### `runtime`' section"
+    line = re.search(r"^- `host`:(.*?)(?=^- )", runtime.group(1), re.M | re.S)
+    assert line, "the runtime section does not describe `host`"
+    assert tuple(re.findall(r'`"([^"]+)"`', line.group(1))) == HOST_NAMES
 
 
 def test_every_expectation_kind_has_a_heading_and_an_example_that_loads() -> None:

@@ -1,96 +1,340 @@
-"""Every message the plugin and CLI give for a user mistake names the file or option, the
-value, and a fix. Each row: how to trigger the mistake (a function of a fresh directory that
-returns the output), and the substrings the message must hold."""
+"""Every message the plugin and the `skill-eval` CLI give for a user's mistake, run for real.
+
+The rule each message is held to:
+
+1. it is one line, with no traceback;
+2. it names what is wrong: the file (by name) or the option, and echoes the value given
+   (each row lists these as the substrings the line must hold);
+3. it says how to fix it: the line holds one of the imperative words in `FIX` ("use",
+   "pass", "remove", "set", "declare", "give", "add", "choose", "correct", "fix", "did you
+   mean", …) as a whole word.
+
+A mistake is triggered through pytest in-process (`Plugin`: arguments after the example
+suite's own, optionally after editing one of its files) or through the console script's
+`main([...])` (`Cli`). Rows are grouped by the part of the product that owns the message.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support.files import write
-from tests.support.roots import body_group, make_root, variant, write_answer, write_script
+from pytest_skill_eval import cli
 from tests.support.runs import skill_eval_args
 
-Trigger = Callable[[pytest.Pytester, Path], str]
+FIX = re.compile(
+    r"\b(use|pass|remove|set|declare|give|add|choose|did you mean|run|save|install|drop|"
+    r"rename|create|correct|fix|write)\b"
+)
+
+Edit = Callable[[Path], None]
 
 
-def _collect(pytester: pytest.Pytester, root: Path, *extra: str) -> str:
-    result = pytester.runpytest_inprocess(*skill_eval_args(root, "--collect-only", "-q", *extra))
-    return result.stdout.str()
+def _rename_key(file: str, old: str, new: str) -> Edit:
+    """An edit of the example suite: key `old` of `file` (relative to the root) renamed."""
+
+    def edit(root: Path) -> None:
+        path = root / file
+        document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        document[new] = document.pop(old)
+        path.write_text(json.dumps(document), encoding="utf-8")
+
+    return edit
 
 
-def _root(path: Path, **overrides: object) -> Path:
-    scripts = {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")}
-    return make_root(path, [body_group("answer", **overrides)], scripts)
+def _write(file: str, text: str) -> Edit:
+    def edit(root: Path) -> None:
+        (root / file).write_text(text, encoding="utf-8")
+
+    return edit
 
 
-# --- static (items 1, 2, 3) ---
+def _remove(entry: str) -> Edit:
+    """An edit of the example suite: the file or directory `entry` (relative to the root) gone."""
+
+    def edit(root: Path) -> None:
+        path = root / entry
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+    return edit
 
 
-def _missing_skill(pytester: pytest.Pytester, tmp: Path) -> str:
-    chosen = variant(["skills/commit-msg"], target=0)
-    root = _root(tmp / "root", variants={"baseline": variant(), "candidate": chosen})
-    return _collect(pytester, root)
+def _expectation_kind(kind: str) -> Edit:
+    def edit(root: Path) -> None:
+        path = root / "groups" / "changelog-entry.json"
+        document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        document["expectations"][0]["kind"] = kind
+        path.write_text(json.dumps(document), encoding="utf-8")
+
+    return edit
 
 
-def _missing_script(pytester: pytest.Pytester, tmp: Path) -> str:
-    root = _root(tmp / "root")
-    (root / "scripts" / "answer" / "candidate.yaml").unlink()
-    return _collect(pytester, root)
+@dataclass(frozen=True)
+class Plugin:
+    """`pytest --collect-only --skill-eval suite.json … *args` on a copy of the example suite;
+    `{root}` in an argument is that copy."""
+
+    args: tuple[str, ...]
+    edit: Edit | None = None
+    ini: str | None = None  # the ini file's [pytest] lines
+
+    def output(self, pytester: pytest.Pytester, root: Path) -> str:
+        if self.edit is not None:
+            self.edit(root)
+        if self.ini is not None:
+            pytester.makeini(f"[pytest]\n{self.ini}\n")
+        args = [arg.replace("{root}", str(root)) for arg in self.args]
+        result = pytester.runpytest_inprocess(
+            "--collect-only", "-q", *skill_eval_args(root, *args, cassettes=False)
+        )
+        assert result.ret != pytest.ExitCode.OK
+        return result.stdout.str() + "\n" + result.stderr.str()
 
 
-def _unknown_script_key(pytester: pytest.Pytester, tmp: Path) -> str:
-    root = _root(tmp / "root")
-    write(
-        root / "scripts" / "answer" / "candidate.yaml",
-        "version: 1\ninteractions:\n  - respones: {}\n",
-    )
-    return _collect(pytester, root)
+@dataclass(frozen=True)
+class Cli:
+    """`skill-eval --root <root> *argv`, through `cli.main`; `{root}` as for `Plugin`."""
+
+    argv: tuple[str, ...]
+    exit_codes: tuple[int, ...] = field(default=(1, 2))
+
+    def output(self, capsys: pytest.CaptureFixture[str], root: Path) -> str:
+        argv = ["--root", str(root), *(arg.replace("{root}", str(root)) for arg in self.argv)]
+        try:
+            code = cli.main(argv)
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+        captured = capsys.readouterr()
+        assert code in self.exit_codes
+        return captured.out + "\n" + captured.err
 
 
-def _wrong_tool_argument(pytester: pytest.Pytester, tmp: Path) -> str:
-    root = _root(tmp / "root")
-    wrong = {"name": "write", "arguments": {"file": "answer.txt", "content": "yes"}}
-    write_script(
-        root / "scripts" / "answer" / "candidate.yaml", [{"response": {"tool_calls": [wrong]}}]
-    )
-    return _collect(pytester, root)
+Trigger = Plugin | Cli
+SCRIPTS = ("--skill-eval-cassettes", "{root}/scripts")
 
-
-STATIC_CASES = [
+CASES: list[Any] = [
+    # --- options, definitions and the CLI's own options ---
     pytest.param(
-        _missing_skill,
-        ["answer.json", "/variants/candidate/skills/0", "skills/commit-msg", "--skill-eval-root"],
+        Plugin((), _rename_key("groups/changelog-entry.json", "fixture", "fixtrue")),
+        ["changelog-entry.json", "/fixtrue", "'fixtrue'", "did you mean 'fixture'"],
+        id="definition-misspelt-key",
+    ),
+    pytest.param(
+        Plugin((), _expectation_kind("file-txt")),
+        ["changelog-entry.json", "/expectations/0/kind", '"file-txt"', "use one of"],
+        id="definition-unknown-expectation-kind",
+    ),
+    pytest.param(
+        Plugin((), _write("groups/changelog-entry.json", '{\n  "kind": "group",,\n}')),
+        ["changelog-entry.json", "invalid JSON at line 2"],
+        id="definition-invalid-json",
+    ),
+    pytest.param(
+        Plugin(
+            (),
+            _write(
+                "suite.json",
+                '{"schema_version": 1, "kind": "suite", "id": "s", "groups": ["groups/nope.json"]}',
+            ),
+        ),
+        ["suite.json", "/groups/0", "nope.json", "does not exist"],
+        id="definition-missing-group-file",
+    ),
+    pytest.param(
+        Plugin((), ini="skill_eval_pi_auth = no-auth.json"),
+        ["skill_eval_pi_auth", "no-auth.json", "no such file"],
+        id="ini-pi-auth-missing",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-record", "onc")),
+        ["--skill-eval-record", '"onc"', "none, once, all"],
+        id="option-record",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-trials", "three")),
+        ["--skill-eval-trials", '"three"', "positive integer", "auto"],
+        id="option-trials",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-trials", "auto", "--skill-eval-max-trials", "x")),
+        ["--skill-eval-max-trials", '"x"', "positive integer"],
+        id="option-max-trials",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-max-cost", "abc")),
+        ["--skill-eval-max-cost", '"abc"', "number of USD"],
+        id="option-max-cost",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-no-progress-timeout", "soon")),
+        ["--skill-eval-no-progress-timeout", '"soon"', "number of seconds"],
+        id="option-no-progress-timeout",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-reserve", "lots")),
+        ["--skill-eval-reserve", '"lots"', "number of USD"],
+        id="option-reserve",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-shard", "3/2")),
+        ["--skill-eval-shard", '"3/2"', "K/N"],
+        id="option-shard",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-variant", "both")),
+        ["--skill-eval-variant", '"both"', "baseline, candidate"],
+        id="option-variant",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-fail-on", "sometimes")),
+        ["--skill-eval-fail-on", '"sometimes"', "infrastructure, candidate, any, regression"],
+        id="option-fail-on",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-host", "gemini-cli")),
+        ["--skill-eval-host", '"gemini-cli"', "pi, claude-code, codex"],
+        id="option-host",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-cassettes", "{root}/no-scripts")),
+        ["--skill-eval-cassettes", "no-scripts"],
+        id="option-cassettes-missing",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-trials", "auto", "--skill-eval-max-trials", "1")),
+        ["--skill-eval-max-trials", '"1"', "2 or more"],
+        id="option-max-trials-auto",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-group", "changelog-entyr")),
+        ["suite.json", "'changelog-entyr'", "did you mean 'changelog-entry'?"],
+        id="option-group-misspelt",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-group", "9")),
+        ["suite.json", "'9'", "use a position 1..2"],
+        id="option-group-position",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-plan", "{root}/no-plan.json")),
+        ["no-plan.json", "cannot read plan"],
+        id="option-plan-missing",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-record", "once")),
+        ["--skill-eval-record once", "--skill-eval-cassettes"],
+        id="option-record-without-cassettes",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-shard", "1/2")),
+        ["--skill-eval-shard 1/2", "--skill-eval-plan"],
+        id="option-shard-without-plan",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-ledger-url", "http://127.0.0.1:1")),
+        ["--skill-eval-ledger-url", "http://127.0.0.1:1"],
+        id="option-ledger-url-scheme",
+    ),
+    pytest.param(
+        Cli(("view", "no-such-result")),
+        ["Cannot find result", "no-such-result"],
+        id="cli-missing-result",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--max-cost", "abc", "-o", "{root}/plan.json")),
+        ["--max-cost", '"abc"', "number of USD"],
+        id="cli-plan-max-cost",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--trials", "three", "-o", "{root}/plan.json")),
+        ["--trials", '"three"', "positive integer"],
+        id="cli-plan-trials",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--host", "gemini-cli", "-o", "{root}/plan.json")),
+        ["--host", '"gemini-cli"', "pi, claude-code, codex"],
+        id="cli-plan-host",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--record", "onc", "-o", "{root}/plan.json")),
+        ["--record", "'onc'", "'none', 'once', 'all'"],
+        id="cli-plan-record",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/no-suite.json", "-o", "{root}/plan.json")),
+        ["no-suite.json", "does not exist"],
+        id="cli-plan-missing-suite",
+    ),
+    pytest.param(
+        Cli(("plan", "{root}/suite.json", "--variant", "both", "-o", "{root}/plan.json")),
+        ["--variant", "'both'", "'baseline', 'candidate'"],
+        id="cli-plan-variant",
+    ),
+    pytest.param(
+        Cli(("merge", "{root}/no-plan.json", "{root}/shard1")),
+        ["no-plan.json", "cannot read plan"],
+        id="cli-merge-missing-plan",
+    ),
+    pytest.param(
+        Cli(("compare", "no-such-a", "no-such-b")),
+        ["Cannot find result", "no-such-a"],
+        id="cli-compare-missing-result",
+    ),
+    # --- end of options, definitions and the CLI's own options ---
+    # --- static: declared resources and scripts, checked at collection ---
+    pytest.param(
+        Plugin((), _remove("skills/changelog-keeper")),
+        ["changelog-entry.json", "/variants/candidate/skills/0", "skills/changelog-keeper"],
         id="static-missing-skill",
     ),
     pytest.param(
-        _missing_script,
-        ["candidate.yaml", "no script for group 'answer' candidate", "--skill-eval-record once"],
+        Plugin(SCRIPTS, _remove("scripts/changelog-entry/candidate.yaml")),
+        ["candidate.yaml", "--skill-eval-record once"],
         id="static-missing-script",
     ),
     pytest.param(
-        _unknown_script_key,
+        Plugin(
+            SCRIPTS,
+            _write(
+                "scripts/changelog-entry/candidate.yaml",
+                "version: 1\ninteractions:\n  - respones: {}\n",
+            ),
+        ),
         ["candidate.yaml", "line 3", "'respones'", "did you mean 'response'?"],
         id="static-unknown-script-key",
     ),
-    pytest.param(
-        _wrong_tool_argument,
-        ["candidate.yaml", "interaction 1", "'file'", "write takes {path, content}"],
-        id="static-wrong-tool-argument",
-    ),
+    # --- end of static ---
 ]
-# --- end static ---
 
-CASES = [*STATIC_CASES]
+
+def _the_line(output: str, expected: list[str]) -> str:
+    lines = [line for line in output.splitlines() if all(part in line for part in expected)]
+    assert lines, f"no line holds all of {expected}:\n{output}"
+    return lines[0]
 
 
 @pytest.mark.parametrize(("trigger", "expected"), CASES)
-def test_a_user_mistake_names_the_place_the_value_and_a_fix(
-    pytester: pytest.Pytester, tmp_path: Path, trigger: Trigger, expected: list[str]
+def test_a_mistake_is_one_line_naming_what_the_value_and_the_fix(
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    example_root: Path,
+    trigger: Trigger,
+    expected: list[str],
 ) -> None:
-    output = trigger(pytester, tmp_path)
+    if isinstance(trigger, Plugin):
+        output = trigger.output(pytester, example_root)
+    else:
+        output = trigger.output(capsys, example_root)
+    line = _the_line(output, expected)
+    assert FIX.search(line), f"the message says no fix: {line}"
     assert "Traceback" not in output
-    for text in expected:
-        assert text in output, (text, output)

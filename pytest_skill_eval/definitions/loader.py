@@ -127,7 +127,10 @@ def _read_json(canonical: Path, path: Path) -> tuple[Any, str]:
         document = json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
         return _plain(document, [], path), digest
     except json.JSONDecodeError as error:
-        message = f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
+        message = (
+            f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}; "
+            "fix the JSON there"
+        )
         raise DefinitionError(path, "", message) from None
     except _NonStandardConstant as error:
         message = f"invalid JSON: {error} is not a JSON value; use a number or null"
@@ -140,7 +143,7 @@ def _validate(model: type[M], document: Any, path: Path) -> M:
     try:
         return model.model_validate_json(json.dumps(document))
     except ValidationError as error:
-        raise to_definition_error(error, path, document) from None
+        raise to_definition_error(error, path, document, model) from None
     except (TypeError, ValueError, RecursionError) as error:
         raise DefinitionError(path, "", f"is not a JSON document: {error}") from None
 
@@ -168,7 +171,9 @@ def _contained_file(lexical: Path, root: _Root, report: Path, pointer: str) -> P
         canonical = lexical.resolve(strict=True)
     except FileNotFoundError:
         raise DefinitionError(
-            report, pointer, f"definition file {lexical} does not exist"
+            report,
+            pointer,
+            f"definition file {lexical} does not exist; correct the path or create the file",
         ) from None
     except (OSError, RuntimeError) as error:
         raise DefinitionError(report, pointer, f"cannot resolve {lexical}: {error}") from None

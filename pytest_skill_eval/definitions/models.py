@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal, Self, get_args
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..wording import counted
 from .conversion import pointer_of
 from .expectations import (
     Expectation,
@@ -167,6 +168,9 @@ class Runtime(DefinitionModel):
             seen[key] = index
         return self
 
+
+# The hosts a definition may name, read off `Runtime.host` so that they are declared once.
+HOST_NAMES: tuple[str, ...] = get_args(Runtime.model_fields["host"].annotation)
 
 DEFAULT_RUNTIME = Runtime(
     host="pi",
@@ -412,7 +416,7 @@ class Group(DefinitionModel):
             if expectation.index >= len(listed):
                 raise rule_error(
                     f"index {expectation.index} is out of range: the {expectation.variant} "
-                    f"variant's '{name}' has {len(listed)} entries",
+                    f"variant's '{name}' has {counted(len(listed), 'entry')}",
                     ("expectations", index, "index"),
                 )
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..wording import counted
 from .errors import SelectionError
 from .fields import VARIANTS
 from .loader import LoadedDefinition, LoadedGroup
@@ -49,16 +51,18 @@ def _group(definition: LoadedDefinition, selector: str) -> LoadedGroup:
         if 1 <= position <= count:
             return definition.groups[position - 1]
         raise SelectionError(
-            f"unknown group selector {selector!r}: suite {definition.id!r} has {count} "
-            f"group{'s' if count != 1 else ''} (positions 1..{count})"
+            f"unknown group selector {selector!r}: suite {definition.id!r} has "
+            f"{counted(count, 'group')}; use a position 1..{count} or a group id"
         )
     for loaded in definition.groups:
         if loaded.group.id == selector:
             return loaded
-    known = ", ".join(loaded.group.id for loaded in definition.groups)
+    ids = [loaded.group.id for loaded in definition.groups]
+    close = difflib.get_close_matches(selector, ids, n=1)
+    fix = f"did you mean {close[0]!r}?" if close else f"use one of its ids or a position 1..{count}"
     raise SelectionError(
-        f"unknown group selector {selector!r}: suite {definition.id!r} has groups {known} "
-        f"(select by id or by position 1..{count})"
+        f"unknown group selector {selector!r}: suite {definition.id!r} has groups "
+        f"{', '.join(ids)}; {fix}"
     )
 
 

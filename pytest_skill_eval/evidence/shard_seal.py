@@ -16,6 +16,7 @@ from typing import Any
 
 from ..workspace.entries import recorded_path
 from . import layout
+from .read import ReadError
 from .seal import SEAL_PREFIX, seal_root
 from .store import read_json, sha256_file, write_json_once
 
@@ -99,7 +100,7 @@ def verify_shard_chain(result: Path) -> list[str]:
     seal_path = layout.seal_file(result)
     try:
         shards = read_json(seal_path).get("shards") if _regular(seal_path) else None
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, ReadError):
         return []  # a damaged seal is reported by `verify_seal`
     if shards is None:
         return []
@@ -108,7 +109,7 @@ def verify_shard_chain(result: Path) -> list[str]:
     invocation_path = layout.invocation_file(result)
     try:
         identity = read_json(invocation_path).get("id") if invocation_path.is_file() else None
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, ReadError):
         identity = None
     result_id = identity if isinstance(identity, str) else result.name
     here = {
@@ -155,5 +156,5 @@ def unbound_shards(result: Path) -> list[int]:
     try:
         shards = read_json(layout.seal_file(result)).get("shards") or []
         return sorted(int(s["index"]) for s in shards if s.get("bound") is not True)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, ReadError):
         return []  # a damaged seal is reported by `verify_seal`

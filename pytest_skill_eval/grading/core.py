@@ -203,7 +203,7 @@ def parse_expectation(
             {key: value for key, value in raw.items() if key != "comparison"}
         )
     except ValidationError as error:
-        pointer, message = describe(error, group_raw, ("expectations", index))
+        pointer, message = describe(error, group_raw, ("expectations", index), Expectation)
         raise ExpectationError(f"{label}: {pointer}: {message}") from None
     problem = fit_problem(expectation, group_type, turn_count)
     if problem is not None:

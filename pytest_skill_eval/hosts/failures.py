@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evidence import layout
+from ..wording import counted
 from .observation import Observation
 from .process import ProcessOutcome
 
@@ -73,7 +74,7 @@ def why_incomplete(
     if obs.parse_errors:
         first = obs.parse_errors[0]
         causes.append(
-            f"{len(obs.parse_errors)} unreadable output record(s) from {host} "
+            f"{counted(len(obs.parse_errors), 'unreadable output record')} from {host} "
             f"(first: {first.get('reason')} at line {first.get('line')})"
         )
     if assistant_error is not None:

@@ -12,6 +12,8 @@ from typing import Any
 
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 
+from ..wording import counted
+
 _PLACEHOLDER = re.compile(r"\{\{([^{}\s]+)\}\}")
 _DATE_LINE = re.compile(r"Current date: \d{4}-\d{2}-\d{2}")
 # Codex's per-run values in the text of a Responses request: the environment context of each
@@ -238,7 +240,7 @@ def request_diff(
     ]
     if len(lines) > limit:
         hidden = len(lines) - (limit - 1)
-        lines = [*lines[: limit - 1], f"... {hidden} more diff line(s)"]
+        lines = [*lines[: limit - 1], f"... {counted(hidden, 'more diff line')}"]
     return "\n".join(lines)
 
 

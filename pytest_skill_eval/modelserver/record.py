@@ -54,6 +54,8 @@ from pytest_skill_eval.modelserver.upstream import (
 )
 from pytest_skill_eval.modelserver.wire import WireReply, error_reply
 
+from ..wording import counted
+
 RECORD_MODES: tuple[str, ...] = ("once", "all")
 _READ_SIZE = 64 * 1024
 _SAVE_WAIT_S = 30.0
@@ -203,7 +205,7 @@ class RecordingRoute(Route):
                 self.failures.append(
                     RouteFailure(
                         "recording-incomplete",
-                        f"{len(self._open)} upstream answer(s) still streaming after "
+                        f"{counted(len(self._open), 'upstream answer')} still streaming after "
                         f"{_SAVE_WAIT_S:.0f} s; {self.cassette_path} keeps the finished ones",
                         None,
                     )

@@ -35,6 +35,7 @@ from pytest_skill_eval.modelserver.wire import (
     error_reply,
     render_stream,
 )
+from pytest_skill_eval.wording import counted
 
 __all__ = [
     "RecordedRequest",
@@ -271,7 +272,7 @@ class Route:
         count = len(self.script.interactions)
         if cursor >= count:
             message = (
-                f"script exhausted: {self._where()} has {count} interaction(s), "
+                f"script exhausted: {self._where()} has {counted(count, 'interaction')}, "
                 f"request {number} has none"
             )
             return 500, RouteFailure("script-exhausted", message, cursor)

@@ -9,6 +9,8 @@ from typing import Any
 
 from ..errors import SkillEvalError
 from ..evidence import sealed_root
+from ..optionvalues import choice, number, positive_int
+from ..wording import counted, noun
 from .balance import recorded_durations
 from .intake import parse_shard_roots
 from .merge import merge
@@ -26,7 +28,7 @@ def add_parsers(commands: Any) -> None:
     )
     plan.add_argument("suite", nargs="+", help="suite or group definitions (JSON)")
     plan.add_argument("--root", dest="plan_root", help="definition root (default: --root or .)")
-    plan.add_argument("--trials", type=int, default=1, help="trials (default 1)")
+    plan.add_argument("--trials", default="1", help="trials (default 1)")
     plan.add_argument("--group", help="one group, by id or one-based position")
     plan.add_argument("--variant", choices=("baseline", "candidate"), help="one variant")
     plan.add_argument(
@@ -46,7 +48,7 @@ def add_parsers(commands: Any) -> None:
     )
     plan.add_argument(
         "--max-cost",
-        type=float,
+        metavar="USD",
         help="the whole run's ceiling (ceiling/N a shard; whole in a --skill-eval-ledger-url "
         "Redis ledger shared by every shard)",
     )
@@ -85,19 +87,21 @@ def add_parsers(commands: Any) -> None:
 def run(args: argparse.Namespace, root: Path) -> int | None:
     """Run `plan` or `merge`; None for any other command."""
     if args.command == "plan":
-        if args.trials < 1:
-            raise PlanError(f"--trials must be a positive integer, not {args.trials}")
+        trials = positive_int("--trials", args.trials)
+        max_cost = None
+        if args.max_cost is not None:
+            max_cost = number("--max-cost", args.max_cost, zero=False, unit="USD")
         base = Path(args.plan_root).resolve() if args.plan_root else root
         plan = make_plan(
             [Path(s) if Path(s).is_absolute() else Path.cwd() / s for s in args.suite],
             base,
-            trials=args.trials,
+            trials=trials,
             group=args.group,
             variant=args.variant,
             cassettes=Path(args.cassettes) if args.cassettes else None,
             record=args.record,
             fail_on=args.fail_on,
-            max_cost=args.max_cost,
+            max_cost=max_cost,
             hosts=_plan_hosts(args.host),
             durations=recorded_durations(
                 Path(args.durations_from).resolve()
@@ -106,7 +110,8 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
             ),
         )
         out = write_plan(plan, Path(args.output).resolve())
-        print(f"plan {plan['id']}: {len(plan['units'])} unit(s), {args.trials} trial(s): {out}")
+        units, count = counted(len(plan["units"]), "unit"), counted(trials, "trial")
+        print(f"plan {plan['id']}: {units}, {count}: {out}")
         return 0
     if args.command == "merge":
         loaded = load_plan(Path(args.plan).resolve())
@@ -123,7 +128,8 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
         unbound = [k for k in outcome.shards if k not in roots]
         if unbound:  # an existing result is "already merged" only if bound as this merge
             print(
-                f"unbound: shard(s) {', '.join(map(str, unbound))} merged without a root "
+                f"unbound: {noun(len(unbound), 'shard')} {', '.join(map(str, unbound))} merged "
+                "without a root "
                 "(pass --shard-root K=HASH from each shard's log to prove the chain)"
             )
         if outcome.aggregate is not None:
@@ -151,8 +157,11 @@ def _shard_roots(given: list[str], file: str | None) -> dict[int, str]:
 
 def _plan_hosts(names: list[str]) -> tuple[str, ...]:
     """`--host NAME…`: each a known host, each once, in order."""
+    from ..definitions.models import HOST_NAMES
     from ..hosts import UnknownHostError, chosen_hosts
 
+    for name in names:
+        choice("--host", name, HOST_NAMES)
     try:
         return chosen_hosts(names)
     except UnknownHostError as error:

@@ -34,6 +34,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from ..budget import FileLedger, Ledger, LedgerError
 from ..errors import SkillEvalError
+from ..optionvalues import number
 
 if TYPE_CHECKING:
     import redis
@@ -191,13 +192,7 @@ def reserve_value(raw: Any) -> float | None:
     wrong."""
     if raw in (None, ""):
         return None
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        value = -1.0
-    if not value >= 0:
-        raise SkillEvalError(f"--skill-eval-reserve must be a number of USD >= 0, not {raw!r}")
-    return value
+    return number("--skill-eval-reserve", raw, zero=True, unit="USD")
 
 
 def ledger_problem(url: str | None, max_cost: float | None, reserve: float | None) -> str | None:

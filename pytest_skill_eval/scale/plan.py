@@ -24,7 +24,15 @@ from ..definitions import (
     select,
 )
 from ..errors import SkillEvalError
-from ..evidence import layout, new_result_id, read_json, sha256_file, utc_now, write_json_once
+from ..evidence import (
+    ReadError,
+    layout,
+    new_result_id,
+    read_json,
+    sha256_file,
+    utc_now,
+    write_json_once,
+)
 from ..evidence.records import InvocationRecord
 from ..hosts import check_environment
 from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
@@ -242,11 +250,18 @@ def write_plan(plan: Mapping[str, Any], out: Path) -> Path:
 
 def load_plan(path: Path) -> Plan:
     """Read a plan file; anything that is not one is a PlanError naming the file."""
+    if not path.is_file():
+        raise PlanError(
+            f"cannot read plan {path}: no such file; pass the file `skill-eval plan -o PLAN` wrote"
+        )
     try:
         data = read_json(path)
         digest = sha256_file(path)
-    except (OSError, ValueError) as error:
-        raise PlanError(f"cannot read plan {path}: {error}") from None
+    except (OSError, ReadError) as error:
+        detail = getattr(error, "strerror", None) or error
+        raise PlanError(
+            f"cannot read plan {path}: {detail}; pass the file `skill-eval plan -o PLAN` wrote"
+        ) from None
     if not isinstance(data, dict) or data.get("kind") != PLAN_KIND:
         raise PlanError(f"{path} is not a plan (make one with `skill-eval plan`)")
     if data.get("schema_version") != 1:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evidence import layout
+from ..wording import counted
 from .diff import changed_files
 from .markup import Links, objects
 from .present import cost_label, format_number, mapping, run_spend, tool_names
@@ -193,7 +194,7 @@ def _turn(turn: Mapping[str, Any], transcript: list[Any], simulated: bool) -> di
     flags = ["settled" if turn.get("settled") else "unsettled"]
     if turn.get("targetRead"):
         flags.append("target read")
-    flags.append(f"{len(calls)} tool call{'s' if len(calls) != 1 else ''}")
+    flags.append(counted(len(calls), "tool call"))
     if failed:
         flags.append(f"{failed} not succeeded")
     if turn.get("assistantError"):

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
+from ..wording import counted
 from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .present import escape_cell, run_spend
 from .statistics import (
@@ -114,7 +115,7 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
         label = layout.group_dir_name(group["id"], layout.record_host(group))
         if "adaptive" in group:
             writer.write_line(
-                f"  {label}: {group['adaptive']['trialsUsed']} trials, "
+                f"  {label}: {counted(group['adaptive']['trialsUsed'], 'trial')}, "
                 f"stopped by {group['adaptive']['stop']}"
             )
         for check in group["checks"]:

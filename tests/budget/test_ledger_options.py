@@ -59,4 +59,7 @@ def test_a_reserve_needs_a_shared_ledger(pytester: pytest.Pytester, root: Path) 
 def test_a_negative_reserve_is_refused(pytester: pytest.Pytester, root: Path) -> None:
     pytester.makeini("[pytest]\nskill_eval_reserve = -2\n")
     line = _refused(run(pytester, root))
-    assert line == "ERROR: --skill-eval-reserve must be a number of USD >= 0, not '-2'"
+    assert line == (
+        'ERROR: --skill-eval-reserve "-2" is not accepted; use a number of USD zero or more, '
+        "such as 2.5"
+    )

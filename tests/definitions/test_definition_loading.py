@@ -252,7 +252,7 @@ def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
         (
             {"schema_version": 1, "kind": "suite", "id": "s", "groups": ["a"], "x": 1},
             "/x",
-            "unsupported",
+            "unknown field",
         ),
     ],
 )

@@ -74,7 +74,7 @@ CASES: list[Any] = [
     ("schema-version-2", BODY, [S("/schema_version", 2)], "/schema_version", "schema_version 1"),
     ("schema-version-string", BODY, [S("/schema_version", "1")], "/schema_version", "integer"),
     ("schema-version-true", BODY, [S("/schema_version", True)], "/schema_version", "integer"),
-    ("unknown-top-field", BODY, [S("/extra", 1)], "/extra", "unsupported field 'extra'"),
+    ("unknown-top-field", BODY, [S("/extra", 1)], "/extra", "unknown field 'extra'"),
     ("missing-tools", BODY, [D("/tools")], "/tools", "missing required field 'tools'"),
     ("missing-fixture", BODY, [D("/fixture")], "/fixture", "missing required field"),
     ("id-uppercase", BODY, [S("/id", "Bad_Id")], "/id", "must be an ID"),
@@ -91,7 +91,7 @@ CASES: list[Any] = [
         "either 'prompt' or 'turns'",
     ),
     ("input-neither", BODY, [S("/input", {})], "/input", "needs 'prompt'"),
-    ("input-extra", BODY, [S("/input/text", "x")], "/input/text", "unsupported field"),
+    ("input-extra", BODY, [S("/input/text", "x")], "/input/text", "unknown field"),
     ("prompt-blank", BODY, [S("/input", {"prompt": "  \t"})], "/input/prompt", "not be empty"),
     ("prompt-null", BODY, [S("/input", {"prompt": None})], "/input/prompt", "not be null"),
     ("turns-empty", BODY, [S("/input/turns", [])], "/input/turns", "must not be empty"),
@@ -190,7 +190,7 @@ CASES: list[Any] = [
         "/commands/0/timeout_ms",
         "integer",
     ),
-    ("command-shell-key", BODY, [S("/commands/0/shell", True)], "/commands/0/shell", "unsupported"),
+    ("command-shell-key", BODY, [S("/commands/0/shell", True)], "/commands/0/shell", "unknown"),
     # --- runtime
     ("runtime-piflow", BODY, [S("/runtime/host", "piflow")], "/runtime/host", "must be 'pi'"),
     ("runtime-prompt", BODY, [S("/runtime/prompt", "none")], "/runtime/prompt", "'isolated'"),
@@ -314,10 +314,10 @@ CASES: list[Any] = [
         BODY,
         [S("/runtime/environment/secret", {})],
         "/runtime/environment/secret",
-        "unsupported field",
+        "unknown field",
     ),
     # --- variants
-    ("variants-third", BODY, [S("/variants/other", {})], "/variants/other", "unsupported field"),
+    ("variants-third", BODY, [S("/variants/other", {})], "/variants/other", "unknown field"),
     ("variants-no-candidate", BODY, [D("/variants/candidate")], "/variants/candidate", "missing"),
     (
         "source-unknown-kind",
@@ -352,7 +352,7 @@ CASES: list[Any] = [
         BODY,
         [S("/variants/candidate/source/ref", "main")],
         "/variants/candidate/source/ref",
-        "unsupported field 'ref'",
+        "unknown field 'ref'",
     ),
     (
         "target-out-of-range",
@@ -440,7 +440,7 @@ CASES: list[Any] = [
         BODY,
         [S(E(B_PATH, "pointer"), "/x")],
         E(B_PATH, "pointer"),
-        "unsupported field 'pointer' in a 'path' expectation",
+        "unknown field 'pointer' in a 'path' expectation",
     ),
     (
         "expectation-path-field-turn-named",
@@ -704,7 +704,7 @@ CASES: list[Any] = [
         BODY,
         [S(E(TOOL, "argument_contains"), ["x"])],
         E(TOOL, "argument_contains"),
-        "unsupported field",
+        "unknown field",
     ),
     (
         "context-surface",
@@ -806,7 +806,7 @@ CASES: list[Any] = [
     ),
     ("model-blank", BODY, [S("/model/model", " ")], "/model/model", "not be empty"),
     ("model-thinking-null", BODY, [S("/model/thinking", None)], "/model/thinking", "not be null"),
-    ("model-extra", BODY, [S("/model/temperature", 0)], "/model/temperature", "unsupported field"),
+    ("model-extra", BODY, [S("/model/temperature", 0)], "/model/temperature", "unknown field"),
     ("model-missing", BODY, [D("/model/model")], "/model/model", "missing required field 'model'"),
 ]
 

@@ -69,8 +69,8 @@ def test_group_and_variant_together(suite: LoadedDefinition) -> None:
 @pytest.mark.parametrize(
     ("group", "fragment"),
     [
-        ("0", "positions 1..2"),
-        ("3", "positions 1..2"),
+        ("0", "use a position 1..2"),
+        ("3", "use a position 1..2"),
         ("missing-group", "natural-activation, retained-artifact-behavior"),
         ("", "unknown group selector"),
         ("\u0661", "unknown group selector"),  # a non-ASCII digit is not a position

@@ -443,7 +443,8 @@ INVALID = [
         invalid(
             "path",
             "extra",
-            "unsupported field 'extra' in a 'path' expectation; remove it or fix its spelling",
+            "unknown field 'extra' in a 'path' expectation; remove it or use one of: id, "
+            "variant, comparison, turn, kind, path, expect",
         ),
     ),
     (
@@ -513,8 +514,8 @@ INVALID = [
         invalid(
             "tool-call",
             "argumentContain",
-            "unsupported field 'argumentContain' in a 'tool-call' expectation; remove it or fix "
-            "its spelling",
+            "unknown field 'argumentContain' in a 'tool-call' expectation; did you mean "
+            "'argumentContains'?",
         ),
     ),
     (

@@ -75,6 +75,15 @@ def test_a_shell_read_of_a_skill_is_its_snapshot_read_with_usage_and_response() 
     assert turn.assistant_error is None
 
 
+def test_usage_is_priced_at_the_served_models_prices() -> None:
+    obs = Observation()
+    prices = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
+    translate(obs, EventTranslator(obs, {}, prices), "skill-read.jsonl", "Use greet")
+    (turn,) = obs.turns
+    assert turn.usage is not None
+    assert turn.usage["cost"] == {"total": (20 * 3.0 + 10 * 15.0) / 1e6}
+
+
 def test_warning_items_are_kept_in_the_transcript_not_as_errors() -> None:
     obs = Observation()
     translate(obs, EventTranslator(obs, {}), "warnings-text.jsonl", "ping")
@@ -435,7 +444,7 @@ def test_a_log_a_full_disk_cut_in_an_earlier_turn_stays_cut(tmp_path: Path) -> N
         )
 
     first, second = process("", full), process(".turn2", None)
-    host: Any = SimpleNamespace(aliases={})
+    host: Any = SimpleNamespace(aliases={}, prices=None)
     dialogue = CodexDialogue(first, CancelToken(), launch, lambda turn: None, host)
     dialogue._collect(1)
     dialogue._process = second

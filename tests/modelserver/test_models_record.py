@@ -731,7 +731,7 @@ def test_body_mismatch_names_cassette_interaction_and_shows_a_short_diff(
     assert '-     "text": "question 1 in {{workspace}}",' in diff
     assert '+      "line 0 changed",' in diff
     assert diff[-1].startswith("... ")
-    assert diff[-1].endswith("more diff line(s)")
+    assert diff[-1].endswith("more diff lines")
 
 
 def test_request_past_the_end_fails_naming_the_cassette(
@@ -748,7 +748,7 @@ def test_request_past_the_end_fails_naming_the_cassette(
     [failure] = route.failures
     assert failure.reason == "script-exhausted"
     assert failure.message == (
-        f"script exhausted: {cassette} has 1 interaction(s), request 2 has none"
+        f"script exhausted: {cassette} has 1 interaction, request 2 has none"
     )
     assert json.loads(reply)["error"]["message"] == failure.message
 

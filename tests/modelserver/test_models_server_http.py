@@ -354,7 +354,7 @@ def test_exhausted_script_is_500_and_a_failure(model_server: ScriptedModelServer
     assert post(url, BODY).status == 200
     reply = post(url, BODY)
     assert reply.status == 500
-    expected = f"script exhausted: {source} has 1 interaction(s), request 2 has none"
+    expected = f"script exhausted: {source} has 1 interaction, request 2 has none"
     assert reply.json()["error"]["message"] == expected
     assert reply.json()["type"] == "error"  # Anthropic error shape for an Anthropic path
     assert len(route.failures) == 1
@@ -375,8 +375,7 @@ def test_exhausted_openai_uses_openai_shape(model_server: ScriptedModelServer) -
     reply = post(url, BODY)
     assert reply.status == 500
     assert reply.json()["error"]["message"] == (
-        "script exhausted: /suite/cassettes/g/baseline.yaml has 2 interaction(s), "
-        "request 3 has none"
+        "script exhausted: /suite/cassettes/g/baseline.yaml has 2 interactions, request 3 has none"
     )
 
 

@@ -124,10 +124,14 @@ def test_json_syntax_errors_name_line_and_column(
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("--skill-eval-fail-on", "sometimes", "--skill-eval-fail-on must be one of"),
-        ("--skill-eval-trials", "0", "--skill-eval-trials must be a positive integer"),
-        ("--skill-eval-variant", "both", "--skill-eval-variant must be baseline or candidate"),
-        ("--skill-eval-max-cost", "-1", "--skill-eval-max-cost must be a positive number"),
+        (
+            "--skill-eval-fail-on",
+            "sometimes",
+            '--skill-eval-fail-on "sometimes" is not accepted; use one of',
+        ),
+        ("--skill-eval-trials", "0", '--skill-eval-trials "0" is not accepted; use a positive'),
+        ("--skill-eval-variant", "both", '--skill-eval-variant "both" is not accepted; use one of'),
+        ("--skill-eval-max-cost", "-1", '--skill-eval-max-cost "-1" is not accepted; use a number'),
     ],
 )
 def test_bad_options_are_usage_errors(

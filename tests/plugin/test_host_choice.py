@@ -102,7 +102,9 @@ def test_the_ini_key_names_hosts_too(pytester: pytest.Pytester, example_root: Pa
 def test_an_unknown_host_is_a_usage_error(pytester: pytest.Pytester, example_root: Path) -> None:
     result = _collect(pytester, example_root, "--skill-eval-host", "gemini-cli")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--skill-eval-host: unknown runtime.host 'gemini-cli'*"])
+    result.stderr.fnmatch_lines(
+        ['*--skill-eval-host "gemini-cli" is not accepted; use one of: pi, claude-code, codex*']
+    )
 
 
 def test_a_group_the_chosen_host_cannot_run_is_collected_for_its_skip(

@@ -45,7 +45,7 @@ def test_a_script_that_ends_too_early_is_infrastructure_failed_naming_the_missin
     output = result.stdout.str() + result.stderr.str()
     assert "TypeError" not in output, output
     result.stdout.fnmatch_lines(
-        [f"*candidate run is infrastructure-failed*{short}* has 1 interaction(s), request 2*"]
+        [f"*candidate run is infrastructure-failed*{short}* has 1 interaction, request 2*"]
     )
     record = run_record(root, "answer", "candidate")
     assert record["state"] == "infrastructure-failed"

@@ -377,7 +377,7 @@ def test_an_unbound_merge_says_so_and_records_it(
 ) -> None:
     out = tmp_path / "merged"
     assert _merge(built, _shards(built, tmp_path), out) == 0
-    assert "unbound: shard(s) 1, 2 merged without a root" in capsys.readouterr().out
+    assert "unbound: shards 1, 2 merged without a root" in capsys.readouterr().out
     recorded = read_json(out / _result(built) / "seal.json")["shards"]
     printed = _printed_roots(built)
     assert [(s["root"], s["bound"]) for s in recorded] == [(printed[1], False), (printed[2], False)]

@@ -19,9 +19,12 @@ from tests.support.runs import skill_eval_args
         ),
         (
             ("--skill-eval-trials", "auto", "--skill-eval-max-trials", "1"),
-            "*--skill-eval-max-trials must be at least 2*",
+            '*--skill-eval-max-trials "1" is not accepted with --skill-eval-trials auto; use 2*',
         ),
-        (("--skill-eval-trials", "many"), "*--skill-eval-trials must be a positive integer*"),
+        (
+            ("--skill-eval-trials", "many"),
+            '*--skill-eval-trials "many" is not accepted; use a positive integer*, or auto*',
+        ),
         (
             ("--skill-eval-trials", "auto", "--skill-eval-variant", "baseline"),
             "*it needs both variants*",

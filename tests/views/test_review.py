@@ -189,7 +189,7 @@ def test_malformed_reply_is_a_review_error_with_the_raw_response(
     assert "{{run}}/resources/skills/0/SKILL.md" in prompt
     assert "candidate" not in prompt
     entry = read_json(result / "groups" / "changelog-entry" / "semantic-grade.json")
-    assert entry["errors"] == ["reviewer must answer exactly 1 question(s)"]
+    assert entry["errors"] == ["reviewer must answer exactly 1 question"]
     assert cli.main(["verify", str(result)]) == 0
 
 

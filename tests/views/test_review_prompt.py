@@ -76,8 +76,8 @@ def test_parse_reply_accepts_exact_answers_in_any_order() -> None:
     [
         ("Looks good", "reviewer response is not JSON"),
         ("```json\nnot json\n```", "reviewer response is not JSON"),
-        ('["answers"]', "reviewer must answer exactly 2 question(s)"),
-        (json.dumps({"answers": [_answer(1)]}), "reviewer must answer exactly 2 question(s)"),
+        ('["answers"]', "reviewer must answer exactly 2 questions"),
+        (json.dumps({"answers": [_answer(1)]}), "reviewer must answer exactly 2 questions"),
         (
             json.dumps({"answers": [_answer(1), _answer(1)]}),
             "reviewer answer for question 2 is missing or invalid",

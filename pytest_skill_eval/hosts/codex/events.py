@@ -95,6 +95,16 @@ def _count(usage: Mapping[str, Any], key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def priced(usage: Mapping[str, int], prices: Mapping[str, float] | None) -> float:
+    """What `usage` costs at `prices` (USD per million tokens, as the served model is priced
+    for every host); Codex counts cached input inside `input`, so only the rest is input."""
+    if not prices:
+        return 0.0
+    cached = usage.get("cacheRead", 0) + usage.get("cacheWrite", 0)
+    tokens = {**usage, "input": max(0, usage.get("input", 0) - cached)}
+    return round(sum(tokens.get(key, 0) * prices.get(key, 0.0) for key in _USAGE) / 1e6, 12)
+
+
 @dataclass
 class EventTranslator:
     """Applies events to an observation.
@@ -105,6 +115,8 @@ class EventTranslator:
 
     obs: Observation
     skills: Mapping[str, str]
+    # The served model's prices: Codex prices nothing itself, so usage is priced here.
+    prices: Mapping[str, float] | None = None
     thread_id: str | None = None
     _thread_usage: dict[str, int] = field(default_factory=dict)
 
@@ -195,4 +207,4 @@ class EventTranslator:
         else:
             turn = totals
         self._thread_usage = totals
-        return {**turn, "cost": {"total": 0.0}}
+        return {**turn, "cost": {"total": priced(turn, self.prices)}}

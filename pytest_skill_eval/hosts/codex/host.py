@@ -14,7 +14,7 @@ import fnmatch
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +205,7 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
         self._launch = launch
         self._after_turn = after_turn
         self._host = host
-        self._translator = EventTranslator(self._observation, host.aliases)
+        self._translator = EventTranslator(self._observation, host.aliases, host.prices)
         self._counts: dict[str, Counts] = {}
         self._cut: list[OSError | None] = [None, None]  # events, stderr: the first failed write
 
@@ -335,6 +335,7 @@ class CodexHost:
 
     def __init__(self) -> None:
         self._base_url: str | None = None
+        self.prices: Mapping[str, float] | None = None  # the served model's, per million tokens
         self._config: CodexConfig | None = None
         self.aliases: dict[str, str] = {}
         self.first_prompt = ""
@@ -360,6 +361,7 @@ class CodexHost:
             directory.mkdir()
         if endpoint.served is not None:
             self._base_url = responses_base_url(endpoint.served.route)
+            self.prices = endpoint.served.cost
         return home
 
     def environment(self, home: Home) -> dict[str, str]:
