@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import layout
 from .read import ReadError
 from .seal import (
+    looks_like_root_hash,
     parse_root,
     sealed_root,
     unfinished,
@@ -53,6 +54,7 @@ __all__ = [
     "group_state",
     "json_bytes",
     "layout",
+    "looks_like_root_hash",
     "new_result_id",
     "parse_root",
     "read_json",
