@@ -24,6 +24,7 @@ from .definitions import (
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
+from .evidence import summary as result_records
 from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
 from .evidence.summary import discard_unused_result, write_invocation, write_summary
@@ -375,6 +376,8 @@ class SkillEvalSession:
                         budget,
                         adaptive=self.settings.adaptive,
                     )
+            elif not self.worker and self.plan is None:  # nothing ran: nothing is kept
+                result_records.discard_unused_results(self.result_dirs, self.settings.results_dir)
         except DiskFullError as error:
             # The result stays unfinished (no summary, no seal); said once, after the summary.
             if not self.disk_full_reported:
