@@ -240,9 +240,10 @@ class SkillEvalSession:
         if self.plan is not None:
             self._prepare_shard(self.plan)
             return
-        if settings.max_cost is not None:
-            with usage_errors():
+        with usage_errors():
+            if settings.max_cost is not None:
                 self.endpoints.check_priced(self.loaded_groups.values(), settings.max_cost)
+            self.endpoints.check_credentials(definitions, settings.group_selectors, settings.hosts)
         self._open_ledger()
         for trial in range(1, settings.trials + 1):
             result_dir = self.result_dir(trial)
