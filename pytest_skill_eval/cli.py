@@ -9,13 +9,14 @@ from importlib import metadata
 from pathlib import Path
 
 from . import compare
-from .errors import OutputError, ResultNotFoundError, SkillEvalError
-from .evidence import parse_root, sealed_root, unfinished, verify_result
-from .evidence.read import unreadable
+from .errors import EvidenceError, OutputError, ResultNotFoundError, SkillEvalError
+from .evidence import looks_like_root_hash, parse_root, sealed_root, unfinished, verify_result
+from .evidence.read import is_aggregate, unreadable
 from .evidence.shard_seal import unbound_shards, verify_shard_chain
 from .hosts.pi.binary import check_pi, locate_pi
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
 from .scale import commands as scale_commands
+from .trials import verify_aggregate
 from .views import render_html, render_text
 from .wording import counted
 
@@ -65,13 +66,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "verify",
         help="re-hash a result against its manifests and its seal and report any difference",
     )
-    check.add_argument("result", help="result id or directory")
+    check.add_argument("result", help="result id, aggregate id, or directory")
     check.add_argument(
-        "--root",
+        "--seal",
         dest="expected_root",
         metavar="HASH",
-        help="fail unless the result's seal root is HASH (sha256:<hex>, as the run printed); "
-        "the definition root goes before the command",
+        help="fail unless the result's seal root is HASH (sha256:<hex>, as the run printed)",
+    )
+    check.add_argument(
+        "--root",
+        dest="verify_root",
+        metavar="DIR",
+        help="definition root holding .skill-eval/runs (as for plan; default: --root or .)",
     )
     view = commands.add_parser(
         "view", help="the text view of a result or aggregate: grade first, TAB-separated rows"
@@ -131,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _command(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve()
+    root = _definition_root(args)
     scaled = scale_commands.run(args, root)
     if scaled is not None:
         return scaled
@@ -155,6 +161,8 @@ def _command(args: argparse.Namespace) -> int:
         return _review(args, result, root)
     if args.command == "verify":
         expected = parse_root(args.expected_root) if args.expected_root is not None else None
+        if is_aggregate(result):
+            return _verify_aggregate(result, expected)
         incomplete = unfinished(result)
         if incomplete is not None:
             print(incomplete)
@@ -174,6 +182,54 @@ def _command(args: argparse.Namespace) -> int:
             )
         return 0
     return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+def _verify_aggregate(aggregate: Path, expected: str | None) -> int:
+    """Verify an aggregate: each trial result as `verify` would, and its own record."""
+    if expected is not None:
+        raise EvidenceError(
+            f"--seal: {aggregate} is an aggregate, which has no seal of its own; each trial "
+            "result has one: verify a trial with --seal, or the aggregate without it"
+        )
+
+    def one(trial: Path) -> list[str]:
+        incomplete = unfinished(trial)
+        return [incomplete] if incomplete is not None else verify(trial)
+
+    trials, problems = verify_aggregate(aggregate, one)
+    for line in problems:
+        print(line)
+    if problems:
+        print(f"{len(problems)} difference(s) in aggregate {aggregate}", file=sys.stderr)
+        return 1
+    for trial in trials:
+        print(f"verified: {trial} (seal sha256:{sealed_root(trial)})")
+    print(
+        f"verified: aggregate {aggregate.name}: {len(trials)} trial result(s) and its own "
+        f"record ({aggregate})"
+    )
+    return 0
+
+
+def _definition_root(args: argparse.Namespace) -> Path:
+    """The definition root: `--root DIR` before the command, or after `verify` (as for `plan`).
+
+    `verify --root HASH` is the old spelling of `--seal HASH`: a value that is a seal hash and no
+    directory still means the hash, with one deprecation line, so `--root` has one meaning.
+    """
+    given = getattr(args, "verify_root", None)
+    if given is None:
+        return Path(args.root).resolve()
+    if not Path(given).is_dir() and looks_like_root_hash(given):
+        print(
+            "skill-eval: `verify --root HASH` is deprecated; use `verify --seal HASH` "
+            "(--root names the definition root, as for plan)",
+            file=sys.stderr,
+        )
+        if args.expected_root is None:
+            args.expected_root = given
+        return Path(args.root).resolve()
+    return Path(given).resolve()
 
 
 def _review(args: argparse.Namespace, result: Path, root: Path) -> int:

@@ -147,7 +147,8 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         return
     subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
-    terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir)
+    shard = state.shard_dir is not None
+    terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard=shard)
     if state.shard_dir is not None and state.shard_root is not None:
         index, count = state.settings.shard or (1, 1)
         terminalreporter.write_line(

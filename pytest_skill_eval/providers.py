@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .definitions import LoadedGroup, ModelChoice
+from .credentials import live_subjects, refuse_live_without_credentials
+from .definitions import LoadedDefinition, LoadedGroup, ModelChoice
 from .errors import ModelProviderError
 from .hosts.base import Endpoint, ServedModel
 from .hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
@@ -154,6 +155,17 @@ class EndpointFactory:
             '"cacheWrite": 3.75} (USD per million tokens).'
         )
         raise UnpricedModelError("\n".join(lines))
+
+    def check_credentials(
+        self,
+        definitions: Sequence[LoadedDefinition],
+        selectors: Sequence[str],
+        hosts: Sequence[str],
+    ) -> None:
+        """Refuse a live run whose selected subjects declare no credential, before any starts."""
+        if self.paid_mode == "live":
+            subjects = live_subjects(definitions, selectors, hosts)
+            refuse_live_without_credentials(subjects, self._models_table(), self.auth)
 
     def endpoint(
         self,

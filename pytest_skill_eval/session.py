@@ -22,6 +22,7 @@ from .definitions import (
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
+from .evidence import summary as result_records
 from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
 from .evidence.summary import discard_unused_result, write_invocation, write_summary
@@ -248,9 +249,10 @@ class SkillEvalSession:
         if self.plan is not None:
             self._prepare_shard(self.plan)
             return
-        if settings.max_cost is not None:
-            with usage_errors():
+        with usage_errors():
+            if settings.max_cost is not None:
                 self.endpoints.check_priced(self.loaded_groups.values(), settings.max_cost)
+            self.endpoints.check_credentials(definitions, settings.group_selectors, settings.hosts)
         self._open_ledger()
         for trial in range(1, settings.trials + 1):
             result_dir = self.result_dir(trial)
@@ -377,6 +379,8 @@ class SkillEvalSession:
                         budget,
                         adaptive=self.settings.adaptive,
                     )
+            elif not self.worker and self.plan is None:  # nothing ran: nothing is kept
+                result_records.discard_unused_results(self.result_dirs, self.settings.results_dir)
         except DiskFullError as error:
             # The result stays unfinished (no summary, no seal); said once, after the summary.
             if not self.disk_full_reported:

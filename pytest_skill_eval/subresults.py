@@ -195,7 +195,7 @@ def record_seals(config: pytest.Config, result_dirs: Mapping[int, Path], trials:
     """Each sealed trial's root as a `<testsuite>` property of the JUnit XML, when one is written.
 
     `skill-eval-seal` for a single trial, `skill-eval-seal-trial-<k>` for trial k of several;
-    the value, `sha256:<root>`, is what `skill-eval verify RESULT --root` takes.
+    the value, `sha256:<root>`, is what `skill-eval verify RESULT --seal` takes.
     """
     xml = config.stash.get(xml_key, None)
     if xml is None:

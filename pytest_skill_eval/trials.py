@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -349,3 +349,42 @@ def _separated(a: list[float] | None, b: list[float] | None) -> bool:
     if a is None or b is None:
         return False
     return a[1] < b[0] or b[1] < a[0]
+
+
+def verify_aggregate(
+    aggregate_dir: Path, verify_trial: Callable[[Path], list[str]]
+) -> tuple[list[Path], list[str]]:
+    """The trial results an aggregate lists, and every difference found in it, one line each.
+
+    Each trial is checked by `verify_trial` (its manifests and seal); the aggregate's own record
+    is checked against what its trials give when aggregated again: `aggregate.json` is derived
+    from them alone (its completion time apart), so an edited count or state shows here.
+    """
+    record = read.load_aggregate(aggregate_dir)
+    record_path = layout.aggregate_file(aggregate_dir)
+    trials = read.aggregate_trial_dirs(aggregate_dir)
+    problems = [
+        f"extra: {entry}" for entry in sorted(aggregate_dir.iterdir()) if entry != record_path
+    ]
+    missing = [trial for trial in trials if not trial.is_dir()]
+    problems.extend(f"missing: trial result {trial}" for trial in missing)
+    for trial in trials:
+        if trial.is_dir():
+            problems.extend(verify_trial(trial))
+    if missing:
+        return trials, problems
+    again: Mapping[str, Any] = aggregate(
+        str(record.get("id")),
+        trials,
+        int(record.get("requestedTrials") or len(trials)),
+        record.get("budget"),
+        adaptive="adaptive" in record,
+    )
+    changed = [
+        key
+        for key, value in record.items()
+        if key != "completedAt" and json_key(again.get(key)) != json_key(value)
+    ]
+    if changed:
+        problems.append(f"changed: {record_path} ({', '.join(changed)} not what its trials give)")
+    return trials, problems

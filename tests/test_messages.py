@@ -16,10 +16,12 @@ suite's own, optionally after editing one of its files) or through the console s
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,10 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import cli
+from pytest_skill_eval.credentials import MissingCredentialsError, refuse_live_without_credentials
+from pytest_skill_eval.definitions import Group
+from pytest_skill_eval.evidence import layout
+from tests.support.roots import body_group
 from tests.support.runs import skill_eval_args
 
 FIX = re.compile(
@@ -338,3 +344,83 @@ def test_a_mistake_is_one_line_naming_what_the_value_and_the_fix(
     line = _the_line(output, expected)
     assert FIX.search(line), f"the message says no fix: {line}"
     assert "Traceback" not in output
+
+
+# Mistakes about a result directory or a live run, triggered on a fresh directory: what the
+# user reads on stderr (the CLI) or in the refusal (a live run without credentials).
+DirTrigger = Callable[[Path], str]
+
+
+def _cli_stderr(*argv: str) -> DirTrigger:
+    """Run `skill-eval ARGV` (`{dir}` is the fresh directory) and return what it wrote to stderr."""
+
+    def run(directory: Path) -> str:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            cli.main([a.replace("{dir}", str(directory)) for a in argv])
+        return err.getvalue()
+
+    return run
+
+
+def _aggregate(*argv: str) -> DirTrigger:
+    """`_cli` on a directory holding an aggregate record."""
+
+    def run(directory: Path) -> str:
+        (directory / layout.AGGREGATE).write_text("{}", encoding="utf-8")
+        return _cli_stderr(*argv)(directory)
+
+    return run
+
+
+def _live_without_credentials(directory: Path) -> str:
+    group = Group.model_validate(
+        body_group("answer", model={"model": "anthropic/claude-sonnet-4-5"}, expectations=[])
+    )
+    with pytest.raises(MissingCredentialsError) as raised:
+        refuse_live_without_credentials([group], {}, None)
+    return str(raised.value)
+
+
+HASH = "sha256:" + "0" * 64
+
+RUNTIME_CASES: list[object] = [
+    # --- runtime: credentials, verify of an aggregate, one name per meaning (items 4, 5, 9) ---
+    pytest.param(
+        _cli_stderr("verify", "{dir}", "--seal", "abc"),
+        ["--seal", "'abc'", "sha256:<64 hex digits>"],
+        id="verify-seal-not-a-hash",
+    ),
+    pytest.param(
+        _aggregate("verify", "{dir}", "--seal", HASH),
+        ["--seal", "{dir}", "is an aggregate", "verify a trial with --seal"],
+        id="verify-seal-on-an-aggregate",
+    ),
+    pytest.param(
+        _cli_stderr("verify", "{dir}", "--root", HASH),
+        ["verify --root HASH", "deprecated", "use `verify --seal HASH`"],
+        id="verify-root-hash-deprecated",
+    ),
+    pytest.param(
+        _live_without_credentials,
+        [
+            "--skill-eval-cassettes DIR",
+            "group 'answer'",
+            "anthropic/claude-sonnet-4-5",
+            "name ANTHROPIC_API_KEY in runtime.environment.inherit",
+            "skill_eval_pi_auth",
+        ],
+        id="live-run-without-credentials",
+    ),
+    # --- end runtime ---
+]
+
+
+@pytest.mark.parametrize(("trigger", "expected"), RUNTIME_CASES)
+def test_a_mistake_of_a_result_or_a_live_run_names_what_the_value_and_the_fix(
+    trigger: DirTrigger, expected: Sequence[str], tmp_path: Path
+) -> None:
+    message = trigger(tmp_path)
+    assert "Traceback" not in message
+    for part in expected:
+        assert part.replace("{dir}", str(tmp_path)) in message, message

@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import layout, shapes
 from .read import DamagedEvidenceError, ReadError
 from .seal import (
+    looks_like_root_hash,
     parse_root,
     sealed_root,
     unfinished,
@@ -54,6 +55,7 @@ __all__ = [
     "group_state",
     "json_bytes",
     "layout",
+    "looks_like_root_hash",
     "new_result_id",
     "parse_root",
     "read_json",

@@ -173,13 +173,21 @@ def sealed_root(result: Path) -> str | None:
     return str(root)
 
 
+def looks_like_root_hash(text: str) -> bool:
+    """Whether `text` is a root hash as the command line takes it (`sha256:<hex>` or `<hex>`)."""
+    stripped = text.strip().lower()
+    digest = stripped.removeprefix(SEAL_PREFIX)
+    hexadecimal = len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+    return hexadecimal or stripped.startswith(SEAL_PREFIX)
+
+
 def parse_root(text: str) -> str:
     """A root hash as given on the command line (`sha256:<hex>` or `<hex>`), lower-case hex."""
     digest = text.strip().lower().removeprefix(SEAL_PREFIX)
     if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
         raise EvidenceError(
-            f"--root expects the seal's root hash (sha256:<64 hex digits>), not {text!r}; "
-            "the definition root goes before the command: skill-eval --root DIR verify RESULT"
+            f"--seal expects the seal's root hash (sha256:<64 hex digits>, as the run printed "
+            f"after `seal`), not {text!r}"
         )
     return digest
 

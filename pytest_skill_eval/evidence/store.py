@@ -103,8 +103,7 @@ def create_result_dir(runs_dir: Path) -> tuple[str, Path]:
         result_id = new_result_id()
         path = runs_dir / result_id
         try:
-            runs_dir.mkdir(parents=True, exist_ok=True)
-            path.mkdir()
+            path.mkdir(parents=True)  # one step: a runs directory removed meanwhile is remade
         except FileExistsError:
             continue
         except OSError as error:

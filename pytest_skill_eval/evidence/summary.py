@@ -34,6 +34,19 @@ def discard_unused_result(result_dir: Path) -> bool:
     return True
 
 
+def discard_unused_results(result_dirs: dict[int, Path], runs_dir: Path) -> None:
+    """Remove the results of an invocation that ran nothing (each holds only its invocation
+    record), then `runs_dir` and its parent when that leaves them empty: a run that collected
+    nothing writes nothing. A result holding anything else is kept, and stays listed."""
+    for trial in [t for t, path in result_dirs.items() if discard_unused_result(path)]:
+        del result_dirs[trial]
+    for directory in (runs_dir, runs_dir.parent):
+        try:
+            directory.rmdir()  # only when empty; another invocation's results stay
+        except OSError:
+            return
+
+
 def write_summary(
     result_dir: Path,
     trial: int,

@@ -14,7 +14,20 @@ from ..wording import counted
 from .observation import Observation
 from .process import ProcessOutcome
 
-CREDENTIAL_HINTS = ("api key", "apikey", "401", "403", "unauthorized", "authentication", "no model")
+# Pi: "No API key found for …"; Claude Code: "Not logged in · Please run /login"; Codex and the
+# providers: a 401 or 403, "Unauthorized", "invalid_api_key", "Missing bearer … authentication".
+CREDENTIAL_HINTS = (
+    "api key",
+    "apikey",
+    "api_key",
+    "401",
+    "403",
+    "unauthorized",
+    "authentication",
+    "no model",
+    "not logged in",
+    "/login",
+)
 
 
 def run_state(
@@ -104,12 +117,24 @@ def last_stderr_line(path: Path, limit: int = 400) -> str:
 
 
 def credential_refusal(assistant_error: str | None, obs: Observation, variant_dir: Path) -> str:
-    """What says credentials were missing: the model error, a refused command or stderr."""
+    """What says credentials were missing: the model error, a refused command or stderr (any
+    line of it: a host may print its reason first and advice after it)."""
     refused = [first_line(p.get("error")) for p in obs.protocol_errors]
-    for said in (assistant_error, *refused, last_stderr_line(variant_dir / layout.STDERR)):
+    for said in (assistant_error, *refused, *stderr_lines(variant_dir / layout.STDERR)):
         if said and looks_like_credentials(said):
             return said
     return ""
+
+
+def stderr_lines(path: Path, limit: int = 400, head: int = 65536) -> list[str]:
+    """The non-blank lines at the start of the host's stderr, each shortened to `limit`."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(head).decode("utf-8", "replace")
+    except OSError:
+        return []
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return [line if len(line) <= limit else line[: limit - 1] + "…" for line in lines]
 
 
 def first_line(said: Any) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..credentials import how_to_declare, provider_of
 from ..definitions import WORKSPACE_KINDS, Group
 from ..errors import DiskFullError, HostError
 from ..evidence import EvidenceError, json_bytes, layout, utc_now, write_once
@@ -374,10 +375,8 @@ def _record(
         "" if state == "complete" else credential_refusal(assistant_error, obs, prepared.directory)
     )
     if refusal and endpoint.mode == "live":
-        declare = (
-            "name the provider's key variable in runtime.environment.inherit, or "
-            f"{facts.host.auth_advice}"
-        )
+        model = group.model.model if group.model else None
+        declare = how_to_declare(group.effective_runtime.host, provider_of(model))
         hint = f"the subject's model call failed ({refusal}); no credentials reached it: {declare}"
         if error is not None:
             advice = f"no credentials reached the subject: {declare}"

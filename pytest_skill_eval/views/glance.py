@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..evidence import layout
 from .markup import objects
 from .present import Rate, mapping, rate_of
 from .statistics import consistency_of
@@ -30,7 +31,8 @@ def result_glance(groups: Sequence[GroupEvidence]) -> dict[str, Any]:
             {
                 "id": group.id,
                 "state": group.record.get("state"),
-                "host": ", ".join(hosts) or "unknown",
+                # No run says (none started): the group record names the host all the same.
+                "host": ", ".join(hosts) or layout.record_host(group.record),
                 "comparisons": [
                     {"id": c.get("id"), "transitions": [(c.get("transition"), None)]}
                     for c in objects((group.grade or {}).get("comparisons"))

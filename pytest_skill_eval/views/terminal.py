@@ -30,14 +30,23 @@ class Writer(Protocol):
 
 
 def terminal_summary(
-    writer: Writer, result_dirs: Mapping[int, Path], aggregate_dir: Path | None = None
+    writer: Writer,
+    result_dirs: Mapping[int, Path],
+    aggregate_dir: Path | None = None,
+    *,
+    shard: bool = False,
 ) -> None:
-    """The `skill-eval` section: per group states, checks, transitions, cost and evidence path."""
+    """The `skill-eval` section: per group states, checks, transitions, cost and evidence path.
+
+    A shard's results have no state before the merge (`unmerged`), and a trial the shard ran
+    nothing of has no directory and no line.
+    """
+    result_dirs = {t: d for t, d in result_dirs.items() if d.is_dir()}
     if not result_dirs:
         return
     writer.write_sep("=", "skill-eval")
     for trial, result_dir in sorted(result_dirs.items()):
-        _result_lines(writer, trial, result_dir)
+        _result_lines(writer, trial, result_dir, "unmerged" if shard else "unfinished")
     if aggregate_dir is not None:
         _aggregate_lines(writer, aggregate_dir)
     elif len(result_dirs) == 1:
@@ -46,9 +55,9 @@ def terminal_summary(
             writer.write_line(line)
 
 
-def _result_lines(writer: Writer, trial: int, result_dir: Path) -> None:
+def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: str) -> None:
     summary = read.summary_or_none(result_dir)
-    state = summary["state"] if summary is not None else "unknown"
+    state = summary["state"] if summary is not None else unsummarised
     root = sealed_root(result_dir)
     seal = f" seal sha256:{root}" if root is not None else ""
     writer.write_line(f"result {result_dir.name} [{state}] trial {trial}: {result_dir}{seal}")

@@ -140,3 +140,17 @@ def test_bad_options_are_usage_errors(
     result = _collect(pytester, example_root, option, value)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
+
+
+@pytest.mark.pi  # the run checks its host binary before collecting
+@pytest.mark.parametrize(
+    "extra", [("--skill-eval-group", "nope"), ("-k", "no-such-item")], ids=["error", "deselected"]
+)
+def test_a_run_that_collects_nothing_writes_nothing(
+    pytester: pytest.Pytester, example_root: Path, extra: tuple[str, str]
+) -> None:
+    result = pytester.runpytest_inprocess(*skill_eval_args(example_root, *extra))
+    assert result.ret != 0
+    assert not (example_root / ".skill-eval").exists()  # no result holding only its invocation
+    assert "[unknown]" not in result.stdout.str()
+    assert "skill-eval ===" not in result.stdout.str()

@@ -97,14 +97,16 @@ def test_pi_exiting_for_want_of_an_api_key_says_how_to_declare_credentials(
         monkeypatch.delenv(name, raising=False)
     group = body_group("answer", model={"model": "anthropic/claude-sonnet-4-5"}, expectations=[])
     root = make_root(tmp_path / "root", [group], {})
+    auth = write(tmp_path / "auth.json", "{}")  # declared, but holding no key: Pi refuses
 
-    result = pytester.runpytest_subprocess(*skill_eval_args(root, cassettes=False))
+    args = skill_eval_args(root, "-o", f"skill_eval_pi_auth={auth}", cassettes=False)
+    result = pytester.runpytest_subprocess(*args)
 
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
             "*baseline run is infrastructure-failed*No API key*no credentials reached the subject"
-            "*runtime.environment.inherit*skill_eval_pi_auth*"
+            "*ANTHROPIC_API_KEY in runtime.environment.inherit*skill_eval_pi_auth*"
         ]
     )
     record = read_json(results(root)[-1] / "groups" / "answer" / "baseline" / "run.json")

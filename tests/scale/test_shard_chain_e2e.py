@@ -1,5 +1,5 @@
 """The example suite on all three hosts, planned, run as two shards and merged with both shard
-roots bound: `skill-eval verify --root` with the merged root the merge printed proves the
+roots bound: `skill-eval verify --seal` with the merged root the merge printed proves the
 chain, and a wrong root fails."""
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def test_the_example_on_three_hosts_as_two_bound_shards_verifies_by_its_merged_r
         (1, roots[1], True),
         (2, roots[2], True),
     ]
-    assert skill_eval(["verify", result, "--root", f"sha256:{merged_root}"]) == 0
+    assert skill_eval(["verify", result, "--seal", f"sha256:{merged_root}"]) == 0
     wrong = f"sha256:{'f' * 64}"
     capsys.readouterr()
-    assert skill_eval(["verify", result, "--root", wrong]) == 1
+    assert skill_eval(["verify", result, "--seal", wrong]) == 1
     assert f"not the expected {wrong}" in capsys.readouterr().out

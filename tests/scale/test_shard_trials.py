@@ -90,6 +90,7 @@ def _build(base: Path) -> None:
         shutil.copytree(source, machine)
         done = run_detached(machine, "--skill-eval-plan", str(plan), "--skill-eval-shard", f"{k}/2")
         assert done.returncode == 0, done.stdout + done.stderr
+        (base / f"shard{k}.out").write_text(done.stdout, encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +135,20 @@ def test_two_trials_as_shards_merge_into_the_trials_and_aggregate_of_one_machine
     assert [row["id"] for row in rows] == [r["id"] for r in plan["results"]]
     for result in merged:
         assert skill_eval(["verify", str(result)]) == 0
+
+
+def test_a_shard_lists_the_results_it_wrote_as_unmerged_never_unknown(
+    runs: dict[str, Any],
+) -> None:
+    for k, shards in enumerate(runs["shards"], start=1):
+        out = (runs["base"] / f"shard{k}.out").read_text(encoding="utf-8")
+        assert "[unknown]" not in out
+        written = sorted(p.parent.name for p in shards.rglob("groups") if p.is_dir())
+        listed = sorted(line.split()[1] for line in out.splitlines() if line.startswith("result "))
+        assert listed == written
+        assert all(
+            " [unmerged] trial " in line for line in out.splitlines() if line.startswith("result ")
+        )
 
 
 def test_merging_the_same_shards_twice_gives_byte_identical_outputs(runs: dict[str, Any]) -> None:

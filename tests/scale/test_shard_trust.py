@@ -1,6 +1,6 @@
 """A shard's evidence cannot be forged and then sealed: each shard seals its output and prints its
 root; a merge bound to the roots CI printed refuses any other shard and records them, so
-`verify --root` proves the chain; no symlink in a shard is merged or followed; plan and shard
+`verify --seal` proves the chain; no symlink in a shard is merged or followed; plan and shard
 records are validated field by field, and nothing is written outside `-o`.
 
 Every test attacks a copy of two real shards (on Codex, the real host that starts fastest: what
@@ -174,7 +174,7 @@ def test_a_bound_merge_records_the_roots_and_verify_proves_the_chain(
         (1, printed[1], True),
         (2, printed[2], True),
     ]
-    assert skill_eval(["verify", str(result), "--root", f"sha256:{merged_root}"]) == 0
+    assert skill_eval(["verify", str(result), "--seal", f"sha256:{merged_root}"]) == 0
     # The chain holds below the merged seal too: a group rewritten with its manifest and the
     # merged seal recomputed around it is not the manifest its shard sealed.
     forged = tmp_path / "forged" / result.name
@@ -198,7 +198,7 @@ def test_a_bound_merge_records_the_roots_and_verify_proves_the_chain(
 def test_verify_with_a_wrong_merged_root_fails(built: Path, tmp_path: Path) -> None:
     out = tmp_path / "merged"
     assert _merge(built, _shards(built, tmp_path), out, *_bound(built)) == 0
-    assert skill_eval(["verify", str(out / _result(built)), "--root", "sha256:" + "0" * 64]) == 1
+    assert skill_eval(["verify", str(out / _result(built)), "--seal", "sha256:" + "0" * 64]) == 1
 
 
 # -- forged evidence -------------------------------------------------------------------------

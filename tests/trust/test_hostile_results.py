@@ -186,7 +186,7 @@ def _commands(built: Built, base: Path, shards: Path, result: Path) -> list[list
         ["view", str(result), "--group", "1", "--variant", "candidate"],
         ["report", str(result), "--html", str(base / "report.html")],
         ["verify", str(result)],
-        ["verify", str(result), "--root", f"sha256:{root}"],
+        ["verify", str(result), "--seal", f"sha256:{root}"],
         ["compare", str(built.result), str(result)],
         ["merge", str(built.plan), str(shards), "-o", str(base / "merged")],
         [

@@ -1,4 +1,4 @@
-"""A result is sealed: `skill-eval verify` names every tampering, `--root` proves the result."""
+"""A result is sealed: `skill-eval verify` names every tampering, `--seal` proves the result."""
 
 from __future__ import annotations
 
@@ -108,10 +108,10 @@ def test_an_untouched_result_verifies_with_the_printed_root(
     built: Built, result: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = printed_root(built)
-    assert cli.main(["verify", str(result), "--root", f"sha256:{root}"]) == 0
+    assert cli.main(["verify", str(result), "--seal", f"sha256:{root}"]) == 0
     assert capsys.readouterr().out == f"verified: {result} (seal sha256:{root})\n"
-    assert cli.main(["verify", str(result), "--root", root]) == 0
-    assert cli.main(["verify", str(result), "--root", "0" * 64]) == 1
+    assert cli.main(["verify", str(result), "--seal", root]) == 0
+    assert cli.main(["verify", str(result), "--seal", "0" * 64]) == 1
     assert f"hashes to sha256:{root}, not the expected sha256:{'0' * 64}" in capsys.readouterr().out
 
 
@@ -177,7 +177,7 @@ def test_a_recomputed_seal_is_caught_by_the_printed_root(
     assert cli.main(["verify", str(result)]) == 0
     capsys.readouterr()
     # ...but not as the result the run printed.
-    assert cli.main(["verify", str(result), "--root", f"sha256:{root}"]) == 1
+    assert cli.main(["verify", str(result), "--seal", f"sha256:{root}"]) == 1
     out = capsys.readouterr().out
     assert (
         f"root mismatch: {result} hashes to sha256:{forged}, not the expected sha256:{root}" in out
@@ -200,13 +200,38 @@ def test_a_missing_or_edited_seal_is_named(
     assert f"missing: {seal_path}" in capsys.readouterr().out.splitlines()
 
 
-def test_a_root_that_is_not_a_hash_is_one_clear_error(
+def test_a_seal_that_is_not_a_hash_is_one_clear_error(
     result: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["verify", str(result), "--root", str(result.parent)]) == 1
+    assert cli.main(["verify", str(result), "--seal", "abc"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("skill-eval: --root expects the seal's root hash")
-    assert "skill-eval --root DIR verify RESULT" in err
+    assert err == (
+        "skill-eval: --seal expects the seal's root hash (sha256:<64 hex digits>, as the run "
+        "printed after `seal`), not 'abc'\n"
+    )
+
+
+def test_root_names_the_definition_root_for_verify_as_for_plan(
+    result: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `verify --root DIR` is the definition root the result id is looked up under.
+    definition_root = result.parents[2]  # <root>/.skill-eval/runs/<id>
+    assert cli.main(["verify", result.name, "--root", str(definition_root)]) == 0
+    assert capsys.readouterr().out.startswith(f"verified: {result} ")
+
+
+def test_the_old_verify_root_hash_spelling_still_works_with_one_deprecation_line(
+    built: Built, result: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = printed_root(built)
+    assert cli.main(["verify", str(result), "--root", f"sha256:{root}"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "skill-eval: `verify --root HASH` is deprecated; use `verify --seal HASH` "
+        "(--root names the definition root, as for plan)"
+    ]
+    assert cli.main(["verify", str(result), "--root", "0" * 64]) == 1
+    assert f"not the expected sha256:{'0' * 64}" in capsys.readouterr().out
 
 
 def test_the_seal_is_json_and_written_once(result: Path) -> None:

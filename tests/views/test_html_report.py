@@ -361,3 +361,16 @@ def test_result_glance_names_the_host_when_groups_ran_on_several(result_dir: Pat
     rows = [r for r in glance.split("<tr>") if r.startswith("<td>")]
     assert "<td>pi</td>" in rows[0]
     assert "<td>claude-code</td>" in rows[1]
+
+
+def test_result_glance_names_the_recorded_host_when_no_run_says_it(result_dir: Path) -> None:
+    # Runs that never started carry no process: the group record still knows its host.
+    for variant in ("baseline", "candidate"):
+        run = result_dir / "groups" / "changelog-entry" / variant / "run.json"
+        _edit_json(run, lambda r: r.pop("process"))
+    natural = result_dir / "groups" / "natural-activation" / "baseline" / "run.json"
+    _edit_json(natural, lambda r: r["process"].update(host="claude-code"))
+    glance = _glance(render_html(result_dir))
+    assert "unknown" not in glance
+    rows = [r for r in glance.split("<tr>") if r.startswith("<td>")]
+    assert "<td>pi</td>" in rows[1]
