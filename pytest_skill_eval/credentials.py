@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .definitions import Group, LoadedDefinition, SelectionError, select
+from .definitions import Group, LoadedDefinition, selected_groups
 from .errors import ModelProviderError
 
 # The variables each provider's key is read from (the first is the one to declare).
@@ -111,14 +111,9 @@ def live_subjects(
 ) -> list[Group]:
     """The selected groups, each on every host it will run on (the chosen ones, else its own)."""
     found: dict[tuple[str, str], Group] = {}
-    for definition in definitions:
-        try:
-            selection = select(definition, selectors, None)
-        except SelectionError:
-            continue  # reported as a collection error
-        for chosen in selection:
-            group = chosen.loaded.group
-            for host in hosts or (group.effective_runtime.host,):
-                if group.cannot_run(host) is None:
-                    found.setdefault((group.id, host), group.on_host(host))
+    for loaded in selected_groups(definitions, selectors):
+        group = loaded.group
+        for host in hosts or (group.effective_runtime.host,):
+            if group.cannot_run(host) is None:
+                found.setdefault((group.id, host), group.on_host(host))
     return list(found.values())

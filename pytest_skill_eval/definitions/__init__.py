@@ -42,7 +42,7 @@ from .models import (
     WorkingTreeSource,
 )
 from .rules import same_json
-from .selection import SelectedGroup, select
+from .selection import SelectedGroup, select, selected_groups
 
 __all__ = [
     "BODY_ONLY_KINDS",
@@ -90,4 +90,5 @@ __all__ = [
     "relative_path_problem",
     "same_json",
     "select",
+    "selected_groups",
 ]

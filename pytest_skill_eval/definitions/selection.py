@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..wording import counted
@@ -37,6 +37,20 @@ def select(
         chosen = [loaded for loaded in definition.groups if id(loaded) in picked]
     selected: dict[str, bool] = {name: variant is None or name == variant for name in VARIANTS}
     return [SelectedGroup(loaded, dict(selected)) for loaded in chosen]
+
+
+def selected_groups(
+    definitions: Iterable[LoadedDefinition], selectors: Sequence[str]
+) -> Iterator[LoadedGroup]:
+    """The groups `selectors` pick from each definition, in suite order; a definition whose
+    selectors match nothing contributes none (that is reported as a collection error)."""
+    for definition in definitions:
+        try:
+            selection = select(definition, selectors, None)
+        except SelectionError:
+            continue
+        for chosen in selection:
+            yield chosen.loaded
 
 
 def _group(definition: LoadedDefinition, selector: str) -> LoadedGroup:

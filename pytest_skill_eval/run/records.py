@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..definitions import LoadedDefinition, LoadedGroup, SelectionError, select
+from ..definitions import LoadedDefinition, LoadedGroup, selected_groups
 from ..evidence import layout
 from ..evidence.records import CannotRun, GradeRecord, GroupError, GroupRecord, RunRecord
 from ..evidence.states import unrecorded_group_state
@@ -115,15 +115,9 @@ def cannot_run_records(
 ) -> list[CannotRun]:
     """The selected groups a chosen host cannot run, in suite then host order."""
     facts: list[CannotRun] = []
-    for definition in definitions:
-        try:
-            selection = select(definition, selectors, None)
-        except SelectionError:
-            continue  # reported as a collection error
-        for chosen in selection:
-            group = chosen.loaded.group
-            for host in hosts:
-                reason = group.cannot_run(host)
-                if reason is not None:
-                    facts.append({"group": group.id, "host": host, "reason": reason})
+    for loaded in selected_groups(definitions, selectors):
+        for host in hosts:
+            reason = loaded.group.cannot_run(host)
+            if reason is not None:
+                facts.append({"group": loaded.group.id, "host": host, "reason": reason})
     return facts
