@@ -126,6 +126,14 @@ class PlannedUnit(_Model):
     hosts: Annotated[list[SafeHost], Field(min_length=1)] | None = None
 
 
+class PlannedCannotRun(_Model):
+    """A selected group a chosen host cannot run: its items there are skips, with no unit."""
+
+    group: SafeId
+    host: SafeHost
+    reason: str
+
+
 class PlanModel(_Model):
     """A whole plan file."""
 
@@ -143,6 +151,7 @@ class PlanModel(_Model):
     results: list[PlannedResult]
     aggregate: SafeId | None
     units: list[PlannedUnit]
+    cannotRun: list[PlannedCannotRun] = []
     createdAt: str
 
     @model_validator(mode="after")

@@ -222,6 +222,12 @@ def make_plan(
         "results": [{"trial": t, "id": new_result_id()} for t in range(1, trials + 1)],
         "aggregate": new_result_id() if trials > 1 else None,
         "units": units,
+        "cannotRun": [
+            {"group": g.group.id, "host": host, "reason": reason}
+            for g, _ in chosen
+            for host in hosts
+            if (reason := g.group.cannot_run(host)) is not None
+        ],
         "createdAt": utc_now(),
     }
 
@@ -382,7 +388,7 @@ def invocation_record(
     provider = plan.data["provider"]
     cassettes = provider["cassettes"]
     selection = plan.data["selection"]
-    return {
+    record: InvocationRecord = {
         "schema_version": 1,
         "id": plan.result_id(trial),
         "root": str(base),
@@ -417,6 +423,14 @@ def invocation_record(
         "failOn": plan.data["failOn"],
         "startedAt": started_at or utc_now(),
     }
+    if selection.get("hosts"):
+        # As a single machine records hosts its invocation chose, and what they cannot run.
+        record["hosts"] = list(selection["hosts"])
+        record["cannotRun"] = [
+            {"group": f["group"], "host": f["host"], "reason": f["reason"]}
+            for f in plan.data.get("cannotRun", [])
+        ]
+    return record
 
 
 def _relative(path: Path, root: Path) -> str:

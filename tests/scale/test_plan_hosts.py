@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.scale.plan import invocation_record, load_plan
 from tests.support.files import read_json
 from tests.support.roots import VARIANTS, body_group, make_root, runtime, write_answer
 from tests.support.runs import run_detached
@@ -117,3 +118,11 @@ def test_a_chosen_host_that_cannot_run_a_group_gets_no_unit_of_it(tmp_path: Path
         ("g0", ["pi"]),
         ("g1", ["pi", "claude-code"]),
     ]
+    # The merged result says why, as a single machine would: the plan carries the reason into
+    # each trial's invocation.json, which the views and the cross-host table read.
+    (fact,) = plan["cannotRun"]
+    assert (fact["group"], fact["host"]) == ("g0", "claude-code")
+    assert "thinking" in fact["reason"]
+    invocation = invocation_record(load_plan(tmp_path / "plan.json"), 1)
+    assert invocation["hosts"] == ["pi", "claude-code"]
+    assert invocation["cannotRun"] == [fact]
