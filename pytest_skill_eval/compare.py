@@ -22,16 +22,24 @@ from typing import Any
 from .definitions import VARIANTS
 from .errors import SkillEvalError
 from .evidence import layout, read
-from .stats import fisher_exact, newcombe_difference
+from .significance import fisher_regression_p, holm
+from .stats import ALPHA, fisher_exact, newcombe_difference
 from .views.present import format_interval, format_number, row
 from .wording import counted
 
 AXES = ("revision", "model", "host")
 STATUS_ORDER = ("regression", "improvement", "no-change", "unresolved", "unavailable")
+FAIL_ON = ("regression", "significant-regression")
 
 
 class CompareError(SkillEvalError):
     """Two results cannot be compared as asked (their groups differ beyond the axis)."""
+
+
+class AxisError(CompareError):
+    """A and B differ along an axis other than the compared one (ran on other hosts)."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +67,8 @@ class Side:
     """Group id to {"checks": {id: (variant, kind, Counts)}, "comparisons": {id: (...)}}."""
     group_dirs: dict[str, Path]
     """Group id to a group directory holding its definition.json (the first trial's)."""
+    hosts: tuple[str, ...] = ()
+    """The hosts the side's groups ran on, sorted."""
 
 
 def add_parser(commands: Any) -> None:
@@ -80,16 +90,69 @@ def add_parser(commands: Any) -> None:
         "--force", action="store_true", help="compare even when definitions differ beyond --axis"
     )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default=None,
+        help="exit 1 when B regresses: regression (any row whose status is regression), "
+        "significant-regression (a one-sided Fisher test of B's rate below A's, Holm across "
+        "all rows at --alpha)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=ALPHA,
+        help=f"family-wise error rate of --fail-on significant-regression (default {ALPHA})",
+    )
 
 
 def run(args: argparse.Namespace, resolve: Callable[[str], Path]) -> int:
-    """Run `skill-eval compare`: the report on stdout; a refusal is raised as a CompareError."""
+    """Run `skill-eval compare`: the report on stdout; a refusal is raised as a CompareError.
+
+    With --fail-on, a regression under its rule exits 1, one line per row on stderr.
+    """
     report = compare(resolve(args.a), resolve(args.b), axis=args.axis, force=args.force)
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render(report))
-    return 0
+    if args.fail_on is None:
+        return 0
+    if not 0 < args.alpha < 1:
+        raise CompareError(f"--alpha {args.alpha} is not accepted; use a number between 0 and 1")
+    failing = gate_lines(report, args.fail_on, args.alpha)
+    for line in failing:
+        sys.stderr.write(f"skill-eval: {line}\n")
+    return 1 if failing else 0
+
+
+def gate_lines(report: Mapping[str, Any], fail_on: str, alpha: float) -> list[str]:
+    """One line per row that fails `fail_on` (empty: B passes the gate)."""
+    found = report["rows"]
+    if fail_on == "regression":
+        return [f"regression: {_row_name(r)}" for r in found if r["status"] == "regression"]
+    p_values = [
+        fisher_regression_p(r["a"]["pass"], _observed(r["a"]), r["b"]["pass"], _observed(r["b"]))
+        for r in found
+    ]
+    adjusted, rejected = holm(p_values, alpha)
+    return [
+        f"significant regression: {_row_name(r)}: Holm-adjusted p={q:.4g}"
+        for r, q, out in zip(found, adjusted, rejected, strict=True)
+        if out
+    ]
+
+
+def _observed(side: Mapping[str, Any]) -> int:
+    return int(side["pass"]) + int(side["fail"])
+
+
+def _row_name(entry: Mapping[str, Any]) -> str:
+    a, b = entry["a"], entry["b"]
+    return (
+        f"{entry['type']} {entry['group']}/{entry['id']} ({entry['variant']}) "
+        f"a={a['pass']}/{_observed(a)} b={b['pass']}/{_observed(b)}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,7 +182,9 @@ def load_side(path: Path) -> Side:
                 if (candidate / layout.DEFINITION).is_file():
                     dirs[identity] = candidate
                     break
-        return Side(path, str(data.get("id") or path.name), "aggregate", groups, dirs)
+        hosts = {layout.record_host(g) for g in data.get("groups") or [] if isinstance(g, dict)}
+        identity = str(data.get("id") or path.name)
+        return Side(path, identity, "aggregate", groups, dirs, tuple(sorted(hosts)))
     summary = read.load_summary(path)
     groups, dirs = {}, {}
     for record in read.select_groups(summary, None):
@@ -144,7 +209,9 @@ def load_side(path: Path) -> Side:
                 },
                 {str(comparison.get("transition")): 1},
             )
-    return Side(path, str(summary.get("id") or path.name), "result", groups, dirs)
+    hosts = {layout.record_host(record) for record in read.select_groups(summary, None)}
+    identity = str(summary.get("id") or path.name)
+    return Side(path, identity, "result", groups, dirs, tuple(sorted(hosts)))
 
 
 def _counts(data: Mapping[str, Any]) -> Counts:
@@ -231,6 +298,12 @@ def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> dict
     if axis not in AXES:
         raise CompareError(f"unknown axis {axis!r} (use {', '.join(AXES)})")
     a, b = load_side(a_dir), load_side(b_dir)
+    if axis != "host" and a.hosts != b.hosts:
+        raise AxisError(
+            f"A ran on host {', '.join(a.hosts) or 'none'} and B on host "
+            f"{', '.join(b.hosts) or 'none'}: the host differs beyond the {axis} axis; "
+            "compare them with --axis host, or compare results from the same host"
+        )
     differences = definition_differences(a, b, axis)
     if differences and not force:
         raise CompareError(

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from . import adaptive
+from . import adaptive, gate
 from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
 from .hosts import BINARY_OPTIONS, HostOptions
@@ -22,7 +22,7 @@ from .optionvalues import choice, number, positive_int, shard_of
 from .providers import RECORD_MODES
 from .scale.ledger import ledger_problem, reserve_value
 
-FAIL_ON = ("infrastructure", "candidate", "any", "regression")
+FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
 VARIANT_SELECTORS = ("baseline", "candidate")
 
 # name, metavar, extra addoption arguments (always with "help", shared by the ini key).
@@ -71,11 +71,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "none|once|all",
         {"help": "record mode with --skill-eval-cassettes (default none: replay only)"},
     ),
-    (
-        "fail-on",
-        "|".join(FAIL_ON),
-        {"help": "what fails the pytest run: infrastructure (default), candidate, any, regression"},
-    ),
+    ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
+    gate.OPTION,
     (
         "max-cost",
         "USD",
@@ -255,6 +252,7 @@ class Settings:
     # `--skill-eval-trials auto`: trials stop once the sequential test resolves every comparison.
     adaptive: bool = False
     codex_unconfined_reads: bool = False
+    alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
@@ -316,6 +314,7 @@ class Settings:
             max_cost = _number(config, "max-cost", "USD", None)
             reserve = reserve_value(_option(config, "reserve"))
             shard = shard_of("--skill-eval-shard", _option(config, "shard"))
+            alpha = gate.alpha_value(_option(config, "alpha"))
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
             raise pytest.UsageError(
@@ -335,6 +334,7 @@ class Settings:
             trials=trials,
             adaptive=adaptive,
             fail_on=fail_on,
+            alpha=alpha,
             results_dir=_path(resolved["results"]) or root / ".skill-eval" / "runs",
             cassettes=cassettes,
             record=record,

@@ -17,7 +17,7 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
-from . import options, rootdir, subresults, xdist
+from . import gate, options, rootdir, subresults, xdist
 from .definitions.nearby import not_enabled_hint
 from .items import (
     collect_definitions,
@@ -28,6 +28,9 @@ from .items import (
 )
 from .session import SESSION_KEY, close_session, open_session
 from .views.terminal import terminal_summary
+
+GATE_KEY = pytest.StashKey[list[str]]()
+"""The lines of the comparisons --skill-eval-fail-on significant-regression rejected."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -130,6 +133,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     if options.enabled(session.config):
         state = session.config.stash[SESSION_KEY]
         state.finish(session)
+        settings = state.settings
+        if settings.fail_on == gate.MODE and not state.worker and state.shard_dir is None:
+            trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
+            lines = gate.rejected(trials, adaptive=settings.adaptive, alpha=settings.alpha)
+            session.config.stash[GATE_KEY] = lines
+            if lines and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         # Before junitxml writes its file (a plain hook, run after this wrapper's first half).
         subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
         subresults.record_shard_seal(session.config, state.shard_root)
@@ -154,6 +164,8 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         terminalreporter.write_line(
             f"shard {index}/{count}: {state.shard_dir} seal sha256:{state.shard_root}"
         )
+    for line in config.stash.get(GATE_KEY, []):
+        terminalreporter.write_line(f"skill-eval: {line}", red=True)
     if state.unreported_error is not None:
         terminalreporter.write_line(f"skill-eval: {state.unreported_error}", red=True)
 
