@@ -188,3 +188,75 @@ def test_a_group_only_one_side_ran_is_named(runs: Path, capsys: pytest.CaptureFi
     out = compare(capsys, str(a), str(b))[1]
     assert f"only-in\ta\t{GROUP}" in out.splitlines()
     assert all(r[2] != GROUP for r in rows(out))
+
+
+def test_fail_on_regression_exits_one_naming_each_regressed_row(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    assert compare(capsys, str(a), str(b), "--fail-on", "regression")[:3:2] == (0, "")
+    set_check(b, GROUP, "candidate-entry", "fail")
+    code, out, err = compare(capsys, str(a), str(b), "--fail-on", "regression")
+    assert code == 1
+    assert out.splitlines()[0] == "Compare a -> b axis=revision regressions=2"
+    assert err.splitlines() == [
+        f"skill-eval: regression: check {GROUP}/candidate-entry (candidate) a=1/1 b=0/1",
+        f"skill-eval: regression: comparison {GROUP}/entry-in-fixed (candidate) a=1/1 b=0/1",
+    ]
+    # Without --fail-on the report is all there is: exit 0, as before.
+    assert compare(capsys, str(a), str(b))[0] == 0
+
+
+def test_fail_on_significant_regression_needs_more_than_one_flip(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    set_check(b, GROUP, "candidate-entry", "fail")
+    # One trial each way: a flip, but one-sided Fisher p = 1/2 is no evidence.
+    code, _, err = compare(capsys, str(a), str(b), "--fail-on", "significant-regression")
+    assert (code, err) == (0, "")
+    passing = [copy_result(runs, f"p{i}") for i in range(6)]
+    failing = [copy_result(runs, f"f{i}") for i in range(6)]
+    for trial in failing:
+        set_check(trial, GROUP, "candidate-entry", "fail")
+    before = write_aggregate(runs, passing, 6, None)
+    after = write_aggregate(runs, failing, 6, None)
+    code, _, err = compare(capsys, str(before), str(after), "--fail-on", "significant-regression")
+    assert code == 1
+    # 6/6 -> 0/6: one-sided Fisher p = 1 / C(12, 6) = 1/924; 14 rows (8 checks, 3 comparisons
+    # on both sides) make Holm's adjusted p of the two smallest 14/924 and 13/924 -> 0.01515.
+    assert err.splitlines() == [
+        f"skill-eval: significant regression: check {GROUP}/candidate-entry (candidate) "
+        "a=6/6 b=0/6: Holm-adjusted p=0.01515",
+        f"skill-eval: significant regression: comparison {GROUP}/entry-in-fixed (candidate) "
+        "a=6/6 b=0/6: Holm-adjusted p=0.01515",
+    ]
+    code, _, err = compare(
+        capsys, str(before), str(after), "--fail-on", "significant-regression", "--alpha", "0.01"
+    )
+    assert (code, err) == (0, "")
+
+
+def test_results_from_different_hosts_are_refused_along_another_axis(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    for group in ("natural-activation", GROUP):
+        shutil.move(b / "groups" / group, b / "groups" / f"{group}@claude-code")
+
+    def on_claude(summary: dict[str, Any]) -> None:
+        for record in summary["groups"]:
+            record["host"] = "claude-code"
+
+    edit_json(b / "summary.json", on_claude)
+    code, out, err = compare(capsys, str(a), str(b))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "skill-eval: A ran on host pi and B on host claude-code: the host differs beyond the "
+        "revision axis; compare them with --axis host, or compare results from the same host"
+    ]
+    assert compare(capsys, str(a), str(b), "--axis", "model")[0] == 2
+    assert compare(capsys, str(a), str(b), "--force")[0] == 2
+    code, out, err = compare(capsys, str(a), str(b), "--axis", "host")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == "Compare a -> b axis=host regressions=0"
