@@ -302,7 +302,7 @@ def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> dict
         raise AxisError(
             f"A ran on host {', '.join(a.hosts) or 'none'} and B on host "
             f"{', '.join(b.hosts) or 'none'}: the host differs beyond the {axis} axis; "
-            "compare them with --axis host, or compare results from the same host"
+            "use --axis host to compare across hosts, or compare results from one host"
         )
     differences = definition_differences(a, b, axis)
     if differences and not force:

@@ -203,8 +203,13 @@ CASES: list[Any] = [
     ),
     pytest.param(
         Plugin(("--skill-eval-fail-on", "sometimes")),
-        ["--skill-eval-fail-on", '"sometimes"', "infrastructure, candidate, any, regression"],
+        ["--skill-eval-fail-on", '"sometimes"', "any, regression, significant-regression"],
         id="option-fail-on",
+    ),
+    pytest.param(
+        Plugin(("--skill-eval-fail-on", "significant-regression", "--skill-eval-alpha", "5%")),
+        ["--skill-eval-alpha", '"5%"', "between 0 and 1"],
+        id="option-alpha",
     ),
     pytest.param(
         Plugin(("--skill-eval-host", "gemini-cli")),

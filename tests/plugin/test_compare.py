@@ -253,7 +253,7 @@ def test_results_from_different_hosts_are_refused_along_another_axis(
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         "skill-eval: A ran on host pi and B on host claude-code: the host differs beyond the "
-        "revision axis; compare them with --axis host, or compare results from the same host"
+        "revision axis; use --axis host to compare across hosts, or compare results from one host"
     ]
     assert compare(capsys, str(a), str(b), "--axis", "model")[0] == 2
     assert compare(capsys, str(a), str(b), "--force")[0] == 2
