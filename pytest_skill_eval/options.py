@@ -363,11 +363,11 @@ class Settings:
                 "pass --skill-eval-plan PLAN too (from `skill-eval plan`)"
             )
         if settings.plan is not None:
-            from .scale.plan import PlanError, adopt_plan
+            from .scale.plan import adopt_plan
 
             try:
                 settings = adopt_plan(settings, _given(config))
-            except PlanError as error:
+            except SkillEvalError as error:  # a PlanError, or the reader's on a damaged file
                 raise pytest.UsageError(str(error)) from None
         # A shared ledger: a usable Redis URL and the ceiling it needs (a plan may give it).
         problem = ledger_problem(settings.ledger_url, settings.max_cost, settings.reserve)

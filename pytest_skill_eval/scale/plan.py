@@ -25,7 +25,6 @@ from ..definitions import (
 )
 from ..errors import SkillEvalError
 from ..evidence import (
-    ReadError,
     layout,
     new_result_id,
     read_json,
@@ -260,13 +259,14 @@ def load_plan(path: Path) -> Plan:
         raise PlanError(
             f"cannot read plan {path}: no such file; pass the file `skill-eval plan -o PLAN` wrote"
         )
+    # A damaged plan file is the reader's one line (exit status 2), like any damaged evidence.
+    data = read_json(path)
     try:
-        data = read_json(path)
         digest = sha256_file(path)
-    except (OSError, ReadError) as error:
-        detail = getattr(error, "strerror", None) or error
+    except OSError as error:
         raise PlanError(
-            f"cannot read plan {path}: {detail}; pass the file `skill-eval plan -o PLAN` wrote"
+            f"cannot read plan {path}: {error.strerror or error}; pass the file "
+            "`skill-eval plan -o PLAN` wrote"
         ) from None
     if not isinstance(data, dict) or data.get("kind") != PLAN_KIND:
         raise PlanError(f"{path} is not a plan (make one with `skill-eval plan`)")
