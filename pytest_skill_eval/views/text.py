@@ -20,6 +20,7 @@ from ..evidence.read import is_aggregate as is_aggregate
 from ..evidence.read import load_group as load_group
 from ..evidence.read import load_summary as load_summary
 from ..evidence.read import select_groups as select_groups
+from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .present import (
     Rate,
@@ -109,6 +110,8 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
         f"Result {summary.get('id', result_dir.name)} [{summary.get('state')}]",
         f"Path: {escape_cell(str(result_dir))}",
     ]
+    if group is None and variant is None:
+        lines.extend(bottom_line_rows(result_dir))
     lines.extend(_budget_rows(summary.get("budget")))
     for record in records:
         lines.append("")
@@ -125,6 +128,11 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
         if cross:
             lines.extend(["", "Cross-host:", *cross])
     return "\n".join(lines) + "\n"
+
+
+def bottom_line_rows(target: Path) -> list[str]:
+    """The decision per group, first: `bottom-line<TAB>group<TAB>sentence` rows."""
+    return [row("bottom-line", line.group, line.text) for line in bottom_line(target)]
 
 
 def _trigger_lines(rows: list[str]) -> list[str]:
@@ -366,6 +374,7 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
         f"Aggregate {data.get('id', aggregate_dir.name)} [{data.get('state')}] "
         f"trials={len(trials)}/{data.get('requestedTrials')}",
         f"Path: {escape_cell(str(aggregate_dir))}",
+        *bottom_line_rows(aggregate_dir),
     ]
     lines.extend(_budget_rows(data.get("budget")))
     inputs = data.get("inputs")
