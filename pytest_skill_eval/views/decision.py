@@ -78,16 +78,13 @@ def result_text(record: Mapping[str, Any], grade: Mapping[str, Any] | None) -> s
 
 
 def aggregate_text(group: Mapping[str, Any], trials: Sequence[Any]) -> str:
-    """An aggregate's group: each comparison's direction and whether the difference is resolved."""
+    """An aggregate's group: per comparison, its direction when resolved, else what is missing."""
     comparisons = [c for c in group.get("comparisons") or [] if isinstance(c, Mapping)]
     if not comparisons:
         return "no comparison to decide on"
     adaptive = mapping(group.get("adaptive"))
     used = adaptive.get("trialsUsed") or group.get("trials") or len(trials)
-    parts = [_comparison_text(c, int(used or 0)) for c in comparisons]
-    if len(parts) == 1:
-        return parts[0]
-    return "; ".join(f"{c.get('id')}: {p}" for c, p in zip(comparisons, parts, strict=True))
+    return "; ".join(f"{c.get('id')} {_comparison_text(c, int(used or 0))}" for c in comparisons)
 
 
 def _comparison_text(comparison: Mapping[str, Any], trials: int) -> str:
@@ -101,9 +98,9 @@ def _comparison_text(comparison: Mapping[str, Any], trials: int) -> str:
         how = (
             f"resolved at trial {at}"
             if at is not None
-            else f"McNemar p={format_number(comparison.get('mcnemarP'))}"
+            else f"McNemar p={float(comparison.get('mcnemarP') or 0):.4g}"
         )
-        return f"the skill made it {direction} at alpha {format_number(ALPHA)} ({how})"
+        return f"{direction} with the skill at alpha {format_number(ALPHA)} ({how})"
     size = sample_size_of(comparison)
     if size is None:
         more = "no difference observed to size more trials on"

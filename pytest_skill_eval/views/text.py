@@ -110,9 +110,9 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
         f"Result {summary.get('id', result_dir.name)} [{summary.get('state')}]",
         f"Path: {escape_cell(str(result_dir))}",
     ]
+    lines.extend(_budget_rows(summary.get("budget")))
     if group is None and variant is None:
         lines.extend(bottom_line_rows(result_dir))
-    lines.extend(_budget_rows(summary.get("budget")))
     for record in records:
         lines.append("")
         lines.extend(_group_lines(result_dir, load_group(result_dir, record), variant))
@@ -374,9 +374,9 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
         f"Aggregate {data.get('id', aggregate_dir.name)} [{data.get('state')}] "
         f"trials={len(trials)}/{data.get('requestedTrials')}",
         f"Path: {escape_cell(str(aggregate_dir))}",
-        *bottom_line_rows(aggregate_dir),
     ]
     lines.extend(_budget_rows(data.get("budget")))
+    lines.extend(bottom_line_rows(aggregate_dir))
     inputs = data.get("inputs")
     if isinstance(inputs, Mapping) and "identical" in inputs:
         lines.append(row("inputs", f"identical={'true' if inputs['identical'] else 'false'}"))
