@@ -163,3 +163,45 @@ def test_the_markdown_summary_and_the_step_summary_show_the_decision_and_no_agen
 def _inline(markdown: str) -> list[Token]:
     tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
     return [child for token in tokens for child in token.children or []]
+
+
+def test_the_readme_shows_the_example_bottom_line_as_it_prints(example_run: SharedRun) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("The example prints:\n\n```\n", 1)[1].split("\n```", 1)[0]
+    result = runs.result_dir(example_run.root)
+    shown = re.sub(r"\d{14}-[0-9a-f]{8}", result.name, block).splitlines()
+    printed = example_run.stdout.splitlines()
+    start = printed.index(shown[0])
+    assert printed[start : start + len(shown)] == shown
+
+
+def test_an_aggregate_ends_with_each_comparison_unresolved_and_the_trials_it_would_need(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = make_root(
+        tmp_path / "root",
+        [body_group("answer", **on_fast_host())],
+        {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
+    )
+    outcome = runs.run(pytester, root, "--skill-eval-trials", "2")
+    assert outcome.ret == 0, outcome.stdout.str()
+    (aggregate,) = runs.aggregates(root)
+    lines = outcome.stdout.lines
+    bottom = [line for line in lines if line.startswith("answer@codex: ")]
+    assert len(bottom) == 1
+    assert bottom[0].startswith(
+        "answer@codex: says-yes not resolved after 2 trials (2 fail-to-pass, 0 pass-to-fail); "
+        "about "
+    )
+    (see,) = [line for line in lines if line.startswith("see it: skill-eval view ")]
+    shown = see.removeprefix("see it: skill-eval view ")
+    assert shown.endswith(f".skill-eval/runs/{aggregate.name}")
+    viewed = skill_eval("view", shown, cwd=pytester.path)  # where pytest was started
+    assert viewed.stdout.startswith(f"Aggregate {aggregate.name} "), viewed.stderr
+    done = skill_eval("summary", "latest", "--markdown", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert f"aggregate {aggregate.name}" in _plain(done.stdout)
+    tokens = MarkdownIt("commonmark").enable("table").parse(done.stdout)
+    candidate = _cells(tokens, "td")[1]
+    assert candidate[:3] == ["answer@codex", "candidate-says-yes", "file-text"]
+    assert candidate[4] == "2/2 pass, rate 1 (95% CI [0.34238023,1])"
