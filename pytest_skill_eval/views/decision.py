@@ -22,7 +22,7 @@ from .present import format_number, mapping
 from .statistics import sample_size_of
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BottomLine:
     """One group's decision: its label (`id` or `id@host`) and the sentence about it."""
 
