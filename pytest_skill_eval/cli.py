@@ -10,7 +10,15 @@ from pathlib import Path
 
 from . import compare
 from .errors import EvidenceError, OutputError, ResultNotFoundError, SkillEvalError
-from .evidence import looks_like_root_hash, parse_root, sealed_root, unfinished, verify_result
+from .evidence import (
+    layout,
+    locate,
+    looks_like_root_hash,
+    parse_root,
+    sealed_root,
+    unfinished,
+    verify_result,
+)
 from .evidence.read import is_aggregate, unreadable
 from .evidence.shard_seal import unbound_shards, verify_shard_chain
 from .hosts.pi.binary import check_pi, locate_pi
@@ -18,23 +26,41 @@ from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_targ
 from .scale import commands as scale_commands
 from .trials import verify_aggregate
 from .views import render_html, render_text
+from .views.summary import DEFAULT_REPORT_URL, render_markdown
 from .wording import counted
 
 __all__ = ["ResultNotFoundError", "main", "resolve_result", "verify"]
 
 
-def resolve_result(target: str, root: Path) -> Path:
-    """A result directory from a path, or from an id under `<root>/.skill-eval/runs`."""
+def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
+    """A result directory from a path, or from an id (or `latest`) under a results directory.
+
+    An id is looked up under `<root>/.skill-eval/runs`, then in every results directory from
+    `start` (default: the current directory) up to the project's ini file, so that an id a run
+    printed is found from anywhere inside the project. `latest` names the newest of them.
+    """
     path_like = target.startswith(".") or "/" in target or "\\" in target
-    candidates = [Path(target)] if path_like else [root / ".skill-eval" / "runs" / target]
-    if not path_like:
+    if path_like:
+        candidates = [Path(target)]
+    else:
+        found = [layout.runs_dir(root)]
+        found += [d for d in locate.results_dirs(start or Path.cwd()) if d not in found]
+        if target == locate.LATEST:
+            newest = locate.newest([d for d in found if d.is_dir()])
+            if newest is not None:
+                return newest.resolve()
+            raise ResultNotFoundError(
+                f"Cannot find result: latest (no finished result in {', '.join(map(str, found))}); "
+                "run pytest --skill-eval first, or pass --root DIR of the definition root"
+            )
+        candidates = [d / target for d in found]
         candidates.append(root / target)
     for candidate in candidates:
         if candidate.is_dir():
             return candidate.resolve()
     raise ResultNotFoundError(
         f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)}); "
-        "pass a result id a run printed, or a result directory"
+        "pass a result id a run printed, latest, or a result directory"
     )
 
 
@@ -66,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "verify",
         help="re-hash a result against its manifests and its seal and report any difference",
     )
-    check.add_argument("result", help="result id, aggregate id, or directory")
+    check.add_argument("result", help="result id, aggregate id, latest, or directory")
     check.add_argument(
         "--seal",
         dest="expected_root",
@@ -82,20 +108,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     view = commands.add_parser(
         "view", help="the text view of a result or aggregate: grade first, TAB-separated rows"
     )
-    view.add_argument("result", help="result id, aggregate id, or directory")
+    view.add_argument("result", help="result id, aggregate id, latest, or directory")
     view.add_argument("--group", help="one group, by id or one-based position")
     view.add_argument("--variant", help="baseline or candidate")
     report = commands.add_parser(
         "report", help="write a self-contained HTML report of a result or aggregate"
     )
-    report.add_argument("result", help="result id, aggregate id, or directory")
+    report.add_argument("result", help="result id, aggregate id, latest, or directory")
     report.add_argument("--html", required=True, metavar="OUT", help="the HTML file to write")
     review = commands.add_parser(
         "review",
         help="advisory review: a reviewer model answers the group's review questions about "
         "two anonymous runs (never canonical evidence)",
     )
-    review.add_argument("result", help="result id, aggregate id, or directory")
+    review.add_argument("result", help="result id, aggregate id, latest, or directory")
     review.add_argument("--model", required=True, help="reviewer model as provider/model")
     review.add_argument("--thinking", choices=THINKING_LEVELS, help="reviewer thinking level")
     review.add_argument("--group", help="one group, by id or one-based position")
@@ -113,6 +139,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="pass environment variable NAME (a credential) to a live reviewer; repeatable",
     )
     review.add_argument("--pi", help="the Pi binary (default: pi on PATH, else node_modules)")
+    summary = commands.add_parser(
+        "summary",
+        help="a decision-first Markdown summary of a result or aggregate for pull requests and "
+        "CI job pages (no agent output, no workspace content)",
+    )
+    summary.add_argument("result", help="result id, aggregate id, latest, or directory")
+    summary.add_argument(
+        "--markdown", action="store_true", required=True, help="print it as Markdown"
+    )
+    summary.add_argument(
+        "--report-url",
+        default=DEFAULT_REPORT_URL,
+        metavar="URL",
+        help=f"where the summary links the HTML report (default: {DEFAULT_REPORT_URL})",
+    )
     scale_commands.add_parsers(commands)
     compare.add_parser(commands)
     args = parser.parse_args(argv)
@@ -146,6 +187,9 @@ def _command(args: argparse.Namespace) -> int:
     result = resolve_result(args.result, root)
     if args.command == "view":
         sys.stdout.write(render_text(result, group=args.group, variant=args.variant))
+        return 0
+    if args.command == "summary":
+        sys.stdout.write(render_markdown(result, report_url=args.report_url))
         return 0
     if args.command == "report":
         out = Path(args.html).resolve()

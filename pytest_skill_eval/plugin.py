@@ -9,6 +9,7 @@ xdist.py        distribution, scheduling, the worker hand-off, forwarded sub-rep
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from _pytest.terminal import TerminalReporter
 
 from . import gate, options, rootdir, subresults, xdist
 from .definitions.nearby import not_enabled_hint
+from .errors import SkillEvalError
 from .items import (
     collect_definitions,
     collector_for,
@@ -27,6 +29,7 @@ from .items import (
     widen_last_failed,
 )
 from .session import SESSION_KEY, close_session, open_session
+from .views.summary import append_step_summary
 from .views.terminal import terminal_summary
 
 GATE_KEY = pytest.StashKey[list[str]]()
@@ -158,7 +161,14 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
     subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
     shard = state.shard_dir is not None
-    terminal_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard=shard)
+    terminal_summary(
+        terminalreporter,
+        state.result_dirs,
+        state.aggregate_dir,
+        shard=shard,
+        cwd=Path(config.invocation_params.dir),
+    )
+    _step_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard)
     if state.shard_dir is not None and state.shard_root is not None:
         index, count = state.settings.shard or (1, 1)
         terminalreporter.write_line(
@@ -168,6 +178,20 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         terminalreporter.write_line(f"skill-eval: {line}", red=True)
     if state.unreported_error is not None:
         terminalreporter.write_line(f"skill-eval: {state.unreported_error}", red=True)
+
+
+def _step_summary(
+    writer: TerminalReporter, result_dirs: dict[int, Path], aggregate: Path | None, shard: bool
+) -> None:
+    """Append the Markdown summary to the CI job page when `GITHUB_STEP_SUMMARY` names one."""
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    finished = [d for _, d in sorted(result_dirs.items()) if d.is_dir()]
+    if not summary_file or shard or not finished:
+        return
+    try:
+        append_step_summary(aggregate if aggregate is not None else finished[-1], summary_file)
+    except SkillEvalError as error:
+        writer.write_line(f"skill-eval: {error}", red=True)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,10 @@ from tests.support.shared import SharedRun, is_shared_setup, shared_run, shared_
 # No example may fail for being slow: on a loaded machine a deadline measures the machine.
 settings.register_profile("skill-eval", deadline=None)
 settings.load_profile("skill-eval")
+
+# The nested runs the tests start inherit this environment: on a CI job page they would append
+# their summaries to the project's own. The tests that want one set it themselves.
+os.environ.pop("GITHUB_STEP_SUMMARY", None)
 
 
 def _copy_example(root: Path) -> Path:

@@ -153,3 +153,13 @@ def is_safe_id(identity: str) -> bool:
 def is_safe_host(host: str) -> bool:
     """Whether a host name read from evidence keeps `<id>@<host>` one directory level down."""
     return is_safe_id(host) and "@" not in host
+
+
+# Where a definition root keeps its results by default: `<root>/.skill-eval/runs/<id>`.
+STATE_DIR = ".skill-eval"
+RUNS = "runs"
+
+
+def runs_dir(root: Path) -> Path:
+    """The default results directory of a definition root."""
+    return root / STATE_DIR / RUNS

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
@@ -9,6 +11,7 @@ from typing import Protocol
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
 from ..wording import counted
+from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .present import escape_cell, run_spend
 from .statistics import (
@@ -20,6 +23,11 @@ from .statistics import (
     trigger_terminal_lines,
 )
 from .toolerrors import tool_errors
+
+# The progress letters are pytest's; what each means is printed once, in the section's header.
+LEGEND = (
+    "legend: . passed check  f failed check (evidence)  u unavailable  t transition  F failed run"
+)
 
 
 class Writer(Protocol):
@@ -35,6 +43,7 @@ def terminal_summary(
     aggregate_dir: Path | None = None,
     *,
     shard: bool = False,
+    cwd: Path | None = None,
 ) -> None:
     """The `skill-eval` section: per group states, checks, transitions, cost and evidence path.
 
@@ -45,6 +54,7 @@ def terminal_summary(
     if not result_dirs:
         return
     writer.write_sep("=", "skill-eval")
+    writer.write_line(LEGEND)
     for trial, result_dir in sorted(result_dirs.items()):
         _result_lines(writer, trial, result_dir, "unmerged" if shard else "unfinished")
     if aggregate_dir is not None:
@@ -53,6 +63,36 @@ def terminal_summary(
         # A single result has no aggregate: its trigger rates are computed from its evidence.
         for line in trigger_terminal_lines(result_trigger_rates(next(iter(result_dirs.values())))):
             writer.write_line(line)
+    if not shard:
+        _bottom_lines(writer, result_dirs, aggregate_dir, cwd or Path.cwd())
+
+
+def _bottom_lines(
+    writer: Writer, result_dirs: Mapping[int, Path], aggregate_dir: Path | None, cwd: Path
+) -> None:
+    """The decision per group, then the commands that show it, with paths from `cwd`."""
+    target = aggregate_dir if aggregate_dir is not None else max(result_dirs.items())[1]
+    lines = bottom_line(target)
+    if not lines:
+        return
+    writer.write_sep("-", "bottom line")
+    for line in lines:
+        writer.write_line(str(line))
+    shown = shlex.quote(shortest_path(target, cwd))
+    writer.write_line(f"see it: skill-eval view {shown}")
+    writer.write_line(f"        skill-eval report {shown} --html skill-eval-report.html")
+
+
+def shortest_path(path: Path, cwd: Path) -> str:
+    """`path` as typed from `cwd`: relative when that is shorter, else absolute."""
+    absolute = str(path.resolve())
+    try:
+        relative = os.path.relpath(absolute, cwd.resolve())
+    except ValueError:  # another drive
+        return absolute
+    if not relative.startswith("."):
+        relative = f".{os.sep}{relative}"
+    return relative if len(relative) < len(absolute) else absolute
 
 
 def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: str) -> None:

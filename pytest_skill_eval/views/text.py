@@ -20,6 +20,7 @@ from ..evidence.read import is_aggregate as is_aggregate
 from ..evidence.read import load_group as load_group
 from ..evidence.read import load_summary as load_summary
 from ..evidence.read import select_groups as select_groups
+from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .present import (
     Rate,
@@ -110,6 +111,8 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
         f"Path: {escape_cell(str(result_dir))}",
     ]
     lines.extend(_budget_rows(summary.get("budget")))
+    if group is None and variant is None:
+        lines.extend(bottom_line_rows(result_dir))
     for record in records:
         lines.append("")
         lines.extend(_group_lines(result_dir, load_group(result_dir, record), variant))
@@ -125,6 +128,11 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
         if cross:
             lines.extend(["", "Cross-host:", *cross])
     return "\n".join(lines) + "\n"
+
+
+def bottom_line_rows(target: Path) -> list[str]:
+    """The decision per group, first: `bottom-line<TAB>group<TAB>sentence` rows."""
+    return [row("bottom-line", line.group, line.text) for line in bottom_line(target)]
 
 
 def _trigger_lines(rows: list[str]) -> list[str]:
@@ -368,6 +376,7 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
         f"Path: {escape_cell(str(aggregate_dir))}",
     ]
     lines.extend(_budget_rows(data.get("budget")))
+    lines.extend(bottom_line_rows(aggregate_dir))
     inputs = data.get("inputs")
     if isinstance(inputs, Mapping) and "identical" in inputs:
         lines.append(row("inputs", f"identical={'true' if inputs['identical'] else 'false'}"))

@@ -1,0 +1,95 @@
+"""Finding a result from anywhere inside a project, and `latest`, the newest one.
+
+A result id names a directory under a results directory. From the current directory the
+lookup walks up to the directory holding pytest's ini file (the rootdir a run would use),
+collecting on the way every `<dir>/.skill-eval/runs` and the results directory an ini file
+configures (`skill_eval_results`, else `skill_eval_root`'s `.skill-eval/runs`, relative to the
+ini file as the plugin reads them).
+"""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import layout
+
+LATEST = "latest"
+# pytest's ini files, in the order it prefers them, and the section holding its settings.
+_INI_FILES = (
+    ("pytest.ini", "pytest"),
+    (".pytest.ini", "pytest"),
+    ("pyproject.toml", None),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
+
+
+def results_dirs(start: Path) -> list[Path]:
+    """Every results directory from `start` up to the project's ini file, nearest first."""
+    found: list[Path] = []
+    for directory in [start, *start.parents]:
+        candidate = layout.runs_dir(directory)
+        if candidate.is_dir() and candidate not in found:
+            found.append(candidate)
+        settings = _ini_settings(directory)
+        if settings is None:
+            continue
+        configured = _configured_dir(directory, settings)
+        if configured is not None and configured.is_dir() and configured not in found:
+            found.append(configured)
+        break  # pytest's rootdir: a run from here would read this ini file
+    return found
+
+
+def newest(directories: list[Path]) -> Path | None:
+    """The newest finished result or aggregate in `directories` (ids sort by creation time)."""
+
+    def finished() -> Iterator[Path]:
+        for directory in directories:
+            for entry in directory.iterdir():
+                if (entry / layout.AGGREGATE).is_file() or (entry / layout.SUMMARY).is_file():
+                    yield entry
+
+    # Ids begin with the second they were created; an aggregate follows its last trial.
+    return max(
+        finished(),
+        key=lambda e: (e.name[:14], (e / layout.AGGREGATE).is_file(), e.stat().st_mtime_ns),
+        default=None,
+    )
+
+
+def _ini_settings(directory: Path) -> dict[str, str] | None:
+    """pytest's settings in the first ini file of `directory` that has them; None: none."""
+    for name, section in _INI_FILES:
+        path = directory / name
+        if not path.is_file():
+            continue
+        try:
+            if section is None:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                options = data.get("tool", {}).get("pytest", {}).get("ini_options")
+                if isinstance(options, dict):
+                    return {str(k): str(v) for k, v in options.items()}
+                continue
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read(path, encoding="utf-8")
+        except (OSError, ValueError, configparser.Error):
+            continue  # pytest itself reports a broken ini file; here it configures nothing
+        if parser.has_section(section):
+            return dict(parser.items(section))
+        if name in ("pytest.ini", ".pytest.ini"):
+            return {}  # pytest.ini is the rootdir's ini file even when empty
+    return None
+
+
+def _configured_dir(directory: Path, settings: dict[str, str]) -> Path | None:
+    results = settings.get("skill_eval_results", "").strip()
+    if results:
+        return (directory / results).resolve()
+    root = settings.get("skill_eval_root", "").strip()
+    if root:
+        return layout.runs_dir((directory / root).resolve())
+    return None

@@ -1,0 +1,142 @@
+"""`skill-eval summary --markdown`: a decision-first summary for pull requests and CI job pages.
+
+Rendered from the sealed result (or aggregate) alone: the bottom line per group, a table of
+checks per variant, rates with Wilson intervals across trials, spend, the seal root and a link
+to the HTML report. A pull request page may be public, so it never shows agent output or
+workspace content: only ids, kinds, states, counts and hashes, each id escaped for Markdown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..definitions import VARIANTS
+from ..errors import OutputError
+from ..evidence import layout, read, sealed_root
+from .decision import bottom_line
+from .present import cost_label, format_interval, format_number, rate_of, run_spend
+
+# CommonMark lets a backslash escape any ASCII punctuation. These are the ones that can start
+# markup inside a line (emphasis, code, links, HTML, entities, a cell break, a mention, math);
+# the text never begins a line, so list and heading markers need no escape.
+_PUNCTUATION = frozenset("\\`*_[]<>|&!~#$@")
+DEFAULT_REPORT_URL = "report.html"
+
+
+def md_text(text: str) -> str:
+    """`text` as literal Markdown inline text, one line: no link, emphasis, HTML or cell break."""
+    flat = " ".join(str(text).split())
+    return "".join(f"\\{c}" if c in _PUNCTUATION else c for c in flat)
+
+
+def render_markdown(target: Path, *, report_url: str = DEFAULT_REPORT_URL) -> str:
+    """The Markdown summary of a result or aggregate directory; ends with a newline."""
+    aggregate = read.is_aggregate(target)
+    if aggregate:
+        data: Mapping[str, Any] = read.load_aggregate(target)
+        title = f"aggregate {data.get('id', target.name)} [{data.get('state')}]"
+    else:
+        summary = read.load_summary(target)
+        title = f"result {summary.get('id', target.name)} [{summary.get('state')}]"
+    lines = [f"## skill-eval: {md_text(title)}", "", "**Bottom line**", ""]
+    decided = bottom_line(target)
+    lines.extend(f"- **{md_text(d.group)}**: {md_text(d.text)}" for d in decided)
+    if not decided:
+        lines.append("- no group ran")
+    lines.append("")
+    lines.extend(_aggregate_table(data) if aggregate else _result_table(target))
+    lines.append("")
+    trial_dirs = _trial_dirs(target, data) if aggregate else [target]
+    lines.append(f"**Spend:** {md_text(_spend(trial_dirs))}")
+    lines.append("")
+    for trial in trial_dirs:
+        root = sealed_root(trial)
+        shown = f"`sha256:{root}`" if root is not None else "none (unsealed)"
+        lines.append(f"- seal of {md_text(trial.name)}: {shown}")
+    lines.extend(["", f"[HTML report]({_link(report_url)})", ""])
+    return "\n".join(lines)
+
+
+def append_step_summary(target: Path, summary_file: str) -> None:
+    """Append the summary of `target` to a CI job page's summary file (`GITHUB_STEP_SUMMARY`)."""
+    text = render_markdown(target)
+    try:
+        with open(summary_file, "a", encoding="utf-8") as out:
+            out.write(text + "\n")
+    except OSError as error:
+        raise OutputError(
+            f"GITHUB_STEP_SUMMARY: cannot append to {summary_file}: {error.strerror or error}; "
+            "unset it or point it at a writable file"
+        ) from None
+
+
+def _result_table(result_dir: Path) -> list[str]:
+    """Checks of every group: one row per check, its state under its variant."""
+    lines = ["| group | check | kind | baseline | candidate |", "|---|---|---|---|---|"]
+    for record in read.group_records(result_dir):
+        label = layout.group_dir_name(str(record["id"]), layout.record_host(record))
+        grade = read.read_grade(layout.record_dir(result_dir, record), record)
+        found = grade.get("checks") if grade is not None else None
+        checks = [c for c in found or [] if isinstance(c, Mapping)]
+        if not checks:
+            lines.append(_cells(label, "(no checks)", "", str(record.get("state")), ""))
+        for check in checks:
+            states = [
+                str(check.get("state")) if check.get("variant") == v else "" for v in VARIANTS
+            ]
+            lines.append(_cells(label, str(check.get("id")), str(check.get("kind")), *states))
+    return lines
+
+
+def _aggregate_table(data: Mapping[str, Any]) -> list[str]:
+    """Checks across trials: passes, the pass rate and its 95% Wilson interval per variant."""
+    lines = ["| group | check | kind | baseline | candidate |", "|---|---|---|---|---|"]
+    for group in data.get("groups") or []:
+        label = layout.group_dir_name(str(group.get("id")), layout.record_host(group))
+        for check in group.get("checks") or []:
+            rate = rate_of(check)
+            shown = (
+                f"{rate.passes}/{rate.total} pass, rate {format_number(rate.rate)} "
+                f"(95% CI {format_interval(rate.interval)})"
+            )
+            states = [shown if check.get("variant") == v else "" for v in VARIANTS]
+            lines.append(_cells(label, str(check.get("id")), str(check.get("kind")), *states))
+    return lines
+
+
+def _cells(*cells: str) -> str:
+    return "| " + " | ".join(md_text(c) for c in cells) + " |"
+
+
+def _trial_dirs(aggregate_dir: Path, data: Mapping[str, Any]) -> list[Path]:
+    found = []
+    for trial in data.get("trials") or []:
+        if isinstance(trial, Mapping) and (aggregate_dir.parent / str(trial.get("id"))).is_dir():
+            found.append(aggregate_dir.parent / str(trial.get("id")))
+    return found
+
+
+def _spend(result_dirs: list[Path]) -> str:
+    """What the runs cost: spent and simulated (priced, never paid) apart."""
+    spent, simulated = 0.0, 0.0
+    for result_dir in result_dirs:
+        for record in read.group_records(result_dir):
+            for variant in VARIANTS:
+                found = read.read_run(layout.record_dir(result_dir, record) / variant)
+                spend = run_spend(found[1]) if found is not None else None
+                if spend is not None and spend[1]:
+                    simulated += spend[0]
+                elif spend is not None:
+                    spent += spend[0]
+    parts = [cost_label(round(spent, 6), False)]
+    if simulated:
+        parts.append(cost_label(round(simulated, 6), True))
+    return ", ".join(parts)
+
+
+def _link(url: str) -> str:
+    """A link destination that stays one: `<...>` with its angle brackets escaped."""
+    flat = url.replace("\r", "%0D").replace("\n", "%0A")
+    return "<" + flat.replace("\\", "\\\\").replace("<", "\\<").replace(">", "\\>") + ">"
