@@ -13,7 +13,7 @@ from pytest_skill_eval.hosts.pi.config import pi_agent_files
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import read_json
-from tests.support.roots import body_group, fast_dir, make_root, on_fast_host
+from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
 from tests.support.runs import results, run, skill_eval_args
 from tests.support.shared import SharedRun
 
@@ -118,7 +118,10 @@ def test_a_session_stopped_early_records_the_groups_it_never_ran(
     on = on_fast_host()  # -x is pytest's: any host will do
     groups = [body_group(f"g{i}", expectations=[], **on) for i in range(4)]
     scripts = {f"g{i}/{v}": slow for i in range(1, 4) for v in ("baseline", "candidate")}
-    scripts["g0/baseline"] = slow  # g0's candidate has no script: it fails, and -x stops
+    scripts["g0/baseline"] = slow
+    # g0's candidate script ends before its subject does: the run fails, and -x stops (a
+    # missing script would be refused at collection, before anything ran).
+    scripts["g0/candidate"] = write_answer("x")[:1]
     root = make_root(tmp_path / "root", groups, scripts)
     result = run(pytester, root, "-x", "-n", workers)
     assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)

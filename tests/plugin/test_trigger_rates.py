@@ -1,7 +1,8 @@
 """Trigger rates from a suite of positive and negative description groups, over two trials.
 
 The candidate reads its skill on every positive group and on no negative one; the baseline has
-no target. One positive candidate has no script, so that run ends `infrastructure-failed`: it
+no target. One positive candidate's script ends after its first reply, so that run ends
+`infrastructure-failed` when the subject asks for more: it
 must be left out of the activation rate and counted beside it, never read as "not triggered".
 The subjects run on the fastest host: the rates are computed from the evidence alone.
 """
@@ -58,8 +59,8 @@ def test_trigger_rates_exclude_and_count_an_infrastructure_failure(
         _group(
             "log-change", "Log in the changelog that export is faster.", "by-turn", [READ, REPLY]
         ),
-        # No script: the replay refuses the run before the subject starts.
-        _group("note-fix", "Note the CSV fix in the changelog.", "by-turn", None),
+        # A script that ends too early: the replay refuses the subject's second request.
+        _group("note-fix", "Note the CSV fix in the changelog.", "by-turn", [READ]),
         _group("greeting", "Say hello.", "never", [REPLY]),
         _group("arithmetic", "What is 2 + 2?", "never", [REPLY]),
     ]

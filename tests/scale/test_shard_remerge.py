@@ -68,7 +68,7 @@ def test_a_result_merged_unbound_is_not_already_merged_by_a_bound_merge(
     assert _merge(built, shards, out) == 0  # unbound again: the same result, said unbound
     again = capsys.readouterr().out
     assert ALREADY.search(again)
-    assert "unbound: shard(s) 1, 2 merged without a root" in again
+    assert "unbound: shards 1, 2 merged without a root" in again
     assert _merge(built, shards, out, *_bound(built)) == 1
     err = _one_error(capsys)
     assert f"{out / _result(built) / 'seal.json'} records other shards, roots or bindings" in err
