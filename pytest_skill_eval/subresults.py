@@ -20,7 +20,7 @@ from .evidence import sealed_root
 from .evidence.store import redactor_for
 from .nodeids import subresult_name
 from .run import GroupRun
-from .views.present import _compact, describe, escape_cell
+from .views.present import _compact, describe, escape_cell, excerpt_of, observation
 from .views.toolerrors import tool_errors
 from .wording import counted, noun
 from .xdist import send_to_controller
@@ -131,8 +131,11 @@ def _log(
     if kind == "check":
         props += [
             ("expected", _compact(data.get("expected"))),
-            ("observed", _compact(data.get("observed"))),
+            ("observed", _compact(observation(data))),
         ]
+        excerpt = excerpt_of(data)
+        if excerpt is not None:
+            props.append(("excerpt", excerpt))
     text = describe(kind, data) + extra
     # The last net before the terminal and JUnit: the group's secrets, if any slipped through.
     redactor = redactor_for(run.group_dir)
@@ -233,6 +236,9 @@ def teststatus(report: TestReport, config: pytest.Config) -> tuple[str, str, Any
     if config.get_verbosity() >= 1 and kind == "check":
         expected, observed = _clip(props.get("expected")), _clip(props.get("observed"))
         word = f"{word} expected={expected} observed={observed}"
+        if "excerpt" in props:
+            # The hash fills the clipped observation; the text around the expectation is here.
+            word = f"{word} text {props['excerpt']}"
     if report.failed:
         return "failed", "F", (word, {"red": True})
     if kind == "comparison":

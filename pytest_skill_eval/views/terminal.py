@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
@@ -45,8 +45,14 @@ def terminal_summary(
     if not result_dirs:
         return
     writer.write_sep("=", "skill-eval")
+    adaptive = aggregate_dir is not None and "adaptive" in read.load_aggregate(aggregate_dir)
     for trial, result_dir in sorted(result_dirs.items()):
-        _result_lines(writer, trial, result_dir, "unmerged" if shard else "unfinished")
+        if adaptive:
+            # Adaptive trials can run dozens of times: one line per group and trial, and the
+            # aggregate (what decides) last; each trial's detail is in its result's views.
+            _trial_lines(writer, trial, result_dir)
+        else:
+            _result_lines(writer, trial, result_dir, "unmerged" if shard else "unfinished")
     if aggregate_dir is not None:
         _aggregate_lines(writer, aggregate_dir)
     elif len(result_dirs) == 1:
@@ -97,6 +103,24 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
         writer.write_line(f"  group {name} [skipped] cannot run: {fact['reason']}")
     for line in cross_host_lines(result_dir):
         writer.write_line(line)
+
+
+def _trial_lines(writer: Writer, trial: int, result_dir: Path) -> None:
+    """An adaptive trial: per group, its state, grade, check counts, transitions and result."""
+    for record in read.group_records(result_dir):
+        group_dir = layout.record_dir(result_dir, record)
+        grade: Mapping[str, Any] = read.read_grade(group_dir, record) or {}
+        states = [str(check["state"]) for check in grade.get("checks", [])]
+        counts = " ".join(f"{state}={states.count(state)}" for state in sorted(set(states)))
+        transitions = "".join(
+            f" {comparison['id']}={comparison['transition']}"
+            for comparison in grade.get("comparisons", [])
+        )
+        writer.write_line(
+            f"trial {trial} group {layout.group_dir_name(record['id'], layout.record_host(record))}"
+            f" [{record['state']}] grade={record.get('grade')} checks {counts or 'none'}"
+            f"{transitions}{_group_cost(group_dir)} result {result_dir.name}"
+        )
 
 
 def _group_cost(group_dir: Path) -> str:

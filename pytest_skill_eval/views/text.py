@@ -28,10 +28,12 @@ from .present import (
     comparison_stats,
     declared_turns,
     escape_cell,
+    excerpt_of,
     expectation_variants,
     format_interval,
     format_number,
     mapping,
+    observation,
     provider_label,
     rate_of,
     relative,
@@ -219,7 +221,7 @@ def _check_row(check: Mapping[str, Any]) -> str:
     if check.get("kind") == "response-text" and isinstance(observed, Mapping):
         shown = f"response@turn:{observed.get('turn')}"
     else:
-        shown = compact_json(observed)
+        shown = compact_json(observation(check))
     return row(
         "check",
         str(check.get("id")),
@@ -228,6 +230,7 @@ def _check_row(check: Mapping[str, Any]) -> str:
         str(check.get("state")),
         f"expected={compact_json(check.get('expected'))}",
         f"observed={shown}",
+        *(f"text {excerpt}" for excerpt in [excerpt_of(check)] if excerpt is not None),
     )
 
 
