@@ -14,6 +14,7 @@ from .present import escape_cell, run_spend
 from .statistics import (
     aggregate_trigger_rates,
     consistency_of,
+    noise_floor_lines,
     result_trigger_rates,
     sample_size_text,
     sequential_text,
@@ -178,6 +179,8 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
             sequential = sequential_text(comparison)
             if sequential is not None:
                 writer.write_line(f"    {sequential}")
+    for line in noise_floor_lines(data):
+        writer.write_line(line)
     for line in trigger_terminal_lines(aggregate_trigger_rates(data)):
         writer.write_line(line)
     for line in aggregate_cross_host_lines(data):

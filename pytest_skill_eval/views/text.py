@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import noise_floor
 from ..definitions import VARIANTS as VARIANTS  # re-exported to the other views
 from ..evidence import layout
 from ..evidence.read import GroupEvidence as GroupEvidence
@@ -46,6 +47,7 @@ from .present import (
 from .statistics import (
     aggregate_trigger_rates,
     consistency_cells,
+    noise_floor_lines,
     result_trigger_rates,
     sample_size_text,
     sequential_text,
@@ -173,7 +175,9 @@ def _group_lines(result_dir: Path, group: GroupEvidence, variant: str | None) ->
         for c in (group.grade or {}).get("checks") or []
         if variant is None or c.get("variant") == variant
     ]
-    lines.extend(_check_row(c) for c in checks)
+    # Checks the newest noise floor found flaky did not gate this run (its invocation says so).
+    flaky = noise_floor.recorded_flaky(result_dir)
+    lines.extend(_check_row(c, noise_floor.ignored(flaky, group.directory.name, c)) for c in checks)
     if not checks:
         lines.append("  (no selected checks)")
     grade_errors = visible_grade_errors(group, variant)
@@ -216,7 +220,7 @@ def _group_lines(result_dir: Path, group: GroupEvidence, variant: str | None) ->
     return lines
 
 
-def _check_row(check: Mapping[str, Any]) -> str:
+def _check_row(check: Mapping[str, Any], flaky: bool = False) -> str:
     observed = check.get("observed")
     if check.get("kind") == "response-text" and isinstance(observed, Mapping):
         shown = f"response@turn:{observed.get('turn')}"
@@ -231,6 +235,7 @@ def _check_row(check: Mapping[str, Any]) -> str:
         f"expected={compact_json(check.get('expected'))}",
         f"observed={shown}",
         *(f"text {excerpt}" for excerpt in [excerpt_of(check)] if excerpt is not None),
+        *(["flaky: does not gate"] if flaky else []),
     )
 
 
@@ -394,6 +399,9 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
                     *consistency_cells(check),
                 )
             )
+    floor = noise_floor_lines(data)
+    if floor:
+        lines.extend(["", *floor])
     lines.extend(_trigger_lines(trigger_text_rows(aggregate_trigger_rates(data))))
     cross = aggregate_cross_host_lines(data, indent="")
     if cross:
