@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from . import adaptive, gate
+from . import adaptive, gate, noise_floor
 from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
 from .hosts import BINARY_OPTIONS, HostOptions
@@ -56,6 +56,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
             f"(default {adaptive.DEFAULT_MAX_TRIALS})"
         },
     ),
+    ("noise-floor", "N", {"help": "N>=2 trials of identical arms; checks that disagree: flaky"}),
     ("results", "DIR", {"help": "where results go (default <root>/.skill-eval/runs)"}),
     (
         "cassettes",
@@ -251,6 +252,7 @@ class Settings:
     hosts: tuple[str, ...] = ()
     # `--skill-eval-trials auto`: trials stop once the sequential test resolves every comparison.
     adaptive: bool = False
+    noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
 
@@ -333,6 +335,7 @@ class Settings:
             variant_selector=variant,
             trials=trials,
             adaptive=adaptive,
+            noise_floor=_option(config, "noise-floor") not in (None, ""),
             fail_on=fail_on,
             alpha=alpha,
             results_dir=_path(resolved["results"]) or root / ".skill-eval" / "runs",
@@ -451,22 +454,18 @@ def _group_selectors(config: pytest.Config) -> tuple[str, ...]:
 
 def _hosts(config: pytest.Config) -> tuple[str, ...]:
     """--skill-eval-host NAME…, else the skill_eval_hosts ini key; each known, each once."""
-    from .hosts import UnknownHostError, chosen_hosts
-
     names: list[str] = list(config.getoption("--skill-eval-host") or [])
     if not names:
         names = [str(n) for n in config.getini("skill_eval_hosts") or []]
-    with usage_errors():
-        for name in names:
-            choice("--skill-eval-host", name, HOST_NAMES)
-    try:
-        return chosen_hosts(names)
-    except UnknownHostError as error:  # pragma: no cover - HOST_NAMES are the known hosts
-        raise pytest.UsageError(f"--skill-eval-host: {error}") from None
+    with usage_errors():  # each one known, each once, in the order given
+        return tuple(dict.fromkeys(choice("--skill-eval-host", n, HOST_NAMES) for n in names))
 
 
 def _trials(config: pytest.Config) -> tuple[int, bool]:
-    """(trials, adaptive): N trials, or `auto` with its maximum (`adaptive.check_auto`)."""
+    """(trials, adaptive): N trials, `auto` with its maximum, or the noise floor's trials."""
+    if (floor := _option(config, "noise-floor")) not in (None, ""):
+        given = [n for n in ("trials", "max-trials", "variant", "plan") if _option(config, n)]
+        return noise_floor.floor_trials(floor, given), False
     if str(_option(config, "trials")).strip().lower() != "auto":
         if _option(config, "max-trials") is not None:
             raise pytest.UsageError(adaptive.MAX_WITHOUT_AUTO)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from . import adaptive
+from . import adaptive, noise_floor
 from .budget import FileLedger, Ledger
 from .definitions import (
     VARIANTS,
@@ -158,7 +158,7 @@ class SkillEvalSession:
         on = host or declared
         key = (loaded.path, loaded.group.id, trial, on)
         if key not in self.group_runs:
-            moved = dataclasses.replace(loaded, group=loaded.group.on_host(on))
+            moved = noise_floor.on_host(loaded, on, identical=self.settings.noise_floor)
             check_environment(loaded.path, moved.group, on, chosen=host is not None)
             self.group_runs[key] = GroupRun(
                 moved, self.result_dir, trial, host_chosen=host is not None, declared_host=declared
@@ -296,6 +296,7 @@ class SkillEvalSession:
                 invocation["cannotRun"] = cannot_run_records(
                     definitions, settings.group_selectors, settings.hosts
                 )
+            noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
             write_invocation(result_dir, invocation)
 
     def _prepare_shard(self, plan: Plan) -> None:

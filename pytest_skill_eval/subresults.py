@@ -16,11 +16,12 @@ import pytest
 from _pytest.junitxml import xml_key
 from _pytest.reports import TestReport
 
+from . import noise_floor
 from .evidence import sealed_root
 from .evidence.store import redactor_for
 from .nodeids import subresult_name
 from .run import GroupRun
-from .views.present import _compact, describe, escape_cell
+from .views.present import _compact, describe, escape_cell, excerpt_of, observation
 from .views.toolerrors import tool_errors
 from .wording import counted, noun
 from .xdist import send_to_controller
@@ -91,15 +92,23 @@ def log_subresults(
     comparisons: list[dict[str, Any]],
     fail_on: str,
 ) -> None:
-    """Log one sub-result per check, then per comparison; failures follow `fail_on`."""
+    """Log one sub-result per check, then per comparison; failures follow `fail_on`.
+
+    A check the newest noise floor found flaky (recorded in the trial's invocation) never
+    gates: its sub-result says `flaky` and does not fail.
+    """
+    flaky = noise_floor.recorded_flaky(run.result_dir)
     for check in checks:
-        fails = check_fails(check, fail_on)
+        noisy = noise_floor.ignored(flaky, run.group_dir.name, check)
+        fails = check_fails(check, fail_on) and not noisy
         extra = _tool_errors(run, (variant,)) if fails else ""
-        _log(item, run, variant, check["id"], "check", check, fails, extra)
+        _log(item, run, variant, check["id"], "check", check, fails, extra, flaky=noisy)
     for comparison in comparisons:
-        fails = comparison_fails(comparison, fail_on)
+        noisy = noise_floor.ignored(flaky, run.group_dir.name, comparison)
+        fails = comparison_fails(comparison, fail_on) and not noisy
         extra = _tool_errors(run, ("baseline", "candidate")) if fails else ""
-        _log(item, run, variant, comparison["id"], "comparison", comparison, fails, extra)
+        _log(item, run, variant, comparison["id"], "comparison", comparison, fails, extra,
+             flaky=noisy)  # fmt: skip
 
 
 def _tool_errors(run: GroupRun, variants: tuple[str, ...]) -> str:
@@ -121,6 +130,8 @@ def _log(
     data: dict[str, Any],
     fails: bool,
     extra: str = "",
+    *,
+    flaky: bool = False,
 ) -> None:
     state = data["state"] if kind == "check" else data["transition"]
     props: list[tuple[str, Any]] = [
@@ -128,11 +139,16 @@ def _log(
         ("state", state),
         ("evidence", str(run.group_dir)),
     ]
+    if flaky:
+        props.append(("flaky", True))
     if kind == "check":
         props += [
             ("expected", _compact(data.get("expected"))),
-            ("observed", _compact(data.get("observed"))),
+            ("observed", _compact(observation(data))),
         ]
+        excerpt = excerpt_of(data)
+        if excerpt is not None:
+            props.append(("excerpt", excerpt))
     text = describe(kind, data) + extra
     # The last net before the terminal and JUnit: the group's secrets, if any slipped through.
     redactor = redactor_for(run.group_dir)
@@ -229,10 +245,13 @@ def teststatus(report: TestReport, config: pytest.Config) -> tuple[str, str, Any
             return "", "", ""
         return None
     state = str(props.get("state"))
-    word = state.upper()
+    word = state.upper() + (" (flaky: does not gate)" if props.get("flaky") else "")
     if config.get_verbosity() >= 1 and kind == "check":
         expected, observed = _clip(props.get("expected")), _clip(props.get("observed"))
         word = f"{word} expected={expected} observed={observed}"
+        if "excerpt" in props:
+            # The hash fills the clipped observation; the text around the expectation is here.
+            word = f"{word} text {props['excerpt']}"
     if report.failed:
         return "failed", "F", (word, {"red": True})
     if kind == "comparison":

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from . import noise_floor
 from .definitions import VARIANTS
 from .evidence import layout, read
 from .evidence.records import (
@@ -161,6 +162,8 @@ def aggregate(
         result["budget"] = cast(Budget, dict(budget))
     if cannot:
         result["cannotRun"] = list(cannot.values())
+    if any(noise_floor.measured_by(t) for t in trials):
+        result["noiseFloor"] = noise_floor.measure(trials)
     if adaptive:
         result["adaptive"] = {
             "method": METHOD,

@@ -210,6 +210,8 @@ class InvocationRecord(TypedDict):
     hosts: NotRequired[list[str]]
     # The selected groups a chosen host cannot run: their items are skips, not runs.
     cannotRun: NotRequired[list[CannotRun]]
+    identicalArms: NotRequired[bool]  # a noise-floor trial: the baseline arm is the candidate's
+    flakyGate: NotRequired[dict[str, Any]]  # the newest noise floor's flaky checks: never gate
 
 
 class CannotRun(TypedDict):
@@ -331,6 +333,7 @@ class AggregateRecord(TypedDict):
     completedAt: str
     budget: NotRequired[Budget]
     adaptive: NotRequired[AdaptiveRun]
+    noiseFloor: NotRequired[dict[str, Any]]  # `--skill-eval-noise-floor` (`noise_floor.py`)
     # Groups run on several hosts: per check/comparison the counts on each host, and whether
     # they held on every host.
     crossHost: NotRequired[list[dict[str, Any]]]

@@ -151,6 +151,8 @@ class Invocation(TypedDict):
     failOn: NotRequired[str]
     startedAt: NotRequired[str]
     hosts: NotRequired[list[str]]
+    identicalArms: NotRequired[bool]
+    flakyGate: NotRequired[dict[str, Any]]
 
 
 class VariantDeclaration(TypedDict):
@@ -398,6 +400,7 @@ class Aggregate(TypedDict):
     completedAt: NotRequired[str]
     budget: NotRequired[Budget]
     adaptive: NotRequired[dict[str, Any]]
+    noiseFloor: NotRequired[dict[str, Any]]
     crossHost: NotRequired[list[dict[str, Any]]]
     triggerRates: NotRequired[list[TriggerRate]]
 

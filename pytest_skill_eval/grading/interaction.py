@@ -28,7 +28,13 @@ from pytest_skill_eval.grading.support import (
     turn_record,
     unavailable,
 )
-from pytest_skill_eval.grading.values import js_stringify, text_sha256, utf16_length, utf16_prefix
+from pytest_skill_eval.grading.values import (
+    js_stringify,
+    text_excerpt,
+    text_sha256,
+    utf16_length,
+    utf16_prefix,
+)
 
 PREVIEW_UNITS = 240
 CONTEXT_CHANGED = "context observation artifact changed after run persistence"
@@ -50,8 +56,11 @@ def grade_response_text(expectation: ResponseTextExpectation, ctx: Context) -> C
             return unavailable(expectation, expected)
         response = string_at(record.get("response"), f"turn {turn} response")
         observed_turn = turn
-    observed = {"response": response, "turn": observed_turn}
-    return graded(expectation, text_matches(expect, response, value), expected, observed)
+    observed: dict[str, Any] = {"response": response, "turn": observed_turn}
+    passed = text_matches(expect, response, value)
+    if not passed:
+        observed.update(text_excerpt(expect, response, value))
+    return graded(expectation, passed, expected, observed)
 
 
 def grade_tool_call(expectation: ToolCallExpectation, ctx: Context) -> Check:
@@ -164,6 +173,8 @@ def grade_context_text(expectation: ContextTextExpectation, ctx: Context) -> Che
         "matched": matched,
         "preview": utf16_prefix(text, PREVIEW_UNITS),
     }
+    if not matched:
+        observed.update(text_excerpt(expect, text, value))
     return graded(expectation, matched, expected, observed)
 
 

@@ -179,3 +179,42 @@ def _js_number(number: float) -> str:
         mark = f"e{'+' if power >= 0 else '-'}{abs(power)}"
         text = digits + mark if count == 1 else digits[0] + "." + digits[1:] + mark
     return sign + text
+
+
+EXCERPT_UNITS = 240
+"""How much observed text a failed text check keeps beside its hash, in UTF-16 code units."""
+_EXCERPT_LEAD = 80
+_EXCERPT_PROBE = 64
+
+
+def text_excerpt(expect: str, text: str, value: str) -> dict[str, Any]:
+    """A bounded excerpt of `text` around where `value` would match, and where it starts.
+
+    `not-contains` centres on the unwanted match; `equals` on the first character that
+    differs; `contains` on the longest start of `value` (at most 64 characters) found in the
+    text, or the start of the text. The excerpt begins up to 80 characters before that point
+    and holds at most 240 UTF-16 code units, never half a surrogate pair. `at` is its offset
+    in UTF-16 code units.
+    """
+    start = max(0, _anchor(expect, text, value) - _EXCERPT_LEAD)
+    return {
+        "excerpt": utf16_prefix(text[start:], EXCERPT_UNITS),
+        "excerptAt": utf16_length(text[:start]),
+    }
+
+
+def _anchor(expect: str, text: str, value: str) -> int:
+    if expect == "not-contains":
+        return max(0, text.find(value))
+    if expect == "equals":
+        same = 0
+        for ours, theirs in zip(text, value, strict=False):
+            if ours != theirs:
+                break
+            same += 1
+        return same
+    for length in range(min(len(value), _EXCERPT_PROBE), 0, -1):
+        found = text.find(value[:length])
+        if found >= 0:
+            return found
+    return 0

@@ -21,7 +21,12 @@ from pytest_skill_eval.grading.support import (
     unavailable,
     workspace_evidence,
 )
-from pytest_skill_eval.grading.values import json_equal, resolve_pointer, utf16_sort_key
+from pytest_skill_eval.grading.values import (
+    json_equal,
+    resolve_pointer,
+    text_excerpt,
+    utf16_sort_key,
+)
 
 
 def grade_path(expectation: PathExpectation, ctx: Context) -> Check:
@@ -73,9 +78,11 @@ def grade_file_text(expectation: FileTextExpectation, ctx: Context) -> Check:
         "sha256": None if data is None else sha256_hex(data),
         "turn": turn,
     }
-    passed = data is not None and text_matches(
-        expect, data.decode("utf-8", errors="replace"), value
-    )
+    text = None if data is None else data.decode("utf-8", errors="replace")
+    passed = text is not None and text_matches(expect, text, value)
+    if text is not None and not passed:
+        # The hash proves what was read; the excerpt shows the reader where it went wrong.
+        observed.update(text_excerpt(expect, text, value))
     return graded(expectation, passed, expected, observed)
 
 

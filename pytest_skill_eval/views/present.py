@@ -274,11 +274,35 @@ def describe(kind: str, data: Mapping[str, Any]) -> str:
             f"(baseline {data['baseline']['check']}={data['baseline']['state']}, "
             f"candidate {data['candidate']['check']}={data['candidate']['state']})"
         )
+    excerpt = excerpt_of(data)
+    # Second, so that JUnit's shortened `message` attribute (whole lines) still carries it.
+    text = f"\nobserved text: {excerpt}" if excerpt is not None else ""
     return (
-        f"check {data['id']} ({data['kind']}, {data['variant']}): {data['state']}\n"
+        f"check {data['id']} ({data['kind']}, {data['variant']}): {data['state']}{text}\n"
         f"expected: {_compact(data.get('expected'))}\n"
-        f"observed: {_compact(data.get('observed'))}"
+        f"observed: {_compact(observation(data))}"
     )
+
+
+def observation(check: Mapping[str, Any]) -> Any:
+    """A check's `observed` without the excerpt, which `excerpt_of` shows on its own."""
+    observed = check.get("observed")
+    if not isinstance(observed, Mapping) or "excerpt" not in observed:
+        return observed
+    return {k: v for k, v in observed.items() if k not in ("excerpt", "excerptAt")}
+
+
+def excerpt_of(check: Mapping[str, Any]) -> str | None:
+    """A failed text check's excerpt, quoted on one line with its offset; None without one.
+
+    `…` marks text cut off before or after it; the check's hash names the whole text.
+    """
+    observed = check.get("observed")
+    if not isinstance(observed, Mapping) or not isinstance(observed.get("excerpt"), str):
+        return None
+    at = observed.get("excerptAt")
+    before = "…" if isinstance(at, int) and at > 0 else ""
+    return f"at {at}: {before}{_compact(observed['excerpt'])}"
 
 
 def _compact(value: Any) -> str:

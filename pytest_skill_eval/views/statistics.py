@@ -177,3 +177,23 @@ def _pair(value: Any) -> tuple[float, float] | None:
     if isinstance(value, list | tuple) and len(value) == 2:
         return float(value[0]), float(value[1])
     return None
+
+
+def noise_floor_lines(data: Mapping[str, Any]) -> list[str]:
+    """The aggregate's noise floor, one line per check: disagreements of identical arms."""
+    floor = data.get("noiseFloor")
+    if not isinstance(floor, Mapping):
+        return []
+    lines = [
+        f"noise floor: {floor.get('trials')} trials of identical arms (the baseline arm ran the "
+        f"candidate's definition); flaky above a disagreement rate of {floor.get('bound')}"
+    ]
+    for key, row in sorted((floor.get("perCheck") or {}).items()):
+        interval = row.get("interval")
+        span = f" 95% CI [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
+        verdict = "flaky: never gates until a new floor clears it" if row.get("flaky") else "steady"
+        lines.append(
+            f"  {key}: identical arms disagreed {row.get('disagreements')}/{row.get('trials')}"
+            f"{span} - {verdict}"
+        )
+    return lines

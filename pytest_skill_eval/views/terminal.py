@@ -6,7 +6,7 @@ import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
@@ -17,6 +17,7 @@ from .present import escape_cell, run_spend
 from .statistics import (
     aggregate_trigger_rates,
     consistency_of,
+    noise_floor_lines,
     result_trigger_rates,
     sample_size_text,
     sequential_text,
@@ -55,8 +56,14 @@ def terminal_summary(
         return
     writer.write_sep("=", "skill-eval")
     writer.write_line(LEGEND)
+    adaptive = aggregate_dir is not None and "adaptive" in read.load_aggregate(aggregate_dir)
     for trial, result_dir in sorted(result_dirs.items()):
-        _result_lines(writer, trial, result_dir, "unmerged" if shard else "unfinished")
+        if adaptive:
+            # Adaptive trials can run dozens of times: one line per group and trial, and the
+            # aggregate (what decides) last; each trial's detail is in its result's views.
+            _trial_lines(writer, trial, result_dir)
+        else:
+            _result_lines(writer, trial, result_dir, "unmerged" if shard else "unfinished")
     if aggregate_dir is not None:
         _aggregate_lines(writer, aggregate_dir)
     elif len(result_dirs) == 1:
@@ -139,6 +146,24 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
         writer.write_line(line)
 
 
+def _trial_lines(writer: Writer, trial: int, result_dir: Path) -> None:
+    """An adaptive trial: per group, its state, grade, check counts, transitions and result."""
+    for record in read.group_records(result_dir):
+        group_dir = layout.record_dir(result_dir, record)
+        grade: Mapping[str, Any] = read.read_grade(group_dir, record) or {}
+        states = [str(check["state"]) for check in grade.get("checks", [])]
+        counts = " ".join(f"{state}={states.count(state)}" for state in sorted(set(states)))
+        transitions = "".join(
+            f" {comparison['id']}={comparison['transition']}"
+            for comparison in grade.get("comparisons", [])
+        )
+        writer.write_line(
+            f"trial {trial} group {layout.group_dir_name(record['id'], layout.record_host(record))}"
+            f" [{record['state']}] grade={record.get('grade')} checks {counts or 'none'}"
+            f"{transitions}{_group_cost(group_dir)} result {result_dir.name}"
+        )
+
+
 def _group_cost(group_dir: Path) -> str:
     """ " cost=$X" spent by the group's runs, and " cost=simulated $Y" for what was priced only."""
     spent: list[float] = []
@@ -194,6 +219,8 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
             sequential = sequential_text(comparison)
             if sequential is not None:
                 writer.write_line(f"    {sequential}")
+    for line in noise_floor_lines(data):
+        writer.write_line(line)
     for line in trigger_terminal_lines(aggregate_trigger_rates(data)):
         writer.write_line(line)
     for line in aggregate_cross_host_lines(data):

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import noise_floor
 from ..definitions import VARIANTS as VARIANTS  # re-exported to the other views
 from ..evidence import layout
 from ..evidence.read import GroupEvidence as GroupEvidence
@@ -29,10 +30,12 @@ from .present import (
     comparison_stats,
     declared_turns,
     escape_cell,
+    excerpt_of,
     expectation_variants,
     format_interval,
     format_number,
     mapping,
+    observation,
     provider_label,
     rate_of,
     relative,
@@ -45,6 +48,7 @@ from .present import (
 from .statistics import (
     aggregate_trigger_rates,
     consistency_cells,
+    noise_floor_lines,
     result_trigger_rates,
     sample_size_text,
     sequential_text,
@@ -179,7 +183,9 @@ def _group_lines(result_dir: Path, group: GroupEvidence, variant: str | None) ->
         for c in (group.grade or {}).get("checks") or []
         if variant is None or c.get("variant") == variant
     ]
-    lines.extend(_check_row(c) for c in checks)
+    # Checks the newest noise floor found flaky did not gate this run (its invocation says so).
+    flaky = noise_floor.recorded_flaky(result_dir)
+    lines.extend(_check_row(c, noise_floor.ignored(flaky, group.directory.name, c)) for c in checks)
     if not checks:
         lines.append("  (no selected checks)")
     grade_errors = visible_grade_errors(group, variant)
@@ -222,12 +228,12 @@ def _group_lines(result_dir: Path, group: GroupEvidence, variant: str | None) ->
     return lines
 
 
-def _check_row(check: Mapping[str, Any]) -> str:
+def _check_row(check: Mapping[str, Any], flaky: bool = False) -> str:
     observed = check.get("observed")
     if check.get("kind") == "response-text" and isinstance(observed, Mapping):
         shown = f"response@turn:{observed.get('turn')}"
     else:
-        shown = compact_json(observed)
+        shown = compact_json(observation(check))
     return row(
         "check",
         str(check.get("id")),
@@ -236,6 +242,8 @@ def _check_row(check: Mapping[str, Any]) -> str:
         str(check.get("state")),
         f"expected={compact_json(check.get('expected'))}",
         f"observed={shown}",
+        *(f"text {excerpt}" for excerpt in [excerpt_of(check)] if excerpt is not None),
+        *(["flaky: does not gate"] if flaky else []),
     )
 
 
@@ -400,6 +408,9 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
                     *consistency_cells(check),
                 )
             )
+    floor = noise_floor_lines(data)
+    if floor:
+        lines.extend(["", *floor])
     lines.extend(_trigger_lines(trigger_text_rows(aggregate_trigger_rates(data))))
     cross = aggregate_cross_host_lines(data, indent="")
     if cross:

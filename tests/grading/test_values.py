@@ -17,6 +17,7 @@ from pytest_skill_eval.grading.values import (
     json_equal,
     parse_pointer,
     resolve_pointer,
+    text_excerpt,
     text_sha256,
     utf16_length,
     utf16_prefix,
@@ -195,3 +196,36 @@ def test_js_stringify_matches_node() -> None:
     )
     expected = json.loads(node.stdout)
     assert [js_stringify(json.loads(line)) for line in lines.split("\n")] == expected
+
+
+@pytest.mark.parametrize(
+    ("expect", "text", "value", "at"),
+    [
+        # not-contains: around the unwanted match.
+        ("not-contains", "a" * 300 + "SECRET-ISH" + "b" * 300, "SECRET-ISH", 220),
+        # equals: around the first character that differs.
+        ("equals", "x" * 200 + "1" + "y" * 50, "x" * 200 + "2", 120),
+        # contains: the longest start of the value found ("ye" of "yes").
+        ("contains", "n" * 100 + "ye!", "yes", 20),
+        # contains, nothing of the value found: the start.
+        ("contains", "z" * 500, "yes", 0),
+        # Near the start: the excerpt cannot begin before the text.
+        ("not-contains", "ab unwanted", "unwanted", 0),
+    ],
+)
+def test_text_excerpt_starts_80_before_the_anchor(
+    expect: str, text: str, value: str, at: int
+) -> None:
+    excerpt = text_excerpt(expect, text, value)
+    assert excerpt["excerptAt"] == at
+    assert excerpt["excerpt"] == text[at : at + 240]
+
+
+def test_text_excerpt_is_bounded_in_utf16_units_and_splits_no_pair() -> None:
+    # 239 units of "a" then a pair: the pair would need units 240 and 241, so it is left out.
+    excerpt = text_excerpt("contains", "a" * 239 + "\U0001f600" + "b", "zzz")
+    assert excerpt == {"excerpt": "a" * 239, "excerptAt": 0}
+    # 80 characters before the match at character 100 is character 20; the offset counts
+    # UTF-16 units, two for each of the 20 emoji before it.
+    excerpt = text_excerpt("not-contains", "\U0001f600" * 100 + "no", "no")
+    assert excerpt["excerptAt"] == 40
