@@ -154,6 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="URL",
         help=f"where the summary links the HTML report (default: {DEFAULT_REPORT_URL})",
     )
+    summary.add_argument(
+        "--excerpts",
+        action="store_true",
+        help="add what each failed text check observed (bounded; agent output or workspace "
+        "text, so only for pages that are not public)",
+    )
     scale_commands.add_parsers(commands)
     compare.add_parser(commands)
     args = parser.parse_args(argv)
@@ -189,7 +195,9 @@ def _command(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(result, group=args.group, variant=args.variant))
         return 0
     if args.command == "summary":
-        sys.stdout.write(render_markdown(result, report_url=args.report_url))
+        sys.stdout.write(
+            render_markdown(result, report_url=args.report_url, excerpts=args.excerpts)
+        )
         return 0
     if args.command == "report":
         out = Path(args.html).resolve()

@@ -2,8 +2,11 @@
 
 Rendered from the sealed result (or aggregate) alone: the bottom line per group, a table of
 checks per variant, rates with Wilson intervals across trials, spend, the seal root and a link
-to the HTML report. A pull request page may be public, so it never shows agent output or
-workspace content: only ids, kinds, states, counts and hashes, each id escaped for Markdown.
+to the HTML report. A pull request page may be public, so by default it never shows agent
+output or workspace content: only ids, kinds, states, counts and hashes, each id escaped for
+Markdown. `excerpts=True` (`--excerpts`) adds the bounded excerpt each failed text check
+recorded, which is agent output or workspace text: for private pages only. A check a noise
+floor found flaky is marked as such (it does not gate).
 """
 
 from __future__ import annotations
@@ -12,11 +15,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import noise_floor
 from ..definitions import VARIANTS
 from ..errors import OutputError
 from ..evidence import layout, read, sealed_root
 from .decision import bottom_line
-from .present import cost_label, format_interval, format_number, rate_of, run_spend
+from .present import cost_label, excerpt_of, format_interval, format_number, rate_of, run_spend
 
 # CommonMark lets a backslash escape any ASCII punctuation. These are the ones that can start
 # markup inside a line (emphasis, code, links, HTML, entities, a cell break, a mention, math);
@@ -31,7 +35,9 @@ def md_text(text: str) -> str:
     return "".join(f"\\{c}" if c in _PUNCTUATION else c for c in flat)
 
 
-def render_markdown(target: Path, *, report_url: str = DEFAULT_REPORT_URL) -> str:
+def render_markdown(
+    target: Path, *, report_url: str = DEFAULT_REPORT_URL, excerpts: bool = False
+) -> str:
     """The Markdown summary of a result or aggregate directory; ends with a newline."""
     aggregate = read.is_aggregate(target)
     if aggregate:
@@ -48,6 +54,8 @@ def render_markdown(target: Path, *, report_url: str = DEFAULT_REPORT_URL) -> st
     lines.append("")
     lines.extend(_aggregate_table(data) if aggregate else _result_table(target))
     lines.append("")
+    if excerpts and not aggregate:
+        lines.extend(_excerpts(target))
     trial_dirs = _trial_dirs(target, data) if aggregate else [target]
     lines.append(f"**Spend:** {md_text(_spend(trial_dirs))}")
     lines.append("")
@@ -75,24 +83,49 @@ def append_step_summary(target: Path, summary_file: str) -> None:
 def _result_table(result_dir: Path) -> list[str]:
     """Checks of every group: one row per check, its state under its variant."""
     lines = ["| group | check | kind | baseline | candidate |", "|---|---|---|---|---|"]
+    flaky = noise_floor.recorded_flaky(result_dir)
+    for label, checks, state in _graded(result_dir):
+        if not checks:
+            lines.append(_cells(label, "(no checks)", "", state, ""))
+        for check in checks:
+            shown = str(check.get("state"))
+            if noise_floor.check_key(label, str(check.get("id"))) in flaky:
+                shown += " (flaky: does not gate)"
+            states = [shown if check.get("variant") == v else "" for v in VARIANTS]
+            lines.append(_cells(label, str(check.get("id")), str(check.get("kind")), *states))
+    return lines
+
+
+def _graded(result_dir: Path) -> list[tuple[str, list[Mapping[str, Any]], str]]:
+    """Each group's label, its graded checks and its state."""
+    graded: list[tuple[str, list[Mapping[str, Any]], str]] = []
     for record in read.group_records(result_dir):
         label = layout.group_dir_name(str(record["id"]), layout.record_host(record))
         grade = read.read_grade(layout.record_dir(result_dir, record), record)
         found = grade.get("checks") if grade is not None else None
-        checks = [c for c in found or [] if isinstance(c, Mapping)]
-        if not checks:
-            lines.append(_cells(label, "(no checks)", "", str(record.get("state")), ""))
+        checks: list[Mapping[str, Any]] = [c for c in found or [] if isinstance(c, Mapping)]
+        graded.append((label, checks, str(record.get("state"))))
+    return graded
+
+
+def _excerpts(result_dir: Path) -> list[str]:
+    """What each failed text check observed around its expectation (bounded, one line each)."""
+    lines = []
+    for label, checks, _state in _graded(result_dir):
         for check in checks:
-            states = [
-                str(check.get("state")) if check.get("variant") == v else "" for v in VARIANTS
-            ]
-            lines.append(_cells(label, str(check.get("id")), str(check.get("kind")), *states))
-    return lines
+            excerpt = excerpt_of(check)
+            if excerpt is not None:
+                lines.append(
+                    f"- {md_text(label)} / {md_text(str(check.get('id')))}: {md_text(excerpt)}"
+                )
+    return ["**What failed text checks observed**", "", *lines, ""] if lines else []
 
 
 def _aggregate_table(data: Mapping[str, Any]) -> list[str]:
     """Checks across trials: passes, the pass rate and its 95% Wilson interval per variant."""
     lines = ["| group | check | kind | baseline | candidate |", "|---|---|---|---|---|"]
+    floor = data.get("noiseFloor")
+    flaky = noise_floor.flaky_keys(floor) if isinstance(floor, Mapping) else []
     for group in data.get("groups") or []:
         label = layout.group_dir_name(str(group.get("id")), layout.record_host(group))
         for check in group.get("checks") or []:
@@ -101,6 +134,8 @@ def _aggregate_table(data: Mapping[str, Any]) -> list[str]:
                 f"{rate.passes}/{rate.total} pass, rate {format_number(rate.rate)} "
                 f"(95% CI {format_interval(rate.interval)})"
             )
+            if noise_floor.check_key(label, str(check.get("id"))) in flaky:
+                shown += "; flaky"
             states = [shown if check.get("variant") == v else "" for v in VARIANTS]
             lines.append(_cells(label, str(check.get("id")), str(check.get("kind")), *states))
     return lines

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.views.summary import render_markdown
 from tests.support.files import read_json
 from tests.support.roots import (
     body_group,
@@ -70,6 +71,9 @@ def test_identical_arms_that_disagree_mark_the_check_flaky_and_it_never_gates(
     assert CANDIDATE_CHECK in gate["checks"]
     grade = read_json(latest / "groups" / fast_dir("answers") / "deterministic-grade.json")
     assert {c["id"]: c["state"] for c in grade["checks"]}["candidate-says-yes"] == "fail"
+    # The pull request's summary marks it too, and the floor's aggregate says which is flaky.
+    assert "fail (flaky: does not gate)" in render_markdown(latest)
+    assert "; flaky" in render_markdown(aggregate_dir)
 
     # Without a floor (another results directory) the same failure gates.
     elsewhere = run(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.views.summary import render_markdown
 from pytest_skill_eval.views.text import render_text
 from tests.support.files import read_json
 from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
@@ -58,6 +59,13 @@ def test_a_failed_file_text_check_shows_an_excerpt_around_the_expectation(
     message = failure.get("message") or ""
     assert f"observed text: {shown}" in message
     assert "x" * 81 not in message
+    # The summary for a pull request shows it only when asked: by default it holds no agent
+    # output; with --excerpts the bounded excerpt, as literal text.
+    assert "ye5, said the model" not in render_markdown(result_dir)
+    with_excerpts = render_markdown(result_dir, excerpts=True)
+    (line,) = [r for r in with_excerpts.splitlines() if "/ candidate-says-yes:" in r]
+    assert "ye5, said the model" in line
+    assert "x" * 81 not in with_excerpts
 
 
 def test_adaptive_trials_print_one_line_per_group_and_trial_then_the_aggregate(
