@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from . import compare
 from .errors import EvidenceError, OutputError, ResultNotFoundError, SkillEvalError
@@ -76,6 +77,19 @@ def verify(result: Path, expected_root: str | None = None) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `skill-eval`."""
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except SkillEvalError as error:
+        print(f"skill-eval: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("skill-eval: review cancelled; earlier reviews are kept", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The `skill-eval` command line: its options and every subcommand."""
     parser = argparse.ArgumentParser(
         prog="skill-eval",
         description="Inspect pytest-skill-eval results. Run evaluations with "
@@ -116,6 +130,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     report.add_argument("result", help="result id, aggregate id, latest, or directory")
     report.add_argument("--html", required=True, metavar="OUT", help="the HTML file to write")
+    _add_review(commands)
+    _add_summary(commands)
+    scale_commands.add_parsers(commands)
+    compare.add_parser(commands)
+    return parser
+
+
+def _add_review(commands: Any) -> None:
+    """`skill-eval review`: the advisory reviewer."""
     review = commands.add_parser(
         "review",
         help="advisory review: a reviewer model answers the group's review questions about "
@@ -139,6 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="pass environment variable NAME (a credential) to a live reviewer; repeatable",
     )
     review.add_argument("--pi", help="the Pi binary (default: pi on PATH, else node_modules)")
+
+
+def _add_summary(commands: Any) -> None:
+    """`skill-eval summary --markdown`: the decision-first summary for pull requests."""
     summary = commands.add_parser(
         "summary",
         help="a decision-first Markdown summary of a result or aggregate for pull requests and "
@@ -160,17 +187,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="add what each failed text check observed (bounded; agent output or workspace "
         "text, so only for pages that are not public)",
     )
-    scale_commands.add_parsers(commands)
-    compare.add_parser(commands)
-    args = parser.parse_args(argv)
-    try:
-        return _run(args)
-    except SkillEvalError as error:
-        print(f"skill-eval: {error}", file=sys.stderr)
-        return error.exit_code
-    except KeyboardInterrupt:
-        print("skill-eval: review cancelled; earlier reviews are kept", file=sys.stderr)
-        return 130
 
 
 def _run(args: argparse.Namespace) -> int:
