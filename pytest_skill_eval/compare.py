@@ -3,15 +3,18 @@
 A and B are independent runs (two revisions, models or hosts), so each check's pass rate is
 compared as two independent proportions: the difference B − A with Newcombe's hybrid score
 interval and Fisher's exact test (see `stats.py`). Paired tests do not apply across runs.
-Before any figure, each group's saved `definition.json` is compared with the fields of the
-declared axis removed; groups that differ in anything else are refused unless forced, because
-a difference in rate would then say nothing about the axis.
+Before any figure, A and B are checked to differ only along the declared axis: the hosts they
+ran on, and per group the model, the variants' sources and the rest of the saved
+`definition.json` (its fingerprint). Any other difference is refused (exit 2), forced or not,
+because a difference in rate would then say nothing about the axis; --force only compares
+groups whose definition.json a side lacks, which cannot be checked.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -84,10 +87,15 @@ def add_parser(commands: Any) -> None:
         "--axis",
         choices=AXES,
         default="revision",
-        help="what is allowed to differ between A's and B's groups (default: revision)",
+        help="the one thing allowed to differ between A and B (default: revision); A and B "
+        "differing in another of revision, model, host or the rest of a group's definition "
+        "are refused (exit 2)",
     )
     parser.add_argument(
-        "--force", action="store_true", help="compare even when definitions differ beyond --axis"
+        "--force",
+        action="store_true",
+        help="compare even when a group's definition.json is missing on a side, so the groups "
+        "cannot be checked; A and B differing beyond --axis are refused all the same",
     )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument(
@@ -230,24 +238,31 @@ def _comparison_entry(comparison: Mapping[str, Any]) -> tuple[str, dict[str, Cou
 
 
 # ---------------------------------------------------------------------------------------------
-# Definitions: only the axis may differ
+# Axes: only the compared one may differ
 
 
-def without_axis(definition: Mapping[str, Any], axis: str) -> dict[str, Any]:
-    """A group definition with the fields the axis may change removed."""
+def axis_values(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """What each axis reads in a group definition: the variants' sources, model, runtime host."""
+    variants = read.mapping(definition.get("variants"))
+    return {
+        "revision": {name: read.mapping(v).get("source") for name, v in variants.items()},
+        "model": definition.get("model"),
+        "host": read.mapping(definition.get("runtime")).get("host"),
+    }
+
+
+def without_axes(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """A group definition with every axis's fields removed: what no comparison may change."""
     stripped = copy.deepcopy(dict(definition))
-    if axis == "revision":
-        for variant in read.mapping(stripped.get("variants")).values():
-            if isinstance(variant, dict):
-                variant.pop("source", None)
-    elif axis == "model":
-        stripped.pop("model", None)
-    elif axis == "host":
-        runtime = stripped.get("runtime")
-        if isinstance(runtime, dict):
-            runtime.pop("host", None)
-            if not runtime:
-                stripped.pop("runtime")
+    for variant in read.mapping(stripped.get("variants")).values():
+        if isinstance(variant, dict):
+            variant.pop("source", None)
+    stripped.pop("model", None)
+    runtime = stripped.get("runtime")
+    if isinstance(runtime, dict):
+        runtime.pop("host", None)
+        if not runtime:
+            stripped.pop("runtime")
     return stripped
 
 
@@ -263,30 +278,92 @@ def differing_fields(a: Any, b: Any, at: str = "") -> Iterator[str]:
         yield at or "(whole definition)"
 
 
-def definition_differences(a: Side, b: Side, axis: str) -> list[str]:
-    """One line per shared group whose definitions differ beyond the axis (or cannot be read)."""
-    problems = []
+def _shown(value: Any) -> str:
+    """An axis value as the refusal names it: a model's id, else compact JSON, else unset."""
+    if isinstance(value, Mapping) and isinstance(value.get("model"), str):
+        return str(value["model"])
+    if value is None:
+        return "unset"
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _refusal(other: str, values: tuple[str, str], where: str, axis: str) -> AxisError:
+    return AxisError(
+        f"compare: A and B differ in {other} ({values[0]} vs {values[1]}){where}, not only in "
+        f"{axis}: compare results that differ in one axis, or pass --axis {other}"
+    )
+
+
+def _fingerprint(group_dir: Path, identity: str, definition: Mapping[str, Any]) -> str:
+    """The group's definition sha256 as its trial's invocation.json recorded it.
+
+    Falls back to the sha256 of its definition.json without the axes' fields when the
+    invocation does not name the group.
+    """
+    invocation = read.optional_json(group_dir.parent.parent / layout.INVOCATION)
+    for entry in read.mapping(invocation).get("definitions") or []:
+        for group in read.mapping(entry).get("groups") or []:
+            if read.mapping(group).get("id") == identity and group.get("sha256"):
+                return f"sha256:{str(group['sha256'])[:12]}"
+    body = json.dumps(without_axes(definition), sort_keys=True).encode("utf-8")
+    return f"sha256:{hashlib.sha256(body).hexdigest()[:12]}"
+
+
+def check_axes(a: Side, b: Side, axis: str) -> list[str]:
+    """Refuse (AxisError) when A and B differ beyond `axis`; return the groups left unchecked.
+
+    The hosts, then per shared group the model, the variants' sources and the rest of the
+    definition are compared; a group whose definition.json a side lacks cannot be checked,
+    and is returned as one line each (what --force may override).
+    """
+    if axis != "host" and a.hosts != b.hosts:
+        hosts = (", ".join(a.hosts) or "none", ", ".join(b.hosts) or "none")
+        raise _refusal("host", hosts, "", axis)
+    unchecked = []
     for identity in (g for g in a.groups if g in b.groups):
-        definitions, paths = [], []
+        definitions, dirs = [], []
         for side in (a, b):
             directory = side.group_dirs.get(identity)
-            path = directory / layout.DEFINITION if directory is not None else None
-            found = read.optional_json(path) if path is not None else None
-            definitions.append(found if isinstance(found, Mapping) else None)
-            paths.append(str(path) if path is not None else f"{side.path}: {layout.DEFINITION}")
-        if definitions[0] is None or definitions[1] is None:
-            missing = paths[0] if definitions[0] is None else paths[1]
-            problems.append(f"group {identity}: {missing} is missing")
+            found = read.optional_json(directory / layout.DEFINITION) if directory else None
+            if not isinstance(found, Mapping) or directory is None:
+                where = directory or side.path
+                unchecked.append(f"group {identity}: {where}: {layout.DEFINITION} is missing")
+                break
+            definitions.append(found)
+            dirs.append(directory)
+        else:
+            _check_group(identity, definitions, dirs, axis)
+    return unchecked
+
+
+def _check_group(
+    identity: str, definitions: list[Mapping[str, Any]], dirs: list[Path], axis: str
+) -> None:
+    """Refuse when one group's two definitions differ beyond `axis`."""
+    values = [axis_values(d) for d in definitions]
+    for other in ("host", "model", "revision"):
+        first, second = values[0][other], values[1][other]
+        if other == axis or first == second:
             continue
-        fields = list(
-            differing_fields(without_axis(definitions[0], axis), without_axis(definitions[1], axis))
+        if other == "revision":
+            field = next(differing_fields(first, second))
+            variant = field.split(".")[0]
+            shown = (_shown(first.get(variant)), _shown(second.get(variant)))
+            where = f" in group {identity}'s variants.{variant}.source"
+        else:
+            shown, where = (_shown(first), _shown(second)), f" in group {identity}"
+        raise _refusal(other, shown, where, axis)
+    fields = list(differing_fields(without_axes(definitions[0]), without_axes(definitions[1])))
+    if fields:
+        prints = (
+            _fingerprint(dirs[0], identity, definitions[0]),
+            _fingerprint(dirs[1], identity, definitions[1]),
         )
-        if fields:
-            problems.append(
-                f"group {identity}: definitions differ in {', '.join(fields)} "
-                f"({paths[0]} and {paths[1]})"
-            )
-    return problems
+        raise AxisError(
+            f"compare: A and B differ in the definition of group {identity} "
+            f"({prints[0]} vs {prints[1]}; {', '.join(fields)}), not only in {axis}: "
+            "use results run from the same group definitions, differing in one axis"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,18 +375,13 @@ def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> dict
     if axis not in AXES:
         raise CompareError(f"unknown axis {axis!r} (use {', '.join(AXES)})")
     a, b = load_side(a_dir), load_side(b_dir)
-    if axis != "host" and a.hosts != b.hosts:
-        raise AxisError(
-            f"A ran on host {', '.join(a.hosts) or 'none'} and B on host "
-            f"{', '.join(b.hosts) or 'none'}: the host differs beyond the {axis} axis; "
-            "use --axis host to compare across hosts, or compare results from one host"
-        )
-    differences = definition_differences(a, b, axis)
+    differences = check_axes(a, b, axis)
     if differences and not force:
         raise CompareError(
-            f"{differences[0]}, beyond the {axis} axis"
+            f"compare: {differences[0]}"
             + (f" (and {counted(len(differences) - 1, 'more group')})" if differences[1:] else "")
-            + "; pass --force to compare anyway"
+            + ", so A and B cannot be checked for differences beyond the axis; use results "
+            "whose definitions are all present, or pass --force to compare anyway"
         )
     rows: list[dict[str, Any]] = []
     for identity in (g for g in a.groups if g in b.groups):
