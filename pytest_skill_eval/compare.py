@@ -3,11 +3,9 @@
 A and B are independent runs (two revisions, models or hosts), so each check's pass rate is
 compared as two independent proportions: the difference B − A with Newcombe's hybrid score
 interval and Fisher's exact test (see `stats.py`). Paired tests do not apply across runs.
-Before any figure, A and B are checked to differ only along the declared axis: the hosts they
-ran on, and per group the model, the variants' sources and the rest of the saved
-`definition.json` (its fingerprint). Any other difference is refused (exit 2), forced or not,
-because a difference in rate would then say nothing about the axis; --force only compares
-groups whose definition.json a side lacks, which cannot be checked.
+Before any figure, A and B must differ only along the declared axis (hosts; per group model,
+sources, the rest of `definition.json`): else a rate says nothing about the axis, and it is
+refused even forced. --force only compares groups a side has no definition.json of.
 """
 
 from __future__ import annotations
@@ -294,28 +292,33 @@ def _refusal(other: str, values: tuple[str, str], where: str, axis: str) -> Axis
     )
 
 
-def _fingerprint(group_dir: Path, identity: str, definition: Mapping[str, Any]) -> str:
-    """The group's definition sha256 as its trial's invocation.json recorded it.
-
-    Falls back to the sha256 of its definition.json without the axes' fields when the
-    invocation does not name the group.
-    """
-    invocation = read.optional_json(group_dir.parent.parent / layout.INVOCATION)
-    for entry in read.mapping(invocation).get("definitions") or []:
-        for group in read.mapping(entry).get("groups") or []:
-            if read.mapping(group).get("id") == identity and group.get("sha256"):
-                return f"sha256:{str(group['sha256'])[:12]}"
-    body = json.dumps(without_axes(definition), sort_keys=True).encode("utf-8")
-    return f"sha256:{hashlib.sha256(body).hexdigest()[:12]}"
+def _fingerprints(
+    identity: str, definitions: list[Mapping[str, Any]], dirs: list[Path]
+) -> tuple[str, str]:
+    """A group's definition sha256 on each side, as its invocation.json recorded it; when those
+    do not tell the sides apart (an option changed the saved definition), the sha256 of each
+    definition.json without the axes' fields, so the two values named always differ."""
+    recorded = []
+    for directory in dirs:
+        invocation = read.optional_json(directory.parent.parent / layout.INVOCATION)
+        found = [
+            str(group.get("sha256"))
+            for entry in read.mapping(invocation).get("definitions") or []
+            for group in read.mapping(entry).get("groups") or []
+            if isinstance(group, Mapping) and group.get("id") == identity and group.get("sha256")
+        ]
+        recorded.append(found[0] if found else None)
+    if None in recorded or recorded[0] == recorded[1]:
+        recorded = [
+            hashlib.sha256(json.dumps(without_axes(d), sort_keys=True).encode()).hexdigest()
+            for d in definitions
+        ]
+    return f"sha256:{str(recorded[0])[:12]}", f"sha256:{str(recorded[1])[:12]}"
 
 
 def check_axes(a: Side, b: Side, axis: str) -> list[str]:
-    """Refuse (AxisError) when A and B differ beyond `axis`; return the groups left unchecked.
-
-    The hosts, then per shared group the model, the variants' sources and the rest of the
-    definition are compared; a group whose definition.json a side lacks cannot be checked,
-    and is returned as one line each (what --force may override).
-    """
+    """Refuse (AxisError) when A and B differ beyond `axis`: hosts, then per shared group its
+    definition's axes and rest. A line per group a side has no definition.json of (unchecked)."""
     if axis != "host" and a.hosts != b.hosts:
         hosts = (", ".join(a.hosts) or "none", ", ".join(b.hosts) or "none")
         raise _refusal("host", hosts, "", axis)
@@ -355,10 +358,7 @@ def _check_group(
         raise _refusal(other, shown, where, axis)
     fields = list(differing_fields(without_axes(definitions[0]), without_axes(definitions[1])))
     if fields:
-        prints = (
-            _fingerprint(dirs[0], identity, definitions[0]),
-            _fingerprint(dirs[1], identity, definitions[1]),
-        )
+        prints = _fingerprints(identity, definitions, dirs)
         raise AxisError(
             f"compare: A and B differ in the definition of group {identity} "
             f"({prints[0]} vs {prints[1]}; {', '.join(fields)}), not only in {axis}: "

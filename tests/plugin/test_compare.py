@@ -7,6 +7,7 @@ each test states exactly which difference it introduces.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -165,6 +166,11 @@ def test_a_definition_differing_beyond_every_axis_is_refused_naming_both_fingerp
         b / "groups" / GROUP / "definition.json",
         lambda d: d.update(input={"prompt": "Something else."}),
     )
+    # One group file saved differently (as an option may change it): the saved definitions'
+    # own fingerprints tell the sides apart.
+    err = compare(capsys, str(a), str(b))[2]
+    prints = re.findall(r"sha256:[0-9a-f]{12}", err)
+    assert len(set(prints)) == 2, err
 
     def new_sha(invocation: dict[str, Any]) -> None:
         for group in invocation["definitions"][0]["groups"]:
