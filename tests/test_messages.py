@@ -145,7 +145,11 @@ def _results_a_and_b(change: Edit) -> Edit:
         built = build_result(root)
         for name in ("a", "b"):
             shutil.copytree(built, built.parent / name)
-            _edit_json(built.parent / name / layout.SUMMARY, lambda s, n=name: s.update(id=n))
+            summary = built.parent / name / layout.SUMMARY
+            summary.write_text(
+                json.dumps(json.loads(summary.read_text(encoding="utf-8")) | {"id": name}),
+                encoding="utf-8",
+            )
         change(built.parent / "b")
 
     return edit
