@@ -34,11 +34,11 @@ FAIL_ON = ("regression", "significant-regression")
 
 
 class CompareError(SkillEvalError):
-    """Two results cannot be compared as asked (their groups differ beyond the axis)."""
+    """Two results cannot be compared as asked (an unknown axis, a definition to check missing)."""
 
 
 class AxisError(CompareError):
-    """A and B differ along an axis other than the compared one (ran on other hosts)."""
+    """A and B differ beyond the compared axis: in host, model, revision or a definition."""
 
     exit_code = 2
 
