@@ -3,15 +3,16 @@
 A and B are independent runs (two revisions, models or hosts), so each check's pass rate is
 compared as two independent proportions: the difference B − A with Newcombe's hybrid score
 interval and Fisher's exact test (see `stats.py`). Paired tests do not apply across runs.
-Before any figure, each group's saved `definition.json` is compared with the fields of the
-declared axis removed; groups that differ in anything else are refused unless forced, because
-a difference in rate would then say nothing about the axis.
+Before any figure, A and B must differ only along the declared axis (hosts; per group model,
+sources, the rest of `definition.json`): else a rate says nothing about the axis, and it is
+refused even forced. --force only compares groups a side has no definition.json of.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -33,11 +34,11 @@ FAIL_ON = ("regression", "significant-regression")
 
 
 class CompareError(SkillEvalError):
-    """Two results cannot be compared as asked (their groups differ beyond the axis)."""
+    """Two results cannot be compared as asked (an unknown axis, a definition to check missing)."""
 
 
 class AxisError(CompareError):
-    """A and B differ along an axis other than the compared one (ran on other hosts)."""
+    """A and B differ beyond the compared axis: in host, model, revision or a definition."""
 
     exit_code = 2
 
@@ -84,10 +85,15 @@ def add_parser(commands: Any) -> None:
         "--axis",
         choices=AXES,
         default="revision",
-        help="what is allowed to differ between A's and B's groups (default: revision)",
+        help="the one thing allowed to differ between A and B (default: revision); A and B "
+        "differing in another of revision, model, host or the rest of a group's definition "
+        "are refused (exit 2)",
     )
     parser.add_argument(
-        "--force", action="store_true", help="compare even when definitions differ beyond --axis"
+        "--force",
+        action="store_true",
+        help="compare even when a group's definition.json is missing on a side, so the groups "
+        "cannot be checked; A and B differing beyond --axis are refused all the same",
     )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument(
@@ -230,24 +236,31 @@ def _comparison_entry(comparison: Mapping[str, Any]) -> tuple[str, dict[str, Cou
 
 
 # ---------------------------------------------------------------------------------------------
-# Definitions: only the axis may differ
+# Axes: only the compared one may differ
 
 
-def without_axis(definition: Mapping[str, Any], axis: str) -> dict[str, Any]:
-    """A group definition with the fields the axis may change removed."""
+def axis_values(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """What each axis reads in a group definition: the variants' sources, model, runtime host."""
+    variants = read.mapping(definition.get("variants"))
+    return {
+        "revision": {name: read.mapping(v).get("source") for name, v in variants.items()},
+        "model": definition.get("model"),
+        "host": read.mapping(definition.get("runtime")).get("host"),
+    }
+
+
+def without_axes(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """A group definition with every axis's fields removed: what no comparison may change."""
     stripped = copy.deepcopy(dict(definition))
-    if axis == "revision":
-        for variant in read.mapping(stripped.get("variants")).values():
-            if isinstance(variant, dict):
-                variant.pop("source", None)
-    elif axis == "model":
-        stripped.pop("model", None)
-    elif axis == "host":
-        runtime = stripped.get("runtime")
-        if isinstance(runtime, dict):
-            runtime.pop("host", None)
-            if not runtime:
-                stripped.pop("runtime")
+    for variant in read.mapping(stripped.get("variants")).values():
+        if isinstance(variant, dict):
+            variant.pop("source", None)
+    stripped.pop("model", None)
+    runtime = stripped.get("runtime")
+    if isinstance(runtime, dict):
+        runtime.pop("host", None)
+        if not runtime:
+            stripped.pop("runtime")
     return stripped
 
 
@@ -263,30 +276,94 @@ def differing_fields(a: Any, b: Any, at: str = "") -> Iterator[str]:
         yield at or "(whole definition)"
 
 
-def definition_differences(a: Side, b: Side, axis: str) -> list[str]:
-    """One line per shared group whose definitions differ beyond the axis (or cannot be read)."""
-    problems = []
+def _shown(value: Any) -> str:
+    """An axis value as the refusal names it: a model's id, else compact JSON, else unset."""
+    if isinstance(value, Mapping) and isinstance(value.get("model"), str):
+        return str(value["model"])
+    if value is None:
+        return "unset"
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _refusal(other: str, values: tuple[str, str], where: str, axis: str) -> AxisError:
+    return AxisError(
+        f"compare: A and B differ in {other} ({values[0]} vs {values[1]}){where}, not only in "
+        f"{axis}: compare results that differ in one axis, or pass --axis {other}"
+    )
+
+
+def _fingerprints(
+    identity: str, definitions: list[Mapping[str, Any]], dirs: list[Path]
+) -> tuple[str, str]:
+    """A group's definition sha256 on each side, as its invocation.json recorded it; when those
+    do not tell the sides apart (an option changed the saved definition), the sha256 of each
+    definition.json without the axes' fields, so the two values named always differ."""
+    recorded = []
+    for directory in dirs:
+        invocation = read.optional_json(directory.parent.parent / layout.INVOCATION)
+        found = [
+            str(group.get("sha256"))
+            for entry in read.mapping(invocation).get("definitions") or []
+            for group in read.mapping(entry).get("groups") or []
+            if isinstance(group, Mapping) and group.get("id") == identity and group.get("sha256")
+        ]
+        recorded.append(found[0] if found else None)
+    if None in recorded or recorded[0] == recorded[1]:
+        recorded = [
+            hashlib.sha256(json.dumps(without_axes(d), sort_keys=True).encode()).hexdigest()
+            for d in definitions
+        ]
+    return f"sha256:{str(recorded[0])[:12]}", f"sha256:{str(recorded[1])[:12]}"
+
+
+def check_axes(a: Side, b: Side, axis: str) -> list[str]:
+    """Refuse (AxisError) when A and B differ beyond `axis`: hosts, then per shared group its
+    definition's axes and rest. A line per group a side has no definition.json of (unchecked)."""
+    if axis != "host" and a.hosts != b.hosts:
+        hosts = (", ".join(a.hosts) or "none", ", ".join(b.hosts) or "none")
+        raise _refusal("host", hosts, "", axis)
+    unchecked = []
     for identity in (g for g in a.groups if g in b.groups):
-        definitions, paths = [], []
+        definitions, dirs = [], []
         for side in (a, b):
             directory = side.group_dirs.get(identity)
-            path = directory / layout.DEFINITION if directory is not None else None
-            found = read.optional_json(path) if path is not None else None
-            definitions.append(found if isinstance(found, Mapping) else None)
-            paths.append(str(path) if path is not None else f"{side.path}: {layout.DEFINITION}")
-        if definitions[0] is None or definitions[1] is None:
-            missing = paths[0] if definitions[0] is None else paths[1]
-            problems.append(f"group {identity}: {missing} is missing")
+            found = read.optional_json(directory / layout.DEFINITION) if directory else None
+            if not isinstance(found, Mapping) or directory is None:
+                where = directory or side.path
+                unchecked.append(f"group {identity}: {where}: {layout.DEFINITION} is missing")
+                break
+            definitions.append(found)
+            dirs.append(directory)
+        else:
+            _check_group(identity, definitions, dirs, axis)
+    return unchecked
+
+
+def _check_group(
+    identity: str, definitions: list[Mapping[str, Any]], dirs: list[Path], axis: str
+) -> None:
+    """Refuse when one group's two definitions differ beyond `axis`."""
+    values = [axis_values(d) for d in definitions]
+    for other in ("host", "model", "revision"):
+        first, second = values[0][other], values[1][other]
+        if other == axis or first == second:
             continue
-        fields = list(
-            differing_fields(without_axis(definitions[0], axis), without_axis(definitions[1], axis))
+        if other == "revision":
+            field = next(differing_fields(first, second))
+            variant = field.split(".")[0]
+            shown = (_shown(first.get(variant)), _shown(second.get(variant)))
+            where = f" in group {identity}'s variants.{variant}.source"
+        else:
+            shown, where = (_shown(first), _shown(second)), f" in group {identity}"
+        raise _refusal(other, shown, where, axis)
+    fields = list(differing_fields(without_axes(definitions[0]), without_axes(definitions[1])))
+    if fields:
+        prints = _fingerprints(identity, definitions, dirs)
+        raise AxisError(
+            f"compare: A and B differ in the definition of group {identity} "
+            f"({prints[0]} vs {prints[1]}; {', '.join(fields)}), not only in {axis}: "
+            "use results run from the same group definitions, differing in one axis"
         )
-        if fields:
-            problems.append(
-                f"group {identity}: definitions differ in {', '.join(fields)} "
-                f"({paths[0]} and {paths[1]})"
-            )
-    return problems
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,18 +375,13 @@ def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> dict
     if axis not in AXES:
         raise CompareError(f"unknown axis {axis!r} (use {', '.join(AXES)})")
     a, b = load_side(a_dir), load_side(b_dir)
-    if axis != "host" and a.hosts != b.hosts:
-        raise AxisError(
-            f"A ran on host {', '.join(a.hosts) or 'none'} and B on host "
-            f"{', '.join(b.hosts) or 'none'}: the host differs beyond the {axis} axis; "
-            "use --axis host to compare across hosts, or compare results from one host"
-        )
-    differences = definition_differences(a, b, axis)
+    differences = check_axes(a, b, axis)
     if differences and not force:
         raise CompareError(
-            f"{differences[0]}, beyond the {axis} axis"
+            f"compare: {differences[0]}"
             + (f" (and {counted(len(differences) - 1, 'more group')})" if differences[1:] else "")
-            + "; pass --force to compare anyway"
+            + ", so A and B cannot be checked for differences beyond the axis; use results "
+            "whose definitions are all present, or pass --force to compare anyway"
         )
     rows: list[dict[str, Any]] = []
     for identity in (g for g in a.groups if g in b.groups):

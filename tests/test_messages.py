@@ -34,6 +34,7 @@ from pytest_skill_eval.definitions import Group
 from pytest_skill_eval.evidence import layout
 from tests.support.roots import body_group
 from tests.support.runs import skill_eval_args
+from tests.views.conftest import build_result
 
 FIX = re.compile(
     r"\b(use|pass|remove|set|declare|give|add|choose|did you mean|run|save|install|drop|"
@@ -113,8 +114,11 @@ class Cli:
 
     argv: tuple[str, ...]
     exit_codes: tuple[int, ...] = field(default=(1, 2))
+    edit: Edit | None = None
 
     def output(self, capsys: pytest.CaptureFixture[str], root: Path) -> str:
+        if self.edit is not None:
+            self.edit(root)
         argv = ["--root", str(root), *(arg.replace("{root}", str(root)) for arg in self.argv)]
         try:
             code = cli.main(argv)
@@ -126,6 +130,53 @@ class Cli:
 
 
 Trigger = Plugin | Cli
+
+
+def _edit_json(path: Path, change: Callable[[Any], None]) -> None:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+def _results_a_and_b(change: Edit) -> Edit:
+    """An edit of the root: the view fixture result as runs `a` and `b`, then `change` of b."""
+
+    def edit(root: Path) -> None:
+        built = build_result(root)
+        for name in ("a", "b"):
+            shutil.copytree(built, built.parent / name)
+            summary = built.parent / name / layout.SUMMARY
+            summary.write_text(
+                json.dumps(json.loads(summary.read_text(encoding="utf-8")) | {"id": name}),
+                encoding="utf-8",
+            )
+        change(built.parent / "b")
+
+    return edit
+
+
+def _b_on_claude_code(b: Path) -> None:
+    def hosts(summary: dict[str, Any]) -> None:
+        for record in summary["groups"]:
+            record["host"] = "claude-code"
+            groups = layout.groups_dir(b)
+            shutil.move(groups / record["id"], layout.group_dir(b, record["id"], "claude-code"))
+
+    _edit_json(b / layout.SUMMARY, hosts)
+
+
+def _b_definition(change: Callable[[dict[str, Any]], None]) -> Edit:
+    def edit(b: Path) -> None:
+        _edit_json(layout.group_dir(b, "changelog-entry") / layout.DEFINITION, change)
+
+    return edit
+
+
+def _b_source(definition: dict[str, Any]) -> None:
+    definition["variants"]["candidate"]["source"] = {"kind": "git", "revision": "HEAD~1"}
+
+
+COMPARE = ("compare", "{root}/.skill-eval/runs/a", "{root}/.skill-eval/runs/b", "--force")
 SCRIPTS = ("--skill-eval-cassettes", "{root}/scripts")
 
 CASES: list[Any] = [
@@ -300,6 +351,30 @@ CASES: list[Any] = [
         Cli(("compare", "no-such-a", "no-such-b")),
         ["Cannot find result", "no-such-a"],
         id="cli-compare-missing-result",
+    ),
+    pytest.param(
+        Cli(COMPARE, (2,), _results_a_and_b(_b_on_claude_code)),
+        ["differ in host (pi vs claude-code)", "not only in revision", "--axis host"],
+        id="cli-compare-host-beyond-axis",
+    ),
+    pytest.param(
+        Cli(COMPARE, (2,), _results_a_and_b(_b_definition(lambda d: d.update(model="x/y")))),
+        ["differ in model (unset vs x/y)", "changelog-entry", "--axis model"],
+        id="cli-compare-model-beyond-axis",
+    ),
+    pytest.param(
+        Cli((*COMPARE, "--axis", "model"), (2,), _results_a_and_b(_b_definition(_b_source))),
+        ["differ in revision", '"HEAD~1"', "variants.candidate.source", "--axis revision"],
+        id="cli-compare-revision-beyond-axis",
+    ),
+    pytest.param(
+        Cli(
+            COMPARE,
+            (2,),
+            _results_a_and_b(_b_definition(lambda d: d.update(input={"prompt": "Other."}))),
+        ),
+        ["definition of group changelog-entry (sha256:", " vs sha256:", "input.prompt", "same"],
+        id="cli-compare-definition-beyond-axis",
     ),
     # --- end of options, definitions and the CLI's own options ---
     # --- static: declared resources and scripts, checked at collection ---

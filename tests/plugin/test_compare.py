@@ -7,6 +7,7 @@ each test states exactly which difference it introduces.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -136,7 +137,7 @@ def test_aggregates_regress_only_when_the_interval_excludes_zero(
     assert entry[6:8] == ["a=5/5", "b=4/5"]
 
 
-def test_definitions_differing_beyond_the_axis_are_refused(
+def test_a_model_differing_beyond_the_axis_is_refused_even_forced(
     runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     a, b = copy_result(runs, "a"), copy_result(runs, "b")
@@ -144,20 +145,65 @@ def test_definitions_differing_beyond_the_axis_are_refused(
         b / "groups" / GROUP / "definition.json",
         lambda d: d.update(model={"model": "scripted/other"}),
     )
-    code, out, err = compare(capsys, str(a), str(b), "--axis", "revision")
-    assert code != 0
-    assert out == ""
-    paths = f"({a}/groups/{GROUP}/definition.json and {b}/groups/{GROUP}/definition.json)"
-    assert err.splitlines() == [
-        f"skill-eval: group {GROUP}: definitions differ in model {paths}, beyond the revision "
-        "axis; pass --force to compare anyway"
+    expected = [
+        "skill-eval: compare: A and B differ in model (unset vs scripted/other) in group "
+        f"{GROUP}, not only in revision: compare results that differ in one axis, or pass "
+        "--axis model"
     ]
+    for argv in ((), ("--axis", "revision"), ("--force",)):
+        code, out, err = compare(capsys, str(a), str(b), *argv)
+        assert (code, out, err.splitlines()) == (2, "", expected)
     code, out, err = compare(capsys, str(a), str(b), "--axis", "model")
     assert (code, err) == (0, "")
     assert "forced" not in out
+
+
+def test_a_definition_differing_beyond_every_axis_is_refused_naming_both_fingerprints(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    edit_json(
+        b / "groups" / GROUP / "definition.json",
+        lambda d: d.update(input={"prompt": "Something else."}),
+    )
+    # One group file saved differently (as an option may change it): the saved definitions'
+    # own fingerprints tell the sides apart.
+    err = compare(capsys, str(a), str(b))[2]
+    prints = re.findall(r"sha256:[0-9a-f]{12}", err)
+    assert len(set(prints)) == 2, err
+
+    def new_sha(invocation: dict[str, Any]) -> None:
+        for group in invocation["definitions"][0]["groups"]:
+            if group["id"] == GROUP:
+                group["sha256"] = "c0ffee" * 10 + "0000"
+
+    edit_json(b / "invocation.json", new_sha)
+    for axis in ("revision", "model", "host"):
+        code, out, err = compare(capsys, str(a), str(b), "--axis", axis, "--force")
+        assert (code, out) == (2, "")
+        assert err.splitlines() == [
+            f"skill-eval: compare: A and B differ in the definition of group {GROUP} "
+            f"(sha256:b1b5ccb02502 vs sha256:c0ffeec0ffee; input.prompt), not only in {axis}: "
+            "use results run from the same group definitions, differing in one axis"
+        ]
+
+
+def test_only_a_missing_definition_is_overridden_by_force(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    (b / "groups" / GROUP / "definition.json").unlink()
+    missing = f"group {GROUP}: {b}/groups/{GROUP}: definition.json is missing"
+    code, out, err = compare(capsys, str(a), str(b))
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        f"skill-eval: compare: {missing}, so A and B cannot be checked for differences beyond "
+        "the axis; use results whose definitions are all present, or pass --force to compare "
+        "anyway"
+    ]
     code, out, err = compare(capsys, str(a), str(b), "--force")
-    assert code == 0
-    assert f"forced\tgroup {GROUP}: definitions differ in model {paths}" in out.splitlines()
+    assert (code, err) == (0, "")
+    assert f"forced\t{missing}" in out.splitlines()
 
 
 def test_each_axis_allows_only_its_own_fields(
@@ -169,7 +215,9 @@ def test_each_axis_allows_only_its_own_fields(
         lambda d: d.update(runtime={"host": "claude-code"}),
     )
     assert compare(capsys, str(a), str(b), "--axis", "host")[0] == 0
-    assert compare(capsys, str(a), str(b), "--axis", "model")[0] != 0
+    code, _, err = compare(capsys, str(a), str(b), "--axis", "model", "--force")
+    assert code == 2
+    assert f"differ in host (unset vs claude-code) in group {GROUP}, not only in model" in err
 
     def new_source(d: dict[str, Any]) -> None:
         d.pop("runtime")
@@ -177,9 +225,13 @@ def test_each_axis_allows_only_its_own_fields(
 
     edit_json(b / "groups" / GROUP / "definition.json", new_source)
     assert compare(capsys, str(a), str(b), "--axis", "revision")[0] == 0
-    code, _, err = compare(capsys, str(a), str(b), "--axis", "host")
-    assert code != 0
-    assert "variants.candidate.source" in err
+    code, _, err = compare(capsys, str(a), str(b), "--axis", "host", "--force")
+    assert code == 2
+    assert err.splitlines() == [
+        'skill-eval: compare: A and B differ in revision ({"kind":"working-tree"} vs '
+        f'{{"kind":"git","revision":"HEAD~1"}}) in group {GROUP}\'s variants.candidate.source, '
+        "not only in host: compare results that differ in one axis, or pass --axis revision"
+    ]
 
 
 def test_a_group_only_one_side_ran_is_named(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -252,8 +304,8 @@ def test_results_from_different_hosts_are_refused_along_another_axis(
     code, out, err = compare(capsys, str(a), str(b))
     assert (code, out) == (2, "")
     assert err.splitlines() == [
-        "skill-eval: A ran on host pi and B on host claude-code: the host differs beyond the "
-        "revision axis; use --axis host to compare across hosts, or compare results from one host"
+        "skill-eval: compare: A and B differ in host (pi vs claude-code), not only in revision: "
+        "compare results that differ in one axis, or pass --axis host"
     ]
     assert compare(capsys, str(a), str(b), "--axis", "model")[0] == 2
     assert compare(capsys, str(a), str(b), "--force")[0] == 2
