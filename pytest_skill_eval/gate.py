@@ -12,6 +12,8 @@ suite only adds data to the same test, so re-running until green cannot manufact
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -112,6 +114,8 @@ class Pool:
 def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
     """Every earlier sealed, verifying, non-noise-floor trial under `results_dir`, then ours.
 
+    Which of their groups count is `sequences`' choice (same definition and resources).
+
     Result ids begin with their UTC creation time, so sorting by name is time order. Results
     still running or never finished (no seal) are not evidence yet and are passed over; a
     sealed result that does not verify is skipped and named.
@@ -138,13 +142,62 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
 Key = tuple[str, str, str]
 
 
+def _resources(run: Mapping[str, Any]) -> dict[str, Any]:
+    """What a variant ran from, by content: its fixture, skills, context, source and runtime.
+
+    Paths are left out (each trial materialises into its own directory); git sources keep
+    their commit, working-tree ones the content hashes of what they copied.
+    """
+    resources = read.mapping(run.get("resources"))
+    fixture = read.mapping(resources.get("fixture"))
+    source = {k: v for k, v in read.mapping(resources.get("source")).items() if k != "root"}
+    return {
+        "fixture": fixture.get("sha256"),
+        "skills": [read.mapping(s).get("sha256") for s in resources.get("skills") or []],
+        "context": [read.mapping(c).get("sha256") for c in resources.get("context") or []],
+        "source": source,
+        "runtime": resources.get("runtime"),
+        "delivery": read.mapping(resources.get("contextDelivery")).get("sha256"),
+    }
+
+
+def identity(result_dir: Path, group: Mapping[str, Any], definition: str | None) -> str:
+    """A group's definition sha256 and its variants' resources, as one sha256.
+
+    Two trials of a group pool only when this is equal: an edited definition, a changed
+    skill or fixture starts a new test.
+    """
+    variants: dict[str, Any] = {}
+    for variant in sorted(read.mapping(group.get("variants"))):
+        try:
+            found = read.read_run(layout.record_dir(result_dir, group) / variant)
+        except read.ReadError:
+            found = None
+        variants[variant] = _resources(found[1]) if found is not None else None
+    text = json.dumps({"definition": definition, "variants": variants}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def identities(trial_dirs: Sequence[Path]) -> dict[tuple[str, str], str]:
+    """Per (group, host) of this invocation, the identity its trials ran with (`identity`)."""
+    out: dict[tuple[str, str], str] = {}
+    for result_dir in trial_dirs:
+        recorded, _ = definitions(result_dir)
+        summary = read.summary_or_none(result_dir)
+        for group in summary["groups"] if summary else []:
+            key = (str(group["id"]), layout.record_host(group))
+            if key not in out:
+                out[key] = identity(result_dir, group, recorded.get(key[0]))
+    return out
+
+
 def sequences(
-    trial_dirs: Sequence[Path], same: Mapping[str, str] | None = None
+    trial_dirs: Sequence[Path], same: Mapping[tuple[str, str], str] | None = None
 ) -> tuple[dict[Key, list[str | None]], dict[Key, set[int]]]:
     """Per (group, host, comparison), its transition in each trial that graded it, in order.
 
-    With `same` (group id -> definition sha256), a trial's group counts only when its
-    invocation recorded that same sha256; the second mapping names, per comparison, the
+    With `same` (per group and host, its `identity`), a trial's group counts only when it ran
+    from that same definition and resources; the second mapping names, per comparison, the
     invocations (numbered in order) its transitions came from.
     """
     out: dict[Key, list[str | None]] = {}
@@ -155,10 +208,11 @@ def sequences(
         invocation += 1 if first else 0
         summary = read.summary_or_none(result_dir)
         for group in summary["groups"] if summary else []:
-            group_id = str(group["id"])
-            if same is not None and recorded.get(group_id) != same.get(group_id):
+            group_id, host = str(group["id"]), layout.record_host(group)
+            if same is not None and identity(result_dir, group, recorded.get(group_id)) != same.get(
+                (group_id, host)
+            ):
                 continue
-            host = layout.record_host(group)
             grade = read.read_grade(layout.record_dir(result_dir, group), group)
             for comparison in grade.get("comparisons", []) if grade is not None else []:
                 key = (group_id, host, str(comparison["id"]))
@@ -175,13 +229,8 @@ def evaluate(
     With `pool` (`pooled`), each comparison pools the earlier trials of the same group
     definition before this invocation's, in time order.
     """
-    same: dict[str, str] | None = None
-    trials = list(trial_dirs)
-    if pool is not None:
-        same = {}
-        for trial in trial_dirs:
-            same.update(definitions(trial)[0])
-        trials = pool.trials
+    same = identities(trial_dirs) if pool is not None else None
+    trials = pool.trials if pool is not None else list(trial_dirs)
     found, sources = sequences(trials, same)
     several_hosts = len({host for _, host, _ in found}) > 1
     names, counts, p_values = [], [], []

@@ -8,6 +8,7 @@ creation time: the names below sort in the order the trials ran.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -39,24 +40,29 @@ class Runs:
         self.count = 0
 
     def invocation(
-        self, transitions: list[str], *, sha256: str | None = None, identical: bool = False
+        self,
+        transitions: list[str],
+        *,
+        sha256: str | None = None,
+        identical: bool = False,
+        skill: str | None = None,
     ) -> list[Path]:
-        """One invocation: a trial per transition of `entry-in-fixed`, sealed as a run seals."""
+        """One invocation: a trial per transition of `entry-in-fixed`, sealed as a run seals.
+
+        `sha256` replaces the group's recorded definition hash, `skill` its candidate's skill.
+        """
         return [
-            self._trial(number, transition, sha256, identical)
+            self._trial(number, transition, sha256, identical, skill)
             for number, transition in enumerate(transitions, start=1)
         ]
 
-    def _trial(self, number: int, transition: str, sha256: str | None, identical: bool) -> Path:
+    def _trial(
+        self, number: int, transition: str, sha256: str | None, identical: bool, skill: str | None
+    ) -> Path:
         self.count += 1
         trial = self.dir / f"202612010000{self.count:02d}-0000000{self.count % 10}"
         shutil.copytree(self.source, trial)
         group_dir = trial / "groups" / GROUP
-
-        def grade(data: dict[str, Any]) -> None:
-            for comparison in data["comparisons"]:
-                if comparison["id"] == "entry-in-fixed":
-                    comparison["transition"] = transition
 
         def invocation(data: dict[str, Any]) -> None:
             data["id"] = trial.name
@@ -66,6 +72,19 @@ class Runs:
             for group in data["definitions"][0]["groups"]:
                 if group["id"] == GROUP and sha256 is not None:
                     group["sha256"] = sha256
+
+        def run(data: dict[str, Any]) -> None:
+            if skill is not None:
+                data["resources"]["skills"][0]["sha256"] = skill
+
+        _edit(group_dir / "candidate" / "run.json", run)
+        run_sha = hashlib.sha256((group_dir / "candidate" / "run.json").read_bytes()).hexdigest()
+
+        def grade(data: dict[str, Any]) -> None:
+            data["evidence"]["candidate"]["sha256"] = run_sha
+            for comparison in data["comparisons"]:
+                if comparison["id"] == "entry-in-fixed":
+                    comparison["transition"] = transition
 
         _edit(group_dir / "deterministic-grade.json", grade)
         _edit(trial / layout.INVOCATION, invocation)
@@ -103,10 +122,17 @@ def test_re_running_until_green_still_fails_on_the_pooled_trials(tmp_path: Path)
     assert sequential.p == pytest.approx(2**7 / 3432)
 
 
-def test_an_edited_definition_is_not_pooled_with_the_trials_before_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "changed", [{"sha256": "0" * 64}, {"skill": "1" * 64}], ids=["definition", "skill"]
+)
+def test_an_edited_definition_or_skill_is_not_pooled_with_the_trials_before_it(
+    tmp_path: Path, changed: dict[str, str]
+) -> None:
     runs = Runs(tmp_path)
-    runs.invocation(["pass-to-fail"] * 3, sha256="0" * 64)
-    runs.invocation(["pass-to-fail"] * 3, sha256="0" * 64)
+    for _ in range(2):
+        runs.invocation(
+            ["pass-to-fail"] * 3, sha256=changed.get("sha256"), skill=changed.get("skill")
+        )
     current = runs.invocation(["pass-to-fail", "pass-to-pass", "pass-to-pass"])
     tested = _tested(runs, current)
     entry = tested[ENTRY]
