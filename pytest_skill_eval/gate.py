@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .errors import SkillEvalError
 from .evidence import layout, read
 from .evidence.seal import verify_result
 from .optionvalues import refuse
@@ -129,7 +130,7 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
             continue
         if not (candidate / layout.SEAL).is_file():
             continue
-        if verify_result(candidate):
+        if not _verifies(candidate):
             skipped.append(candidate.name)
             continue
         invocation = read.load_invocation(candidate)
@@ -137,6 +138,14 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
             continue
         earlier.append(candidate)
     return Pool([*earlier, *trial_dirs], skipped)
+
+
+def _verifies(result: Path) -> bool:
+    """Whether `verify` finds nothing changed in a sealed result (a damaged seal: no)."""
+    try:
+        return not verify_result(result)
+    except (SkillEvalError, OSError):
+        return False
 
 
 Key = tuple[str, str, str]

@@ -148,17 +148,19 @@ def test_an_earlier_result_that_does_not_verify_is_skipped_and_named(tmp_path: P
     earlier = runs.invocation(["pass-to-fail"] * 6)
     damaged = earlier[0] / "groups" / GROUP / "deterministic-grade.json"
     damaged.write_bytes(damaged.read_bytes() + b" ")
+    (earlier[1] / layout.SEAL).write_text("{", encoding="utf-8")  # a seal that is not JSON
     floor = runs.invocation(["pass-to-fail"] * 6, identical=True)  # a noise floor: never pooled
     current = runs.invocation(["pass-to-fail"])
     pool = pooled(runs.dir, current)
-    assert pool.skipped == [earlier[0].name]
+    assert pool.skipped == [earlier[0].name, earlier[1].name]
     assert pool.note() == (
-        "significant-regression gate: 1 earlier result(s) not pooled: their seal does not "
-        f"verify (skill-eval verify names what changed): {earlier[0].name}"
+        "significant-regression gate: 2 earlier result(s) not pooled: their seal does not "
+        f"verify (skill-eval verify names what changed): {earlier[0].name}, {earlier[1].name}"
     )
-    assert pool.trials == [*earlier[1:], *current]
+    assert pool.trials == [*earlier[2:], *current]
     assert not set(floor) & set(pool.trials)
     entry = _tested(runs, current)[ENTRY]
-    # Five verified pass-to-fail pairs before, one now: 2^-6 x 3 = 0.047.
-    assert (entry.pass_to_fail, entry.trials, entry.invocations) == (6, 6, 2)
-    assert entry.rejected
+    # Four verified pass-to-fail pairs before, one now: 2^-5 x 3 = 0.094, not rejected; with
+    # the two unverified ones it would have been.
+    assert (entry.pass_to_fail, entry.trials, entry.invocations) == (5, 5, 2)
+    assert not entry.rejected
