@@ -130,22 +130,28 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
             continue
         if not (candidate / layout.SEAL).is_file():
             continue
-        if not _verifies(candidate):
+        invocation = _verified_invocation(candidate)
+        if invocation is None:
             skipped.append(candidate.name)
             continue
-        invocation = read.load_invocation(candidate)
-        if invocation is not None and invocation.get("identicalArms") is True:
+        if invocation.get("identicalArms") is True:
             continue
         earlier.append(candidate)
     return Pool([*earlier, *trial_dirs], skipped)
 
 
-def _verifies(result: Path) -> bool:
-    """Whether `verify` finds nothing changed in a sealed result (a damaged seal: no)."""
+def _verified_invocation(result: Path) -> Mapping[str, Any] | None:
+    """A sealed result's invocation record when `verify` finds nothing changed, else None.
+
+    A damaged seal, or records this version cannot read, count as not verifying.
+    """
     try:
-        return not verify_result(result)
+        if verify_result(result):
+            return None
+        read.load_summary(result)
+        return read.load_invocation(result)
     except (SkillEvalError, OSError):
-        return False
+        return None
 
 
 Key = tuple[str, str, str]
