@@ -4,17 +4,25 @@ Reads the sealed grades of an invocation's trials (never writes evidence), gives
 comparison (per host) a p-value for "pass-to-fail beats fail-to-pass" — the exact one-sided
 McNemar test over fixed trials, the always-valid sequential one over adaptive trials — and
 rejects with Holm's procedure across all of them at alpha (`significance.py`).
+
+Each comparison pools this invocation's trials with every earlier sealed trial in the same
+results directory whose group definition has the same sha256 (`pooled`): re-running a failing
+suite only adds data to the same test, so re-running until green cannot manufacture a pass.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .errors import SkillEvalError
 from .evidence import layout, read
+from .evidence.seal import verify_result
 from .optionvalues import refuse
 from .significance import holm, mcnemar_regression_p, sequential_regression_p
 from .stats import ALPHA
@@ -56,46 +64,209 @@ class Tested:
     p: float
     adjusted: float
     rejected: bool
+    trials: int = 0  # the trials that graded it, pooled across invocations
+    invocations: int = 0  # how many invocations those trials came from
 
     def line(self) -> str:
         """The one line naming a rejected comparison."""
         return (
             f"significant regression: {self.name}: pass-to-fail {self.pass_to_fail}, "
-            f"fail-to-pass {self.fail_to_pass}, Holm-adjusted p={self.adjusted:.4g}"
+            f"fail-to-pass {self.fail_to_pass}, Holm-adjusted p={self.adjusted:.4g} "
+            f"(pooled over {self.trials} trial(s) of {self.invocations} invocation(s))"
         )
 
 
-def sequences(trial_dirs: Sequence[Path]) -> dict[tuple[str, str, str], list[str | None]]:
-    """Per (group, host, comparison), its transition in each trial that graded it."""
-    out: dict[tuple[str, str, str], list[str | None]] = {}
+def definitions(trial_dir: Path) -> tuple[dict[str, str], bool]:
+    """Per group id, its definition's sha256 as the trial's invocation.json recorded it, and
+    whether the trial is the first of its invocation (`selection.trial` restarts at 1)."""
+    try:
+        invocation = read.load_invocation(trial_dir)
+    except read.ReadError:
+        return {}, True
+    if invocation is None:
+        return {}, True
+    out: dict[str, str] = {}
+    for definition in invocation.get("definitions", []):
+        for group in definition.get("groups", []):
+            out[str(group["id"])] = str(group["sha256"])
+    selection = invocation.get("selection")
+    first = not isinstance(selection, Mapping) or selection.get("trial") in (None, 1)
+    return out, first
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """The trials the gate tests: earlier sealed ones of the same definitions, then these."""
+
+    trials: list[Path]
+    skipped: list[str]  # earlier results whose seal does not verify, by id
+
+    def note(self) -> str | None:
+        """The one terminal line naming the earlier results left out, or None."""
+        if not self.skipped:
+            return None
+        return (
+            f"significant-regression gate: {len(self.skipped)} earlier result(s) not pooled: "
+            f"their seal does not verify (skill-eval verify names what changed): "
+            f"{', '.join(self.skipped)}"
+        )
+
+
+def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
+    """Every earlier sealed, verifying, non-noise-floor trial under `results_dir`, then ours.
+
+    Which of their groups count is `sequences`' choice (same definition and resources).
+
+    Result ids begin with their UTC creation time, so sorting by name is time order. Results
+    still running or never finished (no seal) are not evidence yet and are passed over; a
+    sealed result that does not verify is skipped and named.
+    """
+    current = {path.resolve() for path in trial_dirs}
+    earlier: list[Path] = []
+    skipped: list[str] = []
+    candidates = sorted(results_dir.iterdir()) if results_dir.is_dir() else []
+    for candidate in candidates:
+        if candidate.resolve() in current or not (candidate / layout.INVOCATION).is_file():
+            continue
+        if not (candidate / layout.SEAL).is_file():
+            continue
+        invocation = _verified_invocation(candidate)
+        if invocation is None:
+            skipped.append(candidate.name)
+            continue
+        if invocation.get("identicalArms") is True:
+            continue
+        earlier.append(candidate)
+    return Pool([*earlier, *trial_dirs], skipped)
+
+
+def _verified_invocation(result: Path) -> Mapping[str, Any] | None:
+    """A sealed result's invocation record when `verify` finds nothing changed, else None.
+
+    A damaged seal, or records this version cannot read, count as not verifying.
+    """
+    try:
+        if verify_result(result):
+            return None
+        read.load_summary(result)
+        return read.load_invocation(result)
+    except (SkillEvalError, OSError):
+        return None
+
+
+Key = tuple[str, str, str]
+
+
+def _resources(run: Mapping[str, Any]) -> dict[str, Any]:
+    """What a variant ran from, by content: its fixture, skills, context, source and runtime.
+
+    Paths are left out (each trial materialises into its own directory); git sources keep
+    their commit, working-tree ones the content hashes of what they copied.
+    """
+    resources = read.mapping(run.get("resources"))
+    fixture = read.mapping(resources.get("fixture"))
+    source = {k: v for k, v in read.mapping(resources.get("source")).items() if k != "root"}
+    return {
+        "fixture": fixture.get("sha256"),
+        "skills": [read.mapping(s).get("sha256") for s in resources.get("skills") or []],
+        "context": [read.mapping(c).get("sha256") for c in resources.get("context") or []],
+        "source": source,
+        "runtime": resources.get("runtime"),
+        "delivery": read.mapping(resources.get("contextDelivery")).get("sha256"),
+    }
+
+
+def identity(result_dir: Path, group: Mapping[str, Any], definition: str | None) -> str:
+    """A group's definition sha256 and its variants' resources, as one sha256.
+
+    Two trials of a group pool only when this is equal: an edited definition, a changed
+    skill or fixture starts a new test.
+    """
+    variants: dict[str, Any] = {}
+    for variant in sorted(read.mapping(group.get("variants"))):
+        try:
+            found = read.read_run(layout.record_dir(result_dir, group) / variant)
+        except read.ReadError:
+            found = None
+        variants[variant] = _resources(found[1]) if found is not None else None
+    text = json.dumps({"definition": definition, "variants": variants}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def identities(trial_dirs: Sequence[Path]) -> dict[tuple[str, str], str]:
+    """Per (group, host) of this invocation, the identity its trials ran with (`identity`)."""
+    out: dict[tuple[str, str], str] = {}
     for result_dir in trial_dirs:
+        recorded, _ = definitions(result_dir)
         summary = read.summary_or_none(result_dir)
         for group in summary["groups"] if summary else []:
-            host = layout.record_host(group)
-            grade = read.read_grade(layout.record_dir(result_dir, group), group)
-            for comparison in grade.get("comparisons", []) if grade is not None else []:
-                key = (str(group["id"]), host, str(comparison["id"]))
-                out.setdefault(key, []).append(comparison.get("transition"))
+            key = (str(group["id"]), layout.record_host(group))
+            if key not in out:
+                out[key] = identity(result_dir, group, recorded.get(key[0]))
     return out
 
 
-def evaluate(trial_dirs: Sequence[Path], *, adaptive: bool, alpha: float) -> list[Tested]:
-    """Every comparison of the trials, tested and Holm-adjusted together."""
-    found = sequences(trial_dirs)
+def sequences(
+    trial_dirs: Sequence[Path], same: Mapping[tuple[str, str], str] | None = None
+) -> tuple[dict[Key, list[str | None]], dict[Key, set[int]]]:
+    """Per (group, host, comparison), its transition in each trial that graded it, in order.
+
+    With `same` (per group and host, its `identity`), a trial's group counts only when it ran
+    from that same definition and resources; the second mapping names, per comparison, the
+    invocations (numbered in order) its transitions came from.
+    """
+    out: dict[Key, list[str | None]] = {}
+    sources: dict[Key, set[int]] = {}
+    invocation = 0
+    for result_dir in trial_dirs:
+        recorded, first = definitions(result_dir)
+        invocation += 1 if first else 0
+        summary = read.summary_or_none(result_dir)
+        for group in summary["groups"] if summary else []:
+            group_id, host = str(group["id"]), layout.record_host(group)
+            if same is not None and identity(result_dir, group, recorded.get(group_id)) != same.get(
+                (group_id, host)
+            ):
+                continue
+            grade = read.read_grade(layout.record_dir(result_dir, group), group)
+            for comparison in grade.get("comparisons", []) if grade is not None else []:
+                key = (group_id, host, str(comparison["id"]))
+                out.setdefault(key, []).append(comparison.get("transition"))
+                sources.setdefault(key, set()).add(invocation)
+    return out, sources
+
+
+def evaluate(
+    trial_dirs: Sequence[Path], *, adaptive: bool, alpha: float, pool: Pool | None = None
+) -> list[Tested]:
+    """Every comparison of the trials, tested and Holm-adjusted together.
+
+    With `pool` (`pooled`), each comparison pools the earlier trials of the same group
+    definition before this invocation's, in time order.
+    """
+    same = identities(trial_dirs) if pool is not None else None
+    trials = pool.trials if pool is not None else list(trial_dirs)
+    found, sources = sequences(trials, same)
     several_hosts = len({host for _, host, _ in found}) > 1
     names, counts, p_values = [], [], []
-    for (group, host, comparison), seen in found.items():
+    for key, seen in found.items():
+        group, host, comparison = key
         b, c = seen.count("fail-to-pass"), seen.count("pass-to-fail")
         names.append(f"{group}/{comparison}" + (f" on {host}" if several_hosts else ""))
-        counts.append((b, c))
+        counts.append((b, c, len(seen), len(sources[key])))
         p_values.append(sequential_regression_p(seen) if adaptive else mcnemar_regression_p(b, c))
     adjusted, rejected = holm(p_values, alpha)
     return [
-        Tested(name, b, c, p, q, r)
-        for name, (b, c), p, q, r in zip(names, counts, p_values, adjusted, rejected, strict=True)
+        Tested(name, b, c, p, q, r, n, k)
+        for name, (b, c, n, k), p, q, r in zip(
+            names, counts, p_values, adjusted, rejected, strict=True
+        )
     ]
 
 
-def rejected(trial_dirs: Sequence[Path], *, adaptive: bool, alpha: float) -> list[str]:
+def rejected(
+    trial_dirs: Sequence[Path], *, adaptive: bool, alpha: float, pool: Pool | None = None
+) -> list[str]:
     """One line per comparison the gate rejects (empty: the gate passes)."""
-    return [t.line() for t in evaluate(trial_dirs, adaptive=adaptive, alpha=alpha) if t.rejected]
+    tested = evaluate(trial_dirs, adaptive=adaptive, alpha=alpha, pool=pool)
+    return [t.line() for t in tested if t.rejected]

@@ -139,9 +139,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         settings = state.settings
         if settings.fail_on == gate.MODE and not state.worker and state.shard_dir is None:
             trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
-            lines = gate.rejected(trials, adaptive=settings.adaptive, alpha=settings.alpha)
-            session.config.stash[GATE_KEY] = lines
-            if lines and session.exitstatus == pytest.ExitCode.OK:
+            pool = gate.pooled(settings.results_dir, trials)
+            failing = gate.rejected(
+                trials, adaptive=settings.adaptive, alpha=settings.alpha, pool=pool
+            )
+            session.config.stash[GATE_KEY] = [*filter(None, [pool.note()]), *failing]
+            if failing and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         # Before junitxml writes its file (a plain hook, run after this wrapper's first half).
         subresults.record_seals(session.config, state.result_dirs, state.settings.trials)

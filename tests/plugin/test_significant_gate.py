@@ -2,7 +2,8 @@
 
 `regresses` passes with the baseline and fails with the candidate in every trial: each trial
 adds one pass-to-fail pair, so the one-sided exact McNemar p-value after n trials is 2^-n and
-the sequential one after n is 2^n / C(2n, n). The gate reads grades and never writes evidence.
+the sequential one after n is 2^n / C(2n, n). The gate pools the trials of earlier invocations
+of the same definitions, reads grades and never writes evidence.
 """
 
 from __future__ import annotations
@@ -40,33 +41,44 @@ def _evidence(root: Path) -> dict[str, str]:
     }
 
 
-def test_a_regression_over_trials_fails_the_gate_and_one_flip_does_not(
+def test_a_regression_over_trials_fails_the_gate_and_re_running_cannot_pass_it(
     pytester: pytest.Pytester, root: Path
 ) -> None:
     # One trial: a pass-to-fail flip, p = 1/2. The `regression` mode fails it; this gate not.
     single = run(pytester, root, *GATE)
     assert single.ret == 0, single.stdout.str()
     assert "significant regression" not in single.stdout.str()
-    # Five trials, all pass-to-fail: p = 1/32 <= 0.05 (one comparison: Holm adjusts nothing).
-    five = run(pytester, root, *GATE, "--skill-eval-trials", "5")
+    # Four more trials pool with the first: five pass-to-fail pairs, p = 1/32 <= 0.05 (one
+    # comparison: Holm adjusts nothing).
+    five = run(pytester, root, *GATE, "--skill-eval-trials", "4")
     assert five.ret == 1, five.stdout.str()
     five.stdout.fnmatch_lines(
         [
             "skill-eval: significant regression: regresses/says-yes: pass-to-fail 5, "
-            "fail-to-pass 0, Holm-adjusted p=0.03125"
+            "fail-to-pass 0, Holm-adjusted p=0.03125 (pooled over 5 trial(s) of 2 invocation(s))"
         ]
     )
     assert read_json(aggregates(root)[-1] / "aggregate.json")["state"] == "complete"
-    # The same five trials' evidence under the default mode: exit 0. Under a stricter alpha
-    # the gate passes too. Neither gate changes a byte of the evidence already written.
+    # Re-running in the hope of a green run: on its own trial this one would pass (p = 1/2),
+    # but it only adds a sixth pass-to-fail pair to the same test.
+    rerun = run(pytester, root, *GATE)
+    assert rerun.ret == 1, rerun.stdout.str()
+    rerun.stdout.fnmatch_lines(
+        [
+            "skill-eval: significant regression: regresses/says-yes: pass-to-fail 6, "
+            "fail-to-pass 0, Holm-adjusted p=0.01562 (pooled over 6 trial(s) of 3 invocation(s))"
+        ]
+    )
+    # Under a stricter alpha the gate passes (seven pairs: p = 2^-7 > 0.001), and under the
+    # default mode the run exits 0. Neither changes a byte of the evidence already written.
     before = _evidence(root)
-    again = run(pytester, root, "--skill-eval-trials", "5", "--skill-eval-alpha", "0.01", *GATE)
-    assert again.ret == 0, again.stdout.str()
-    default = run(pytester, root, "--skill-eval-trials", "5")
+    strict = run(pytester, root, "--skill-eval-alpha", "0.001", *GATE)
+    assert strict.ret == 0, strict.stdout.str()
+    default = run(pytester, root)
     assert default.ret == 0, default.stdout.str()
     after = _evidence(root)
     assert {name: after[name] for name in before} == before
-    assert len(results(root)) == 1 + 5 + 5 + 5
+    assert len(results(root)) == 1 + 4 + 1 + 1 + 1
 
 
 def test_adaptive_trials_gate_on_the_sequential_p_value(
@@ -81,6 +93,6 @@ def test_adaptive_trials_gate_on_the_sequential_p_value(
     result.stdout.fnmatch_lines(
         [
             "skill-eval: significant regression: regresses/says-yes: pass-to-fail 7, "
-            "fail-to-pass 0, Holm-adjusted p=0.0373"
+            "fail-to-pass 0, Holm-adjusted p=0.0373 (pooled over 7 trial(s) of 1 invocation(s))"
         ]
     )

@@ -60,7 +60,7 @@ def test_holm_across_the_suite_needs_more_than_the_raw_p_value(trials: list[Path
     assert five["natural-activation/skill-read-on-first-turn"].p == 1.0
     assert rejected(trials, adaptive=False, alpha=0.05) == [
         f"significant regression: {GROUP}/entry-in-fixed: pass-to-fail 6, fail-to-pass 0, "
-        "Holm-adjusted p=0.04688"
+        "Holm-adjusted p=0.04688 (pooled over 6 trial(s) of 6 invocation(s))"
     ]
     assert rejected(trials, adaptive=False, alpha=0.01) == []
     # The same six pairs under the sequential test: 2^6 / C(12, 6) = 0.07, times 3: no.

@@ -1,0 +1,166 @@
+"""The significant-regression gate pools earlier sealed trials of the same definitions.
+
+Each trial is a resealed copy of the committed view fixture (three comparisons, all
+fail-to-pass) in one results directory, its `entry-in-fixed` turned pass-to-fail or
+pass-to-pass, so each test states the counts it introduces. Result ids begin with their
+creation time: the names below sort in the order the trials ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval import gate
+from pytest_skill_eval.evidence import layout, write_manifest, write_seal
+from pytest_skill_eval.gate import evaluate, pooled, rejected
+from tests.views.conftest import build_result
+
+GROUP = "changelog-entry"
+ENTRY = f"{GROUP}/entry-in-fixed"
+
+
+def _edit(path: Path, change: Any) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+class Runs:
+    """Sealed trials written one after the other into one results directory."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.source = build_result(tmp_path / "source")
+        self.dir = tmp_path / "root" / ".skill-eval" / "runs"
+        self.count = 0
+
+    def invocation(
+        self,
+        transitions: list[str],
+        *,
+        sha256: str | None = None,
+        identical: bool = False,
+        skill: str | None = None,
+    ) -> list[Path]:
+        """One invocation: a trial per transition of `entry-in-fixed`, sealed as a run seals.
+
+        `sha256` replaces the group's recorded definition hash, `skill` its candidate's skill.
+        """
+        return [
+            self._trial(number, transition, sha256, identical, skill)
+            for number, transition in enumerate(transitions, start=1)
+        ]
+
+    def _trial(
+        self, number: int, transition: str, sha256: str | None, identical: bool, skill: str | None
+    ) -> Path:
+        self.count += 1
+        trial = self.dir / f"202612010000{self.count:02d}-0000000{self.count % 10}"
+        shutil.copytree(self.source, trial)
+        group_dir = trial / "groups" / GROUP
+
+        def invocation(data: dict[str, Any]) -> None:
+            data["id"] = trial.name
+            data["selection"]["trial"] = number
+            if identical:
+                data["identicalArms"] = True
+            for group in data["definitions"][0]["groups"]:
+                if group["id"] == GROUP and sha256 is not None:
+                    group["sha256"] = sha256
+
+        def run(data: dict[str, Any]) -> None:
+            if skill is not None:
+                data["resources"]["skills"][0]["sha256"] = skill
+
+        _edit(group_dir / "candidate" / "run.json", run)
+        run_sha = hashlib.sha256((group_dir / "candidate" / "run.json").read_bytes()).hexdigest()
+
+        def grade(data: dict[str, Any]) -> None:
+            data["evidence"]["candidate"]["sha256"] = run_sha
+            for comparison in data["comparisons"]:
+                if comparison["id"] == "entry-in-fixed":
+                    comparison["transition"] = transition
+
+        _edit(group_dir / "deterministic-grade.json", grade)
+        _edit(trial / layout.INVOCATION, invocation)
+        (group_dir / layout.MANIFEST).unlink()
+        (trial / layout.SEAL).unlink()
+        write_manifest(group_dir)
+        write_seal(trial)
+        return trial
+
+
+def _tested(runs: Runs, current: list[Path], *, adaptive: bool = False) -> dict[str, gate.Tested]:
+    pool = pooled(runs.dir, current)
+    return {t.name: t for t in evaluate(current, adaptive=adaptive, alpha=0.05, pool=pool)}
+
+
+def test_re_running_until_green_still_fails_on_the_pooled_trials(tmp_path: Path) -> None:
+    runs = Runs(tmp_path)
+    runs.invocation(["pass-to-fail"] * 3)  # p = 1/8 on its own, times 3 by Holm: passes
+    runs.invocation(["pass-to-fail"] * 3)
+    green = runs.invocation(["pass-to-fail", "pass-to-pass", "pass-to-pass"])
+    # On its own trials the third invocation passes (one pass-to-fail pair: p = 1/2) ...
+    assert rejected(green, adaptive=False, alpha=0.05) == []
+    # ... pooled with the two before it, seven pass-to-fail pairs: p = 2^-7, Holm x3 = 0.023.
+    pool = pooled(runs.dir, green)
+    assert pool.skipped == []
+    assert len(pool.trials) == 9
+    assert rejected(green, adaptive=False, alpha=0.05, pool=pool) == [
+        f"significant regression: {ENTRY}: pass-to-fail 7, fail-to-pass 0, Holm-adjusted "
+        "p=0.02344 (pooled over 9 trial(s) of 3 invocation(s))"
+    ]
+    # The sequential p-value over the pooled sequence in time order: 2^7 / C(14, 7) = 0.0373,
+    # times 3 by Holm: 0.11, so adaptive stopping asks for more evidence, as it should.
+    sequential = _tested(runs, green, adaptive=True)[ENTRY]
+    assert (sequential.pass_to_fail, sequential.trials) == (7, 9)
+    assert sequential.p == pytest.approx(2**7 / 3432)
+
+
+@pytest.mark.parametrize(
+    "changed", [{"sha256": "0" * 64}, {"skill": "1" * 64}], ids=["definition", "skill"]
+)
+def test_an_edited_definition_or_skill_is_not_pooled_with_the_trials_before_it(
+    tmp_path: Path, changed: dict[str, str]
+) -> None:
+    runs = Runs(tmp_path)
+    for _ in range(2):
+        runs.invocation(
+            ["pass-to-fail"] * 3, sha256=changed.get("sha256"), skill=changed.get("skill")
+        )
+    current = runs.invocation(["pass-to-fail", "pass-to-pass", "pass-to-pass"])
+    tested = _tested(runs, current)
+    entry = tested[ENTRY]
+    assert (entry.pass_to_fail, entry.trials, entry.invocations) == (1, 3, 1)
+    assert not entry.rejected
+    # The other group's definition did not change: its comparison pools all nine trials.
+    other = tested["natural-activation/skill-read-on-first-turn"]
+    assert (other.fail_to_pass, other.trials, other.invocations) == (9, 9, 3)
+
+
+def test_an_earlier_result_that_does_not_verify_is_skipped_and_named(tmp_path: Path) -> None:
+    runs = Runs(tmp_path)
+    earlier = runs.invocation(["pass-to-fail"] * 6)
+    damaged = earlier[0] / "groups" / GROUP / "deterministic-grade.json"
+    damaged.write_bytes(damaged.read_bytes() + b" ")
+    (earlier[1] / layout.SEAL).write_text("{", encoding="utf-8")  # a seal that is not JSON
+    floor = runs.invocation(["pass-to-fail"] * 6, identical=True)  # a noise floor: never pooled
+    current = runs.invocation(["pass-to-fail"])
+    pool = pooled(runs.dir, current)
+    assert pool.skipped == [earlier[0].name, earlier[1].name]
+    assert pool.note() == (
+        "significant-regression gate: 2 earlier result(s) not pooled: their seal does not "
+        f"verify (skill-eval verify names what changed): {earlier[0].name}, {earlier[1].name}"
+    )
+    assert pool.trials == [*earlier[2:], *current]
+    assert not set(floor) & set(pool.trials)
+    entry = _tested(runs, current)[ENTRY]
+    # Four verified pass-to-fail pairs before, one now: 2^-5 x 3 = 0.094, not rejected; with
+    # the two unverified ones it would have been.
+    assert (entry.pass_to_fail, entry.trials, entry.invocations) == (5, 5, 2)
+    assert not entry.rejected
