@@ -2,7 +2,7 @@
 
 Reads the sealed grades of an invocation's trials (never writes evidence), gives every
 comparison (per host) a p-value for "pass-to-fail beats fail-to-pass" — the exact one-sided
-McNemar test over fixed trials, the always-valid sequential one over adaptive trials — and
+always-valid sequential one, whatever the trials, so that no re-run can lower it — and
 rejects with Holm's procedure across all of them at alpha (`significance.py`).
 
 Each comparison pools this invocation's trials with every earlier sealed trial in the same
@@ -24,7 +24,7 @@ from .errors import SkillEvalError
 from .evidence import layout, read
 from .evidence.seal import verify_result
 from .optionvalues import refuse
-from .significance import holm, mcnemar_regression_p, sequential_regression_p
+from .significance import holm, sequential_regression_p
 from .stats import ALPHA
 
 MODE = "significant-regression"
@@ -236,9 +236,7 @@ def sequences(
     return out, sources
 
 
-def evaluate(
-    trial_dirs: Sequence[Path], *, adaptive: bool, alpha: float, pool: Pool | None = None
-) -> list[Tested]:
+def evaluate(trial_dirs: Sequence[Path], *, alpha: float, pool: Pool | None = None) -> list[Tested]:
     """Every comparison of the trials, tested and Holm-adjusted together.
 
     With `pool` (`pooled`), each comparison pools the earlier trials of the same group
@@ -254,7 +252,10 @@ def evaluate(
         b, c = seen.count("fail-to-pass"), seen.count("pass-to-fail")
         names.append(f"{group}/{comparison}" + (f" on {host}" if several_hosts else ""))
         counts.append((b, c, len(seen), len(sources[key])))
-        p_values.append(sequential_regression_p(seen) if adaptive else mcnemar_regression_p(b, c))
+        # Always the always-valid test: any gated run may be re-run and pooled, and the exact
+        # test of one look could fail a run its own re-run would then pass (2^-6 alone, but
+        # 0.069 once a green trial joins): only a p-value valid over every look never rises.
+        p_values.append(sequential_regression_p(seen))
     adjusted, rejected = holm(p_values, alpha)
     return [
         Tested(name, b, c, p, q, r, n, k)
@@ -264,9 +265,7 @@ def evaluate(
     ]
 
 
-def rejected(
-    trial_dirs: Sequence[Path], *, adaptive: bool, alpha: float, pool: Pool | None = None
-) -> list[str]:
+def rejected(trial_dirs: Sequence[Path], *, alpha: float, pool: Pool | None = None) -> list[str]:
     """One line per comparison the gate rejects (empty: the gate passes)."""
-    tested = evaluate(trial_dirs, adaptive=adaptive, alpha=alpha, pool=pool)
+    tested = evaluate(trial_dirs, alpha=alpha, pool=pool)
     return [t.line() for t in tested if t.rejected]

@@ -140,9 +140,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         if settings.fail_on == gate.MODE and not state.worker and state.shard_dir is None:
             trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
             pool = gate.pooled(settings.results_dir, trials)
-            failing = gate.rejected(
-                trials, adaptive=settings.adaptive, alpha=settings.alpha, pool=pool
-            )
+            failing = gate.rejected(trials, alpha=settings.alpha, pool=pool)
             session.config.stash[GATE_KEY] = [*filter(None, [pool.note()]), *failing]
             if failing and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED

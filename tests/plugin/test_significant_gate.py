@@ -48,28 +48,29 @@ def test_a_regression_over_trials_fails_the_gate_and_re_running_cannot_pass_it(
     single = run(pytester, root, *GATE)
     assert single.ret == 0, single.stdout.str()
     assert "significant regression" not in single.stdout.str()
-    # Four more trials pool with the first: five pass-to-fail pairs, p = 1/32 <= 0.05 (one
-    # comparison: Holm adjusts nothing).
-    five = run(pytester, root, *GATE, "--skill-eval-trials", "4")
-    assert five.ret == 1, five.stdout.str()
-    five.stdout.fnmatch_lines(
+    # Six more trials pool with the first: seven pass-to-fail pairs. Pooled across
+    # invocations (each gated once), they take the always-valid sequential p-value,
+    # 2^7 / C(14, 7) = 0.0373 <= 0.05 (one comparison: Holm adjusts nothing).
+    more = run(pytester, root, *GATE, "--skill-eval-trials", "6")
+    assert more.ret == 1, more.stdout.str()
+    more.stdout.fnmatch_lines(
         [
-            "skill-eval: significant regression: regresses/says-yes: pass-to-fail 5, "
-            "fail-to-pass 0, Holm-adjusted p=0.03125 (pooled over 5 trial(s) of 2 invocation(s))"
+            "skill-eval: significant regression: regresses/says-yes: pass-to-fail 7, "
+            "fail-to-pass 0, Holm-adjusted p=0.0373 (pooled over 7 trial(s) of 2 invocation(s))"
         ]
     )
     assert read_json(aggregates(root)[-1] / "aggregate.json")["state"] == "complete"
     # Re-running in the hope of a green run: on its own trial this one would pass (p = 1/2),
-    # but it only adds a sixth pass-to-fail pair to the same test.
+    # but it only adds an eighth pass-to-fail pair to the same test.
     rerun = run(pytester, root, *GATE)
     assert rerun.ret == 1, rerun.stdout.str()
     rerun.stdout.fnmatch_lines(
         [
-            "skill-eval: significant regression: regresses/says-yes: pass-to-fail 6, "
-            "fail-to-pass 0, Holm-adjusted p=0.01562 (pooled over 6 trial(s) of 3 invocation(s))"
+            "skill-eval: significant regression: regresses/says-yes: pass-to-fail 8, "
+            "fail-to-pass 0, Holm-adjusted p=0.01989 (pooled over 8 trial(s) of 3 invocation(s))"
         ]
     )
-    # Under a stricter alpha the gate passes (seven pairs: p = 2^-7 > 0.001), and under the
+    # Under a stricter alpha the gate passes (nine pairs: p = 0.0105 > 0.001), and under the
     # default mode the run exits 0. Neither changes a byte of the evidence already written.
     before = _evidence(root)
     strict = run(pytester, root, "--skill-eval-alpha", "0.001", *GATE)
@@ -78,7 +79,7 @@ def test_a_regression_over_trials_fails_the_gate_and_re_running_cannot_pass_it(
     assert default.ret == 0, default.stdout.str()
     after = _evidence(root)
     assert {name: after[name] for name in before} == before
-    assert len(results(root)) == 1 + 4 + 1 + 1 + 1
+    assert len(results(root)) == 1 + 6 + 1 + 1 + 1
 
 
 def test_adaptive_trials_gate_on_the_sequential_p_value(

@@ -31,40 +31,46 @@ def _regressed(grade: dict[str, Any]) -> None:
             comparison["transition"] = "pass-to-fail"
 
 
+def _trial_number(number: int) -> Any:
+    def edit(invocation: dict[str, Any]) -> None:
+        invocation["selection"]["trial"] = number
+
+    return edit
+
+
 @pytest.fixture
 def trials(tmp_path: Path) -> list[Path]:
     source = build_result(tmp_path / "root")
     copies = []
-    for index in range(6):
+    for index in range(9):
         trial = source.parent / f"trial-{index}"
         shutil.copytree(source, trial)
         _edit(trial / "groups" / GROUP / "deterministic-grade.json", _regressed)
+        _edit(trial / "invocation.json", _trial_number(index + 1))  # one invocation's trials
         copies.append(trial)
     return copies
 
 
 def test_holm_across_the_suite_needs_more_than_the_raw_p_value(trials: list[Path]) -> None:
-    # Five pass-to-fail pairs: raw p = 1/32 = 0.031 < 0.05, but three comparisons make the
-    # smallest adjusted p 3/32 = 0.094: the gate passes. Six: 3/64 = 0.047, it fails.
-    five = {t.name: t for t in evaluate(trials[:5], adaptive=False, alpha=0.05)}
-    assert sorted(five) == [
+    # Eight pass-to-fail pairs: the always-valid p = 2^8 / C(16, 8) = 0.0199 < 0.05, but three
+    # comparisons make the smallest adjusted p 0.0597: the gate passes. Nine: 0.0316, it fails.
+    eight = {t.name: t for t in evaluate(trials[:8], alpha=0.05)}
+    assert sorted(eight) == [
         f"{GROUP}/entry-in-fixed",
         f"{GROUP}/only-changelog",
         "natural-activation/skill-read-on-first-turn",
     ]
-    entry = five[f"{GROUP}/entry-in-fixed"]
-    assert (entry.pass_to_fail, entry.fail_to_pass) == (5, 0)
-    assert entry.p == pytest.approx(1 / 32)
-    assert entry.adjusted == pytest.approx(3 / 32)
-    assert not any(t.rejected for t in five.values())
-    assert five["natural-activation/skill-read-on-first-turn"].p == 1.0
-    assert rejected(trials, adaptive=False, alpha=0.05) == [
-        f"significant regression: {GROUP}/entry-in-fixed: pass-to-fail 6, fail-to-pass 0, "
-        "Holm-adjusted p=0.04688 (pooled over 6 trial(s) of 6 invocation(s))"
+    entry = eight[f"{GROUP}/entry-in-fixed"]
+    assert (entry.pass_to_fail, entry.fail_to_pass) == (8, 0)
+    assert entry.p == pytest.approx(2**8 / 12870)
+    assert entry.adjusted == pytest.approx(3 * 2**8 / 12870)
+    assert not any(t.rejected for t in eight.values())
+    assert eight["natural-activation/skill-read-on-first-turn"].p == 1.0
+    assert rejected(trials, alpha=0.05) == [
+        f"significant regression: {GROUP}/entry-in-fixed: pass-to-fail 9, fail-to-pass 0, "
+        "Holm-adjusted p=0.03159 (pooled over 9 trial(s) of 1 invocation(s))"
     ]
-    assert rejected(trials, adaptive=False, alpha=0.01) == []
-    # The same six pairs under the sequential test: 2^6 / C(12, 6) = 0.07, times 3: no.
-    assert rejected(trials, adaptive=True, alpha=0.05) == []
+    assert rejected(trials, alpha=0.01) == []
 
 
 def test_a_suite_on_several_hosts_names_each_comparison_with_its_host(
@@ -79,7 +85,7 @@ def test_a_suite_on_several_hosts_names_each_comparison_with_its_host(
                     record["host"] = "codex"
 
         _edit(trial / "summary.json", on_codex)
-    names = [t.name for t in evaluate(trials, adaptive=False, alpha=0.05)]
+    names = [t.name for t in evaluate(trials, alpha=0.05)]
     assert sorted(names) == [
         f"{GROUP}/entry-in-fixed on codex",
         f"{GROUP}/only-changelog on codex",

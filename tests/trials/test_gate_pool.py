@@ -19,6 +19,7 @@ import pytest
 from pytest_skill_eval import gate
 from pytest_skill_eval.evidence import layout, write_manifest, write_seal
 from pytest_skill_eval.gate import evaluate, pooled, rejected
+from pytest_skill_eval.significance import sequential_regression_p
 from tests.views.conftest import build_result
 
 GROUP = "changelog-entry"
@@ -95,31 +96,45 @@ class Runs:
         return trial
 
 
-def _tested(runs: Runs, current: list[Path], *, adaptive: bool = False) -> dict[str, gate.Tested]:
+def _tested(runs: Runs, current: list[Path]) -> dict[str, gate.Tested]:
     pool = pooled(runs.dir, current)
-    return {t.name: t for t in evaluate(current, adaptive=adaptive, alpha=0.05, pool=pool)}
+    return {t.name: t for t in evaluate(current, alpha=0.05, pool=pool)}
 
 
 def test_re_running_until_green_still_fails_on_the_pooled_trials(tmp_path: Path) -> None:
     runs = Runs(tmp_path)
-    runs.invocation(["pass-to-fail"] * 3)  # p = 1/8 on its own, times 3 by Holm: passes
-    runs.invocation(["pass-to-fail"] * 3)
+    runs.invocation(["pass-to-fail"] * 4)  # on its own p = 0.229, times 3 by Holm: passes
+    runs.invocation(["pass-to-fail"] * 4)
     green = runs.invocation(["pass-to-fail", "pass-to-pass", "pass-to-pass"])
     # On its own trials the third invocation passes (one pass-to-fail pair: p = 1/2) ...
-    assert rejected(green, adaptive=False, alpha=0.05) == []
-    # ... pooled with the two before it, seven pass-to-fail pairs: p = 2^-7, Holm x3 = 0.023.
+    assert rejected(green, alpha=0.05) == []
+    # ... pooled with the two before it, nine pass-to-fail pairs: the always-valid p-value over
+    # the pooled sequence is 0.01053, Holm x3 = 0.0316.
     pool = pooled(runs.dir, green)
     assert pool.skipped == []
-    assert len(pool.trials) == 9
-    assert rejected(green, adaptive=False, alpha=0.05, pool=pool) == [
-        f"significant regression: {ENTRY}: pass-to-fail 7, fail-to-pass 0, Holm-adjusted "
-        "p=0.02344 (pooled over 9 trial(s) of 3 invocation(s))"
+    assert len(pool.trials) == 11
+    assert rejected(green, alpha=0.05, pool=pool) == [
+        f"significant regression: {ENTRY}: pass-to-fail 9, fail-to-pass 0, Holm-adjusted "
+        "p=0.03159 (pooled over 11 trial(s) of 3 invocation(s))"
     ]
-    # The sequential p-value over the pooled sequence in time order: 2^7 / C(14, 7) = 0.0373,
-    # times 3 by Holm: 0.11, so adaptive stopping asks for more evidence, as it should.
-    sequential = _tested(runs, green, adaptive=True)[ENTRY]
-    assert (sequential.pass_to_fail, sequential.trials) == (7, 9)
-    assert sequential.p == pytest.approx(2**7 / 3432)
+    tested = _tested(runs, green)[ENTRY]
+    assert (tested.pass_to_fail, tested.trials) == (9, 11)
+    assert tested.p == pytest.approx(sequential_regression_p(["pass-to-fail"] * 9))
+
+
+def test_once_the_gate_fails_no_green_re_run_of_the_same_inputs_passes_it(
+    tmp_path: Path,
+) -> None:
+    # Six pass-to-fail pairs in one run, then re-runs whose trials all pass: each gated run
+    # tests everything so far. Exact one-look p-values would fail the first (2^-6, x3 = 0.047)
+    # and pass the next once its green trials join (0.069 x3): a pass made by re-running. The
+    # always-valid p-value never rises, so the outcomes never go from failed back to passed.
+    runs = Runs(tmp_path)
+    outcomes = []
+    for transitions in (["pass-to-fail"] * 6, ["pass-to-fail"] * 3, ["pass-to-pass"] * 3):
+        current = runs.invocation(transitions)
+        outcomes.append(bool(rejected(current, alpha=0.05, pool=pooled(runs.dir, current))))
+    assert outcomes == [False, True, True]
 
 
 @pytest.mark.parametrize(
