@@ -83,7 +83,8 @@ def test_adaptive_trials_print_one_line_per_group_and_trial_then_the_aggregate(
     start = next(i for i, line in enumerate(lines) if "= skill-eval =" in line)
     (aggregate_dir,) = aggregates(root)
     first_aggregate = next(i for i, line in enumerate(lines) if line.startswith("aggregate "))
-    per_trial = lines[start + 1 : first_aggregate]
+    assert lines[start + 1].startswith("legend: ")  # the progress letters, said once
+    per_trial = lines[start + 2 : first_aggregate]
     assert [line.split(" [")[0] for line in per_trial] == [
         f"trial {k} group {fast_dir('same')}" for k in (1, 2, 3)
     ]
