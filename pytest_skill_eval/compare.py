@@ -344,6 +344,7 @@ def _check_group(
 ) -> None:
     """Refuse when one group's two definitions differ beyond `axis`."""
     values = [axis_values(d) for d in definitions]
+    files = f"{dirs[0] / layout.DEFINITION} vs {dirs[1] / layout.DEFINITION}"
     for other in ("host", "model", "revision"):
         first, second = values[0][other], values[1][other]
         if other == axis or first == second:
@@ -352,16 +353,16 @@ def _check_group(
             field = next(differing_fields(first, second))
             variant = field.split(".")[0]
             shown = (_shown(first.get(variant)), _shown(second.get(variant)))
-            where = f" in group {identity}'s variants.{variant}.source"
+            where = f" in group {identity}'s variants.{variant}.source ({files})"
         else:
-            shown, where = (_shown(first), _shown(second)), f" in group {identity}"
+            shown, where = (_shown(first), _shown(second)), f" in group {identity} ({files})"
         raise _refusal(other, shown, where, axis)
     fields = list(differing_fields(without_axes(definitions[0]), without_axes(definitions[1])))
     if fields:
         prints = _fingerprints(identity, definitions, dirs)
         raise AxisError(
             f"compare: A and B differ in the definition of group {identity} "
-            f"({prints[0]} vs {prints[1]}; {', '.join(fields)}), not only in {axis}: "
+            f"({prints[0]} vs {prints[1]}; {', '.join(fields)}; {files}), not only in {axis}: "
             "use results run from the same group definitions, differing in one axis"
         )
 

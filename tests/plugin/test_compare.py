@@ -137,6 +137,13 @@ def test_aggregates_regress_only_when_the_interval_excludes_zero(
     assert entry[6:8] == ["a=5/5", "b=4/5"]
 
 
+def _definitions(a: Path, b: Path) -> str:
+    """How a refusal names the two definition files it compared."""
+    return (
+        f"{a / 'groups' / GROUP / 'definition.json'} vs {b / 'groups' / GROUP / 'definition.json'}"
+    )
+
+
 def test_a_model_differing_beyond_the_axis_is_refused_even_forced(
     runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -147,8 +154,8 @@ def test_a_model_differing_beyond_the_axis_is_refused_even_forced(
     )
     expected = [
         "skill-eval: compare: A and B differ in model (unset vs scripted/other) in group "
-        f"{GROUP}, not only in revision: compare results that differ in one axis, or pass "
-        "--axis model"
+        f"{GROUP} ({_definitions(a, b)}), not only in revision: compare results that differ in "
+        "one axis, or pass --axis model"
     ]
     for argv in ((), ("--axis", "revision"), ("--force",)):
         code, out, err = compare(capsys, str(a), str(b), *argv)
@@ -183,7 +190,8 @@ def test_a_definition_differing_beyond_every_axis_is_refused_naming_both_fingerp
         assert (code, out) == (2, "")
         assert err.splitlines() == [
             f"skill-eval: compare: A and B differ in the definition of group {GROUP} "
-            f"(sha256:b1b5ccb02502 vs sha256:c0ffeec0ffee; input.prompt), not only in {axis}: "
+            f"(sha256:b1b5ccb02502 vs sha256:c0ffeec0ffee; input.prompt; {_definitions(a, b)}), "
+            f"not only in {axis}: "
             "use results run from the same group definitions, differing in one axis"
         ]
 
@@ -217,7 +225,10 @@ def test_each_axis_allows_only_its_own_fields(
     assert compare(capsys, str(a), str(b), "--axis", "host")[0] == 0
     code, _, err = compare(capsys, str(a), str(b), "--axis", "model", "--force")
     assert code == 2
-    assert f"differ in host (unset vs claude-code) in group {GROUP}, not only in model" in err
+    assert (
+        f"differ in host (unset vs claude-code) in group {GROUP} ({_definitions(a, b)}), "
+        "not only in model"
+    ) in err
 
     def new_source(d: dict[str, Any]) -> None:
         d.pop("runtime")
@@ -229,8 +240,9 @@ def test_each_axis_allows_only_its_own_fields(
     assert code == 2
     assert err.splitlines() == [
         'skill-eval: compare: A and B differ in revision ({"kind":"working-tree"} vs '
-        f'{{"kind":"git","revision":"HEAD~1"}}) in group {GROUP}\'s variants.candidate.source, '
-        "not only in host: compare results that differ in one axis, or pass --axis revision"
+        f'{{"kind":"git","revision":"HEAD~1"}}) in group {GROUP}\'s variants.candidate.source '
+        f"({_definitions(a, b)}), not only in host: compare results that differ in one axis, "
+        "or pass --axis revision"
     ]
 
 
