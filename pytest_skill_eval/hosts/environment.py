@@ -10,11 +10,14 @@ credentials to the subject.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 # What every host owns: its isolated home and temp dir, where it finds configuration and caches
 # (XDG_*), and what Node would load before the host's own code.
+# What every host is started with from the operator's environment: PATH and the locale.
+BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 COMMON_NAMES = ("HOME", "TMPDIR", "PWD", "NODE_OPTIONS", "NODE_COMPILE_CACHE")
 COMMON_PREFIXES = ("XDG_",)
 
@@ -46,6 +49,11 @@ class OwnedEnvironment:
         if upper in self.allowed:
             return False
         return upper in self.names or upper.startswith(self.prefixes)
+
+
+def baseline_environment() -> dict[str, str]:
+    """The operator's values of `BASELINE_KEYS` that are set."""
+    return {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
 
 
 def refusal(

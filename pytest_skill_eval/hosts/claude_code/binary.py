@@ -15,11 +15,11 @@ from pathlib import Path
 
 from ...errors import HostError
 from ..binaries import locate, version_of
+from ..environment import baseline_environment
 from ..layers import SystemLayer
 
 PINNED = "2.1.332"
 PACKAGE = "@anthropic-ai/claude-code"
-BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
 # The managed directory 2.1.332 reads on Linux (its binary names no variable that moves it), and
 # what it reads there; on WSL it may also inherit the Windows one when a managed source says so.
@@ -57,7 +57,7 @@ def locate_claude(explicit: str | None, root: Path) -> Path:
 
 def check_claude(path: Path) -> ClaudeCodeBinary:
     """Run `claude --version` once in an empty home; refuse anything but the pinned version."""
-    env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+    env = baseline_environment()
     env |= {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "HOME": os.devnull}
     found = version_of(path, env, ClaudeCodeNotFoundError).group(0)
     if found != PINNED:

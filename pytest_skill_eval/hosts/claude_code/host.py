@@ -20,10 +20,10 @@ from ...modelserver.wire import ANTHROPIC
 from .. import command_server
 from ..base import Endpoint, Executable, Home, Launch
 from ..dialogue import StreamDialogue
-from ..environment import OwnedEnvironment
+from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
-from .binary import BASELINE_KEYS, SYSTEM_LAYERS
+from .binary import SYSTEM_LAYERS
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 
@@ -204,7 +204,7 @@ class ClaudeCodeHost:
 
     def environment(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home dirs, the loopback endpoint, no traffic beside it."""
-        env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+        env = baseline_environment()
         env.setdefault("PATH", os.defpath)
         env |= {
             "HOME": str(home.home),

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from ...errors import HostError
 from ..binaries import locate, version_of
+from ..environment import baseline_environment
 from ..layers import SystemLayer
 
 PINNED = "0.171.0"
 PACKAGE = "@openai/codex"
-BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
 SYSTEM_DIR = Path("/etc/codex")
 # Layers the evaluator cannot override: Codex merges them over (or instead of) CODEX_HOME's.
@@ -112,7 +112,7 @@ def check_codex(path: Path) -> CodexBinary:
     when there is one (`native_codex`), else `path` itself."""
     native = native_codex(path)
     executable, launcher_env = native if native is not None else (path, {})
-    env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+    env = baseline_environment()
     env |= {"HOME": os.devnull, "CODEX_HOME": os.devnull}
     found = version_of(executable, env, CodexNotFoundError).group(0)
     if found != PINNED:

@@ -27,13 +27,13 @@ from ..base import Endpoint, Executable, Home, Launch
 from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
-from ..environment import OwnedEnvironment
+from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
 from ..layers import SystemLayerError, kept_out
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, HostProcess, ProcessOutcome
-from .binary import BASELINE_KEYS, SYSTEM_LAYERS
+from .binary import SYSTEM_LAYERS
 from .config import (
     DEFAULT_MODEL,
     EFFORT,
@@ -366,7 +366,7 @@ class CodexHost:
 
     def environment(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home dirs, the loopback key; no operator credential."""
-        env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+        env = baseline_environment()
         env.setdefault("PATH", os.defpath)
         env |= {"HOME": str(home.home), "CODEX_HOME": str(home.config), "TMPDIR": str(home.tmp)}
         if self._base_url is not None:

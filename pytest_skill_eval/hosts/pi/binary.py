@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...errors import HostError
 from ..binaries import locate, version_of
-from ..environment import OwnedEnvironment
+from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
 from ..layers import SystemLayer
 
 MIN_VERSION = (0, 73, 1)
@@ -22,7 +22,6 @@ SYSTEM_LAYERS: tuple[SystemLayer, ...] = ()
 
 # The small host baseline copied from the operator's environment (PRODUCT §4): enough for Node
 # to start and format text, nothing that carries identity or credentials.
-BASELINE_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 # Pi's isolation (`hosts.environment`): every name `base_environment` sets, and PI_*, which
 # steer its agent dir, package dir, network and telemetry.
 OWNED_ENVIRONMENT = OwnedEnvironment.of(BASELINE_KEYS, prefixes=("PI_",))
@@ -50,7 +49,7 @@ def locate_pi(explicit: str | None, root: Path) -> Path:
 
 def check_pi(path: Path) -> PiBinary:
     """Run `pi --version` once; refuse a Pi older than the supported version."""
-    env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+    env = baseline_environment()
     env |= {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
     match = version_of(path, env, PiNotFoundError)
     version = tuple(int(g) for g in match.groups())
@@ -64,7 +63,7 @@ def check_pi(path: Path) -> PiBinary:
 
 def base_environment(home: Path, agent_dir: Path, tmp: Path) -> dict[str, str]:
     """The isolated baseline: operator PATH/locale, our own HOME, agent dir and TMPDIR."""
-    env = {k: os.environ[k] for k in BASELINE_KEYS if k in os.environ}
+    env = baseline_environment()
     env.setdefault("PATH", os.defpath)
     env |= {
         "HOME": str(home),
