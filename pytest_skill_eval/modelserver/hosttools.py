@@ -7,7 +7,9 @@ rendered as Claude Code's tool and argument names (`run_command {command}` as th
 MCP tool); on Pi, `skill` becomes a `read` of that skill's SKILL.md. Codex (it offers
 `exec_command` and `apply_patch`) has no file tools: reads become a shell `cat`, writes and edits
 one `apply_patch`, and `run_command` the evaluator's MCP tool in its namespace (see
-`codextools`). Any other call (a host-native one) passes through unchanged.
+`codextools`). Gemini CLI (a Gemini request: `functionDeclarations`) gets `read_file`,
+`write_file`, `replace` (one per replacement), `activate_skill` and the evaluator's MCP tool.
+Any other call (a host-native one) passes through unchanged.
 """
 
 from __future__ import annotations
@@ -19,16 +21,21 @@ from typing import Any
 
 from ..workspace.entries import read_inside
 from .codextools import codex_call
+from .gemini import function_names
 from .script import ScriptedResponse, ToolCall
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
+GEMINI_CLI = "gemini-cli"
 PI = "pi"
-HOSTS = (PI, CLAUDE_CODE, CODEX)
+HOSTS = (PI, CLAUDE_CODE, CODEX, GEMINI_CLI)
 # Declared commands reach Claude Code through the evaluator's MCP server `skill-eval`.
 CLAUDE_CODE_RUN_COMMAND = "mcp__skill-eval__run_command"
 _CLAUDE_TOOLS = ("Read", "Write", "Edit", "Skill", CLAUDE_CODE_RUN_COMMAND)
 _CODEX_TOOLS = ("exec_command", "apply_patch")
+# Declared commands reach Gemini CLI through the same server; it names MCP tools
+# `mcp_<server>_<tool>`.
+GEMINI_RUN_COMMAND = "mcp_skill-eval_run_command"
 
 
 def offered_tools(body: Mapping[str, Any]) -> set[str]:
@@ -47,6 +54,8 @@ def offered_tools(body: Mapping[str, Any]) -> set[str]:
 
 def requesting_host(body: Mapping[str, Any]) -> str:
     """Which tool vocabulary the request speaks: Claude Code's, Codex's, or Pi's (neutral)."""
+    if function_names(body):
+        return GEMINI_CLI
     offered = offered_tools(body)
     if "read" in offered:
         return PI
@@ -78,6 +87,8 @@ def render_for_host(
             calls += _claude_code(call)
         elif host == CODEX:
             calls.append(codex_call(call, skill_file(call, placeholders), workspace))
+        elif host == GEMINI_CLI:
+            calls += _gemini_cli(call)
         else:
             calls += _pi(call, placeholders)
     if len(calls) != len(response.tool_calls):
@@ -113,6 +124,45 @@ def _claude_code(call: ToolCall) -> list[ToolCall]:
         return [dataclasses.replace(call, name="Skill", arguments={"skill": args["name"]})]
     if call.name == "run_command":
         return [dataclasses.replace(call, name=CLAUDE_CODE_RUN_COMMAND)]
+    return [call]
+
+
+def _gemini_cli(call: ToolCall) -> list[ToolCall]:
+    args = dict(call.arguments)
+    path = args.pop("path", None)
+    if call.name == "read" and isinstance(path, str):
+        lines: dict[str, Any] = {"file_path": path}
+        offset, limit = args.get("offset"), args.get("limit")
+        first = offset if isinstance(offset, int) and offset > 0 else 1
+        if first > 1:
+            lines["start_line"] = first
+        if isinstance(limit, int) and limit > 0:
+            lines |= {"start_line": first, "end_line": first + limit - 1}
+        return [dataclasses.replace(call, name="read_file", arguments=lines)]
+    if call.name == "write" and isinstance(path, str):
+        arguments = {"file_path": path, **args}
+        return [dataclasses.replace(call, name="write_file", arguments=arguments)]
+    if call.name == "edit" and isinstance(path, str):
+        edits = args.get("edits")
+        if not isinstance(edits, list):
+            edits = [{"oldText": args.get("oldText"), "newText": args.get("newText")}]
+        return [
+            dataclasses.replace(
+                call,
+                name="replace",
+                arguments={
+                    "file_path": path,
+                    "instruction": f"Replace the given text in {path}.",
+                    "old_string": edit.get("oldText") if isinstance(edit, dict) else None,
+                    "new_string": edit.get("newText") if isinstance(edit, dict) else None,
+                },
+            )
+            for edit in edits
+        ]
+    if call.name == "skill" and isinstance(args.get("name"), str):
+        return [dataclasses.replace(call, name="activate_skill", arguments={"name": args["name"]})]
+    if call.name == "run_command":
+        return [dataclasses.replace(call, name=GEMINI_RUN_COMMAND)]
     return [call]
 
 

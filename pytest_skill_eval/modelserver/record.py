@@ -301,7 +301,7 @@ class RecordingRoute(Route):
             message = failure.message if failure is not None else "no interaction"
             return error_reply(api or self.api, status, message.split("\n", 1)[0])
         if replayed is not None:
-            return self._replay(api, replayed, cursor, parsed)
+            return self._replay(api, replayed, cursor, parsed, path)
         assert slot is not None
         note = RequestNote(
             api=api,

@@ -20,7 +20,12 @@ MatchMode = Literal["order", "body"]
 
 STOP_REASONS: tuple[StopReason, ...] = ("stop", "tool_use", "length", "error")
 MATCH_MODES: tuple[MatchMode, ...] = ("order", "body")
-SUPPORTED_APIS: tuple[str, ...] = ("openai-completions", "anthropic-messages", "openai-responses")
+SUPPORTED_APIS: tuple[str, ...] = (
+    "openai-completions",
+    "anthropic-messages",
+    "openai-responses",
+    "gemini-generate-content",
+)
 
 _TOP_KEYS = ("version", "match", "interactions")
 _INTERACTION_KEYS = ("request", "response")

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
+from pytest_skill_eval.modelserver.gemini import GEMINI, GEMINI_SERVED_PATH, model_of
 from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.placeholders import (
     fill_response,
@@ -54,12 +55,19 @@ _API_PATHS = {
     "/v1/messages": ANTHROPIC,
     "/v1/responses": OPENAI_RESPONSES,
 }
-SERVED_PATHS = ", ".join(_API_PATHS)
+SERVED_PATHS = ", ".join([*_API_PATHS, GEMINI_SERVED_PATH])
 
 
 def api_path(api: str) -> str:
     """The path (below a route) where the server takes requests of `api`."""
+    if api == GEMINI:
+        return GEMINI_SERVED_PATH
     return next(path for path, served in _API_PATHS.items() if served == api)
+
+
+def api_of(path: str) -> str | None:
+    """The api whose requests the server takes at `path` (below a route), None: none."""
+    return GEMINI if model_of(path) is not None else _API_PATHS.get(path)
 
 
 _MAX_BODY = 64 * 1024 * 1024
@@ -143,8 +151,8 @@ class Route:
         root = f"{self._server.base_url}/r/{self.token}"
         if api in (OPENAI, OPENAI_RESPONSES):
             return f"{root}/v1"
-        if api == ANTHROPIC:
-            return root
+        if api in (ANTHROPIC, GEMINI):
+            return root  # the Gemini SDK appends `/v1beta/models/…`
         raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(SERVED_APIS)}")
 
     @property
@@ -235,10 +243,10 @@ class Route:
             message = failure.message if failure is not None else "no interaction"
             # Pi shows the first line; the route failure keeps the whole message (with a diff).
             return error_reply(api or OPENAI, status, message.split("\n", 1)[0])
-        return self._replay(api, interaction, cursor, parsed)
+        return self._replay(api, interaction, cursor, parsed, path)
 
     def _replay(
-        self, api: str, interaction: Interaction, index: int, body: Mapping[str, Any]
+        self, api: str, interaction: Interaction, index: int, body: Mapping[str, Any], path: str
     ) -> WireReply:
         # `{{date}}` (the normalised date line) is filled with today unless a caller set it.
         values = {"date": datetime.date.today().isoformat(), **self.placeholders}
@@ -246,7 +254,7 @@ class Route:
         response = render_for_host(response, requesting_host(body), values, self.workspace)
         if response.latency_ms:
             time.sleep(response.latency_ms / 1000)
-        model = str(body.get("model", ""))
+        model = str(body.get("model", "") or model_of(path) or "")
         custom = custom_tools(body) if api == OPENAI_RESPONSES else frozenset[str]()
         return render_stream(api, response, model=model, request_index=index, custom_tools=custom)
 
@@ -427,7 +435,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         match = _ROUTE_PATH.match(path)
         sub = (match.group(2) or "/") if match else path
-        api = _API_PATHS.get(sub) if self.command == "POST" else None
+        api = api_of(sub) if self.command == "POST" else None
         token = match.group(1) if match else None
         route = self.server.owner._lookup(token) if token else None
         if route is None:

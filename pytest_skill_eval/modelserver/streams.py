@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_skill_eval.modelserver.gemini import GEMINI, GeminiStreamParser
 from pytest_skill_eval.modelserver.responses import ResponsesStreamParser
 from pytest_skill_eval.modelserver.script import ErrorReply, ScriptedResponse, StopReason, Usage
 from pytest_skill_eval.modelserver.sse import (
@@ -230,6 +231,8 @@ def stream_parser(api: str) -> StreamParser:
         return AnthropicStreamParser()
     if api == OPENAI_RESPONSES:
         return ResponsesStreamParser()
+    if api == GEMINI:
+        return GeminiStreamParser()
     raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(SERVED_APIS)}")
 
 

@@ -1,7 +1,7 @@
 """Render neutral scripted responses into the streaming wire formats the hosts accept.
 
 Chat completions and Anthropic messages as Pi 0.73.1 and Claude Code take them; the OpenAI
-Responses API (Codex) is rendered by `responses`.
+Responses API (Codex) is rendered by `responses`, the Gemini API (Gemini CLI) by `gemini`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_skill_eval.modelserver.gemini import GEMINI, error_body, gemini_chunks
 from pytest_skill_eval.modelserver.responses import RESPONSES, responses_chunks
 from pytest_skill_eval.modelserver.script import ScriptedResponse
 from pytest_skill_eval.modelserver.sse import compact_json, halves, pieces, sse_data, sse_event
@@ -19,9 +20,10 @@ from pytest_skill_eval.modelserver.sse import compact_json, halves, pieces, sse_
 OPENAI = "openai-completions"
 ANTHROPIC = "anthropic-messages"
 OPENAI_RESPONSES = RESPONSES
-# The formats Pi and Claude Code are configured with; Codex adds the Responses API.
+# The formats Pi and Claude Code are configured with; Codex adds the Responses API, Gemini CLI
+# the Gemini API.
 APIS: tuple[str, ...] = (OPENAI, ANTHROPIC)
-SERVED_APIS: tuple[str, ...] = (*APIS, OPENAI_RESPONSES)
+SERVED_APIS: tuple[str, ...] = (*APIS, OPENAI_RESPONSES, GEMINI)
 
 _OPENAI_FINISH = {"stop": "stop", "tool_use": "tool_calls", "length": "length", "error": "error"}
 _ANTHROPIC_STOP = {"stop": "end_turn", "tool_use": "tool_use", "length": "max_tokens"}
@@ -86,6 +88,15 @@ def render_stream(
                 custom=custom_tools,
             )
         )
+    elif api == GEMINI:
+        chunks = tuple(
+            gemini_chunks(
+                response,
+                model=model,
+                request_index=request_index,
+                error_message=STREAM_ERROR_MESSAGE,
+            )
+        )
     else:
         raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(SERVED_APIS)}")
     headers = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))
@@ -94,11 +105,13 @@ def render_stream(
 
 def error_reply(api: str, status: int, message: str) -> WireReply:
     """An HTTP error with the JSON error body of `api` (OpenAI's shape, which the Responses API
-    shares, for every api but Anthropic's)."""
+    shares, for every api but Anthropic's and Gemini's)."""
     body: dict[str, Any]
     if api == ANTHROPIC:
         kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
         body = {"type": "error", "error": {"type": kind, "message": message}}
+    elif api == GEMINI:
+        body = error_body(status, message)
     else:
         kind = _OPENAI_ERROR_TYPES.get(status, "server_error")
         body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
