@@ -24,6 +24,7 @@ PROVIDER_KEYS = {
 HOST_KEYS = {
     "claude-code": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
     "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
+    "gemini-cli": ("GEMINI_API_KEY",),
 }
 # An inherited variable named like a secret is taken for a credential under a name of its own.
 SECRET_SUFFIXES = ("_API_KEY", "_KEY", "_TOKEN")

@@ -167,7 +167,7 @@ def add_options(parser: pytest.Parser) -> None:
         default=[],
         metavar="NAME",
         help="run every selected group on this host instead of its declared runtime.host; "
-        "repeatable (pi, claude-code, codex)",
+        "repeatable (pi, claude-code, codex, gemini-cli)",
     )
     group.addoption("--skill-eval-group", action="append", metavar="ID|POS",
                     help="select a group by id or one-based suite position; repeatable "
@@ -254,11 +254,13 @@ class Settings:
     adaptive: bool = False
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
+    gemini: str | None = None
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
-        binary = {"claude-code": self.claude, "codex": self.codex}.get(host)
+        binaries = {"claude-code": self.claude, "codex": self.codex, "gemini-cli": self.gemini}
+        binary = binaries.get(host)
         return HostOptions(binary=binary, unconfined_reads=self.codex_unconfined_reads)
 
     @classmethod
@@ -346,6 +348,7 @@ class Settings:
             pi=_option(config, "pi"),
             claude=_option(config, "claude"),
             codex=_option(config, "codex"),
+            gemini=_option(config, "gemini"),
             codex_unconfined_reads=bool(
                 config.getoption("--skill-eval-codex-unconfined-reads")
                 or config.getini("skill_eval_codex_unconfined_reads")

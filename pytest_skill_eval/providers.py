@@ -16,6 +16,7 @@ from .errors import ModelProviderError
 from .hosts.base import Endpoint, ServedModel
 from .hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
 from .modelserver.cassette import load_existing
+from .modelserver.gemini import GEMINI
 from .modelserver.record import RecordingRoute
 from .modelserver.script import ScriptError, cassette_file, load_script, script_path
 from .modelserver.server import Route, ScriptedModelServer
@@ -36,7 +37,7 @@ KNOWN_PROVIDERS = {
 
 
 # Hosts that speak one wire format whatever the provider (Pi speaks the provider's).
-HOST_APIS = {"claude-code": ANTHROPIC, "codex": OPENAI_RESPONSES}
+HOST_APIS = {"claude-code": ANTHROPIC, "codex": OPENAI_RESPONSES, "gemini-cli": GEMINI}
 
 
 class EndpointError(ModelProviderError):

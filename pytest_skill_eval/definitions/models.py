@@ -149,7 +149,7 @@ class Environment(DefinitionModel):
 class Runtime(DefinitionModel):
     """The host profile shared by both variants."""
 
-    host: Literal["pi", "claude-code", "codex"]
+    host: Literal["pi", "claude-code", "codex", "gemini-cli"]
     prompt: Literal["isolated", "host"] = "isolated"
     session: Boolean
     extensions: tuple[ExtensionBundle, ...]

@@ -36,16 +36,23 @@ class HostOptions:
 
 # The binary option of each host: `--skill-eval-<name> PATH` (ini `skill_eval_<name>`), and the
 # host's name in its help.
-BINARY_OPTIONS = (("pi", "Pi"), ("claude", "Claude Code"), ("codex", "Codex"))
+BINARY_OPTIONS = (
+    ("pi", "Pi"),
+    ("claude", "Claude Code"),
+    ("codex", "Codex"),
+    ("gemini", "Gemini CLI"),
+)
 
 
 def _hosts() -> dict[str, type[Host]]:
     # Imported here so that `hosts.process` and `hosts.observation` stay cheap to import.
     from .claude_code.host import ClaudeCodeHost
     from .codex.host import CodexHost
+    from .gemini_cli.host import GeminiCliHost
     from .pi.host import PiHost
 
-    return {PiHost.name: PiHost, ClaudeCodeHost.name: ClaudeCodeHost, CodexHost.name: CodexHost}
+    hosts: tuple[type[Host], ...] = (PiHost, ClaudeCodeHost, CodexHost, GeminiCliHost)
+    return {host.name: host for host in hosts}
 
 
 def host_for(name: str) -> Host:
@@ -100,10 +107,17 @@ def _codex(options: HostOptions, root: Path) -> Executable:
     return binary
 
 
+def _gemini_cli(options: HostOptions, root: Path) -> Executable:
+    from .gemini_cli.binary import check_gemini, locate_gemini
+
+    return check_gemini(locate_gemini(options.binary, root))
+
+
 # The binary check of each host other than Pi: located, version-checked, machine-checked.
 BINARY_CHECKS: dict[str, Callable[[HostOptions, Path], Executable]] = {
     "claude-code": _claude_code,
     "codex": _codex,
+    "gemini-cli": _gemini_cli,
 }
 _CHECKED: dict[str, Executable] = {}
 

@@ -1,13 +1,20 @@
 """What the hosts that print one JSON event a line share: frames into a translator, stopped by
-cancellation, a protocol error, the end of the stream or the no-progress watchdog."""
+cancellation, a protocol error, the end of the stream or the no-progress watchdog; and, for
+hosts that continue a session in a new process each turn, starting those and keeping their
+logs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from ..evidence.redact import Counts, add
+from .layers import SystemLayer, SystemLayerError, kept_out
 from .observation import Observation
 from .process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+
+if TYPE_CHECKING:
+    from .base import Launch
 
 TICK_S = 0.25
 
@@ -82,3 +89,81 @@ class StreamDialogue(Generic[T]):
             obs.protocol_error(frame.error or "invalid-record", line=frame.line)
             return
         self._translator.apply(frame.event)
+
+
+class ProcessPerTurnDialogue(StreamDialogue[T]):
+    """A dialogue whose later turns each start a new process (a `resume` command line) with
+    the first one's environment; their events and stderr are appended to the run's files."""
+
+    def __init__(self, process: HostProcess, cancel: CancelToken, launch: Launch) -> None:
+        super().__init__(process, cancel)
+        self._launch = launch
+        self._counts: dict[str, Counts] = {}
+        self._cut: list[OSError | None] = [None, None]  # events, stderr: the first failed write
+
+    def _next_process(
+        self, number: int, argv: list[str] | None, host: str, layers: Sequence[SystemLayer]
+    ) -> bool:
+        """Start `argv` for turn `number` (None: the last turn left nothing to resume);
+        False when the conversation cannot go on."""
+        obs = self._observation
+        if self._cancel.cancelled:
+            return False
+        if self._outcome.exit_code not in (0, None) or argv is None:
+            obs.protocol_error(
+                "process-error", message=f"turn {number - 1} left no {host} session to resume"
+            )
+            return False
+        try:
+            # Each turn is a new process, which reads the system layers again when it starts.
+            kept_out(host, layers)
+        except SystemLayerError as error:
+            obs.protocol_error("system-layer", message=str(error))
+            return False
+        directory = self._launch.events_path.parent
+        process = HostProcess(
+            argv=argv,
+            env=self._process.env,
+            cwd=self._launch.cwd,
+            events_path=directory / f"events.turn{number}.jsonl",
+            stderr_path=directory / f"stderr.turn{number}.log",
+            interactive=False,
+            no_progress_s=self._launch.no_progress_s,
+            redactor=self._launch.redactor,
+            home=self._process.home,
+        )
+        try:
+            process.start()
+        except OSError as failure:
+            obs.protocol_error("process-error", message=f"could not resume {host}: {failure}")
+            return False
+        self._process, self._outcome, self._ended = process, ProcessOutcome(), False
+        return True
+
+    def _collect(self, number: int) -> None:
+        """A later turn's events and stderr appended to the run's own files (already redacted),
+        and every process's redaction counts kept under those files' names."""
+        names = {
+            self._process.events_path.name: self._launch.events_path.name,
+            self._process.stderr_path.name: self._launch.stderr_path.name,
+        }
+        for name, counts in self._process.redactions.items():
+            add(self._counts.setdefault(names.get(name, name), {}), counts)
+        self._process.redactions = {name: dict(c) for name, c in self._counts.items()}
+        # A log cut short in any turn (a full disk) stays cut: the last process carries that.
+        cut = [self._process.events_error, self._process.stderr_error]
+        later_turn = [
+            (self._process.events_path, self._launch.events_path),
+            (self._process.stderr_path, self._launch.stderr_path),
+        ]
+        for index, (part, whole) in enumerate(later_turn if number > 1 else []):
+            try:
+                with open(whole, "ab") as sink:
+                    sink.write(part.read_bytes())
+                part.unlink()
+            except OSError as failure:
+                message = f"could not keep turn {number}'s {part.name}: {failure}"
+                self._observation.protocol_error("operation-failed", message=message)
+                cut[index] = cut[index] or failure
+        self._cut = [old or new for old, new in zip(self._cut, cut, strict=True)]
+        self._process.events_error, self._process.stderr_error = self._cut

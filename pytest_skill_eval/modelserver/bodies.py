@@ -2,10 +2,11 @@
 
 Chat completions and Anthropic messages carry `messages` (Anthropic's system prompt in
 `system`); the Responses API carries `instructions` and `input` items (developer messages, user
-and assistant messages, tool calls and their outputs). The server keeps every request it
-received, so what the model saw can be observed the same way on every host: `observations`
-turns them into the records Pi's context observer writes (`surface` `system-prompt` once per
-turn, `provider-context` per request).
+and assistant messages, tool calls and their outputs); the Gemini API carries
+`systemInstruction` and `contents` (`parts`: text, `functionCall`, `functionResponse`). The
+server keeps every request it received, so what the model saw can be observed the same way on
+every host: `observations` turns them into the records Pi's context observer writes (`surface`
+`system-prompt` once per turn, `provider-context` per request).
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ def request_excerpt(body: Mapping[str, Any], limit: int = 200) -> str | None:
             if isinstance(message, dict) and message.get("role") in ("user", "tool"):
                 return content_text(message.get("content"))[:limit]
         return None
+    contents = body.get("contents")
+    if isinstance(contents, list):
+        for content in reversed(contents):
+            if isinstance(content, dict) and content.get("role") == "user":
+                return gemini_text(content.get("parts"))[:limit]
+        return None
     items = body.get("input")
     if isinstance(items, list):
         for item in reversed(items):
@@ -61,7 +68,9 @@ def request_excerpt(body: Mapping[str, Any], limit: int = 200) -> str | None:
 
 
 def request_context(body: Mapping[str, Any]) -> RequestContext:
-    """The system prompt and conversation of a request in any of the three wire formats."""
+    """The system prompt and conversation of a request in any of the four wire formats."""
+    if isinstance(body.get("contents"), list):
+        return _gemini_context(body)
     system: list[str] = []
     entries: list[ContextMessage] = []
     if "system" in body:
@@ -88,6 +97,44 @@ def request_context(body: Mapping[str, Any]) -> RequestContext:
             text = content_text(item.get("content"))
             entries.append(ContextMessage(role if isinstance(role, str) else None, text))
     return RequestContext("\n".join(t for t in system if t), tuple(entries))
+
+
+def _gemini_context(body: Mapping[str, Any]) -> RequestContext:
+    instruction = body.get("systemInstruction")
+    parts = instruction.get("parts") if isinstance(instruction, dict) else instruction
+    entries: list[ContextMessage] = []
+    contents = body.get("contents")
+    for content in contents if isinstance(contents, list) else []:
+        if not isinstance(content, dict):
+            continue
+        role = "assistant" if content.get("role") == "model" else content.get("role")
+        raw = content.get("parts")
+        parts_of: list[Any] = raw if isinstance(raw, list) else []
+        answers = [p for p in parts_of if isinstance(p, dict) and "functionResponse" in p]
+        if answers:
+            entries += [ContextMessage("tool", gemini_text([p])) for p in answers]
+            continue
+        entries.append(
+            ContextMessage(role if isinstance(role, str) else None, gemini_text(parts_of))
+        )
+    return RequestContext(gemini_text(parts), tuple(entries))
+
+
+def gemini_text(parts: Any) -> str:
+    """The text of Gemini `parts`: texts (not the model's thoughts) and function responses;
+    the model's own function calls carry no context text."""
+    texts: list[str] = []
+    for part in parts if isinstance(parts, list) else []:
+        if not isinstance(part, dict) or part.get("thought") is True:
+            continue
+        if isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        answer = part.get("functionResponse")
+        response = answer.get("response") if isinstance(answer, dict) else None
+        if isinstance(response, dict):
+            output = response.get("output", response.get("error"))
+            texts.append(output if isinstance(output, str) else content_text([response]))
+    return "\n".join(t for t in texts if t)
 
 
 def content_text(content: Any) -> str:

@@ -17,8 +17,9 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_skill_eval.modelserver.gemini import GEMINI, GEMINI_SERVED_PATH, model_of
+from pytest_skill_eval.modelserver.gemini import GEMINI, model_of
 from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
+from pytest_skill_eval.modelserver.paths import SERVED_PATHS, api_of, api_path
 from pytest_skill_eval.modelserver.placeholders import (
     fill_response,
     normalise_request,
@@ -50,26 +51,6 @@ __all__ = [
 ]
 
 _ROUTE_PATH = re.compile(r"^/r/([A-Za-z0-9_-]+)(/.*)?$")
-_API_PATHS = {
-    "/v1/chat/completions": OPENAI,
-    "/v1/messages": ANTHROPIC,
-    "/v1/responses": OPENAI_RESPONSES,
-}
-SERVED_PATHS = ", ".join([*_API_PATHS, GEMINI_SERVED_PATH])
-
-
-def api_path(api: str) -> str:
-    """The path (below a route) where the server takes requests of `api`."""
-    if api == GEMINI:
-        return GEMINI_SERVED_PATH
-    return next(path for path, served in _API_PATHS.items() if served == api)
-
-
-def api_of(path: str) -> str | None:
-    """The api whose requests the server takes at `path` (below a route), None: none."""
-    return GEMINI if model_of(path) is not None else _API_PATHS.get(path)
-
-
 _MAX_BODY = 64 * 1024 * 1024
 
 

@@ -1,4 +1,5 @@
-"""The path and tool guard, run by Claude Code as its PreToolUse hook (a script, stdlib only).
+"""The path and tool guard, run by Claude Code as its PreToolUse hook and by Gemini CLI as its
+BeforeTool hook (a script, stdlib only).
 
 Same semantics as Pi's guard: only declared tools; `Read` inside the workspace and declared
 resources, `Write`/`Edit` inside the workspace, each path resolved the way the kernel walks it
@@ -13,16 +14,22 @@ import os
 import sys
 from typing import Any
 
-# Claude Code's tool names → the neutral names a group declares (the last is the evaluator's
-# MCP tool for declared commands: it takes no path, the server checks the command id).
+# Claude Code's and Gemini CLI's tool names → the neutral names a group declares (the MCP tools
+# are the evaluator's for declared commands: they take no path, the server checks the command
+# id). Gemini CLI's BeforeTool hook gives the same `tool_name`, `tool_input` and `cwd`, and
+# refuses on exit status 2 too.
 NEUTRAL = {
     "Read": "read",
     "Write": "write",
     "Edit": "edit",
     "mcp__skill-eval__run_command": "run_command",
+    "read_file": "read",
+    "write_file": "write",
+    "replace": "edit",
+    "mcp_skill-eval_run_command": "run_command",
 }
-# Tools the evaluator itself offers: the skill loader (its input names a declared skill only).
-EVALUATOR_TOOLS = ("Skill",)
+# Tools the evaluator itself offers: the skill loaders (their input names a declared skill only).
+EVALUATOR_TOOLS = ("Skill", "activate_skill")
 
 
 class Refused(Exception):

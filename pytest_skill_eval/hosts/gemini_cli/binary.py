@@ -1,0 +1,63 @@
+"""Finding Gemini CLI, checking its version, and the layers it reads from outside its home.
+
+The knobs the host relies on (settings keys, the stream-json events, the skills directory,
+`activate_skill` under `--approval-mode yolo`) are version-specific, so any other version is
+refused. Gemini CLI reads `/etc/gemini-cli` whatever HOME says: the system settings and system
+defaults (which the launch also moves into the isolated home through
+`GEMINI_CLI_SYSTEM_SETTINGS_PATH` and `GEMINI_CLI_SYSTEM_DEFAULTS_PATH`) and the system policies
+beside them, which no variable moves. Where the directory exists no subject starts
+(`hosts.layers`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import HostError
+from ..binaries import locate, version_of
+from ..environment import baseline_environment
+from ..layers import SystemLayer
+
+PINNED = "0.61.0"
+PACKAGE = "@google/gemini-cli"
+INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
+OPTION = "--skill-eval-gemini"
+SYSTEM_DIR = Path("/etc/gemini-cli")
+SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
+    SystemLayer(SYSTEM_DIR, "system settings, system defaults and system policies"),
+)
+
+
+class GeminiNotFoundError(HostError):
+    """The Gemini CLI binary is missing or not the pinned version."""
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiBinary:
+    """A checked Gemini CLI executable (its `bundle/gemini.js`, run by `node` on PATH)."""
+
+    path: Path
+    version: str
+
+
+def locate_gemini(explicit: str | None, root: Path) -> Path:
+    """`--skill-eval-gemini`, else `gemini` on PATH, else `node_modules/.bin/gemini`."""
+    return locate(
+        "gemini", OPTION, explicit, root, host="Gemini CLI", install=INSTALL,
+        error=GeminiNotFoundError,
+    )  # fmt: skip
+
+
+def check_gemini(path: Path) -> GeminiBinary:
+    """Run `gemini --version` once in an empty home; refuse anything but the pinned version."""
+    with tempfile.TemporaryDirectory(prefix="skill-eval-gemini-") as home:
+        env = baseline_environment()
+        env |= {"HOME": home, "GEMINI_CLI_HOME": home, "GEMINI_CLI_NO_RELAUNCH": "true"}
+        found = version_of(path, env, GeminiNotFoundError).group(0)
+    if found != PINNED:
+        raise GeminiNotFoundError(
+            f"{path} is Gemini CLI {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
+        )
+    return GeminiBinary(path, found)

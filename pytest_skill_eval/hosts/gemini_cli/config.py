@@ -1,0 +1,125 @@
+"""The settings of one Gemini CLI run, its isolated system prompt and its skills directory.
+
+Everything goes into `~/.gemini/settings.json` of the isolated home: no telemetry, usage
+statistics or update checks; the API-key auth the loopback route answers; only the tools the
+group declares (`tools.core`, so no shell, web or sub-agent tool is offered) plus
+`activate_skill` when there are skills; the bundled skills disabled; GEMINI.md discovery kept to
+the workspace (`context.memoryBoundaryMarkers: []` stops the walk up from it); `.env` files
+above the workspace ignored; with the guard, every tool call through the BeforeTool hook
+(`claude_code/guard.py`: Gemini CLI's hooks speak the same protocol); with declared commands,
+the evaluator's MCP server.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...modelserver.hosttools import skill_name
+from .. import command_server
+from ..context import declared_context_block
+
+# The neutral tools a group declares → Gemini CLI's built-in tools.
+HOST_TOOLS = {"read": "read_file", "write": "write_file", "edit": "replace"}
+SKILL_TOOL = "activate_skill"
+# Skills 0.61.0 ships inside its bundle (`bundle/builtin`): never offered to a subject.
+BUNDLED_SKILLS = ("skill-creator", "antigravity-support")
+# The model a scripted run names when the group declares the scripted default.
+DEFAULT_MODEL = "gemini-2.5-flash"
+# The placeholder key the CLI needs to start; the loopback server ignores it.
+LOOPBACK_KEY = "skill-eval-loopback"
+TOOL_SNIPPETS = {
+    "read_file": "Read a file",
+    "write_file": "Create or overwrite a file",
+    "replace": "Replace exact text in a file",
+    SKILL_TOOL: "Load one of the listed skills",
+}
+RUN_COMMAND_SNIPPET = "Run one declared command in the workspace"
+
+
+def host_tools(tools: Sequence[str], skills: bool) -> list[str]:
+    """Gemini CLI's tools for the declared neutral ones, and `activate_skill` with skills."""
+    return [HOST_TOOLS[t] for t in tools if t in HOST_TOOLS] + ([SKILL_TOOL] if skills else [])
+
+
+def install_skills(config: Path, skills: Sequence[Path]) -> dict[str, Path]:
+    """Link each declared skill into `~/.gemini/skills`; name → its snapshotted SKILL.md."""
+    directory = config / "skills"
+    directory.mkdir(exist_ok=True)
+    seen: dict[str, Path] = {}
+    for skill in skills:
+        name = skill_name(skill)
+        if name in seen or "/" in name or name in ("", ".", "..", *BUNDLED_SKILLS):
+            raise ValueError(f"skill {skill} cannot be installed for Gemini CLI as {name!r}")
+        (directory / name).symlink_to(skill, target_is_directory=True)
+        seen[name] = (skill / "SKILL.md").resolve()
+    return seen
+
+
+def settings(
+    tools: Sequence[str], guard: bool, commands: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The run's `settings.json`: `tools` are Gemini CLI's names; `commands` the MCP server."""
+    value: dict[str, Any] = {
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "tools": {"core": list(tools)},
+        "skills": {"disabled": list(BUNDLED_SKILLS)},
+        "context": {"memoryBoundaryMarkers": []},
+        "advanced": {"ignoreLocalEnv": True},
+    }
+    if guard:
+        command = f"{sys.executable} -I {guard_script()}"
+        hook = {"matcher": "*", "hooks": [{"type": "command", "command": command}]}
+        value["hooks"] = {"BeforeTool": [hook]}
+    if commands is not None:
+        value["mcpServers"] = {command_server.SERVER_NAME: dict(commands)}
+    return value
+
+
+def guard_script() -> Path:
+    """The path and tool guard Claude Code runs as its PreToolUse hook, which takes Gemini
+    CLI's BeforeTool input as it is."""
+    from ..claude_code import guard
+
+    return Path(guard.__file__)
+
+
+def command_server_entry(workspace: Path) -> dict[str, Any]:
+    """The evaluator's MCP server offering the declared commands (it inherits the CLI's
+    environment: the group's, with `SKILL_EVAL_COMMANDS`)."""
+    return {
+        "command": sys.executable,
+        "args": ["-I", str(Path(command_server.__file__))],
+        "cwd": str(workspace),
+        "trust": True,
+    }
+
+
+def isolated_prompt(tools: Sequence[str], entries: list[dict[str, Any]], cwd: Path) -> str:
+    """The evaluator's system prompt in Gemini CLI's words; `${AgentSkills}` is where the CLI
+    puts its listing of the installed skills."""
+    lines = [f"- {name}: {TOOL_SNIPPETS.get(name, RUN_COMMAND_SNIPPET)}" for name in tools]
+    sections = [
+        "You are an expert coding assistant operating inside Gemini CLI for a skill "
+        "evaluation. Use only the tools and resources listed below.",
+        "Available tools:\n" + ("\n".join(lines) if lines else "(none)"),
+        "\n".join(
+            [
+                "Guidelines:",
+                f"- Use {SKILL_TOOL} to load a skill when the task matches its description.",
+                "- Resolve relative paths in a skill against that skill's directory "
+                "(the parent of its SKILL.md).",
+                "- Be concise in your responses.",
+            ]
+        ),
+        "${AgentSkills}",
+    ]
+    if entries:
+        sections.append(declared_context_block(entries))
+    sections.append(f"Current working directory: {cwd}")
+    return "\n\n".join(sections)

@@ -1,0 +1,208 @@
+"""Gemini CLI as a subject host: an isolated `~/.gemini`, a process per turn, `--resume`.
+
+The operator's `~/.gemini`, `.env` files, GEMINI.md files above the workspace, the system
+settings and the bundled skills never reach it: HOME (and `GEMINI_CLI_HOME`) and TMPDIR are
+ours, `settings.json` is written for the run (`config.py`), the system settings paths point at
+files that never exist, `/etc/gemini-cli` must not exist (`binary.SYSTEM_LAYERS`), and the
+declared skills, linked to their snapshots, are the only ones in `~/.gemini/skills`, so nothing
+is added to the workspace. `activate_skill` is offered only under `--approval-mode yolo`, which
+approves every call: what may run is decided by `tools.core` (the declared tools only, never the
+shell) and, with the guard, by the BeforeTool hook. Turn one is `gemini -p`; each later turn is
+`gemini -p … --resume <session>` in a new process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from ...modelserver.gemini import GEMINI
+from ...modelserver.hosttools import GEMINI_RUN_COMMAND
+from ..base import Endpoint, Executable, Home, Launch
+from ..context import declared_context_block, load_context
+from ..dialogue import ProcessPerTurnDialogue
+from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
+from ..observation import Observation, Turn
+from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
+from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
+from ..process import CancelToken, HostProcess, ProcessOutcome
+from .binary import SYSTEM_LAYERS
+from .config import (
+    DEFAULT_MODEL,
+    LOOPBACK_KEY,
+    command_server_entry,
+    host_tools,
+    install_skills,
+    isolated_prompt,
+    settings,
+)
+from .events import StreamTranslator
+
+# What the launch sets for every run: no second Node process (the CLI otherwise relaunches
+# itself with a larger heap), and the workspace trusted without a prompt.
+QUIET = {"GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+# Gemini CLI's isolation (`hosts.environment`): every name `environment` sets, GEMINI_* (its
+# home, system settings, system prompt, sandbox, model) and GOOGLE_* (endpoint, credentials,
+# cloud project), and CLOUD_SHELL, which switches its auth. A live run still inherits its key.
+OWNED_ENVIRONMENT = OwnedEnvironment.of(
+    (*BASELINE_KEYS, "CLOUD_SHELL", "SANDBOX"),
+    prefixes=("GEMINI_", "GOOGLE_"),
+    allowed=("GEMINI_API_KEY",),
+)
+
+
+def gemini_model(launch: Launch) -> str:
+    """The model Gemini CLI is asked for: the declared one, the scripted default a Gemini
+    model name (the CLI picks its prompts by the name)."""
+    if launch.model is None:
+        return DEFAULT_MODEL
+    provider, _, declared = launch.model["model"].rpartition("/")
+    if not declared or (provider, declared) == (SCRIPTED_PROVIDER, SCRIPTED_MODEL):
+        return DEFAULT_MODEL
+    return declared
+
+
+class GeminiDialogue(ProcessPerTurnDialogue[StreamTranslator]):
+    """stream-json events out; turn one in the first process, each later one `--resume`s."""
+
+    def __init__(
+        self,
+        process: HostProcess,
+        cancel: CancelToken,
+        launch: Launch,
+        after_turn: Callable[[Turn], None],
+        host: GeminiCliHost,
+    ) -> None:
+        super().__init__(process, cancel, launch)
+        self._after_turn = after_turn
+        self._host = host
+        self._translator = StreamTranslator(self._observation, host.skills, launch.cwd, host.prices)
+
+    def run(self) -> tuple[Observation, ProcessOutcome]:
+        """Every prompt in turn; Gemini CLI has no way to name a skill in a prompt."""
+        launch, obs = self._launch, self._observation
+        self._process.close_stdin()  # with stdin open, `-p` would wait to append it
+        obs.delivery = {
+            "kind": "natural-prompt" if launch.target is None else "unavailable",
+            "turn": 1,
+            "targetPath": str(launch.target) if launch.target else None,
+        }
+        if launch.target is not None:
+            obs.delivery["reason"] = "Gemini CLI has no headless way to invoke a named skill"
+        for number, prompt in enumerate(launch.prompts, start=1):
+            if number > 1:
+                session = self._translator.session_id
+                argv = None if session is None else self._host.turn_argv(prompt, session)
+                if not self._next_process(number, argv, self._host.display_name, SYSTEM_LAYERS):
+                    break
+            if launch.turn_file is not None:
+                launch.turn_file.write_text(str(number), encoding="utf-8")
+            turn = obs.begin_turn(number, prompt, prompt)
+            turn.prompt_accepted = True
+            going = self._pump(lambda: self._ended)
+            self._outcome = self._process.finish(self._outcome)
+            self._collect(number)
+            if not going or not turn.settled:
+                break
+            self._after_turn(turn)
+            if turn.assistant_error is not None or number == len(launch.prompts):
+                break  # later turns would build on a failed one
+        for turn in obs.turns:
+            turn.finish()
+        return obs, self._outcome
+
+
+class GeminiCliHost:
+    """Google's Gemini CLI (`@google/gemini-cli`, pinned)."""
+
+    name = "gemini-cli"
+    display_name = "Gemini CLI"
+    record_key = "geminiCli"
+    auth_advice = "name GEMINI_API_KEY in runtime.environment.inherit"
+    runs_on_node = True  # `bundle/gemini.js`, run by `node` on PATH
+    observes_context = False
+    system_layers = SYSTEM_LAYERS
+    owned_environment = OWNED_ENVIRONMENT
+
+    def __init__(self) -> None:
+        self._base_url: str | None = None
+        self.prices: Mapping[str, float] | None = None  # the served model's, per million tokens
+        self.skills: dict[str, Path] = {}
+        self._command = "gemini"
+        self._model = DEFAULT_MODEL
+        self._system_md: Path | None = None
+
+    def prepare(self, root: Path, endpoint: Endpoint) -> Home:
+        """HOME, its `.gemini` and TMPDIR under `root`; nothing of the operator's."""
+        home = Home(
+            root=root, home=root / "home", tmp=root / "tmp", config=root / "home" / ".gemini"
+        )
+        for directory in (home.home, home.config, home.tmp):
+            directory.mkdir()
+        if endpoint.served is not None:
+            self._base_url = endpoint.served.route.base_url(GEMINI)
+            self.prices = endpoint.served.cost
+        return home
+
+    def environment(self, home: Home) -> dict[str, str]:
+        """Operator PATH and locale, our home dirs and system settings, the loopback key."""
+        env = baseline_environment()
+        env.setdefault("PATH", os.defpath)
+        env |= {
+            "HOME": str(home.home),
+            "GEMINI_CLI_HOME": str(home.home),
+            "TMPDIR": str(home.tmp),
+            # Paths that never exist: no system settings or defaults file is read at all.
+            "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(home.root / "no-system-settings.json"),
+            "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(home.root / "no-system-defaults.json"),
+            **QUIET,
+        }
+        if self._system_md is not None:
+            env["GEMINI_SYSTEM_MD"] = str(self._system_md)
+        if self._base_url is not None:
+            env |= {"GOOGLE_GEMINI_BASE_URL": self._base_url, "GEMINI_API_KEY": LOOPBACK_KEY}
+        return env
+
+    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
+        """Writes the run's settings, skills and prompt; the command line of turn one."""
+        self.skills = install_skills(home.config, launch.skills)
+        offered = host_tools(launch.tools, bool(launch.skills))
+        entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
+        commands = command_server_entry(launch.cwd) if launch.command_tool else None
+        if launch.command_tool:
+            offered.append(GEMINI_RUN_COMMAND)
+        config = settings(offered, launch.guard, commands)
+        (home.config / "settings.json").write_text(json.dumps(config, indent=2), "utf-8")
+        if launch.environment.get("SKILL_EVAL_PROMPT_MODE", "isolated") == "isolated":
+            self._system_md = home.root / "system.md"
+            self._system_md.write_text(isolated_prompt(offered, entries, launch.cwd), "utf-8")
+        elif entries:
+            # Gemini CLI's own prompt; the declared context is the (isolated) user memory.
+            memory = declared_context_block(entries) + "\n"
+            (home.config / "GEMINI.md").write_text(memory, encoding="utf-8")
+        self._model = gemini_model(launch)
+        self._command = str(binary.path)
+        return self.turn_argv(launch.prompts[0], None)
+
+    def turn_argv(self, prompt: str, session: str | None) -> list[str]:
+        """The command line of one turn: the prompt, and the session to resume after turn one."""
+        argv = [self._command, "--output-format", "stream-json", "--approval-mode", "yolo"]
+        argv += ["--skip-trust", "--model", self._model]
+        if session is not None:
+            argv += ["--resume", session]
+        return [*argv, "--prompt", prompt]
+
+    def converse(
+        self,
+        process: HostProcess,
+        cancel: CancelToken,
+        launch: Launch,
+        after_turn: Callable[[Turn], None],
+    ) -> GeminiDialogue:
+        """stream-json events pumped into the observation, with cancellation and the watchdog."""
+        return GeminiDialogue(process, cancel, launch, after_turn, self)
+
+    def cleanup(self, home: Home) -> None:
+        """Gemini CLI keeps its state under HOME and TMPDIR, both deleted with the home."""

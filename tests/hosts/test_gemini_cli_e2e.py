@@ -1,0 +1,163 @@
+"""Gemini CLI end to end: the real pinned CLI against the scripted loopback server.
+
+One run shares its evidence with several tests (module-scoped): activation through
+`activate_skill`, the path guard, reads, writes and edits in the workspace, multi-turn through
+`--resume`, and what never reaches the model (the operator's `~/.gemini`, GEMINI.md and `.env`
+files above the workspace, the bundled skills, the shell).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.files import write
+from tests.support.roots import Group, build, runtime, skill, variant
+from tests.support.runs import model_requests, result_dir, run_detached, run_record
+
+pytestmark = [pytest.mark.pi, pytest.mark.gemini]
+
+OPERATOR_KEY = "AIza-operator-secret-0000"
+GROUP = "gemini@gemini-cli"
+
+
+def all_text(request: dict[str, Any]) -> str:
+    """The whole request body as text (system instruction, contents, tools)."""
+    return json.dumps(request["body"], ensure_ascii=False)
+
+
+Run = tuple[Path, dict[str, Any], list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """One two-turn run on Gemini CLI, an operator's home and instructions files planted."""
+    base = tmp_path_factory.mktemp("gemini")
+    operator_home = base / "operator-home"
+    write(
+        operator_home / ".gemini" / "skills" / "operator-only-skill" / "SKILL.md",
+        "---\nname: operator-only-skill\ndescription: Must stay invisible.\n---\nx\n",
+    )
+    write(operator_home / ".gemini" / "GEMINI.md", "OPERATOR-MEMORY-MARKER\n")
+    write(operator_home / ".gemini" / ".env", "GEMINI_SYSTEM_MD=/nonexistent\n")
+    write(base / "GEMINI.md", "ABOVE-ROOT-MEMORY-MARKER\n")
+    root = base / "root"
+    write(root / "GEMINI.md", "ROOT-MEMORY-MARKER\n")
+    write(root / "outside.txt", "not for the subject\n")
+    write(root / "fixture" / "notes.txt", "alpha\nbeta\n")
+    declared = skill(root, "note-taker")
+    group = Group(
+        id="gemini",
+        type="body",
+        turns=["Tidy the notes.", "Anything else?"],
+        tools=["read", "write", "edit"],
+        fixture="fixture",
+        runtime=runtime(host="gemini-cli"),
+        candidate=variant([declared], 0),
+        scripts={
+            "candidate": [
+                {"tool_calls": [{"name": "skill", "arguments": {"name": "note-taker"}}]},
+                {
+                    "tool_calls": [
+                        {"name": "read", "arguments": {"path": "notes.txt"}},
+                        {"name": "read", "arguments": {"path": str(root / "outside.txt")}},
+                    ]
+                },
+                {
+                    "tool_calls": [
+                        {
+                            "name": "edit",
+                            "arguments": {
+                                "path": "notes.txt",
+                                "edits": [{"oldText": "beta", "newText": "gamma"}],
+                            },
+                        },
+                        {
+                            "name": "write",
+                            "arguments": {"path": "out/report.md", "content": "ok\n"},
+                        },
+                        {
+                            "name": "write",
+                            "arguments": {"path": "{{skill:0}}/SKILL.md", "content": "x"},
+                        },
+                        {
+                            "name": "write",
+                            "arguments": {"path": str(base / "escape.txt"), "content": "x"},
+                        },
+                    ]
+                },
+                {"text": "Tidied."},
+                {"text": "Nothing else."},
+            ]
+        },
+    )
+    build(root, [group])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(operator_home))
+        patch.setenv("GEMINI_API_KEY", OPERATOR_KEY)
+        done = run_detached(root, "--skill-eval-variant", "candidate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = run_record(root, GROUP, "candidate")
+    requests = model_requests(result_dir(root) / f"groups/{GROUP}/candidate")
+    return root, run, requests
+
+
+def test_the_skill_is_activated_and_files_change_inside_the_workspace(
+    gemini_run: Run,
+) -> None:
+    root, run, requests = gemini_run
+    assert run["state"] == "complete", run["error"]
+    assert run["process"]["host"] == "gemini-cli"
+    assert run["geminiCli"]["version"] == "0.61.0"
+    assert run["activation"]["targetRead"] is True
+    first, second = run["turns"]
+    names = [(a["toolName"], a["isError"]) for a in first["toolActivity"]]
+    assert names == [
+        ("skill", False),
+        ("read", False),
+        ("read", True),  # a read outside the workspace is refused
+        ("edit", False),
+        ("write", False),
+        ("write", True),  # the guard refused a write to a declared resource
+        ("write", True),  # a write outside is refused
+    ]
+    assert [first["response"], second["response"]] == ["Tidied.", "Nothing else."]
+    workspace = Path(run["workspace"])
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "alpha\ngamma\n"
+    assert (workspace / "out" / "report.md").read_text(encoding="utf-8") == "ok\n"
+    assert not (root.parent / "escape.txt").exists()
+    assert ".gemini" not in json.dumps(run["effects"]["changes"])
+    assert "<activated_skill" in all_text(requests[1])
+    assert "Path not in workspace" in all_text(requests[2])  # Gemini CLI's own refusal
+    assert "path escapes the evaluation environment" in all_text(requests[3])  # the guard's
+    assert Path(run["resources"]["targetPath"]).read_text(encoding="utf-8") != "x"
+
+
+def test_the_second_turn_resumes_the_session(
+    gemini_run: Run,
+) -> None:
+    _, _, requests = gemini_run
+    assert len(requests) == 5
+    last = requests[4]["body"]["contents"]
+    texts = [p.get("text") for c in last for p in c["parts"]]
+    assert "Tidy the notes." in texts  # turn one is in turn two's request
+    assert texts[-1] == "Anything else?"
+
+
+def test_nothing_of_the_operators_reaches_the_model(
+    gemini_run: Run,
+) -> None:
+    root, _, requests = gemini_run
+    offered = {f["name"] for t in requests[0]["body"]["tools"] for f in t["functionDeclarations"]}
+    assert offered == {"read_file", "write_file", "replace", "activate_skill"}  # no shell
+    for request in requests:
+        text = all_text(request)
+        assert "note-taker" in text
+        for marker in ("operator-only-skill", "OPERATOR-MEMORY", "ABOVE-ROOT", "skill-creator"):
+            assert marker not in text
+    for path in result_dir(root).rglob("*"):
+        if path.is_file():
+            assert OPERATOR_KEY.encode() not in path.read_bytes(), path
