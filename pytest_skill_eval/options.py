@@ -6,7 +6,7 @@ A bad value stops the invocation before anything runs, as a `pytest.UsageError` 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,9 @@ import pytest
 from . import adaptive, gate, noise_floor
 from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
-from .hosts import BINARY_OPTIONS, HostOptions
+from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
+from .hosts.registry import REGISTERED
 from .optionvalues import choice, number, positive_int, shard_of
 from .providers import RECORD_MODES
 from .scale.ledger import ledger_problem, reserve_value
@@ -137,7 +138,7 @@ INI_KEYS = (
         "skill_eval_hosts",
         "skill_eval_codex_unconfined_reads",
     ),
-    *(f"skill_eval_{name}" for name, _ in BINARY_OPTIONS),
+    *(registration.ini for registration in REGISTERED),
     *(f"skill_eval_{name.replace('-', '_')}" for name, _, _ in _OPTIONS),
     *(key for key, _ in _INI_ONLY),
 )
@@ -167,7 +168,7 @@ def add_options(parser: pytest.Parser) -> None:
         default=[],
         metavar="NAME",
         help="run every selected group on this host instead of its declared runtime.host; "
-        "repeatable (pi, claude-code, codex, gemini-cli)",
+        f"repeatable ({', '.join(r.name for r in REGISTERED)})",
     )
     group.addoption("--skill-eval-group", action="append", metavar="ID|POS",
                     help="select a group by id or one-based suite position; repeatable "
@@ -193,13 +194,14 @@ def add_options(parser: pytest.Parser) -> None:
         type="args",
         default=[],
     )
-    for name, display in BINARY_OPTIONS:
+    for registration in REGISTERED:
+        command = registration.command
         help_text = (
-            f"the {display} binary (default: {name} on PATH, else node_modules/.bin/{name} "
-            "under the root or this package)"
+            f"the {registration.display_name} binary (default: {command} on PATH, else "
+            f"node_modules/.bin/{command} under the root or this package)"
         )
-        group.addoption(f"--skill-eval-{name}", metavar="PATH", default=None, help=help_text)
-        parser.addini(f"skill_eval_{name}", help_text, default=None)
+        group.addoption(registration.option, metavar="PATH", default=None, help=help_text)
+        parser.addini(registration.ini, help_text, default=None)
     for name, metavar, extra in _OPTIONS:
         group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
         parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
@@ -238,8 +240,8 @@ class Settings:
     no_progress_s: float
     max_cost: float | None
     pi: str | None
-    claude: str | None
-    codex: str | None
+    # `--skill-eval-<binary option> PATH` of each registered host, by host name.
+    binaries: Mapping[str, str | None]
     pi_auth: Path | None
     pi_models: Path | None
     upstream_url: str | None
@@ -254,13 +256,11 @@ class Settings:
     adaptive: bool = False
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
-    gemini: str | None = None
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
-        binaries = {"claude-code": self.claude, "codex": self.codex, "gemini-cli": self.gemini}
-        binary = binaries.get(host)
+        binary = self.binaries.get(host)
         return HostOptions(binary=binary, unconfined_reads=self.codex_unconfined_reads)
 
     @classmethod
@@ -346,9 +346,7 @@ class Settings:
             no_progress_s=no_progress_s,
             max_cost=max_cost,
             pi=_option(config, "pi"),
-            claude=_option(config, "claude"),
-            codex=_option(config, "codex"),
-            gemini=_option(config, "gemini"),
+            binaries={r.name: _option(config, r.binary_option) for r in REGISTERED},
             codex_unconfined_reads=bool(
                 config.getoption("--skill-eval-codex-unconfined-reads")
                 or config.getini("skill_eval_codex_unconfined_reads")

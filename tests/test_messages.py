@@ -263,8 +263,8 @@ CASES: list[Any] = [
         id="option-alpha",
     ),
     pytest.param(
-        Plugin(("--skill-eval-host", "gemini-cli")),
-        ["--skill-eval-host", '"gemini-cli"', "pi, claude-code, codex"],
+        Plugin(("--skill-eval-host", "cursor")),
+        ["--skill-eval-host", '"cursor"', "pi, claude-code, codex, gemini-cli"],
         id="option-host",
     ),
     pytest.param(
@@ -323,8 +323,8 @@ CASES: list[Any] = [
         id="cli-plan-trials",
     ),
     pytest.param(
-        Cli(("plan", "{root}/suite.json", "--host", "gemini-cli", "-o", "{root}/plan.json")),
-        ["--host", '"gemini-cli"', "pi, claude-code, codex"],
+        Cli(("plan", "{root}/suite.json", "--host", "cursor", "-o", "{root}/plan.json")),
+        ["--host", '"cursor"', "pi, claude-code, codex, gemini-cli"],
         id="cli-plan-host",
     ),
     pytest.param(

@@ -7,18 +7,21 @@ rendered as Claude Code's tool and argument names (`run_command {command}` as th
 MCP tool); on Pi, `skill` becomes a `read` of that skill's SKILL.md. Codex (it offers
 `exec_command` and `apply_patch`) has no file tools: reads become a shell `cat`, writes and edits
 one `apply_patch`, and `run_command` the evaluator's MCP tool in its namespace (see
-`codextools`). Gemini CLI (a Gemini request: `functionDeclarations`) gets `read_file`,
-`write_file`, `replace` (one per replacement), `activate_skill` and the evaluator's MCP tool.
-Any other call (a host-native one) passes through unchanged.
+`codextools`). Gemini CLI (a Gemini request's `functionDeclarations`) gets `read_file`,
+`write_file`, `replace`, `activate_skill` and the MCP tool (see `geminitools`). Any other call
+(a host-native one) passes through unchanged.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
+from ..hosts.registration import load
+from ..hosts.registry import DEFAULT_HOST, REGISTERED, names, registration_for
 from ..workspace.entries import read_inside
 from .codextools import codex_call
 from .gemini import function_names
@@ -26,21 +29,17 @@ from .script import ScriptedResponse, ToolCall
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
-GEMINI_CLI = "gemini-cli"
 PI = "pi"
-HOSTS = (PI, CLAUDE_CODE, CODEX, GEMINI_CLI)
-# Declared commands reach Claude Code through the evaluator's MCP server `skill-eval`.
-CLAUDE_CODE_RUN_COMMAND = "mcp__skill-eval__run_command"
-_CLAUDE_TOOLS = ("Read", "Write", "Edit", "Skill", CLAUDE_CODE_RUN_COMMAND)
-_CODEX_TOOLS = ("exec_command", "apply_patch")
-# Declared commands reach Gemini CLI through the same server; it names MCP tools
-# `mcp_<server>_<tool>`.
-GEMINI_RUN_COMMAND = "mcp_skill-eval_run_command"
+__all__ = ["CLAUDE_CODE_RUN_COMMAND"]
+# Writes one neutral call as a host's own calls: (call, the SKILL.md a `skill` call activates,
+# the subject's workspace) → the host's calls.
+Renderer = Callable[[ToolCall, str | None, Path | None], list[ToolCall]]
 
 
 def offered_tools(body: Mapping[str, Any]) -> set[str]:
-    """The tool names a request offers (Anthropic `name`, OpenAI `function.name`)."""
-    names: set[str] = set()
+    """The tool names a request offers (Anthropic `name`, OpenAI `function.name`, Gemini
+    `functionDeclarations[].name`)."""
+    names: set[str] = function_names(body)
     tools = body.get("tools")
     for tool in tools if isinstance(tools, list) else []:
         if not isinstance(tool, dict):
@@ -53,17 +52,13 @@ def offered_tools(body: Mapping[str, Any]) -> set[str]:
 
 
 def requesting_host(body: Mapping[str, Any]) -> str:
-    """Which tool vocabulary the request speaks: Claude Code's, Codex's, or Pi's (neutral)."""
-    if function_names(body):
-        return GEMINI_CLI
+    """Which host's tool vocabulary the request speaks: the first registered host that offers
+    one of the tools it is known by (none: the default host's, which is neutral)."""
     offered = offered_tools(body)
-    if "read" in offered:
-        return PI
-    if offered & set(_CLAUDE_TOOLS):
-        return CLAUDE_CODE
-    if offered & set(_CODEX_TOOLS):
-        return CODEX
-    return PI
+    for registration in REGISTERED:
+        if offered & set(registration.tools.offers):
+            return registration.name
+    return DEFAULT_HOST
 
 
 def render_for_host(
@@ -79,25 +74,20 @@ def render_for_host(
     """
     if not response.tool_calls:
         return response
-    if host not in HOSTS:
-        raise ValueError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
+    if host not in names():
+        raise ValueError(f"unknown host {host!r}; expected one of {', '.join(names())}")
+    render: Renderer = load(registration_for(host).tools.render)
     calls: list[ToolCall] = []
     for call in response.tool_calls:
-        if host == CLAUDE_CODE:
-            calls += _claude_code(call)
-        elif host == CODEX:
-            calls.append(codex_call(call, skill_file(call, placeholders), workspace))
-        elif host == GEMINI_CLI:
-            calls += _gemini_cli(call)
-        else:
-            calls += _pi(call, placeholders)
+        calls += render(call, skill_file(call, placeholders), workspace)
     if len(calls) != len(response.tool_calls):
         # One neutral call became several: each needs its own id.
         calls = [dataclasses.replace(c, id=None) if c.id is not None else c for c in calls]
     return dataclasses.replace(response, tool_calls=tuple(calls))
 
 
-def _claude_code(call: ToolCall) -> list[ToolCall]:
+def render_claude_code(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+    """A neutral call as Claude Code's tools and argument names."""
     args = dict(call.arguments)
     path = args.pop("path", None)
     if call.name == "read" and isinstance(path, str):
@@ -127,50 +117,16 @@ def _claude_code(call: ToolCall) -> list[ToolCall]:
     return [call]
 
 
-def _gemini_cli(call: ToolCall) -> list[ToolCall]:
-    args = dict(call.arguments)
-    path = args.pop("path", None)
-    if call.name == "read" and isinstance(path, str):
-        lines: dict[str, Any] = {"file_path": path}
-        offset, limit = args.get("offset"), args.get("limit")
-        first = offset if isinstance(offset, int) and offset > 0 else 1
-        if first > 1:
-            lines["start_line"] = first
-        if isinstance(limit, int) and limit > 0:
-            lines |= {"start_line": first, "end_line": first + limit - 1}
-        return [dataclasses.replace(call, name="read_file", arguments=lines)]
-    if call.name == "write" and isinstance(path, str):
-        arguments = {"file_path": path, **args}
-        return [dataclasses.replace(call, name="write_file", arguments=arguments)]
-    if call.name == "edit" and isinstance(path, str):
-        edits = args.get("edits")
-        if not isinstance(edits, list):
-            edits = [{"oldText": args.get("oldText"), "newText": args.get("newText")}]
-        return [
-            dataclasses.replace(
-                call,
-                name="replace",
-                arguments={
-                    "file_path": path,
-                    "instruction": f"Replace the given text in {path}.",
-                    "old_string": edit.get("oldText") if isinstance(edit, dict) else None,
-                    "new_string": edit.get("newText") if isinstance(edit, dict) else None,
-                },
-            )
-            for edit in edits
-        ]
-    if call.name == "skill" and isinstance(args.get("name"), str):
-        return [dataclasses.replace(call, name="activate_skill", arguments={"name": args["name"]})]
-    if call.name == "run_command":
-        return [dataclasses.replace(call, name=GEMINI_RUN_COMMAND)]
-    return [call]
-
-
-def _pi(call: ToolCall, placeholders: Mapping[str, str]) -> list[ToolCall]:
-    path = skill_file(call, placeholders)
-    if path is None:
+def render_pi(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+    """A neutral call on Pi: itself, but `skill` becomes a `read` of its SKILL.md."""
+    if skill is None:
         return [call]
-    return [dataclasses.replace(call, name="read", arguments={"path": path})]
+    return [dataclasses.replace(call, name="read", arguments={"path": skill})]
+
+
+def render_codex(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+    """A neutral call as Codex's shell, patch or MCP tool (`codextools`)."""
+    return [codex_call(call, skill, workspace)]
 
 
 def skill_file(call: ToolCall, placeholders: Mapping[str, str]) -> str | None:

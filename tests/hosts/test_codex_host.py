@@ -350,8 +350,8 @@ def test_the_confinement_binds_only_what_the_run_may_touch(tmp_path: Path) -> No
 
 
 def test_an_unknown_host_has_no_binary() -> None:
-    with pytest.raises(LookupError, match="gemini-cli"):
-        checked_binary("gemini-cli", HostOptions(), Path())
+    with pytest.raises(LookupError, match="cursor"):
+        checked_binary("cursor", HostOptions(), Path())
 
 
 class _Binary:

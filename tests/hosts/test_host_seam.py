@@ -27,8 +27,8 @@ def test_runtime_host_selects_its_implementation() -> None:
     host = host_for("pi")
     assert (host.name, host.record_key) == ("pi", "pi")
     assert host_for("codex").record_key == "codex"
-    with pytest.raises(UnknownHostError, match="'gemini-cli'"):
-        host_for("gemini-cli")
+    with pytest.raises(UnknownHostError, match="'cursor'"):
+        host_for("cursor")
 
 
 def test_a_served_model_becomes_pi_agent_files_and_the_home_is_deleted(tmp_path: Path) -> None:

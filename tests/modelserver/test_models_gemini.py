@@ -9,13 +9,9 @@ import urllib.request
 
 import pytest
 
+from pytest_skill_eval.hosts.gemini_cli.registration import RUN_COMMAND as GEMINI_RUN_COMMAND
 from pytest_skill_eval.modelserver.gemini import GEMINI, function_names, gemini_chunks, model_of
-from pytest_skill_eval.modelserver.hosttools import (
-    GEMINI_CLI,
-    GEMINI_RUN_COMMAND,
-    render_for_host,
-    requesting_host,
-)
+from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall, Usage, parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream
@@ -76,7 +72,7 @@ def test_requests_are_recognised_by_their_path_and_tools() -> None:
     assert model_of("/v1beta/models/gemini-2.5-flash:streamGenerateContent") == "gemini-2.5-flash"
     assert model_of("/v1beta/models/x:countTokens") is None
     assert function_names(GEMINI_BODY) == {"read_file", "activate_skill"}
-    assert requesting_host(GEMINI_BODY) == GEMINI_CLI
+    assert requesting_host(GEMINI_BODY) == "gemini-cli"
 
 
 def test_neutral_calls_become_gemini_cli_tools() -> None:
@@ -94,7 +90,7 @@ def test_neutral_calls_become_gemini_cli_tools() -> None:
         ToolCall("run_command", {"command": "test"}),
     )
     response = ScriptedResponse(tool_calls=calls, stop="tool_use")
-    rendered = render_for_host(response, GEMINI_CLI, {}, None).tool_calls
+    rendered = render_for_host(response, "gemini-cli", {}, None).tool_calls
     assert [(c.name, dict(c.arguments)) for c in rendered] == [
         ("read_file", {"file_path": "a.txt", "start_line": 3, "end_line": 4}),
         ("write_file", {"file_path": "b.txt", "content": "x"}),

@@ -100,10 +100,13 @@ def test_the_ini_key_names_hosts_too(pytester: pytest.Pytester, example_root: Pa
 
 
 def test_an_unknown_host_is_a_usage_error(pytester: pytest.Pytester, example_root: Path) -> None:
-    result = _collect(pytester, example_root, "--skill-eval-host", "gemini-cli")
+    result = _collect(pytester, example_root, "--skill-eval-host", "cursor")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ['*--skill-eval-host "gemini-cli" is not accepted; use one of: pi, claude-code, codex*']
+        [
+            '*--skill-eval-host "cursor" is not accepted; '
+            "use one of: pi, claude-code, codex, gemini-cli*"
+        ]
     )
 
 

@@ -14,11 +14,15 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import baseline_environment
 from ..layers import SystemLayer
+
+if TYPE_CHECKING:
+    from .. import HostOptions
 
 PINNED = "0.61.0"
 PACKAGE = "@google/gemini-cli"
@@ -61,3 +65,8 @@ def check_gemini(path: Path) -> GeminiBinary:
             f"{path} is Gemini CLI {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
         )
     return GeminiBinary(path, found)
+
+
+def checked(options: HostOptions, root: Path) -> GeminiBinary:
+    """The pinned Gemini CLI, located and version-checked."""
+    return check_gemini(locate_gemini(options.binary, root))

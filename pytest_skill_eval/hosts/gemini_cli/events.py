@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...modelserver.hosttools import GEMINI_RUN_COMMAND
 from ..observation import Observation
+from .registration import RUN_COMMAND
 
 NEUTRAL_TOOLS = {
     "read_file": "read",
     "write_file": "write",
     "replace": "edit",
     "activate_skill": "skill",
-    GEMINI_RUN_COMMAND: "run_command",
+    RUN_COMMAND: "run_command",
 }
 _PRICED = ("input", "output", "cacheRead", "cacheWrite")
 

@@ -19,11 +19,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ...modelserver.gemini import GEMINI
-from ...modelserver.hosttools import GEMINI_RUN_COMMAND
 from ..base import Endpoint, Executable, Home, Launch
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
-from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
+from ..environment import baseline_environment
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
@@ -39,18 +38,11 @@ from .config import (
     settings,
 )
 from .events import StreamTranslator
+from .registration import GEMINI_CLI, RUN_COMMAND
 
 # What the launch sets for every run: no second Node process (the CLI otherwise relaunches
 # itself with a larger heap), and the workspace trusted without a prompt.
 QUIET = {"GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
-# Gemini CLI's isolation (`hosts.environment`): every name `environment` sets, GEMINI_* (its
-# home, system settings, system prompt, sandbox, model) and GOOGLE_* (endpoint, credentials,
-# cloud project), and CLOUD_SHELL, which switches its auth. A live run still inherits its key.
-OWNED_ENVIRONMENT = OwnedEnvironment.of(
-    (*BASELINE_KEYS, "CLOUD_SHELL", "SANDBOX"),
-    prefixes=("GEMINI_", "GOOGLE_"),
-    allowed=("GEMINI_API_KEY",),
-)
 
 
 def gemini_model(launch: Launch) -> str:
@@ -117,14 +109,16 @@ class GeminiDialogue(ProcessPerTurnDialogue[StreamTranslator]):
 class GeminiCliHost:
     """Google's Gemini CLI (`@google/gemini-cli`, pinned)."""
 
-    name = "gemini-cli"
-    display_name = "Gemini CLI"
-    record_key = "geminiCli"
-    auth_advice = "name GEMINI_API_KEY in runtime.environment.inherit"
-    runs_on_node = True  # `bundle/gemini.js`, run by `node` on PATH
-    observes_context = False
-    system_layers = SYSTEM_LAYERS
-    owned_environment = OWNED_ENVIRONMENT
+    registration = GEMINI_CLI
+    name = GEMINI_CLI.name
+    display_name = GEMINI_CLI.display_name
+    record_key = GEMINI_CLI.record_key
+    auth_advice = GEMINI_CLI.auth_advice
+    runs_on_node = GEMINI_CLI.runs_on_node
+    observes_context = GEMINI_CLI.observes_context
+    system_layers = GEMINI_CLI.system_layers
+    owned_environment = GEMINI_CLI.owned_environment
+    unobservable_tools = GEMINI_CLI.unobservable
 
     def __init__(self) -> None:
         self._base_url: str | None = None
@@ -172,7 +166,7 @@ class GeminiCliHost:
         entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
         commands = command_server_entry(launch.cwd) if launch.command_tool else None
         if launch.command_tool:
-            offered.append(GEMINI_RUN_COMMAND)
+            offered.append(RUN_COMMAND)
         config = settings(offered, launch.guard, commands)
         (home.config / "settings.json").write_text(json.dumps(config, indent=2), "utf-8")
         if launch.environment.get("SKILL_EVAL_PROMPT_MODE", "isolated") == "isolated":

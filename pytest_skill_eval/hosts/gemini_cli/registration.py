@@ -1,0 +1,55 @@
+"""Gemini CLI declared once: what the evaluator knows of it before `host.py` is imported."""
+
+from __future__ import annotations
+
+from ..environment import BASELINE_KEYS, OwnedEnvironment
+from ..registration import HostRegistration, ToolDialect
+from .binary import PACKAGE, PINNED, SYSTEM_LAYERS
+
+# Declared commands reach Gemini CLI through the evaluator's MCP server `skill-eval`; it names
+# an MCP tool `mcp_<server>_<tool>`.
+RUN_COMMAND = "mcp_skill-eval_run_command"
+# Gemini CLI's isolation (`hosts.environment`): every name the launch sets, GEMINI_* (its home,
+# system settings, system prompt, sandbox, model, trust) and GOOGLE_* (endpoint, credentials,
+# cloud project), CLOUD_SHELL, which switches its auth, and SANDBOX, which skips its relaunch
+# checks. A live run still inherits its key.
+OWNED_ENVIRONMENT = OwnedEnvironment.of(
+    (*BASELINE_KEYS, "CLOUD_SHELL", "SANDBOX"),
+    prefixes=("GEMINI_", "GOOGLE_"),
+    allowed=("GEMINI_API_KEY",),
+)
+
+
+GEMINI_CLI = HostRegistration(
+    name="gemini-cli",
+    display_name="Gemini CLI",
+    record_key="geminiCli",
+    binary_option="gemini",
+    command="gemini",
+    package=PACKAGE,
+    version=PINNED,
+    binary="node_modules/.bin/gemini",
+    apis=("gemini-generate-content",),
+    tools=ToolDialect(
+        shown={
+            "read": "read_file {file_path, start_line, end_line}",
+            "write": "write_file {file_path, content}",
+            "edit": "replace {file_path, old_string, new_string}, one call per replacement",
+            "skill": "activate_skill {name}",
+            "run_command": RUN_COMMAND,
+        },
+        offers=("read_file", "write_file", "replace", "activate_skill", RUN_COMMAND),
+        render="pytest_skill_eval.modelserver.geminitools:render_gemini_cli",
+    ),
+    unobservable={},
+    # It ships no price table the evaluator can read: Pi's model registry prices what it runs.
+    price_source="pytest_skill_eval.hosts.pi.config:price",
+    system_layers=SYSTEM_LAYERS,
+    owned_environment=OWNED_ENVIRONMENT,
+    credential_variables=("GEMINI_API_KEY",),
+    auth_advice="name GEMINI_API_KEY in runtime.environment.inherit",
+    thinking=None,
+    runs_on_node=True,  # `bundle/gemini.js`, run by `node` on PATH
+    host="pytest_skill_eval.hosts.gemini_cli.host:GeminiCliHost",
+    check="pytest_skill_eval.hosts.gemini_cli.binary:checked",
+)

@@ -1,0 +1,59 @@
+"""Neutral tool calls as Gemini CLI's own: `read_file`, `write_file`, `replace`,
+`activate_skill`, and the evaluator's MCP tool for declared commands.
+
+A neutral `read`'s `offset`/`limit` become the 1-based `start_line`/`end_line`; an `edit` with
+several replacements becomes one `replace` per replacement, in order (each with the
+`instruction` the tool asks for).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from ..hosts.gemini_cli.registration import RUN_COMMAND
+from .script import ToolCall
+
+
+def render_gemini_cli(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+    """`call` in Gemini CLI's tools (a `skill` is activated by name: `skill` is unused)."""
+    args = dict(call.arguments)
+    path = args.pop("path", None)
+    if call.name == "read" and isinstance(path, str):
+        return [dataclasses.replace(call, name="read_file", arguments=_lines(path, args))]
+    if call.name == "write" and isinstance(path, str):
+        arguments = {"file_path": path, **args}
+        return [dataclasses.replace(call, name="write_file", arguments=arguments)]
+    if call.name == "edit" and isinstance(path, str):
+        edits = args.get("edits")
+        if not isinstance(edits, list):
+            edits = [{"oldText": args.get("oldText"), "newText": args.get("newText")}]
+        return [_replace(call, path, edit) for edit in edits]
+    if call.name == "skill" and isinstance(args.get("name"), str):
+        return [dataclasses.replace(call, name="activate_skill", arguments={"name": args["name"]})]
+    if call.name == "run_command":
+        return [dataclasses.replace(call, name=RUN_COMMAND)]
+    return [call]
+
+
+def _lines(path: str, args: dict[str, Any]) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"file_path": path}
+    offset, limit = args.get("offset"), args.get("limit")
+    first = offset if isinstance(offset, int) and offset > 0 else 1
+    if first > 1:
+        arguments["start_line"] = first
+    if isinstance(limit, int) and limit > 0:
+        arguments |= {"start_line": first, "end_line": first + limit - 1}
+    return arguments
+
+
+def _replace(call: ToolCall, path: str, edit: Any) -> ToolCall:
+    replacement = edit if isinstance(edit, dict) else {}
+    arguments = {
+        "file_path": path,
+        "instruction": f"Replace the given text in {path}.",
+        "old_string": replacement.get("oldText"),
+        "new_string": replacement.get("newText"),
+    }
+    return dataclasses.replace(call, name="replace", arguments=arguments)
