@@ -4,7 +4,8 @@ Everything goes into `~/.gemini/settings.json` of the isolated home: no telemetr
 statistics or update checks; the API-key auth the loopback route answers; only the tools the
 group declares (`tools.core`, so no shell, web or sub-agent tool is offered) plus
 `activate_skill` when there are skills; the bundled skills disabled; GEMINI.md discovery kept to
-the workspace (`context.memoryBoundaryMarkers: []` stops the walk up from it); `.env` files
+the workspace (`context.memoryBoundaryMarkers: []` stops the walk up from it, and none is
+read from the declared resources its file tools may reach); `.env` files
 above the workspace ignored; with the guard, every tool call through the BeforeTool hook
 (`claude_code/guard.py`: Gemini CLI's hooks speak the same protocol); with declared commands,
 the evaluator's MCP server.
@@ -59,9 +60,14 @@ def install_skills(config: Path, skills: Sequence[Path]) -> dict[str, Path]:
 
 
 def settings(
-    tools: Sequence[str], guard: bool, commands: Mapping[str, Any] | None
+    tools: Sequence[str],
+    guard: bool,
+    commands: Mapping[str, Any] | None,
+    readable: Sequence[Path] = (),
 ) -> dict[str, Any]:
-    """The run's `settings.json`: `tools` are Gemini CLI's names; `commands` the MCP server."""
+    """The run's `settings.json`: `tools` are Gemini CLI's names; `commands` the MCP server;
+    `readable` the directories beside the workspace its file tools may reach (the declared
+    resources and skill snapshots; the guard keeps them read-only)."""
     value: dict[str, Any] = {
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
@@ -69,7 +75,11 @@ def settings(
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "tools": {"core": list(tools)},
         "skills": {"disabled": list(BUNDLED_SKILLS)},
-        "context": {"memoryBoundaryMarkers": []},
+        "context": {
+            "memoryBoundaryMarkers": [],
+            "includeDirectories": [str(path) for path in readable],
+            "loadMemoryFromIncludeDirectories": False,
+        },
         "advanced": {"ignoreLocalEnv": True},
     }
     if guard:

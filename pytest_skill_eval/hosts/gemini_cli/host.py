@@ -167,7 +167,9 @@ class GeminiCliHost:
         commands = command_server_entry(launch.cwd) if launch.command_tool else None
         if launch.command_tool:
             offered.append(RUN_COMMAND)
-        config = settings(offered, launch.guard, commands)
+        allowed = json.loads(launch.environment.get("SKILL_EVAL_ALLOWED_ROOTS") or "[]")
+        readable = [Path(p) for p in allowed if isinstance(p, str) and Path(p) != launch.cwd]
+        config = settings(offered, launch.guard, commands, [*readable, *launch.skills])
         (home.config / "settings.json").write_text(json.dumps(config, indent=2), "utf-8")
         if launch.environment.get("SKILL_EVAL_PROMPT_MODE", "isolated") == "isolated":
             self._system_md = home.root / "system.md"
