@@ -32,6 +32,40 @@ def all_text(request: dict[str, Any]) -> str:
 Run = tuple[Path, dict[str, Any], list[dict[str, Any]]]
 
 
+def context_check(surface: str, value: str) -> dict[str, Any]:
+    """A `context-text` expectation on the candidate."""
+    return {
+        "id": f"context-{surface}",
+        "kind": "context-text",
+        "variant": "candidate",
+        "surface": surface,
+        "value": value,
+        "expect": "contains",
+    }
+
+
+def commands_group(declared: str) -> Group:
+    """Gemini CLI's own system prompt with declared context, and declared commands."""
+    return Group(
+        id="commands",
+        type="body",
+        turns=["Check the notes."],
+        tools=["read", "run_command"],
+        fixture="fixture",
+        runtime=runtime(prompt="host", host="gemini-cli"),
+        candidate=variant([declared], 0, ["context/style.md"]),
+        commands=[{"id": "look", "argv": ["sh", "-c", "echo looked in $(pwd)"]}],
+        expectations=[context_check("system-prompt", "CONTEXT-MARKER-7")],
+        scripts={
+            "candidate": [
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "look"}}]},
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "rm-rf"}}]},
+                {"text": "Checked."},
+            ]
+        },
+    )
+
+
 @pytest.fixture(scope="module")
 def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """One two-turn run on Gemini CLI, an operator's home and instructions files planted."""
@@ -48,6 +82,7 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     write(root / "GEMINI.md", "ROOT-MEMORY-MARKER\n")
     write(root / "outside.txt", "not for the subject\n")
     write(root / "fixture" / "notes.txt", "alpha\nbeta\n")
+    write(root / "context" / "style.md", "Always write CONTEXT-MARKER-7 in replies.\n")
     declared = skill(root, "note-taker")
     group = Group(
         id="gemini",
@@ -56,7 +91,8 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         tools=["read", "write", "edit"],
         fixture="fixture",
         runtime=runtime(host="gemini-cli"),
-        candidate=variant([declared], 0),
+        candidate=variant([declared], 0, ["context/style.md"]),
+        expectations=[context_check("system-prompt", "CONTEXT-MARKER-7")],
         scripts={
             "candidate": [
                 {"tool_calls": [{"name": "skill", "arguments": {"name": "note-taker"}}]},
@@ -94,7 +130,7 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
             ]
         },
     )
-    build(root, [group])
+    build(root, [group, commands_group(declared)])
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HOME", str(operator_home))
         patch.setenv("GEMINI_API_KEY", OPERATOR_KEY)
@@ -161,3 +197,26 @@ def test_nothing_of_the_operators_reaches_the_model(
     for path in result_dir(root).rglob("*"):
         if path.is_file():
             assert OPERATOR_KEY.encode() not in path.read_bytes(), path
+
+
+def test_declared_context_reaches_the_system_prompt_in_both_prompt_modes(gemini_run: Run) -> None:
+    root, _, _ = gemini_run
+    for group in (GROUP, "commands@gemini-cli"):
+        grade = json.loads(
+            (result_dir(root) / "groups" / group / "deterministic-grade.json").read_text("utf-8")
+        )
+        assert {c["id"]: c["state"] for c in grade["checks"]} == {
+            "context-system-prompt": "pass"
+        }, group
+
+
+def test_declared_commands_run_through_the_evaluators_tool_server(gemini_run: Run) -> None:
+    root, _, _ = gemini_run
+    run = run_record(root, "commands@gemini-cli", "candidate")
+    assert run["state"] == "complete", run["error"]
+    records = [(a["toolName"], a["isError"]) for a in run["turns"][0]["toolActivity"]]
+    assert records == [("run_command", False), ("run_command", True)]
+    requests = model_requests(result_dir(root) / "groups/commands@gemini-cli/candidate")
+    offered = {f["name"] for t in requests[0]["body"]["tools"] for f in t["functionDeclarations"]}
+    assert offered == {"read_file", "activate_skill", "mcp_skill-eval_run_command"}  # no shell
+    assert f"looked in {Path(run['workspace']).resolve()}" in all_text(requests[1])
