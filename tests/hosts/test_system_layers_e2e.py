@@ -289,3 +289,36 @@ def test_a_codex_layer_that_appears_between_turns_stops_the_next_turn(
     variant_dir = result_dir(root) / "groups" / "between@codex" / "candidate"
     assert len(model_requests(variant_dir)) == 2
     assert "Traceback" not in output
+
+
+# Gemini CLI reads /etc/gemini-cli whatever HOME says: its system settings (moved into the run's
+# home by the launch, yet refused where they exist) and its system policies, which nothing moves.
+GEMINI_LAYERS = {
+    "settings": (
+        "gemini-cli/settings.json",
+        json.dumps({"hooks": {"BeforeTool": [{"matcher": "*", "hooks": [{"type": "command"}]}]}}),
+    ),
+    "policies": (
+        "gemini-cli/policies/50-deny.toml",
+        '[[rule]]\ntoolName = "read_file"\ndecision = "deny"\npriority = 900\n',
+    ),
+}
+
+
+@pytest.mark.gemini
+@pytest.mark.parametrize("layer", list(GEMINI_LAYERS))
+def test_a_gemini_cli_system_layer_refuses_the_invocation(
+    pytester: pytest.Pytester, layer: str
+) -> None:
+    planted, content = GEMINI_LAYERS[layer]
+    canary = pytester.path / "never"
+    upper = pytester.path / "etc-upper"
+    write(upper / planted, content)
+    root = pytester.path / "root"
+    suite = build(root, [_group(root, "gemini-cli")])
+
+    result = _run_with_etc(pytester, upper, root, suite)
+
+    named = "/etc/gemini-cli (system settings, system defaults and system policies:"
+    _assert_refused_before_any_subject(result, root, named, canary)
+    assert not os.path.lexists(f"/etc/{planted}")
