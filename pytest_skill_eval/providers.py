@@ -16,7 +16,7 @@ from .errors import ModelProviderError
 from .hosts.base import Endpoint, ServedModel
 from .hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
 from .modelserver.cassette import load_existing
-from .modelserver.gemini import GEMINI
+from .modelserver.gemini import GEMINI, stream_url
 from .modelserver.record import RecordingRoute
 from .modelserver.script import ScriptError, cassette_file, load_script, script_path
 from .modelserver.server import Route, ScriptedModelServer
@@ -33,6 +33,7 @@ SCRIPTED_PRICES = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite":
 KNOWN_PROVIDERS = {
     "anthropic": ("anthropic-messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
     "openai": ("openai-completions", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "google": (GEMINI, "https://generativelanguage.googleapis.com", "GEMINI_API_KEY"),
 }
 
 
@@ -295,6 +296,8 @@ class EndpointFactory:
             raise EndpointError(
                 f"recording {provider!r} needs its API key in the environment variable {key_name}"
             )
+        if api == GEMINI:
+            base_url = stream_url(base_url, model_id)  # the model is part of the path
         return Upstream(api, base_url, key)
 
     def _live(self, declared: ModelChoice | None) -> Endpoint:

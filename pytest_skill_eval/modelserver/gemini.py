@@ -42,6 +42,11 @@ _STATUS = {
 }
 
 
+def stream_url(base_url: str, model: str) -> str:
+    """The provider URL that streams `model`'s answers below the API's `base_url`."""
+    return f"{base_url.rstrip('/')}/v1beta/models/{model}:streamGenerateContent?alt=sse"
+
+
 def model_of(path: str) -> str | None:
     """The model a Gemini request path names (None: not a Gemini streaming path)."""
     match = GEMINI_PATH.match(path)

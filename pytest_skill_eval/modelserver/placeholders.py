@@ -30,11 +30,14 @@ _TOOL_OUTPUT_TEXT = (
     (re.compile(r'"duration_seconds": ?[\d.]+'), '"duration_seconds":"{{wall_time}}"'),
 )
 _TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_GEMINI_CALLS = ("functionCall", "functionResponse")
 # Claude Code's per-run values: the date reminder, the ids in `metadata.user_id` (a fresh
 # config dir is a fresh device), and the isolated home its skills are listed under (made by
 # `tempfile.mkdtemp(prefix="skill-eval-<host>-")` for each run).
 _HOST_VALUES = (
     (re.compile(r"Today's date is \d{4}-\d{2}-\d{2}"), "Today's date is {{date}}"),
+    # Gemini CLI's date line, in its locale's words.
+    (re.compile(r"Today's date is \w+, \w+ \d{1,2}, \d{4}"), "Today's date is {{date}}"),
     (re.compile(r'"device_id":"[^"]*"'), '"device_id":"{{device_id}}"'),
     (re.compile(r'"session_id":"[^"]*"'), '"session_id":"{{session_id}}"'),
     # Anchored at a word's start: unanchored, a long word without the home in it (a file's
@@ -119,7 +122,8 @@ def normalise_request(body: Mapping[str, Any], placeholders: Mapping[str, str]) 
     """Replace placeholder values (absolute paths) by `{{name}}` and the date line by `{{date}}`.
 
     Anthropic thinking-block signatures become `{{signature}}`: they are opaque per answer, so a
-    replayed answer (which cannot carry the provider's signature) must hash like the recording.
+    replayed answer (which cannot carry the provider's signature) must hash like the recording;
+    the ids Gemini CLI gives its calls (`functionCall`/`functionResponse` `id`) `{{call_id}}`.
     A Responses request (it has `input` items) also loses its per-run values; see
     `normalise_responses`.
     """
@@ -214,6 +218,11 @@ def _walk(value: Any, text: Callable[[str], str], *, signatures: bool) -> Any:
         walked = {k: _walk(v, text, signatures=signatures) for k, v in value.items()}
         if signatures and walked.get("type") == "thinking" and "signature" in walked:
             walked["signature"] = "{{signature}}"
+        for key in _GEMINI_CALLS if signatures else ():
+            # Gemini CLI names each call `<tool>_<milliseconds>_<n>` itself.
+            call = walked.get(key)
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                walked[key] = {**call, "id": "{{call_id}}"}
         return walked
     return value
 

@@ -12,14 +12,17 @@ from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from pytest_skill_eval.errors import ModelProviderError
+from pytest_skill_eval.modelserver.gemini import GEMINI
 from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
 
-RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC, OPENAI_RESPONSES)
-# What each api appends to its provider's baseUrl, as the hosts' SDKs do.
+RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC, OPENAI_RESPONSES, GEMINI)
+# What each api appends to its provider's baseUrl, as the hosts' SDKs do (Gemini names the model
+# in its path: its base URL is already the model's streaming URL, `gemini.stream_url`).
 UPSTREAM_PATHS = {
     OPENAI: "/chat/completions",
     ANTHROPIC: "/v1/messages",
     OPENAI_RESPONSES: "/responses",
+    GEMINI: "",
 }
 ANTHROPIC_VERSION = "2023-06-01"
 REDACTED = "[redacted]"
@@ -50,6 +53,8 @@ def auth_headers(api: str, api_key: str) -> dict[str, str]:
     check_recordable(api)
     if api in (OPENAI, OPENAI_RESPONSES):
         return {"Authorization": f"Bearer {api_key}"}
+    if api == GEMINI:
+        return {"x-goog-api-key": api_key}
     return {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
 
 

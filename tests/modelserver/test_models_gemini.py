@@ -10,11 +10,18 @@ import urllib.request
 import pytest
 
 from pytest_skill_eval.hosts.gemini_cli.registration import RUN_COMMAND as GEMINI_RUN_COMMAND
-from pytest_skill_eval.modelserver.gemini import GEMINI, function_names, gemini_chunks, model_of
+from pytest_skill_eval.modelserver.gemini import (
+    GEMINI,
+    function_names,
+    gemini_chunks,
+    model_of,
+    stream_url,
+)
 from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall, Usage, parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream
+from pytest_skill_eval.modelserver.upstream import auth_headers, upstream_url
 from pytest_skill_eval.modelserver.wire import error_reply, render_stream
 
 GEMINI_BODY = {
@@ -141,3 +148,11 @@ def test_the_server_answers_a_gemini_request_below_its_route() -> None:
     parts = sent[-1]["candidates"][0]["content"]["parts"]  # type: ignore[index]
     assert parts == [{"functionCall": {"name": "read_file", "args": {"file_path": "n.txt"}}}]
     assert [(r.api, r.status) for r in route.requests] == [(GEMINI, 200), (GEMINI, 500)]
+
+
+def test_a_recording_streams_the_declared_model_from_the_providers_api() -> None:
+    url = upstream_url(stream_url("https://provider.test/", "gemini-2.5-flash"), GEMINI)
+    assert url == (
+        "https://provider.test/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    )
+    assert auth_headers(GEMINI, "k-1") == {"x-goog-api-key": "k-1"}
