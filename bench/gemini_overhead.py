@@ -1,0 +1,70 @@
+"""Evaluator overhead per variant on Gemini CLI vs a bare Gemini CLI on the same scripted 1-turn
+run.
+
+The bare run gets what any hermetic Gemini CLI run needs anyway (an empty HOME with the same
+settings.json, the same relaunch switch, pointed at the same loopback server), so the difference
+is the evaluator.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from xml.etree import ElementTree
+
+from bench.common import bare_runs, overhead, run_suite
+from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
+from pytest_skill_eval.hosts.gemini_cli.config import DEFAULT_MODEL, LOOPBACK_KEY, settings
+from pytest_skill_eval.hosts.gemini_cli.host import QUIET
+from pytest_skill_eval.modelserver.gemini import GEMINI
+from pytest_skill_eval.modelserver.server import Route
+
+GEMINI_CLI = PACKAGE_ROOT / "node_modules" / ".bin" / "gemini"
+PROMPT = "Say done."
+REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
+SUFFIXES = ("[baseline@gemini-cli]", "[candidate@gemini-cli]")
+
+
+def _item_times(root: Path) -> list[float]:
+    junit = root / "junit.xml"
+    run_suite(root, f"--junitxml={junit}", "--skill-eval-host", "gemini-cli")
+    times = []
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        if case.get("name", "").endswith(SUFFIXES) and "::" not in (case.get("classname") or ""):
+            times.append(float(case.get("time", "0")))
+    return times
+
+
+def _bare_times(runs: int, tmp: Path) -> list[float]:
+    def command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
+        for name in ("home/.gemini", "tmp"):
+            (base / name).mkdir(parents=True)
+        config = settings(["read_file"], guard=False, commands=None)
+        (base / "home" / ".gemini" / "settings.json").write_text(json.dumps(config))
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": str(base / "home"),
+            "TMPDIR": str(base / "tmp"),
+            "GOOGLE_GEMINI_BASE_URL": route.base_url(GEMINI),
+            "GEMINI_API_KEY": LOOPBACK_KEY,
+            **QUIET,
+        }
+        argv = [
+            str(GEMINI_CLI), "--output-format", "stream-json", "--approval-mode", "yolo",
+            "--skip-trust", "--model", DEFAULT_MODEL, "--prompt", PROMPT,
+        ]  # fmt: skip
+        return argv, env
+
+    return [wall for wall, _ in bare_runs([{"response": REPLY}], runs, tmp, command)]
+
+
+def main(groups: int = 20) -> dict[str, object]:
+    """Median item wall time minus median bare-Gemini-CLI wall time."""
+    return overhead(
+        "gemini-overhead", "bare_gemini_median_s", _item_times, _bare_times, PROMPT, REPLY, groups
+    )
+
+
+if __name__ == "__main__":
+    main()
