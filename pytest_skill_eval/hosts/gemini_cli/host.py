@@ -23,6 +23,7 @@ from ..base import Endpoint, Executable, Home, Launch
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
 from ..environment import baseline_environment
+from ..layers import SystemLayerError
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
@@ -43,6 +44,13 @@ from .registration import GEMINI_CLI, RUN_COMMAND
 # What the launch sets for every run: no second Node process (the CLI otherwise relaunches
 # itself with a larger heap), and the workspace trusted without a prompt.
 QUIET = {"GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+
+
+def env_files_above(cwd: Path) -> list[Path]:
+    """The `.gemini/.env` files in `cwd` and the directories above it: Gemini CLI loads the
+    nearest one into its environment in a trusted workspace, whatever `ignoreLocalEnv` says."""
+    found = [directory / ".gemini" / ".env" for directory in (cwd, *cwd.parents)]
+    return [path for path in found if os.path.lexists(path)]
 
 
 def gemini_model(launch: Launch) -> str:
@@ -160,7 +168,16 @@ class GeminiCliHost:
         return env
 
     def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
-        """Writes the run's settings, skills and prompt; the command line of turn one."""
+        """Writes the run's settings, skills and prompt; the command line of turn one.
+
+        SystemLayerError when an environment file above the workspace would reach the CLI."""
+        planted = env_files_above(launch.cwd)
+        if planted:
+            raise SystemLayerError(
+                f"Gemini CLI would load the environment file {planted[0]} above the workspace "
+                "whatever its isolated home says; remove it (or keep the project outside that "
+                "directory)"
+            )
         self.skills = install_skills(home.config, launch.skills)
         offered = host_tools(launch.tools, bool(launch.skills))
         entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))

@@ -1,0 +1,47 @@
+"""Gemini CLI's launch without starting it: the settings it is given and what it refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.hosts.base import Endpoint, Launch
+from pytest_skill_eval.hosts.gemini_cli.binary import GeminiBinary
+from pytest_skill_eval.hosts.gemini_cli.host import GeminiCliHost, env_files_above
+from pytest_skill_eval.hosts.layers import SystemLayerError
+
+
+def _launch(cwd: Path, tmp_path: Path) -> Launch:
+    return Launch(
+        cwd=cwd,
+        prompts=("Hello.",),
+        one_shot=False,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        tools=("read",),
+        guard=True,
+    )
+
+
+def test_an_environment_file_above_the_workspace_stops_the_subject(tmp_path: Path) -> None:
+    workspace = tmp_path / "project" / "runs" / "workspace"
+    workspace.mkdir(parents=True)
+    planted = tmp_path / "project" / ".gemini" / ".env"
+    planted.parent.mkdir()
+    planted.write_text("GEMINI_SYSTEM_MD=/tmp/other.md\n", encoding="utf-8")
+    assert env_files_above(workspace) == [planted]
+    host = GeminiCliHost()
+    (tmp_path / "home").mkdir()
+    home = host.prepare(tmp_path / "home", Endpoint(mode="live", model=None))
+    binary = GeminiBinary(Path("/usr/bin/gemini"), "0.61.0")
+    with pytest.raises(SystemLayerError, match=f"environment file {planted} above the workspace"):
+        host.argv(binary, _launch(workspace, tmp_path), home)
+    planted.unlink()
+    argv = host.argv(binary, _launch(workspace, tmp_path), home)
+    assert argv[-2:] == ["--prompt", "Hello."]
+    settings = json.loads((home.config / "settings.json").read_text(encoding="utf-8"))
+    assert settings["tools"]["core"] == ["read_file"]  # no skills: no activate_skill, no shell
+    assert settings["context"]["memoryBoundaryMarkers"] == []
+    assert "BeforeTool" in settings["hooks"]
