@@ -52,7 +52,7 @@ def _bare_times(runs: int, tmp: Path) -> list[float]:
         }
         argv = [
             str(GEMINI_CLI), "--output-format", "stream-json", "--approval-mode", "yolo",
-            "--skip-trust", "--model", DEFAULT_MODEL, "--prompt", PROMPT,
+            "--skip-trust", "--model", DEFAULT_MODEL, f"--prompt={PROMPT}",
         ]  # fmt: skip
         return argv, env
 

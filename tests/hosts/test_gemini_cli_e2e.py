@@ -9,14 +9,18 @@ files above the workspace, the bundled skills, the shell).
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.files import write
-from tests.support.roots import Group, build, runtime, skill, variant
-from tests.support.runs import model_requests, result_dir, run_detached, run_record
+from tests.support.roots import Group, build, kinds_group, runtime, skill, variant
+from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
 
 pytestmark = [pytest.mark.pi, pytest.mark.gemini]
 
@@ -30,6 +34,17 @@ def all_text(request: dict[str, Any]) -> str:
 
 
 Run = tuple[Path, dict[str, Any], list[dict[str, Any]]]
+
+
+def _netns_available() -> bool:
+    """`unshare -rn` gives a network namespace with only loopback on this machine."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    probe = ["unshare", "-rn", "sh", "-c", "ip link set lo up"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
+NETNS = _netns_available()
 
 
 def context_check(surface: str, value: str) -> dict[str, Any]:
@@ -130,11 +145,19 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
             ]
         },
     )
-    build(root, [group, commands_group(declared)])
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(operator_home))
-        patch.setenv("GEMINI_API_KEY", OPERATOR_KEY)
-        done = run_detached(root, "--skill-eval-variant", "candidate")
+    kinds = kinds_group(root, runtime(host="gemini-cli"))
+    build(root, [group, commands_group(declared), kinds])
+    environment = {**os.environ, "HOME": str(operator_home), "GEMINI_API_KEY": OPERATOR_KEY}
+    environment = {k: v for k, v in environment.items() if not k.startswith("PYTEST_")}
+    command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
+    command += [f"--basetemp={base / 'basetemp'}"]
+    command += skill_eval_args(root, "--skill-eval-variant", "candidate")
+    if NETNS:
+        # Loopback only: the whole run happens in a network namespace with nothing else.
+        command = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *command]
+    done = subprocess.run(
+        command, cwd=root, env=environment, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     run = run_record(root, GROUP, "candidate")
     requests = model_requests(result_dir(root) / f"groups/{GROUP}/candidate")
@@ -192,7 +215,14 @@ def test_nothing_of_the_operators_reaches_the_model(
     for request in requests:
         text = all_text(request)
         assert "note-taker" in text
-        for marker in ("operator-only-skill", "OPERATOR-MEMORY", "ABOVE-ROOT", "skill-creator"):
+        for marker in (
+            "operator-only-skill",
+            "OPERATOR-MEMORY",
+            "ABOVE-ROOT",
+            "ROOT-MEMORY",
+            "skill-creator",
+            "antigravity",
+        ):
             assert marker not in text
     for path in result_dir(root).rglob("*"):
         if path.is_file():
@@ -220,3 +250,23 @@ def test_declared_commands_run_through_the_evaluators_tool_server(gemini_run: Ru
     offered = {f["name"] for t in requests[0]["body"]["tools"] for f in t["functionDeclarations"]}
     assert offered == {"read_file", "activate_skill", "mcp_skill-eval_run_command"}  # no shell
     assert f"looked in {Path(run['workspace']).resolve()}" in all_text(requests[1])
+
+
+@pytest.mark.skipif(not NETNS, reason="needs unshare and ip for a loopback-only network namespace")
+def test_the_runs_need_no_network_but_loopback(gemini_run: Run) -> None:
+    # The module's run happened inside `unshare -rn`: nothing but loopback existed there.
+    _, run, requests = gemini_run
+    assert run["state"] == "complete", run["error"]
+    assert len(requests) == 5
+
+
+def test_resource_read_path_and_json_are_observed(gemini_run: Run) -> None:
+    root, _, _ = gemini_run
+    grade = json.loads(
+        (result_dir(root) / "groups/kinds@gemini-cli/deterministic-grade.json").read_text("utf-8")
+    )
+    assert {c["id"]: c["state"] for c in grade["checks"]} == {
+        "read-guide": "pass",
+        "wrote": "pass",
+        "status": "pass",
+    }

@@ -40,7 +40,7 @@ def test_an_environment_file_above_the_workspace_stops_the_subject(tmp_path: Pat
         host.argv(binary, _launch(workspace, tmp_path), home)
     planted.unlink()
     argv = host.argv(binary, _launch(workspace, tmp_path), home)
-    assert argv[-2:] == ["--prompt", "Hello."]
+    assert argv[-1] == "--prompt=Hello."
     settings = json.loads((home.config / "settings.json").read_text(encoding="utf-8"))
     assert settings["tools"]["core"] == ["read_file"]  # no skills: no activate_skill, no shell
     assert settings["context"]["memoryBoundaryMarkers"] == []

@@ -205,7 +205,7 @@ class GeminiCliHost:
         argv += ["--skip-trust", "--model", self._model]
         if session is not None:
             argv += ["--resume", session]
-        return [*argv, "--prompt", prompt]
+        return [*argv, f"--prompt={prompt}"]  # one word: a prompt may begin with a dash
 
     def converse(
         self,
