@@ -18,6 +18,7 @@ from pytest_skill_eval.modelserver.gemini import (
     stream_url,
 )
 from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
+from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall, Usage, parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream
@@ -156,3 +157,20 @@ def test_a_recording_streams_the_declared_model_from_the_providers_api() -> None
         "https://provider.test/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
     )
     assert auth_headers(GEMINI, "k-1") == {"x-goog-api-key": "k-1"}
+
+
+def test_gemini_clis_per_run_values_do_not_change_a_requests_hash() -> None:
+    def body(stamp: str, day: str) -> dict[str, object]:
+        call = {"id": f"read_file_{stamp}_0", "name": "read_file", "args": {"file_path": "a"}}
+        answer = {"id": f"read_file_{stamp}_0", "name": "read_file", "response": {"output": "x"}}
+        return {
+            "contents": [
+                {"role": "user", "parts": [{"text": f"Today's date is {day}.\nhi"}]},
+                {"role": "model", "parts": [{"functionCall": call}]},
+                {"role": "user", "parts": [{"functionResponse": answer}]},
+            ]
+        }
+
+    first = normalise_request(body("1796183730799", "Wednesday, December 2, 2026"), {})
+    second = normalise_request(body("1796190000001", "Thursday, December 3, 2026"), {})
+    assert request_sha256(first) == request_sha256(second)
