@@ -10,8 +10,17 @@ import json
 import subprocess
 import sys
 
-#: What pytest and xdist import in any worker, whatever the plugins: the benchmark's baseline.
-PYTEST_WORKER = ("pytest", "xdist", "xdist.remote", "_pytest.junitxml", "_pytest.terminal")
+from _pytest.config import default_plugins
+
+#: What any xdist worker imports whatever its other plugins (pytest's default plugins, xdist's):
+#: the benchmark's baseline.
+PYTEST_WORKER = (
+    "pytest",
+    *(f"_pytest.{name}" for name in default_plugins),
+    "xdist.plugin",
+    "xdist.looponfail",
+    "xdist.remote",
+)
 
 #: The plugin and the modules a worker imports to collect and run an item on each host.
 WORKER_MODULES = (
