@@ -32,7 +32,7 @@ WORKER_MODULES = (
     "pytest_skill_eval.hosts.claude_code.host",
     "pytest_skill_eval.hosts.codex.host",
     "pytest_skill_eval.grading",
-    "pytest_skill_eval.materialise",
+    "pytest_skill_eval.workspace.materialise",
     "pytest_skill_eval.evidence.summary",
 )
 
@@ -45,9 +45,9 @@ DEFERRED = {
     "pytest_skill_eval.views.terminal": "the controller's terminal summary",
     "pytest_skill_eval.views.summary": "the controller's Markdown step summary",
     "pytest_skill_eval.views.statistics": "statistics rendering",
-    "pytest_skill_eval.cli": "the console script",
-    "pytest_skill_eval.review": "the advisory review",
-    "pytest_skill_eval.compare": "comparing two results",
+    "pytest_skill_eval.commands.cli": "the console script",
+    "pytest_skill_eval.commands.review": "the advisory review",
+    "pytest_skill_eval.commands.compare": "comparing two results",
     "pytest_skill_eval.scale.models": "validating a plan, which runs with a plan load",
     "pytest_skill_eval.modelserver.record": "recording, which runs that record load",
     "urllib.request": "recording's HTTP client",

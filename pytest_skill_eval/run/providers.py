@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .credentials import live_subjects, refuse_live_without_credentials
-from .definitions import LoadedDefinition, LoadedGroup, ModelChoice
-from .errors import ModelProviderError
-from .hosts.base import Endpoint, ServedModel
-from .hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
-from .modelserver.script import ScriptError, cassette_file, load_script, script_path
-from .modelserver.server import Route, ScriptedModelServer
-from .modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
+from ..definitions import LoadedDefinition, LoadedGroup, ModelChoice
+from ..errors import ModelProviderError
+from ..hosts.base import Endpoint, ServedModel
+from ..hosts.credentials import live_subjects, refuse_live_without_credentials
+from ..hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
+from ..modelserver.script import ScriptError, cassette_file, load_script, script_path
+from ..modelserver.server import Route, ScriptedModelServer
+from ..modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
 
 RECORD_MODES = ("none", "once", "all")
 # Scripted runs are priced like a typical frontier model (USD per million tokens) so usage and
@@ -217,9 +217,9 @@ class EndpointFactory:
     ) -> Endpoint:
         """Forward to the real provider through the loopback server, writing the cassette."""
         # Recording's modules (an HTTP client among them) load only when a run records.
-        from .modelserver.cassette import load_existing
-        from .modelserver.record import RecordingRoute
-        from .modelserver.upstream import RecordError, auth_headers, check_recordable
+        from ..modelserver.cassette import load_existing
+        from ..modelserver.record import RecordingRoute
+        from ..modelserver.upstream import RecordError, auth_headers, check_recordable
 
         declared = loaded.group.model
         assert self.cassettes is not None
