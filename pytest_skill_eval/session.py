@@ -13,12 +13,7 @@ import pytest
 
 from . import adaptive, noise_floor
 from .budget import FileLedger, Ledger
-from .definitions import (
-    VARIANTS,
-    DefinitionError,
-    LoadedGroup,
-    load_definition,
-)
+from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
@@ -34,7 +29,7 @@ from .hosts.process import CancelToken
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
 from .providers import EndpointFactory
-from .run import Environment, GroupRun, synthetic_run
+from .run import Environment, GroupRun, resume, synthetic_run
 from .run.records import cannot_run_records
 from .scale.ledger import open_ledger, safe_url
 from .scale.plan import Plan, PlanError, check_groups, load_plan
@@ -134,6 +129,7 @@ class SkillEvalSession:
             endpoint=self.endpoints.endpoint,
             no_progress_s=self.settings.no_progress_s,
             ledger=self.ledger,
+            retries=self.settings.retries,
         )
 
     def result_dir(self, trial: int) -> Path:
@@ -297,6 +293,7 @@ class SkillEvalSession:
                     definitions, settings.group_selectors, settings.hosts
                 )
             noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
+            resume.carry_over(settings.resume, settings.results_dir, result_dir, invocation)
             write_invocation(result_dir, invocation)
 
     def _prepare_shard(self, plan: Plan) -> None:
