@@ -261,6 +261,8 @@ class AggregateGroup(TypedDict):
     # `--skill-eval-trials auto`: `{trialsUsed, stop}`, stop being resolved | max-trials |
     # budget-exhausted | incomplete | no-comparisons.
     adaptive: NotRequired[dict[str, Any]]
+    # --skill-eval-retries: attempts beyond each run's first, over every trial (absent: none).
+    retries: NotRequired[int]
 
 
 class AdaptiveRun(TypedDict):

@@ -108,3 +108,9 @@ def group_attempts(group_dir: Path, variants: Sequence[str]) -> dict[str, int]:
         found = read.read_run(group_dir / variant)
         counted[variant] = attempts_of(found[1]) if found is not None else 0
     return counted
+
+
+def retries_in(group_dir: Path, record: Mapping[str, Any]) -> int:
+    """Attempts beyond the first, summed over a group's variants (0: nothing was retried)."""
+    variants = list(record.get("variants") or {})
+    return sum(max(0, n - 1) for n in group_attempts(group_dir, variants).values())

@@ -90,6 +90,26 @@ def test_an_infrastructure_failure_is_retried_keeping_every_attempt_and_a_check_
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
+def test_the_aggregate_counts_the_retries_of_every_trial(tmp_path: Path) -> None:
+    root = make_root(
+        tmp_path / "root",
+        [body_group("outage", **on_fast_host())],
+        {"outage/baseline": OUTAGE, "outage/candidate": write_answer("yes")},
+    )
+    run_detached(root, "--skill-eval-retries", "1", "--skill-eval-trials", "2")
+    (aggregate,) = (root / ".skill-eval" / "runs").glob("*/aggregate.json")
+    (group,) = read_json(aggregate)["groups"]
+    assert group["trials"] == 2
+    assert group["retries"] == 2  # one retry of the baseline in each trial
+    verified = subprocess.run(
+        [str(Path(sys.executable).parent / "skill-eval"), "verify", str(aggregate.parent)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
 def test_without_retries_an_infrastructure_failure_is_recorded_once(tmp_path: Path) -> None:
     root = make_root(
         tmp_path / "root",
