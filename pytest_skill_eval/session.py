@@ -306,8 +306,7 @@ class SkillEvalSession:
         self._open_ledger()
 
     def _open_ledger(self) -> None:
-        """The Redis ledger given by URL (keyed by the plan's id, else this invocation's), else
-        a file ledger when there is a ceiling."""
+        """Redis at the ledger URL (keyed by the plan, else the invocation), else a file ledger."""
         key = self.plan.id if self.plan is not None else self.result_dir(1).name
         with usage_errors():
             self.ledger = open_ledger(self.settings, key)

@@ -124,10 +124,10 @@ def cannot_run_records(
     return facts
 
 
-def persist_fallback(variant_dir: Path, run: Mapping[str, Any]) -> None:
-    """Record a run whose files could not all be written: `run.json` when it is still free,
-    else beside it; only when neither can be written does the invocation stop, since nothing
-    of this run would be on record."""
+def persist_fallback(variant_dir: Path, run: dict[str, Any]) -> None:
+    """Write a run record that could not be persisted as it should, where there is room."""
+    # run.json when it is still free, else beside it; only when neither can be written does
+    # the invocation stop, since nothing of this run would be on record.
     last: EvidenceError | None = None
     for name in (layout.RUN, layout.RUN_FALLBACK):
         if (variant_dir / name).exists():
