@@ -9,6 +9,7 @@ run or graded again: the copied group records are the new result's, under its ow
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from ..errors import SkillEvalError
 from ..evidence import layout, read, sealed_root
 from ..evidence.records import InvocationRecord
-from ..evidence.seal import verify_result
+from ..evidence.seal import planned_groups, verify_result
 from ..evidence.store import sha256_file, verify_group
 from ..scale.merge import copy_group_tree
 from .attempts import attempts_of
@@ -80,6 +81,17 @@ def carry_over(
     (before it is written). Nothing happens without `given`."""
     if given is None:
         return
+    try:
+        _carry_over(given, results_dir, new_result, invocation)
+    except ResumeError:
+        # Refused before the new result was recorded: it holds nothing of its own yet.
+        shutil.rmtree(new_result, ignore_errors=True)
+        raise
+
+
+def _carry_over(
+    given: str, results_dir: Path, new_result: Path, invocation: InvocationRecord
+) -> None:
     source = locate(given, results_dir, new_result)
     earlier = read.load_invocation(source)
     if earlier is None:
@@ -94,12 +106,15 @@ def carry_over(
                 "evidence that verifies is carried over: run without --skill-eval-resume"
             )
     planned = _planned(invocation)
+    selected = set(planned_groups(invocation))
     carried: list[dict[str, str]] = []
     for group_dir in sorted(p for p in layout.groups_dir(source).iterdir() if p.is_dir()):
         if not _finished(group_dir):
             continue
         name = group_dir.name
         group_id, _host = layout.split_group_dir_name(name)
+        if group_id not in selected:
+            continue  # not selected this time: neither run nor carried over
         if _planned(earlier).get(group_id) != planned.get(group_id):
             raise ResumeError(
                 f"--skill-eval-resume: group {group_id}'s definition is not the one {source} "

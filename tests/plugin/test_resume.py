@@ -3,6 +3,7 @@ the finished groups over byte for byte and runs only the rest (subjects on the f
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -160,3 +161,44 @@ def test_resuming_what_is_not_a_result_is_one_usage_line(tmp_path: Path) -> None
     lines = [line for line in done.stderr.splitlines() if "--skill-eval-resume" in line]
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("ERROR: --skill-eval-resume 20990101000000-00000000: not a result")
+
+
+def _refusal(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if "--skill-eval-resume" in line]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_a_changed_definition_or_evidence_that_does_not_verify_is_refused(
+    tmp_path: Path,
+) -> None:
+    root = make_root(
+        tmp_path / "root",
+        [body_group("steady", **on_fast_host())],
+        {"steady/baseline": write_answer("yes"), "steady/candidate": write_answer("yes")},
+    )
+    run_detached(root)
+    (old,) = results(root)
+    runs = root / ".skill-eval" / "runs"
+    definition = root / "groups" / "steady.json"
+    original = definition.read_text(encoding="utf-8")
+
+    changed = body_group("steady", **on_fast_host())
+    changed["input"]["prompt"] = "Write the answer file, please."
+    definition.write_text(json.dumps(changed, indent=2), encoding="utf-8")
+    line = _refusal(run_detached(root, "--skill-eval-resume", old.name))
+    assert line == (
+        f"ERROR: --skill-eval-resume: group steady's definition is not the one {old} ran; a "
+        "resumed result holds one invocation's groups: run without --skill-eval-resume"
+    )
+
+    definition.write_text(original, encoding="utf-8")
+    final = old / "groups" / fast_dir("steady") / "baseline" / "final.md"
+    final.write_text("tampered\n", encoding="utf-8")
+    line = _refusal(run_detached(root, "--skill-eval-resume", "latest"))
+    assert line.startswith(f"ERROR: --skill-eval-resume: {old} does not match its seal (changed: ")
+    assert str(final) in line
+    # Nothing is left of the refused invocations.
+    assert sorted(p.name for p in runs.iterdir()) == [old.name]
