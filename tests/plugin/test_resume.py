@@ -93,13 +93,16 @@ def test_a_result_with_an_infrastructure_failure_is_completed_into_a_new_verifie
     assert root_hash is not None
 
     write_script(root / "scripts" / "outage" / "baseline.yaml", write_answer("yes"))
-    done = run_detached(root, "--skill-eval-resume", old.name)
+    junit = tmp_path / "junit.xml"
+    done = run_detached(root, "--skill-eval-resume", old.name, f"--junitxml={junit}")
     assert "Traceback" not in done.stdout + done.stderr
     new = next(r for r in results(root) if r != old)
     _assert_resumed(old, new, fast_dir("steady"), fast_dir("outage"))
     assert read_json(new / "invocation.json")["resumedFrom"]["root"] == root_hash
     assert f"resumed from {old.name} (seal sha256:{root_hash})" in done.stdout
     assert f"carried over from {old.name}: not run again" in done.stdout
+    # Each carried variant's JUnit case names its source; the re-run ones do not.
+    assert junit.read_text(encoding="utf-8").count(f'name="resumed-from" value="{old.name}"') == 2
     # The result it completes is never written.
     assert _tree(old) == before
     assert verify_result(old) == []
