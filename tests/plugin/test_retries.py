@@ -13,6 +13,7 @@ import pytest
 
 from pytest_skill_eval.evidence.seal import verify_result
 from tests.support.files import read_json
+from tests.support.http import FakeUpstream, responses_sse
 from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
 from tests.support.runs import results, run_detached
 
@@ -138,3 +139,38 @@ def test_a_retries_value_that_is_not_a_count_is_one_usage_line(tmp_path: Path, v
         f"ERROR: --skill-eval-retries expects how many times to run an infrastructure-failed "
         f"variant again (0 or more), not {value!r}"
     ]
+
+
+def test_a_provider_outage_is_retried_until_an_attempt_completes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Recording from a provider on loopback whose first answer is a 503: the first attempt
+    # meets a real outage through the project's relay, the second the provider's answer.
+    outage = (503, "application/json", [b'{"error": {"message": "overloaded"}}'])
+    upstream = FakeUpstream([outage, (200, "text/event-stream", [responses_sse(text="done")])])
+    group = body_group("outage", model={"model": "openai/gpt-5.5"}, **on_fast_host())
+    root = make_root(tmp_path / "root", [group], {})  # the last --skill-eval-cassettes wins
+    cassettes = tmp_path / "cassettes"
+    cassettes.mkdir()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-retry-canary-7f31")
+    try:
+        done = run_detached(
+            root,
+            *("--skill-eval-cassettes", str(cassettes), "--skill-eval-record", "all"),
+            *("-o", f"skill_eval_upstream_url={upstream.base_url}/v1"),
+            *("--skill-eval-variant", "baseline", "--skill-eval-retries", "3"),
+        )
+    finally:
+        upstream.stop()
+    assert "Traceback" not in done.stdout + done.stderr
+    assert len(upstream.requests) == 2  # one per attempt: no retry beyond the one that completed
+    (result,) = results(root)
+    baseline = result / "groups" / fast_dir("outage") / "baseline"
+    final = read_json(baseline / "run.json")
+    assert final["state"] == "complete", final["error"]
+    assert [(a["attempt"], a["state"]) for a in final["attempts"]] == [(1, "infrastructure-failed")]
+    first = read_json(baseline / "attempts" / "1" / "run.json")
+    assert first["state"] == "infrastructure-failed"
+    assert "503" in json.dumps(first["error"]) or "overloaded" in json.dumps(first["error"])
+    assert not (baseline / "attempts" / "2").exists()
+    assert verify_result(result) == []
