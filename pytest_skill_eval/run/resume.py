@@ -213,8 +213,11 @@ def item_properties(group_dir: Path, record: Mapping[str, Any]) -> list[tuple[st
     attempts = attempts_of(record)
     if attempts > 1:
         found.append(("attempts", str(attempts)))
-    result_dir = group_dir.parent.parent
-    source = carried_groups(read.load_invocation(result_dir)).get(group_dir.name)
+    try:
+        invocation = read.load_invocation(group_dir.parent.parent)
+    except SkillEvalError:
+        invocation = None  # a shard's results have none; a damaged one is verify's to say
+    source = carried_groups(invocation).get(group_dir.name)
     if source is not None:
         found.append(("resumed-from", source))
     return found
