@@ -83,7 +83,7 @@ def carry_over(
         return
     try:
         _carry_over(given, results_dir, new_result, invocation)
-    except ResumeError:
+    except SkillEvalError:
         # Refused before the new result was recorded: it holds nothing of its own yet.
         shutil.rmtree(new_result, ignore_errors=True)
         raise
@@ -108,7 +108,9 @@ def _carry_over(
     planned = _planned(invocation)
     selected = set(planned_groups(invocation))
     carried: list[dict[str, str]] = []
-    for group_dir in sorted(p for p in layout.groups_dir(source).iterdir() if p.is_dir()):
+    groups = layout.groups_dir(source).iterdir()
+    # A link among the groups is no evidence of this result: never followed, never carried.
+    for group_dir in sorted(p for p in groups if p.is_dir() and not p.is_symlink()):
         if not _finished(group_dir):
             continue
         name = group_dir.name
