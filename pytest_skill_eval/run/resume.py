@@ -14,12 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..definitions import VARIANTS
 from ..errors import SkillEvalError
 from ..evidence import layout, read, sealed_root
 from ..evidence.records import InvocationRecord
 from ..evidence.seal import planned_groups, verify_result
 from ..evidence.store import sha256_file, verify_group
 from ..scale.merge import copy_group_tree
+from ..workspace import fingerprint, fingerprint_digest
 from .attempts import attempts_of
 
 OPTION: tuple[str, str, dict[str, Any]] = (
@@ -93,6 +95,7 @@ def _carry_over(
     given: str, results_dir: Path, new_result: Path, invocation: InvocationRecord
 ) -> None:
     source = locate(given, results_dir, new_result)
+    definitions = Path(invocation["root"])  # the definition root its inputs are read from now
     earlier = read.load_invocation(source)
     if earlier is None:
         raise ResumeError(f"--skill-eval-resume: {source / layout.INVOCATION} cannot be read")
@@ -123,6 +126,15 @@ def _carry_over(
                 "ran; a resumed result holds one invocation's groups: run without "
                 "--skill-eval-resume"
             )
+        for variant in VARIANTS:
+            found = read.read_run(group_dir / variant)
+            changed = _changed_input(definitions, found[1]) if found is not None else None
+            if changed is not None:
+                raise ResumeError(
+                    f"--skill-eval-resume: group {group_id}'s {variant} ran from {changed} as it "
+                    f"was then, and it has changed since; a resumed result holds one "
+                    "invocation's inputs: restore it, or run without --skill-eval-resume"
+                )
         manifest = sha256_file(group_dir / layout.MANIFEST)
         target = layout.groups_dir(new_result) / name
         copy_group_tree(group_dir, target)
@@ -134,6 +146,44 @@ def _carry_over(
         carried.append({"group": name, "manifest": manifest})
     record: dict[str, Any] = {"id": source.name, "path": str(source), "root": root}
     invocation["resumedFrom"] = record | {"groups": carried}
+
+
+def _changed_input(root: Path, run: Mapping[str, Any]) -> str | None:
+    """The first input a run recorded that is not the same now (a working-tree fixture, skill
+    or context, or the script it replayed), named for the user; None when none changed.
+
+    Git sources are pinned by commit, which the invocations compare (`_same_invocation`).
+    """
+    resources = run.get("resources")
+    resources = resources if isinstance(resources, Mapping) else {}
+    source = resources.get("source")
+    if isinstance(source, Mapping) and source.get("kind") == "working-tree":
+        entries = [resources.get("fixture"), *(resources.get("skills") or [])]
+        for entry in [*entries, *(resources.get("context") or [])]:
+            if isinstance(entry, Mapping) and not _same_resource(root, entry):
+                return f"the working tree's {entry.get('declaredPath')}"
+    provider = run.get("provider")
+    script = provider.get("cassette") if isinstance(provider, Mapping) else None
+    if isinstance(script, str) and provider is not None and provider.get("mode") != "record":
+        path = Path(script)
+        now = sha256_file(path) if path.is_file() else None
+        if now != provider.get("sha256"):
+            return f"the script {script}"
+    return None
+
+
+def _same_resource(root: Path, entry: Mapping[str, Any]) -> bool:
+    """Whether a resource snapshot's source in the working tree still fingerprints the same."""
+    path = root / str(entry.get("declaredPath"))
+    try:
+        if path.is_dir():
+            return fingerprint_digest(fingerprint(path)) == entry.get("sha256")
+        files = entry.get("files")
+        if path.is_file() and isinstance(files, list) and len(files) == 1:
+            return isinstance(files[0], Mapping) and sha256_file(path) == files[0].get("sha256")
+    except (OSError, SkillEvalError):
+        return False
+    return False
 
 
 def _finished(group_dir: Path) -> bool:
