@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..common.wording import counted
 from ..evidence import layout, read
 from ..run.attempts import attempts_of
 from ..run.resume import carried_groups
-from ..wording import counted
 
 
 def resumed_line(result_dir: Path) -> str | None:
