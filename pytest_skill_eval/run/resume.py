@@ -20,7 +20,6 @@ from ..evidence import layout, read, sealed_root
 from ..evidence.records import InvocationRecord
 from ..evidence.seal import planned_groups, verify_result
 from ..evidence.store import sha256_file, verify_group
-from ..scale.merge import copy_group_tree
 from ..workspace import fingerprint, fingerprint_digest
 from .attempts import attempts_of
 
@@ -137,6 +136,9 @@ def _carry_over(
                 )
         manifest = sha256_file(group_dir / layout.MANIFEST)
         target = layout.groups_dir(new_result) / name
+        # The controller alone resumes: a worker never loads the merge (and its plan models).
+        from ..scale.merge import copy_group_tree
+
         copy_group_tree(group_dir, target)
         copied = sha256_file(target / layout.MANIFEST)
         if copied != manifest or verify_group(target):
