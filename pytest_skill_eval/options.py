@@ -74,11 +74,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ),
     ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
     gate.OPTION,
-    (
-        "max-cost",
-        "USD",
-        {"help": "spend ceiling shared by every worker and trial"},
-    ),
+    ("max-cost", "USD", {"help": "spend ceiling shared by every worker and trial"}),
     (
         "ledger-url",
         "URL",
@@ -87,11 +83,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
             "one ceiling across shards and machines; password in SKILL_EVAL_LEDGER_PASSWORD"
         },
     ),
-    (
-        "reserve",
-        "USD",
-        {"help": "with --skill-eval-ledger-url: room held per running subject"},
-    ),
+    ("reserve", "USD", {"help": "with --skill-eval-ledger-url: room held per running subject"}),
     (
         "plan",
         "PLAN",
@@ -105,6 +97,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "K/N",
         {"help": "with --skill-eval-plan, run only shard K of N of the plan's work units"},
     ),
+    ("node", "PATH", {"help": "the Node that runs Node hosts (default: the one the lock pins)"}),
+    ("pi-bundle", "on|off", {"help": "off: run stock Pi, not its verified bundle (default on)"}),
     (
         "no-progress-timeout",
         "SECONDS",
@@ -238,6 +232,7 @@ class Settings:
     no_progress_s: float
     max_cost: float | None
     pi: str | None
+    node: str | None  # --skill-eval-node; None: the pinned runtime
     claude: str | None
     codex: str | None
     pi_auth: Path | None
@@ -254,12 +249,17 @@ class Settings:
     adaptive: bool = False
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
+    pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
         binary = {"claude-code": self.claude, "codex": self.codex}.get(host)
         return HostOptions(binary=binary, unconfined_reads=self.codex_unconfined_reads)
+
+    def pi_choice(self) -> dict[str, Any]:
+        """Which Pi subjects run: `hosts.pi.binary.pi_executable`'s arguments."""
+        return {"explicit": self.pi, "root": self.root, "node": self.node, "bundle": self.pi_bundle}
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -317,6 +317,7 @@ class Settings:
             reserve = reserve_value(_option(config, "reserve"))
             shard = shard_of("--skill-eval-shard", _option(config, "shard"))
             alpha = gate.alpha_value(_option(config, "alpha"))
+            pi_bundle = _choice(config, "pi-bundle", ("on", "off"), "on") == "on"
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
             raise pytest.UsageError(
@@ -344,6 +345,8 @@ class Settings:
             no_progress_s=no_progress_s,
             max_cost=max_cost,
             pi=_option(config, "pi"),
+            node=_option(config, "node") or None,
+            pi_bundle=pi_bundle,
             claude=_option(config, "claude"),
             codex=_option(config, "codex"),
             codex_unconfined_reads=bool(
