@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from pytest_skill_eval.hosts.pi.bundle import MANIFEST, cache_root
 from pytest_skill_eval.hosts.runtime import PINNED
 from tests.support import runs
 from tests.support.files import read_json
+from tests.support.roots import body_group, make_root, write_answer
 from tests.support.shared import SharedRun
 
 pytestmark = pytest.mark.pi
@@ -97,3 +99,22 @@ def test_stock_pi_and_the_bundle_send_the_same_requests_and_print_the_same_event
             theirs = _lines(stock / "groups" / group / variant, name, stock)
             assert ours, f"{group}/{variant}/{name} is empty"
             assert ours == theirs, f"{group}/{variant}/{name} differs"
+
+
+def test_the_operators_own_node_runs_pi_when_named_and_is_recorded_as_such(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    node = shutil.which("node")
+    assert node is not None, "the tests need a node on PATH"
+    root = make_root(
+        tmp_path / "root", [body_group("answer")], {"answer/baseline": write_answer("no")}
+    )
+    result = runs.run(pytester, root, "--skill-eval-node", node, "--skill-eval-variant", "baseline")
+    assert result.ret == 0, result.stdout.str()
+    pi = runs.run_record(root, "answer", "baseline")["pi"]
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True)
+    assert pi["runtime"] == {
+        "kind": "option",
+        "path": str(Path(node).resolve()),
+        "version": version.stdout.strip().removeprefix("v"),
+    }
