@@ -13,6 +13,7 @@ from bench import (
     merge,
     overhead,
     parallel,
+    startup,
 )
 
 BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
@@ -23,6 +24,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "memory": memory.main,
     "merge": merge.main,
     "codex-overhead": codex_overhead.main,
+    "startup": startup.main,
 }
 
 
