@@ -64,7 +64,7 @@ def _argv(prefix: list[str], prompt: str) -> list[str]:
 def real_start(route: Any, base: Path, form: Form) -> float:
     """CPU seconds of one isolated subject in `base`, started as `form`."""
     from pytest_skill_eval.hosts.compile_cache import subject_cache, warm_cache
-    from pytest_skill_eval.hosts.pi.binary import base_environment
+    from pytest_skill_eval.hosts.pi.binary import PINNED, base_environment
     from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
 
     prefix, cached = form
@@ -83,7 +83,7 @@ def real_start(route: Any, base: Path, form: Form) -> float:
     }
     if cached:
         runtime = _pinned()
-        env |= subject_cache(warm_cache("pi-0.73.1", runtime, prefix[:2]), base)
+        env |= subject_cache(warm_cache(f"pi-{PINNED}", runtime, prefix[:2]), base)
     child = subprocess.Popen(
         _argv(prefix, "Write hello.txt."), cwd=work, env=env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
