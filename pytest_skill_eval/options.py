@@ -16,8 +16,9 @@ import pytest
 from . import adaptive, gate, noise_floor
 from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
-from .hosts import BINARY_OPTIONS, HostOptions
+from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
+from .hosts.registry import REGISTERED
 from .optionvalues import choice, number, positive_int, shard_of
 from .providers import RECORD_MODES
 from .scale.ledger import ledger_problem, reserve_value
@@ -131,7 +132,7 @@ INI_KEYS = (
         "skill_eval_hosts",
         "skill_eval_codex_unconfined_reads",
     ),
-    *(f"skill_eval_{name}" for name, _ in BINARY_OPTIONS),
+    *(registration.ini for registration in REGISTERED),
     *(f"skill_eval_{name.replace('-', '_')}" for name, _, _ in _OPTIONS),
     *(key for key, _ in _INI_ONLY),
 )
@@ -187,13 +188,14 @@ def add_options(parser: pytest.Parser) -> None:
         type="args",
         default=[],
     )
-    for name, display in BINARY_OPTIONS:
+    for registration in REGISTERED:
+        command = registration.command
         help_text = (
-            f"the {display} binary (default: {name} on PATH, else node_modules/.bin/{name} "
-            "under the root or this package)"
+            f"the {registration.display_name} binary (default: {command} on PATH, else "
+            f"node_modules/.bin/{command} under the root or this package)"
         )
-        group.addoption(f"--skill-eval-{name}", metavar="PATH", default=None, help=help_text)
-        parser.addini(f"skill_eval_{name}", help_text, default=None)
+        group.addoption(registration.option, metavar="PATH", default=None, help=help_text)
+        parser.addini(registration.ini, help_text, default=None)
     for name, metavar, extra in _OPTIONS:
         group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
         parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
@@ -254,12 +256,8 @@ class Settings:
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
-        binary = {"claude-code": self.claude, "codex": self.codex}.get(host)
-        return HostOptions(binary=binary, unconfined_reads=self.codex_unconfined_reads)
-
-    def pi_choice(self) -> dict[str, Any]:
-        """Which Pi subjects run: `hosts.pi.binary.pi_executable`'s arguments."""
-        return {"explicit": self.pi, "root": self.root, "node": self.node, "bundle": self.pi_bundle}
+        binary = {"pi": self.pi, "claude-code": self.claude, "codex": self.codex}.get(host)
+        return HostOptions(binary, self.codex_unconfined_reads, self.node, self.pi_bundle)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:

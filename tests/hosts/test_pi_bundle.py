@@ -14,7 +14,7 @@ import pytest
 
 from pytest_skill_eval.hosts.pi import bundle
 from pytest_skill_eval.hosts.pi.binary import PINNED, PINNED_ESBUILD, pi_executable
-from pytest_skill_eval.hosts.pi.bundle import MANIFEST, BundleError, checked, pi_bundle
+from pytest_skill_eval.hosts.pi.bundle import MANIFEST, BundleError, checked_bundle, pi_bundle
 from tests.support.files import write
 
 # Writes a deterministic cli.js and one chunk into --outdir, counting its builds beside itself.
@@ -88,20 +88,20 @@ def test_a_worker_that_loses_the_race_keeps_the_winners_bundle(installed: Path) 
     assert esbuild is not None
     # A second build finishing after the first one was renamed into place.
     bundle._build(package, esbuild, bundle.bundle_key(package, esbuild), home)
-    assert checked.__wrapped__(home) == built
+    assert checked_bundle.__wrapped__(home) == built
     assert [p.name for p in home.parent.iterdir()] == [home.name]
 
 
 def test_a_changed_file_is_refused_before_use(installed: Path) -> None:
     built = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
-    checked.cache_clear()
+    checked_bundle.cache_clear()
     (built.entry.parent / "chunk-A.js").write_text("globalThis.planted = 1;\n")
     with pytest.raises(BundleError, match=r"chunk-A\.js does not match its hash in "):
         pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
-    checked.cache_clear()
+    checked_bundle.cache_clear()
     (built.entry.parent / "extra.js").write_text("")
     with pytest.raises(BundleError, match="its files differ from"):
-        checked(built.entry.parents[4])
+        checked_bundle(built.entry.parents[4])
 
 
 def test_a_bundle_that_cannot_be_built_leaves_stock_pi_and_one_line(

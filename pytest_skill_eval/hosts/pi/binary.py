@@ -7,14 +7,18 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
 from ..layers import SystemLayer
 from ..runtime import NodeRuntime, node_command, node_entry, node_runtime
-from .bundle import BundleError, PiBundle, checked, describe, pi_bundle
+from .bundle import BundleError, PiBundle, checked_bundle, describe, pi_bundle
+
+if TYPE_CHECKING:
+    from .. import HostOptions
+
 
 MIN_VERSION = (0, 73, 1)
 PINNED = "0.73.1"
@@ -73,7 +77,7 @@ class PiBinary:
         entry = Path(handed["entry"]) if handed.get("entry") else None
         bundle = None
         if handed.get("bundle") and entry is not None:
-            bundle = checked(entry.parents[4])
+            bundle = checked_bundle(entry.parents[4])
             if bundle.sha256 != handed["bundle"]:
                 raise BundleError(f"{entry}: the bundle changed since the controller checked it")
         return cls(
@@ -182,3 +186,9 @@ def pi_argv(
     if prompt is not None:
         argv.append(prompt)
     return argv
+
+
+def checked(options: HostOptions, root: Path) -> PiBinary:
+    """Pi's binary, located (`--skill-eval-pi`, PATH, node_modules) and version-checked, as
+    subjects start it (`pi_executable`)."""
+    return pi_executable(options.binary, root, node=options.node, bundle=options.pi_bundle)

@@ -127,11 +127,11 @@ def pi_bundle(entry: Path, *, esbuild_version: str) -> PiBundle:
     home = cache_root() / f"pi-{key['pi']}-{digest}"
     if not home.is_dir():
         _build(package, esbuild, key, home)
-    return checked(home)
+    return checked_bundle(home)
 
 
 @functools.cache
-def checked(home: Path) -> PiBundle:
+def checked_bundle(home: Path) -> PiBundle:
     """The bundle in `home` once every file matches its manifest (checked once per process)."""
     try:
         manifest = json.loads((home / MANIFEST).read_text(encoding="utf-8"))
