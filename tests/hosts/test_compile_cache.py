@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.hosts import host_for
+from pytest_skill_eval.hosts.base import Endpoint, Launch, isolated_home, launch_process
 from pytest_skill_eval.hosts.compile_cache import ENV, subject_cache, warm_cache
+from pytest_skill_eval.hosts.pi.binary import PiBinary
 from pytest_skill_eval.hosts.runtime import NodeRuntime, node_runtime
 from tests.support.files import write
 from tests.support.paths import REPO
@@ -77,3 +80,24 @@ def test_a_node_without_a_compile_cache_gets_none(tmp_path: Path) -> None:
     old = NodeRuntime(write(tmp_path / "node", "#!/bin/sh\n", mode=0o755), "20.20.2", "option")
     assert warm_cache("host-1.0", old, [str(old.path), "cli.js"]) is None
     assert subject_cache(None, tmp_path) == {}
+
+
+def test_a_node_hosts_launch_starts_node_and_entry_with_a_copy_inside_its_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: NodeRuntime
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    entry = write(tmp_path / "pi.mjs", HOST)
+    pi = PiBinary(tmp_path / "pi", "0.73.1", pinned, entry)
+    launch = Launch(
+        cwd=tmp_path, prompts=("hi",), one_shot=True, events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+    )  # fmt: skip
+    host = host_for("pi")
+    with isolated_home(host, Endpoint(mode="live", model=None), prefix="skill-eval-") as home:
+        argv, env, _ = launch_process(host, pi, launch, home)
+        assert argv[:2] == [str(pinned.path), str(entry)]
+        private = Path(env[ENV])
+        assert private.is_relative_to(home.root)
+        warm = warm_cache("pi-0.73.1", pinned, argv[:2])
+        assert warm is not None
+        assert _tree(private) == _tree(warm)
