@@ -25,6 +25,7 @@ echo build >> "$(dirname "$0")/builds"
 for arg in "$@"; do case "$arg" in --outdir=*) out="${arg#--outdir=}";; esac; done
 mkdir -p "$out"
 echo 'import "./chunk-A.js"; console.log("%s");' > "$out/cli.js"
+[ -n "$FAKE_BUNDLE_BROKEN" ] && echo 'throw new Error("broken");' > "$out/cli.js"
 echo 'export {};' > "$out/chunk-A.js"
 echo 'export {};' > "$out/amazon-bedrock.js"
 """ % (PINNED_ESBUILD, PINNED)  # noqa: UP031 (the shell's own ${…} would need escaping)
@@ -128,3 +129,17 @@ def test_an_esbuild_other_than_the_pinned_one_builds_nothing(
     lines: list[str] = []
     binary = pi_executable(str(installed), installed.parents[4], bundle=False, notice=lines.append)
     assert (binary.bundle, lines) == (None, [])
+
+
+def test_a_built_bundle_that_does_not_start_like_pi_is_not_kept(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BUNDLE_BROKEN", "1")
+    lines: list[str] = []
+    binary = pi_executable(str(installed), installed.parents[4], notice=lines.append)
+    assert (binary.bundle, binary.entry) == (None, installed)
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        "skill-eval: Pi's bundle cannot be used (the built bundle does not start like Pi 0.73.1: "
+    )
+    assert not any(bundle.cache_root().iterdir())  # nothing kept: the next run tries again

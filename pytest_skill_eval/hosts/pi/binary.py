@@ -129,7 +129,8 @@ def pi_executable(
     if not bundle or binary.entry is None or binary.version != PINNED:
         return binary  # only the pinned Pi's bundle is proven equivalent to it
     try:
-        built = pi_bundle(binary.entry, esbuild_version=PINNED_ESBUILD)
+        runs_on = binary.runtime.path if binary.runtime else None
+        built = pi_bundle(binary.entry, esbuild_version=PINNED_ESBUILD, node=runs_on)
     except BundleError as error:
         line = f"skill-eval: Pi's bundle cannot be used ({error}); subjects run stock Pi"
         (notice or _stderr)(line)

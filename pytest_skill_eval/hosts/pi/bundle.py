@@ -110,9 +110,10 @@ def bundle_key(package: Path, esbuild: Path) -> dict[str, str]:
     }
 
 
-def pi_bundle(entry: Path, *, esbuild_version: str) -> PiBundle:
+def pi_bundle(entry: Path, *, esbuild_version: str, node: Path | None = None) -> PiBundle:
     """The checked bundle of the Pi whose CLI is `entry`, built on first use with the esbuild
-    of `esbuild_version` (the one it is proven with)."""
+    of `esbuild_version` (the one it is proven with); a new build must start on `node` and
+    answer `--version` as Pi does before it is kept."""
     package = package_of(entry)
     if package is None:
         raise BundleError(f"{entry} is not inside an installed {PI_PACKAGE}")
@@ -126,7 +127,7 @@ def pi_bundle(entry: Path, *, esbuild_version: str) -> PiBundle:
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
     home = cache_root() / f"pi-{key['pi']}-{digest}"
     if not home.is_dir():
-        _build(package, esbuild, key, home)
+        _build(package, esbuild, key, home, node)
     return checked_bundle(home)
 
 
@@ -154,7 +155,9 @@ def _digest(files: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
 
 
-def _build(package: Path, esbuild: Path, key: dict[str, str], home: Path) -> None:
+def _build(
+    package: Path, esbuild: Path, key: dict[str, str], home: Path, node: Path | None = None
+) -> None:
     """Build into a temporary directory beside `home`, then rename it into place."""
     home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     staging = Path(tempfile.mkdtemp(prefix=f".{home.name}.", dir=home.parent))
@@ -162,6 +165,8 @@ def _build(package: Path, esbuild: Path, key: dict[str, str], home: Path) -> Non
         out = staging / BUNDLE_DIR
         _esbuild(package, esbuild, out)
         _mirror(package, staging)
+        if node is not None:
+            _starts(node, out / "cli.js", key["pi"], staging)
         files = {p.name: _sha256(p) for p in sorted(out.iterdir())}
         manifest = {"key": key, "files": files, "sha256": _digest(files)}
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -201,6 +206,23 @@ def _esbuild(package: Path, esbuild: Path, out: Path) -> None:
     if done.returncode != 0 or not (out / "cli.js").is_file():
         first = (done.stderr.strip().splitlines() or ["no output"])[0]
         raise BundleError(f"esbuild failed (exit {done.returncode}): {first[:200]}")
+
+
+def _starts(node: Path, cli: Path, version: str, staging: Path) -> None:
+    """The built bundle starts and answers `--version` with Pi's version."""
+    (home := staging / "home").mkdir()
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "PI_OFFLINE": "1"}
+    try:
+        done = subprocess.run(
+            [str(node), str(cli), "--version"], capture_output=True, text=True, timeout=120,
+            env=env, cwd=home, stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as failure:
+        raise BundleError(f"the built bundle did not start: {failure}") from failure
+    if done.returncode != 0 or version not in done.stdout:
+        first = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[0]
+        raise BundleError(f"the built bundle does not start like Pi {version}: {first[:200]}")
+    shutil.rmtree(home)
 
 
 def _mirror(package: Path, staging: Path) -> None:
