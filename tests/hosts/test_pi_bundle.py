@@ -16,6 +16,7 @@ from pytest_skill_eval.hosts.pi import bundle
 from pytest_skill_eval.hosts.pi.binary import PINNED, PINNED_ESBUILD, pi_executable
 from pytest_skill_eval.hosts.pi.bundle import MANIFEST, BundleError, checked_bundle, pi_bundle
 from tests.support.files import write
+from tests.support.paths import REPO
 
 # Writes a deterministic cli.js and one chunk into --outdir, counting its builds beside itself.
 ESBUILD = """#!/bin/sh
@@ -143,3 +144,18 @@ def test_a_built_bundle_that_does_not_start_like_pi_is_not_kept(
         "skill-eval: Pi's bundle cannot be used (the built bundle does not start like Pi 0.73.1: "
     )
     assert not any(bundle.cache_root().iterdir())  # nothing kept: the next run tries again
+
+
+@pytest.mark.pi
+def test_the_pinned_pi_builds_into_the_same_bytes_anywhere_and_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usual = pi_executable(None, REPO)  # the operator's cache (built by an earlier run, or now)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "elsewhere"))
+    lines: list[str] = []
+    fresh = pi_executable(None, REPO, notice=lines.append)
+    assert lines == []
+    assert fresh.bundle is not None
+    assert usual.bundle is not None
+    assert fresh.bundle.entry.is_relative_to(tmp_path / "elsewhere")
+    assert fresh.bundle.sha256 == usual.bundle.sha256

@@ -219,7 +219,7 @@ def _starts(node: Path, cli: Path, version: str, staging: Path) -> None:
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as failure:
         raise BundleError(f"the built bundle did not start: {failure}") from failure
-    if done.returncode != 0 or version not in done.stdout:
+    if done.returncode != 0 or version not in done.stdout + done.stderr:
         first = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[0]
         raise BundleError(f"the built bundle does not start like Pi {version}: {first[:200]}")
     shutil.rmtree(home)
