@@ -134,3 +134,28 @@ def node_command(runtime: NodeRuntime | None, entry: Path | None, executable: Pa
     if runtime is None or entry is None:
         return [str(executable)]
     return [str(runtime.path), str(entry)]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeBinary:
+    """A checked binary of a Node host (an `Executable`): started as `<node> <entry>` when it is
+    a Node script, else by itself. Pi's own (`hosts.pi.binary.PiBinary`) adds its bundle."""
+
+    path: Path
+    version: str
+    runtime: NodeRuntime | None = None
+    entry: Path | None = None
+
+    @classmethod
+    def of(cls, path: Path, version: str, node: str | None, root: Path) -> NodeBinary:
+        """`path` (version-checked already) on the pinned Node, or on `--skill-eval-node`."""
+        entry = node_entry(path)
+        return cls(path, version, node_runtime(node, root) if entry else None, entry)
+
+    def command(self) -> list[str]:
+        """The argv prefix that starts this host."""
+        return node_command(self.runtime, self.entry, self.path)
+
+    def record(self) -> dict[str, Any]:
+        """What `run.json` keeps beside the version: the runtime it ran on."""
+        return {"runtime": self.runtime.record() if self.runtime and self.entry else None}

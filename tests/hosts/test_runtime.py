@@ -12,6 +12,7 @@ from pytest_skill_eval.hosts import runtime
 from pytest_skill_eval.hosts.pi.binary import PiBinary
 from pytest_skill_eval.hosts.runtime import (
     PINNED,
+    NodeBinary,
     NodeRuntime,
     NodeRuntimeError,
     node_command,
@@ -90,3 +91,14 @@ def test_a_node_script_starts_as_node_and_entry_anything_else_by_itself(tmp_path
     binary = PiBinary(PI, "0.73.1", node, PI.resolve())
     assert binary.command() == ["/opt/node", str(PI.resolve())]
     assert binary.record() == {"runtime": node.record(), "form": {"kind": "stock"}}
+
+
+def test_any_node_hosts_binary_starts_on_the_chosen_node(tmp_path: Path) -> None:
+    node = _fake_node(tmp_path / "bin" / "node", "v24.1.0")
+    script = write(tmp_path / "cli.js", "console.log(1)\n")
+    binary = NodeBinary.of(script, "1.2.3", str(node), tmp_path)
+    assert binary.command() == [str(node), str(script)]
+    chosen = {"kind": "option", "path": str(node), "version": "24.1.0"}
+    assert binary.record() == {"runtime": chosen}
+    native = write(tmp_path / "native", "#!/bin/sh\n", mode=0o755)
+    assert NodeBinary.of(native, "1.0.0", None, tmp_path).command() == [str(native)]
