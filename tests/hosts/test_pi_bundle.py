@@ -159,3 +159,18 @@ def test_the_pinned_pi_builds_into_the_same_bytes_anywhere_and_starts(
     assert usual.bundle is not None
     assert fresh.bundle.entry.is_relative_to(tmp_path / "elsewhere")
     assert fresh.bundle.sha256 == usual.bundle.sha256
+
+
+def test_no_esbuild_beside_pi_says_what_to_install(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (installed.parents[3] / ".bin" / "esbuild").unlink()
+    monkeypatch.setattr(bundle, "PACKAGE_ROOT", installed.parents[4] / "elsewhere")
+    lines: list[str] = []
+    binary = pi_executable(str(installed), installed.parents[4], notice=lines.append)
+    assert binary.bundle is None
+    assert lines == [
+        f"skill-eval: Pi's bundle cannot be used (esbuild is not installed beside Pi: `npm install "
+        f"esbuild@{PINNED_ESBUILD}` where Pi is installed, or pass --skill-eval-pi-bundle off); "
+        "subjects run stock Pi"
+    ]

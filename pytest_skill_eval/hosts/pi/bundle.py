@@ -119,7 +119,10 @@ def pi_bundle(entry: Path, *, esbuild_version: str, node: Path | None = None) ->
         raise BundleError(f"{entry} is not inside an installed {PI_PACKAGE}")
     esbuild = esbuild_binary(package)
     if esbuild is None:
-        raise BundleError("esbuild is not installed beside Pi (npm ci installs the pinned one)")
+        raise BundleError(
+            f"esbuild is not installed beside Pi: `npm install esbuild@{esbuild_version}` where "
+            "Pi is installed, or pass --skill-eval-pi-bundle off"
+        )
     key = bundle_key(package, esbuild)
     if key["esbuild"] != esbuild_version:
         found = key["esbuild"]
