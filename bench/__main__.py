@@ -8,6 +8,7 @@ from collections.abc import Callable
 from bench import (
     claude_overhead,
     codex_overhead,
+    imports,
     materialise,
     memory,
     merge,
@@ -25,6 +26,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "merge": merge.main,
     "codex-overhead": codex_overhead.main,
     "startup": startup.main,
+    "import": imports.main,
 }
 
 

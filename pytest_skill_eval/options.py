@@ -21,6 +21,7 @@ from .errors import SkillEvalError
 from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
 from .hosts.registry import REGISTERED
+from .run import attempts, resume
 from .run.providers import RECORD_MODES
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
@@ -105,6 +106,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "SECONDS",
         {"help": "stop a subject that prints nothing for this long (default 1800)"},
     ),
+    attempts.OPTION,
+    resume.OPTION,
 ]
 
 # ini keys without a command-line option.
@@ -176,18 +179,10 @@ def add_options(parser: pytest.Parser) -> None:
         "resources, run Codex groups anyway (its shell can read any file you can); recorded "
         "in evidence",
     )
-    parser.addini(
-        "skill_eval_codex_unconfined_reads",
-        "run Codex groups with unconfined reads (true/false)",
-        type="bool",
-        default=False,
-    )
-    parser.addini(
-        "skill_eval_hosts",
-        "hosts every selected group runs on instead of its declared runtime.host",
-        type="args",
-        default=[],
-    )
+    parser.addini("skill_eval_codex_unconfined_reads", "run Codex groups with unconfined reads "
+                  "(true/false)", type="bool", default=False)  # fmt: skip
+    parser.addini("skill_eval_hosts", "hosts every selected group runs on instead of its "
+                  "declared runtime.host", type="args", default=[])  # fmt: skip
     for registration in REGISTERED:
         command = registration.command
         help_text = (
@@ -253,6 +248,8 @@ class Settings:
     codex_unconfined_reads: bool = False
     pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
+    retries: int = 0  # runs again of a variant whose run was infrastructure-failed
+    resume: str | None = None  # the result --skill-eval-resume completes (as given)
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
@@ -316,6 +313,7 @@ class Settings:
             shard = shard_of("--skill-eval-shard", _option(config, "shard"))
             alpha = gate.alpha_value(_option(config, "alpha"))
             pi_bundle = _choice(config, "pi-bundle", ("on", "off"), "on") == "on"
+            retries = attempts.retries_value(_option(config, "retries"))
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
             raise pytest.UsageError(
@@ -360,6 +358,8 @@ class Settings:
             hosts=_hosts(config),
             ledger_url=_option(config, "ledger-url") or None,
             reserve=reserve,
+            retries=retries,
+            resume=_option(config, "resume") or None,
         )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(
