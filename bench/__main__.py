@@ -14,6 +14,7 @@ from bench import (
     merge,
     overhead,
     parallel,
+    startup,
 )
 
 BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
@@ -24,6 +25,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "memory": memory.main,
     "merge": merge.main,
     "codex-overhead": codex_overhead.main,
+    "startup": startup.main,
     "import": imports.main,
 }
 

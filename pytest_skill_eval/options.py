@@ -99,6 +99,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "K/N",
         {"help": "with --skill-eval-plan, run only shard K of N of the plan's work units"},
     ),
+    ("node", "PATH", {"help": "the Node that runs Node hosts (default: the one the lock pins)"}),
+    ("pi-bundle", "on|off", {"help": "off: run stock Pi, not its verified bundle (default on)"}),
     (
         "no-progress-timeout",
         "SECONDS",
@@ -177,18 +179,10 @@ def add_options(parser: pytest.Parser) -> None:
         "resources, run Codex groups anyway (its shell can read any file you can); recorded "
         "in evidence",
     )
-    parser.addini(
-        "skill_eval_codex_unconfined_reads",
-        "run Codex groups with unconfined reads (true/false)",
-        type="bool",
-        default=False,
-    )
-    parser.addini(
-        "skill_eval_hosts",
-        "hosts every selected group runs on instead of its declared runtime.host",
-        type="args",
-        default=[],
-    )
+    parser.addini("skill_eval_codex_unconfined_reads", "run Codex groups with unconfined reads "
+                  "(true/false)", type="bool", default=False)  # fmt: skip
+    parser.addini("skill_eval_hosts", "hosts every selected group runs on instead of its "
+                  "declared runtime.host", type="args", default=[])  # fmt: skip
     for registration in REGISTERED:
         command = registration.command
         help_text = (
@@ -235,6 +229,7 @@ class Settings:
     no_progress_s: float
     max_cost: float | None
     pi: str | None
+    node: str | None  # --skill-eval-node; None: the pinned runtime
     claude: str | None
     codex: str | None
     pi_auth: Path | None
@@ -251,14 +246,15 @@ class Settings:
     adaptive: bool = False
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
+    pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
     retries: int = 0  # runs again of a variant whose run was infrastructure-failed
     resume: str | None = None  # the result --skill-eval-resume completes (as given)
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
-        binary = {"claude-code": self.claude, "codex": self.codex}.get(host)
-        return HostOptions(binary=binary, unconfined_reads=self.codex_unconfined_reads)
+        binary = {"pi": self.pi, "claude-code": self.claude, "codex": self.codex}.get(host)
+        return HostOptions(binary, self.codex_unconfined_reads, self.node, self.pi_bundle)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -316,6 +312,7 @@ class Settings:
             reserve = reserve_value(_option(config, "reserve"))
             shard = shard_of("--skill-eval-shard", _option(config, "shard"))
             alpha = gate.alpha_value(_option(config, "alpha"))
+            pi_bundle = _choice(config, "pi-bundle", ("on", "off"), "on") == "on"
             retries = attempts.retries_value(_option(config, "retries"))
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
@@ -344,6 +341,8 @@ class Settings:
             no_progress_s=no_progress_s,
             max_cost=max_cost,
             pi=_option(config, "pi"),
+            node=_option(config, "node") or None,
+            pi_bundle=pi_bundle,
             claude=_option(config, "claude"),
             codex=_option(config, "codex"),
             codex_unconfined_reads=bool(

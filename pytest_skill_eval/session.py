@@ -26,7 +26,7 @@ from .evidence.summary import discard_unused_result, write_invocation, write_sum
 from .grading import grade_group
 from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
-from .hosts.pi.binary import PiBinary, check_pi, locate_pi
+from .hosts.pi.binary import PiBinary, checked
 from .hosts.process import CancelToken
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
@@ -104,7 +104,7 @@ class SkillEvalSession:
                 return checked_binary(host, self.settings.host_options(host), self.settings.root)
             if self.checked_pi is None:
                 check_layers("pi")
-                self.checked_pi = check_pi(locate_pi(self.settings.pi, self.settings.root))
+                self.checked_pi = checked(self.settings.host_options("pi"), self.settings.root)
             return self.checked_pi
 
     def _hosts_in_use(self) -> set[str]:
