@@ -9,11 +9,13 @@ from bench import (
     claude_overhead,
     codex_overhead,
     gemini_overhead,
+    imports,
     materialise,
     memory,
     merge,
     overhead,
     parallel,
+    startup,
 )
 
 BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
@@ -25,6 +27,8 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "merge": merge.main,
     "codex-overhead": codex_overhead.main,
     "gemini-overhead": gemini_overhead.main,
+    "startup": startup.main,
+    "import": imports.main,
 }
 
 

@@ -17,10 +17,13 @@ from bench.common import bare_runs, overhead, run_suite
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.gemini_cli.config import DEFAULT_MODEL, LOOPBACK_KEY, settings
 from pytest_skill_eval.hosts.gemini_cli.host import QUIET
+from pytest_skill_eval.hosts.runtime import node_command, node_entry, node_runtime
 from pytest_skill_eval.modelserver.gemini import GEMINI
 from pytest_skill_eval.modelserver.server import Route
 
 GEMINI_CLI = PACKAGE_ROOT / "node_modules" / ".bin" / "gemini"
+# As the evaluator starts it: `<pinned node> <entry>`.
+COMMAND = node_command(node_runtime(None, PACKAGE_ROOT), node_entry(GEMINI_CLI), GEMINI_CLI)
 PROMPT = "Say done."
 REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
 SUFFIXES = ("[baseline@gemini-cli]", "[candidate@gemini-cli]")
@@ -51,7 +54,7 @@ def _bare_times(runs: int, tmp: Path) -> list[float]:
             **QUIET,
         }
         argv = [
-            str(GEMINI_CLI), "--output-format", "stream-json", "--approval-mode", "yolo",
+            *COMMAND, "--output-format", "stream-json", "--approval-mode", "yolo",
             "--skip-trust", "--model", DEFAULT_MODEL, f"--prompt={PROMPT}",
         ]  # fmt: skip
         return argv, env

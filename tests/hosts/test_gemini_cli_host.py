@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.hosts.base import Endpoint, Launch
-from pytest_skill_eval.hosts.gemini_cli.binary import GeminiBinary
 from pytest_skill_eval.hosts.gemini_cli.host import GeminiCliHost, env_files_above
 from pytest_skill_eval.hosts.layers import SystemLayerError
+from pytest_skill_eval.hosts.runtime import NodeBinary
 
 
 def _launch(cwd: Path, tmp_path: Path) -> Launch:
@@ -35,7 +35,7 @@ def test_an_environment_file_above_the_workspace_stops_the_subject(tmp_path: Pat
     host = GeminiCliHost()
     (tmp_path / "home").mkdir()
     home = host.prepare(tmp_path / "home", Endpoint(mode="live", model=None))
-    binary = GeminiBinary(Path("/usr/bin/gemini"), "0.61.0")
+    binary = NodeBinary(Path("/usr/bin/gemini"), "0.61.0")
     with pytest.raises(SystemLayerError, match=f"environment file {planted} above the workspace"):
         host.argv(binary, _launch(workspace, tmp_path), home)
     planted.unlink()

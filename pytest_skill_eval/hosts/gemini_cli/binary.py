@@ -12,7 +12,6 @@ beside them, which no variable moves. Where the directory exists no subject star
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +19,7 @@ from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import baseline_environment
 from ..layers import SystemLayer
+from ..runtime import NodeBinary, node_command, node_entry, node_runtime
 
 if TYPE_CHECKING:
     from .. import HostOptions
@@ -38,14 +38,6 @@ class GeminiNotFoundError(HostError):
     """The Gemini CLI binary is missing or not the pinned version."""
 
 
-@dataclass(frozen=True, slots=True)
-class GeminiBinary:
-    """A checked Gemini CLI executable (its `bundle/gemini.js`, run by `node` on PATH)."""
-
-    path: Path
-    version: str
-
-
 def locate_gemini(explicit: str | None, root: Path) -> Path:
     """`--skill-eval-gemini`, else `gemini` on PATH, else `node_modules/.bin/gemini`."""
     return locate(
@@ -54,19 +46,23 @@ def locate_gemini(explicit: str | None, root: Path) -> Path:
     )  # fmt: skip
 
 
-def check_gemini(path: Path) -> GeminiBinary:
-    """Run `gemini --version` once in an empty home; refuse anything but the pinned version."""
+def check_gemini(path: Path, node: str | None, root: Path) -> NodeBinary:
+    """Run `gemini --version` once, on the Node it will run on, in an empty home; refuse
+    anything but the pinned version."""
+    runtime = node_runtime(node, root) if node_entry(path) is not None else None
+    command = node_command(runtime, node_entry(path) if runtime else None, path)
     with tempfile.TemporaryDirectory(prefix="skill-eval-gemini-") as home:
         env = baseline_environment()
         env |= {"HOME": home, "GEMINI_CLI_HOME": home, "GEMINI_CLI_NO_RELAUNCH": "true"}
-        found = version_of(path, env, GeminiNotFoundError).group(0)
+        found = version_of(path, env, GeminiNotFoundError, command=command).group(0)
     if found != PINNED:
         raise GeminiNotFoundError(
             f"{path} is Gemini CLI {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
         )
-    return GeminiBinary(path, found)
+    return NodeBinary.of(path, found, node, root)
 
 
-def checked(options: HostOptions, root: Path) -> GeminiBinary:
-    """The pinned Gemini CLI, located and version-checked."""
-    return check_gemini(locate_gemini(options.binary, root))
+def checked(options: HostOptions, root: Path) -> NodeBinary:
+    """The pinned Gemini CLI, located and version-checked, on the pinned Node (or
+    `--skill-eval-node`)."""
+    return check_gemini(locate_gemini(options.binary, root), options.node, root)

@@ -132,7 +132,7 @@ class GeminiCliHost:
         self._base_url: str | None = None
         self.prices: Mapping[str, float] | None = None  # the served model's, per million tokens
         self.skills: dict[str, Path] = {}
-        self._command = "gemini"
+        self._command = ["gemini"]
         self._model = DEFAULT_MODEL
         self._system_md: Path | None = None
 
@@ -196,12 +196,13 @@ class GeminiCliHost:
             memory = declared_context_block(entries) + "\n"
             (home.config / "GEMINI.md").write_text(memory, encoding="utf-8")
         self._model = gemini_model(launch)
-        self._command = str(binary.path)
+        command = getattr(binary, "command", None)  # `<node> <entry>` on the pinned runtime
+        self._command = command() if callable(command) else [str(binary.path)]
         return self.turn_argv(launch.prompts[0], None)
 
     def turn_argv(self, prompt: str, session: str | None) -> list[str]:
         """The command line of one turn: the prompt, and the session to resume after turn one."""
-        argv = [self._command, "--output-format", "stream-json", "--approval-mode", "yolo"]
+        argv = [*self._command, "--output-format", "stream-json", "--approval-mode", "yolo"]
         argv += ["--skip-trust", "--model", self._model]
         if session is not None:
             argv += ["--resume", session]
