@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from . import adaptive, gate, noise_floor
+from .cost import estimate
 from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
 from .hosts import BINARY_OPTIONS, HostOptions
@@ -74,6 +75,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ),
     ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
     gate.OPTION,
+    estimate.OPTION,
     (
         "max-cost",
         "USD",
