@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from . import noise_floor
+from .cost.arms import group_usage
 from .definitions import VARIANTS
 from .evidence import layout, read
 from .evidence.records import (
@@ -89,8 +90,10 @@ def aggregate(
                     "sequences": {},
                     "checks": {},
                     "comparisons": {},
+                    "results": [],
                 },
             )
+            entry["results"].append(result_dir)
             entry["trials"] += 1
             entry["cancelled"] += group["state"] == "cancelled"
             grade = read.read_grade(layout.record_dir(result_dir, group), group)
@@ -138,6 +141,9 @@ def aggregate(
         }
         if entry["host"] != layout.DEFAULT_HOST:
             summary_row["host"] = entry["host"]
+        usage = group_usage(entry["results"], {"id": entry["id"], "host": entry["host"]})
+        if usage is not None:
+            summary_row["usage"] = usage
         if adaptive:
             summary_row["adaptive"] = _adaptive_group(comparisons, entry, requested, exhausted)
         out_groups.append(summary_row)
