@@ -48,7 +48,8 @@ def run_facts(run: Mapping[str, Any]) -> dict[str, float | None]:
         "turns": float(len(turns)),
         "toolCalls": float(sum(len(t.get("toolActivity") or []) for t in turns)),
         "wallTimeMs": sum(t for t in times if t is not None) if turns else None,
-        "costUsd": _number(spend.get("usd")),
+        # Records written before `spend` existed give the host's priced total.
+        "costUsd": _number(spend.get("usd", read.run_cost(run))),
     }
 
 
@@ -85,9 +86,10 @@ def _simulated(runs: Mapping[str, Mapping[str, Any] | None]) -> bool:
 def _fact(values: list[float | None]) -> ArmFact:
     known = [v for v in values if v is not None]
     found = mean_interval(known)
+    # Every fact counts or measures something: an arm's interval never goes below zero.
     return {
         "mean": found[0] if found else None,
-        "interval": list(found[1]) if found and found[1] else None,
+        "interval": [max(0.0, found[1][0]), found[1][1]] if found and found[1] else None,
         "trials": len(known),
     }
 
