@@ -24,6 +24,7 @@ from .statistics import (
     trigger_terminal_lines,
 )
 from .toolerrors import tool_errors
+from .usage import result_usage, terminal_line
 
 # The progress letters are pytest's; what each means is printed once, in the section's header.
 LEGEND = (
@@ -123,6 +124,9 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
             f"[{record['state']}] {variants} "
             f"grade={record.get('grade')}{cost_text}"
         )
+        usage = terminal_line(result_usage(result_dir, record))
+        if usage is not None:
+            writer.write_line(f"    {usage}")
         grade = read.read_grade(group_dir, record)
         if grade is not None:
             for check in grade.get("checks", []):
@@ -219,6 +223,9 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
             sequential = sequential_text(comparison)
             if sequential is not None:
                 writer.write_line(f"    {sequential}")
+        usage = terminal_line(group.get("usage"))
+        if usage is not None:
+            writer.write_line(f"  {label} {usage}")
     for line in noise_floor_lines(data):
         writer.write_line(line)
     for line in trigger_terminal_lines(aggregate_trigger_rates(data)):

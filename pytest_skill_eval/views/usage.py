@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cost.arms import FACTS, group_usage
+from ..definitions import VARIANTS
 from ..evidence import layout, read
 
 # The facts' short names in views (the JSON keys stay camelCase).
@@ -116,3 +117,28 @@ def by_group(
         if rows:
             found.append((label_of(group), rows, bool(read.mapping(usage).get("simulated"))))
     return found
+
+
+# The facts the terminal's one line per group shows (the views show all of them).
+TERMINAL_FACTS = ("input", "output", "modelCalls", "toolCalls", "costUsd")
+
+
+def terminal_line(usage: Mapping[str, Any] | None) -> str | None:
+    """`usage baseline→candidate: tokens-in 900→2,600 (x2.89), …`; None without usage."""
+    if not isinstance(usage, Mapping):
+        return None
+    arms = read.mapping(usage.get("arms"))
+    changes = read.mapping(usage.get("change"))
+    parts = []
+    for name in TERMINAL_FACTS:
+        found = [read.mapping(read.mapping(arms.get(v)).get(name)).get("mean") for v in VARIANTS]
+        means = [float(m) for m in found if isinstance(m, int | float)]
+        if len(means) != len(VARIANTS):
+            continue
+        ratio = read.mapping(changes.get(name)).get("ratio")
+        shown = "→".join(_amount(m, name) for m in means)
+        parts.append(f"{LABELS[name]} {shown}" + (f" (x{ratio:.2f})" if ratio else ""))
+    if not parts:
+        return None
+    simulated = " (cost simulated)" if usage.get("simulated") else ""
+    return f"usage baseline→candidate{simulated}: " + ", ".join(parts)
