@@ -15,6 +15,7 @@ from typing import Any
 from ..definitions import VARIANTS
 from ..evidence import layout, read
 from ..evidence.records import ArmFact, ArmUsage, UsageChange
+from ..hosts.base import SIMULATED_MODES
 from ..stats import mean_interval
 
 # Fact name → what it counts (in the order every view shows them).
@@ -38,7 +39,6 @@ def run_facts(run: Mapping[str, Any]) -> dict[str, float | None]:
     """One run's facts; None where the run cannot tell (a host that reports no usage)."""
     usage = read.mapping(run.get("usage"))
     turns = [t for t in run.get("turns") or [] if isinstance(t, Mapping)]
-    spend = read.mapping(run.get("spend"))
     times = [_number(t.get("wallTimeMs")) for t in turns]
     return {
         "input": _number(usage.get("input")),
@@ -48,8 +48,7 @@ def run_facts(run: Mapping[str, Any]) -> dict[str, float | None]:
         "turns": float(len(turns)),
         "toolCalls": float(sum(len(t.get("toolActivity") or []) for t in turns)),
         "wallTimeMs": sum(t for t in times if t is not None) if turns else None,
-        # Records written before `spend` existed give the host's priced total.
-        "costUsd": _number(spend.get("usd", read.run_cost(run))),
+        "costUsd": spend_of(run)[0],
     }
 
 
@@ -79,8 +78,19 @@ def arm_usage(trials: Sequence[Mapping[str, Mapping[str, Any] | None]]) -> ArmUs
     return usage
 
 
+def spend_of(run: Mapping[str, Any]) -> tuple[float | None, bool]:
+    """What a run cost in USD and whether only simulated; records written before `spend`
+    existed give the host's priced total and their provider mode."""
+    spend = read.mapping(run.get("spend"))
+    usd = _number(spend.get("usd"))
+    if usd is not None:
+        return usd, bool(spend.get("simulated"))
+    mode = read.mapping(run.get("provider")).get("mode")
+    return read.run_cost(run), mode in SIMULATED_MODES
+
+
 def _simulated(runs: Mapping[str, Mapping[str, Any] | None]) -> bool:
-    return any(read.mapping(read.mapping(r).get("spend")).get("simulated") for r in runs.values())
+    return any(spend_of(r)[1] for r in runs.values() if started(r) and r)
 
 
 def _fact(values: list[float | None]) -> ArmFact:

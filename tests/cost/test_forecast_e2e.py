@@ -138,6 +138,8 @@ def test_the_forecast_from_the_recordings_holds_what_a_recorded_run_charges(
         for v in ("baseline", "candidate")
     ]
     assert all(r["state"] == "complete" and r["spend"]["simulated"] is False for r in runs)
+    # Each run counts the model calls it made: the answers its script holds.
+    assert [r["modelCalls"] for r in runs] == [1, 2, 3, 3]
     assert charged == pytest.approx(sum(r["spend"]["usd"] for r in runs))
     assert low <= charged <= high, (low, charged, high)
     # The cassettes the run recorded forecast the same range: the usage went through intact.
