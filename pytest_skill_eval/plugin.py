@@ -18,7 +18,8 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
-from . import gate, options, rootdir, subresults, xdist
+from . import options, rootdir, subresults, xdist
+from .analysis import gate
 from .definitions.nearby import not_enabled_hint
 from .errors import SkillEvalError
 from .items import (
@@ -82,8 +83,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _forecast(config: pytest.Config, state: Any) -> None:
     """Before the first request: the forecast asked for, or one that exceeds the ceiling."""
-    from .cost.estimate import run_lines
-    from .cost.forecast import Trials
+    from .budget.estimate import run_lines
+    from .budget.forecast import Trials
 
     settings = state.settings
     given = config.getoption("--skill-eval-estimate") or config.getini("skill_eval_estimate")

@@ -280,7 +280,7 @@ class UsageChange(TypedDict):
 
 
 class ArmUsage(TypedDict):
-    """Per-arm usage facts of a group (`cost.arms`): tokens, calls, turns, time, cost."""
+    """Per-arm usage facts of a group (`analysis.usage`): tokens, calls, turns, time, cost."""
 
     runs: dict[str, int]  # variant → runs whose subject started
     arms: dict[str, dict[str, ArmFact]]  # variant → fact → values

@@ -1,6 +1,6 @@
 """Per-arm usage as every view shows it: one row per fact, baseline | candidate | the change.
 
-The facts come from `aggregate.json` (`cost.arms`), or for one result from its run records;
+The facts come from `aggregate.json` (`analysis.usage`), or for one result from its run records;
 means with their 95% interval across trials, the change paired by trial, and the ratio.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cost.arms import FACTS, group_usage
+from ..analysis.usage import FACTS, group_usage
 from ..definitions import VARIANTS
 from ..evidence import layout, read
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.cost.arms import arm_usage, run_facts
-from pytest_skill_eval.stats import mean_interval, t_quantile_975
-from pytest_skill_eval.trials import aggregate
+from pytest_skill_eval.analysis.stats import mean_interval, t_quantile_975
+from pytest_skill_eval.analysis.trials import aggregate
+from pytest_skill_eval.analysis.usage import arm_usage, run_facts
 from pytest_skill_eval.views import render_html, render_text
 from pytest_skill_eval.views.summary import render_markdown
 from tests.views.conftest import build_result

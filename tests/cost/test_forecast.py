@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.cli import main
-from pytest_skill_eval.cost.estimate import EstimateError, forecast_lines
-from pytest_skill_eval.cost.forecast import FALLBACK_TEXT, Trials, forecast, render
+from pytest_skill_eval.budget.estimate import EstimateError, forecast_lines
+from pytest_skill_eval.budget.forecast import FALLBACK_TEXT, Trials, forecast, render
+from pytest_skill_eval.commands.cli import main
 from pytest_skill_eval.definitions import LoadedGroup, load_definition
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_suites" / "changelog"

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import adaptive
+from ..analysis import adaptive
+from ..common.optionvalues import positive_int
 from ..definitions import (
     VARIANTS,
     DefinitionError,
@@ -20,7 +21,6 @@ from ..definitions import (
 )
 from ..errors import SkillEvalError
 from ..modelserver.script import ScriptError
-from ..optionvalues import positive_int
 from .forecast import PriceOf, Trials, forecast, render, usd
 
 OPTION: tuple[str, str, dict[str, Any]] = (
@@ -138,7 +138,7 @@ def ceiling_lines(
 
 def price_function(models: Path | None, pi: Callable[[], Path]) -> PriceOf:
     """Prices as a run would find them: `models` (a Pi models.json), else Pi's registry."""
-    from ..providers import EndpointFactory
+    from ..run.providers import EndpointFactory
 
     factory = EndpointFactory(cassettes=None, record="none", auth=None, models=models, pi=pi)
     return factory.price

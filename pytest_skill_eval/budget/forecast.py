@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..analysis.sequential import rejects
 from ..definitions import LoadedGroup
 from ..modelserver.script import Script, Usage, load_script, script_path
-from ..sequential import rejects
 
 # USD per million tokens of `provider/model`, or None when the price is unknown.
 PriceOf = Callable[[str, str], "dict[str, float] | None"]

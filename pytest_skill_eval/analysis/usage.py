@@ -16,7 +16,7 @@ from ..definitions import VARIANTS
 from ..evidence import layout, read
 from ..evidence.records import ArmFact, ArmUsage, UsageChange
 from ..hosts.base import SIMULATED_MODES
-from ..stats import mean_interval
+from .stats import mean_interval
 
 # Fact name → what it counts (in the order every view shows them).
 FACTS = {

@@ -1,1 +1,0 @@
-"""What runs cost: the forecast before a live run spends, and per-arm usage facts after it."""
