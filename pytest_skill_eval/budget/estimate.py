@@ -96,7 +96,18 @@ def plan_estimate(
             variants = tuple(v for v in VARIANTS if choice.variants[v])
             selected.append((choice.loaded, variants, hosts))
     cassettes = Path(args.cassettes).resolve() if args.cassettes else None
-    return forecast_lines(selected, cassettes, trials, price_of)
+    return forecast_lines(selected, recordings_dir("--cassettes", cassettes), trials, price_of)
+
+
+def recordings_dir(option: str, directory: Path | None) -> Path | None:
+    """The directory to forecast from; one that is not there is the user's mistake, not a
+    suite without recordings."""
+    if directory is not None and not directory.is_dir():
+        raise EstimateError(
+            f"{option} {directory} is not a directory; pass the directory holding "
+            "<group>/<variant>.yaml recordings"
+        )
+    return directory
 
 
 def forecast_lines(
@@ -165,6 +176,7 @@ def run_lines(
         return []
     if collect_only and estimate_dir is None:
         return []
+    recordings_dir("--skill-eval-estimate", estimate_dir)
     chosen = [
         (g, tuple(v for v in VARIANTS if variant in (None, v)), hosts_for(g))
         for g in groups

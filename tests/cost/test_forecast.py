@@ -157,6 +157,8 @@ def test_plan_estimate_prints_the_forecast_and_writes_nothing(
     [
         ([], "skill-eval: plan needs -o PLAN, the plan file to write (or --estimate)"),
         (["--estimate", "--max-trials", "5"], "skill-eval: --max-trials needs --trials auto"),
+        (["--estimate", "--cassettes", "/nonexistent/scripts"],
+         "skill-eval: --cassettes /nonexistent/scripts is not a directory; pass the directory"),
         (["--estimate", "--models", "/nonexistent/models.json"],
          "skill-eval: --models /nonexistent/models.json is not a file; pass a Pi models.json"),
     ],
@@ -192,3 +194,19 @@ def test_collect_only_with_estimate_prints_the_forecast(
         ]
     )
     assert not (root / ".skill-eval").exists()  # nothing ran, nothing was written
+
+
+def test_an_estimate_directory_that_is_not_there_is_one_usage_line(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = _root(tmp_path)
+    result = pytester.runpytest_subprocess(
+        *("-p", "no:cacheprovider", "--collect-only", "-q"),
+        *("--skill-eval", str(root / "suite.json"), "--skill-eval-root", str(root)),
+        *("--skill-eval-estimate", str(tmp_path / "missing")),
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --skill-eval-estimate {tmp_path / 'missing'} is not a directory; pass the *"]
+    )
+    assert "Traceback" not in result.stderr.str()
