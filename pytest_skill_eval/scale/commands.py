@@ -29,7 +29,7 @@ def add_parsers(commands: Any) -> None:
     )
     plan.add_argument("suite", nargs="+", help="suite or group definitions (JSON)")
     plan.add_argument("--root", dest="plan_root", help="definition root (default: --root or .)")
-    plan.add_argument("--trials", default="1", help="trials (default 1)")
+    plan.add_argument("--trials", default="1", help="trials (default 1; with --estimate, or auto)")
     plan.add_argument("--group", help="one group, by id or one-based position")
     plan.add_argument("--variant", choices=("baseline", "candidate"), help="one variant")
     plan.add_argument(
