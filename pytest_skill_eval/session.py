@@ -15,12 +15,7 @@ from .analysis import adaptive, noise_floor
 from .analysis.trials import write_aggregate
 from .budget.ledger import FileLedger, Ledger
 from .budget.redis_ledger import open_ledger, safe_url
-from .definitions import (
-    VARIANTS,
-    DefinitionError,
-    LoadedGroup,
-    load_definition,
-)
+from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
@@ -35,7 +30,7 @@ from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import CancelToken
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
-from .run import Environment, GroupRun, synthetic_run
+from .run import Environment, GroupRun, resume, synthetic_run
 from .run.providers import EndpointFactory
 from .run.records import cannot_run_records
 from .scale.plan import Plan, PlanError, check_groups, load_plan
@@ -134,6 +129,7 @@ class SkillEvalSession:
             endpoint=self.endpoints.endpoint,
             no_progress_s=self.settings.no_progress_s,
             ledger=self.ledger,
+            retries=self.settings.retries,
         )
 
     def result_dir(self, trial: int) -> Path:
@@ -297,6 +293,7 @@ class SkillEvalSession:
                     definitions, settings.group_selectors, settings.hosts
                 )
             noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
+            resume.carry_over(settings.resume, settings.results_dir, result_dir, invocation)
             write_invocation(result_dir, invocation)
 
     def _prepare_shard(self, plan: Plan) -> None:
@@ -309,8 +306,7 @@ class SkillEvalSession:
         self._open_ledger()
 
     def _open_ledger(self) -> None:
-        """The Redis ledger given by URL (keyed by the plan's id, else this invocation's), else
-        a file ledger when there is a ceiling."""
+        """Redis at the ledger URL (keyed by the plan, else the invocation), else a file ledger."""
         key = self.plan.id if self.plan is not None else self.result_dir(1).name
         with usage_errors():
             self.ledger = open_ledger(self.settings, key)

@@ -91,6 +91,9 @@ class RunRecord(TypedDict):
     host: NotRequired[dict[str, Any]]
     # Only in the persistence fallback: the transcript that could not be written beside it.
     transcript: NotRequired[list[Any]]
+    # --skill-eval-retries: each earlier (infrastructure-failed) attempt, in order, with its
+    # state, error and evidence directory (`attempts/<n>`, relative to the variant's).
+    attempts: NotRequired[list[dict[str, Any]]]
 
 
 class EvidenceRef(TypedDict):
@@ -215,6 +218,9 @@ class InvocationRecord(TypedDict):
     cannotRun: NotRequired[list[CannotRun]]
     identicalArms: NotRequired[bool]  # a noise-floor trial: the baseline arm is the candidate's
     flakyGate: NotRequired[dict[str, Any]]  # the newest noise floor's flaky checks: never gate
+    # --skill-eval-resume: the result this one completes, its seal root (None: never sealed),
+    # and each group carried over from it with the sha256 of its manifest.
+    resumedFrom: NotRequired[dict[str, Any]]
 
 
 class CannotRun(TypedDict):
@@ -260,6 +266,8 @@ class AggregateGroup(TypedDict):
     adaptive: NotRequired[dict[str, Any]]
     # Per-arm usage facts; absent when no subject of the group started.
     usage: NotRequired[ArmUsage]
+    # --skill-eval-retries: attempts beyond each run's first, over every trial (absent: none).
+    retries: NotRequired[int]
 
 
 class ArmFact(TypedDict):

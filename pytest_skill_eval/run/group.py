@@ -36,10 +36,11 @@ from ..workspace.materialise import (
     prepare_variant,
     resources_json,
 )
-from . import prestart
+from . import attempts, prestart
 from .providers import EndpointError
 from .records import (
     failed_grade,
+    persist_fallback,
     synthetic_run,
     unpersisted_grade,
     unpersisted_group,
@@ -65,6 +66,7 @@ class Environment:
     endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str], Path], Endpoint]
     no_progress_s: float
     ledger: Ledger | None = None
+    retries: int = 0  # --skill-eval-retries: runs again of an infrastructure-failed variant
 
 
 def _never_ran(run: RunRecord) -> SubjectResult:
@@ -143,13 +145,29 @@ class GroupRun:
             found = read.read_run(self.group_dir / variant)
             if found is not None:
                 self.runs[variant] = dict(found[1])
+        record = read.group_record(self.group_dir)
+        if record is not None and (self.group_dir / layout.MANIFEST).is_file():
+            # Finished before this invocation (carried over by --skill-eval-resume): never redone.
+            grade, folder = read.read_grade(self.group_dir, record), self.group_dir
+            self.finished = {"group": record, "grade": grade, "runs": self.runs, "dir": folder}
 
     def run_variant(self, variant: str, env: Environment) -> dict[str, Any]:
         """Run (or synthesise) one variant and persist it; returns the persisted run record."""
         with self.lock:
             self._start(env)
-            run = self._execute(variant, env)
-            return self._persist(variant, run)
+            if self.finished is not None:
+                return self.runs[variant]
+            run = self._persist(variant, self._execute(variant, env))
+            earlier: list[dict[str, Any]] = []
+            while attempts.retryable(run, len(earlier), env.retries, env.cancel.cancelled):
+                # On record, the attempt moves whole under attempts/; the variant runs again.
+                earlier.append(attempts.set_aside(self.group_dir / variant, len(earlier) + 1, run))
+                del self.runs[variant]
+                self.subjects_started.discard(variant)
+                result = self._execute(variant, env, again=True)
+                result.run["attempts"] = attempts.record(earlier)
+                run = self._persist(variant, result)
+            return run
 
     def _refused(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why this variant's subject may not start now (cancelled, budget, resources), if so."""
@@ -178,12 +196,12 @@ class GroupRun:
             return _never_ran(synthetic_run(group, variant, "invalid", msg))
         return None
 
-    def _execute(self, variant: str, env: Environment) -> SubjectResult:
+    def _execute(self, variant: str, env: Environment, *, again: bool = False) -> SubjectResult:
         claimed = self._claim_prestarted(variant, env)
         if claimed is not None:
             return claimed
         variant_dir = self.group_dir / variant
-        variant_dir.mkdir()
+        variant_dir.mkdir(exist_ok=again)  # a retry's directory holds its earlier attempts
         group = self.loaded
         refused = self._refused(variant, env)
         if refused is not None:
@@ -386,7 +404,7 @@ class GroupRun:
             full = full or (error if isinstance(error, DiskFullError) else None)
             run = dict(unpersisted_run(cast(RunRecord, run), result.transcript, str(error)))
             try:
-                self._persist_fallback(variant_dir, run)
+                persist_fallback(variant_dir, run)
             except DiskFullError as failed:
                 raise full or failed from None  # the first write the full disk refused
         self.runs[variant] = run
@@ -394,21 +412,6 @@ class GroupRun:
             # The run is on record as far as it could be; every later write would fail alike.
             raise full
         return run
-
-    @staticmethod
-    def _persist_fallback(variant_dir: Path, run: dict[str, Any]) -> None:
-        # run.json when it is still free, else beside it; only when neither can be written does
-        # the invocation stop, since nothing of this run would be on record.
-        last: EvidenceError | None = None
-        for name in (layout.RUN, layout.RUN_FALLBACK):
-            if (variant_dir / name).exists():
-                continue
-            try:
-                store.write_json_once(variant_dir / name, run)
-                return
-            except EvidenceError as error:
-                last = error
-        raise last or EvidenceError(f"no place left to record the run in {variant_dir}")
 
     def record_unrun(
         self, variant: str, state: str, error: dict[str, str], env: Environment
