@@ -74,8 +74,38 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         with options.usage_errors():  # a full results disk is one line, not an INTERNALERROR
             state.prepare_controller()
+            _forecast(config, state)
     subresults.register(config)
     collect_definitions(config, state)
+
+
+def _forecast(config: pytest.Config, state: Any) -> None:
+    """Before the first request: the forecast asked for, or one that exceeds the ceiling."""
+    from .budget.estimate import run_lines
+    from .budget.forecast import Trials
+
+    settings = state.settings
+    given = config.getoption("--skill-eval-estimate") or config.getini("skill_eval_estimate")
+    estimate = Path(config.invocation_params.dir, given) if given else None
+    lines = run_lines(
+        state.loaded_groups.values(),
+        selectors=settings.group_selectors,
+        variant=settings.variant_selector,
+        hosts_for=state.hosts_for,
+        trials=Trials(settings.trials, auto=settings.adaptive),
+        price_of=state.endpoints.price,
+        estimate_dir=estimate.resolve() if estimate else None,
+        collect_only=settings.collect_only,
+        paid=state.endpoints.paid_mode is not None,
+        max_cost=settings.max_cost,
+        cassettes=settings.cassettes,
+    )
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for line in lines:
+        if reporter is not None:
+            reporter.write_line(f"skill-eval: {line}")
+        else:
+            print(f"skill-eval: {line}")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -34,6 +34,7 @@ from .stats import (
     wilson_interval,
 )
 from .triggers import trigger_rates
+from .usage import group_usage
 
 __all__ = ["ALPHA", "Z95", "aggregate", "mcnemar_exact", "wilson_interval", "write_aggregate"]
 
@@ -90,8 +91,10 @@ def aggregate(
                     "sequences": {},
                     "checks": {},
                     "comparisons": {},
+                    "results": [],
                 },
             )
+            entry["results"].append(result_dir)
             entry["trials"] += 1
             entry["cancelled"] += group["state"] == "cancelled"
             retried = retries_in(layout.record_dir(result_dir, group), group)
@@ -142,6 +145,9 @@ def aggregate(
         }
         if entry["host"] != layout.DEFAULT_HOST:
             summary_row["host"] = entry["host"]
+        usage = group_usage(entry["results"], {"id": entry["id"], "host": entry["host"]})
+        if usage is not None:
+            summary_row["usage"] = usage
         if entry.get("retries"):
             summary_row["retries"] = entry["retries"]
         if adaptive:

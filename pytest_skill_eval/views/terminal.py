@@ -25,6 +25,7 @@ from .statistics import (
     trigger_terminal_lines,
 )
 from .toolerrors import tool_errors
+from .usage import result_usage, terminal_line
 
 # The progress letters are pytest's; what each means is printed once, in the section's header.
 LEGEND = (
@@ -127,6 +128,9 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
             f"[{record['state']}] {variants} "
             f"grade={record.get('grade')}{cost_text}"
         )
+        usage = terminal_line(result_usage(result_dir, record))
+        if usage is not None:
+            writer.write_line(f"    {usage}")
         for line in iteration.group_lines(result_dir, record):
             writer.write_line(line)
         grade = read.read_grade(group_dir, record)
@@ -225,6 +229,9 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
             sequential = sequential_text(comparison)
             if sequential is not None:
                 writer.write_line(f"    {sequential}")
+        usage = terminal_line(group.get("usage"))
+        if usage is not None:
+            writer.write_line(f"  {label} {usage}")
     for line in noise_floor_lines(data):
         writer.write_line(line)
     for line in trigger_terminal_lines(aggregate_trigger_rates(data)):
