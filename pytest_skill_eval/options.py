@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from . import adaptive, gate, noise_floor
+from . import adaptive, gate, iterating, noise_floor
 from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
 from .hosts import BINARY_OPTIONS, HostOptions
@@ -205,6 +205,7 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
     for key, help_text in _INI_ONLY:
         parser.addini(key, help_text, default=None)
+    iterating.add_options(group)
 
 
 def enabled(config: pytest.Config) -> bool:

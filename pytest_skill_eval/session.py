@@ -13,12 +13,7 @@ import pytest
 
 from . import adaptive, noise_floor
 from .budget import FileLedger, Ledger
-from .definitions import (
-    VARIANTS,
-    DefinitionError,
-    LoadedGroup,
-    load_definition,
-)
+from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
@@ -31,6 +26,7 @@ from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
 from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import CancelToken
+from .iterating import Loop
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
 from .providers import EndpointFactory
@@ -87,6 +83,8 @@ class SkillEvalSession:
         self.shard_dir: Path | None = None
         self.shard_root: str | None = None  # the shard's seal, once written
         self.started_at = utc_now()
+        with usage_errors():  # `--skill-eval-reuse`, `--skill-eval-affected-since`
+            self.loop = Loop.from_config(config, settings.results_dir)
         if settings.plan is not None:
             with usage_errors():
                 self.plan = load_plan(settings.plan)
@@ -134,6 +132,7 @@ class SkillEvalSession:
             endpoint=self.endpoints.endpoint,
             no_progress_s=self.settings.no_progress_s,
             ledger=self.ledger,
+            **self.loop.environment(self.settings, self.resolver, lambda h: self.pi(h).version),
         )
 
     def result_dir(self, trial: int) -> Path:

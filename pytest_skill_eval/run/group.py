@@ -40,11 +40,13 @@ from ..workspace import ResourceError, SourceResolver
 from . import prestart
 from .records import (
     failed_grade,
+    persist_fallback,
     synthetic_run,
     unpersisted_grade,
     unpersisted_group,
     unpersisted_run,
 )
+from .reuse import Reuse, VariantInputs
 
 # Files only a started subject leaves in its variant directory.
 SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR, layout.EVENTS_PARTIAL, layout.STDERR_PARTIAL)
@@ -65,6 +67,9 @@ class Environment:
     endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str], Path], Endpoint]
     no_progress_s: float
     ledger: Ledger | None = None
+    # (group, variant, trial) → the inputs that determine its run (`run/inputs.py`)
+    inputs: Callable[[LoadedGroup, str, int], dict[str, str]] | None = None
+    reuse: Reuse | None = None  # `--skill-eval-reuse`: earlier sealed results to copy runs from
 
 
 def _never_ran(run: RunRecord) -> SubjectResult:
@@ -94,6 +99,8 @@ class GroupRun:
     clock: Callable[[], str] = utc_now
     # The candidate started while its baseline waits on the model (its first prompt held).
     prestarted: prestart.Prestart | None = None
+    # Per variant: its inputs, and the earlier run it reuses or why it reuses none.
+    inputs: VariantInputs = field(default_factory=VariantInputs)
 
     @property
     def result_dir(self) -> Path:
@@ -148,7 +155,11 @@ class GroupRun:
         """Run (or synthesise) one variant and persist it; returns the persisted run record."""
         with self.lock:
             self._start(env)
-            run = self._execute(variant, env)
+            self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
+            ready = not env.cancel.cancelled and self.resources is not None
+            taken = self.inputs.take(variant, self.group_dir) if ready else None
+            run = SubjectResult(*taken) if taken else self._execute(variant, env)
+            self.inputs.note(variant, run.run)
             return self._persist(variant, run)
 
     def _refused(self, variant: str, env: Environment) -> SubjectResult | None:
@@ -250,6 +261,7 @@ class GroupRun:
             and self.prestarted is None
             and self.resources is not None
             and "candidate" not in self.runs
+            and not self.inputs.reuses("candidate")
             and not (self.group_dir / "candidate").exists()
             and not env.cancel.cancelled
             and prestart.applies(self.loaded.group, endpoint)
@@ -386,7 +398,7 @@ class GroupRun:
             full = full or (error if isinstance(error, DiskFullError) else None)
             run = dict(unpersisted_run(cast(RunRecord, run), result.transcript, str(error)))
             try:
-                self._persist_fallback(variant_dir, run)
+                persist_fallback(variant_dir, run)
             except DiskFullError as failed:
                 raise full or failed from None  # the first write the full disk refused
         self.runs[variant] = run
@@ -394,21 +406,6 @@ class GroupRun:
             # The run is on record as far as it could be; every later write would fail alike.
             raise full
         return run
-
-    @staticmethod
-    def _persist_fallback(variant_dir: Path, run: dict[str, Any]) -> None:
-        # run.json when it is still free, else beside it; only when neither can be written does
-        # the invocation stop, since nothing of this run would be on record.
-        last: EvidenceError | None = None
-        for name in (layout.RUN, layout.RUN_FALLBACK):
-            if (variant_dir / name).exists():
-                continue
-            try:
-                store.write_json_once(variant_dir / name, run)
-                return
-            except EvidenceError as error:
-                last = error
-        raise last or EvidenceError(f"no place left to record the run in {variant_dir}")
 
     def record_unrun(
         self, variant: str, state: str, error: dict[str, str], env: Environment

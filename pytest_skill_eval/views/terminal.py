@@ -136,6 +136,9 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
                 reason = escape_cell(str(error.get("reason")))
                 writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
         for variant in record.get("variants", {}):
+            reused = _reused(group_dir / variant)
+            if reused is not None:
+                writer.write_line(f"    {variant} reused from {reused_label(reused)}")
             for failed in tool_errors(group_dir / variant):
                 writer.write_line(f"    {variant} tool-error: {escape_cell(failed)}")
         writer.write_line(f"    evidence: {group_dir}")
@@ -164,13 +167,27 @@ def _trial_lines(writer: Writer, trial: int, result_dir: Path) -> None:
         )
 
 
+def reused_label(marker: Mapping[str, Any]) -> str:
+    """How a view names a reused run's source: `<result id> seal sha256:<root>`."""
+    return f"{marker.get('result')} seal {marker.get('root')}"
+
+
+def _reused(variant_dir: Path) -> Mapping[str, Any] | None:
+    """Where a reused run was copied from (`run.json`'s `reused`); None for a run made here."""
+    found = read.read_run(variant_dir)
+    marker = found[1].get("reused") if found is not None else None
+    return marker if isinstance(marker, Mapping) else None
+
+
 def _group_cost(group_dir: Path) -> str:
     """ " cost=$X" spent by the group's runs, and " cost=simulated $Y" for what was priced only."""
     spent: list[float] = []
     simulated: list[float] = []
     for variant in VARIANTS:
         found = read.read_run(group_dir / variant)
-        spend = run_spend(found[1]) if found is not None else None
+        # A reused run's spend was paid by the result it was copied from.
+        reused = found is None or "reused" in found[1]
+        spend = run_spend(found[1]) if found is not None and not reused else None
         if spend is not None:
             (simulated if spend[1] else spent).append(spend[0])
     parts = [f" cost=${sum(spent):.6f}"] if spent else []
