@@ -38,6 +38,10 @@ INPUT_NAMES = (
 )
 
 
+# Fields of a group definition that are inputs under their own name.
+_OWN_NAMES = ("model", "runtime")
+
+
 @dataclass(frozen=True, slots=True)
 class InputSources:
     """Where an invocation's inputs come from (the same for every group it runs)."""
@@ -85,8 +89,8 @@ def variant_inputs(
     )
 
     def resources(paths: tuple[str, ...]) -> str:
-        if resolved.commit is not None:  # pinned by commit: the paths name what it holds
-            return _hash({"commit": resolved.commit, "paths": list(paths)})
+        if resolved.commit is not None:  # what the commit holds at these paths (`commits`)
+            return _hash({"git": list(paths)})
         return _hash({p: _digest(sources.root / p) for p in paths})
 
     script = (
@@ -99,7 +103,8 @@ def variant_inputs(
         for b in runtime.extensions
     ]
     return {
-        "definition": "sha256:" + loaded.sha256,
+        # The model and runtime have their own names; the rest of the group is its definition.
+        "definition": _hash({k: v for k, v in loaded.raw.items() if k not in _OWN_NAMES}),
         "fixture": _hash(None if group.fixture is None else _digest(sources.root / group.fixture)),
         "skills": resources(tuple(environment.skills)),
         "context": resources(tuple(environment.context)),

@@ -13,7 +13,7 @@ from ..evidence import layout, read, sealed_root
 from ..wording import counted
 from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
-from .present import escape_cell, run_spend
+from .present import escape_cell, p_value_text, run_spend
 from .statistics import (
     aggregate_trigger_rates,
     consistency_of,
@@ -231,7 +231,7 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
                 f"  {label} comparison {comparison['id']}: "
                 f"fail-to-pass={comparison['discordant']['fail-to-pass']} "
                 f"pass-to-fail={comparison['discordant']['pass-to-fail']} "
-                f"McNemar p={comparison['mcnemarP']:.4g} ({verdict})"
+                f"{p_value_text(comparison)} ({verdict})"
             )
             sequential = sequential_text(comparison)
             if sequential is not None:
