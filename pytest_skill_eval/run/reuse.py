@@ -206,6 +206,10 @@ def copy_run(
         raise ReuseError(f"{source} holds no run record and transcript to reuse")
     pairs = {str(source.parent): str(group_dir)}
     pairs[str(source.parent.resolve())] = str(group_dir.resolve())
+    recorded = Path(str(run.get("workspace") or ""))
+    if recorded.parts[-2:] == (source.name, "workspace"):
+        # Where the run was made, when its result has moved since (copied, merged).
+        pairs.setdefault(str(recorded.parent.parent), str(group_dir.resolve()))
     moved = _moved(run, sorted(pairs.items(), key=lambda p: -len(p[0])))
     moved["reused"] = found.marker()
     return moved, transcript, response
