@@ -8,19 +8,37 @@ sources (`run/inputs.py`) and the earlier sealed results runs may be copied from
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .definitions import VARIANTS, LoadedGroup
 from .errors import SkillEvalError
-from .evidence import layout, locate
-from .run.inputs import InputSources, variant_inputs
+from .evidence import layout, locate, read
+from .evidence.seal import planned_groups, sealed_root
+from .evidence.store import sha256_file
+from .run.inputs import InputSources, changed_inputs, variant_inputs
 from .run.reuse import Reuse, Source, open_source
 from .workspace import SourceResolver
 
 REUSE = "--skill-eval-reuse"
 AFFECTED_SINCE = "--skill-eval-affected-since"
+
+
+def _reference(result: Path, group_dir: Path) -> dict[str, Any]:
+    """An unchanged group as the earlier result holds it: by its seal and its manifest's hash."""
+    record: Mapping[str, Any] = read.group_record(group_dir) or {}
+    manifest = group_dir / layout.MANIFEST
+    return {
+        "group": record.get("id"),
+        "host": layout.record_host(record),
+        "result": result.name,
+        "root": f"sha256:{sealed_root(result)}",
+        "manifest": f"sha256:{sha256_file(manifest)}" if manifest.is_file() else None,
+        "grade": record.get("grade"),
+        "evidence": str(group_dir),
+    }
 
 
 class ResultOptionError(SkillEvalError):
@@ -74,6 +92,32 @@ def resolve(option: str, target: str, results_dir: Path, start: Path) -> Path:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Whether a group (on a host) is affected since the earlier result, and why."""
+
+    group: str
+    host: str
+    changed: tuple[str, ...]  # `<variant>: <input>, …`, one per variant that changed
+    reference: dict[str, Any] | None  # the earlier group, by seal, when unchanged
+
+    @property
+    def affected(self) -> bool:
+        """Whether the group runs (some input of a variant differs from the earlier run)."""
+        return bool(self.changed)
+
+    def line(self) -> str:
+        """One line for the collection report."""
+        name = layout.group_dir_name(self.group, self.host)
+        if self.affected:
+            return f"  {name}: affected ({'; '.join(self.changed)})"
+        ref = self.reference or {}
+        return f"  {name}: unchanged (grade {ref.get('grade')} in {ref.get('result')})"
+
+
+Inputs = Callable[[LoadedGroup, str, int], dict[str, str]]
+
+
 @dataclass
 class Loop:
     """What this invocation reuses and since when it selects; built once per process."""
@@ -81,6 +125,7 @@ class Loop:
     reuse: Reuse | None
     affected_since: Path | None
     sources: InputSources | None = None
+    decisions: dict[tuple[str, str], Decision] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: Any, results_dir: Path) -> Loop:
@@ -95,7 +140,78 @@ class Loop:
             reuse = Reuse(tuple(sources))
         since = config.getoption(AFFECTED_SINCE)
         affected = resolve(AFFECTED_SINCE, since, results_dir, start) if since else None
+        if affected is not None:
+            [source] = (
+                open_source(affected)
+                if not layout.aggregate_file(affected).is_file()
+                else [Source(affected, None, "it is an aggregate; pass one of its trials")]
+            )
+            if source.problem is not None:
+                raise ResultOptionError(
+                    f"{AFFECTED_SINCE} {since}: {source.problem}; pass a sealed result that "
+                    "verifies (skill-eval verify)"
+                )
         return cls(reuse, affected)
+
+    def decide(self, loaded: LoadedGroup, host: str, inputs: Inputs) -> Decision | None:
+        """Whether `loaded` on `host` is affected since `--skill-eval-affected-since` (None:
+        the option was not given); decided once, from both variants' inputs in trial 1."""
+        since = self.affected_since
+        if since is None:
+            return None
+        key = (loaded.group.id, host)
+        if key not in self.decisions:
+            moved = replace(loaded, group=loaded.group.on_host(host))
+            group_dir = layout.group_dir(since, loaded.group.id, host)
+            changed = []
+            for variant in VARIANTS:
+                try:
+                    found = read.read_run(group_dir / variant)
+                    now = inputs(moved, variant, 1)
+                except (SkillEvalError, OSError) as error:
+                    changed.append(f"{variant}: unreadable ({error})")
+                    continue
+                then = found[1] if found is not None else None
+                if then is None or then.get("state") != "complete" or "inputs" not in then:
+                    state = then.get("state") if then is not None else "not run"
+                    changed.append(f"{variant}: {state} in {since.name}")
+                elif names := changed_inputs(now, then["inputs"]):
+                    changed.append(f"{variant}: {', '.join(names)}")
+            reference = None if changed else _reference(since, group_dir)
+            self.decisions[key] = Decision(loaded.group.id, host, tuple(changed), reference)
+        return self.decisions[key]
+
+    def record(
+        self,
+        invocation: Any,
+        groups: Iterable[LoadedGroup],
+        hosts_for: Callable[[LoadedGroup], tuple[str, ...]],
+        inputs: Inputs | None,
+    ) -> None:
+        """`invocation.json`: the earlier result and the planned groups unchanged since it,
+        each by that result's seal (references, not copies of its conclusions)."""
+        if self.affected_since is None or inputs is None:
+            return
+        planned = set(planned_groups(invocation))
+        decided = [
+            self.decide(loaded, host, inputs)
+            for loaded in groups
+            if loaded.group.id in planned
+            for host in hosts_for(loaded)
+        ]
+        invocation["affectedSince"] = {
+            "result": self.affected_since.name,
+            "root": f"sha256:{sealed_root(self.affected_since)}",
+            "unchanged": [d.reference for d in decided if d is not None and not d.affected],
+        }
+
+    def report_lines(self) -> list[str]:
+        """Which groups are affected since the earlier result and why, which are not."""
+        if self.affected_since is None:
+            return []
+        root = sealed_root(self.affected_since)
+        head = f"skill-eval: affected since {self.affected_since.name} (seal sha256:{root}):"
+        return [head, *(d.line() for d in self.decisions.values())]
 
     def environment(
         self, settings: Any, resolver: SourceResolver, host_version: Callable[[str], str]
@@ -106,6 +222,15 @@ class Loop:
                 settings.root, resolver, settings.cassettes, settings.record, host_version
             )
         return {"inputs": functools.partial(variant_inputs, self.sources), "reuse": self.reuse}
+
+    def unchanged_lines(self) -> list[str]:
+        """The terminal summary's lines for the groups that did not run: their earlier grades."""
+        return [
+            f"group {layout.group_dir_name(d.group, d.host)} [unchanged] grade="
+            f"{(d.reference or {}).get('grade')}: {(d.reference or {}).get('evidence')}"
+            for d in self.decisions.values()
+            if not d.affected
+        ]
 
     def refused_lines(self) -> list[str]:
         """Earlier results given for reuse that can never be reused, one line each."""

@@ -34,13 +34,7 @@ from .run import Environment, GroupRun, synthetic_run
 from .run.records import cannot_run_records
 from .scale.ledger import open_ledger, safe_url
 from .scale.plan import Plan, PlanError, check_groups, load_plan
-from .scale.shard import (
-    create_shard_dir,
-    seal_shard,
-    shard_units,
-    unit_keys,
-    write_shard_record,
-)
+from .scale.shard import create_shard_dir, seal_shard, shard_units, unit_keys, write_shard_record
 from .trials import write_aggregate
 from .workspace import ResourceError, SourceResolver
 
@@ -296,6 +290,8 @@ class SkillEvalSession:
                     definitions, settings.group_selectors, settings.hosts
                 )
             noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
+            inputs = self.environment().inputs
+            self.loop.record(invocation, self.loaded_groups.values(), self.hosts_for, inputs)
             write_invocation(result_dir, invocation)
 
     def _prepare_shard(self, plan: Plan) -> None:

@@ -99,7 +99,11 @@ class Reuse:
 
     def refused_sources(self) -> list[str]:
         """One line per source that can never be reused (its seal fails)."""
-        return [f"{s.id}: {s.problem}" for s in self.sources if s.problem is not None]
+        return [
+            f"nothing reused from {s.id}: {s.problem}"
+            for s in self.sources
+            if s.problem is not None
+        ]
 
     def find(
         self, group_id: str, host: str, variant: str, trial: int, inputs: Mapping[str, str]

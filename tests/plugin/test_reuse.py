@@ -7,6 +7,7 @@ same function a run uses, on a copy of the definition root with one input change
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -294,3 +295,48 @@ def test_reusing_the_baselines_halves_the_subjects_started(
     assert cli_main(["verify", str(new)]) == 0  # sealed into the new result like any other
     assert f"baseline reused from {source.name} seal sha256:{root_hash}" in done.stdout
     assert f'name="reused" value="{source.name} seal sha256:{root_hash}"' in junit.read_text()
+
+
+def _since(earlier: SharedRun, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the root and its results where only g0's context changed since the result."""
+    root = tmp_path / "root"
+    shutil.copytree(earlier.root, root, symlinks=True)
+    _context(root)
+    return root, root / ".skill-eval" / "runs" / _result(earlier).name
+
+
+def test_collect_only_shows_which_groups_a_change_affects_and_why(
+    earlier: SharedRun, tmp_path: Path
+) -> None:
+    root, source = _since(earlier, tmp_path)
+    done = run_detached(root, "--skill-eval-affected-since", source.name, "--collect-only", "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  g0: affected (baseline: context; candidate: context)" in done.stdout
+    assert f"  g1: unchanged (grade complete in {source.name})" in done.stdout
+    assert "suite.json::g0[baseline]" in done.stdout
+    assert "g1[" not in done.stdout
+    assert "2/4 tests collected (2 deselected)" in done.stdout
+
+
+def test_only_the_affected_groups_run_the_rest_are_referenced_by_seal(
+    earlier: SharedRun, tmp_path: Path
+) -> None:
+    root, source = _since(earlier, tmp_path)
+    done = run_detached(root, "--skill-eval-affected-since", source.name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    new = next(r for r in results(root) if r.name != source.name)
+    assert sorted(p.name for p in (new / "groups").iterdir()) == ["g0"]
+    since = read_json(new / "invocation.json")["affectedSince"]
+    root_hash = read_json(source / "seal.json")["root"]
+    assert since["result"] == source.name
+    assert since["root"] == f"sha256:{root_hash}"
+    [unchanged] = since["unchanged"]
+    assert unchanged["group"] == "g1"
+    assert unchanged["grade"] == "complete"
+    assert unchanged["root"] == f"sha256:{root_hash}"
+    manifest = source / "groups" / "g1" / "manifest.json"
+    assert unchanged["manifest"] == "sha256:" + hashlib.sha256(manifest.read_bytes()).hexdigest()
+    assert f"skill-eval: group g1 [unchanged] grade=complete: {source / 'groups' / 'g1'}" in (
+        done.stdout
+    )
+    assert cli_main(["verify", str(new)]) == 0
