@@ -22,6 +22,7 @@ from pytest_skill_eval.cli import main as cli_main
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.run.inputs import INPUT_NAMES, InputSources, variant_inputs
 from pytest_skill_eval.run.reuse import Found, Reuse, open_source
+from pytest_skill_eval.trials import aggregate
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json, write
 from tests.support.roots import SKILL, body_group, make_root, variant, write_answer
@@ -247,7 +248,7 @@ def test_reuse_is_refused_from_a_result_whose_seal_fails(
 
 
 def test_reusing_the_baselines_halves_the_subjects_started(
-    earlier: SharedRun, tmp_path: Path
+    earlier: SharedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The skill changes: every candidate runs, every baseline is copied.
     root = tmp_path / "root"
@@ -295,6 +296,17 @@ def test_reusing_the_baselines_halves_the_subjects_started(
     assert cli_main(["verify", str(new)]) == 0  # sealed into the new result like any other
     assert f"baseline reused from {source.name} seal sha256:{root_hash}" in done.stdout
     assert f'name="reused" value="{source.name} seal sha256:{root_hash}"' in junit.read_text()
+    capsys.readouterr()
+    assert cli_main(["view", str(new)]) == 0
+    assert capsys.readouterr().out.count(f"  reused\t{source.name}\tsha256:{root_hash}\n") == 2
+    # Reused arms pair with none of the new runs: the aggregate says so and tests unpaired.
+    [comparison] = aggregate("a", [new], 1, None)["groups"][0]["comparisons"]
+    assert comparison["mcnemarP"] is None
+    assert comparison["unpaired"]["test"] == "fisher-exact"
+    assert comparison["unpaired"]["reused"] == ["baseline"]
+    [paired] = aggregate("b", [source], 1, None)["groups"][0]["comparisons"]
+    assert "unpaired" not in paired
+    assert paired["mcnemarP"] == 1.0
 
 
 def _since(earlier: SharedRun, tmp_path: Path) -> tuple[Path, Path]:
