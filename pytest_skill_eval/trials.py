@@ -368,7 +368,7 @@ def _comparison_stats(row: dict[str, Any], reused: Sequence[str] = ()) -> dict[s
         "mcnemarP": None if unpaired else p,
         "differenceUnresolved": unresolved,
         # Connor 1987 on the observed discordance; None when resolved or not estimable.
-        "sampleSize": sample_size(transitions) if unresolved and not unpaired else None,
+        "sampleSize": sample_size(transitions) if unresolved else None,
     } | ({"unpaired": unpaired} if unpaired else {})
 
 
