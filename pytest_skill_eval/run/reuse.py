@@ -18,16 +18,19 @@ from typing import Any
 
 from ..definitions import VARIANTS, LoadedGroup
 from ..errors import SkillEvalError
-from ..evidence import layout, read
+from ..evidence import layout, read, shapes
+from ..evidence.read import parse_evidence_json
 from ..evidence.seal import sealed_root, verify_result
-from ..evidence.store import read_json, sha256_file
+from ..evidence.store import entry_digest, evidence_files, read_json, sha256_bytes
 from ..workspace.entries import open_regular
 from .inputs import changed_inputs
 
 # Advisory files a result may gain after its seal (a review), never evidence.
 _ADVISORY = (layout.SEMANTIC_GRADE, layout.REVIEW)
-# Written by the new result itself when it persists the reused run.
-_REWRITTEN = (layout.RUN, layout.RUN_FALLBACK, layout.TRANSCRIPT, layout.FINAL)
+# Read and written again by the new result when it persists the reused run (a fallback record
+# is never reused: only a run whose run.json is its record).
+_READ = (layout.RUN, layout.TRANSCRIPT, layout.FINAL)
+_REWRITTEN = (*_READ, layout.RUN_FALLBACK)
 
 
 class ReuseError(SkillEvalError):
@@ -55,14 +58,14 @@ class Found:
     source: Source
     variant_dir: Path
 
-    def marker(self) -> dict[str, Any]:
+    def marker(self, sha256: str) -> dict[str, Any]:
         """`run.json`'s `reused`: the source result, its seal root and the run record's hash."""
         run_file = self.variant_dir / layout.RUN
         return {
             "result": self.source.id,
             "root": f"sha256:{self.source.root}",
             "run": run_file.relative_to(self.source.path).as_posix(),
-            "sha256": sha256_file(run_file),
+            "sha256": sha256,
         }
 
 
@@ -198,14 +201,23 @@ def copy_run(
 ) -> tuple[dict[str, Any], list[Any], str]:
     """Copy a reused run's evidence into `variant_dir`; its run record, transcript and response.
 
-    Paths the run recorded inside its own group now name the copy's, so grading reads the
-    copy; the record keeps where it came from under `reused`.
+    Every byte copied or read is proved against the source group's sealed manifest, so a file
+    changed after its seal was verified is never reused. Paths the run recorded inside its own
+    group now name the copy's, so grading reads the copy; `reused` says where it came from.
     """
     source = found.variant_dir
+    expected = _manifest(source)
+    read_bytes = {name: _proved(source / name, expected) for name in _READ}
     _copy_tree(source, variant_dir)
-    run = read_json(source / layout.RUN)
-    transcript = read_json(source / layout.TRANSCRIPT)
-    response = (source / layout.FINAL).read_bytes().decode("utf-8").removesuffix("\n")
+    copied = evidence_files(variant_dir)
+    for rel, path in copied:
+        if entry_digest(path) != expected.get(rel):
+            raise ReuseError(f"{source / rel} changed since its result's seal was verified")
+    if {rel for rel, _ in copied} | set(read_bytes) != set(expected):
+        raise ReuseError(f"{source} differs from its sealed manifest")
+    run = parse_evidence_json(source / layout.RUN, read_bytes[layout.RUN], shapes.RUN)
+    transcript = parse_evidence_json(source / layout.TRANSCRIPT, read_bytes[layout.TRANSCRIPT])
+    response = read_bytes[layout.FINAL].decode("utf-8").removesuffix("\n")
     if not isinstance(run, dict) or not isinstance(transcript, list):
         raise ReuseError(f"{source} holds no run record and transcript to reuse")
     pairs = {str(source.parent): str(group_dir)}
@@ -215,8 +227,27 @@ def copy_run(
         # Where the run was made, when its result has moved since (copied, merged).
         pairs.setdefault(str(recorded.parent.parent), str(group_dir.resolve()))
     moved = _moved(run, sorted(pairs.items(), key=lambda p: -len(p[0])))
-    moved["reused"] = found.marker()
+    moved["reused"] = found.marker(sha256_bytes(read_bytes[layout.RUN]))
     return moved, transcript, response
+
+
+def _manifest(variant_dir: Path) -> dict[str, str]:
+    """The sealed manifest's entries for one variant, relative to its directory."""
+    manifest = read_json(variant_dir.parent / layout.MANIFEST, shapes.MANIFEST)["files"]
+    prefix = f"{variant_dir.name}/"
+    return {rel.removeprefix(prefix): d for rel, d in manifest.items() if rel.startswith(prefix)}
+
+
+def _proved(path: Path, expected: Mapping[str, str]) -> bytes:
+    """A file's bytes, read once, when they are the bytes its sealed manifest lists."""
+    opened = open_regular(path)
+    if not isinstance(opened, int):
+        raise ReuseError(f"{path} is not a regular file")
+    with open(opened, "rb") as handle:
+        data = handle.read()
+    if sha256_bytes(data) != expected.get(path.name):
+        raise ReuseError(f"{path} changed since its result's seal was verified")
+    return data
 
 
 def _moved(value: Any, pairs: Sequence[tuple[str, str]]) -> Any:

@@ -21,7 +21,7 @@ import pytest
 from pytest_skill_eval.cli import main as cli_main
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.run.inputs import INPUT_NAMES, InputSources, variant_inputs
-from pytest_skill_eval.run.reuse import Found, Reuse, open_source
+from pytest_skill_eval.run.reuse import Found, Reuse, VariantInputs, open_source
 from pytest_skill_eval.trials import aggregate
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json, write
@@ -352,3 +352,25 @@ def test_only_the_affected_groups_run_the_rest_are_referenced_by_seal(
         done.stdout
     )
     assert cli_main(["verify", str(new)]) == 0
+
+
+@pytest.mark.parametrize("name", ["events.jsonl", "final.md"])
+def test_a_run_changed_after_its_seal_was_verified_is_not_copied(
+    earlier: SharedRun, tmp_path: Path, name: str
+) -> None:
+    source = tmp_path / "runs" / _result(earlier).name
+    shutil.copytree(_result(earlier), source, symlinks=True)
+    found = Reuse(tuple(open_source(source))).find(
+        "g0", "pi", "baseline", 1, read_json(source / "groups/g0/baseline/run.json")["inputs"]
+    )
+    assert isinstance(found, Found)
+    with (source / "groups" / "g0" / "baseline" / name).open("a") as changed:
+        changed.write("changed after the seal was verified\n")
+    chosen = VariantInputs(inputs={"baseline": {}}, chosen={"baseline": found})
+    group_dir = tmp_path / "new" / "groups" / "g0"
+    group_dir.mkdir(parents=True)
+    assert chosen.take("baseline", group_dir) is None  # the variant runs instead
+    assert not (group_dir / "baseline").exists()  # nothing of the partial copy is left
+    run: dict[str, Any] = {}
+    chosen.note("baseline", run)
+    assert f"{name} changed since its result's seal was verified" in run["notReused"]
