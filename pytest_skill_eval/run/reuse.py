@@ -58,14 +58,17 @@ class Found:
     source: Source
     variant_dir: Path
 
-    def marker(self, sha256: str) -> dict[str, Any]:
-        """`run.json`'s `reused`: the source result, its seal root and the run record's hash."""
-        run_file = self.variant_dir / layout.RUN
+    def marker(self, sha256: str, earlier: Any = None) -> dict[str, Any]:
+        """`run.json`'s `reused`: the source result, its seal root, the run record's hash, and
+        the run's `origin` (`<result>/<run>` where its subject ran, through any earlier reuse)."""
+        run = (self.variant_dir / layout.RUN).relative_to(self.source.path).as_posix()
+        origin = earlier.get("origin") if isinstance(earlier, Mapping) else None
         return {
             "result": self.source.id,
             "root": f"sha256:{self.source.root}",
-            "run": run_file.relative_to(self.source.path).as_posix(),
+            "run": run,
             "sha256": sha256,
+            "origin": origin if isinstance(origin, str) else f"{self.source.id}/{run}",
         }
 
 
@@ -227,7 +230,7 @@ def copy_run(
         # Where the run was made, when its result has moved since (copied, merged).
         pairs.setdefault(str(recorded.parent.parent), str(group_dir.resolve()))
     moved = _moved(run, sorted(pairs.items(), key=lambda p: -len(p[0])))
-    moved["reused"] = found.marker(sha256_bytes(read_bytes[layout.RUN]))
+    moved["reused"] = found.marker(sha256_bytes(read_bytes[layout.RUN]), run.get("reused"))
     return moved, transcript, response
 
 

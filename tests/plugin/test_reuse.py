@@ -20,6 +20,7 @@ import pytest
 
 from pytest_skill_eval.cli import main as cli_main
 from pytest_skill_eval.definitions import load_definition
+from pytest_skill_eval.gate import identities, sequences
 from pytest_skill_eval.run.inputs import INPUT_NAMES, InputSources, variant_inputs
 from pytest_skill_eval.run.reuse import Found, Reuse, VariantInputs, open_source
 from pytest_skill_eval.trials import aggregate
@@ -374,3 +375,27 @@ def test_a_run_changed_after_its_seal_was_verified_is_not_copied(
     run: dict[str, Any] = {}
     chosen.note("baseline", run)
     assert f"{name} changed since its result's seal was verified" in run["notReused"]
+
+
+def test_runs_reused_whole_add_no_observation_to_the_gate(
+    earlier: SharedRun, tmp_path: Path
+) -> None:
+    # Nothing changed: every run is copied, no subject starts, and the significance gate,
+    # which pools earlier sealed trials of the same inputs, counts each pair once.
+    root = tmp_path / "root"
+    shutil.copytree(earlier.root, root, symlinks=True)
+    source = root / ".skill-eval" / "runs" / _result(earlier).name
+    done = run_detached(root, "--skill-eval-reuse", "latest")
+    assert done.returncode == 0, done.stdout + done.stderr
+    new = next(r for r in results(root) if r.name != source.name)
+    for group_id in ("g0", "g1"):
+        for name in ("baseline", "candidate"):
+            run = read_json(new / "groups" / group_id / name / "run.json")
+            assert run["reused"]["origin"] == f"{source.name}/groups/{group_id}/{name}/run.json"
+    assert cli_main(["verify", str(new)]) == 0
+    found, invocations = sequences([source, new], identities([new]))
+    assert found == {
+        ("g0", "pi", "says-yes"): ["fail-to-pass"],
+        ("g1", "pi", "says-yes"): ["fail-to-pass"],
+    }
+    assert set(map(len, invocations.values())) == {1}
