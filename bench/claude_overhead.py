@@ -11,7 +11,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from bench.common import REPO, bare_runs, overhead, run_suite
-from pytest_skill_eval.hosts.claude_code.host import LOOPBACK_KEY, QUIET
+from pytest_skill_eval.hosts.claude_code.host import LOOPBACK_KEY
+from pytest_skill_eval.hosts.claude_code.registration import QUIET
 from pytest_skill_eval.modelserver.server import Route
 from pytest_skill_eval.modelserver.wire import ANTHROPIC
 

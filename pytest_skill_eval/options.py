@@ -13,14 +13,15 @@ from typing import Any
 
 import pytest
 
-from . import adaptive, gate, iterating, noise_floor
+from .analysis import adaptive, gate, noise_floor
+from .budget.redis_ledger import ledger_problem, reserve_value
+from .common.optionvalues import choice, number, positive_int, shard_of
 from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
-from .hosts import BINARY_OPTIONS, HostOptions
+from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
-from .optionvalues import choice, number, positive_int, shard_of
-from .providers import RECORD_MODES
-from .scale.ledger import ledger_problem, reserve_value
+from .hosts.registry import REGISTERED
+from .run.providers import RECORD_MODES
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
 VARIANT_SELECTORS = ("baseline", "candidate")
@@ -137,7 +138,7 @@ INI_KEYS = (
         "skill_eval_hosts",
         "skill_eval_codex_unconfined_reads",
     ),
-    *(f"skill_eval_{name}" for name, _ in BINARY_OPTIONS),
+    *(registration.ini for registration in REGISTERED),
     *(f"skill_eval_{name.replace('-', '_')}" for name, _, _ in _OPTIONS),
     *(key for key, _ in _INI_ONLY),
 )
@@ -193,19 +194,19 @@ def add_options(parser: pytest.Parser) -> None:
         type="args",
         default=[],
     )
-    for name, display in BINARY_OPTIONS:
+    for registration in REGISTERED:
+        command = registration.command
         help_text = (
-            f"the {display} binary (default: {name} on PATH, else node_modules/.bin/{name} "
-            "under the root or this package)"
+            f"the {registration.display_name} binary (default: {command} on PATH, else "
+            f"node_modules/.bin/{command} under the root or this package)"
         )
-        group.addoption(f"--skill-eval-{name}", metavar="PATH", default=None, help=help_text)
-        parser.addini(f"skill_eval_{name}", help_text, default=None)
+        group.addoption(registration.option, metavar="PATH", default=None, help=help_text)
+        parser.addini(registration.ini, help_text, default=None)
     for name, metavar, extra in _OPTIONS:
         group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
         parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
     for key, help_text in _INI_ONLY:
         parser.addini(key, help_text, default=None)
-    iterating.add_options(group)
 
 
 def enabled(config: pytest.Config) -> bool:

@@ -18,7 +18,8 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
-from . import gate, options, rootdir, subresults, xdist
+from . import options, rootdir, subresults, xdist
+from .analysis import gate
 from .definitions.nearby import not_enabled_hint
 from .errors import SkillEvalError
 from .items import (
@@ -38,7 +39,10 @@ GATE_KEY = pytest.StashKey[list[str]]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register --skill-eval options and their ini keys."""
+    from .run.loop import add_options as add_loop_options
+
     options.add_options(parser)
+    add_loop_options(parser.getgroup("skill-eval"))  # --skill-eval-reuse, -affected-since
 
 
 @pytest.hookimpl(tryfirst=True)

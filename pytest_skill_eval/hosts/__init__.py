@@ -1,29 +1,30 @@
 """Subject hosts: the coding agents the evaluator runs, behind one seam (`hosts.base.Host`).
 
-Each host is a subpackage (`hosts/pi/`, …) with a `Host` implementation; `host_for` maps a
-definition's `runtime.host` to it, and `checked_binary` finds and checks the binary of a host
-other than Pi (Pi's is checked by the session, which may hand it to its workers). Both refuse a
+Each host is a subpackage (`hosts/pi/`, …) with a `Host` implementation and a registration
+listed in `hosts/registry.py`; `host_for` maps a definition's `runtime.host` to its
+implementation, and `checked_binary` finds and checks the binary of a host other than Pi (Pi's is
+checked by the session, which may hand it to its workers). Both refuse a
 machine where a system-wide or managed layer of the host exists (`check_layers`);
 `check_environment` refuses a group that declares a variable of the host's isolation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .base import Executable, Host
 from .environment import refusal
 from .layers import kept_out
+from .registration import UnknownHostError
+from .registry import registration_for
 
 if TYPE_CHECKING:
     from ..definitions import Group
+    from .base import Executable, Host
 
-
-class UnknownHostError(LookupError):
-    """A `runtime.host` no host implementation answers to."""
+__all__ = ["UnknownHostError"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,26 +35,9 @@ class HostOptions:
     unconfined_reads: bool = False  # --skill-eval-codex-unconfined-reads
 
 
-# The binary option of each host: `--skill-eval-<name> PATH` (ini `skill_eval_<name>`), and the
-# host's name in its help.
-BINARY_OPTIONS = (("pi", "Pi"), ("claude", "Claude Code"), ("codex", "Codex"))
-
-
-def _hosts() -> dict[str, type[Host]]:
-    # Imported here so that `hosts.process` and `hosts.observation` stay cheap to import.
-    from .claude_code.host import ClaudeCodeHost
-    from .codex.host import CodexHost
-    from .pi.host import PiHost
-
-    return {PiHost.name: PiHost, ClaudeCodeHost.name: ClaudeCodeHost, CodexHost.name: CodexHost}
-
-
 def host_for(name: str) -> Host:
-    """The host implementation for `runtime.host` `name`."""
-    hosts = _hosts()
-    if name not in hosts:
-        raise UnknownHostError(f"unknown runtime.host {name!r}; known: {', '.join(sorted(hosts))}")
-    return hosts[name]()
+    """A new instance of the host implementation for `runtime.host` `name` (imported now)."""
+    return registration_for(name).implementation()
 
 
 def chosen_hosts(names: Iterable[str]) -> tuple[str, ...]:
@@ -61,7 +45,7 @@ def chosen_hosts(names: Iterable[str]) -> tuple[str, ...]:
     in the order given."""
     chosen: list[str] = []
     for name in names:
-        host_for(name)
+        registration_for(name)
         if name not in chosen:
             chosen.append(name)
     return tuple(chosen)
@@ -69,8 +53,8 @@ def chosen_hosts(names: Iterable[str]) -> tuple[str, ...]:
 
 def check_layers(name: str) -> None:
     """Refuse a machine where a system-wide or managed layer of host `name` exists."""
-    host = host_for(name)
-    kept_out(host.display_name, host.system_layers)
+    registration = registration_for(name)
+    kept_out(registration.display_name, registration.system_layers)
 
 
 def check_environment(path: Path, group: Group, name: str, *, chosen: bool) -> None:
@@ -80,31 +64,12 @@ def check_environment(path: Path, group: Group, name: str, *, chosen: bool) -> N
     from ..definitions.conversion import pointer_of
 
     environment = group.effective_runtime.environment
-    owned = host_for(name).owned_environment
+    owned = registration_for(name).owned_environment
     refused = refusal(owned, name, environment.literal, environment.inherit, chosen=chosen)
     if refused is not None:
         raise DefinitionError(path, pointer_of(refused[0]), refused[1])
 
 
-def _claude_code(options: HostOptions, root: Path) -> Executable:
-    from .claude_code.binary import check_claude, locate_claude
-
-    return check_claude(locate_claude(options.binary, root))
-
-
-def _codex(options: HostOptions, root: Path) -> Executable:
-    from .codex.binary import check_codex, check_machine, locate_codex
-
-    binary = check_codex(locate_codex(options.binary, root))
-    check_machine(options.unconfined_reads, confined=binary.bwrap is not None)
-    return binary
-
-
-# The binary check of each host other than Pi: located, version-checked, machine-checked.
-BINARY_CHECKS: dict[str, Callable[[HostOptions, Path], Executable]] = {
-    "claude-code": _claude_code,
-    "codex": _codex,
-}
 _CHECKED: dict[str, Executable] = {}
 
 
@@ -112,9 +77,7 @@ def checked_binary(name: str, options: HostOptions, root: Path) -> Executable:
     """The located, version-checked binary of a host other than Pi, once per process, on a
     machine without its system layers."""
     if name not in _CHECKED:
-        check = BINARY_CHECKS.get(name)
-        if check is None:
-            raise UnknownHostError(f"no binary is known for runtime.host {name!r}")
+        registration = registration_for(name)
         check_layers(name)
-        _CHECKED[name] = check(options, root)
+        _CHECKED[name] = registration.check_binary(options, root)
     return _CHECKED[name]

@@ -13,10 +13,13 @@ one `apply_patch`, and `run_command` the evaluator's MCP tool in its namespace (
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
+from ..hosts.registration import load
+from ..hosts.registry import DEFAULT_HOST, REGISTERED, names, registration_for
 from ..workspace.entries import read_inside
 from .codextools import codex_call
 from .script import ScriptedResponse, ToolCall
@@ -24,11 +27,10 @@ from .script import ScriptedResponse, ToolCall
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 PI = "pi"
-HOSTS = (PI, CLAUDE_CODE, CODEX)
-# Declared commands reach Claude Code through the evaluator's MCP server `skill-eval`.
-CLAUDE_CODE_RUN_COMMAND = "mcp__skill-eval__run_command"
-_CLAUDE_TOOLS = ("Read", "Write", "Edit", "Skill", CLAUDE_CODE_RUN_COMMAND)
-_CODEX_TOOLS = ("exec_command", "apply_patch")
+__all__ = ["CLAUDE_CODE_RUN_COMMAND"]
+# Writes one neutral call as a host's own calls: (call, the SKILL.md a `skill` call activates,
+# the subject's workspace) → the host's calls.
+Renderer = Callable[[ToolCall, str | None, Path | None], list[ToolCall]]
 
 
 def offered_tools(body: Mapping[str, Any]) -> set[str]:
@@ -46,15 +48,13 @@ def offered_tools(body: Mapping[str, Any]) -> set[str]:
 
 
 def requesting_host(body: Mapping[str, Any]) -> str:
-    """Which tool vocabulary the request speaks: Claude Code's, Codex's, or Pi's (neutral)."""
+    """Which host's tool vocabulary the request speaks: the first registered host that offers
+    one of the tools it is known by (none: the default host's, which is neutral)."""
     offered = offered_tools(body)
-    if "read" in offered:
-        return PI
-    if offered & set(_CLAUDE_TOOLS):
-        return CLAUDE_CODE
-    if offered & set(_CODEX_TOOLS):
-        return CODEX
-    return PI
+    for registration in REGISTERED:
+        if offered & set(registration.tools.offers):
+            return registration.name
+    return DEFAULT_HOST
 
 
 def render_for_host(
@@ -70,23 +70,20 @@ def render_for_host(
     """
     if not response.tool_calls:
         return response
-    if host not in HOSTS:
-        raise ValueError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
+    if host not in names():
+        raise ValueError(f"unknown host {host!r}; expected one of {', '.join(names())}")
+    render: Renderer = load(registration_for(host).tools.render)
     calls: list[ToolCall] = []
     for call in response.tool_calls:
-        if host == CLAUDE_CODE:
-            calls += _claude_code(call)
-        elif host == CODEX:
-            calls.append(codex_call(call, skill_file(call, placeholders), workspace))
-        else:
-            calls += _pi(call, placeholders)
+        calls += render(call, skill_file(call, placeholders), workspace)
     if len(calls) != len(response.tool_calls):
         # One neutral call became several: each needs its own id.
         calls = [dataclasses.replace(c, id=None) if c.id is not None else c for c in calls]
     return dataclasses.replace(response, tool_calls=tuple(calls))
 
 
-def _claude_code(call: ToolCall) -> list[ToolCall]:
+def render_claude_code(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+    """A neutral call as Claude Code's tools and argument names."""
     args = dict(call.arguments)
     path = args.pop("path", None)
     if call.name == "read" and isinstance(path, str):
@@ -116,11 +113,16 @@ def _claude_code(call: ToolCall) -> list[ToolCall]:
     return [call]
 
 
-def _pi(call: ToolCall, placeholders: Mapping[str, str]) -> list[ToolCall]:
-    path = skill_file(call, placeholders)
-    if path is None:
+def render_pi(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+    """A neutral call on Pi: itself, but `skill` becomes a `read` of its SKILL.md."""
+    if skill is None:
         return [call]
-    return [dataclasses.replace(call, name="read", arguments={"path": path})]
+    return [dataclasses.replace(call, name="read", arguments={"path": skill})]
+
+
+def render_codex(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+    """A neutral call as Codex's shell, patch or MCP tool (`codextools`)."""
+    return [codex_call(call, skill, workspace)]
 
 
 def skill_file(call: ToolCall, placeholders: Mapping[str, str]) -> str | None:

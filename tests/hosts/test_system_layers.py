@@ -21,9 +21,10 @@ from pytest_skill_eval.hosts.claude_code.host import ClaudeCodeHost
 from pytest_skill_eval.hosts.layers import SystemLayer, SystemLayerError, kept_out
 from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.subject import Endpoint, run_subject
-from pytest_skill_eval.materialise import PreparedVariant, prepare_group, prepare_variant
 from pytest_skill_eval.workspace import SourceResolver
+from pytest_skill_eval.workspace.materialise import PreparedVariant, prepare_group, prepare_variant
 from tests.support.files import write
+from tests.support.registry import changed
 from tests.support.roots import Group, runtime, variant
 from tests.trust.test_planted_entries import finishes, unblock
 
@@ -95,8 +96,8 @@ def test_the_shared_check_reads_the_hosts_declaration(
 ) -> None:
     planted = tmp_path / "managed-mcp.json"
     write(planted, "{}")
-    monkeypatch.setattr(
-        ClaudeCodeHost, "system_layers", (SystemLayer(planted, "managed MCP servers"),)
+    changed(
+        monkeypatch, "claude-code", system_layers=(SystemLayer(planted, "managed MCP servers"),)
     )
     with pytest.raises(SystemLayerError, match=f"{planted} \\(managed MCP servers\\)"):
         check_layers("claude-code")

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.cli import main as cli_main
+from pytest_skill_eval.analysis.gate import identities, sequences
+from pytest_skill_eval.analysis.trials import aggregate
+from pytest_skill_eval.commands.cli import main as cli_main
 from pytest_skill_eval.definitions import load_definition
-from pytest_skill_eval.gate import identities, sequences
 from pytest_skill_eval.run.inputs import INPUT_NAMES, InputSources, variant_inputs
 from pytest_skill_eval.run.reuse import Found, Reuse, VariantInputs, open_source
-from pytest_skill_eval.trials import aggregate
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json, write
 from tests.support.roots import SKILL, body_group, make_root, variant, write_answer

@@ -12,11 +12,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import baseline_environment
 from ..layers import SystemLayer
+
+if TYPE_CHECKING:
+    from .. import HostOptions
+
 
 PINNED = "2.1.332"
 PACKAGE = "@anthropic-ai/claude-code"
@@ -65,3 +70,8 @@ def check_claude(path: Path) -> ClaudeCodeBinary:
             f"{path} is Claude Code {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
         )
     return ClaudeCodeBinary(path, found)
+
+
+def checked(options: HostOptions, root: Path) -> ClaudeCodeBinary:
+    """`--skill-eval-claude`, else `claude` on PATH, else node_modules; the pinned version."""
+    return check_claude(locate_claude(options.binary, root))

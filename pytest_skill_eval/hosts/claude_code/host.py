@@ -20,12 +20,12 @@ from ...modelserver.wire import ANTHROPIC
 from .. import command_server
 from ..base import Endpoint, Executable, Home, Launch
 from ..dialogue import StreamDialogue
-from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
+from ..environment import baseline_environment
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
-from .binary import SYSTEM_LAYERS
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
+from .registration import CLAUDE_CODE, QUIET
 
 GUARD = Path(__file__).with_name("guard.py")
 COMMAND_SERVER = Path(command_server.__file__)
@@ -33,26 +33,7 @@ COMMAND_SERVER = Path(command_server.__file__)
 HOST_TOOLS = {"read": "Read", "write": "Write", "edit": "Edit"}
 # The placeholder key a host-side process needs to start; the loopback server ignores it.
 LOOPBACK_KEY = "skill-eval-loopback"
-QUIET = {
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "CLAUDE_CODE_DISABLE_BUNDLED_SKILLS": "1",
-    "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
-    "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
-    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
-}
 BUILTIN_PLUGINS = ("plugin-authoring", "agents-md", "privacy")
-# Claude Code's isolation (`hosts.environment`): every name `environment` sets, and the families
-# that steer its config dir, model endpoint, telemetry and updates (CLAUDE_*, ANTHROPIC_*,
-# DISABLE_*) or load code into it (BUN_*: it is a Bun executable); its thinking is the declared
-# `model.thinking`. A live run still inherits its provider key.
-OWNED_ENVIRONMENT = OwnedEnvironment.of(
-    (*BASELINE_KEYS, *QUIET, "CLAUDECODE", "MAX_THINKING_TOKENS"),
-    prefixes=("CLAUDE_", "ANTHROPIC_", "DISABLE_", "BUN_"),
-    allowed=("ANTHROPIC_API_KEY",),
-)
 
 
 def install_skills(config: Path, skills: Sequence[Path]) -> dict[str, Path]:
@@ -176,14 +157,15 @@ class ClaudeCodeDialogue(StreamDialogue[StreamTranslator]):
 class ClaudeCodeHost:
     """The Claude Code CLI (`@anthropic-ai/claude-code`, pinned)."""
 
-    name = "claude-code"
-    display_name = "Claude Code"
-    record_key = "claudeCode"
-    auth_advice = "name ANTHROPIC_API_KEY in runtime.environment.inherit"
-    runs_on_node = False  # a native binary
-    observes_context = False
-    system_layers = SYSTEM_LAYERS
-    owned_environment = OWNED_ENVIRONMENT
+    registration = CLAUDE_CODE
+    name = CLAUDE_CODE.name
+    display_name = CLAUDE_CODE.display_name
+    record_key = CLAUDE_CODE.record_key
+    auth_advice = CLAUDE_CODE.auth_advice
+    runs_on_node = CLAUDE_CODE.runs_on_node
+    observes_context = CLAUDE_CODE.observes_context
+    system_layers = CLAUDE_CODE.system_layers
+    owned_environment = CLAUDE_CODE.owned_environment
 
     def __init__(self) -> None:
         self._base_url: str | None = None

@@ -14,11 +14,16 @@ import platform
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import baseline_environment
 from ..layers import SystemLayer
+
+if TYPE_CHECKING:
+    from .. import HostOptions
+
 
 PINNED = "0.171.0"
 PACKAGE = "@openai/codex"
@@ -142,3 +147,10 @@ def check_machine(unconfined_reads: bool, confined: bool = False) -> None:
             f"{UNCONFINED_OPTION} to run Codex groups anyway (each run records "
             "reads: unconfined)"
         )
+
+
+def checked(options: HostOptions, root: Path) -> CodexBinary:
+    """The pinned Codex, and a machine that confines its reads (or the operator's consent)."""
+    binary = check_codex(locate_codex(options.binary, root))
+    check_machine(options.unconfined_reads, confined=binary.bwrap is not None)
+    return binary

@@ -25,12 +25,6 @@ SHELL_TOOL = "exec_command"
 COMMAND_SERVER = "skill-eval"
 RUN_COMMAND = "run_command"
 PATCH_TOOL = "apply_patch"
-# Neutral tools Codex cannot be seen calling: a `tool-call` check on them is unavailable.
-UNOBSERVABLE_TOOLS = {
-    "read": "Codex has no read tool: it reads files through its shell (exec_command)",
-    "write": "Codex has no write tool: it changes files through apply_patch",
-    "edit": "Codex has no edit tool: it changes files through apply_patch",
-}
 _REDIRECTS = {">", ">>", "&>", "2>", "1>", ">|"}
 _USAGE = {
     "input": "input_tokens",

@@ -27,13 +27,12 @@ from ..base import Endpoint, Executable, Home, Launch
 from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
-from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
+from ..environment import baseline_environment
 from ..layers import SystemLayerError, kept_out
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, HostProcess, ProcessOutcome
-from .binary import SYSTEM_LAYERS
 from .config import (
     DEFAULT_MODEL,
     EFFORT,
@@ -43,7 +42,8 @@ from .config import (
     command_server_table,
     sandbox_mode,
 )
-from .events import UNOBSERVABLE_TOOLS, EventTranslator
+from .events import EventTranslator
+from .registration import CODEX
 from .sandbox import software_roots, wrap
 
 # Codex 0.171 keeps each rollout at sessions/YYYY/MM/DD/rollout-*.jsonl; a run's is far below
@@ -54,14 +54,6 @@ COMMAND_SERVER = Path(command_server_module.__file__)
 # Codex stops waiting for a tool call after `tool_timeout_sec`: well after the server has.
 TOOL_TIMEOUT_MARGIN_S = 30
 
-# Codex's isolation (`hosts.environment`): every name `environment` sets (the npm launcher's
-# CODEX_MANAGED_* among them), CODEX_*, which steer its home, state, certificates and
-# credentials, and OPENAI_BASE_URL, its model endpoint. A live run still inherits its key.
-OWNED_ENVIRONMENT = OwnedEnvironment.of(
-    (*BASELINE_KEYS, KEY_ENV, "OPENAI_BASE_URL"),
-    prefixes=("CODEX_",),
-    allowed=("CODEX_API_KEY",),
-)
 ISOLATED_INSTRUCTIONS = (
     "You are a coding assistant operating inside Codex for a skill evaluation. Work only in the "
     "current working directory and with the skills listed to you. When a task matches a skill's "
@@ -323,15 +315,16 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
 class CodexHost:
     """The OpenAI Codex CLI (`@openai/codex`, pinned)."""
 
-    name = "codex"
-    display_name = "Codex"
-    record_key = "codex"
-    auth_advice = "name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit"
-    runs_on_node = False  # its native binary runs directly (`binary.native_codex`), never Node
-    observes_context = False
-    system_layers = SYSTEM_LAYERS
-    owned_environment = OWNED_ENVIRONMENT
-    unobservable_tools = UNOBSERVABLE_TOOLS
+    registration = CODEX
+    name = CODEX.name
+    display_name = CODEX.display_name
+    record_key = CODEX.record_key
+    auth_advice = CODEX.auth_advice
+    runs_on_node = CODEX.runs_on_node
+    observes_context = CODEX.observes_context
+    system_layers = CODEX.system_layers
+    owned_environment = CODEX.owned_environment
+    unobservable_tools = CODEX.unobservable
 
     def __init__(self) -> None:
         self._base_url: str | None = None

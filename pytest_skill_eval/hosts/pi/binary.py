@@ -6,11 +6,16 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
 from ..layers import SystemLayer
+
+if TYPE_CHECKING:
+    from .. import HostOptions
+
 
 MIN_VERSION = (0, 73, 1)
 PINNED = "0.73.1"
@@ -106,3 +111,8 @@ def pi_argv(
     if prompt is not None:
         argv.append(prompt)
     return argv
+
+
+def checked(options: HostOptions, root: Path) -> PiBinary:
+    """Pi's binary, located (`--skill-eval-pi`, PATH, node_modules) and version-checked."""
+    return check_pi(locate_pi(options.binary, root))

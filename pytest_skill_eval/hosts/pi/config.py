@@ -5,13 +5,17 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_skill_eval.errors import ModelProviderError
 from pytest_skill_eval.modelserver.server import Route
 from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI
+
+if TYPE_CHECKING:
+    from ..base import Executable
+
 
 # The wire formats Pi speaks (the Responses API is Codex's).
 PI_APIS = (OPENAI, ANTHROPIC)
@@ -176,3 +180,11 @@ def _registry(path: Path) -> dict[str, dict[str, dict[str, float]]]:
             if cost is not None:
                 prices.setdefault(provider, {})[model_id] = cost
     return prices
+
+
+def price(
+    binaries: Callable[[str], Executable], provider: str, model_id: str
+) -> Mapping[str, float] | None:
+    """The price Pi's own model registry gives `provider/model_id` (None: it is not listed); the
+    price source of every host that ships none of its own."""
+    return registry_price(binaries("pi").path, provider, model_id)

@@ -11,9 +11,10 @@ from ..base import Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from . import extensions
-from .binary import OWNED_ENVIRONMENT, SYSTEM_LAYERS, base_environment, pi_argv
+from .binary import base_environment, pi_argv
 from .config import live_settings_json, pi_agent_files, settings_json
 from .driver import Conversation, run_one_shot, run_turns
+from .registration import PI
 
 
 def agent_files(endpoint: Endpoint) -> dict[str, Any]:
@@ -83,15 +84,16 @@ class PiDialogue:
 class PiHost:
     """The Pi coding agent CLI (`@mariozechner/pi-coding-agent`)."""
 
-    name = "pi"
-    display_name = "Pi"
-    record_key = "pi"
-    auth_advice = "install a Pi auth.json with the skill_eval_pi_auth ini option"
-    runs_on_node = True
-    observes_context = True  # the observer extension
-    system_layers = SYSTEM_LAYERS
-    owned_environment = OWNED_ENVIRONMENT
-    defers_first_prompt = True  # rpc mode: the first prompt waits for `Launch.gate`
+    registration = PI
+    name = PI.name
+    display_name = PI.display_name
+    record_key = PI.record_key
+    auth_advice = PI.auth_advice
+    runs_on_node = PI.runs_on_node
+    observes_context = PI.observes_context
+    system_layers = PI.system_layers
+    owned_environment = PI.owned_environment
+    defers_first_prompt = PI.defers_first_prompt
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, agent dir and TMPDIR under `root`; the agent dir gets Pi's config files."""

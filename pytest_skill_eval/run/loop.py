@@ -13,14 +13,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .definitions import VARIANTS, LoadedGroup
-from .errors import SkillEvalError
-from .evidence import layout, locate, read
-from .evidence.seal import planned_groups, sealed_root
-from .evidence.store import sha256_file
-from .run.inputs import InputSources, changed_inputs, variant_inputs
-from .run.reuse import Reuse, Source, open_source
-from .workspace import SourceResolver
+from ..definitions import VARIANTS, LoadedGroup
+from ..errors import SkillEvalError
+from ..evidence import layout, locate, read
+from ..evidence.seal import planned_groups, sealed_root
+from ..evidence.store import sha256_file
+from ..workspace import SourceResolver
+from .inputs import InputSources, changed_inputs, variant_inputs
+from .reuse import Reuse, Source, open_source
 
 REUSE = "--skill-eval-reuse"
 AFFECTED_SINCE = "--skill-eval-affected-since"

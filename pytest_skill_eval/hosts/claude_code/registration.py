@@ -1,0 +1,66 @@
+"""Claude Code declared once: what the evaluator knows of it before `host.py` is imported."""
+
+from __future__ import annotations
+
+from ..environment import BASELINE_KEYS, OwnedEnvironment
+from ..registration import HostRegistration, ToolDialect
+from .binary import PACKAGE, PINNED, SYSTEM_LAYERS
+
+# Declared commands reach Claude Code through the evaluator's MCP server `skill-eval`.
+RUN_COMMAND = "mcp__skill-eval__run_command"
+QUIET = {
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "CLAUDE_CODE_DISABLE_BUNDLED_SKILLS": "1",
+    "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+}
+# Claude Code's isolation (`hosts.environment`): every name `environment` sets, and the families
+# that steer its config dir, model endpoint, telemetry and updates (CLAUDE_*, ANTHROPIC_*,
+# DISABLE_*) or load code into it (BUN_*: it is a Bun executable); its thinking is the declared
+# `model.thinking`. A live run still inherits its provider key.
+OWNED_ENVIRONMENT = OwnedEnvironment.of(
+    (*BASELINE_KEYS, *QUIET, "CLAUDECODE", "MAX_THINKING_TOKENS"),
+    prefixes=("CLAUDE_", "ANTHROPIC_", "DISABLE_", "BUN_"),
+    allowed=("ANTHROPIC_API_KEY",),
+)
+# `off` disables thinking; every other level is its `--effort`.
+THINKING = ("off", "low", "medium", "high", "xhigh", "max")
+
+
+CLAUDE_CODE = HostRegistration(
+    name="claude-code",
+    display_name="Claude Code",
+    record_key="claudeCode",
+    binary_option="claude",
+    command="claude",
+    package=PACKAGE,
+    version=PINNED,
+    binary="node_modules/.bin/claude",
+    apis=("anthropic-messages",),
+    tools=ToolDialect(
+        shown={
+            "read": "Read {file_path, offset, limit}",
+            "write": "Write {file_path, content}",
+            "edit": "Edit {file_path, old_string, new_string}, one call per replacement",
+            "skill": "Skill {skill}",
+            "run_command": RUN_COMMAND,
+        },
+        offers=("Read", "Write", "Edit", "Skill", RUN_COMMAND),
+        render="pytest_skill_eval.modelserver.hosttools:render_claude_code",
+    ),
+    unobservable={},
+    # It ships no price table of its own: Pi's model registry prices what it runs.
+    price_source="pytest_skill_eval.hosts.pi.config:price",
+    system_layers=SYSTEM_LAYERS,
+    owned_environment=OWNED_ENVIRONMENT,
+    credential_variables=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
+    auth_advice="name ANTHROPIC_API_KEY in runtime.environment.inherit",
+    thinking=THINKING,
+    runs_on_node=False,  # a native binary
+    host="pytest_skill_eval.hosts.claude_code.host:ClaudeCodeHost",
+    check="pytest_skill_eval.hosts.claude_code.binary:checked",
+)

@@ -1,0 +1,58 @@
+"""Codex declared once: what the evaluator knows of it before `host.py` is imported."""
+
+from __future__ import annotations
+
+from ..environment import BASELINE_KEYS, OwnedEnvironment
+from ..registration import HostRegistration, ToolDialect
+from .binary import PACKAGE, PINNED, SYSTEM_LAYERS
+from .config import KEY_ENV
+
+# Codex's isolation (`hosts.environment`): every name `environment` sets (the npm launcher's
+# CODEX_MANAGED_* among them), CODEX_*, which steer its home, state, certificates and
+# credentials, and OPENAI_BASE_URL, its model endpoint. A live run still inherits its key.
+OWNED_ENVIRONMENT = OwnedEnvironment.of(
+    (*BASELINE_KEYS, KEY_ENV, "OPENAI_BASE_URL"),
+    prefixes=("CODEX_",),
+    allowed=("CODEX_API_KEY",),
+)
+# Neutral tools Codex cannot be seen calling: a `tool-call` check on them is unavailable.
+UNOBSERVABLE_TOOLS = {
+    "read": "Codex has no read tool: it reads files through its shell (exec_command)",
+    "write": "Codex has no write tool: it changes files through apply_patch",
+    "edit": "Codex has no edit tool: it changes files through apply_patch",
+}
+
+
+CODEX = HostRegistration(
+    name="codex",
+    display_name="Codex",
+    record_key="codex",
+    binary_option="codex",
+    command="codex",
+    package=PACKAGE,
+    version=PINNED,
+    binary="node_modules/.bin/codex",
+    apis=("openai-responses",),
+    tools=ToolDialect(
+        shown={
+            "read": "exec_command: cat (sed -n with offset/limit)",
+            "write": "apply_patch: Add File",
+            "edit": "apply_patch: Update File",
+            "skill": "exec_command: cat of the skill's SKILL.md",
+            "run_command": "run_command in the mcp__skill_eval namespace",
+        },
+        offers=("exec_command", "apply_patch"),
+        render="pytest_skill_eval.modelserver.hosttools:render_codex",
+    ),
+    unobservable=UNOBSERVABLE_TOOLS,
+    # It ships no price table of its own: Pi's model registry prices what it runs.
+    price_source="pytest_skill_eval.hosts.pi.config:price",
+    system_layers=SYSTEM_LAYERS,
+    owned_environment=OWNED_ENVIRONMENT,
+    credential_variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
+    auth_advice="name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit",
+    thinking=None,
+    runs_on_node=False,  # its native binary runs directly (`binary.native_codex`), never Node
+    host="pytest_skill_eval.hosts.codex.host:CodexHost",
+    check="pytest_skill_eval.hosts.codex.binary:checked",
+)

@@ -1,0 +1,47 @@
+"""Pi declared once: what the evaluator knows of it before `hosts/pi/host.py` is imported."""
+
+from __future__ import annotations
+
+from ..registration import HostRegistration, ToolDialect
+from .binary import OWNED_ENVIRONMENT, PINNED, SYSTEM_LAYERS
+
+PACKAGE = "@mariozechner/pi-coding-agent"
+
+
+PI = HostRegistration(
+    name="pi",
+    display_name="Pi",
+    record_key="pi",
+    binary_option="pi",
+    command="pi",
+    package=PACKAGE,
+    version=PINNED,
+    binary="node_modules/.bin/pi",
+    # Pi speaks the provider's API: the scripted route serves chat completions, a recording
+    # one the provider's own format.
+    apis=("openai-completions", "anthropic-messages"),
+    tools=ToolDialect(
+        shown={
+            "read": "read",
+            "write": "write",
+            "edit": "edit",
+            "skill": "read of the skill's SKILL.md",
+            "run_command": "run_command (the evaluator's extension)",
+        },
+        offers=("read",),
+        render="pytest_skill_eval.modelserver.hosttools:render_pi",
+    ),
+    unobservable={},
+    price_source="pytest_skill_eval.hosts.pi.config:price",
+    system_layers=SYSTEM_LAYERS,
+    owned_environment=OWNED_ENVIRONMENT,
+    credential_variables=(),
+    auth_advice="install a Pi auth.json with the skill_eval_pi_auth ini option",
+    thinking=None,
+    runs_on_node=True,
+    host="pytest_skill_eval.hosts.pi.host:PiHost",
+    check="pytest_skill_eval.hosts.pi.binary:checked",
+    observes_context=True,  # the observer extension
+    defers_first_prompt=True,  # rpc mode: the first prompt waits for `Launch.gate`
+    extensions=True,
+)

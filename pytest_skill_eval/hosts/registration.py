@@ -1,0 +1,149 @@
+"""What declares a host: one frozen `HostRegistration` per host, read by everything else.
+
+A host is its subpackage (`hosts/<name>/`, the heavy `Host` implementation and its event
+translation) and one registration in `hosts/<name>/registration.py`, listed once in
+`hosts/registry.py`. Option validation and help, node ids, evidence directory names, the
+cross-host table, the plan, the model server's route and tool dialect, price lookup, credentials
+and the binary check read the registration; none of them names a host.
+
+A registration is cheap to import: it names its implementation, its binary check, its tool
+renderer and its price source as `"module:attribute"`, imported only when they are needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .environment import OwnedEnvironment
+from .layers import SystemLayer
+
+if TYPE_CHECKING:
+    from . import HostOptions
+    from .base import Executable, Host
+
+
+class UnknownHostError(LookupError):
+    """A `runtime.host` no host registration answers to."""
+
+
+class BinaryCheck(Protocol):
+    """Locates a host's binary and refuses one it cannot trust (version, machine)."""
+
+    def __call__(self, options: HostOptions, root: Path) -> Executable: ...
+
+
+class PriceSource(Protocol):
+    """USD per million tokens for `provider/model_id` as a host prices it, else None."""
+
+    def __call__(
+        self, binaries: Callable[[str], Executable], provider: str, model_id: str
+    ) -> Mapping[str, float] | None: ...
+
+
+def load(reference: str) -> Any:
+    """The attribute a `"package.module:attribute"` reference names, imported now."""
+    module, _, attribute = reference.partition(":")
+    if not module or not attribute:
+        raise ValueError(f"{reference!r} is not a 'module:attribute' reference")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@dataclass(frozen=True)
+class ToolDialect:
+    """How the neutral tools of `modelserver/tools.py` are shown to the model on a host.
+
+    `shown` says, for each neutral tool the host can show, what the model sees instead (for the
+    docs and the model server); `hidden` says why the host cannot show the others. `offers` are
+    the tool names by which a request is known to come from this host, and `render` the
+    `"module:function"` that writes one neutral call as the host's own calls (`modelserver/
+    hosttools.py` calls it as `render(call, skill_file, workspace) -> list[ToolCall]`).
+    """
+
+    shown: Mapping[str, str]
+    offers: tuple[str, ...]
+    render: str
+    hidden: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HostRegistration:
+    """Everything the evaluator knows about one host before its implementation is imported."""
+
+    name: str  # the `runtime.host` value, node ids' `@host`, evidence directories' host
+    display_name: str  # how messages, the cross-host table and the views name it
+    record_key: str  # the run record's key for the binary's version and command
+    binary_option: str  # `--skill-eval-<binary_option> PATH`, ini `skill_eval_<binary_option>`
+    command: str  # the executable looked for on PATH and in node_modules/.bin
+    package: str  # the npm package, pinned
+    version: str  # the pinned version
+    binary: str  # the entry the package installs, relative to the definition root
+    # The wire APIs the model server routes for it; one: it speaks that whatever the provider,
+    # several: it speaks the provider's (Pi).
+    apis: tuple[str, ...]
+    tools: ToolDialect
+    # Fact kinds (neutral tool names for `tool-call` checks) it cannot observe → why: a check of
+    # one is `unavailable` with that reason, never a guessed fail.
+    unobservable: Mapping[str, str]
+    # `"module:function"` pricing a model as this host would (a `PriceSource`).
+    price_source: str
+    # What it reads from outside its isolated home (managed settings, /etc): none may exist.
+    system_layers: tuple[SystemLayer, ...]
+    # The variables of its isolation (`hosts.environment`): no definition may set them.
+    owned_environment: OwnedEnvironment
+    # The variables its key is read from whatever the model, most usual first; empty: the
+    # provider's (`credentials.PROVIDER_KEYS`).
+    credential_variables: tuple[str, ...]
+    auth_advice: str  # how an operator gets credentials to a live run of this host
+    # `model.thinking` levels it accepts; None: every level a definition may declare.
+    thinking: tuple[str, ...] | None
+    runs_on_node: bool  # a Node program: it gets Node's compile cache
+    host: str  # `"module:Class"` (or a zero-argument factory) of its `Host`
+    check: str  # `"module:function"` of its `BinaryCheck`
+    # Records what the model received from inside (Pi's observer extension); else `context-text`
+    # is taken from the requests the loopback server saw.
+    observes_context: bool = False
+    # Its multi-turn dialogue holds the first prompt until `Launch.gate` opens (`run.prestart`).
+    defers_first_prompt: bool = False
+    extensions: bool = False  # loads `runtime.extensions` bundles (Pi's format)
+
+    @property
+    def option(self) -> str:
+        """The command-line option naming its binary."""
+        return f"--skill-eval-{self.binary_option}"
+
+    @property
+    def ini(self) -> str:
+        """The ini key naming its binary."""
+        return f"skill_eval_{self.binary_option}"
+
+    @property
+    def install(self) -> str:
+        """How to install the pinned binary, as messages say it."""
+        return f"`npm install {self.package}@{self.version}`"
+
+    @property
+    def fixed_api(self) -> str | None:
+        """The one wire API it speaks whatever the provider; None: it speaks the provider's."""
+        return self.apis[0] if len(self.apis) == 1 else None
+
+    def implementation(self) -> Host:
+        """A new instance of its `Host` (imports the implementation now)."""
+        made: Host = load(self.host)()
+        return made
+
+    def check_binary(self, options: HostOptions, root: Path) -> Executable:
+        """Its binary, located and checked (imports the check now)."""
+        check: BinaryCheck = load(self.check)
+        return check(options, root)
+
+    def price(
+        self, binaries: Callable[[str], Executable], provider: str, model_id: str
+    ) -> Mapping[str, float] | None:
+        """The price its source gives `provider/model_id` (None: it does not list it);
+        `binaries` gives the checked binary of a host by name, for a source that reads one."""
+        source: PriceSource = load(self.price_source)
+        return source(binaries, provider, model_id)

@@ -1,0 +1,39 @@
+"""The hosts the evaluator can run: one registration each, listed once.
+
+Adding a host is its subpackage (`hosts/<name>/`, with a `registration.py`) and one line in
+`REGISTERED`; everything that names hosts (option help and validation, node ids, the cross-host
+table, the plan, the model server's dialects, credentials, binary checks) reads this list.
+"""
+
+from __future__ import annotations
+
+from .claude_code.registration import CLAUDE_CODE
+from .codex.registration import CODEX
+from .pi.registration import PI
+from .registration import HostRegistration, UnknownHostError
+
+# In the order help texts, tables and documentation list them; the first is the default host.
+REGISTERED: tuple[HostRegistration, ...] = (
+    PI,
+    CLAUDE_CODE,
+    CODEX,
+)
+DEFAULT_HOST = REGISTERED[0].name
+
+
+def names() -> tuple[str, ...]:
+    """Every registered host's `runtime.host` name, in registration order."""
+    return tuple(registration.name for registration in REGISTERED)
+
+
+def registration_for(name: str) -> HostRegistration:
+    """The registration of host `name` (UnknownHostError: no host answers to it)."""
+    for registration in REGISTERED:
+        if registration.name == name:
+            return registration
+    raise UnknownHostError(f"unknown runtime.host {name!r}; known: {', '.join(names())}")
+
+
+def by_api(api: str) -> tuple[HostRegistration, ...]:
+    """The hosts whose model traffic the server must route for wire API `api`."""
+    return tuple(registration for registration in REGISTERED if api in registration.apis)

@@ -1,0 +1,66 @@
+"""The host registry: one registration per host, and what each declares holds."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.hosts import UnknownHostError, host_for
+from pytest_skill_eval.hosts.registration import load
+from pytest_skill_eval.hosts.registry import REGISTERED, names, registration_for
+from pytest_skill_eval.modelserver.tools import NEUTRAL_BY_NAME
+from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_each_host_is_registered_once_under_its_own_name() -> None:
+    assert len(set(names())) == len(REGISTERED)
+    assert len({r.binary_option for r in REGISTERED}) == len(REGISTERED)
+    for registration in REGISTERED:
+        assert registration_for(registration.name) is registration
+        host = host_for(registration.name)
+        assert (host.name, host.display_name, host.record_key) == (
+            registration.name,
+            registration.display_name,
+            registration.record_key,
+        )
+        assert host.owned_environment == registration.owned_environment
+        assert host.system_layers == registration.system_layers
+
+
+def test_an_unknown_host_names_the_registered_ones() -> None:
+    with pytest.raises(
+        UnknownHostError, match=re.escape("unknown runtime.host 'cursor'; known: pi, ")
+    ):
+        registration_for("cursor")
+
+
+def test_each_registration_pins_the_package_the_project_installs() -> None:
+    manifest = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
+    pinned = manifest["dependencies"] | manifest.get("optionalDependencies", {})
+    for registration in REGISTERED:
+        assert pinned[registration.package] == registration.version, registration.name
+        assert registration.binary.startswith("node_modules/")
+
+
+def test_each_registration_speaks_a_served_api_and_shows_only_neutral_tools() -> None:
+    for registration in REGISTERED:
+        assert registration.apis
+        assert set(registration.apis) <= {OPENAI, ANTHROPIC, OPENAI_RESPONSES}
+        dialect = registration.tools
+        assert set(dialect.shown) | set(dialect.hidden) == set(NEUTRAL_BY_NAME)
+        assert not set(dialect.shown) & set(dialect.hidden)
+        assert set(registration.unobservable) <= set(NEUTRAL_BY_NAME)
+        for reference in (dialect.render, registration.check, registration.price_source):
+            assert callable(load(reference)), reference
+
+
+def test_a_reference_that_is_not_module_colon_attribute_is_refused() -> None:
+    with pytest.raises(
+        ValueError, match=re.escape("'hosts.pi' is not a 'module:attribute' reference")
+    ):
+        load("hosts.pi")
