@@ -141,16 +141,15 @@ class Loop:
         since = config.getoption(AFFECTED_SINCE)
         affected = resolve(AFFECTED_SINCE, since, results_dir, start) if since else None
         if affected is not None:
-            [source] = (
-                open_source(affected)
-                if not layout.aggregate_file(affected).is_file()
-                else [Source(affected, None, "it is an aggregate; pass one of its trials")]
-            )
-            if source.problem is not None:
-                raise ResultOptionError(
-                    f"{AFFECTED_SINCE} {since}: {source.problem}; pass a sealed result that "
-                    "verifies (skill-eval verify)"
-                )
+            # An aggregate stands for its trials: decided against trial 1, each must verify.
+            trials = open_source(affected) or [Source(affected, None, "it lists no trials")]
+            for source in trials:
+                if source.problem is not None:
+                    raise ResultOptionError(
+                        f"{AFFECTED_SINCE} {since}: {source.id}: {source.problem}; pass a sealed "
+                        "result that verifies (skill-eval verify)"
+                    )
+            affected = trials[0].path
         return cls(reuse, affected)
 
     def decide(self, loaded: LoadedGroup, host: str, inputs: Inputs) -> Decision | None:

@@ -49,7 +49,8 @@ def test_affected_since_a_result_whose_seal_fails_is_refused(
     result = build_result(tmp_path / "earlier")
     (result / "summary.json").write_text("{}", encoding="utf-8")
     line = _refused(run(pytester, root, "--skill-eval-affected-since", str(result)))
-    assert line.startswith(f"ERROR: --skill-eval-affected-since {result}: its seal does not ")
+    prefix = f"ERROR: --skill-eval-affected-since {result}: {result.name}: its seal does not "
+    assert line.startswith(prefix)
     assert line.endswith("pass a sealed result that verifies (skill-eval verify)")
 
 
