@@ -8,6 +8,7 @@ from collections.abc import Callable
 from bench import (
     claude_overhead,
     codex_overhead,
+    imports,
     materialise,
     memory,
     merge,
@@ -23,6 +24,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "memory": memory.main,
     "merge": merge.main,
     "codex-overhead": codex_overhead.main,
+    "import": imports.main,
 }
 
 

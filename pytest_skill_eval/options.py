@@ -21,6 +21,7 @@ from .errors import SkillEvalError
 from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
 from .hosts.registry import REGISTERED
+from .run import attempts, resume
 from .run.providers import RECORD_MODES
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
@@ -75,11 +76,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ),
     ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
     gate.OPTION,
-    (
-        "max-cost",
-        "USD",
-        {"help": "spend ceiling shared by every worker and trial"},
-    ),
+    ("max-cost", "USD", {"help": "spend ceiling shared by every worker and trial"}),
     (
         "ledger-url",
         "URL",
@@ -88,11 +85,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
             "one ceiling across shards and machines; password in SKILL_EVAL_LEDGER_PASSWORD"
         },
     ),
-    (
-        "reserve",
-        "USD",
-        {"help": "with --skill-eval-ledger-url: room held per running subject"},
-    ),
+    ("reserve", "USD", {"help": "with --skill-eval-ledger-url: room held per running subject"}),
     (
         "plan",
         "PLAN",
@@ -111,6 +104,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "SECONDS",
         {"help": "stop a subject that prints nothing for this long (default 1800)"},
     ),
+    attempts.OPTION,
+    resume.OPTION,
 ]
 
 # ini keys without a command-line option.
@@ -257,6 +252,8 @@ class Settings:
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
+    retries: int = 0  # runs again of a variant whose run was infrastructure-failed
+    resume: str | None = None  # the result --skill-eval-resume completes (as given)
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
@@ -319,6 +316,7 @@ class Settings:
             reserve = reserve_value(_option(config, "reserve"))
             shard = shard_of("--skill-eval-shard", _option(config, "shard"))
             alpha = gate.alpha_value(_option(config, "alpha"))
+            retries = attempts.retries_value(_option(config, "retries"))
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
             raise pytest.UsageError(
@@ -361,6 +359,8 @@ class Settings:
             hosts=_hosts(config),
             ledger_url=_option(config, "ledger-url") or None,
             reserve=reserve,
+            retries=retries,
+            resume=_option(config, "resume") or None,
         )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(

@@ -30,8 +30,6 @@ from .items import (
     widen_last_failed,
 )
 from .session import SESSION_KEY, close_session, open_session
-from .views.summary import append_step_summary
-from .views.terminal import terminal_summary
 
 GATE_KEY = pytest.StashKey[list[str]]()
 """The lines of the comparisons --skill-eval-fail-on significant-regression rejected."""
@@ -189,6 +187,8 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
             terminalreporter.write_line(hint, yellow=True)
     if not options.enabled(config) or xdist.is_worker(config) or config.option.collectonly:
         return
+    from .views.terminal import terminal_summary  # the controller's alone: workers never need it
+
     subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
     shard = state.shard_dir is not None
@@ -221,6 +221,8 @@ def _step_summary(
     finished = [d for _, d in sorted(result_dirs.items()) if d.is_dir()]
     if not summary_file or shard or not finished:
         return
+    from .views.summary import append_step_summary
+
     try:
         append_step_summary(aggregate if aggregate is not None else finished[-1], summary_file)
     except SkillEvalError as error:

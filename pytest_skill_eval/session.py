@@ -30,7 +30,7 @@ from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import CancelToken
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
-from .run import Environment, GroupRun, synthetic_run
+from .run import Environment, GroupRun, resume, synthetic_run
 from .run.loop import Loop
 from .run.providers import EndpointFactory
 from .run.records import cannot_run_records
@@ -127,6 +127,7 @@ class SkillEvalSession:
             no_progress_s=self.settings.no_progress_s,
             ledger=self.ledger,
             **self.loop.environment(self.settings, self.resolver, lambda h: self.pi(h).version),
+            retries=self.settings.retries,
         )
 
     def result_dir(self, trial: int) -> Path:
@@ -292,6 +293,7 @@ class SkillEvalSession:
             noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
             inputs = self.environment().inputs
             self.loop.record(invocation, self.loaded_groups.values(), self.hosts_for, inputs)
+            resume.carry_over(settings.resume, settings.results_dir, result_dir, invocation)
             write_invocation(result_dir, invocation)
 
     def _prepare_shard(self, plan: Plan) -> None:
@@ -304,8 +306,7 @@ class SkillEvalSession:
         self._open_ledger()
 
     def _open_ledger(self) -> None:
-        """The Redis ledger given by URL (keyed by the plan's id, else this invocation's), else
-        a file ledger when there is a ceiling."""
+        """Redis at the ledger URL (keyed by the plan, else the invocation), else a file ledger."""
         key = self.plan.id if self.plan is not None else self.result_dir(1).name
         with usage_errors():
             self.ledger = open_ledger(self.settings, key)

@@ -21,6 +21,7 @@ from ..evidence.records import (
 from ..evidence.states import aggregate_state
 from ..evidence.store import utc_now
 from ..evidence.summary import write_aggregate as write_aggregate_record
+from ..run.attempts import retries_in
 from . import noise_floor
 from .sequential import METHOD, METHOD_TEXT, decide
 from .stats import (
@@ -97,6 +98,9 @@ def aggregate(
             entry.setdefault("reused", set()).update(
                 reused_arms(layout.record_dir(result_dir, group))
             )
+            retried = retries_in(layout.record_dir(result_dir, group), group)
+            if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
+                entry["retries"] = entry.get("retries", 0) + retried
             grade = read.read_grade(layout.record_dir(result_dir, group), group)
             if grade is None:
                 continue
@@ -143,6 +147,8 @@ def aggregate(
         }
         if entry["host"] != layout.DEFAULT_HOST:
             summary_row["host"] = entry["host"]
+        if entry.get("retries"):
+            summary_row["retries"] = entry["retries"]
         if adaptive:
             summary_row["adaptive"] = _adaptive_group(comparisons, entry, requested, exhausted)
         out_groups.append(summary_row)

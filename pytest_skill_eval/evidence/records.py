@@ -94,6 +94,9 @@ class RunRecord(TypedDict):
     notReused: NotRequired[str]
     # Only in the persistence fallback: the transcript that could not be written beside it.
     transcript: NotRequired[list[Any]]
+    # --skill-eval-retries: each earlier (infrastructure-failed) attempt, in order, with its
+    # state, error and evidence directory (`attempts/<n>`, relative to the variant's).
+    attempts: NotRequired[list[dict[str, Any]]]
 
 
 class EvidenceRef(TypedDict):
@@ -218,6 +221,9 @@ class InvocationRecord(TypedDict):
     cannotRun: NotRequired[list[CannotRun]]
     identicalArms: NotRequired[bool]  # a noise-floor trial: the baseline arm is the candidate's
     flakyGate: NotRequired[dict[str, Any]]  # the newest noise floor's flaky checks: never gate
+    # --skill-eval-resume: the result this one completes, its seal root (None: never sealed),
+    # and each group carried over from it with the sha256 of its manifest.
+    resumedFrom: NotRequired[dict[str, Any]]
 
 
 class CannotRun(TypedDict):
@@ -261,6 +267,8 @@ class AggregateGroup(TypedDict):
     # `--skill-eval-trials auto`: `{trialsUsed, stop}`, stop being resolved | max-trials |
     # budget-exhausted | incomplete | no-comparisons.
     adaptive: NotRequired[dict[str, Any]]
+    # --skill-eval-retries: attempts beyond each run's first, over every trial (absent: none).
+    retries: NotRequired[int]
 
 
 class AdaptiveRun(TypedDict):

@@ -36,7 +36,7 @@ from ..workspace.materialise import (
     prepare_variant,
     resources_json,
 )
-from . import prestart
+from . import attempts, prestart
 from .providers import EndpointError
 from .records import (
     failed_grade,
@@ -45,6 +45,7 @@ from .records import (
     unpersisted_grade,
     unpersisted_group,
     unpersisted_run,
+    unstartable,
 )
 from .reuse import Reuse, VariantInputs
 
@@ -70,6 +71,7 @@ class Environment:
     # (group, variant, trial) → the inputs that determine its run (`run/inputs.py`)
     inputs: Callable[[LoadedGroup, str, int], dict[str, str]] | None = None
     reuse: Reuse | None = None  # `--skill-eval-reuse`: earlier sealed results to copy runs from
+    retries: int = 0  # --skill-eval-retries: runs again of an infrastructure-failed variant
 
 
 def _never_ran(run: RunRecord) -> SubjectResult:
@@ -150,17 +152,35 @@ class GroupRun:
             found = read.read_run(self.group_dir / variant)
             if found is not None:
                 self.runs[variant] = dict(found[1])
+        record = read.group_record(self.group_dir)
+        if record is not None and (self.group_dir / layout.MANIFEST).is_file():
+            # Finished before this invocation (carried over by --skill-eval-resume): never redone.
+            grade, folder = read.read_grade(self.group_dir, record), self.group_dir
+            self.finished = {"group": record, "grade": grade, "runs": self.runs, "dir": folder}
 
     def run_variant(self, variant: str, env: Environment) -> dict[str, Any]:
         """Run (or synthesise) one variant and persist it; returns the persisted run record."""
         with self.lock:
             self._start(env)
+            if self.finished is not None:
+                return self.runs[variant]
             self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
             ready = not env.cancel.cancelled and self.resources is not None
             taken = self.inputs.take(variant, self.group_dir) if ready else None
-            run = SubjectResult(*taken) if taken else self._execute(variant, env)
-            self.inputs.note(variant, run.run)
-            return self._persist(variant, run)
+            first = SubjectResult(*taken) if taken else self._execute(variant, env)
+            self.inputs.note(variant, first.run)
+            run = self._persist(variant, first)
+            earlier: list[dict[str, Any]] = []
+            while attempts.retryable(run, len(earlier), env.retries, env.cancel.cancelled):
+                # On record, the attempt moves whole under attempts/; the variant runs again.
+                earlier.append(attempts.set_aside(self.group_dir / variant, len(earlier) + 1, run))
+                del self.runs[variant]
+                self.subjects_started.discard(variant)
+                result = self._execute(variant, env, again=True)
+                result.run["attempts"] = attempts.record(earlier)
+                self.inputs.note(variant, result.run)
+                run = self._persist(variant, result)
+            return run
 
     def _refused(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why this variant's subject may not start now (cancelled, budget, resources), if so."""
@@ -170,31 +190,16 @@ class GroupRun:
 
     def _unstartable(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why no subject may start now besides cancellation: the budget, the resources."""
-        group = self.loaded
-        try:
-            exhausted = env.ledger is not None and env.ledger.exhausted()
-            spend = env.ledger.snapshot() if env.ledger is not None and exhausted else {}
-        except OSError as error:
-            msg = {"kind": "infrastructure", "message": f"budget ledger unusable: {error}"}
-            return _never_ran(synthetic_run(group, variant, "infrastructure-failed", msg))
-        if exhausted:
-            msg = {
-                "kind": "cancellation",
-                "message": f"budget exhausted: spent {spend['spent']} of {spend['maxCost']} USD "
-                "before this subject could start",
-            }
-            return _never_ran(synthetic_run(group, variant, "cancelled", msg))
-        if self.resource_error is not None or self.resources is None:
-            msg = {"kind": "setup", "message": self.resource_error or "group resources missing"}
-            return _never_ran(synthetic_run(group, variant, "invalid", msg))
-        return None
+        ready = self.resource_error is None and self.resources is not None
+        refused = unstartable(self.loaded, variant, env.ledger, ready, self.resource_error)
+        return None if refused is None else _never_ran(refused)
 
-    def _execute(self, variant: str, env: Environment) -> SubjectResult:
+    def _execute(self, variant: str, env: Environment, *, again: bool = False) -> SubjectResult:
         claimed = self._claim_prestarted(variant, env)
         if claimed is not None:
             return claimed
         variant_dir = self.group_dir / variant
-        variant_dir.mkdir()
+        variant_dir.mkdir(exist_ok=again)  # a retry's directory holds its earlier attempts
         group = self.loaded
         refused = self._refused(variant, env)
         if refused is not None:

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
+from . import iteration
 from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .present import escape_cell, p_value_text, run_spend
@@ -108,6 +109,9 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
     root = sealed_root(result_dir)
     seal = f" seal sha256:{root}" if root is not None else ""
     writer.write_line(f"result {result_dir.name} [{state}] trial {trial}: {result_dir}{seal}")
+    resumed = iteration.resumed_line(result_dir)
+    if resumed is not None:
+        writer.write_line(resumed)
     budget = summary.get("budget") if summary is not None else None
     if budget:
         exhausted = " - budget exhausted" if budget["exhausted"] else ""
@@ -123,6 +127,8 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
             f"[{record['state']}] {variants} "
             f"grade={record.get('grade')}{cost_text}"
         )
+        for line in iteration.group_lines(result_dir, record):
+            writer.write_line(line)
         grade = read.read_grade(group_dir, record)
         if grade is not None:
             for check in grade.get("checks", []):
