@@ -89,6 +89,12 @@ class RunRecord(TypedDict):
     # {"name", "chosenBy": "definition"|"invocation", "declared"}: off Pi, or chosen by
     # --skill-eval-host; absent on a Pi run of a group declared for Pi.
     host: NotRequired[dict[str, Any]]
+    # The inputs that determine the run, each hashed under its name (`run/inputs.py`).
+    inputs: NotRequired[dict[str, str]]
+    # `--skill-eval-reuse`: copied from an earlier sealed result (`result`, its seal `root`,
+    # the source `run` record and its `sha256`), or why it was not (`notReused`).
+    reused: NotRequired[dict[str, str]]
+    notReused: NotRequired[str]
     # Only in the persistence fallback: the transcript that could not be written beside it.
     transcript: NotRequired[list[Any]]
     # --skill-eval-retries: each earlier (infrastructure-failed) attempt, in order, with its

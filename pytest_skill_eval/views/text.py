@@ -338,6 +338,9 @@ def _variant_lines(result_dir: Path, group: GroupEvidence, variant: str) -> list
         lines.append(f"  error: {escape_cell(str(error['message']))}")
     if run.get("hint"):
         lines.append(f"  hint: {escape_cell(str(run['hint']))}")
+    reused = run.get("reused")  # copied from an earlier sealed result, not run in this one
+    if isinstance(reused, Mapping):
+        lines.append(row("  reused", str(reused.get("result")), str(reused.get("root"))))
     lines.append(row("  artifacts", *_artifact_cells(result_dir, group, variant, run)))
     return lines
 
