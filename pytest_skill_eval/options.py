@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from .analysis import adaptive, gate, noise_floor
+from .budget import estimate
 from .budget.redis_ledger import ledger_problem, reserve_value
 from .common.optionvalues import choice, number, positive_int, shard_of
 from .definitions.models import HOST_NAMES
@@ -64,9 +65,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "cassettes",
         "DIR",
         {
-            "help": "scripts/cassettes directory: subjects talk only to the "
-            "loopback model server, which replays <DIR>/<group>/"
-            "<variant>.yaml"
+            "help": "scripts/cassettes directory: subjects talk only to the loopback model "
+            "server, which replays <DIR>/<group>/<variant>.yaml"
         },
     ),
     (
@@ -76,6 +76,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ),
     ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
     gate.OPTION,
+    estimate.OPTION,
     ("max-cost", "USD", {"help": "spend ceiling shared by every worker and trial"}),
     (
         "ledger-url",

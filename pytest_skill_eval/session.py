@@ -31,16 +31,11 @@ from .hosts.process import CancelToken
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
 from .run import Environment, GroupRun, resume, synthetic_run
+from .run.loop import Loop
 from .run.providers import EndpointFactory
 from .run.records import cannot_run_records
 from .scale.plan import Plan, PlanError, check_groups, load_plan
-from .scale.shard import (
-    create_shard_dir,
-    seal_shard,
-    shard_units,
-    unit_keys,
-    write_shard_record,
-)
+from .scale.shard import create_shard_dir, seal_shard, shard_units, unit_keys, write_shard_record
 from .workspace import ResourceError, SourceResolver
 
 
@@ -82,6 +77,8 @@ class SkillEvalSession:
         self.shard_dir: Path | None = None
         self.shard_root: str | None = None  # the shard's seal, once written
         self.started_at = utc_now()
+        with usage_errors():  # `--skill-eval-reuse`, `--skill-eval-affected-since`
+            self.loop = Loop.from_config(config, settings.results_dir)
         if settings.plan is not None:
             with usage_errors():
                 self.plan = load_plan(settings.plan)
@@ -129,6 +126,7 @@ class SkillEvalSession:
             endpoint=self.endpoints.endpoint,
             no_progress_s=self.settings.no_progress_s,
             ledger=self.ledger,
+            **self.loop.environment(self.settings, self.resolver, lambda h: self.pi(h).version),
             retries=self.settings.retries,
         )
 
@@ -293,6 +291,8 @@ class SkillEvalSession:
                     definitions, settings.group_selectors, settings.hosts
                 )
             noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
+            inputs = self.environment().inputs
+            self.loop.record(invocation, self.loaded_groups.values(), self.hosts_for, inputs)
             resume.carry_over(settings.resume, settings.results_dir, result_dir, invocation)
             write_invocation(result_dir, invocation)
 

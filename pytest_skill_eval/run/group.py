@@ -45,7 +45,9 @@ from .records import (
     unpersisted_grade,
     unpersisted_group,
     unpersisted_run,
+    unstartable,
 )
+from .reuse import Reuse, VariantInputs
 
 # Files only a started subject leaves in its variant directory.
 SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR, layout.EVENTS_PARTIAL, layout.STDERR_PARTIAL)
@@ -66,6 +68,9 @@ class Environment:
     endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str], Path], Endpoint]
     no_progress_s: float
     ledger: Ledger | None = None
+    # (group, variant, trial) → the inputs that determine its run (`run/inputs.py`)
+    inputs: Callable[[LoadedGroup, str, int], dict[str, str]] | None = None
+    reuse: Reuse | None = None  # `--skill-eval-reuse`: earlier sealed results to copy runs from
     retries: int = 0  # --skill-eval-retries: runs again of an infrastructure-failed variant
 
 
@@ -96,6 +101,8 @@ class GroupRun:
     clock: Callable[[], str] = utc_now
     # The candidate started while its baseline waits on the model (its first prompt held).
     prestarted: prestart.Prestart | None = None
+    # Per variant: its inputs, and the earlier run it reuses or why it reuses none.
+    inputs: VariantInputs = field(default_factory=VariantInputs)
 
     @property
     def result_dir(self) -> Path:
@@ -157,7 +164,12 @@ class GroupRun:
             self._start(env)
             if self.finished is not None:
                 return self.runs[variant]
-            run = self._persist(variant, self._execute(variant, env))
+            self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
+            ready = not env.cancel.cancelled and self.resources is not None
+            taken = self.inputs.take(variant, self.group_dir) if ready else None
+            first = SubjectResult(*taken) if taken else self._execute(variant, env)
+            self.inputs.note(variant, first.run)
+            run = self._persist(variant, first)
             earlier: list[dict[str, Any]] = []
             while attempts.retryable(run, len(earlier), env.retries, env.cancel.cancelled):
                 # On record, the attempt moves whole under attempts/; the variant runs again.
@@ -166,6 +178,7 @@ class GroupRun:
                 self.subjects_started.discard(variant)
                 result = self._execute(variant, env, again=True)
                 result.run["attempts"] = attempts.record(earlier)
+                self.inputs.note(variant, result.run)
                 run = self._persist(variant, result)
             return run
 
@@ -177,24 +190,9 @@ class GroupRun:
 
     def _unstartable(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why no subject may start now besides cancellation: the budget, the resources."""
-        group = self.loaded
-        try:
-            exhausted = env.ledger is not None and env.ledger.exhausted()
-            spend = env.ledger.snapshot() if env.ledger is not None and exhausted else {}
-        except OSError as error:
-            msg = {"kind": "infrastructure", "message": f"budget ledger unusable: {error}"}
-            return _never_ran(synthetic_run(group, variant, "infrastructure-failed", msg))
-        if exhausted:
-            msg = {
-                "kind": "cancellation",
-                "message": f"budget exhausted: spent {spend['spent']} of {spend['maxCost']} USD "
-                "before this subject could start",
-            }
-            return _never_ran(synthetic_run(group, variant, "cancelled", msg))
-        if self.resource_error is not None or self.resources is None:
-            msg = {"kind": "setup", "message": self.resource_error or "group resources missing"}
-            return _never_ran(synthetic_run(group, variant, "invalid", msg))
-        return None
+        ready = self.resource_error is None and self.resources is not None
+        refused = unstartable(self.loaded, variant, env.ledger, ready, self.resource_error)
+        return None if refused is None else _never_ran(refused)
 
     def _execute(self, variant: str, env: Environment, *, again: bool = False) -> SubjectResult:
         claimed = self._claim_prestarted(variant, env)
@@ -268,6 +266,7 @@ class GroupRun:
             and self.prestarted is None
             and self.resources is not None
             and "candidate" not in self.runs
+            and not self.inputs.reuses("candidate")
             and not (self.group_dir / "candidate").exists()
             and not env.cancel.cancelled
             and prestart.applies(self.loaded.group, endpoint)
