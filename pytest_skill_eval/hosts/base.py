@@ -117,6 +117,15 @@ class Launch:
     gate: PromptGate = field(default_factory=PromptGate)
 
 
+@dataclass(frozen=True)
+class Command:
+    """How a host is started for one launch: its command line and its isolated environment."""
+
+    argv: list[str]
+    # The isolated baseline: nothing from the operator that carries identity.
+    env: dict[str, str]
+
+
 class Dialogue(Protocol):
     """One conversation with a started host process.
 
@@ -148,6 +157,11 @@ class Dialogue(Protocol):
 class Host(Protocol):
     """A coding-agent CLI the evaluator can run as a subject (selected by `runtime.host`).
 
+    One run calls `prepare`, then `command`, then `converse`, then `cleanup`, each once; what
+    one returns is all the next needs (argv and environment come from one call, so neither
+    depends on the other having run). Everything known before the implementation is imported
+    is its `registration` (`hosts.registration`).
+
     A host may set `defers_first_prompt = True`: its multi-turn dialogue then holds the first
     prompt until `Launch.gate` opens, so its candidate can be pre-started (`run.prestart`).
     """
@@ -169,12 +183,8 @@ class Host(Protocol):
         """Create the isolated home under `root` and write the host's config for `endpoint`."""
         ...
 
-    def environment(self, home: Home) -> dict[str, str]:
-        """The isolated baseline environment: nothing from the operator that carries identity."""
-        ...
-
-    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
-        """The host's command line for `launch`."""
+    def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
+        """The host's command line and isolated environment for `launch` in `home`."""
         ...
 
     def converse(
@@ -233,8 +243,8 @@ def launch_process(
     host: Host, binary: Executable, launch: Launch, home: Home
 ) -> tuple[list[str], dict[str, str], HostProcess]:
     """The argv, environment and (not yet started) process of `launch` in `home`."""
-    argv = host.argv(binary, launch, home)
-    env = host.environment(home)
+    command = host.command(binary, launch, home)
+    argv, env = command.argv, dict(command.env)
     if host.runs_on_node:
         env |= compile_cache_env(host.name, binary.version, env.get("PATH", os.defpath))
     env["PWD"] = str(launch.cwd)

@@ -98,11 +98,12 @@ def test_thinking_levels_become_claude_codes_knobs(
         cwd=root, prompts=("p",), one_shot=False, events_path=root / "e",
         stderr_path=root / "s", model=model,
     )  # fmt: skip
-    argv = host.argv(ClaudeCodeBinary(Path("claude"), "2.1.332"), launch, home)
+    command = host.command(ClaudeCodeBinary(Path("claude"), "2.1.332"), launch, home)
+    argv = command.argv
     assert ("--effort" in argv) == bool(flags)
     if flags:
         assert argv[argv.index("--effort") : argv.index("--effort") + 2] == flags
-    environment = host.environment(home)
+    environment = command.env
     assert environment.get("CLAUDE_CODE_DISABLE_THINKING") == env.get(
         "CLAUDE_CODE_DISABLE_THINKING"
     )

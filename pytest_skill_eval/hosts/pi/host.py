@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..base import Endpoint, Executable, Home, Launch
+from ..base import Command, Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from . import extensions
@@ -112,11 +112,13 @@ class PiHost:
             (home.config / "auth.json").chmod(0o600)
         return home
 
-    def environment(self, home: Home) -> dict[str, str]:
-        """Operator PATH and locale, our HOME, agent dir and TMPDIR, Pi kept offline."""
-        return base_environment(home.home, home.config, home.tmp)
+    def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
+        """Pi's argv; operator PATH and locale, our HOME, agent dir and TMPDIR, Pi offline."""
+        env = base_environment(home.home, home.config, home.tmp)
+        return Command(self._argv(binary, launch), env)
 
-    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
+    @staticmethod
+    def _argv(binary: Executable, launch: Launch) -> list[str]:
         """Guard first, then the commands tool, the variant's bundles, the observer last."""
         loaded: list[Path] = [extensions.GUARD] if launch.guard else []
         if launch.command_tool:
