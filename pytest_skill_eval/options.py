@@ -14,11 +14,9 @@ from typing import Any
 import pytest
 
 from . import adaptive, gate, noise_floor
-from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
-from .hosts import HostOptions
+from .hosts import HostOptions, registry
 from .hosts.process import NO_PROGRESS_S
-from .hosts.registry import REGISTERED
 from .optionvalues import choice, number, positive_int, shard_of
 from .providers import RECORD_MODES
 from .scale.ledger import ledger_problem, reserve_value
@@ -138,7 +136,7 @@ INI_KEYS = (
         "skill_eval_hosts",
         "skill_eval_codex_unconfined_reads",
     ),
-    *(registration.ini for registration in REGISTERED),
+    *(registration.ini for registration in registry.registered()),
     *(f"skill_eval_{name.replace('-', '_')}" for name, _, _ in _OPTIONS),
     *(key for key, _ in _INI_ONLY),
 )
@@ -168,7 +166,7 @@ def add_options(parser: pytest.Parser) -> None:
         default=[],
         metavar="NAME",
         help="run every selected group on this host instead of its declared runtime.host; "
-        "repeatable (pi, claude-code, codex)",
+        f"repeatable ({', '.join(registry.names())})",
     )
     group.addoption("--skill-eval-group", action="append", metavar="ID|POS",
                     help="select a group by id or one-based suite position; repeatable "
@@ -194,7 +192,7 @@ def add_options(parser: pytest.Parser) -> None:
         type="args",
         default=[],
     )
-    for registration in REGISTERED:
+    for registration in registry.registered():
         command = registration.command
         help_text = (
             f"the {registration.display_name} binary (default: {command} on PATH, else "
@@ -239,9 +237,8 @@ class Settings:
     record: str
     no_progress_s: float
     max_cost: float | None
-    pi: str | None
-    claude: str | None
-    codex: str | None
+    # Each host's `--skill-eval-<binary_option> PATH` (or ini key), by host name.
+    binaries: tuple[tuple[str, str | None], ...]
     pi_auth: Path | None
     pi_models: Path | None
     upstream_url: str | None
@@ -260,7 +257,7 @@ class Settings:
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
-        binary = {"claude-code": self.claude, "codex": self.codex}.get(host)
+        binary = dict(self.binaries).get(host)
         return HostOptions(binary=binary, unconfined_reads=self.codex_unconfined_reads)
 
     @classmethod
@@ -345,9 +342,9 @@ class Settings:
             record=record,
             no_progress_s=no_progress_s,
             max_cost=max_cost,
-            pi=_option(config, "pi"),
-            claude=_option(config, "claude"),
-            codex=_option(config, "codex"),
+            binaries=tuple(
+                (r.name, _option(config, r.binary_option)) for r in registry.registered()
+            ),
             codex_unconfined_reads=bool(
                 config.getoption("--skill-eval-codex-unconfined-reads")
                 or config.getini("skill_eval_codex_unconfined_reads")
@@ -460,7 +457,8 @@ def _hosts(config: pytest.Config) -> tuple[str, ...]:
     if not names:
         names = [str(n) for n in config.getini("skill_eval_hosts") or []]
     with usage_errors():  # each one known, each once, in the order given
-        return tuple(dict.fromkeys(choice("--skill-eval-host", n, HOST_NAMES) for n in names))
+        known = registry.names()
+        return tuple(dict.fromkeys(choice("--skill-eval-host", n, known) for n in names))
 
 
 def _trials(config: pytest.Config) -> tuple[int, bool]:

@@ -29,7 +29,7 @@ from .evidence.summary import discard_unused_result, write_invocation, write_sum
 from .grading import grade_group
 from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
-from .hosts.pi.binary import PiBinary, check_pi, locate_pi
+from .hosts.pi.binary import PiBinary, checked
 from .hosts.process import CancelToken
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
@@ -97,19 +97,19 @@ class SkillEvalSession:
             auth=settings.pi_auth,
             models=settings.pi_models,
             upstream_url=settings.upstream_url,
-            pi=lambda: self.pi().path,
+            binaries=self.binary,
         )
 
     # -- services ---------------------------------------------------------------------------
 
-    def pi(self, host: str = "pi") -> Executable:
+    def binary(self, host: str) -> Executable:
         """The checked binary of `host` (checked once per process; Pi's may be handed over)."""
         with self._pi_lock:
             if host != "pi":
                 return checked_binary(host, self.settings.host_options(host), self.settings.root)
             if self.checked_pi is None:
                 check_layers("pi")
-                self.checked_pi = check_pi(locate_pi(self.settings.pi, self.settings.root))
+                self.checked_pi = checked(self.settings.host_options("pi"), self.settings.root)
             return self.checked_pi
 
     def _hosts_in_use(self) -> set[str]:
@@ -130,7 +130,7 @@ class SkillEvalSession:
             root=self.settings.root,
             resolver=self.resolver,
             cancel=self.cancel,
-            pi=self.pi,
+            binary=self.binary,
             endpoint=self.endpoints.endpoint,
             no_progress_s=self.settings.no_progress_s,
             ledger=self.ledger,
@@ -213,7 +213,7 @@ class SkillEvalSession:
         if not settings.collect_only:
             with usage_errors():
                 for host in sorted(self._hosts_in_use()):
-                    self.pi(host)
+                    self.binary(host)
         definitions = []
         invalid = False
         for path in settings.paths:

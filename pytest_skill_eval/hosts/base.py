@@ -20,11 +20,11 @@ from typing import Any, Protocol
 from ..evidence.redact import Redactor
 from ..modelserver.server import Route
 from .compile_cache import compile_cache_env
-from .environment import OwnedEnvironment, subject_environment
-from .layers import SystemLayer
+from .environment import subject_environment
 from .observation import Observation, Turn
 from .prestart import PromptGate
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
+from .registration import HostRegistration
 
 
 class Executable(Protocol):
@@ -162,22 +162,14 @@ class Host(Protocol):
     depends on the other having run). Everything known before the implementation is imported
     is its `registration` (`hosts.registration`).
 
-    A host may set `defers_first_prompt = True`: its multi-turn dialogue then holds the first
-    prompt until `Launch.gate` opens, so its candidate can be pre-started (`run.prestart`).
+    A host whose registration says `defers_first_prompt` holds the first prompt of its
+    multi-turn dialogue until `Launch.gate` opens, so its candidate can be pre-started.
     """
 
-    name: str  # the `runtime.host` value
-    display_name: str  # how messages name it
-    record_key: str  # the run record's key for the binary's version and command
-    auth_advice: str  # how an operator gets credentials to a live run of this host
-    runs_on_node: bool  # a Node program (`node` on PATH): it gets Node's compile cache
-    # Records what the model received from inside (Pi's observer extension); else `context-text`
-    # is taken from the requests the loopback server saw.
-    observes_context: bool
-    # What it reads from outside its isolated home (managed settings, /etc): none may exist.
-    system_layers: tuple[SystemLayer, ...]
-    # The variables of its isolation (`hosts.environment`): no definition may set them.
-    owned_environment: OwnedEnvironment
+    # Its name, isolation, the facts it cannot observe: read from the registry (not the class)
+    # at each call, so what a test registers is what runs.
+    @property
+    def registration(self) -> HostRegistration: ...
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """Create the isolated home under `root` and write the host's config for `endpoint`."""
@@ -245,10 +237,11 @@ def launch_process(
     """The argv, environment and (not yet started) process of `launch` in `home`."""
     command = host.command(binary, launch, home)
     argv, env = command.argv, dict(command.env)
-    if host.runs_on_node:
-        env |= compile_cache_env(host.name, binary.version, env.get("PATH", os.defpath))
+    registration = host.registration
+    if registration.runs_on_node:
+        env |= compile_cache_env(registration.name, binary.version, env.get("PATH", os.defpath))
     env["PWD"] = str(launch.cwd)
-    env = subject_environment(host.owned_environment, env, launch.environment)
+    env = subject_environment(registration.owned_environment, env, launch.environment)
     process = HostProcess(
         argv=argv,
         env=env,

@@ -160,7 +160,7 @@ def run_subject(
     try:
         host = host_for(group.effective_runtime.host)
         # The isolated home may hold credentials: it never becomes evidence.
-        with isolated_home(host, endpoint, prefix=f"skill-eval-{host.name}-") as home:
+        with isolated_home(host, endpoint, prefix=f"skill-eval-{host.registration.name}-") as home:
             launch = subject_launch(group, prepared, endpoint, home, no_progress_s)
             # Later writes under the group (grades, records) and the cassette are redacted too.
             launch = prestart.gated(launch, gate, prepared.directory.parent, endpoint)
@@ -181,7 +181,7 @@ def _run(
     started: str,
 ) -> SubjectResult:
     # Checked before the invocation began; one that appeared since stops this subject unstarted.
-    layers = kept_out(host.display_name, host.system_layers)
+    layers = kept_out(host.registration.display_name, host.registration.system_layers)
     argv, env, process = launch_process(host, binary, launch, home)
     tally = Tally()
     facts = _Facts(
@@ -193,7 +193,7 @@ def _run(
         # The host could not be spawned (binary gone, bad interpreter): still a run on record.
         unstarted = Observation()
         unstarted.protocol_error(
-            "process-error", message=f"could not start {host.display_name}: {failure}"
+            "process-error", message=f"could not start {host.registration.display_name}: {failure}"
         )
         outcome = ProcessOutcome(termination_reason="process-error")
         return _record(facts, unstarted, outcome, process)
@@ -311,8 +311,8 @@ def _record(
     events = "events.jsonl" if (prepared.directory / "events.jsonl").is_file() else None
     stderr = "stderr.log" if (prepared.directory / "stderr.log").is_file() else None
     context_artifact = None
-    if needs_observer(group) and (facts.host.observes_context or endpoint.requests):
-        if facts.host.observes_context:
+    if needs_observer(group) and (facts.host.registration.observes_context or endpoint.requests):
+        if facts.host.registration.observes_context:
             copy_observer_records(facts.home.root / CONTEXT, prepared.directory, redactor, tally)
         elif endpoint.requests is not None:  # from the requests the loopback server saw
             found = endpoint.requests()
@@ -368,7 +368,7 @@ def _record(
             assistant_error,
             obs,
             prepared.directory,
-            facts.host.display_name,
+            facts.host.registration.display_name,
         )
     hint = None
     refusal = (
@@ -404,7 +404,7 @@ def _record(
             "cassette": endpoint.cassette,
             "sha256": endpoint.cassette_sha256,
         },
-        facts.host.record_key: host_record(facts.host, facts.binary),
+        facts.host.registration.record_key: host_record(facts.host, facts.binary),
         "systemLayers": facts.layers,
         "environment": {
             "names": sorted(env),
@@ -413,7 +413,7 @@ def _record(
         },
         "turns": turn_records,
         "successfulReadPaths": list(all_reads),
-        "unobservableTools": dict(getattr(facts.host, "unobservable_tools", {})),
+        "unobservableTools": dict(facts.host.registration.unobservable),
         "activation": {
             "targetRead": bool(read_turns),
             "firstReadTurn": read_turns[0] if read_turns else None,

@@ -282,7 +282,7 @@ def _record_missing(
         root=root,
         resolver=SourceResolver(root, pinned=plan.data["pins"]),
         cancel=stopped,
-        pi=_never,
+        binary=_never,
         endpoint=_never,
         no_progress_s=0.0,
     )

@@ -23,6 +23,8 @@ from ..dialogue import StreamDialogue
 from ..environment import baseline_environment
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..registration import HostRegistration
+from ..registry import registration_for
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 from .registration import CLAUDE_CODE, QUIET
@@ -157,15 +159,10 @@ class ClaudeCodeDialogue(StreamDialogue[StreamTranslator]):
 class ClaudeCodeHost:
     """The Claude Code CLI (`@anthropic-ai/claude-code`, pinned)."""
 
-    registration = CLAUDE_CODE
-    name = CLAUDE_CODE.name
-    display_name = CLAUDE_CODE.display_name
-    record_key = CLAUDE_CODE.record_key
-    auth_advice = CLAUDE_CODE.auth_advice
-    runs_on_node = CLAUDE_CODE.runs_on_node
-    observes_context = CLAUDE_CODE.observes_context
-    system_layers = CLAUDE_CODE.system_layers
-    owned_environment = CLAUDE_CODE.owned_environment
+    @property
+    def registration(self) -> HostRegistration:
+        """Its registration as the registry holds it now."""
+        return registration_for(CLAUDE_CODE.name)
 
     def __init__(self) -> None:
         self._base_url: str | None = None

@@ -33,6 +33,8 @@ from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..registration import HostRegistration
+from ..registry import registration_for
 from .config import (
     DEFAULT_MODEL,
     EFFORT,
@@ -241,7 +243,7 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
             return False
         try:
             # Each turn is a new Codex process, which reads /etc/codex again when it starts.
-            kept_out(self._host.display_name, self._host.system_layers)
+            kept_out(self._host.registration.display_name, self._host.registration.system_layers)
         except SystemLayerError as error:
             obs.protocol_error("system-layer", message=str(error))
             return False
@@ -315,16 +317,10 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
 class CodexHost:
     """The OpenAI Codex CLI (`@openai/codex`, pinned)."""
 
-    registration = CODEX
-    name = CODEX.name
-    display_name = CODEX.display_name
-    record_key = CODEX.record_key
-    auth_advice = CODEX.auth_advice
-    runs_on_node = CODEX.runs_on_node
-    observes_context = CODEX.observes_context
-    system_layers = CODEX.system_layers
-    owned_environment = CODEX.owned_environment
-    unobservable_tools = CODEX.unobservable
+    @property
+    def registration(self) -> HostRegistration:
+        """Its registration as the registry holds it now."""
+        return registration_for(CODEX.name)
 
     def __init__(self) -> None:
         self._base_url: str | None = None

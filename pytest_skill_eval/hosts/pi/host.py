@@ -10,6 +10,8 @@ from typing import Any
 from ..base import Command, Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..registration import HostRegistration
+from ..registry import registration_for
 from . import extensions
 from .binary import base_environment, pi_argv
 from .config import live_settings_json, pi_agent_files, settings_json
@@ -84,16 +86,10 @@ class PiDialogue:
 class PiHost:
     """The Pi coding agent CLI (`@mariozechner/pi-coding-agent`)."""
 
-    registration = PI
-    name = PI.name
-    display_name = PI.display_name
-    record_key = PI.record_key
-    auth_advice = PI.auth_advice
-    runs_on_node = PI.runs_on_node
-    observes_context = PI.observes_context
-    system_layers = PI.system_layers
-    owned_environment = PI.owned_environment
-    defers_first_prompt = PI.defers_first_prompt
+    @property
+    def registration(self) -> HostRegistration:
+        """Its registration as the registry holds it now."""
+        return registration_for(PI.name)
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, agent dir and TMPDIR under `root`; the agent dir gets Pi's config files."""
