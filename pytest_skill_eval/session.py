@@ -25,7 +25,12 @@ from .evidence import create_result_dir, layout, read
 from .evidence import summary as result_records
 from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
-from .evidence.summary import discard_unused_result, write_invocation, write_summary
+from .evidence.summary import (
+    discard_unused_result,
+    invocation_definitions,
+    write_invocation,
+    write_summary,
+)
 from .grading import grade_group
 from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
@@ -260,23 +265,7 @@ class SkillEvalSession:
                 "schema_version": 1,
                 "id": result_dir.name,
                 "root": str(settings.root),
-                "definitions": [
-                    {
-                        "path": str(d.path),
-                        "kind": d.kind,
-                        "id": d.id,
-                        "groups": [
-                            {
-                                "id": g.group.id,
-                                "position": g.position,
-                                "path": str(g.path),
-                                "sha256": g.sha256,
-                            }
-                            for g in d.groups
-                        ],
-                    }
-                    for d in definitions
-                ],
+                "definitions": invocation_definitions(definitions),
                 "selection": {
                     "group": recorded_selectors(settings.group_selectors),
                     "variant": settings.variant_selector,

@@ -45,6 +45,15 @@ class SystemLayerRecord(TypedDict):
     kept: Literal["absent", "hidden"]
 
 
+class HostBinaryRecord(TypedDict):
+    """The host binary a run used, and what its configuration enforced where that is the
+    host's to decide (Codex's sandbox)."""
+
+    version: str
+    command: str
+    enforced: NotRequired[dict[str, Any]]
+
+
 class RunRecord(TypedDict):
     """`run.json` (or its fallback `run-error.json`), reference §5.3."""
 
@@ -76,7 +85,8 @@ class RunRecord(TypedDict):
     commands: NotRequired[list[dict[str, Any]]]
     model: NotRequired[dict[str, Any]]
     provider: NotRequired[dict[str, Any]]
-    pi: NotRequired[dict[str, Any]]
+    # The host's binary (every host, under one key; results before it kept Pi's under `pi`).
+    binary: NotRequired[HostBinaryRecord]
     environment: NotRequired[dict[str, Any]]
     process: NotRequired[dict[str, Any]]
     hint: NotRequired[str | None]
@@ -86,6 +96,8 @@ class RunRecord(TypedDict):
     # {"name", "chosenBy": "definition"|"invocation", "declared"}: off Pi, or chosen by
     # --skill-eval-host; absent on a Pi run of a group declared for Pi.
     host: NotRequired[dict[str, Any]]
+    # How many secrets were replaced, per file, when the run had any to replace.
+    redactions: NotRequired[dict[str, Any]]
     # Only in the persistence fallback: the transcript that could not be written beside it.
     transcript: NotRequired[list[Any]]
 

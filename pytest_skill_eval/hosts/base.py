@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..evidence.records import HostBinaryRecord
 from ..evidence.redact import Redactor
+from ..evidence.states import SIMULATED_MODES
 from ..modelserver.server import Route
 from .compile_cache import compile_cache_env
 from .environment import subject_environment
@@ -256,18 +258,14 @@ def launch_process(
     return argv, env, process
 
 
-def host_record(host: Host, binary: Executable) -> dict[str, Any]:
+def host_record(host: Host, binary: Executable) -> HostBinaryRecord:
     """The run record's entry for the host: its binary and, for a host whose configuration
     decides what is enforced (Codex's sandbox), what it enforced."""
-    record: dict[str, Any] = {"version": binary.version, "command": str(binary.path)}
+    record: HostBinaryRecord = {"version": binary.version, "command": str(binary.path)}
     enforced = getattr(host, "enforced", None)
     if isinstance(enforced, dict):
         record["enforced"] = enforced
     return record
-
-
-# Modes whose cost is priced like a real model but never paid: shown as simulated.
-SIMULATED_MODES = ("scripted", "replay")
 
 
 def spend_record(endpoint: Endpoint, usage: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from pathlib import Path
 from typing import Any
 
-from ..hosts.base import SIMULATED_MODES
+from ..evidence.states import SIMULATED_MODES
 from ..trials import ALPHA, mcnemar_exact, wilson_interval
 
 
