@@ -19,7 +19,7 @@ EVIDENCE_NAMES = tuple(
     if name.isupper() and isinstance(value, str) and re.fullmatch(r"[a-z-]+\.[a-z]+", value)
 )
 # What runs subjects: the read-only views import none of it.
-RUN_MACHINERY = ("hosts", "run", "modelserver", "session", "scale", "providers")
+RUN_MACHINERY = ("hosts", "run", "modelserver", "session", "scale")  # providers: in run/
 
 
 def _modules() -> dict[str, Path]:
@@ -157,3 +157,10 @@ def test_no_function_is_over_80_lines() -> None:
                 if size > 80:
                     long.append(f"{name}.{node.name}: {size} lines")
     assert long == []
+
+
+def test_the_package_root_holds_the_pytest_glue_and_the_error_base_only() -> None:
+    # Everything else lives in the package of its layer (docs/architecture.md): a new root
+    # module is a layer nobody named.
+    root = {path.stem for path in PACKAGE.glob("*.py")}
+    assert root - {"__init__"} == GLUE | {"nodeids", "errors"}

@@ -8,9 +8,9 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..common.wording import counted
 from ..hosts.registry import DEFAULT_HOST, registration_for
 from ..hosts.registry import names as host_names
-from ..wording import counted
 from .conversion import pointer_of
 from .expectations import (
     Expectation,

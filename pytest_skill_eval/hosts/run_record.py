@@ -13,17 +13,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..credentials import how_to_declare, provider_of
 from ..definitions import Group
 from ..errors import DiskFullError
 from ..evidence import EvidenceError, json_bytes, layout, utc_now, write_once
 from ..evidence.records import Activation, RunArtifacts, RunError, RunRecord, SystemLayerRecord
 from ..evidence.redact import Tally
 from ..evidence.store import disk_full
-from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import ResourceError, changes, fingerprint, fingerprint_json
+from ..workspace.materialise import PreparedVariant, immutable_changes
 from .base import Endpoint, Executable, Home, Host, Launch, host_record, spend_record
 from .context_records import context_artifact_of, copy_observer_records, write_request_observations
+from .credentials import how_to_declare, provider_of
 from .failures import credential_refusal, run_state, why_incomplete
 from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import HostProcess, ProcessOutcome, set_aside_partial

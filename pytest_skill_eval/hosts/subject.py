@@ -15,12 +15,12 @@ from ..definitions import WORKSPACE_KINDS, Group
 from ..errors import HostError
 from ..evidence import layout, utc_now
 from ..evidence.redact import Tally
-from ..materialise import PreparedVariant
 from ..workspace import (
     ResourceError,
     fingerprint_from_json,
     snapshot_workspace_turn,
 )
+from ..workspace.materialise import PreparedVariant
 from . import host_for, prestart
 from .base import (
     Endpoint,

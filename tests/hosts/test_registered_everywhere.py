@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.hosts import registry
 from pytest_skill_eval.hosts.registration import HostRegistration
