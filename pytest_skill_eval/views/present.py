@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.trials import ALPHA, mcnemar_exact, wilson_interval
-from ..hosts.base import SIMULATED_MODES
+from ..evidence.states import SIMULATED_MODES
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
