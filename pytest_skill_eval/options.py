@@ -6,7 +6,7 @@ A bad value stops the invocation before anything runs, as a `pytest.UsageError` 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,11 +17,9 @@ from .analysis import adaptive, gate, noise_floor
 from .budget import estimate
 from .budget.redis_ledger import ledger_problem, reserve_value
 from .common.optionvalues import choice, number, positive_int, shard_of
-from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
-from .hosts import HostOptions
+from .hosts import HostOptions, registry
 from .hosts.process import NO_PROGRESS_S
-from .hosts.registry import REGISTERED
 from .run import attempts, resume
 from .run.providers import RECORD_MODES
 
@@ -136,7 +134,7 @@ INI_KEYS = (
         "skill_eval_hosts",
         "skill_eval_codex_unconfined_reads",
     ),
-    *(registration.ini for registration in REGISTERED),
+    *(registration.ini for registration in registry.registered()),
     *(f"skill_eval_{name.replace('-', '_')}" for name, _, _ in _OPTIONS),
     *(key for key, _ in _INI_ONLY),
 )
@@ -166,7 +164,7 @@ def add_options(parser: pytest.Parser) -> None:
         default=[],
         metavar="NAME",
         help="run every selected group on this host instead of its declared runtime.host; "
-        f"repeatable ({', '.join(r.name for r in REGISTERED)})",
+        f"repeatable ({', '.join(registry.names())})",
     )
     group.addoption("--skill-eval-group", action="append", metavar="ID|POS",
                     help="select a group by id or one-based suite position; repeatable "
@@ -180,11 +178,19 @@ def add_options(parser: pytest.Parser) -> None:
         "resources, run Codex groups anyway (its shell can read any file you can); recorded "
         "in evidence",
     )
-    parser.addini("skill_eval_codex_unconfined_reads", "run Codex groups with unconfined reads "
-                  "(true/false)", type="bool", default=False)  # fmt: skip
-    parser.addini("skill_eval_hosts", "hosts every selected group runs on instead of its "
-                  "declared runtime.host", type="args", default=[])  # fmt: skip
-    for registration in REGISTERED:
+    parser.addini(
+        "skill_eval_codex_unconfined_reads",
+        "run Codex groups with unconfined reads (true/false)",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
+        "skill_eval_hosts",
+        "hosts every selected group runs on instead of its declared runtime.host",
+        type="args",
+        default=[],
+    )
+    for registration in registry.registered():
         command = registration.command
         help_text = (
             f"the {registration.display_name} binary (default: {command} on PATH, else "
@@ -229,10 +235,9 @@ class Settings:
     record: str
     no_progress_s: float
     max_cost: float | None
-    pi: str | None
     node: str | None  # --skill-eval-node; None: the pinned runtime
-    # `--skill-eval-<binary option> PATH` of each registered host, by host name.
-    binaries: Mapping[str, str | None]
+    # Each host's `--skill-eval-<binary_option> PATH` (or ini key), by host name.
+    binaries: tuple[tuple[str, str | None], ...]
     pi_auth: Path | None
     pi_models: Path | None
     upstream_url: str | None
@@ -254,7 +259,7 @@ class Settings:
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
-        binary = self.binaries.get(host)
+        binary = dict(self.binaries).get(host)
         return HostOptions(binary, self.codex_unconfined_reads, self.node, self.pi_bundle)
 
     @classmethod
@@ -341,10 +346,11 @@ class Settings:
             record=record,
             no_progress_s=no_progress_s,
             max_cost=max_cost,
-            pi=_option(config, "pi"),
             node=_option(config, "node") or None,
             pi_bundle=pi_bundle,
-            binaries={r.name: _option(config, r.binary_option) for r in REGISTERED},
+            binaries=tuple(
+                (r.name, _option(config, r.binary_option)) for r in registry.registered()
+            ),
             codex_unconfined_reads=bool(
                 config.getoption("--skill-eval-codex-unconfined-reads")
                 or config.getini("skill_eval_codex_unconfined_reads")
@@ -459,7 +465,8 @@ def _hosts(config: pytest.Config) -> tuple[str, ...]:
     if not names:
         names = [str(n) for n in config.getini("skill_eval_hosts") or []]
     with usage_errors():  # each one known, each once, in the order given
-        return tuple(dict.fromkeys(choice("--skill-eval-host", n, HOST_NAMES) for n in names))
+        known = registry.names()
+        return tuple(dict.fromkeys(choice("--skill-eval-host", n, known) for n in names))
 
 
 def _trials(config: pytest.Config) -> tuple[int, bool]:

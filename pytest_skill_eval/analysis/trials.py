@@ -11,6 +11,7 @@ from typing import Any, cast
 from ..definitions import VARIANTS
 from ..evidence import layout, read
 from ..evidence.records import (
+    AdaptiveRun,
     AggregateGroup,
     AggregateRecord,
     Budget,
@@ -46,6 +47,62 @@ TRANSITIONS = ("pass-to-pass", "pass-to-fail", "fail-to-pass", "fail-to-fail", "
 
 def _counts() -> dict[str, int]:
     return {"pass": 0, "fail": 0, "unavailable": 0}
+
+
+def _count_grade(entry: dict[str, Any], grade: Mapping[str, Any], index: int, count: int) -> None:
+    """Count one trial's grade of a group into its aggregate entry (trial `index` of `count`)."""
+    for check in grade.get("checks", []):
+        row = entry["checks"].setdefault(
+            check["id"],
+            {"id": check["id"], "variant": check["variant"], "kind": check["kind"]} | _counts(),
+        )
+        if check["state"] in ("pass", "fail", "unavailable"):
+            row[check["state"]] += 1
+    for comparison in grade.get("comparisons", []):
+        row = entry["comparisons"].setdefault(
+            comparison["id"],
+            {
+                "id": comparison["id"],
+                "kind": comparison["kind"],
+                "baseline": _counts(),
+                "candidate": _counts(),
+                "transitions": dict.fromkeys(TRANSITIONS, 0),
+            },
+        )
+        for variant in VARIANTS:
+            state = comparison[variant]["state"]
+            if state in ("pass", "fail", "unavailable"):
+                row[variant][state] += 1
+        transition = comparison["transition"]
+        row["transitions"][transition] = row["transitions"].get(transition, 0) + 1
+        # Trial by trial, for the sequential test: read here, never again.
+        sequence = entry["sequences"].setdefault(comparison["id"], [None] * count)
+        sequence[index] = transition
+
+
+def _group_row(
+    entry: dict[str, Any], adaptive: bool, requested: int, exhausted: bool
+) -> AggregateGroup:
+    """A group's aggregate row: its checks' and comparisons' statistics over the trials."""
+    checks = [_check_stats(row) for row in entry["checks"].values()]
+    reused = sorted(entry.get("reused") or ())
+    comparisons = [_comparison_stats(row, reused) for row in entry["comparisons"].values()]
+    row: AggregateGroup = {
+        "id": entry["id"],
+        "trials": entry["trials"],
+        "comparisons": comparisons,
+        "checks": checks,
+    }
+    if entry["host"] != layout.DEFAULT_HOST:
+        row["host"] = entry["host"]
+    usage = group_usage(entry["results"], {"id": entry["id"], "host": entry["host"]})
+    if usage is not None:
+        row["usage"] = usage
+    if entry.get("retries"):
+        row["retries"] = entry["retries"]
+    if adaptive:
+        row["adaptive"] = _adaptive_group(comparisons, entry, requested, exhausted)
+    return row
 
 
 def aggregate(
@@ -105,59 +162,10 @@ def aggregate(
             if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
                 entry["retries"] = entry.get("retries", 0) + retried
             grade = read.read_grade(layout.record_dir(result_dir, group), group)
-            if grade is None:
-                continue
-            for check in grade.get("checks", []):
-                row = entry["checks"].setdefault(
-                    check["id"],
-                    {"id": check["id"], "variant": check["variant"], "kind": check["kind"]}
-                    | _counts(),
-                )
-                if check["state"] in ("pass", "fail", "unavailable"):
-                    row[check["state"]] += 1
-            for comparison in grade.get("comparisons", []):
-                row = entry["comparisons"].setdefault(
-                    comparison["id"],
-                    {
-                        "id": comparison["id"],
-                        "kind": comparison["kind"],
-                        "baseline": _counts(),
-                        "candidate": _counts(),
-                        "transitions": dict.fromkeys(TRANSITIONS, 0),
-                    },
-                )
-                for variant in VARIANTS:
-                    state = comparison[variant]["state"]
-                    if state in ("pass", "fail", "unavailable"):
-                        row[variant][state] += 1
-                row["transitions"][comparison["transition"]] = (
-                    row["transitions"].get(comparison["transition"], 0) + 1
-                )
-                # Trial by trial, for the sequential test: read here, never again.
-                sequence = entry["sequences"].setdefault(comparison["id"], [None] * len(trials))
-                sequence[index] = comparison["transition"]
+            if grade is not None:
+                _count_grade(entry, grade, index, len(trials))
     exhausted = bool(budget and budget.get("exhausted"))
-    out_groups: list[AggregateGroup] = []
-    for entry in groups.values():
-        checks = [_check_stats(row) for row in entry["checks"].values()]
-        reused = sorted(entry.get("reused") or ())
-        comparisons = [_comparison_stats(row, reused) for row in entry["comparisons"].values()]
-        summary_row: AggregateGroup = {
-            "id": entry["id"],
-            "trials": entry["trials"],
-            "comparisons": comparisons,
-            "checks": checks,
-        }
-        if entry["host"] != layout.DEFAULT_HOST:
-            summary_row["host"] = entry["host"]
-        usage = group_usage(entry["results"], {"id": entry["id"], "host": entry["host"]})
-        if usage is not None:
-            summary_row["usage"] = usage
-        if entry.get("retries"):
-            summary_row["retries"] = entry["retries"]
-        if adaptive:
-            summary_row["adaptive"] = _adaptive_group(comparisons, entry, requested, exhausted)
-        out_groups.append(summary_row)
+    out_groups = [_group_row(e, adaptive, requested, exhausted) for e in groups.values()]
     identical = all(f == fingerprints[0] for f in fingerprints) if fingerprints else True
     result: AggregateRecord = {
         "schema_version": 1,
@@ -182,14 +190,19 @@ def aggregate(
     if any(noise_floor.measured_by(t) for t in trials):
         result["noiseFloor"] = noise_floor.measure(trials)
     if adaptive:
-        result["adaptive"] = {
-            "method": METHOD,
-            "description": METHOD_TEXT,
-            "alpha": ALPHA,
-            "maxTrials": requested,
-            "trialsRun": len(trial_rows),
-        }
+        result["adaptive"] = _adaptive_run(requested, len(trial_rows))
     return result
+
+
+def _adaptive_run(requested: int, run: int) -> AdaptiveRun:
+    """How `--skill-eval-trials auto` decided: its test, its error rate and the trials it ran."""
+    return {
+        "method": METHOD,
+        "description": METHOD_TEXT,
+        "alpha": ALPHA,
+        "maxTrials": requested,
+        "trialsRun": run,
+    }
 
 
 def cross_host(

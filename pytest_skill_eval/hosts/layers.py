@@ -13,9 +13,12 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import HostError
-from ..evidence.records import SystemLayerRecord
+
+if TYPE_CHECKING:
+    from ..evidence.records import SystemLayerRecord
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
 from ..hosts.registration import load
-from ..hosts.registry import DEFAULT_HOST, REGISTERED, names, registration_for
+from ..hosts.registry import DEFAULT_HOST, names, registered, registration_for
 from ..workspace.entries import read_inside
 from .codextools import codex_call
 from .gemini import function_names
@@ -55,7 +55,7 @@ def requesting_host(body: Mapping[str, Any]) -> str:
     """Which host's tool vocabulary the request speaks: the first registered host that offers
     one of the tools it is known by (none: the default host's, which is neutral)."""
     offered = offered_tools(body)
-    for registration in REGISTERED:
+    for registration in registered():
         if offered & set(registration.tools.offers):
             return registration.name
     return DEFAULT_HOST

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..definitions import (
     VARIANTS,
     DefinitionError,
+    LoadedDefinition,
     LoadedGroup,
     SelectionError,
     load_definition,
@@ -117,6 +118,51 @@ class Plan:
         return entry
 
 
+def _definition_entry(loaded: LoadedDefinition, root: Path) -> dict[str, Any]:
+    """A definition file of the plan, and the groups it holds."""
+    return {
+        "path": _relative(loaded.path, root),
+        "kind": loaded.kind,
+        "id": loaded.id,
+        "groups": [
+            {
+                "id": g.group.id,
+                "position": g.position,
+                "path": _relative(g.path, root),
+                "sha256": g.sha256,
+            }
+            for g in loaded.groups
+        ],
+    }
+
+
+def _group_entry(g: LoadedGroup, root: Path, resolver: SourceResolver) -> dict[str, Any]:
+    """A planned group: where it is, its definition and resources, its Git sources pinned."""
+    for env in g.group.variants.values():
+        if env.source.kind == "git":
+            try:
+                resolver.resolve("git", env.source.ref)
+            except ResourceError as error:
+                raise PlanError(f"group {g.group.id!r}: {error}") from None
+    return {
+        "path": _relative(g.path, root),
+        "position": g.position,
+        "sha256": g.sha256,
+        "resources": resource_fingerprint(g, root),
+        "definition": g.raw,
+    }
+
+
+def _cannot_run(chosen: Sequence[LoadedGroup], hosts: Sequence[str]) -> list[dict[str, str]]:
+    """Each chosen group a chosen host cannot run, and why."""
+    return [
+        {"group": g.group.id, "host": host, "reason": reason}
+        for g in chosen
+        for host in hosts
+        if (reason := g.group.cannot_run(host)) is not None
+    ]
+
+
 def make_plan(
     paths: Sequence[Path],
     root: Path,
@@ -148,39 +194,12 @@ def make_plan(
             selection = select(loaded, group, variant)
         except (DefinitionError, SelectionError) as error:
             raise PlanError(str(error)) from None
-        definitions.append(
-            {
-                "path": _relative(loaded.path, root),
-                "kind": loaded.kind,
-                "id": loaded.id,
-                "groups": [
-                    {
-                        "id": g.group.id,
-                        "position": g.position,
-                        "path": _relative(g.path, root),
-                        "sha256": g.sha256,
-                    }
-                    for g in loaded.groups
-                ],
-            }
-        )
+        definitions.append(_definition_entry(loaded, root))
         for picked in selection:
             g = picked.loaded
             if g.group.id in groups:
                 raise PlanError(f"group id {g.group.id!r} appears twice; result groups need one")
-            for env in g.group.variants.values():
-                if env.source.kind == "git":
-                    try:
-                        resolver.resolve("git", env.source.ref)
-                    except ResourceError as error:
-                        raise PlanError(f"group {g.group.id!r}: {error}") from None
-            groups[g.group.id] = {
-                "path": _relative(g.path, root),
-                "position": g.position,
-                "sha256": g.sha256,
-                "resources": resource_fingerprint(g, root),
-                "definition": g.raw,
-            }
+            groups[g.group.id] = _group_entry(g, root, resolver)
             chosen.append((g, tuple(v for v in VARIANTS if picked.variants[v])))
     on = {g.group.id: _hosts_of(g, hosts) for g, _ in chosen}
     units = [
@@ -220,12 +239,7 @@ def make_plan(
         "results": [{"trial": t, "id": new_result_id()} for t in range(1, trials + 1)],
         "aggregate": new_result_id() if trials > 1 else None,
         "units": units,
-        "cannotRun": [
-            {"group": g.group.id, "host": host, "reason": reason}
-            for g, _ in chosen
-            for host in hosts
-            if (reason := g.group.cannot_run(host)) is not None
-        ],
+        "cannotRun": _cannot_run([g for g, _ in chosen], hosts),
         "createdAt": utc_now(),
     }
 
