@@ -170,7 +170,8 @@ def test_the_skill_is_activated_and_files_change_inside_the_workspace(
     root, run, requests = gemini_run
     assert run["state"] == "complete", run["error"]
     assert run["process"]["host"] == "gemini-cli"
-    assert run["geminiCli"]["version"] == "0.61.0"
+    assert run["binary"]["version"] == "0.61.0"
+    assert run["binary"]["runtime"] is not None  # on the pinned Node, not a shebang's
     assert run["activation"]["targetRead"] is True
     first, second = run["turns"]
     names = [(a["toolName"], a["isError"]) for a in first["toolActivity"]]

@@ -31,4 +31,4 @@ def test_example_suite_on_gemini_cli_from_the_same_scripts(
             run = read_json(group_dir / variant / "run.json")
             assert run["process"]["host"] == "gemini-cli"
             assert run["provider"]["mode"] == "scripted"
-            assert run["geminiCli"]["version"] == "0.61.0"
+            assert run["binary"]["version"] == "0.61.0"

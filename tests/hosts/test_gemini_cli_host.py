@@ -37,9 +37,9 @@ def test_an_environment_file_above_the_workspace_stops_the_subject(tmp_path: Pat
     home = host.prepare(tmp_path / "home", Endpoint(mode="live", model=None))
     binary = NodeBinary(Path("/usr/bin/gemini"), "0.61.0")
     with pytest.raises(SystemLayerError, match=f"environment file {planted} above the workspace"):
-        host.argv(binary, _launch(workspace, tmp_path), home)
+        host.command(binary, _launch(workspace, tmp_path), home)
     planted.unlink()
-    argv = host.argv(binary, _launch(workspace, tmp_path), home)
+    argv = host.command(binary, _launch(workspace, tmp_path), home).argv
     assert argv[-1] == "--prompt=Hello."
     settings = json.loads((home.config / "settings.json").read_text(encoding="utf-8"))
     assert settings["tools"]["core"] == ["read_file"]  # no skills: no activate_skill, no shell

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ...modelserver.gemini import GEMINI
-from ..base import Endpoint, Executable, Home, Launch
+from ..base import Command, Endpoint, Executable, Home, Launch
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
 from ..environment import baseline_environment
@@ -148,8 +148,14 @@ class GeminiCliHost:
             self.prices = endpoint.served.cost
         return home
 
-    def environment(self, home: Home) -> dict[str, str]:
-        """Operator PATH and locale, our home dirs and system settings, the loopback key."""
+    def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
+        """Writes the run's settings, skills and prompt; the command line of turn one and its
+        environment: operator PATH and locale, our home dirs and system settings, the loopback
+        key; no operator credential."""
+        argv = self._argv(binary, launch, home)
+        return Command(argv, self._environment(home))
+
+    def _environment(self, home: Home) -> dict[str, str]:
         env = baseline_environment()
         env.setdefault("PATH", os.defpath)
         env |= {
@@ -167,10 +173,8 @@ class GeminiCliHost:
             env |= {"GOOGLE_GEMINI_BASE_URL": self._base_url, "GEMINI_API_KEY": LOOPBACK_KEY}
         return env
 
-    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
-        """Writes the run's settings, skills and prompt; the command line of turn one.
-
-        SystemLayerError when an environment file above the workspace would reach the CLI."""
+    def _argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
+        """SystemLayerError when an environment file above the workspace would reach the CLI."""
         planted = env_files_above(launch.cwd)
         if planted:
             raise SystemLayerError(
