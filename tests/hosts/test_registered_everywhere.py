@@ -97,8 +97,11 @@ def test_the_cross_host_table_has_a_column_per_host(tmp_path: Path, hosts: list[
         records.append(record)
     (tmp_path / layout.SUMMARY).write_text(json.dumps({"state": "complete", "groups": records}))
     lines = cross_host_lines(tmp_path)
-    assert lines[0] == f"  cross-host g ({', '.join(hosts)}): held on every host"
-    assert lines[1] == "    check c: " + " ".join(f"{name}=pass" for name in hosts) + " held"
+    # The table lists Pi first, then the hosts in the order their group directories sort (the
+    # views read evidence only: they know no registration order).
+    shown = [hosts[0], *sorted(hosts[1:])]
+    assert lines[0] == f"  cross-host g ({', '.join(shown)}): held on every host"
+    assert lines[1] == "    check c: " + " ".join(f"{name}=pass" for name in shown) + " held"
 
 
 def test_the_docs_list_each_shipped_host_with_its_pinned_binary() -> None:
