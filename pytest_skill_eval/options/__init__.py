@@ -301,8 +301,11 @@ def _trials(config: pytest.Config) -> tuple[int, bool]:
         return _positive_int(config, "trials", 1), False
     maximum = _positive_int(config, "max-trials", adaptive.DEFAULT_MAX_TRIALS)
     with usage_errors():
-        adaptive.check_auto(maximum, planned=_option(config, "plan") is not None,
-                            one_variant=_option(config, "variant") is not None)  # fmt: skip
+        adaptive.check_auto(
+            maximum,
+            planned=_option(config, "plan") is not None,
+            one_variant=_option(config, "variant") is not None,
+        )
     return maximum, True
 
 

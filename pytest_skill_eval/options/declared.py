@@ -157,9 +157,12 @@ def add_options(parser: pytest.Parser) -> None:
         help="run every selected group on this host instead of its declared runtime.host; "
         f"repeatable ({', '.join(registry.names())})",
     )
-    group.addoption("--skill-eval-group", action="append", metavar="ID|POS",
-                    help="select a group by id or one-based suite position; repeatable "
-                    "(suite order kept)")  # fmt: skip
+    group.addoption(
+        "--skill-eval-group",
+        action="append",
+        metavar="ID|POS",
+        help="select a group by id or one-based suite position; repeatable (suite order kept)",
+    )
     parser.addini("skill_eval_group", "groups to select (ids or positions)", type="args")
     group.addoption(
         "--skill-eval-codex-unconfined-reads",
