@@ -105,6 +105,41 @@ def _group_row(
     return row
 
 
+def _count_group(
+    groups: dict[str, dict[str, Any]],
+    group: Mapping[str, Any],
+    result_dir: Path,
+    index: int,
+    trials: int,
+) -> None:
+    """Add one trial's record of a group to its entry (made on first sight) in `groups`."""
+    host = layout.record_host(group)
+    entry = groups.setdefault(
+        layout.group_dir_name(group["id"], host),
+        {
+            "id": group["id"],
+            "host": host,
+            "trials": 0,
+            "cancelled": 0,
+            "sequences": {},
+            "checks": {},
+            "comparisons": {},
+            "results": [],
+        },
+    )
+    entry["results"].append(result_dir)
+    entry["trials"] += 1
+    entry["cancelled"] += group["state"] == "cancelled"
+    record_dir = layout.record_dir(result_dir, group)
+    entry.setdefault("reused", set()).update(reused_arms(record_dir))
+    retried = retries_in(record_dir, group)
+    if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
+        entry["retries"] = entry.get("retries", 0) + retried
+    grade = read.read_grade(record_dir, group)
+    if grade is not None:
+        _count_grade(entry, grade, index, trials)
+
+
 def aggregate(
     aggregate_id: str,
     trials: Sequence[Path],
@@ -138,32 +173,7 @@ def aggregate(
             counted = cannot.setdefault((fact["group"], fact["host"]), {**fact, "trials": 0})
             counted["trials"] += 1
         for group in summary["groups"] if summary else []:
-            host = layout.record_host(group)
-            entry = groups.setdefault(
-                layout.group_dir_name(group["id"], host),
-                {
-                    "id": group["id"],
-                    "host": host,
-                    "trials": 0,
-                    "cancelled": 0,
-                    "sequences": {},
-                    "checks": {},
-                    "comparisons": {},
-                    "results": [],
-                },
-            )
-            entry["results"].append(result_dir)
-            entry["trials"] += 1
-            entry["cancelled"] += group["state"] == "cancelled"
-            entry.setdefault("reused", set()).update(
-                reused_arms(layout.record_dir(result_dir, group))
-            )
-            retried = retries_in(layout.record_dir(result_dir, group), group)
-            if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
-                entry["retries"] = entry.get("retries", 0) + retried
-            grade = read.read_grade(layout.record_dir(result_dir, group), group)
-            if grade is not None:
-                _count_grade(entry, grade, index, len(trials))
+            _count_group(groups, group, result_dir, index, len(trials))
     exhausted = bool(budget and budget.get("exhausted"))
     out_groups = [_group_row(e, adaptive, requested, exhausted) for e in groups.values()]
     identical = all(f == fingerprints[0] for f in fingerprints) if fingerprints else True

@@ -35,7 +35,8 @@ from ..evidence import (
 )
 from ..evidence.records import InvocationRecord
 from ..hosts import check_environment
-from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
+from ..run.inputs import resource_digest
+from ..workspace import ResourceError, SourceResolver
 
 if TYPE_CHECKING:
     from ..options import Settings
@@ -379,20 +380,9 @@ def resource_fingerprint(group: LoadedGroup, root: Path) -> str:
             declared.update(env.context)
     for bundle in g.effective_runtime.extensions:
         declared.update(bundle.resources)
-    digests = {rel: _digest(root / rel) for rel in sorted(declared)}
+    digests = {rel: resource_digest(root / rel) for rel in sorted(declared)}
     text = json.dumps(digests, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _digest(path: Path) -> str:
-    try:
-        if path.is_dir() and not path.is_symlink():
-            return fingerprint_digest(fingerprint(path))
-        if path.is_file():
-            return sha256_file(path)
-    except (ResourceError, OSError) as error:
-        return f"unreadable: {error}"
-    return "missing"
 
 
 def invocation_record(
