@@ -14,25 +14,25 @@ can fix. Errors that belong to one module stay there (`DefinitionError` in `defi
         DiskFullError                     here
       ResultNotFoundError                 here
       OutputError                         here
-      OptionValueError                    optionvalues.py
+      OptionValueError                    common/optionvalues.py
       HostError                           here
         PiNotFoundError                   hosts/pi/binary.py
         SetupError                        hosts/subject.py
         SystemLayerError                  hosts/layers.py
       ModelProviderError                  here
-        EndpointError                     providers.py
+        EndpointError                     run/providers.py
         ModelSpecError                    hosts/pi/config.py
         RecordError                       modelserver/upstream.py
         ScriptError                       modelserver/script.py
       ResourceError                       workspace/_tree.py
-      LedgerMismatchError                 scale/ledger.py (also a budget.LedgerError)
+      LedgerMismatchError                 budget/redis_ledger.py (also a LedgerError)
       GradeError                          grading/support.py
         ExpectationError                  grading/support.py
       PointerSyntaxError                  grading/values.py
       ReadError (ViewError)               evidence/read.py
         DamagedEvidenceError              evidence/read.py
-      ReviewError                         review.py
-      CompareError                        compare.py
+      ReviewError                         commands/review.py
+      CompareError                        commands/compare.py
 """
 
 from __future__ import annotations

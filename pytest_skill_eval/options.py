@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from . import adaptive, gate, noise_floor
+from .analysis import adaptive, gate, noise_floor
+from .budget.redis_ledger import ledger_problem, reserve_value
+from .common.optionvalues import choice, number, positive_int, shard_of
 from .definitions.models import HOST_NAMES
 from .errors import SkillEvalError
 from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
 from .hosts.registry import REGISTERED
-from .optionvalues import choice, number, positive_int, shard_of
-from .providers import RECORD_MODES
-from .scale.ledger import ledger_problem, reserve_value
+from .run.providers import RECORD_MODES
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
 VARIANT_SELECTORS = ("baseline", "candidate")

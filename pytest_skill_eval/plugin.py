@@ -18,7 +18,8 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
-from . import gate, options, rootdir, subresults, xdist
+from . import options, rootdir, subresults, xdist
+from .analysis import gate
 from .definitions.nearby import not_enabled_hint
 from .errors import SkillEvalError
 from .items import (

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from . import adaptive, noise_floor
-from .budget import FileLedger, Ledger
+from .analysis import adaptive, noise_floor
+from .analysis.trials import write_aggregate
+from .budget.ledger import FileLedger, Ledger
+from .budget.redis_ledger import open_ledger, safe_url
 from .definitions import (
     VARIANTS,
     DefinitionError,
@@ -33,10 +35,9 @@ from .hosts.pi.binary import PiBinary, check_pi, locate_pi
 from .hosts.process import CancelToken
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
-from .providers import EndpointFactory
 from .run import Environment, GroupRun, synthetic_run
+from .run.providers import EndpointFactory
 from .run.records import cannot_run_records
-from .scale.ledger import open_ledger, safe_url
 from .scale.plan import Plan, PlanError, check_groups, load_plan
 from .scale.shard import (
     create_shard_dir,
@@ -45,7 +46,6 @@ from .scale.shard import (
     unit_keys,
     write_shard_record,
 )
-from .trials import write_aggregate
 from .workspace import ResourceError, SourceResolver
 
 

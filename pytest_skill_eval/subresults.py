@@ -16,14 +16,14 @@ import pytest
 from _pytest.junitxml import xml_key
 from _pytest.reports import TestReport
 
-from . import noise_floor
+from .analysis import noise_floor
+from .common.wording import counted, noun
 from .evidence import sealed_root
 from .evidence.store import redactor_for
 from .nodeids import subresult_name
 from .run import GroupRun
 from .views.present import _compact, describe, escape_cell, excerpt_of, observation
 from .views.toolerrors import tool_errors
-from .wording import counted, noun
 from .xdist import send_to_controller
 
 KIND = "skill_eval_kind"

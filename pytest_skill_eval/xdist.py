@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
+from .budget.redis_ledger import ledger_from
 from .hosts.pi.binary import PiBinary
 from .nodeids import parse_item_id, scope_of
 from .options import enabled
-from .scale.ledger import ledger_from
 from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
 from .workspace import SourceResolver
 

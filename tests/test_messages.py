@@ -28,10 +28,13 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval import cli
-from pytest_skill_eval.credentials import MissingCredentialsError, refuse_live_without_credentials
+from pytest_skill_eval.commands import cli
 from pytest_skill_eval.definitions import Group
 from pytest_skill_eval.evidence import layout
+from pytest_skill_eval.hosts.credentials import (
+    MissingCredentialsError,
+    refuse_live_without_credentials,
+)
 from tests.support.roots import body_group
 from tests.support.runs import skill_eval_args
 from tests.views.conftest import build_result

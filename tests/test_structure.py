@@ -113,3 +113,10 @@ def test_only_the_evidence_package_names_evidence_files() -> None:
 def test_no_module_is_over_500_lines() -> None:
     long = {n: len(p.read_text().splitlines()) for n, p in _modules().items()}
     assert {n: lines for n, lines in long.items() if lines > 500} == {}
+
+
+def test_the_package_root_holds_the_pytest_glue_and_the_error_base_only() -> None:
+    # Everything else lives in the package of its layer (docs/architecture.md): a new root
+    # module is a layer nobody named.
+    root = {path.stem for path in PACKAGE.glob("*.py")}
+    assert root - {"__init__"} == GLUE | {"nodeids", "errors"}

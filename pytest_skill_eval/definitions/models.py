@@ -8,7 +8,7 @@ from typing import Annotated, Literal, Self, get_args
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from ..wording import counted
+from ..common.wording import counted
 from .conversion import pointer_of
 from .expectations import (
     Expectation,

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..wording import counted
+from ..common.wording import counted
 from .errors import SelectionError
 from .fields import VARIANTS
 from .loader import LoadedDefinition, LoadedGroup

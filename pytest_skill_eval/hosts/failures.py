@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..common.wording import counted
 from ..evidence import layout
-from ..wording import counted
 from .observation import Observation
 from .process import ProcessOutcome
 

@@ -13,14 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..credentials import how_to_declare, provider_of
 from ..definitions import WORKSPACE_KINDS, Group
 from ..errors import DiskFullError, HostError
 from ..evidence import EvidenceError, json_bytes, layout, utc_now, write_once
 from ..evidence.records import SystemLayerRecord
 from ..evidence.redact import Tally
 from ..evidence.store import disk_full
-from ..materialise import PreparedVariant, immutable_changes
 from ..workspace import (
     ResourceError,
     changes,
@@ -29,6 +27,7 @@ from ..workspace import (
     fingerprint_json,
     snapshot_workspace_turn,
 )
+from ..workspace.materialise import PreparedVariant, immutable_changes
 from . import host_for, prestart
 from .base import (
     Endpoint,
@@ -42,6 +41,7 @@ from .base import (
     spend_record,
 )
 from .context_records import context_artifact_of, copy_observer_records, write_request_observations
+from .credentials import how_to_declare, provider_of
 from .failures import credential_refusal, run_state, why_incomplete
 from .layers import kept_out
 from .observation import Observation, Turn, canonical_reads, sum_usage

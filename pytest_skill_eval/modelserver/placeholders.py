@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 
-from ..wording import counted
+from ..common.wording import counted
 
 _PLACEHOLDER = re.compile(r"\{\{([^{}\s]+)\}\}")
 _DATE_LINE = re.compile(r"Current date: \d{4}-\d{2}-\d{2}")

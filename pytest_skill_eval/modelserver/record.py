@@ -54,7 +54,7 @@ from pytest_skill_eval.modelserver.upstream import (
 )
 from pytest_skill_eval.modelserver.wire import WireReply, error_reply
 
-from ..wording import counted
+from ..common.wording import counted
 
 RECORD_MODES: tuple[str, ...] = ("once", "all")
 _READ_SIZE = 64 * 1024

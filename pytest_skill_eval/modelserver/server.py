@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
+from pytest_skill_eval.common.wording import counted
 from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.placeholders import (
     fill_response,
@@ -35,7 +36,6 @@ from pytest_skill_eval.modelserver.wire import (
     error_reply,
     render_stream,
 )
-from pytest_skill_eval.wording import counted
 
 __all__ = [
     "RecordedRequest",

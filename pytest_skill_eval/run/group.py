@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from ..budget import Ledger
+from ..budget.ledger import Ledger
 from ..definitions import VARIANTS as VARIANT_NAMES
 from ..definitions import LoadedGroup
 from ..evidence import layout, read, store
@@ -28,16 +28,16 @@ from ..hosts.layers import SystemLayerError
 from ..hosts.prestart import PromptGate
 from ..hosts.process import CancelToken
 from ..hosts.subject import Endpoint, SetupError, SubjectResult, run_subject
-from ..materialise import (
+from ..workspace import ResourceError, SourceResolver
+from ..workspace.materialise import (
     GroupResources,
     PreparedVariant,
     prepare_group,
     prepare_variant,
     resources_json,
 )
-from ..providers import EndpointError
-from ..workspace import ResourceError, SourceResolver
 from . import prestart
+from .providers import EndpointError
 from .records import (
     failed_grade,
     synthetic_run,

@@ -32,7 +32,7 @@ from ..hosts import host_for
 from ..hosts.base import Endpoint
 from ..hosts.prestart import PromptGate
 from ..hosts.subject import SubjectResult
-from ..materialise import PreparedVariant
+from ..workspace.materialise import PreparedVariant
 
 ENV = "SKILL_EVAL_PRESTART"
 POLL_S = 0.05

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..common.optionvalues import choice, number, positive_int
+from ..common.wording import counted, noun
 from ..errors import SkillEvalError
 from ..evidence import sealed_root
-from ..optionvalues import choice, number, positive_int
-from ..wording import counted, noun
 from .balance import recorded_durations
 from .intake import parse_shard_roots
 from .merge import merge

@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..analysis.trials import aggregate
 from ..errors import EvidenceError
 from ..evidence import json_bytes, layout, read_json, verify_result
 from ..evidence.shard_seal import verify_shard_chain
 from ..evidence.store import sha256_file
 from ..evidence.summary import summary_record
-from ..trials import aggregate
 from .intake import ShardGroup, real_dir
 from .plan import Plan, invocation_record
 

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analysis.trials import aggregate
 from ..definitions import VARIANTS, LoadedGroup, parse_group
 from ..evidence import layout, verify_group, write_json_once
 from ..evidence.store import sha256_file
 from ..evidence.summary import write_invocation, write_summary
 from ..hosts.process import CancelToken
 from ..run import Environment, GroupRun
-from ..trials import aggregate
 from ..workspace import SourceResolver
 from ..workspace.entries import open_regular
 from .balance import assign

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..analysis.stats import ALPHA
+from ..common.wording import counted
 from ..evidence import layout, read
-from ..stats import ALPHA
-from ..wording import counted
 from .present import format_number, mapping
 from .statistics import sample_size_of
 

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..common.wording import counted
 from ..evidence import layout
-from ..wording import counted
 from .diff import changed_files
 from .markup import Links, objects
 from .present import cost_label, format_number, mapping, run_spend, tool_names

@@ -14,8 +14,8 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from pathlib import Path
 from typing import Any
 
+from ..analysis.trials import ALPHA, mcnemar_exact, wilson_interval
 from ..hosts.base import SIMULATED_MODES
-from ..trials import ALPHA, mcnemar_exact, wilson_interval
 
 
 def mapping(value: Any) -> Mapping[str, Any]:

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from ..analysis.trials import consistency, sample_size
+from ..analysis.triggers import EXCLUDED, RATES, trigger_rates
 from ..evidence.records import Consistency, TriggerRate
-from ..trials import consistency, sample_size
-from ..triggers import EXCLUDED, RATES, trigger_rates
 from .present import escape_cell, format_interval, format_number, mapping
 
 RATE_LABELS = {"activation": "activation", "falseActivation": "false-activation"}

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import noise_floor
+from ..analysis import noise_floor
 from ..definitions import VARIANTS
 from ..errors import OutputError
 from ..evidence import layout, read, sealed_root

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
-from ..wording import counted
 from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .present import escape_cell, run_spend

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import noise_floor
+from ..analysis import noise_floor
 from ..definitions import VARIANTS as VARIANTS  # re-exported to the other views
 from ..evidence import layout
 from ..evidence.read import GroupEvidence as GroupEvidence

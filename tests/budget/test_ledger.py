@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.budget import FileLedger as Ledger
+from pytest_skill_eval.budget.ledger import FileLedger as Ledger
 from tests.support.files import read_json
 
 # One child process charging the ledger; run several at once to contend for the lock.
 CHARGER = """
 import sys
 from pathlib import Path
-from pytest_skill_eval.budget import FileLedger as Ledger
+from pytest_skill_eval.budget.ledger import FileLedger as Ledger
 ledger = Ledger(Path(sys.argv[1]), float(sys.argv[2]))
 for _ in range(int(sys.argv[3])):
     ledger.charge(float(sys.argv[4]))

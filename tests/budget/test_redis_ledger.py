@@ -14,9 +14,9 @@ import threading
 
 import pytest
 
-from pytest_skill_eval.budget import LedgerError
-from pytest_skill_eval.scale import ledger as redis_ledger
-from pytest_skill_eval.scale.ledger import (
+from pytest_skill_eval.budget import redis_ledger
+from pytest_skill_eval.budget.ledger import LedgerError
+from pytest_skill_eval.budget.redis_ledger import (
     LedgerMismatchError,
     RedisLedger,
     check_url,
@@ -30,7 +30,7 @@ from tests.support.redis_server import PASSWORD, RedisServer
 # until refused; prints how many subjects its clients were admitted for.
 RACER = """
 import sys, threading
-from pytest_skill_eval.scale.ledger import RedisLedger
+from pytest_skill_eval.budget.redis_ledger import RedisLedger
 url, key, ceiling, threads = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 admitted = []
 start = threading.Barrier(threads)
@@ -50,7 +50,7 @@ print(len(admitted), flush=True)
 # A child that is admitted (holding $1 for a TTL of HOLD seconds), says so, and waits to be killed.
 HOLDER = """
 import sys, threading
-from pytest_skill_eval.scale.ledger import RedisLedger
+from pytest_skill_eval.budget.redis_ledger import RedisLedger
 ledger = RedisLedger(sys.argv[1], sys.argv[2], 1.0, 1.0, hold_ttl_s=float(sys.argv[3]))
 assert not ledger.exhausted()
 print(ledger.client, flush=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.cli import main as cli_main
+from pytest_skill_eval.commands.cli import main as cli_main
 from pytest_skill_eval.evidence import (
     DamagedEvidenceError,
     EvidenceError,

@@ -10,8 +10,8 @@ import pytest
 
 from pytest_skill_eval.hosts.prestart import PromptGate
 from pytest_skill_eval.hosts.subject import SubjectResult
-from pytest_skill_eval.materialise import PreparedVariant
 from pytest_skill_eval.run.prestart import Prestart
+from pytest_skill_eval.workspace.materialise import PreparedVariant
 
 
 def test_an_open_gate_runs_its_callbacks_at_once_and_a_spawn_is_the_prompt() -> None:

@@ -13,8 +13,8 @@ from pytest_skill_eval.definitions.loader import parse_group
 from pytest_skill_eval.hosts.pi.binary import PiBinary
 from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.subject import Endpoint, run_subject
-from pytest_skill_eval.materialise import PreparedVariant, prepare_group, prepare_variant
 from pytest_skill_eval.workspace import SourceResolver
+from pytest_skill_eval.workspace.materialise import PreparedVariant, prepare_group, prepare_variant
 from tests.support.roots import Group, variant
 
 

@@ -21,8 +21,8 @@ from pytest_skill_eval.hosts.claude_code.host import ClaudeCodeHost
 from pytest_skill_eval.hosts.layers import SystemLayer, SystemLayerError, kept_out
 from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.subject import Endpoint, run_subject
-from pytest_skill_eval.materialise import PreparedVariant, prepare_group, prepare_variant
 from pytest_skill_eval.workspace import SourceResolver
+from pytest_skill_eval.workspace.materialise import PreparedVariant, prepare_group, prepare_variant
 from tests.support.files import write
 from tests.support.registry import changed
 from tests.support.roots import Group, runtime, variant

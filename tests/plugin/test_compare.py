@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.cli import main
-from pytest_skill_eval.trials import write_aggregate
+from pytest_skill_eval.analysis.trials import write_aggregate
+from pytest_skill_eval.commands.cli import main
 from tests.views.conftest import build_result
 
 GROUP = "changelog-entry"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.analysis.trials import aggregate
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.nodeids import item_name, parse_item_id, scope_of, subresult_name
-from pytest_skill_eval.trials import aggregate
 from pytest_skill_eval.views.hosts import aggregate_cross_host_lines, cross_host_lines
 from tests.support.runs import skill_eval_args
 

@@ -8,9 +8,12 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.credentials import MissingCredentialsError, refuse_live_without_credentials
 from pytest_skill_eval.definitions import Group
 from pytest_skill_eval.evidence import layout
+from pytest_skill_eval.hosts.credentials import (
+    MissingCredentialsError,
+    refuse_live_without_credentials,
+)
 from pytest_skill_eval.hosts.failures import credential_refusal
 from pytest_skill_eval.hosts.observation import Observation
 from tests.support.files import read_json

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from tests.support.runs import skill_eval_args
 
 GROUP = Path("groups") / "natural-activation.json"

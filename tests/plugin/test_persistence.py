@@ -15,8 +15,8 @@ from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import EvidenceError
 from pytest_skill_eval.hosts import HostOptions, checked_binary
 from pytest_skill_eval.hosts.process import CancelToken
-from pytest_skill_eval.providers import EndpointFactory
 from pytest_skill_eval.run import Environment, GroupRun
+from pytest_skill_eval.run.providers import EndpointFactory
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json
 from tests.support.roots import FAST_HOST, body_group, make_root, on_fast_host, write_answer

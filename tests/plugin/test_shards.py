@@ -13,7 +13,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from tests.support.files import read_json
 from tests.support.roots import FAST_HOST, fast_dir, improving_root
 from tests.support.runs import run_detached

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.cli import main as cli_main
+from pytest_skill_eval.commands.cli import main as cli_main
 from tests.support.files import read_json
 from tests.support.roots import SKILL, body_group, fast_dir, make_root, on_fast_host, write_answer
 from tests.support.runs import results, run

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.scale.plan import invocation_record, load_plan
 from tests.support.files import read_json
 from tests.support.roots import VARIANTS, body_group, make_root, runtime, write_answer

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.evidence import json_bytes
 from tests.support.files import read_json
 from tests.support.roots import improving_root

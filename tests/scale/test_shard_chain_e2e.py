@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from tests.support.files import read_json
 from tests.support.paths import EXAMPLE
 from tests.support.runs import run_detached

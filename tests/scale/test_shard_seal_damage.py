@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.evidence.seal import seal_root
 from tests.scale.test_shard_trust import _merge, _one_error, _result, _shards, built
 from tests.support.files import read_json

@@ -19,7 +19,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.evidence import json_bytes
 from pytest_skill_eval.evidence.seal import seal_root
 from pytest_skill_eval.evidence.shard_seal import shard_seal_leaves

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from tests.scale.test_shard_trust import _merge, _printed_roots, _result, _shards, built
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]

@@ -1,7 +1,7 @@
 """Run several `skill-eval` commands in one child process, as a user would run them one by one.
 
 `python -m tests.support.cli_batch COMMANDS.json` runs each argv list of the file through
-`pytest_skill_eval.cli.main` with its own stdout and stderr, and prints one JSON list: per
+`pytest_skill_eval.commands.cli.main` with its own stdout and stderr, and prints one JSON list: per
 command its exit status, what it printed, and the traceback of any exception that escaped
 `main` (None when none did). One interpreter for many commands keeps a fuzz test fast; the
 caller's subprocess timeout guards against a hang.
@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from pytest_skill_eval import cli
+from pytest_skill_eval.commands import cli
 from pytest_skill_eval.hosts.pi.binary import PINNED, PiBinary
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_skill_eval.trials import cross_host
+from pytest_skill_eval.analysis.trials import cross_host
 from pytest_skill_eval.views.hosts import aggregate_cross_host_lines
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.gate import evaluate, rejected
+from pytest_skill_eval.analysis.gate import evaluate, rejected
 from tests.views.conftest import build_result
 
 GROUP = "changelog-entry"

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval import gate
+from pytest_skill_eval.analysis import gate
+from pytest_skill_eval.analysis.gate import evaluate, pooled, rejected
+from pytest_skill_eval.analysis.significance import sequential_regression_p
 from pytest_skill_eval.evidence import layout, write_manifest, write_seal
-from pytest_skill_eval.gate import evaluate, pooled, rejected
-from pytest_skill_eval.significance import sequential_regression_p
 from tests.views.conftest import build_result
 
 GROUP = "changelog-entry"

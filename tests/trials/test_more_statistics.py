@@ -12,14 +12,14 @@ import math
 
 import pytest
 
-from pytest_skill_eval.stats import (
+from pytest_skill_eval.analysis.stats import (
     fisher_exact,
     mcnemar_sample_size,
     newcombe_difference,
     pass_at_k,
     pass_hat_k,
 )
-from pytest_skill_eval.trials import consistency, sample_size
+from pytest_skill_eval.analysis.trials import consistency, sample_size
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ comparison; nothing else."""
 
 from __future__ import annotations
 
-from pytest_skill_eval.noise_floor import flaky_keys, ignored
+from pytest_skill_eval.analysis.noise_floor import flaky_keys, ignored
 
 FLOOR = {
     "trials": 3,

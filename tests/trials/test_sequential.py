@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from pytest_skill_eval.sequential import boundary, decide, e_value, rejects
+from pytest_skill_eval.analysis.sequential import boundary, decide, e_value, rejects
 
 ALPHA = 0.05
 

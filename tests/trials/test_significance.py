@@ -13,14 +13,14 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_skill_eval.sequential import rejects
-from pytest_skill_eval.significance import (
+from pytest_skill_eval.analysis.sequential import rejects
+from pytest_skill_eval.analysis.significance import (
     fisher_regression_p,
     holm,
     mcnemar_regression_p,
     sequential_regression_p,
 )
-from pytest_skill_eval.stats import fisher_exact, mcnemar_exact
+from pytest_skill_eval.analysis.stats import fisher_exact, mcnemar_exact
 
 ALPHA = 0.05
 SUITES = 10_000

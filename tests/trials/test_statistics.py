@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from pytest_skill_eval.trials import ALPHA, Z95, mcnemar_exact, wilson_interval
+from pytest_skill_eval.analysis.trials import ALPHA, Z95, mcnemar_exact, wilson_interval
 
 
 def _rounded(interval: tuple[float, float] | None) -> tuple[float, float]:

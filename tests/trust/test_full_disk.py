@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval import cli
+from pytest_skill_eval.commands import cli
 from pytest_skill_eval.errors import DiskFullError, EvidenceError
 from pytest_skill_eval.evidence import atomic_write, create_result_dir, store, write_once
 from pytest_skill_eval.evidence.store import verify_group

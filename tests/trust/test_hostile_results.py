@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_skill_eval.cli import main as skill_eval
+from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.evidence import sealed_root
 from pytest_skill_eval.evidence.read import MAX_JSON_BYTES, MAX_JSON_DEPTH
 from tests.support.roots import FAST_HOST, improving_root

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval import cli
+from pytest_skill_eval.commands import cli
 from pytest_skill_eval.evidence import EvidenceError, json_bytes, layout, write_seal
 from tests.support.files import read_json
 from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer

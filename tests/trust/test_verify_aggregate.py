@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval import cli
+from pytest_skill_eval.commands import cli
 from pytest_skill_eval.evidence import layout
 from tests.support.roots import body_group, make_root, on_fast_host, write_answer
 from tests.support.runs import aggregates, results, run_detached

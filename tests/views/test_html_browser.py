@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval import cli
+from pytest_skill_eval.commands import cli
 from tests.support.shared import SharedRun
 
 # Chromium's own traffic (update checks, sign-in probes) never carries a page origin; whatever

@@ -14,13 +14,13 @@ import psutil
 import pytest
 import yaml
 
-from pytest_skill_eval import cli
-from pytest_skill_eval import review as review_module
+from pytest_skill_eval.commands import cli
+from pytest_skill_eval.commands import review as review_module
+from pytest_skill_eval.commands.review import ReviewSettings, review_target
 from pytest_skill_eval.errors import DiskFullError
 from pytest_skill_eval.hosts.pi import host as pi_host
 from pytest_skill_eval.hosts.pi.binary import check_pi
 from pytest_skill_eval.hosts.pi.driver import Conversation
-from pytest_skill_eval.review import ReviewSettings, review_target
 from pytest_skill_eval.views import render_text
 from tests.support.files import read_json
 from tests.support.paths import PI

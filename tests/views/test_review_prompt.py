@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval import cli
-from pytest_skill_eval.review import recover, skip_reason
-from pytest_skill_eval.review_prompt import (
+from pytest_skill_eval.commands import cli
+from pytest_skill_eval.commands.review import recover, skip_reason
+from pytest_skill_eval.commands.review_prompt import (
     assign_labels,
     compose_prompt,
     label_bit,

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_skill_eval.analysis.trials import aggregate
 from pytest_skill_eval.run import synthetic_record
-from pytest_skill_eval.trials import aggregate
 from pytest_skill_eval.views import ViewError, render_text
 from pytest_skill_eval.views.present import compact_json, escape_cell, format_number, js_number
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval import cli
+from pytest_skill_eval.commands import cli
+from pytest_skill_eval.common.wording import counted
 from pytest_skill_eval.subresults import name_check_counts
-from pytest_skill_eval.wording import counted
 
 
 def test_counted_nouns_agree_with_their_count() -> None:

@@ -10,17 +10,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .credentials import live_subjects, refuse_live_without_credentials
-from .definitions import LoadedDefinition, LoadedGroup, ModelChoice
-from .errors import ModelProviderError
-from .hosts.base import Endpoint, ServedModel
-from .hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
-from .modelserver.cassette import load_existing
-from .modelserver.record import RecordingRoute
-from .modelserver.script import ScriptError, cassette_file, load_script, script_path
-from .modelserver.server import Route, ScriptedModelServer
-from .modelserver.upstream import RecordError, auth_headers, check_recordable
-from .modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
+from ..definitions import LoadedDefinition, LoadedGroup, ModelChoice
+from ..errors import ModelProviderError
+from ..hosts.base import Endpoint, ServedModel
+from ..hosts.credentials import live_subjects, refuse_live_without_credentials
+from ..hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
+from ..modelserver.cassette import load_existing
+from ..modelserver.record import RecordingRoute
+from ..modelserver.script import ScriptError, cassette_file, load_script, script_path
+from ..modelserver.server import Route, ScriptedModelServer
+from ..modelserver.upstream import RecordError, auth_headers, check_recordable
+from ..modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
 
 RECORD_MODES = ("none", "once", "all")
 # Scripted runs are priced like a typical frontier model (USD per million tokens) so usage and

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SkillEvalError
-from .evidence import layout, read
-from .evidence.seal import verify_result
-from .optionvalues import refuse
+from ..common.optionvalues import refuse
+from ..errors import SkillEvalError
+from ..evidence import layout, read
+from ..evidence.seal import verify_result
 from .significance import holm, sequential_regression_p
 from .stats import ALPHA
 

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .definitions import Group, LoadedDefinition, selected_groups
-from .errors import ModelProviderError
+from ..definitions import Group, LoadedDefinition, selected_groups
+from ..errors import ModelProviderError
 
 # The variables each provider's key is read from (the first is the one to declare).
 PROVIDER_KEYS = {

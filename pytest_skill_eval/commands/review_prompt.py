@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .grading.values import utf16_length
-from .views.present import declared_turns, mapping
-from .views.text import VARIANTS, GroupEvidence
-from .wording import counted
+from ..common.wording import counted
+from ..grading.values import utf16_length
+from ..views.present import declared_turns, mapping
+from ..views.text import VARIANTS, GroupEvidence
 
 VERDICTS = ("yes", "no", "unclear")
 LABELS = ("A", "B")

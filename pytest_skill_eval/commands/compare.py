@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .definitions import VARIANTS
-from .errors import SkillEvalError
-from .evidence import layout, read
-from .significance import fisher_regression_p, holm
-from .stats import ALPHA, fisher_exact, newcombe_difference
-from .views.present import format_interval, format_number, row
-from .wording import counted
+from ..analysis.significance import fisher_regression_p, holm
+from ..analysis.stats import ALPHA, fisher_exact, newcombe_difference
+from ..common.wording import counted
+from ..definitions import VARIANTS
+from ..errors import SkillEvalError
+from ..evidence import layout, read
+from ..views.present import format_interval, format_number, row
 
 AXES = ("revision", "model", "host")
 STATUS_ORDER = ("regression", "improvement", "no-change", "unresolved", "unavailable")

@@ -8,10 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from . import noise_floor
-from .definitions import VARIANTS
-from .evidence import layout, read
-from .evidence.records import (
+from ..definitions import VARIANTS
+from ..evidence import layout, read
+from ..evidence.records import (
     AggregateGroup,
     AggregateRecord,
     Budget,
@@ -19,9 +18,10 @@ from .evidence.records import (
     Fingerprint,
     TrialRow,
 )
-from .evidence.states import aggregate_state
-from .evidence.store import utc_now
-from .evidence.summary import write_aggregate as write_aggregate_record
+from ..evidence.states import aggregate_state
+from ..evidence.store import utc_now
+from ..evidence.summary import write_aggregate as write_aggregate_record
+from . import noise_floor
 from .sequential import METHOD, METHOD_TEXT, decide
 from .stats import (
     ALPHA,

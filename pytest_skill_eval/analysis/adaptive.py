@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .definitions import Group
-from .errors import SkillEvalError
-from .evidence import layout, read
+from ..definitions import Group
+from ..errors import SkillEvalError
+from ..evidence import layout, read
 from .sequential import Decision, decide
 
 POLL_S = 0.1

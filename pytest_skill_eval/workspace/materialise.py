@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .definitions import Group
-from .evidence import layout, sha256_file, write_json_once
-from .workspace import (
+from ..definitions import Group
+from ..evidence import layout, sha256_file, write_json_once
+from . import (
     Fingerprint,
     ResolvedSource,
     ResourceError,

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from ..budget import FileLedger, Ledger, LedgerError
+from ..common.optionvalues import number
 from ..errors import SkillEvalError
-from ..optionvalues import number
+from .ledger import FileLedger, Ledger, LedgerError
 
 if TYPE_CHECKING:
     import redis

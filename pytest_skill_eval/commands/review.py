@@ -18,28 +18,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SkillEvalError
-from .evidence import atomic_write, entry_digest, json_bytes, layout, utc_now
-from .evidence.read import aggregate_trial_dirs, is_finished
-from .hosts import host_for
-from .hosts.base import Endpoint, Launch, ServedModel, isolated_home, launch_process
-from .hosts.observation import Observation
-from .hosts.pi.binary import PiBinary
-from .hosts.pi.config import ModelSpecError, split_model
-from .hosts.process import NO_PROGRESS_S, CancelToken, ProcessOutcome
-from .modelserver.script import Script, ScriptError, load_script, script_path
-from .modelserver.server import Route, ScriptedModelServer
-from .modelserver.wire import OPENAI
-from .providers import SCRIPTED_PRICES
-from .review_prompt import (
-    assign_labels,
-    compose_prompt,
-    label_bit,
-    map_answers,
-    parse_reply,
-)
-from .views.present import mapping
-from .views.text import (
+from ..errors import SkillEvalError
+from ..evidence import atomic_write, entry_digest, json_bytes, layout, utc_now
+from ..evidence.read import aggregate_trial_dirs, is_finished
+from ..hosts import host_for
+from ..hosts.base import Endpoint, Launch, ServedModel, isolated_home, launch_process
+from ..hosts.observation import Observation
+from ..hosts.pi.binary import PiBinary
+from ..hosts.pi.config import ModelSpecError, split_model
+from ..hosts.process import NO_PROGRESS_S, CancelToken, ProcessOutcome
+from ..modelserver.script import Script, ScriptError, load_script, script_path
+from ..modelserver.server import Route, ScriptedModelServer
+from ..modelserver.wire import OPENAI
+from ..run.providers import SCRIPTED_PRICES
+from ..views.present import mapping
+from ..views.text import (
     VARIANTS,
     GroupEvidence,
     ViewError,
@@ -48,6 +41,13 @@ from .views.text import (
     load_summary,
     read_json_file,
     select_groups,
+)
+from .review_prompt import (
+    assign_labels,
+    compose_prompt,
+    label_bit,
+    map_answers,
+    parse_reply,
 )
 
 # The reviewer always runs on Pi (`ReviewSettings.pi`), isolated exactly like a subject.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .evidence.store import atomic_write
+from ..evidence.store import atomic_write
 
 
 class LedgerError(OSError):

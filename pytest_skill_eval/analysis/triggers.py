@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .definitions import VARIANTS
-from .evidence import read
-from .evidence.records import (
+from ..definitions import VARIANTS
+from ..evidence import read
+from ..evidence.records import (
     TriggerCounts,
     TriggerDifference,
     TriggerRate,
     TriggerSkill,
     TriggerVariant,
 )
-from .evidence.states import FAILING_RUN_STATES
+from ..evidence.states import FAILING_RUN_STATES
 from .stats import newcombe_difference, wilson_interval
 
 POSITIVE = frozenset({"on-turn", "by-turn", "not-before-turn"})

@@ -23,11 +23,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .definitions.loader import LoadedGroup
-from .errors import SkillEvalError
-from .evidence import layout, read
-from .evidence.records import InvocationRecord
-from .optionvalues import positive_int, refuse
+from ..common.optionvalues import positive_int, refuse
+from ..definitions.loader import LoadedGroup
+from ..errors import SkillEvalError
+from ..evidence import layout, read
+from ..evidence.records import InvocationRecord
 from .stats import wilson_interval
 
 BOUND = 0.0

@@ -9,9 +9,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import compare
-from .errors import EvidenceError, OutputError, ResultNotFoundError, SkillEvalError
-from .evidence import (
+from ..analysis.trials import verify_aggregate
+from ..common.wording import counted
+from ..errors import EvidenceError, OutputError, ResultNotFoundError, SkillEvalError
+from ..evidence import (
     layout,
     locate,
     looks_like_root_hash,
@@ -20,15 +21,14 @@ from .evidence import (
     unfinished,
     verify_result,
 )
-from .evidence.read import is_aggregate, unreadable
-from .evidence.shard_seal import unbound_shards, verify_shard_chain
-from .hosts.pi.binary import check_pi, locate_pi
+from ..evidence.read import is_aggregate, unreadable
+from ..evidence.shard_seal import unbound_shards, verify_shard_chain
+from ..hosts.pi.binary import check_pi, locate_pi
+from ..scale import commands as scale_commands
+from ..views import render_html, render_text
+from ..views.summary import DEFAULT_REPORT_URL, render_markdown
+from . import compare
 from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
-from .scale import commands as scale_commands
-from .trials import verify_aggregate
-from .views import render_html, render_text
-from .views.summary import DEFAULT_REPORT_URL, render_markdown
-from .wording import counted
 
 __all__ = ["ResultNotFoundError", "main", "resolve_result", "verify"]
 

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import SkillEvalError
+from ..errors import SkillEvalError
 
 
 class OptionValueError(SkillEvalError):
