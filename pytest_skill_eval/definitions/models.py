@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Self, get_args
+from typing import Annotated, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..common.wording import counted
+from ..hosts import registry
 from .conversion import pointer_of
 from .expectations import (
     Expectation,
@@ -146,10 +147,19 @@ class Environment(DefinitionModel):
         return self
 
 
+def _registered_host(name: str) -> str:
+    """A `runtime.host` is the name of a registered host (`hosts/registry.py`)."""
+    if name not in registry.names():
+        expected = " or ".join(", ".join(repr(n) for n in registry.names()).rsplit(", ", 1))
+        message = "Input should be {expected}"
+        raise PydanticCustomError("literal_error", message, {"expected": expected})
+    return name
+
+
 class Runtime(DefinitionModel):
     """The host profile shared by both variants."""
 
-    host: Literal["pi", "claude-code", "codex"]
+    host: Annotated[str, AfterValidator(_registered_host)]
     prompt: Literal["isolated", "host"] = "isolated"
     session: Boolean
     extensions: tuple[ExtensionBundle, ...]
@@ -169,8 +179,8 @@ class Runtime(DefinitionModel):
         return self
 
 
-# The hosts a definition may name, read off `Runtime.host` so that they are declared once.
-HOST_NAMES: tuple[str, ...] = get_args(Runtime.model_fields["host"].annotation)
+# The hosts a definition may name: the registered ones, in registration order.
+HOST_NAMES: tuple[str, ...] = registry.names()
 
 DEFAULT_RUNTIME = Runtime(
     host="pi",

@@ -13,9 +13,13 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import HostError
-from ..evidence.records import SystemLayerRecord
+
+if TYPE_CHECKING:
+    # A type only: the host registry (read by definitions) never imports the evidence package.
+    from ..evidence.records import SystemLayerRecord
 
 
 @dataclass(frozen=True, slots=True)
