@@ -15,12 +15,13 @@ from ..errors import ModelProviderError
 from ..hosts.base import Endpoint, ServedModel
 from ..hosts.credentials import live_subjects, refuse_live_without_credentials
 from ..hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
+from ..hosts.registry import registration_for
 from ..modelserver.cassette import load_existing
 from ..modelserver.record import RecordingRoute
 from ..modelserver.script import ScriptError, cassette_file, load_script, script_path
 from ..modelserver.server import Route, ScriptedModelServer
 from ..modelserver.upstream import RecordError, auth_headers, check_recordable
-from ..modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
+from ..modelserver.wire import OPENAI
 
 RECORD_MODES = ("none", "once", "all")
 # Scripted runs are priced like a typical frontier model (USD per million tokens) so usage and
@@ -33,10 +34,6 @@ KNOWN_PROVIDERS = {
     "anthropic": ("anthropic-messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
     "openai": ("openai-completions", "https://api.openai.com/v1", "OPENAI_API_KEY"),
 }
-
-
-# Hosts that speak one wire format whatever the provider (Pi speaks the provider's).
-HOST_APIS = {"claude-code": ANTHROPIC, "codex": OPENAI_RESPONSES}
 
 
 class EndpointError(ModelProviderError):
@@ -279,7 +276,10 @@ class EndpointFactory:
         wire format is the host's own where it speaks only one."""
         entry: dict[str, Any] = self._models_table().get(provider) or {}
         known = KNOWN_PROVIDERS.get(provider)
-        api = HOST_APIS.get(host) or entry.get("api") or (known[0] if known else None)
+        # A host that speaks one wire format whatever the provider records in it (Pi speaks
+        # the provider's).
+        fixed = registration_for(host).fixed_api
+        api = fixed or entry.get("api") or (known[0] if known else None)
         base_url = self.upstream_url or entry.get("baseUrl") or (known[1] if known else None)
         key_name = entry.get("apiKey") or (known[2] if known else None)
         if not api or not base_url or not key_name:
