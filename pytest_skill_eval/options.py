@@ -6,8 +6,8 @@ A bad value stops the invocation before anything runs, as a `pytest.UsageError` 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -240,8 +240,6 @@ class Settings:
     no_progress_s: float
     max_cost: float | None
     pi: str | None
-    claude: str | None
-    codex: str | None
     pi_auth: Path | None
     pi_models: Path | None
     upstream_url: str | None
@@ -256,11 +254,13 @@ class Settings:
     adaptive: bool = False
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
+    # Each registered host's `--skill-eval-<binary_option>` (else its ini key), by host name.
+    binaries: Mapping[str, str | None] = field(default_factory=dict)
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
-        binary = {"claude-code": self.claude, "codex": self.codex}.get(host)
+        binary = self.binaries.get(host)
         return HostOptions(binary=binary, unconfined_reads=self.codex_unconfined_reads)
 
     @classmethod
@@ -346,8 +346,7 @@ class Settings:
             no_progress_s=no_progress_s,
             max_cost=max_cost,
             pi=_option(config, "pi"),
-            claude=_option(config, "claude"),
-            codex=_option(config, "codex"),
+            binaries={r.name: _option(config, r.binary_option) for r in REGISTERED},
             codex_unconfined_reads=bool(
                 config.getoption("--skill-eval-codex-unconfined-reads")
                 or config.getini("skill_eval_codex_unconfined_reads")
