@@ -23,11 +23,11 @@ def test_a_host_sharing_pis_read_is_known_by_its_other_tools(
         pi,
         name="sharing",
         binary_option="sharing",
-        tools=dataclasses.replace(pi.tools, offers=("read", "glob", "skill")),
+        tools=dataclasses.replace(pi.tools, offers=("read", "find_files", "load_skill")),
     )
     register(monkeypatch, sharing)
-    assert requesting_host(_body("read", "glob", "write")) == "sharing"
-    assert requesting_host(_body("skill")) == "sharing"
+    assert requesting_host(_body("read", "find_files", "write")) == "sharing"
+    assert requesting_host(_body("load_skill")) == "sharing"
     # Pi's own requests stay Pi's: a tie goes to the host registered first.
     assert requesting_host(_body("read", "write", "edit")) == "pi"
     assert requesting_host(_body("write")) == "pi"  # nothing known: the default host
