@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .claude_code.registration import CLAUDE_CODE
 from .codex.registration import CODEX
+from .opencode.registration import OPENCODE
 from .pi.registration import PI
 from .registration import HostRegistration, UnknownHostError
 
@@ -17,6 +18,7 @@ REGISTERED: tuple[HostRegistration, ...] = (
     PI,
     CLAUDE_CODE,
     CODEX,
+    OPENCODE,
 )
 DEFAULT_HOST = REGISTERED[0].name
 
