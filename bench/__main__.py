@@ -11,6 +11,7 @@ from bench import (
     materialise,
     memory,
     merge,
+    opencode_overhead,
     overhead,
     parallel,
 )
@@ -23,6 +24,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "memory": memory.main,
     "merge": merge.main,
     "codex-overhead": codex_overhead.main,
+    "opencode-overhead": opencode_overhead.main,
 }
 
 
