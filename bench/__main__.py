@@ -8,12 +8,14 @@ from collections.abc import Callable
 from bench import (
     claude_overhead,
     codex_overhead,
+    imports,
     materialise,
     memory,
     merge,
     opencode_overhead,
     overhead,
     parallel,
+    startup,
 )
 
 BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
@@ -25,6 +27,8 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "merge": merge.main,
     "codex-overhead": codex_overhead.main,
     "opencode-overhead": opencode_overhead.main,
+    "startup": startup.main,
+    "import": imports.main,
 }
 
 

@@ -169,8 +169,14 @@ def bare_runs(
 def bare_pi(
     interactions: list[dict[str, Any]], prompt: str, runs: int, tmp: Path, *, fixture: bool = False
 ) -> list[tuple[float, float]]:
-    """(wall s, CPU s) of bare Pi processes with the isolation flags the evaluator uses."""
+    """(wall s, CPU s) of bare Pi processes with the isolation flags the evaluator uses,
+    started as it starts them (`<pinned node> <bundle>`, a copy of the warm compile cache)."""
+    from pytest_skill_eval.hosts.compile_cache import subject_cache, warm_cache
+    from pytest_skill_eval.hosts.pi.binary import pi_executable
     from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
+
+    pi = pi_executable(None, REPO)
+    warm = warm_cache(f"pi-{pi.version}", pi.runtime, pi.command()[:2]) if pi.runtime else None
 
     def command(route: Any, base: Path) -> tuple[list[str], dict[str, str]]:
         for name in ("home", "agent"):
@@ -187,10 +193,9 @@ def bare_pi(
             "PI_SKIP_VERSION_CHECK": "1",
             "PI_TELEMETRY": "0",
         }
-        if "NODE_COMPILE_CACHE" in os.environ:  # the evaluator sets it on Node >= 22.1
-            env["NODE_COMPILE_CACHE"] = os.environ["NODE_COMPILE_CACHE"]
+        env |= subject_cache(warm, base)
         argv = [
-            str(PI), "--mode", "json", "-p", "--no-session", "--no-extensions",
+            *pi.command(), "--mode", "json", "-p", "--no-session", "--no-extensions",
             "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",
             "--tools", "read", "--model", "skill-eval/scripted", prompt,
         ]  # fmt: skip

@@ -24,9 +24,11 @@ from .evidence import FAILING_RUN_STATES
 from .nodeids import DEFAULT_HOST, item_name
 from .run import GroupRun
 from .run.preflight import Findings, check_resources, check_scripts
+from .run.resume import item_properties
 from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
 from .subresults import grade_problem, log_subresults, run_problem
 from .views.present import run_cost_label
+from .views.terminal import reused_label
 
 
 class SkillEvalFailure(SkillEvalError):
@@ -289,6 +291,9 @@ class VariantItem(pytest.Item):
                 pytest.skip(stop.message(run.trial))
         record = run.run_variant(self.variant, state.environment())
         self.user_properties.append(("evidence", str(run.group_dir / self.variant)))
+        self.user_properties.extend(item_properties(run.group_dir, record))
+        if "reused" in record:  # copied from an earlier sealed result, not run here
+            self.user_properties.append(("reused", reused_label(record["reused"])))
         cost = run_cost_label(record)
         if cost is not None:
             self.user_properties.append(("cost", cost))

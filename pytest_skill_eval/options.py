@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from .analysis import adaptive, gate, noise_floor
+from .budget import estimate
 from .budget.redis_ledger import ledger_problem, reserve_value
 from .common.optionvalues import choice, number, positive_int, shard_of
 from .definitions.models import HOST_NAMES
@@ -21,6 +22,7 @@ from .errors import SkillEvalError
 from .hosts import HostOptions
 from .hosts.process import NO_PROGRESS_S
 from .hosts.registry import REGISTERED
+from .run import attempts, resume
 from .run.providers import RECORD_MODES
 
 FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
@@ -63,9 +65,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "cassettes",
         "DIR",
         {
-            "help": "scripts/cassettes directory: subjects talk only to the "
-            "loopback model server, which replays <DIR>/<group>/"
-            "<variant>.yaml"
+            "help": "scripts/cassettes directory: subjects talk only to the loopback model "
+            "server, which replays <DIR>/<group>/<variant>.yaml"
         },
     ),
     (
@@ -75,11 +76,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ),
     ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
     gate.OPTION,
-    (
-        "max-cost",
-        "USD",
-        {"help": "spend ceiling shared by every worker and trial"},
-    ),
+    estimate.OPTION,
+    ("max-cost", "USD", {"help": "spend ceiling shared by every worker and trial"}),
     (
         "ledger-url",
         "URL",
@@ -88,11 +86,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
             "one ceiling across shards and machines; password in SKILL_EVAL_LEDGER_PASSWORD"
         },
     ),
-    (
-        "reserve",
-        "USD",
-        {"help": "with --skill-eval-ledger-url: room held per running subject"},
-    ),
+    ("reserve", "USD", {"help": "with --skill-eval-ledger-url: room held per running subject"}),
     (
         "plan",
         "PLAN",
@@ -106,11 +100,15 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "K/N",
         {"help": "with --skill-eval-plan, run only shard K of N of the plan's work units"},
     ),
+    ("node", "PATH", {"help": "the Node that runs Node hosts (default: the one the lock pins)"}),
+    ("pi-bundle", "on|off", {"help": "off: run stock Pi, not its verified bundle (default on)"}),
     (
         "no-progress-timeout",
         "SECONDS",
         {"help": "stop a subject that prints nothing for this long (default 1800)"},
     ),
+    attempts.OPTION,
+    resume.OPTION,
 ]
 
 # ini keys without a command-line option.
@@ -182,18 +180,10 @@ def add_options(parser: pytest.Parser) -> None:
         "resources, run Codex groups anyway (its shell can read any file you can); recorded "
         "in evidence",
     )
-    parser.addini(
-        "skill_eval_codex_unconfined_reads",
-        "run Codex groups with unconfined reads (true/false)",
-        type="bool",
-        default=False,
-    )
-    parser.addini(
-        "skill_eval_hosts",
-        "hosts every selected group runs on instead of its declared runtime.host",
-        type="args",
-        default=[],
-    )
+    parser.addini("skill_eval_codex_unconfined_reads", "run Codex groups with unconfined reads "
+                  "(true/false)", type="bool", default=False)  # fmt: skip
+    parser.addini("skill_eval_hosts", "hosts every selected group runs on instead of its "
+                  "declared runtime.host", type="args", default=[])  # fmt: skip
     for registration in REGISTERED:
         command = registration.command
         help_text = (
@@ -240,6 +230,7 @@ class Settings:
     no_progress_s: float
     max_cost: float | None
     pi: str | None
+    node: str | None  # --skill-eval-node; None: the pinned runtime
     pi_auth: Path | None
     pi_models: Path | None
     upstream_url: str | None
@@ -254,14 +245,17 @@ class Settings:
     adaptive: bool = False
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
+    pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
     # Each registered host's `--skill-eval-<binary_option>` (else its ini key), by host name.
     binaries: Mapping[str, str | None] = field(default_factory=dict)
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
+    retries: int = 0  # runs again of a variant whose run was infrastructure-failed
+    resume: str | None = None  # the result --skill-eval-resume completes (as given)
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
         binary = self.binaries.get(host)
-        return HostOptions(binary=binary, unconfined_reads=self.codex_unconfined_reads)
+        return HostOptions(binary, self.codex_unconfined_reads, self.node, self.pi_bundle)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -319,6 +313,8 @@ class Settings:
             reserve = reserve_value(_option(config, "reserve"))
             shard = shard_of("--skill-eval-shard", _option(config, "shard"))
             alpha = gate.alpha_value(_option(config, "alpha"))
+            pi_bundle = _choice(config, "pi-bundle", ("on", "off"), "on") == "on"
+            retries = attempts.retries_value(_option(config, "retries"))
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
             raise pytest.UsageError(
@@ -346,6 +342,8 @@ class Settings:
             no_progress_s=no_progress_s,
             max_cost=max_cost,
             pi=_option(config, "pi"),
+            node=_option(config, "node") or None,
+            pi_bundle=pi_bundle,
             binaries={r.name: _option(config, r.binary_option) for r in REGISTERED},
             codex_unconfined_reads=bool(
                 config.getoption("--skill-eval-codex-unconfined-reads")
@@ -360,6 +358,8 @@ class Settings:
             hosts=_hosts(config),
             ledger_url=_option(config, "ledger-url") or None,
             reserve=reserve,
+            retries=retries,
+            resume=_option(config, "resume") or None,
         )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(

@@ -30,8 +30,6 @@ from .items import (
     widen_last_failed,
 )
 from .session import SESSION_KEY, close_session, open_session
-from .views.summary import append_step_summary
-from .views.terminal import terminal_summary
 
 GATE_KEY = pytest.StashKey[list[str]]()
 """The lines of the comparisons --skill-eval-fail-on significant-regression rejected."""
@@ -39,7 +37,10 @@ GATE_KEY = pytest.StashKey[list[str]]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register --skill-eval options and their ini keys."""
+    from .run.loop import add_options as add_loop_options
+
     options.add_options(parser)
+    add_loop_options(parser.getgroup("skill-eval"))  # --skill-eval-reuse, -affected-since
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -76,8 +77,38 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         with options.usage_errors():  # a full results disk is one line, not an INTERNALERROR
             state.prepare_controller()
+            _forecast(config, state)
     subresults.register(config)
     collect_definitions(config, state)
+
+
+def _forecast(config: pytest.Config, state: Any) -> None:
+    """Before the first request: the forecast asked for, or one that exceeds the ceiling."""
+    from .budget.estimate import run_lines
+    from .budget.forecast import Trials
+
+    settings = state.settings
+    given = config.getoption("--skill-eval-estimate") or config.getini("skill_eval_estimate")
+    estimate = Path(config.invocation_params.dir, given) if given else None
+    lines = run_lines(
+        state.loaded_groups.values(),
+        selectors=settings.group_selectors,
+        variant=settings.variant_selector,
+        hosts_for=state.hosts_for,
+        trials=Trials(settings.trials, auto=settings.adaptive),
+        price_of=state.endpoints.price,
+        estimate_dir=estimate.resolve() if estimate else None,
+        collect_only=settings.collect_only,
+        paid=state.endpoints.paid_mode is not None,
+        max_cost=settings.max_cost,
+        cassettes=settings.cassettes,
+    )
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for line in lines:
+        if reporter is not None:
+            reporter.write_line(f"skill-eval: {line}")
+        else:
+            print(f"skill-eval: {line}")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -97,6 +128,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """`--lf`/`--ff` take every variant of a group that had a failure, never one alone."""
     if options.enabled(config):
         widen_last_failed(config, items)
+        _deselect_unchanged(config, items)
+
+
+def _deselect_unchanged(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--skill-eval-affected-since`: a group whose every input is unchanged does not run."""
+    state = config.stash[SESSION_KEY]
+    if state.loop.affected_since is None:
+        return
+    inputs = state.environment().inputs
+    assert inputs is not None
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        run = getattr(item, "group_run", None)
+        decided = state.loop.decide(run.loaded, run.host, inputs) if run is not None else None
+        (dropped if decided is not None and not decided.affected else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """`--skill-eval-affected-since`: which groups are affected, by which input, and which not."""
+    if not options.enabled(config) or xdist.is_worker(config):
+        return []
+    return config.stash[SESSION_KEY].loop.report_lines()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -160,6 +217,8 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
             terminalreporter.write_line(hint, yellow=True)
     if not options.enabled(config) or xdist.is_worker(config) or config.option.collectonly:
         return
+    from .views.terminal import terminal_summary  # the controller's alone: workers never need it
+
     subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
     shard = state.shard_dir is not None
@@ -176,6 +235,8 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         terminalreporter.write_line(
             f"shard {index}/{count}: {state.shard_dir} seal sha256:{state.shard_root}"
         )
+    for line in [*state.loop.unchanged_lines(), *state.loop.refused_lines()]:
+        terminalreporter.write_line(f"skill-eval: {line}")
     for line in config.stash.get(GATE_KEY, []):
         terminalreporter.write_line(f"skill-eval: {line}", red=True)
     if state.unreported_error is not None:
@@ -190,6 +251,8 @@ def _step_summary(
     finished = [d for _, d in sorted(result_dirs.items()) if d.is_dir()]
     if not summary_file or shard or not finished:
         return
+    from .views.summary import append_step_summary
+
     try:
         append_step_summary(aggregate if aggregate is not None else finished[-1], summary_file)
     except SkillEvalError as error:

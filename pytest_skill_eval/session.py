@@ -15,12 +15,7 @@ from .analysis import adaptive, noise_floor
 from .analysis.trials import write_aggregate
 from .budget.ledger import FileLedger, Ledger
 from .budget.redis_ledger import open_ledger, safe_url
-from .definitions import (
-    VARIANTS,
-    DefinitionError,
-    LoadedGroup,
-    load_definition,
-)
+from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
@@ -31,21 +26,16 @@ from .evidence.summary import discard_unused_result, write_invocation, write_sum
 from .grading import grade_group
 from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
-from .hosts.pi.binary import PiBinary, check_pi, locate_pi
+from .hosts.pi.binary import PiBinary, checked
 from .hosts.process import CancelToken
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
-from .run import Environment, GroupRun, synthetic_run
+from .run import Environment, GroupRun, resume, synthetic_run
+from .run.loop import Loop
 from .run.providers import EndpointFactory
 from .run.records import cannot_run_records
 from .scale.plan import Plan, PlanError, check_groups, load_plan
-from .scale.shard import (
-    create_shard_dir,
-    seal_shard,
-    shard_units,
-    unit_keys,
-    write_shard_record,
-)
+from .scale.shard import create_shard_dir, seal_shard, shard_units, unit_keys, write_shard_record
 from .workspace import ResourceError, SourceResolver
 
 
@@ -87,6 +77,8 @@ class SkillEvalSession:
         self.shard_dir: Path | None = None
         self.shard_root: str | None = None  # the shard's seal, once written
         self.started_at = utc_now()
+        with usage_errors():  # `--skill-eval-reuse`, `--skill-eval-affected-since`
+            self.loop = Loop.from_config(config, settings.results_dir)
         if settings.plan is not None:
             with usage_errors():
                 self.plan = load_plan(settings.plan)
@@ -109,7 +101,7 @@ class SkillEvalSession:
                 return checked_binary(host, self.settings.host_options(host), self.settings.root)
             if self.checked_pi is None:
                 check_layers("pi")
-                self.checked_pi = check_pi(locate_pi(self.settings.pi, self.settings.root))
+                self.checked_pi = checked(self.settings.host_options("pi"), self.settings.root)
             return self.checked_pi
 
     def _hosts_in_use(self) -> set[str]:
@@ -134,6 +126,8 @@ class SkillEvalSession:
             endpoint=self.endpoints.endpoint,
             no_progress_s=self.settings.no_progress_s,
             ledger=self.ledger,
+            **self.loop.environment(self.settings, self.resolver, lambda h: self.pi(h).version),
+            retries=self.settings.retries,
         )
 
     def result_dir(self, trial: int) -> Path:
@@ -297,6 +291,9 @@ class SkillEvalSession:
                     definitions, settings.group_selectors, settings.hosts
                 )
             noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
+            inputs = self.environment().inputs
+            self.loop.record(invocation, self.loaded_groups.values(), self.hosts_for, inputs)
+            resume.carry_over(settings.resume, settings.results_dir, result_dir, invocation)
             write_invocation(result_dir, invocation)
 
     def _prepare_shard(self, plan: Plan) -> None:
@@ -309,8 +306,7 @@ class SkillEvalSession:
         self._open_ledger()
 
     def _open_ledger(self) -> None:
-        """The Redis ledger given by URL (keyed by the plan's id, else this invocation's), else
-        a file ledger when there is a ceiling."""
+        """Redis at the ledger URL (keyed by the plan, else the invocation), else a file ledger."""
         key = self.plan.id if self.plan is not None else self.result_dir(1).name
         with usage_errors():
             self.ledger = open_ledger(self.settings, key)

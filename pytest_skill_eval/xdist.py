@@ -142,7 +142,7 @@ def hand_to_worker(node: Any) -> None:
     node.workerinput["skill_eval"] = {
         "results": {str(k): str(v) for k, v in state.result_dirs.items()},
         "pins": state.resolver.pinned(),
-        "pi": {"path": str(pi.path), "version": pi.version} if pi else None,
+        "pi": pi.handover() if pi else None,
         "ledger": state.ledger.handover() if state.ledger else None,
         # Resolved here, so a worker never re-resolves them against its own directory.
         "settings": state.settings.resolved_paths(),
@@ -157,7 +157,7 @@ def take_from_controller(config: pytest.Config, state: SkillEvalSession) -> None
     if handed.get("ledger"):
         state.ledger = ledger_from(handed["ledger"], state.settings.ledger_url)
     if handed.get("pi"):
-        state.checked_pi = PiBinary(Path(handed["pi"]["path"]), handed["pi"]["version"])
+        state.checked_pi = PiBinary.from_handover(handed["pi"])
 
 
 def note_collected(node: Any, ids: list[str]) -> None:

@@ -20,6 +20,9 @@ settings.load_profile("skill-eval")
 # The nested runs the tests start inherit this environment: on a CI job page they would append
 # their summaries to the project's own. The tests that want one set it themselves.
 os.environ.pop("GITHUB_STEP_SUMMARY", None)
+# Pi's bundle and the warm compile caches are built once per key in the evaluator's cache
+# directory; pytester gives every nested run a HOME of its own, which would rebuild them each time.
+os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
 
 
 def _copy_example(root: Path) -> Path:

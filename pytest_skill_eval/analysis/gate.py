@@ -176,6 +176,20 @@ def _resources(run: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def run_origins(result_dir: Path, group_dir: Path) -> set[str]:
+    """Where each arm's subject ran (`<result>/<run>`): a reused run names its origin."""
+    origins = set()
+    for variant in ("baseline", "candidate"):
+        try:
+            found = read.read_run(group_dir / variant)
+        except read.ReadError:
+            found = None
+        marker = read.mapping(found[1].get("reused")) if found is not None else {}
+        here = group_dir.relative_to(result_dir) / variant / layout.RUN
+        origins.add(str(marker.get("origin") or f"{result_dir.name}/{here.as_posix()}"))
+    return origins
+
+
 def identity(result_dir: Path, group: Mapping[str, Any], definition: str | None) -> str:
     """A group's definition sha256 and its variants' resources, as one sha256.
 
@@ -217,6 +231,7 @@ def sequences(
     """
     out: dict[Key, list[str | None]] = {}
     sources: dict[Key, set[int]] = {}
+    counted: dict[Key, set[str]] = {}  # the runs each comparison's pairs were made of
     invocation = 0
     for result_dir in trial_dirs:
         recorded, first = definitions(result_dir)
@@ -228,9 +243,14 @@ def sequences(
                 (group_id, host)
             ):
                 continue
-            grade = read.read_grade(layout.record_dir(result_dir, group), group)
+            group_dir = layout.record_dir(result_dir, group)
+            grade = read.read_grade(group_dir, group)
+            arms = run_origins(result_dir, group_dir)
             for comparison in grade.get("comparisons", []) if grade is not None else []:
                 key = (group_id, host, str(comparison["id"]))
+                if arms & counted.setdefault(key, set()):
+                    continue  # a reused run already counted in a pair: no new observation
+                counted[key] |= arms
                 out.setdefault(key, []).append(comparison.get("transition"))
                 sources.setdefault(key, set()).add(invocation)
     return out, sources

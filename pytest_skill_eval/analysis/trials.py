@@ -21,11 +21,13 @@ from ..evidence.records import (
 from ..evidence.states import aggregate_state
 from ..evidence.store import utc_now
 from ..evidence.summary import write_aggregate as write_aggregate_record
+from ..run.attempts import retries_in
 from . import noise_floor
 from .sequential import METHOD, METHOD_TEXT, decide
 from .stats import (
     ALPHA,
     Z95,
+    fisher_exact,
     mcnemar_exact,
     mcnemar_sample_size,
     pass_at_k,
@@ -33,6 +35,7 @@ from .stats import (
     wilson_interval,
 )
 from .triggers import trigger_rates
+from .usage import group_usage
 
 __all__ = ["ALPHA", "Z95", "aggregate", "mcnemar_exact", "wilson_interval", "write_aggregate"]
 
@@ -89,10 +92,18 @@ def aggregate(
                     "sequences": {},
                     "checks": {},
                     "comparisons": {},
+                    "results": [],
                 },
             )
+            entry["results"].append(result_dir)
             entry["trials"] += 1
             entry["cancelled"] += group["state"] == "cancelled"
+            entry.setdefault("reused", set()).update(
+                reused_arms(layout.record_dir(result_dir, group))
+            )
+            retried = retries_in(layout.record_dir(result_dir, group), group)
+            if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
+                entry["retries"] = entry.get("retries", 0) + retried
             grade = read.read_grade(layout.record_dir(result_dir, group), group)
             if grade is None:
                 continue
@@ -129,7 +140,8 @@ def aggregate(
     out_groups: list[AggregateGroup] = []
     for entry in groups.values():
         checks = [_check_stats(row) for row in entry["checks"].values()]
-        comparisons = [_comparison_stats(row) for row in entry["comparisons"].values()]
+        reused = sorted(entry.get("reused") or ())
+        comparisons = [_comparison_stats(row, reused) for row in entry["comparisons"].values()]
         summary_row: AggregateGroup = {
             "id": entry["id"],
             "trials": entry["trials"],
@@ -138,6 +150,11 @@ def aggregate(
         }
         if entry["host"] != layout.DEFAULT_HOST:
             summary_row["host"] = entry["host"]
+        usage = group_usage(entry["results"], {"id": entry["id"], "host": entry["host"]})
+        if usage is not None:
+            summary_row["usage"] = usage
+        if entry.get("retries"):
+            summary_row["retries"] = entry["retries"]
         if adaptive:
             summary_row["adaptive"] = _adaptive_group(comparisons, entry, requested, exhausted)
         out_groups.append(summary_row)
@@ -322,10 +339,29 @@ def sample_size(transitions: Mapping[str, int]) -> dict[str, int] | None:
     return {"pairs": needed, "more": max(0, needed - pairs)}
 
 
-def _comparison_stats(row: dict[str, Any]) -> dict[str, Any]:
+def reused_arms(group_dir: Path) -> set[str]:
+    """The variants of a group run copied from another invocation (`--skill-eval-reuse`)."""
+    found = {v: read.read_run(group_dir / v) for v in VARIANTS}
+    return {v for v, run in found.items() if run is not None and "reused" in run[1]}
+
+
+def _comparison_stats(row: dict[str, Any], reused: Sequence[str] = ()) -> dict[str, Any]:
     transitions = row["transitions"]
     f2p, p2f = transitions.get("fail-to-pass", 0), transitions.get("pass-to-fail", 0)
     p = mcnemar_exact(f2p, p2f)
+    unpaired: dict[str, Any] | None = None
+    if reused:
+        # A reused arm ran in another invocation: its runs pair with none of these, so the arms
+        # are compared as independent samples, with the test `compare` uses (Fisher's exact).
+        b, c = row["baseline"], row["candidate"]
+        p = fisher_exact(b["pass"], b["pass"] + b["fail"], c["pass"], c["pass"] + c["fail"])
+        unpaired = {
+            "test": "fisher-exact",
+            "p": p,
+            "reused": list(reused),
+            "why": f"the {' and '.join(reused)} arm was reused from another invocation, so "
+            "its runs are not paired with this invocation's",
+        }
     rates = {}
     for variant in VARIANTS:
         counts = row[variant]
@@ -341,11 +377,11 @@ def _comparison_stats(row: dict[str, Any]) -> dict[str, Any]:
         **row,
         "rates": rates,
         "discordant": {"fail-to-pass": f2p, "pass-to-fail": p2f},
-        "mcnemarP": p,
+        "mcnemarP": None if unpaired else p,
         "differenceUnresolved": unresolved,
         # Connor 1987 on the observed discordance; None when resolved or not estimable.
         "sampleSize": sample_size(transitions) if unresolved else None,
-    }
+    } | ({"unpaired": unpaired} if unpaired else {})
 
 
 def _separated(a: list[float] | None, b: list[float] | None) -> bool:

@@ -23,7 +23,7 @@ from ..evidence import (
 )
 from ..evidence.read import is_aggregate, unreadable
 from ..evidence.shard_seal import unbound_shards, verify_shard_chain
-from ..hosts.pi.binary import check_pi, locate_pi
+from ..hosts.pi.binary import pi_executable
 from ..scale import commands as scale_commands
 from ..views import render_html, render_text
 from ..views.summary import DEFAULT_REPORT_URL, render_markdown
@@ -303,7 +303,7 @@ def _definition_root(args: argparse.Namespace) -> Path:
 def _review(args: argparse.Namespace, result: Path, root: Path) -> int:
     """Run `skill-eval review`; exit 1 when any group ended `review-error`."""
     settings = ReviewSettings(
-        pi=check_pi(locate_pi(args.pi, root)),
+        pi=pi_executable(args.pi, root),
         model=args.model,
         thinking=args.thinking,
         cassettes=Path(args.cassettes).resolve() if args.cassettes else None,

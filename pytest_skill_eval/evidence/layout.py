@@ -47,6 +47,8 @@ STDERR = "stderr.log"
 MODEL_REQUESTS = "model-requests.jsonl"
 CONTEXT_OBSERVATIONS = "context-observations.jsonl"
 CONTEXT_DELIVERY = "context-delivery.json"  # under the variant's resources/
+# `--skill-eval-retries`: each earlier attempt of a variant, whole, in `<variant>/attempts/<n>/`.
+ATTEMPTS = "attempts"
 # A streamed file (events, stderr) whose writing failed (a full disk) is renamed to this, so
 # that what was cut short never lies under the name of a whole file.
 PARTIAL_SUFFIX = ".partial"
@@ -103,6 +105,11 @@ def record_dir(result: Path, record: Mapping[str, Any]) -> Path:
 def variant_dir(result: Path, group_id: str, variant: str, host: str = DEFAULT_HOST) -> Path:
     """`<result>/groups/<id>[@<host>]/<variant>`."""
     return group_dir(result, group_id, host) / variant
+
+
+def attempt_dir(variant: Path, attempt: int) -> Path:
+    """`<variant>/attempts/<n>`: the evidence of the variant's n-th (earlier) attempt."""
+    return variant / ATTEMPTS / str(attempt)
 
 
 def run_file(group: Path, variant: str) -> Path:

@@ -61,6 +61,9 @@ class RunRecord(TypedDict):
     activation: Activation
     response: str
     usage: dict[str, Any] | None
+    # Requests the model endpoint received (loopback), else assistant replies observed (Pi
+    # live); None where neither can be seen.
+    modelCalls: NotRequired[int | None]
     # {"usd", "simulated"}: what the run cost, and whether it was only simulated.
     spend: NotRequired[dict[str, Any]]
     effects: dict[str, Any] | None
@@ -86,8 +89,17 @@ class RunRecord(TypedDict):
     # {"name", "chosenBy": "definition"|"invocation", "declared"}: off Pi, or chosen by
     # --skill-eval-host; absent on a Pi run of a group declared for Pi.
     host: NotRequired[dict[str, Any]]
+    # The inputs that determine the run, each hashed under its name (`run/inputs.py`).
+    inputs: NotRequired[dict[str, str]]
+    # `--skill-eval-reuse`: copied from an earlier sealed result (`result`, its seal `root`,
+    # the source `run` record and its `sha256`), or why it was not (`notReused`).
+    reused: NotRequired[dict[str, str]]
+    notReused: NotRequired[str]
     # Only in the persistence fallback: the transcript that could not be written beside it.
     transcript: NotRequired[list[Any]]
+    # --skill-eval-retries: each earlier (infrastructure-failed) attempt, in order, with its
+    # state, error and evidence directory (`attempts/<n>`, relative to the variant's).
+    attempts: NotRequired[list[dict[str, Any]]]
 
 
 class EvidenceRef(TypedDict):
@@ -212,6 +224,9 @@ class InvocationRecord(TypedDict):
     cannotRun: NotRequired[list[CannotRun]]
     identicalArms: NotRequired[bool]  # a noise-floor trial: the baseline arm is the candidate's
     flakyGate: NotRequired[dict[str, Any]]  # the newest noise floor's flaky checks: never gate
+    # --skill-eval-resume: the result this one completes, its seal root (None: never sealed),
+    # and each group carried over from it with the sha256 of its manifest.
+    resumedFrom: NotRequired[dict[str, Any]]
 
 
 class CannotRun(TypedDict):
@@ -255,6 +270,36 @@ class AggregateGroup(TypedDict):
     # `--skill-eval-trials auto`: `{trialsUsed, stop}`, stop being resolved | max-trials |
     # budget-exhausted | incomplete | no-comparisons.
     adaptive: NotRequired[dict[str, Any]]
+    # Per-arm usage facts; absent when no subject of the group started.
+    usage: NotRequired[ArmUsage]
+    # --skill-eval-retries: attempts beyond each run's first, over every trial (absent: none).
+    retries: NotRequired[int]
+
+
+class ArmFact(TypedDict):
+    """One usage fact of one arm across trials: its mean and 95% t interval (None below two)."""
+
+    mean: float | None
+    interval: list[float] | None
+    trials: int  # the runs that reported it
+
+
+class UsageChange(TypedDict):
+    """Candidate minus baseline of one fact, paired by trial, and the ratio of their sums."""
+
+    pairs: int
+    difference: float | None
+    interval: list[float] | None
+    ratio: float | None
+
+
+class ArmUsage(TypedDict):
+    """Per-arm usage facts of a group (`analysis.usage`): tokens, calls, turns, time, cost."""
+
+    runs: dict[str, int]  # variant → runs whose subject started
+    arms: dict[str, dict[str, ArmFact]]  # variant → fact → values
+    change: dict[str, UsageChange]  # fact → baseline→candidate
+    simulated: bool  # some cost was priced but never paid (scripted, replayed)
 
 
 class AdaptiveRun(TypedDict):

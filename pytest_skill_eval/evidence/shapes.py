@@ -9,7 +9,7 @@ no coercion), so a damaged file is one line naming the file and the place, never
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired
 
 from pydantic import AfterValidator, Field, TypeAdapter
 
@@ -447,14 +447,40 @@ class Shard(TypedDict):
     completedAt: str
 
 
-SUMMARY: TypeAdapter[Summary] = TypeAdapter(Summary)
-GROUP: TypeAdapter[Group] = TypeAdapter(Group)
-RUN: TypeAdapter[Run] = TypeAdapter(Run)
-GRADE: TypeAdapter[Grade] = TypeAdapter(Grade)
-INVOCATION: TypeAdapter[Invocation] = TypeAdapter(Invocation)
-AGGREGATE: TypeAdapter[Aggregate] = TypeAdapter(Aggregate)
-MANIFEST: TypeAdapter[Manifest] = TypeAdapter(Manifest)
-SEAL: TypeAdapter[Seal] = TypeAdapter(Seal)
-SHARD: TypeAdapter[Shard] = TypeAdapter(Shard)
-DEFINITION: TypeAdapter[Definition] = TypeAdapter(Definition)
-OBJECT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+# Each adapter is built at its first use: building them all cost about 0.1 s of CPU at import,
+# which every xdist worker paid and none needs (a worker writes evidence, it reads none back).
+_SHAPES: dict[str, Any] = {
+    "SUMMARY": Summary,
+    "GROUP": Group,
+    "RUN": Run,
+    "GRADE": Grade,
+    "INVOCATION": Invocation,
+    "AGGREGATE": Aggregate,
+    "MANIFEST": Manifest,
+    "SEAL": Seal,
+    "SHARD": Shard,
+    "DEFINITION": Definition,
+    "OBJECT": dict[str, Any],
+}
+
+if TYPE_CHECKING:
+    SUMMARY: TypeAdapter[Summary]
+    GROUP: TypeAdapter[Group]
+    RUN: TypeAdapter[Run]
+    GRADE: TypeAdapter[Grade]
+    INVOCATION: TypeAdapter[Invocation]
+    AGGREGATE: TypeAdapter[Aggregate]
+    MANIFEST: TypeAdapter[Manifest]
+    SEAL: TypeAdapter[Seal]
+    SHARD: TypeAdapter[Shard]
+    DEFINITION: TypeAdapter[Definition]
+    OBJECT: TypeAdapter[dict[str, Any]]
+
+
+def __getattr__(name: str) -> TypeAdapter[Any]:
+    """The adapter named `name` (`RUN`, `SEAL`, ...), built once on first use."""
+    if name not in _SHAPES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    adapter: TypeAdapter[Any] = TypeAdapter(_SHAPES[name])
+    globals()[name] = adapter  # later lookups find the module attribute directly
+    return adapter

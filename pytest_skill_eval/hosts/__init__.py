@@ -33,6 +33,8 @@ class HostOptions:
 
     binary: str | None = None  # --skill-eval-<host> PATH
     unconfined_reads: bool = False  # --skill-eval-codex-unconfined-reads
+    node: str | None = None  # --skill-eval-node PATH: a Node host's runtime (else the pinned)
+    pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
 
 
 def host_for(name: str) -> Host:

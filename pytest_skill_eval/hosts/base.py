@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from ..evidence.redact import Redactor
 from ..modelserver.server import Route
-from .compile_cache import compile_cache_env
+from .compile_cache import subject_cache, warm_cache
 from .environment import OwnedEnvironment, subject_environment
 from .layers import SystemLayer
 from .observation import Observation, Turn
@@ -156,7 +156,9 @@ class Host(Protocol):
     display_name: str  # how messages name it
     record_key: str  # the run record's key for the binary's version and command
     auth_advice: str  # how an operator gets credentials to a live run of this host
-    runs_on_node: bool  # a Node program (`node` on PATH): it gets Node's compile cache
+    # A Node program: started as `<node> <entry>` on the pinned runtime (`hosts.runtime`) when its
+    # binary says so, with a private copy of the evaluator's warm compile cache.
+    runs_on_node: bool
     # Records what the model received from inside (Pi's observer extension); else `context-text`
     # is taken from the requests the loopback server saw.
     observes_context: bool
@@ -235,8 +237,10 @@ def launch_process(
     """The argv, environment and (not yet started) process of `launch` in `home`."""
     argv = host.argv(binary, launch, home)
     env = host.environment(home)
-    if host.runs_on_node:
-        env |= compile_cache_env(host.name, binary.version, env.get("PATH", os.defpath))
+    runtime = getattr(binary, "runtime", None)
+    if host.runs_on_node and runtime is not None and len(argv) > 1 and argv[0] == str(runtime.path):
+        warm = warm_cache(f"{host.name}-{binary.version}", runtime, argv[:2])
+        env |= subject_cache(warm, home.root)
     env["PWD"] = str(launch.cwd)
     env = subject_environment(host.owned_environment, env, launch.environment)
     process = HostProcess(
@@ -257,6 +261,9 @@ def host_record(host: Host, binary: Executable) -> dict[str, Any]:
     """The run record's entry for the host: its binary and, for a host whose configuration
     decides what is enforced (Codex's sandbox), what it enforced."""
     record: dict[str, Any] = {"version": binary.version, "command": str(binary.path)}
+    started = getattr(binary, "record", None)
+    if callable(started):  # a Node host: the runtime it ran on and the form that ran
+        record |= started()
     enforced = getattr(host, "enforced", None)
     if isinstance(enforced, dict):
         record["enforced"] = enforced

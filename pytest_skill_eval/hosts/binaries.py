@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import HostError
@@ -46,11 +46,14 @@ def locate(
     )
 
 
-def version_of(path: Path, env: Mapping[str, str], error: type[HostError]) -> re.Match[str]:
-    """The `X.Y.Z` that `path --version` prints; a failure or no version is `error`."""
+def version_of(
+    path: Path, env: Mapping[str, str], error: type[HostError], *, command: Sequence[str] = ()
+) -> re.Match[str]:
+    """The `X.Y.Z` that `path --version` prints (started as `command`, when given); a failure
+    or no version is `error`."""
     try:
         done = subprocess.run(
-            [str(path), "--version"],
+            [*(command or [str(path)]), "--version"],
             capture_output=True,
             text=True,
             timeout=60,

@@ -1,47 +1,30 @@
-"""Node's compile cache for hosts that run on Node: cheaper start-ups, shared by version.
+"""Node's compile cache for Node hosts: warmed by the evaluator, a private copy for each subject.
 
-Node ≥ 22.1 keeps the V8 code it compiled for a module in `NODE_COMPILE_CACHE` and reuses it
-on the next start, which cuts a CLI's start-up CPU (Pi on Node 22: 1.61 s with a warm cache
-against 2.12 s on Node 20). The cache lives in the operator's cache directory, one directory per
-host version and Node version, never in a subject's isolated home or under a result; older
-Node ignores the variable, so it is only set where it helps. Node checks each entry against
-the source it was compiled from, so a stale entry is recompiled, not used.
+Node ≥ 22.1 keeps the V8 code it compiled for a module in `NODE_COMPILE_CACHE` and reuses it on
+the next start, which cuts a Node CLI's start-up CPU. Node checks an entry against the source it
+was compiled from, which catches a stale or corrupt entry but not a crafted one, so no subject
+may write the cache another subject reads. The evaluator warms one cache per key (the runtime's
+version and the host's entry) by starting the host once (`--version`: every static import is
+compiled), in a temporary directory renamed into place so racing workers keep one complete
+copy; each subject then gets its own copy inside its isolated home, deleted with it. What a
+subject writes there reaches nobody.
 """
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import os
-import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from .runtime import NodeRuntime
 
 ENV = "NODE_COMPILE_CACHE"
 MINIMUM = (22, 1)
-_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)")
-
-
-@functools.cache
-def node_version(path_env: str) -> tuple[int, int, int] | None:
-    """The version of the `node` found on `path_env` (once per process), or None."""
-    node = shutil.which("node", path=path_env)
-    if node is None:
-        return None
-    try:
-        done = subprocess.run(
-            [node, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env={"PATH": path_env},
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = _VERSION.match(done.stdout.strip())
-    return (int(match[1]), int(match[2]), int(match[3])) if match else None
+SUBJECT_DIR = "node-compile-cache"  # inside the subject's isolated home
 
 
 def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
@@ -50,15 +33,61 @@ def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
     return Path(base) / "pytest-skill-eval" / "node-compile-cache"
 
 
-def compile_cache_env(host: str, host_version: str, path_env: str) -> dict[str, str]:
-    """`{NODE_COMPILE_CACHE: dir}` when the host's Node keeps a compile cache, else nothing."""
-    version = node_version(path_env)
-    if version is None or version[:2] < MINIMUM:
-        return {}
-    node = ".".join(map(str, version))
-    directory = cache_root() / f"{host}-{host_version}-node-{node}"
+def keeps_cache(runtime: NodeRuntime) -> bool:
+    """Whether this Node keeps a compile cache (22.1 and later)."""
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        major, minor = (int(part) for part in runtime.version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= MINIMUM
+
+
+def warm_cache(label: str, runtime: NodeRuntime, command: Sequence[str]) -> Path | None:
+    """The evaluator's warm cache for `command` (`<node> <entry>`) on `runtime`, made on first
+    use; None where Node keeps none or it cannot be made (no cache is only slower)."""
+    if not keeps_cache(runtime):
+        return None
+    key = hashlib.sha256("\0".join([runtime.version, *command]).encode()).hexdigest()[:16]
+    warm = cache_root() / f"{label}-node-{runtime.version}-{key}"
+    if warm.is_dir():
+        return warm
+    try:
+        warm.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        staging = Path(tempfile.mkdtemp(prefix=f".{warm.name}.", dir=warm.parent))
     except OSError:
-        return {}  # no cache is only slower
-    return {ENV: str(directory)}
+        return None
+    try:
+        (staging / "home").mkdir()
+        subprocess.run(
+            [*command, "--version"],
+            env={
+                ENV: str(staging / "cache"),
+                "PATH": os.environ.get("PATH", os.defpath),
+                "HOME": str(staging / "home"),
+            },
+            cwd=staging / "home",
+            capture_output=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        (staging / "cache").rename(warm)
+    except (OSError, subprocess.SubprocessError):
+        if not warm.is_dir():  # a worker that warmed it first is the one kept
+            return None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return warm
+
+
+def subject_cache(warm: Path | None, home: Path) -> dict[str, str]:
+    """`{NODE_COMPILE_CACHE: <a copy of warm in home>}`, else nothing."""
+    if warm is None:
+        return {}
+    private = home / SUBJECT_DIR
+    try:
+        shutil.copytree(warm, private, symlinks=True)
+    except (OSError, shutil.Error):
+        shutil.rmtree(private, ignore_errors=True)
+        return {}
+    return {ENV: str(private)}

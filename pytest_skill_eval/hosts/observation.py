@@ -57,6 +57,7 @@ class Turn:
     tool_activity: list[dict[str, Any]] = field(default_factory=list)
     prompt_accepted: bool = False
     usage: dict[str, Any] | None = None
+    model_calls: int = 0  # assistant replies observed (hosts that report each one)
     assistant_error: str | None = None
     settled: bool = False
     wall_time_ms: int | None = None
@@ -158,6 +159,7 @@ class Observation:
     ) -> None:
         """An assistant message: its text, usage, the model that answered, a failure."""
         turn.response = text
+        turn.model_calls += 1
         turn.usage = merge_usage(turn.usage, usage)
         if model is not None:
             self.model = model

@@ -100,7 +100,9 @@ class HostRegistration:
     auth_advice: str  # how an operator gets credentials to a live run of this host
     # `model.thinking` levels it accepts; None: every level a definition may declare.
     thinking: tuple[str, ...] | None
-    runs_on_node: bool  # a Node program: it gets Node's compile cache
+    # A Node program: a binary with a `runtime` (`hosts.runtime.NodeBinary`) starts as
+    # `<pinned node> <entry>` with a private copy of the evaluator's warm compile cache.
+    runs_on_node: bool
     host: str  # `"module:Class"` (or a zero-argument factory) of its `Host`
     check: str  # `"module:function"` of its `BinaryCheck`
     # Records what the model received from inside (Pi's observer extension); else `context-text`

@@ -422,6 +422,8 @@ def _record(
         },
         "response": response,
         "usage": usage,
+        # What the loopback endpoint received, else the replies a host reported one by one.
+        "modelCalls": endpoint.received() if endpoint.received else _replies(turns),
         "spend": spend_record(endpoint, usage),
         "effects": effects,
         "contextObservationArtifact": context_artifact,
@@ -486,3 +488,8 @@ def _write_model_requests(
             facts.disk_full.append(failure)
         return None
     return MODEL_REQUESTS
+
+
+def _replies(turns: list[Turn]) -> int | None:
+    """Model calls as the assistant replies a host reported (None: it reports none singly)."""
+    return sum(turn.model_calls for turn in turns) or None

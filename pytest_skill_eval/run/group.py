@@ -36,15 +36,18 @@ from ..workspace.materialise import (
     prepare_variant,
     resources_json,
 )
-from . import prestart
+from . import attempts, prestart
 from .providers import EndpointError
 from .records import (
     failed_grade,
+    persist_fallback,
     synthetic_run,
     unpersisted_grade,
     unpersisted_group,
     unpersisted_run,
+    unstartable,
 )
+from .reuse import Reuse, VariantInputs
 
 # Files only a started subject leaves in its variant directory.
 SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR, layout.EVENTS_PARTIAL, layout.STDERR_PARTIAL)
@@ -65,6 +68,10 @@ class Environment:
     endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str], Path], Endpoint]
     no_progress_s: float
     ledger: Ledger | None = None
+    # (group, variant, trial) → the inputs that determine its run (`run/inputs.py`)
+    inputs: Callable[[LoadedGroup, str, int], dict[str, str]] | None = None
+    reuse: Reuse | None = None  # `--skill-eval-reuse`: earlier sealed results to copy runs from
+    retries: int = 0  # --skill-eval-retries: runs again of an infrastructure-failed variant
 
 
 def _never_ran(run: RunRecord) -> SubjectResult:
@@ -94,6 +101,8 @@ class GroupRun:
     clock: Callable[[], str] = utc_now
     # The candidate started while its baseline waits on the model (its first prompt held).
     prestarted: prestart.Prestart | None = None
+    # Per variant: its inputs, and the earlier run it reuses or why it reuses none.
+    inputs: VariantInputs = field(default_factory=VariantInputs)
 
     @property
     def result_dir(self) -> Path:
@@ -143,13 +152,35 @@ class GroupRun:
             found = read.read_run(self.group_dir / variant)
             if found is not None:
                 self.runs[variant] = dict(found[1])
+        record = read.group_record(self.group_dir)
+        if record is not None and (self.group_dir / layout.MANIFEST).is_file():
+            # Finished before this invocation (carried over by --skill-eval-resume): never redone.
+            grade, folder = read.read_grade(self.group_dir, record), self.group_dir
+            self.finished = {"group": record, "grade": grade, "runs": self.runs, "dir": folder}
 
     def run_variant(self, variant: str, env: Environment) -> dict[str, Any]:
         """Run (or synthesise) one variant and persist it; returns the persisted run record."""
         with self.lock:
             self._start(env)
-            run = self._execute(variant, env)
-            return self._persist(variant, run)
+            if self.finished is not None:
+                return self.runs[variant]
+            self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
+            ready = not env.cancel.cancelled and self.resources is not None
+            taken = self.inputs.take(variant, self.group_dir) if ready else None
+            first = SubjectResult(*taken) if taken else self._execute(variant, env)
+            self.inputs.note(variant, first.run)
+            run = self._persist(variant, first)
+            earlier: list[dict[str, Any]] = []
+            while attempts.retryable(run, len(earlier), env.retries, env.cancel.cancelled):
+                # On record, the attempt moves whole under attempts/; the variant runs again.
+                earlier.append(attempts.set_aside(self.group_dir / variant, len(earlier) + 1, run))
+                del self.runs[variant]
+                self.subjects_started.discard(variant)
+                result = self._execute(variant, env, again=True)
+                result.run["attempts"] = attempts.record(earlier)
+                self.inputs.note(variant, result.run)
+                run = self._persist(variant, result)
+            return run
 
     def _refused(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why this variant's subject may not start now (cancelled, budget, resources), if so."""
@@ -159,31 +190,16 @@ class GroupRun:
 
     def _unstartable(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why no subject may start now besides cancellation: the budget, the resources."""
-        group = self.loaded
-        try:
-            exhausted = env.ledger is not None and env.ledger.exhausted()
-            spend = env.ledger.snapshot() if env.ledger is not None and exhausted else {}
-        except OSError as error:
-            msg = {"kind": "infrastructure", "message": f"budget ledger unusable: {error}"}
-            return _never_ran(synthetic_run(group, variant, "infrastructure-failed", msg))
-        if exhausted:
-            msg = {
-                "kind": "cancellation",
-                "message": f"budget exhausted: spent {spend['spent']} of {spend['maxCost']} USD "
-                "before this subject could start",
-            }
-            return _never_ran(synthetic_run(group, variant, "cancelled", msg))
-        if self.resource_error is not None or self.resources is None:
-            msg = {"kind": "setup", "message": self.resource_error or "group resources missing"}
-            return _never_ran(synthetic_run(group, variant, "invalid", msg))
-        return None
+        ready = self.resource_error is None and self.resources is not None
+        refused = unstartable(self.loaded, variant, env.ledger, ready, self.resource_error)
+        return None if refused is None else _never_ran(refused)
 
-    def _execute(self, variant: str, env: Environment) -> SubjectResult:
+    def _execute(self, variant: str, env: Environment, *, again: bool = False) -> SubjectResult:
         claimed = self._claim_prestarted(variant, env)
         if claimed is not None:
             return claimed
         variant_dir = self.group_dir / variant
-        variant_dir.mkdir()
+        variant_dir.mkdir(exist_ok=again)  # a retry's directory holds its earlier attempts
         group = self.loaded
         refused = self._refused(variant, env)
         if refused is not None:
@@ -250,6 +266,7 @@ class GroupRun:
             and self.prestarted is None
             and self.resources is not None
             and "candidate" not in self.runs
+            and not self.inputs.reuses("candidate")
             and not (self.group_dir / "candidate").exists()
             and not env.cancel.cancelled
             and prestart.applies(self.loaded.group, endpoint)
@@ -386,7 +403,7 @@ class GroupRun:
             full = full or (error if isinstance(error, DiskFullError) else None)
             run = dict(unpersisted_run(cast(RunRecord, run), result.transcript, str(error)))
             try:
-                self._persist_fallback(variant_dir, run)
+                persist_fallback(variant_dir, run)
             except DiskFullError as failed:
                 raise full or failed from None  # the first write the full disk refused
         self.runs[variant] = run
@@ -394,21 +411,6 @@ class GroupRun:
             # The run is on record as far as it could be; every later write would fail alike.
             raise full
         return run
-
-    @staticmethod
-    def _persist_fallback(variant_dir: Path, run: dict[str, Any]) -> None:
-        # run.json when it is still free, else beside it; only when neither can be written does
-        # the invocation stop, since nothing of this run would be on record.
-        last: EvidenceError | None = None
-        for name in (layout.RUN, layout.RUN_FALLBACK):
-            if (variant_dir / name).exists():
-                continue
-            try:
-                store.write_json_once(variant_dir / name, run)
-                return
-            except EvidenceError as error:
-                last = error
-        raise last or EvidenceError(f"no place left to record the run in {variant_dir}")
 
     def record_unrun(
         self, variant: str, state: str, error: dict[str, str], env: Environment

@@ -16,11 +16,8 @@ from ..hosts.base import Endpoint, ServedModel
 from ..hosts.credentials import live_subjects, refuse_live_without_credentials
 from ..hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
 from ..hosts.registry import registration_for
-from ..modelserver.cassette import load_existing
-from ..modelserver.record import RecordingRoute
 from ..modelserver.script import ScriptError, cassette_file, load_script, script_path
 from ..modelserver.server import Route, ScriptedModelServer
-from ..modelserver.upstream import RecordError, auth_headers, check_recordable
 from ..modelserver.wire import OPENAI
 
 RECORD_MODES = ("none", "once", "all")
@@ -216,6 +213,11 @@ class EndpointFactory:
         workspace: Path,
     ) -> Endpoint:
         """Forward to the real provider through the loopback server, writing the cassette."""
+        # Recording's modules (an HTTP client among them) load only when a run records.
+        from ..modelserver.cassette import load_existing
+        from ..modelserver.record import RecordingRoute
+        from ..modelserver.upstream import RecordError, auth_headers, check_recordable
+
         declared = loaded.group.model
         assert self.cassettes is not None
         if declared is None:

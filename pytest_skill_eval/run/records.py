@@ -6,10 +6,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..budget.ledger import Ledger
 from ..definitions import LoadedDefinition, LoadedGroup, selected_groups
-from ..evidence import layout
+from ..evidence import layout, store
 from ..evidence.records import CannotRun, GradeRecord, GroupError, GroupRecord, RunRecord
 from ..evidence.states import unrecorded_group_state
+from ..evidence.store import EvidenceError
 
 
 def synthetic_run(
@@ -121,3 +123,43 @@ def cannot_run_records(
             if reason is not None:
                 facts.append({"group": loaded.group.id, "host": host, "reason": reason})
     return facts
+
+
+def persist_fallback(variant_dir: Path, run: dict[str, Any]) -> None:
+    """Write a run record that could not be persisted as it should, where there is room."""
+    # run.json when it is still free, else beside it; only when neither can be written does
+    # the invocation stop, since nothing of this run would be on record.
+    last: EvidenceError | None = None
+    for name in (layout.RUN, layout.RUN_FALLBACK):
+        if (variant_dir / name).exists():
+            continue
+        try:
+            store.write_json_once(variant_dir / name, run)
+            return
+        except EvidenceError as error:
+            last = error
+    raise last or EvidenceError(f"no place left to record the run in {variant_dir}")
+
+
+def unstartable(
+    group: LoadedGroup, variant: str, ledger: Ledger | None, ready: bool, problem: str | None
+) -> RunRecord | None:
+    """The run of a subject that may not start now besides cancellation (the budget spent or
+    its ledger unusable, the group's resources not ready: `problem`), or None."""
+    try:
+        exhausted = ledger is not None and ledger.exhausted()
+        spend = ledger.snapshot() if ledger is not None and exhausted else {}
+    except OSError as error:
+        msg = {"kind": "infrastructure", "message": f"budget ledger unusable: {error}"}
+        return synthetic_run(group, variant, "infrastructure-failed", msg)
+    if exhausted:
+        msg = {
+            "kind": "cancellation",
+            "message": f"budget exhausted: spent {spend['spent']} of {spend['maxCost']} USD "
+            "before this subject could start",
+        }
+        return synthetic_run(group, variant, "cancelled", msg)
+    if not ready:
+        msg = {"kind": "setup", "message": problem or "group resources missing"}
+        return synthetic_run(group, variant, "invalid", msg)
+    return None

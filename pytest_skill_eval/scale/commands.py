@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..budget import estimate
 from ..common.optionvalues import choice, number, positive_int
 from ..common.wording import counted, noun
 from ..errors import SkillEvalError
@@ -28,7 +29,7 @@ def add_parsers(commands: Any) -> None:
     )
     plan.add_argument("suite", nargs="+", help="suite or group definitions (JSON)")
     plan.add_argument("--root", dest="plan_root", help="definition root (default: --root or .)")
-    plan.add_argument("--trials", default="1", help="trials (default 1)")
+    plan.add_argument("--trials", default="1", help="trials (default 1; with --estimate, or auto)")
     plan.add_argument("--group", help="one group, by id or one-based position")
     plan.add_argument("--variant", choices=("baseline", "candidate"), help="one variant")
     plan.add_argument(
@@ -58,7 +59,10 @@ def add_parsers(commands: Any) -> None:
         help="balance shards by what each group took in the newest earlier result under RUNS "
         "(default: the root's .skill-eval/runs when it exists; else units go round-robin)",
     )
-    plan.add_argument("-o", "--output", required=True, metavar="PLAN", help="the plan to write")
+    plan.add_argument(
+        "-o", "--output", metavar="PLAN", help="the plan to write (required without --estimate)"
+    )
+    estimate.add_arguments(plan)
     joined = commands.add_parser(
         "merge",
         help="verify and join a plan's shards into the result(s), summary and aggregate one "
@@ -86,7 +90,11 @@ def add_parsers(commands: Any) -> None:
 
 def run(args: argparse.Namespace, root: Path) -> int | None:
     """Run `plan` or `merge`; None for any other command."""
+    if args.command == "plan" and args.estimate:
+        return _estimate(args, root)
     if args.command == "plan":
+        if args.output is None:
+            raise PlanError("plan needs -o PLAN, the plan file to write (or --estimate)")
         trials = positive_int("--trials", args.trials)
         max_cost = None
         if args.max_cost is not None:
@@ -136,6 +144,25 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
             print(f"aggregate: {outcome.aggregate}")
         return 1 if outcome.missing else 0
     return None
+
+
+def _estimate(args: argparse.Namespace, root: Path) -> int:
+    """`plan --estimate`: print the forecast of a live run; nothing is written."""
+    from ..hosts.pi.binary import locate_pi
+
+    base = Path(args.plan_root).resolve() if args.plan_root else root
+    models = Path(args.models).resolve() if args.models else None
+    if models is not None and not models.is_file():
+        raise PlanError(f"--models {models} is not a file; pass a Pi models.json")
+    _plan_hosts(args.host)
+    lines = estimate.plan_estimate(
+        args,
+        [Path(s) if Path(s).is_absolute() else Path.cwd() / s for s in args.suite],
+        base,
+        estimate.price_function(models, lambda: locate_pi(None, base)),
+    )
+    print("\n".join(lines))
+    return 0
 
 
 def _shard_roots(given: list[str], file: str | None) -> dict[int, str]:

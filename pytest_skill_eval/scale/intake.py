@@ -18,7 +18,6 @@ from ..evidence.seal import SEAL_PREFIX, seal_root
 from ..evidence.shard_seal import shard_groups, shard_seal_leaves
 from ..evidence.store import sha256_bytes
 from ..workspace.entries import open_regular
-from .models import check_shard
 from .plan import Plan
 
 
@@ -110,6 +109,8 @@ def load_shard(plan: Plan, path: Path) -> Shard:
     record_path = layout.shard_file(path)
     record_bytes = _read_regular(record_path)
     record = _parse_json(record_path, record_bytes)
+    from .models import check_shard  # its pydantic models are built only by a merge
+
     problem = check_shard(record, record_path)
     if problem is not None:
         raise MergeError(f"{problem}; the shard record is damaged: re-run the shard")

@@ -245,7 +245,7 @@ def _budget(shards: Sequence[Shard], count: int) -> dict[str, Any] | None:
 def _place(unit: Unit, source: ShardGroup, target: Path) -> None:
     """Copy one arrived group and prove the copy against its manifest, and that manifest
     against the one its shard's root was computed over (the bytes hashed, not a re-read)."""
-    _copy_tree(source.path, target)
+    copy_group_tree(source.path, target)
     copied = target / layout.MANIFEST
     if (sha256_file(copied) if copied.is_file() else None) != source.manifest:
         raise MergeError(
@@ -314,7 +314,7 @@ def _never(*_args: Any) -> Any:
     raise MergeError("a merge never runs a subject")
 
 
-def _copy_tree(source: Path, target: Path) -> None:
+def copy_group_tree(source: Path, target: Path) -> None:
     """Copy a group directory exactly, never following a link.
 
     A symlink is copied as a link only where the run records one as evidence: what a subject
@@ -339,6 +339,8 @@ def _recorded_link(relative: Path) -> bool:
     parts = relative.parts
     if len(parts) < 3 or parts[0] not in VARIANTS:
         return False  # `resources/workspace/…` or `x/workspace/…` is no subject's workspace
+    if len(parts) >= 5 and parts[1] == layout.ATTEMPTS and parts[2].isdigit():
+        parts = (parts[0], *parts[3:])  # an earlier attempt's entries are recorded alike
     if parts[1] == "workspace":
         return True
     turn = len(parts) >= 5 and parts[1] == "turns" and parts[2].isdigit()

@@ -35,7 +35,6 @@ from ..evidence import (
 from ..evidence.records import InvocationRecord
 from ..hosts import check_environment
 from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
-from .models import check_plan
 
 if TYPE_CHECKING:
     from ..options import Settings
@@ -272,6 +271,8 @@ def load_plan(path: Path) -> Plan:
         raise PlanError(f"{path} is not a plan (make one with `skill-eval plan`)")
     if data.get("schema_version") != 1:
         raise PlanError(f"{path}: unsupported plan schema_version {data.get('schema_version')!r}")
+    from .models import check_plan  # its pydantic models are built only by runs with a plan
+
     problem = check_plan(data, path)
     if problem is not None:
         raise PlanError(f"{problem}; the plan is damaged: make a new one with `skill-eval plan`")

@@ -18,7 +18,7 @@ from typing import Any
 from ..analysis.stats import ALPHA
 from ..common.wording import counted
 from ..evidence import layout, read
-from .present import format_number, mapping
+from .present import format_number, mapping, p_value_text
 from .statistics import sample_size_of
 
 
@@ -95,11 +95,7 @@ def _comparison_text(comparison: Mapping[str, Any], trials: int) -> str:
     if not comparison.get("differenceUnresolved"):
         direction = "better" if better > worse else "worse"
         at = sequential.get("resolvedAtTrial")
-        how = (
-            f"resolved at trial {at}"
-            if at is not None
-            else f"McNemar p={float(comparison.get('mcnemarP') or 0):.4g}"
-        )
+        how = f"resolved at trial {at}" if at is not None else p_value_text(comparison)
         return f"{direction} with the skill at alpha {format_number(ALPHA)} ({how})"
     size = sample_size_of(comparison)
     if size is None:

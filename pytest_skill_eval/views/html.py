@@ -37,6 +37,7 @@ from .text import (
     load_summary,
     selected_grade_state,
 )
+from .usage import result_usage, usage_rows
 
 # ---------------------------------------------------------------------------------------------
 # Documents
@@ -166,6 +167,7 @@ def _group(result_dir: Path, group: GroupEvidence, links: Links) -> dict[str, An
         "comparisons": [_comparison(c) for c in grade.get("comparisons") or []],
         "review": _review(group.review),
         "variants": [variant_view(result_dir, group, v, links) for v in VARIANTS],
+        "usage": usage_rows(result_usage(result_dir, record)),
         "links": group_links,
     }
 
@@ -361,6 +363,7 @@ def _aggregate_group(group: Mapping[str, Any]) -> dict[str, Any]:
         "stop": _STOPS.get(str(adaptive.get("stop"))) if adaptive else None,
         "comparisons": comparisons,
         "checks": checks,
+        "usage": usage_rows(mapping(group.get("usage"))),
     }
 
 

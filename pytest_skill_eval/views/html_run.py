@@ -67,6 +67,9 @@ def _run_facts(run: Mapping[str, Any]) -> list[dict[str, Any]]:
     if isinstance(provider, Mapping):
         label = MODE_LABELS.get(str(provider.get("mode")), provider.get("mode"))
         facts.append(_fact("provider", label, "provider", provider.get("cassette") or None))
+    reused = run.get("reused")  # copied from an earlier sealed result, not run in this one
+    if isinstance(reused, Mapping):
+        facts.append(_fact("reused from", f"{reused.get('result')} seal {reused.get('root')}"))
     model = run.get("model")
     if isinstance(model, Mapping):
         declared = model.get("declared")

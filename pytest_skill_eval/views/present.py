@@ -234,12 +234,21 @@ def rate_of(counts: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
     return Rate(passes, total, float(rate) if isinstance(rate, int | float) else None, pair)
 
 
+def p_value_text(comparison: Mapping[str, Any]) -> str:
+    """`McNemar p=…` over paired trials; `Fisher p=… unpaired: why` when an arm was reused."""
+    unpaired = comparison.get("unpaired")
+    if isinstance(unpaired, Mapping):
+        return f"Fisher p={float(unpaired['p']):.4g} unpaired: {unpaired['why']}"
+    return f"McNemar p={float(comparison.get('mcnemarP') or 0):.4g}"
+
+
 def comparison_stats(comparison: Mapping[str, Any]) -> tuple[Rate, Rate, float, bool]:
     """Both variants' rates, the McNemar p-value, and whether the difference is unresolved."""
     rates = mapping(comparison.get("rates"))
     baseline = rate_of(comparison.get("baseline") or {}, rates.get("baseline") or None)
     candidate = rate_of(comparison.get("candidate") or {}, rates.get("candidate") or None)
-    p_value = comparison.get("mcnemarP")
+    unpaired = comparison.get("unpaired")  # an arm reused from another invocation
+    p_value = unpaired.get("p") if isinstance(unpaired, Mapping) else comparison.get("mcnemarP")
     if not isinstance(p_value, int | float):
         transitions = comparison.get("transitions") or {}
         p_value = mcnemar_exact(

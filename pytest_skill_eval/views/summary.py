@@ -21,6 +21,7 @@ from ..errors import OutputError
 from ..evidence import layout, read, sealed_root
 from .decision import bottom_line
 from .present import cost_label, excerpt_of, format_interval, format_number, rate_of, run_spend
+from .usage import by_group
 
 # CommonMark lets a backslash escape any ASCII punctuation. These are the ones that can start
 # markup inside a line (emphasis, code, links, HTML, entities, a cell break, a mention, math);
@@ -57,6 +58,8 @@ def render_markdown(
     if excerpts and not aggregate:
         lines.extend(_excerpts(target))
     trial_dirs = _trial_dirs(target, data) if aggregate else [target]
+    groups = data.get("groups") or [] if aggregate else read.group_records(target)
+    lines.extend(_usage_table(target, groups, aggregate))
     lines.append(f"**Spend:** {md_text(_spend(trial_dirs))}")
     lines.append("")
     for trial in trial_dirs:
@@ -139,6 +142,22 @@ def _aggregate_table(data: Mapping[str, Any]) -> list[str]:
             states = [shown if check.get("variant") == v else "" for v in VARIANTS]
             lines.append(_cells(label, str(check.get("id")), str(check.get("kind")), *states))
     return lines
+
+
+def _usage_table(target: Path, groups: Any, aggregate: bool) -> list[str]:
+    """Per-arm usage: each fact's mean (95% CI across trials) per variant, and the change."""
+    found = by_group(target, groups, aggregate)
+    if not found:
+        return []
+    lines = [
+        "**Usage per arm**" + (" (cost simulated)" if any(s for *_, s in found) else ""),
+        "",
+        "| group | usage | baseline | candidate | baseline→candidate |",
+        "|---|---|---|---|---|",
+    ]
+    for label, rows, _simulated in found:
+        lines.extend(_cells(label, r.fact, r.baseline, r.candidate, r.change) for r in rows)
+    return [*lines, ""]
 
 
 def _cells(*cells: str) -> str:

@@ -11,9 +11,10 @@ from typing import Any, Protocol
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
+from . import iteration
 from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
-from .present import escape_cell, run_spend
+from .present import escape_cell, p_value_text, run_spend
 from .statistics import (
     aggregate_trigger_rates,
     consistency_of,
@@ -24,6 +25,7 @@ from .statistics import (
     trigger_terminal_lines,
 )
 from .toolerrors import tool_errors
+from .usage import result_usage, terminal_line
 
 # The progress letters are pytest's; what each means is printed once, in the section's header.
 LEGEND = (
@@ -108,6 +110,9 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
     root = sealed_root(result_dir)
     seal = f" seal sha256:{root}" if root is not None else ""
     writer.write_line(f"result {result_dir.name} [{state}] trial {trial}: {result_dir}{seal}")
+    resumed = iteration.resumed_line(result_dir)
+    if resumed is not None:
+        writer.write_line(resumed)
     budget = summary.get("budget") if summary is not None else None
     if budget:
         exhausted = " - budget exhausted" if budget["exhausted"] else ""
@@ -123,6 +128,11 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
             f"[{record['state']}] {variants} "
             f"grade={record.get('grade')}{cost_text}"
         )
+        usage = terminal_line(result_usage(result_dir, record))
+        if usage is not None:
+            writer.write_line(f"    {usage}")
+        for line in iteration.group_lines(result_dir, record):
+            writer.write_line(line)
         grade = read.read_grade(group_dir, record)
         if grade is not None:
             for check in grade.get("checks", []):
@@ -136,6 +146,9 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
                 reason = escape_cell(str(error.get("reason")))
                 writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
         for variant in record.get("variants", {}):
+            reused = _reused(group_dir / variant)
+            if reused is not None:
+                writer.write_line(f"    {variant} reused from {reused_label(reused)}")
             for failed in tool_errors(group_dir / variant):
                 writer.write_line(f"    {variant} tool-error: {escape_cell(failed)}")
         writer.write_line(f"    evidence: {group_dir}")
@@ -164,13 +177,27 @@ def _trial_lines(writer: Writer, trial: int, result_dir: Path) -> None:
         )
 
 
+def reused_label(marker: Mapping[str, Any]) -> str:
+    """How a view names a reused run's source: `<result id> seal sha256:<root>`."""
+    return f"{marker.get('result')} seal {marker.get('root')}"
+
+
+def _reused(variant_dir: Path) -> Mapping[str, Any] | None:
+    """Where a reused run was copied from (`run.json`'s `reused`); None for a run made here."""
+    found = read.read_run(variant_dir)
+    marker = found[1].get("reused") if found is not None else None
+    return marker if isinstance(marker, Mapping) else None
+
+
 def _group_cost(group_dir: Path) -> str:
     """ " cost=$X" spent by the group's runs, and " cost=simulated $Y" for what was priced only."""
     spent: list[float] = []
     simulated: list[float] = []
     for variant in VARIANTS:
         found = read.read_run(group_dir / variant)
-        spend = run_spend(found[1]) if found is not None else None
+        # A reused run's spend was paid by the result it was copied from.
+        reused = found is None or "reused" in found[1]
+        spend = run_spend(found[1]) if found is not None and not reused else None
         if spend is not None:
             (simulated if spend[1] else spent).append(spend[0])
     parts = [f" cost=${sum(spent):.6f}"] if spent else []
@@ -214,11 +241,14 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
                 f"  {label} comparison {comparison['id']}: "
                 f"fail-to-pass={comparison['discordant']['fail-to-pass']} "
                 f"pass-to-fail={comparison['discordant']['pass-to-fail']} "
-                f"McNemar p={comparison['mcnemarP']:.4g} ({verdict})"
+                f"{p_value_text(comparison)} ({verdict})"
             )
             sequential = sequential_text(comparison)
             if sequential is not None:
                 writer.write_line(f"    {sequential}")
+        usage = terminal_line(group.get("usage"))
+        if usage is not None:
+            writer.write_line(f"  {label} {usage}")
     for line in noise_floor_lines(data):
         writer.write_line(line)
     for line in trigger_terminal_lines(aggregate_trigger_rates(data)):

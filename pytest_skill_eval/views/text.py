@@ -55,6 +55,7 @@ from .statistics import (
     trigger_text_rows,
 )
 from .toolerrors import tool_errors
+from .usage import result_usage, usage_rows
 
 # The views' names for the reader's error and JSON loader; a view refuses what the reader does.
 ViewError = ReadError
@@ -120,6 +121,8 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
     for record in records:
         lines.append("")
         lines.extend(_group_lines(result_dir, load_group(result_dir, record), variant))
+        if variant is None:
+            lines.extend(usage_text_rows(result_usage(result_dir, record)))
     cannot = [
         f for f in cannot_run_facts(load_invocation(result_dir)) if group in (None, f["group"])
     ]
@@ -335,6 +338,9 @@ def _variant_lines(result_dir: Path, group: GroupEvidence, variant: str) -> list
         lines.append(f"  error: {escape_cell(str(error['message']))}")
     if run.get("hint"):
         lines.append(f"  hint: {escape_cell(str(run['hint']))}")
+    reused = run.get("reused")  # copied from an earlier sealed result, not run in this one
+    if isinstance(reused, Mapping):
+        lines.append(row("  reused", str(reused.get("result")), str(reused.get("root"))))
     lines.append(row("  artifacts", *_artifact_cells(result_dir, group, variant, run)))
     return lines
 
@@ -367,6 +373,15 @@ def _artifact_cells(
 
 # ---------------------------------------------------------------------------------------------
 # The aggregate view
+
+
+def usage_text_rows(usage: Mapping[str, Any] | None) -> list[str]:
+    """`usage<TAB>fact<TAB>baseline=…<TAB>candidate=…<TAB>change=…` rows of a group."""
+    return [
+        row("usage", r.fact, f"baseline={r.baseline}", f"candidate={r.candidate}",
+            f"change={r.change}")
+        for r in usage_rows(usage)
+    ]  # fmt: skip
 
 
 def _rate_cells(prefix: str, rate: Rate) -> list[str]:
@@ -408,6 +423,7 @@ def render_aggregate_text(aggregate_dir: Path) -> str:
                     *consistency_cells(check),
                 )
             )
+        lines.extend(usage_text_rows(group.get("usage")))
     floor = noise_floor_lines(data)
     if floor:
         lines.extend(["", *floor])

@@ -14,10 +14,11 @@ from typing import IO, Any
 
 import pytest
 
+from pytest_skill_eval.hosts.pi.binary import pi_executable
 from pytest_skill_eval.hosts.pi.config import write_pi_agent_dir
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import RecordedRequest, RouteFailure, ScriptedModelServer
-from tests.support.paths import PI
+from tests.support.paths import PI, REPO
 
 # Generous ceiling so a hung Pi fails the test instead of the whole session; not a timing check.
 RUN_CEILING_S = 120.0
@@ -106,8 +107,9 @@ class PiRun:
 class PiLauncher:
     """Starts Pi hermetically: isolated HOME and agent dir, offline, only the given extensions."""
 
-    def __init__(self, server: ScriptedModelServer) -> None:
+    def __init__(self, server: ScriptedModelServer, command: Sequence[str]) -> None:
         self.server = server
+        self.command = list(command)  # `<node> <entry>`: how the evaluator starts Pi
 
     def sandbox(self, base: Path) -> Sandbox:
         """A fresh sandbox under `base`."""
@@ -144,7 +146,7 @@ class PiLauncher:
     ) -> list[str]:
         """Pi's command line in the order the evaluator uses."""
         __tracebackhide__ = True
-        args = [str(PI), "--mode", mode, "--no-session", "--no-extensions"]
+        args = [*self.command, "--mode", mode, "--no-session", "--no-extensions"]
         for extension in extensions:
             args += ["-e", str(extension)]
         args += ["--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files"]
@@ -278,8 +280,9 @@ def _line_reader(stream: IO[bytes]) -> queue.Queue[str | None]:
 
 @pytest.fixture(scope="session")
 def pi_launcher() -> Iterator[PiLauncher]:
-    """One scripted model server for the session and a launcher bound to it."""
+    """One scripted model server for the session and a launcher bound to it, starting Pi as
+    subjects start it: its bundle on the pinned Node."""
     if not PI.exists():
         pytest.fail(f"Pi is not installed at {PI}; run `npm ci` in the project root")
     with ScriptedModelServer() as server:
-        yield PiLauncher(server)
+        yield PiLauncher(server, pi_executable(None, REPO).command())

@@ -1,38 +1,103 @@
-"""Node's compile cache: set for a Node host only where Node keeps one, outside every home."""
+"""Node's compile cache: warmed once by the evaluator, a private copy for each subject."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.hosts.compile_cache import ENV, compile_cache_env
+from pytest_skill_eval.hosts import host_for
+from pytest_skill_eval.hosts.base import Endpoint, Launch, isolated_home, launch_process
+from pytest_skill_eval.hosts.compile_cache import ENV, subject_cache, warm_cache
+from pytest_skill_eval.hosts.pi.binary import PiBinary
+from pytest_skill_eval.hosts.runtime import NodeRuntime, node_runtime
 from tests.support.files import write
+from tests.support.paths import REPO
+
+# A host that counts its starts and compiles a module, as a Node CLI's `--version` would.
+HOST = """
+import { appendFileSync } from "node:fs";
+appendFileSync(new URL("./starts", import.meta.url), "start\\n");
+const answer = (x) => x * 2;
+console.log(answer(21));
+"""
+# A subject that tries to plant an entry in, and wipe, the cache it was handed.
+SUBJECT = """
+import { readdirSync, rmSync, writeFileSync } from "node:fs";
+const dir = process.env.NODE_COMPILE_CACHE;
+for (const name of readdirSync(dir)) rmSync(`${dir}/${name}`, { recursive: true, force: true });
+writeFileSync(`${dir}/planted`, "crafted code");
+"""
 
 
-def _node(directory: Path, version: str) -> str:
-    """A `node` on a PATH of its own that answers `--version` with `version`."""
-    write(directory / "node", f"#!/bin/sh\necho {version}\n", mode=0o755)
-    return str(directory)
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def test_node_22_1_and_later_gets_a_cache_per_host_and_node_version(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.fixture
+def pinned() -> NodeRuntime:
+    return node_runtime(None, REPO)
+
+
+def test_the_cache_is_warmed_once_per_runtime_and_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: NodeRuntime
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    env = compile_cache_env("pi", "0.73.1", _node(tmp_path / "n22", "v22.12.0"))
-    expected = tmp_path / "cache" / "pytest-skill-eval" / "node-compile-cache"
-    assert env == {ENV: str(expected / "pi-0.73.1-node-22.12.0")}
-    assert Path(env[ENV]).is_dir()
-    other = compile_cache_env("pi", "0.74.0", _node(tmp_path / "n23", "v23.0.1"))
-    assert other == {ENV: str(expected / "pi-0.74.0-node-23.0.1")}
+    entry = write(tmp_path / "host.mjs", HOST)
+    warm = warm_cache("host-1.0", pinned, [str(pinned.path), str(entry)])
+    assert warm is not None
+    assert warm.is_relative_to(tmp_path / "cache" / "pytest-skill-eval")
+    assert _tree(warm), "Node wrote compiled code into the warm cache"
+    assert warm_cache("host-1.0", pinned, [str(pinned.path), str(entry)]) == warm
+    assert (tmp_path / "starts").read_text() == "start\n"  # warmed by one start, not two
+    other = write(tmp_path / "other.mjs", HOST)
+    assert warm_cache("host-1.0", pinned, [str(pinned.path), str(other)]) not in (None, warm)
 
 
-@pytest.mark.parametrize("version", ["v20.20.2", "v22.0.0", "not a version"])
-def test_older_node_or_none_gets_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
+def test_a_subject_cannot_change_the_cache_other_subjects_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: NodeRuntime
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert compile_cache_env("pi", "0.73.1", _node(tmp_path / version, version)) == {}
-    assert compile_cache_env("pi", "0.73.1", str(tmp_path / "empty")) == {}
-    assert not (tmp_path / "cache").exists()
+    entry = write(tmp_path / "host.mjs", HOST)
+    warm = warm_cache("host-1.0", pinned, [str(pinned.path), str(entry)])
+    assert warm is not None
+    before = _tree(warm)
+    first = tmp_path / "first-home"
+    first.mkdir()
+    env = subject_cache(warm, first)
+    assert Path(env[ENV]).is_relative_to(first)
+    script = write(tmp_path / "subject.mjs", SUBJECT)
+    subprocess.run([str(pinned.path), str(script)], env=env, check=True, timeout=60)
+    assert (Path(env[ENV]) / "planted").is_file()  # it did write what it was handed
+    assert _tree(warm) == before
+    second = tmp_path / "second-home"
+    second.mkdir()
+    assert _tree(Path(subject_cache(warm, second)[ENV])) == before
+
+
+def test_a_node_without_a_compile_cache_gets_none(tmp_path: Path) -> None:
+    old = NodeRuntime(write(tmp_path / "node", "#!/bin/sh\n", mode=0o755), "20.20.2", "option")
+    assert warm_cache("host-1.0", old, [str(old.path), "cli.js"]) is None
+    assert subject_cache(None, tmp_path) == {}
+
+
+def test_a_node_hosts_launch_starts_node_and_entry_with_a_copy_inside_its_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: NodeRuntime
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    entry = write(tmp_path / "pi.mjs", HOST)
+    pi = PiBinary(tmp_path / "pi", "0.73.1", pinned, entry)
+    launch = Launch(
+        cwd=tmp_path, prompts=("hi",), one_shot=True, events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+    )  # fmt: skip
+    host = host_for("pi")
+    with isolated_home(host, Endpoint(mode="live", model=None), prefix="skill-eval-") as home:
+        argv, env, _ = launch_process(host, pi, launch, home)
+        assert argv[:2] == [str(pinned.path), str(entry)]
+        private = Path(env[ENV])
+        assert private.is_relative_to(home.root)
+        warm = warm_cache("pi-0.73.1", pinned, argv[:2])
+        assert warm is not None
+        assert _tree(private) == _tree(warm)

@@ -93,3 +93,23 @@ def test_a_live_subject_without_credentials_says_how_to_declare_them(
     record = read_json(results(root)[-1] / "groups" / "answer" / "baseline" / "run.json")
     assert record["provider"]["mode"] == "live"
     assert "runtime.environment.inherit" in record["hint"]
+
+
+def test_a_node_option_that_names_no_node_is_one_clear_error(
+    pytester: pytest.Pytester, root: Path
+) -> None:
+    result = run(pytester, root, "--skill-eval-node", str(root / "no-such-node"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"--skill-eval-node {root / 'no-such-node'}: no such executable" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    assert not (root / ".skill-eval").exists()
+
+
+def test_a_pi_bundle_value_other_than_on_or_off_is_one_clear_error(
+    pytester: pytest.Pytester, root: Path
+) -> None:
+    result = run(pytester, root, "--skill-eval-pi-bundle", "maybe")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--skill-eval-pi-bundle" in result.stderr.str()
+    assert "one of: on, off" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()

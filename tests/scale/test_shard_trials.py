@@ -58,9 +58,22 @@ def _aggregate_facts(aggregate_dir: Path) -> dict[str, Any]:
         "requestedTrials": record["requestedTrials"],
         "trials": [t["state"] for t in record["trials"]],
         "identical": record["inputs"]["identical"],
-        "groups": record["groups"],
+        "groups": [_timeless(group) for group in record["groups"]],
         "triggerRates": record["triggerRates"],
     }
+
+
+def _timeless(group: dict[str, Any]) -> dict[str, Any]:
+    """A group's aggregate without wall times: the one usage fact two runs never share."""
+    usage = group.get("usage")
+    if usage is None:
+        return group
+    arms = {
+        v: {k: f for k, f in facts.items() if k != "wallTimeMs"}
+        for v, facts in usage["arms"].items()
+    }
+    change = {k: c for k, c in usage["change"].items() if k != "wallTimeMs"}
+    return {**group, "usage": {**usage, "arms": arms, "change": change}}
 
 
 def _tree(directory: Path) -> dict[str, bytes]:

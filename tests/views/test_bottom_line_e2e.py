@@ -142,11 +142,21 @@ def test_the_markdown_summary_and_the_step_summary_show_the_decision_and_no_agen
     for markdown in (done.stdout, step_summary.read_text(encoding="utf-8")):
         assert CANARY not in markdown
         tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
-        assert _cells(tokens, "th") == [["group", "check", "kind", "baseline", "candidate"]]
-        assert _cells(tokens, "td") == [
+        assert _cells(tokens, "th") == [
+            ["group", "check", "kind", "baseline", "candidate"],
+            ["group", "usage", "baseline", "candidate", "baseline→candidate"],
+        ]
+        rows = _cells(tokens, "td")
+        assert rows[:2] == [
             ["answer@codex", "baseline-says-yes", "file-text", "fail", ""],
             ["answer@codex", "candidate-says-yes", "file-text", "", "pass"],
         ]
+        # Per-arm usage: counts and cost only, never agent output.
+        assert [row[:2] for row in rows[2:]] == [
+            ["answer@codex", fact]
+            for fact in ("tokens-in", "tokens-out", "tokens-cached", "model-calls", "turns",
+                         "tool-calls", "wall-ms", "cost-usd")
+        ]  # fmt: skip
         seen = _plain(markdown)
         assert (
             "answer@codex: the skill changed 1 of 1 comparison for the better (fail-to-pass), "

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
 from ..layers import SystemLayer
+from ..runtime import NodeRuntime, node_command, node_entry, node_runtime
+from .bundle import BundleError, PiBundle, checked_bundle, describe, pi_bundle
 
 if TYPE_CHECKING:
     from .. import HostOptions
@@ -19,6 +22,8 @@ if TYPE_CHECKING:
 
 MIN_VERSION = (0, 73, 1)
 PINNED = "0.73.1"
+# The esbuild the bundle is proven equivalent with (tests/hosts/test_pi_bundle_e2e.py), as pinned.
+PINNED_ESBUILD = "0.28.2"
 # Pi 0.73.1 reads nothing system-wide: no /etc file, no managed layer. What it reads outside its
 # agent dir is HOME's (`~/.pi`, `~/.agents/skills`: an empty home) and the folders above the
 # workspace (`AGENTS.md`/`CLAUDE.md`, `.agents/skills`), which `--no-context-files` and
@@ -38,10 +43,50 @@ class PiNotFoundError(HostError):
 
 @dataclass(frozen=True, slots=True)
 class PiBinary:
-    """A checked Pi executable."""
+    """A checked Pi: the executable found, its version, and how it is started."""
 
     path: Path
     version: str
+    runtime: NodeRuntime | None = None  # None: the executable runs by itself
+    entry: Path | None = None  # the JavaScript file Node starts: Pi's CLI or its bundle
+    bundle: PiBundle | None = None
+
+    def command(self) -> list[str]:
+        """The argv prefix that starts this Pi: `<node> <entry>`, or the executable."""
+        return node_command(self.runtime, self.entry, self.path)
+
+    def record(self) -> dict[str, Any]:
+        """What `run.json` keeps beside the version: the runtime and the form that ran."""
+        runtime = self.runtime.record() if self.runtime and self.entry else None
+        return {"runtime": runtime, "form": describe(self.bundle)}
+
+    def handover(self) -> dict[str, Any]:
+        """Everything a worker needs to start the same Pi (`from_handover`)."""
+        return {
+            "path": str(self.path),
+            "version": self.version,
+            "runtime": self.runtime.record() if self.runtime else None,
+            "entry": str(self.entry) if self.entry else None,
+            "bundle": self.bundle.sha256 if self.bundle else None,
+        }
+
+    @classmethod
+    def from_handover(cls, handed: Mapping[str, Any]) -> PiBinary:
+        """The controller's Pi; a bundle is checked against its manifest again before use."""
+        runtime = handed.get("runtime")
+        entry = Path(handed["entry"]) if handed.get("entry") else None
+        bundle = None
+        if handed.get("bundle") and entry is not None:
+            bundle = checked_bundle(entry.parents[4])
+            if bundle.sha256 != handed["bundle"]:
+                raise BundleError(f"{entry}: the bundle changed since the controller checked it")
+        return cls(
+            Path(handed["path"]),
+            str(handed["version"]),
+            NodeRuntime.from_record(runtime) if runtime else None,
+            entry,
+            bundle,
+        )
 
 
 def locate_pi(explicit: str | None, root: Path) -> Path:
@@ -52,18 +97,49 @@ def locate_pi(explicit: str | None, root: Path) -> Path:
     )
 
 
-def check_pi(path: Path) -> PiBinary:
-    """Run `pi --version` once; refuse a Pi older than the supported version."""
+def check_pi(path: Path, runtime: NodeRuntime | None = None) -> PiBinary:
+    """Run `pi --version` once (on `runtime` when Pi is a Node script); refuse a Pi older than
+    the supported version."""
     env = baseline_environment()
     env |= {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
-    match = version_of(path, env, PiNotFoundError)
+    entry = node_entry(path) if runtime is not None else None
+    match = version_of(path, env, PiNotFoundError, command=node_command(runtime, entry, path))
     version = tuple(int(g) for g in match.groups())
     if version < MIN_VERSION:
         raise PiNotFoundError(
             f"{path} is Pi {match.group(0)}; pytest-skill-eval needs {PINNED} or newer: "
             f"`npm install @mariozechner/pi-coding-agent@{PINNED}`"
         )
-    return PiBinary(path, match.group(0))
+    return PiBinary(path, match.group(0), runtime if entry else None, entry)
+
+
+def pi_executable(
+    explicit: str | None,
+    root: Path,
+    *,
+    node: str | None = None,
+    bundle: bool = True,
+    notice: Callable[[str], None] | None = None,
+) -> PiBinary:
+    """The Pi subjects run: found, on the pinned Node (or `--skill-eval-node`), and as its
+    verified bundle where one is proven for this Pi (`notice`: one line when it cannot be)."""
+    path = locate_pi(explicit, root)
+    runtime = node_runtime(node, root) if node_entry(path) is not None else None
+    binary = check_pi(path, runtime)
+    if not bundle or binary.entry is None or binary.version != PINNED:
+        return binary  # only the pinned Pi's bundle is proven equivalent to it
+    try:
+        runs_on = binary.runtime.path if binary.runtime else None
+        built = pi_bundle(binary.entry, esbuild_version=PINNED_ESBUILD, node=runs_on)
+    except BundleError as error:
+        line = f"skill-eval: Pi's bundle cannot be used ({error}); subjects run stock Pi"
+        (notice or _stderr)(line)
+        return binary
+    return replace(binary, entry=built.entry, bundle=built)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def base_environment(home: Path, agent_dir: Path, tmp: Path) -> dict[str, str]:
@@ -82,7 +158,7 @@ def base_environment(home: Path, agent_dir: Path, tmp: Path) -> dict[str, str]:
 
 
 def pi_argv(
-    pi: Path,
+    pi: Sequence[str],
     *,
     mode: str,
     session_dir: Path | None,
@@ -93,7 +169,7 @@ def pi_argv(
     prompt: str | None,
 ) -> list[str]:
     """Pi's argv, in the reference order (§4.2), minus flags Pi 0.73.1 does not have."""
-    argv = [str(pi), "--mode", mode]
+    argv = [*pi, "--mode", mode]
     if mode == "json":
         argv.append("-p")
     argv += ["--session-dir", str(session_dir)] if session_dir else ["--no-session"]
@@ -114,5 +190,6 @@ def pi_argv(
 
 
 def checked(options: HostOptions, root: Path) -> PiBinary:
-    """Pi's binary, located (`--skill-eval-pi`, PATH, node_modules) and version-checked."""
-    return check_pi(locate_pi(options.binary, root))
+    """Pi's binary, located (`--skill-eval-pi`, PATH, node_modules) and version-checked, as
+    subjects start it (`pi_executable`)."""
+    return pi_executable(options.binary, root, node=options.node, bundle=options.pi_bundle)

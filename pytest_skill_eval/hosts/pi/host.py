@@ -11,7 +11,7 @@ from ..base import Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from . import extensions
-from .binary import base_environment, pi_argv
+from .binary import PiBinary, base_environment, pi_argv
 from .config import live_settings_json, pi_agent_files, settings_json
 from .driver import Conversation, run_one_shot, run_turns
 from .registration import PI
@@ -124,8 +124,9 @@ class PiHost:
         loaded += list(launch.plugins)
         if launch.observe_context:
             loaded.append(extensions.OBSERVER)
+        command = binary.command() if isinstance(binary, PiBinary) else [str(binary.path)]
         return pi_argv(
-            binary.path,
+            command,
             mode="json" if launch.one_shot else "rpc",
             session_dir=launch.session_dir,
             extensions=loaded,

@@ -1,0 +1,249 @@
+"""Pi as a verified esbuild bundle: the same code in a few files instead of ~1,470 modules.
+
+Almost all of a Pi subject's start-up CPU is Node's ES-module loader walking Pi's files; the
+bundle cuts a real start to under half. It is built with the pinned esbuild from the installed
+Pi into the operator's cache directory, once per key (Pi's version, the lockfile's hash,
+esbuild's version, where Pi is installed), into a temporary directory renamed into place, so
+workers racing to build it leave one complete copy. Every file's SHA-256 is kept in the
+bundle's manifest and checked before the bundle is used; `run.json` records the digest.
+
+The bundle sits where Pi expects its own code: `<mirror>/pkg/dist/core/bundle/`, in a mirror
+of Pi's package whose other files are links to the installed ones (the extension loader finds
+`dist/index.js` two levels up, `config.js` walks up to `package.json`), beside a `node_modules`
+link to the installed dependencies. The Bedrock provider, imported by a name esbuild cannot
+see, is an entry point of its own (`amazon-bedrock.js`, where pi-ai looks for it).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import HostError
+from ..binaries import PACKAGE_ROOT
+
+PI_PACKAGE = Path("@mariozechner") / "pi-coding-agent"
+BEDROCK = Path("@mariozechner") / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js"
+BUNDLE_DIR = Path("pkg") / "dist" / "core" / "bundle"
+MANIFEST = "bundle.json"
+# Native or optional modules Pi loads only where they exist: never bundled.
+EXTERNALS = ("@silvia-odwyer/photon-node", "@mariozechner/clipboard", "koffi", "@opentelemetry/api")
+# The bundle's modules call `require` (CommonJS dependencies) next to where they now sit.
+BANNER = (
+    "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
+)
+
+
+class BundleError(HostError):
+    """Pi's bundle could not be built or does not match its manifest."""
+
+
+@dataclass(frozen=True, slots=True)
+class PiBundle:
+    """A built, checked bundle: its entry and the digest of its files."""
+
+    entry: Path
+    sha256: str
+
+
+def cache_root() -> Path:
+    """`$XDG_CACHE_HOME/pytest-skill-eval/pi-bundle`, else under `~/.cache`."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-skill-eval" / "pi-bundle"
+
+
+def package_of(entry: Path) -> Path | None:
+    """Pi's installed package (`…/node_modules/@mariozechner/pi-coding-agent`) of `entry`."""
+    for parent in entry.resolve().parents:
+        if parent.name == PI_PACKAGE.name and parent.parent.name == PI_PACKAGE.parent.name:
+            return parent
+    return None
+
+
+def esbuild_binary(package: Path) -> Path | None:
+    """The pinned esbuild: beside Pi's dependencies, else beside this package."""
+    for base in (package.parents[1], PACKAGE_ROOT / "node_modules"):
+        candidate = base / ".bin" / "esbuild"
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def _lockfile(modules: Path) -> Path | None:
+    for candidate in (modules.parent / "package-lock.json", modules / ".package-lock.json"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _version(esbuild: Path) -> str:
+    done = subprocess.run(
+        [str(esbuild), "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    if done.returncode != 0:
+        raise BundleError(f"{esbuild} --version failed (exit {done.returncode})")
+    return done.stdout.strip()
+
+
+def bundle_key(package: Path, esbuild: Path) -> dict[str, str]:
+    """What the bundle is built from: Pi's version, the lockfile's hash, esbuild's version."""
+    modules = package.parents[1]
+    lock = _lockfile(modules)
+    pi_version = json.loads((package / "package.json").read_text(encoding="utf-8"))["version"]
+    return {
+        "pi": str(pi_version),
+        "lock": _sha256(lock) if lock else "none",
+        "esbuild": _version(esbuild),
+        "modules": str(modules),
+    }
+
+
+def pi_bundle(entry: Path, *, esbuild_version: str, node: Path | None = None) -> PiBundle:
+    """The checked bundle of the Pi whose CLI is `entry`, built on first use with the esbuild
+    of `esbuild_version` (the one it is proven with); a new build must start on `node` and
+    answer `--version` as Pi does before it is kept."""
+    package = package_of(entry)
+    if package is None:
+        raise BundleError(f"{entry} is not inside an installed {PI_PACKAGE}")
+    esbuild = esbuild_binary(package)
+    if esbuild is None:
+        raise BundleError(
+            f"esbuild is not installed beside Pi: `npm install esbuild@{esbuild_version}` where "
+            "Pi is installed, or pass --skill-eval-pi-bundle off"
+        )
+    key = bundle_key(package, esbuild)
+    if key["esbuild"] != esbuild_version:
+        found = key["esbuild"]
+        raise BundleError(f"{esbuild} is esbuild {found}, not the pinned {esbuild_version}")
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+    home = cache_root() / f"pi-{key['pi']}-{digest}"
+    if not home.is_dir():
+        _build(package, esbuild, key, home, node)
+    return checked_bundle(home)
+
+
+@functools.cache
+def checked_bundle(home: Path) -> PiBundle:
+    """The bundle in `home` once every file matches its manifest (checked once per process)."""
+    try:
+        manifest = json.loads((home / MANIFEST).read_text(encoding="utf-8"))
+        files: dict[str, str] = manifest["files"]
+        bundle = home / BUNDLE_DIR
+        found = {p.name for p in bundle.iterdir()}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise BundleError(f"{home}: the bundle's manifest cannot be read ({error})") from None
+    if found != set(files):
+        raise BundleError(f"{bundle}: its files differ from {home / MANIFEST}")
+    for name, expected in sorted(files.items()):
+        if _sha256(bundle / name) != expected:
+            raise BundleError(f"{bundle / name} does not match its hash in {home / MANIFEST}")
+    if _digest(files) != manifest.get("sha256"):
+        raise BundleError(f"{home / MANIFEST}: its digest does not match its files")
+    return PiBundle(bundle / "cli.js", manifest["sha256"])
+
+
+def _digest(files: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+
+
+def _build(
+    package: Path, esbuild: Path, key: dict[str, str], home: Path, node: Path | None = None
+) -> None:
+    """Build into a temporary directory beside `home`, then rename it into place."""
+    home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    staging = Path(tempfile.mkdtemp(prefix=f".{home.name}.", dir=home.parent))
+    try:
+        out = staging / BUNDLE_DIR
+        _esbuild(package, esbuild, out)
+        _mirror(package, staging)
+        if node is not None:
+            _starts(node, out / "cli.js", key["pi"], staging)
+        files = {p.name: _sha256(p) for p in sorted(out.iterdir())}
+        manifest = {"key": key, "files": files, "sha256": _digest(files)}
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        try:
+            staging.rename(home)
+        except OSError:
+            if not home.is_dir():  # a worker that built it first is the one kept
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _esbuild(package: Path, esbuild: Path, out: Path) -> None:
+    modules = package.parents[1]
+    bedrock = modules / BEDROCK
+    if not bedrock.is_file():
+        nested = package / "node_modules" / BEDROCK
+        bedrock = nested if nested.is_file() else bedrock
+    argv = [
+        str(esbuild),
+        f"cli={package / 'dist' / 'cli.js'}",
+        f"amazon-bedrock={bedrock}",
+        *("--bundle", "--splitting", "--platform=node", "--format=esm", "--target=node20"),
+        f"--outdir={out}",
+        *("--entry-names=[name]", "--chunk-names=chunk-[hash]", "--log-level=error"),
+        *(f"--external:{name}" for name in EXTERNALS),
+        f"--banner:js={BANNER}",
+    ]
+    # Run from the directory holding node_modules: the bundle names sources relative to it, so
+    # the same inputs give the same bytes wherever they are installed.
+    try:
+        done = subprocess.run(
+            argv, cwd=modules.parent, capture_output=True, text=True, timeout=600, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as failure:
+        raise BundleError(f"esbuild could not run: {failure}") from failure
+    if done.returncode != 0 or not (out / "cli.js").is_file():
+        first = (done.stderr.strip().splitlines() or ["no output"])[0]
+        raise BundleError(f"esbuild failed (exit {done.returncode}): {first[:200]}")
+
+
+def _starts(node: Path, cli: Path, version: str, staging: Path) -> None:
+    """The built bundle starts and answers `--version` with Pi's version."""
+    (home := staging / "home").mkdir()
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "PI_OFFLINE": "1"}
+    try:
+        done = subprocess.run(
+            [str(node), str(cli), "--version"], capture_output=True, text=True, timeout=120,
+            env=env, cwd=home, stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as failure:
+        raise BundleError(f"the built bundle did not start: {failure}") from failure
+    if done.returncode != 0 or version not in done.stdout + done.stderr:
+        first = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[0]
+        raise BundleError(f"the built bundle does not start like Pi {version}: {first[:200]}")
+    shutil.rmtree(home)
+
+
+def _mirror(package: Path, staging: Path) -> None:
+    """Pi's package around the bundle, as links to the installed files."""
+    mirror = staging / "pkg"
+    for source, target in (
+        (package, mirror),
+        (package / "dist", mirror / "dist"),
+        (package / "dist" / "core", mirror / "dist" / "core"),
+    ):
+        for child in source.iterdir():
+            if not (target / child.name).exists():  # the directories leading to the bundle
+                (target / child.name).symlink_to(child)
+    (staging / "node_modules").symlink_to(package.parents[1])
+
+
+def describe(bundle: PiBundle | None) -> dict[str, Any]:
+    """What `run.json` records about the form of Pi that ran."""
+    if bundle is None:
+        return {"kind": "stock"}
+    return {"kind": "bundle", "sha256": bundle.sha256}

@@ -1,0 +1,176 @@
+"""Pi's bundle: built once per key into the cache, renamed into place, checked by hash before
+use; a bundle that cannot be built leaves stock Pi running, said in one line.
+
+A stand-in Pi package and esbuild keep these fast; the real build and its equivalence with stock
+Pi are proven end to end (tests/plugin/test_pi_bundle_e2e.py, tests/extensions/test_pi_forms.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.hosts.pi import bundle
+from pytest_skill_eval.hosts.pi.binary import PINNED, PINNED_ESBUILD, pi_executable
+from pytest_skill_eval.hosts.pi.bundle import MANIFEST, BundleError, checked_bundle, pi_bundle
+from tests.support.files import write
+from tests.support.paths import REPO
+
+# Writes a deterministic cli.js and one chunk into --outdir, counting its builds beside itself.
+ESBUILD = """#!/bin/sh
+[ "$1" = --version ] && { echo "${FAKE_ESBUILD_VERSION:-%s}"; exit 0; }
+[ -n "$FAKE_ESBUILD_FAIL" ] && { echo "$FAKE_ESBUILD_FAIL" >&2; exit 1; }
+echo build >> "$(dirname "$0")/builds"
+for arg in "$@"; do case "$arg" in --outdir=*) out="${arg#--outdir=}";; esac; done
+mkdir -p "$out"
+echo 'import "./chunk-A.js"; console.log("%s");' > "$out/cli.js"
+[ -n "$FAKE_BUNDLE_BROKEN" ] && echo 'throw new Error("broken");' > "$out/cli.js"
+echo 'export {};' > "$out/chunk-A.js"
+echo 'export {};' > "$out/amazon-bedrock.js"
+""" % (PINNED_ESBUILD, PINNED)  # noqa: UP031 (the shell's own ${…} would need escaping)
+
+
+@pytest.fixture
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Pi package installed with its lockfile and esbuild; returns Pi's CLI."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    modules = tmp_path / "project" / "node_modules"
+    package = modules / "@mariozechner" / "pi-coding-agent"
+    write(package / "package.json", json.dumps({"version": PINNED, "type": "module"}))
+    cli = write(package / "dist" / "cli.js", f'#!/usr/bin/env node\nconsole.log("{PINNED}");\n')
+    write(package / "dist" / "core" / "config.js", "export {};\n")
+    write(modules / "@mariozechner" / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js", "")
+    write(modules / "esbuild" / "bin" / "esbuild", ESBUILD, mode=0o755)
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "esbuild").symlink_to(modules / "esbuild" / "bin" / "esbuild")
+    (modules / ".bin" / "pi").symlink_to(cli)
+    write(tmp_path / "project" / "package-lock.json", "{}")
+    cli.chmod(0o755)
+    return cli
+
+
+def test_the_bundle_is_built_once_into_the_cache_beside_a_mirror_of_pis_package(
+    installed: Path, tmp_path: Path
+) -> None:
+    built = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    home = built.entry.parents[4]
+    assert home.parent == tmp_path / "cache" / "pytest-skill-eval" / "pi-bundle"
+    assert built.entry == home / "pkg" / "dist" / "core" / "bundle" / "cli.js"
+    # Where Pi looks for its own files from the bundle: two levels up, and up to package.json.
+    package = installed.parents[1]
+    assert (home / "pkg" / "package.json").resolve() == package / "package.json"
+    assert (
+        home / "pkg" / "dist" / "core" / "config.js"
+    ).resolve() == package / "dist/core/config.js"
+    assert (home / "node_modules").resolve() == package.parents[1]
+    manifest = json.loads((home / MANIFEST).read_text())
+    assert manifest["sha256"] == built.sha256
+    assert set(manifest["files"]) == {"cli.js", "chunk-A.js", "amazon-bedrock.js"}
+    again = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    assert again == built
+    assert (installed.parents[3] / "esbuild" / "bin" / "builds").read_text() == "build\n"
+    assert [p.name for p in home.parent.iterdir()] == [home.name]  # no staging left behind
+
+
+def test_a_lockfile_change_is_another_bundle(installed: Path) -> None:
+    first = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    write(installed.parents[4] / "package-lock.json", '{"changed": true}')
+    second = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    assert second.entry != first.entry
+    assert second.sha256 == first.sha256  # the same inputs built the same bytes
+
+
+def test_a_worker_that_loses_the_race_keeps_the_winners_bundle(installed: Path) -> None:
+    built = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    home = built.entry.parents[4]
+    package = installed.parents[1]
+    esbuild = bundle.esbuild_binary(package)
+    assert esbuild is not None
+    # A second build finishing after the first one was renamed into place.
+    bundle._build(package, esbuild, bundle.bundle_key(package, esbuild), home)
+    assert checked_bundle.__wrapped__(home) == built
+    assert [p.name for p in home.parent.iterdir()] == [home.name]
+
+
+def test_a_changed_file_is_refused_before_use(installed: Path) -> None:
+    built = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    checked_bundle.cache_clear()
+    (built.entry.parent / "chunk-A.js").write_text("globalThis.planted = 1;\n")
+    with pytest.raises(BundleError, match=r"chunk-A\.js does not match its hash in "):
+        pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    checked_bundle.cache_clear()
+    (built.entry.parent / "extra.js").write_text("")
+    with pytest.raises(BundleError, match="its files differ from"):
+        checked_bundle(built.entry.parents[4])
+
+
+def test_a_bundle_that_cannot_be_built_leaves_stock_pi_and_one_line(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_ESBUILD_FAIL", "error: something esbuild cannot read")
+    lines: list[str] = []
+    binary = pi_executable(str(installed), installed.parents[4], notice=lines.append)
+    assert binary.bundle is None
+    assert binary.entry == installed
+    assert binary.record()["form"] == {"kind": "stock"}
+    assert lines == [
+        "skill-eval: Pi's bundle cannot be used (esbuild failed (exit 1): error: something "
+        "esbuild cannot read); subjects run stock Pi"
+    ]
+
+
+def test_an_esbuild_other_than_the_pinned_one_builds_nothing(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_ESBUILD_VERSION", "0.1.0")
+    with pytest.raises(BundleError, match=rf"is esbuild 0\.1\.0, not the pinned {PINNED_ESBUILD}"):
+        pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    lines: list[str] = []
+    binary = pi_executable(str(installed), installed.parents[4], bundle=False, notice=lines.append)
+    assert (binary.bundle, lines) == (None, [])
+
+
+def test_a_built_bundle_that_does_not_start_like_pi_is_not_kept(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BUNDLE_BROKEN", "1")
+    lines: list[str] = []
+    binary = pi_executable(str(installed), installed.parents[4], notice=lines.append)
+    assert (binary.bundle, binary.entry) == (None, installed)
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        "skill-eval: Pi's bundle cannot be used (the built bundle does not start like Pi 0.73.1: "
+    )
+    assert not any(bundle.cache_root().iterdir())  # nothing kept: the next run tries again
+
+
+@pytest.mark.pi
+def test_the_pinned_pi_builds_into_the_same_bytes_anywhere_and_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usual = pi_executable(None, REPO)  # the operator's cache (built by an earlier run, or now)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "elsewhere"))
+    lines: list[str] = []
+    fresh = pi_executable(None, REPO, notice=lines.append)
+    assert lines == []
+    assert fresh.bundle is not None
+    assert usual.bundle is not None
+    assert fresh.bundle.entry.is_relative_to(tmp_path / "elsewhere")
+    assert fresh.bundle.sha256 == usual.bundle.sha256
+
+
+def test_no_esbuild_beside_pi_says_what_to_install(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (installed.parents[3] / ".bin" / "esbuild").unlink()
+    monkeypatch.setattr(bundle, "PACKAGE_ROOT", installed.parents[4] / "elsewhere")
+    lines: list[str] = []
+    binary = pi_executable(str(installed), installed.parents[4], notice=lines.append)
+    assert binary.bundle is None
+    assert lines == [
+        f"skill-eval: Pi's bundle cannot be used (esbuild is not installed beside Pi: `npm install "
+        f"esbuild@{PINNED_ESBUILD}` where Pi is installed, or pass --skill-eval-pi-bundle off); "
+        "subjects run stock Pi"
+    ]

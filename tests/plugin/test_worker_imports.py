@@ -1,0 +1,79 @@
+"""A lighter plugin: an xdist worker imports only what running an item needs; views, Jinja2, the
+review, the CLI, statistics rendering and the reader's adapters load at their first use, which
+for the terminal summary is the controller's alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.imports import ADAPTERS, DEFERRED, WORKER_MODULES, loaded_after
+from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
+from tests.support.runs import results, run
+
+# Written into the run's directory: each process of the run (the controller, each worker)
+# writes, as it ends, which of the watched modules it imported and which adapters it built.
+PROBE = """
+import json, os, sys
+
+WATCHED = {watched!r}
+ADAPTERS = {adapters!r}
+
+
+def pytest_unconfigure(config):
+    shapes = sys.modules.get("pytest_skill_eval.evidence.shapes")
+    built = [n for n in ADAPTERS if shapes is not None and n in vars(shapes)]
+    name = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    with open(os.path.join({out!r}, name + ".json"), "w") as out:
+        json.dump({{"modules": [m for m in WATCHED if m in sys.modules], "adapters": built}}, out)
+"""
+
+
+def test_importing_what_a_worker_runs_leaves_each_deferred_module_unloaded() -> None:
+    loaded, adapters = loaded_after(WORKER_MODULES)
+    assert set(WORKER_MODULES) <= loaded
+    assert sorted(set(DEFERRED) & loaded) == [], "imported by a worker: " + ", ".join(
+        f"{name} ({DEFERRED[name]})" for name in sorted(set(DEFERRED) & loaded)
+    )
+    assert adapters == []
+
+
+def test_the_views_and_the_adapters_load_at_their_first_use() -> None:
+    code = (
+        "from pytest_skill_eval.views import render_html, render_text\n"
+        "from pytest_skill_eval.evidence import shapes\n"
+        "assert shapes.RUN is shapes.RUN\n"
+    )
+    loaded, adapters = loaded_after(("pytest_skill_eval.plugin",), then=code)
+    assert {"jinja2", "pytest_skill_eval.views.html", "pytest_skill_eval.views.text"} <= loaded
+    assert adapters == ["RUN"]
+
+
+@pytest.mark.pi
+@pytest.mark.codex
+def test_a_worker_that_ran_a_group_imported_none_of_the_deferred_modules(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    out = tmp_path / "imports"
+    out.mkdir()
+    watched = [*DEFERRED, "pytest_skill_eval.run.group", "pytest_skill_eval.views.terminal"]
+    pytester.makeconftest(PROBE.format(watched=watched, adapters=ADAPTERS, out=str(out)))
+    root = make_root(
+        tmp_path / "root",
+        [body_group("g0", **on_fast_host())],
+        {"g0/baseline": write_answer("no"), "g0/candidate": write_answer("yes")},
+    )
+    result = run(pytester, root, "-n", "1")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    (result_dir,) = results(root)
+    assert (result_dir / "groups" / fast_dir("g0") / "group.json").is_file()
+    worker = json.loads((out / "gw0.json").read_text())
+    # The worker ran the group (its modules are there) and paid for nothing it did not use: of
+    # the reader's adapters, only the invocation's (its sub-results read the flaky checks).
+    assert worker == {"modules": ["pytest_skill_eval.run.group"], "adapters": ["INVOCATION"]}
+    # The controller paid for the terminal summary's views, once.
+    controller = json.loads((out / "controller.json").read_text())
+    assert "pytest_skill_eval.views.terminal" in controller["modules"]
+    assert "jinja2" not in controller["modules"]
