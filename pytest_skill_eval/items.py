@@ -27,8 +27,7 @@ from .run.preflight import Findings, check_resources, check_scripts
 from .run.resume import item_properties
 from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
 from .subresults import grade_problem, log_subresults, run_problem
-from .views.present import run_cost_label
-from .views.terminal import reused_label
+from .views.present import reused_label, run_cost_label
 
 
 class SkillEvalFailure(SkillEvalError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-DEFAULT_HOST = "pi"
+from .hosts.registry import DEFAULT_HOST as DEFAULT_HOST  # the host node ids leave unnamed
 
 VARIANT_ITEM = re.compile(
     r"^(?P<group>.+)\[(?P<variant>baseline|candidate)"

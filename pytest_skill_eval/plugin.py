@@ -29,6 +29,7 @@ from .items import (
     record_selection,
     widen_last_failed,
 )
+from .options import declared
 from .session import SESSION_KEY, close_session, open_session
 
 GATE_KEY = pytest.StashKey[list[str]]()
@@ -39,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     """Register --skill-eval options and their ini keys."""
     from .run.loop import add_options as add_loop_options
 
-    options.add_options(parser)
+    declared.add_options(parser)
     add_loop_options(parser.getgroup("skill-eval"))  # --skill-eval-reuse, -affected-since
 
 
@@ -211,7 +212,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
 def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.Config) -> None:
     """Per group: states, checks, transitions, cost, and where the evidence is."""
     if not options.enabled(config) and not xdist.is_worker(config):
-        given = [key for key in options.INI_KEYS if config.getini(key) not in (None, "", [], False)]
+        given = [
+            key for key in declared.INI_KEYS if config.getini(key) not in (None, "", [], False)
+        ]
         hint = not_enabled_hint(Path(config.invocation_params.dir), given, config.inipath)
         if hint is not None:
             terminalreporter.write_line(hint, yellow=True)

@@ -22,7 +22,12 @@ from .evidence import create_result_dir, layout, read
 from .evidence import summary as result_records
 from .evidence.records import InvocationRecord
 from .evidence.store import utc_now
-from .evidence.summary import discard_unused_result, write_invocation, write_summary
+from .evidence.summary import (
+    discard_unused_result,
+    invocation_definitions,
+    write_invocation,
+    write_summary,
+)
 from .grading import grade_group
 from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
@@ -89,12 +94,12 @@ class SkillEvalSession:
             auth=settings.pi_auth,
             models=settings.pi_models,
             upstream_url=settings.upstream_url,
-            pi=lambda: self.pi().path,
+            binaries=self.binary,
         )
 
     # -- services ---------------------------------------------------------------------------
 
-    def pi(self, host: str = "pi") -> Executable:
+    def binary(self, host: str) -> Executable:
         """The checked binary of `host` (checked once per process; Pi's may be handed over)."""
         with self._pi_lock:
             if host != "pi":
@@ -122,11 +127,11 @@ class SkillEvalSession:
             root=self.settings.root,
             resolver=self.resolver,
             cancel=self.cancel,
-            pi=self.pi,
+            binary=self.binary,
             endpoint=self.endpoints.endpoint,
             no_progress_s=self.settings.no_progress_s,
             ledger=self.ledger,
-            **self.loop.environment(self.settings, self.resolver, lambda h: self.pi(h).version),
+            **self.loop.environment(self.settings, self.resolver, lambda h: self.binary(h).version),
             retries=self.settings.retries,
         )
 
@@ -207,7 +212,7 @@ class SkillEvalSession:
         if not settings.collect_only:
             with usage_errors():
                 for host in sorted(self._hosts_in_use()):
-                    self.pi(host)
+                    self.binary(host)
         definitions = []
         invalid = False
         for path in settings.paths:
@@ -254,23 +259,7 @@ class SkillEvalSession:
                 "schema_version": 1,
                 "id": result_dir.name,
                 "root": str(settings.root),
-                "definitions": [
-                    {
-                        "path": str(d.path),
-                        "kind": d.kind,
-                        "id": d.id,
-                        "groups": [
-                            {
-                                "id": g.group.id,
-                                "position": g.position,
-                                "path": str(g.path),
-                                "sha256": g.sha256,
-                            }
-                            for g in d.groups
-                        ],
-                    }
-                    for d in definitions
-                ],
+                "definitions": invocation_definitions(definitions),
                 "selection": {
                     "group": recorded_selectors(settings.group_selectors),
                     "variant": settings.variant_selector,

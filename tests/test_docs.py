@@ -10,7 +10,9 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from pytest_skill_eval.definitions.expectations import Expectation
-from pytest_skill_eval.definitions.models import HOST_NAMES, Group, Suite
+from pytest_skill_eval.definitions.models import Group, Suite
+from pytest_skill_eval.hosts.registry import names as host_names
+from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.modelserver.tools import NEUTRAL_TOOLS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "definitions.md"
@@ -47,7 +49,7 @@ def test_the_documented_hosts_are_the_models_hosts() -> None:
     assert runtime, "docs/definitions.md has no '### `runtime`' section"
     line = re.search(r"^- `host`:(.*?)(?=^- )", runtime.group(1), re.M | re.S)
     assert line, "the runtime section does not describe `host`"
-    assert tuple(re.findall(r'`"([^"]+)"`', line.group(1))) == HOST_NAMES
+    assert tuple(re.findall(r'`"([^"]+)"`', line.group(1))) == host_names()
 
 
 def test_every_expectation_kind_has_a_heading_and_an_example_that_loads() -> None:
@@ -64,15 +66,17 @@ def test_the_neutral_tools_table_is_the_schema() -> None:
     rows = [
         [cell.strip() for cell in line.strip("|").split("|")]
         for line in section.splitlines()
-        if line.startswith("| `")
+        if line.startswith("| ") and not line.startswith("|---")
     ]
-    expected = [
+    hosts = registered()
+    expected = [["tool", "arguments", *(r.display_name for r in hosts)]] + [
         [
             f"`{tool.name}`",
             ", ".join(f"`{a.name}{'' if a.required else '?'}` ({a.kind})" for a in tool.arguments),
-            tool.pi,
-            tool.claude_code,
-            tool.codex,
+            *(
+                r.tools.shown.get(tool.name) or f"not shown: {r.tools.hidden[tool.name]}"
+                for r in hosts
+            ),
         ]
         for tool in NEUTRAL_TOOLS
     ]

@@ -11,6 +11,7 @@ from typing import Any, cast
 from ..definitions import VARIANTS
 from ..evidence import layout, read
 from ..evidence.records import (
+    AdaptiveRun,
     AggregateGroup,
     AggregateRecord,
     Budget,
@@ -48,6 +49,97 @@ def _counts() -> dict[str, int]:
     return {"pass": 0, "fail": 0, "unavailable": 0}
 
 
+def _count_grade(entry: dict[str, Any], grade: Mapping[str, Any], index: int, count: int) -> None:
+    """Count one trial's grade of a group into its aggregate entry (trial `index` of `count`)."""
+    for check in grade.get("checks", []):
+        row = entry["checks"].setdefault(
+            check["id"],
+            {"id": check["id"], "variant": check["variant"], "kind": check["kind"]} | _counts(),
+        )
+        if check["state"] in ("pass", "fail", "unavailable"):
+            row[check["state"]] += 1
+    for comparison in grade.get("comparisons", []):
+        row = entry["comparisons"].setdefault(
+            comparison["id"],
+            {
+                "id": comparison["id"],
+                "kind": comparison["kind"],
+                "baseline": _counts(),
+                "candidate": _counts(),
+                "transitions": dict.fromkeys(TRANSITIONS, 0),
+            },
+        )
+        for variant in VARIANTS:
+            state = comparison[variant]["state"]
+            if state in ("pass", "fail", "unavailable"):
+                row[variant][state] += 1
+        transition = comparison["transition"]
+        row["transitions"][transition] = row["transitions"].get(transition, 0) + 1
+        # Trial by trial, for the sequential test: read here, never again.
+        sequence = entry["sequences"].setdefault(comparison["id"], [None] * count)
+        sequence[index] = transition
+
+
+def _group_row(
+    entry: dict[str, Any], adaptive: bool, requested: int, exhausted: bool
+) -> AggregateGroup:
+    """A group's aggregate row: its checks' and comparisons' statistics over the trials."""
+    checks = [_check_stats(row) for row in entry["checks"].values()]
+    reused = sorted(entry.get("reused") or ())
+    comparisons = [_comparison_stats(row, reused) for row in entry["comparisons"].values()]
+    row: AggregateGroup = {
+        "id": entry["id"],
+        "trials": entry["trials"],
+        "comparisons": comparisons,
+        "checks": checks,
+    }
+    if entry["host"] != layout.DEFAULT_HOST:
+        row["host"] = entry["host"]
+    usage = group_usage(entry["results"], {"id": entry["id"], "host": entry["host"]})
+    if usage is not None:
+        row["usage"] = usage
+    if entry.get("retries"):
+        row["retries"] = entry["retries"]
+    if adaptive:
+        row["adaptive"] = _adaptive_group(comparisons, entry, requested, exhausted)
+    return row
+
+
+def _count_group(
+    groups: dict[str, dict[str, Any]],
+    group: Mapping[str, Any],
+    result_dir: Path,
+    index: int,
+    trials: int,
+) -> None:
+    """Add one trial's record of a group to its entry (made on first sight) in `groups`."""
+    host = layout.record_host(group)
+    entry = groups.setdefault(
+        layout.group_dir_name(group["id"], host),
+        {
+            "id": group["id"],
+            "host": host,
+            "trials": 0,
+            "cancelled": 0,
+            "sequences": {},
+            "checks": {},
+            "comparisons": {},
+            "results": [],
+        },
+    )
+    entry["results"].append(result_dir)
+    entry["trials"] += 1
+    entry["cancelled"] += group["state"] == "cancelled"
+    record_dir = layout.record_dir(result_dir, group)
+    entry.setdefault("reused", set()).update(reused_arms(record_dir))
+    retried = retries_in(record_dir, group)
+    if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
+        entry["retries"] = entry.get("retries", 0) + retried
+    grade = read.read_grade(record_dir, group)
+    if grade is not None:
+        _count_grade(entry, grade, index, trials)
+
+
 def aggregate(
     aggregate_id: str,
     trials: Sequence[Path],
@@ -81,83 +173,9 @@ def aggregate(
             counted = cannot.setdefault((fact["group"], fact["host"]), {**fact, "trials": 0})
             counted["trials"] += 1
         for group in summary["groups"] if summary else []:
-            host = layout.record_host(group)
-            entry = groups.setdefault(
-                layout.group_dir_name(group["id"], host),
-                {
-                    "id": group["id"],
-                    "host": host,
-                    "trials": 0,
-                    "cancelled": 0,
-                    "sequences": {},
-                    "checks": {},
-                    "comparisons": {},
-                    "results": [],
-                },
-            )
-            entry["results"].append(result_dir)
-            entry["trials"] += 1
-            entry["cancelled"] += group["state"] == "cancelled"
-            entry.setdefault("reused", set()).update(
-                reused_arms(layout.record_dir(result_dir, group))
-            )
-            retried = retries_in(layout.record_dir(result_dir, group), group)
-            if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
-                entry["retries"] = entry.get("retries", 0) + retried
-            grade = read.read_grade(layout.record_dir(result_dir, group), group)
-            if grade is None:
-                continue
-            for check in grade.get("checks", []):
-                row = entry["checks"].setdefault(
-                    check["id"],
-                    {"id": check["id"], "variant": check["variant"], "kind": check["kind"]}
-                    | _counts(),
-                )
-                if check["state"] in ("pass", "fail", "unavailable"):
-                    row[check["state"]] += 1
-            for comparison in grade.get("comparisons", []):
-                row = entry["comparisons"].setdefault(
-                    comparison["id"],
-                    {
-                        "id": comparison["id"],
-                        "kind": comparison["kind"],
-                        "baseline": _counts(),
-                        "candidate": _counts(),
-                        "transitions": dict.fromkeys(TRANSITIONS, 0),
-                    },
-                )
-                for variant in VARIANTS:
-                    state = comparison[variant]["state"]
-                    if state in ("pass", "fail", "unavailable"):
-                        row[variant][state] += 1
-                row["transitions"][comparison["transition"]] = (
-                    row["transitions"].get(comparison["transition"], 0) + 1
-                )
-                # Trial by trial, for the sequential test: read here, never again.
-                sequence = entry["sequences"].setdefault(comparison["id"], [None] * len(trials))
-                sequence[index] = comparison["transition"]
+            _count_group(groups, group, result_dir, index, len(trials))
     exhausted = bool(budget and budget.get("exhausted"))
-    out_groups: list[AggregateGroup] = []
-    for entry in groups.values():
-        checks = [_check_stats(row) for row in entry["checks"].values()]
-        reused = sorted(entry.get("reused") or ())
-        comparisons = [_comparison_stats(row, reused) for row in entry["comparisons"].values()]
-        summary_row: AggregateGroup = {
-            "id": entry["id"],
-            "trials": entry["trials"],
-            "comparisons": comparisons,
-            "checks": checks,
-        }
-        if entry["host"] != layout.DEFAULT_HOST:
-            summary_row["host"] = entry["host"]
-        usage = group_usage(entry["results"], {"id": entry["id"], "host": entry["host"]})
-        if usage is not None:
-            summary_row["usage"] = usage
-        if entry.get("retries"):
-            summary_row["retries"] = entry["retries"]
-        if adaptive:
-            summary_row["adaptive"] = _adaptive_group(comparisons, entry, requested, exhausted)
-        out_groups.append(summary_row)
+    out_groups = [_group_row(e, adaptive, requested, exhausted) for e in groups.values()]
     identical = all(f == fingerprints[0] for f in fingerprints) if fingerprints else True
     result: AggregateRecord = {
         "schema_version": 1,
@@ -182,14 +200,19 @@ def aggregate(
     if any(noise_floor.measured_by(t) for t in trials):
         result["noiseFloor"] = noise_floor.measure(trials)
     if adaptive:
-        result["adaptive"] = {
-            "method": METHOD,
-            "description": METHOD_TEXT,
-            "alpha": ALPHA,
-            "maxTrials": requested,
-            "trialsRun": len(trial_rows),
-        }
+        result["adaptive"] = _adaptive_run(requested, len(trial_rows))
     return result
+
+
+def _adaptive_run(requested: int, run: int) -> AdaptiveRun:
+    """How `--skill-eval-trials auto` decided: its test, its error rate and the trials it ran."""
+    return {
+        "method": METHOD,
+        "description": METHOD_TEXT,
+        "alpha": ALPHA,
+        "maxTrials": requested,
+        "trialsRun": run,
+    }
 
 
 def cross_host(

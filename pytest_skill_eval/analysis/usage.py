@@ -15,7 +15,7 @@ from typing import Any
 from ..definitions import VARIANTS
 from ..evidence import layout, read
 from ..evidence.records import ArmFact, ArmUsage, UsageChange
-from ..hosts.base import SIMULATED_MODES
+from ..evidence.states import SIMULATED_MODES
 from .stats import mean_interval
 
 # Fact name → what it counts (in the order every view shows them).

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from ..definitions import (
     select,
 )
 from ..errors import SkillEvalError
+from ..hosts.base import Executable
 from ..modelserver.script import ScriptError
 from .forecast import PriceOf, Trials, forecast, render, usd
 
@@ -147,11 +149,27 @@ def ceiling_lines(
     ]
 
 
+@dataclass(frozen=True)
+class _Located:
+    """A binary found but not started: enough for a price source that reads its files."""
+
+    path: Path
+    version: str = ""
+
+
 def price_function(models: Path | None, pi: Callable[[], Path]) -> PriceOf:
-    """Prices as a run would find them: `models` (a Pi models.json), else Pi's registry."""
+    """Prices as a run would find them: `models` (a Pi models.json), else each host's price
+    source (Pi's registry, read from the Pi `pi` locates, for every host that ships none)."""
     from ..run.providers import EndpointFactory
 
-    factory = EndpointFactory(cassettes=None, record="none", auth=None, models=models, pi=pi)
+    def binaries(host: str) -> Executable:
+        if host != "pi":
+            raise LookupError(f"a forecast locates only Pi's binary, not {host}'s")
+        return _Located(pi())
+
+    factory = EndpointFactory(
+        cassettes=None, record="none", auth=None, models=models, binaries=binaries
+    )
     return factory.price
 
 

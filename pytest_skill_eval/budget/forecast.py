@@ -11,7 +11,7 @@ fallback per turn and named; a group whose model has no known price is named and
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from ..definitions import LoadedGroup
 from ..modelserver.script import Script, Usage, load_script, script_path
 
 # USD per million tokens of `provider/model`, or None when the price is unknown.
-PriceOf = Callable[[str, str], "dict[str, float] | None"]
+PriceOf = Callable[[str, str, str], "Mapping[str, float] | None"]
 
 # Per declared prompt of a variant without a recording: from one model call of the low usage
 # to ten calls of the high one (an agent turn's usual spread; stated wherever it is used).
@@ -97,7 +97,7 @@ class Forecast:
         return tuple(row for row in self.rows if row.unrecorded)
 
 
-def usage_cost(usage: Usage, prices: dict[str, float]) -> float:
+def usage_cost(usage: Usage, prices: Mapping[str, float]) -> float:
     """USD of one answer's usage at `prices` (per million tokens), as a recording is charged."""
     return (
         usage.input * prices.get("input", 0.0)
@@ -107,7 +107,7 @@ def usage_cost(usage: Usage, prices: dict[str, float]) -> float:
     ) / 1_000_000
 
 
-def script_cost(script: Script, prices: dict[str, float]) -> float:
+def script_cost(script: Script, prices: Mapping[str, float]) -> float:
     """What answering every interaction of `script` costs (an error answer costs nothing)."""
     return sum(
         usage_cost(i.response.usage, prices)
@@ -163,7 +163,7 @@ def _row(
         why = "declares no model, so a live run uses the host's own default, whose price is unknown"
         return _replace_why(base, why)
     provider, _, model_id = model.partition("/")
-    prices = price_of(provider, model_id)
+    prices = price_of(provider, model_id, host)
     if prices is None:
         return _replace_why(base, f"model {model} has no known price")
     low = high = 0.0

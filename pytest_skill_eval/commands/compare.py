@@ -67,7 +67,7 @@ class Side:
     groups: dict[str, dict[str, Any]]
     """Group id to {"checks": {id: (variant, kind, Counts)}, "comparisons": {id: (...)}}."""
     group_dirs: dict[str, Path]
-    """Group id to a group directory holding its definition.json (the first trial's)."""
+    """Group id to a group directory holding its definition record (the first trial's)."""
     hosts: tuple[str, ...] = ()
     """The hosts the side's groups ran on, sorted."""
 
@@ -92,7 +92,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--force",
         action="store_true",
-        help="compare even when a group's definition.json is missing on a side, so the groups "
+        help=f"compare even when a group's {layout.DEFINITION} is missing on a side, so the groups "
         "cannot be checked; A and B differing beyond --axis are refused all the same",
     )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")

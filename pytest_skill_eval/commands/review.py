@@ -190,8 +190,8 @@ def _run_reviewer(
             cwd=work,
             prompts=(prompt,),
             one_shot=True,
-            events_path=staging / "events.jsonl",
-            stderr_path=staging / "stderr.log",
+            events_path=staging / layout.EVENTS,
+            stderr_path=staging / layout.STDERR,
             model=model,
             environment=inherited,
             no_progress_s=settings.no_progress_s,
@@ -200,7 +200,7 @@ def _run_reviewer(
         try:
             process.start()
         except OSError as error:
-            (staging / "events.jsonl").touch()
+            (staging / layout.EVENTS).touch()
             result.errors.append(f"reviewer did not start: {error}")
             return result
         dialogue = host.converse(process, CancelToken(), launch, lambda _turn: None)
@@ -315,7 +315,7 @@ def review_group(
         finally:
             if route is not None:
                 route.close()
-        (staging / "final.md").write_text(run.response + "\n", encoding="utf-8")
+        (staging / layout.FINAL).write_text(run.response + "\n", encoding="utf-8")
         errors = list(run.errors)
         answers: list[dict[str, Any]] = []
         if not errors:
@@ -339,9 +339,9 @@ def review_group(
             "provider": _provider_record(script),
             "pi": {"version": settings.pi.version},
             "artifacts": {
-                "events": f"{REVIEW_DIR}/events.jsonl",
-                "final": f"{REVIEW_DIR}/final.md",
-                "stderr": f"{REVIEW_DIR}/stderr.log",
+                "events": f"{REVIEW_DIR}/{layout.EVENTS}",
+                "final": f"{REVIEW_DIR}/{layout.FINAL}",
+                "stderr": f"{REVIEW_DIR}/{layout.STDERR}",
             },
             "completedAt": utc_now(),
         }

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, Self
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..common.wording import counted
-from ..hosts import registry
+from ..hosts.registry import DEFAULT_HOST, registration_for
+from ..hosts.registry import names as host_names
 from .conversion import pointer_of
 from .expectations import (
     Expectation,
@@ -41,7 +42,6 @@ BODY_NATIVE_TOOLS = ("read", "write", "edit")
 COMMAND_TOOL = "run_command"
 MAX_COMMAND_TIMEOUT_MS = 600_000
 DEFAULT_COMMAND_TIMEOUT_MS = 120_000
-CLAUDE_CODE_THINKING = ("off", "low", "medium", "high", "xhigh", "max")  # off, and its --effort
 
 ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RESERVED_ENVIRONMENT_KEYS = frozenset(
@@ -147,23 +147,23 @@ class Environment(DefinitionModel):
         return self
 
 
-def _registered_host(name: str) -> str:
-    """A `runtime.host` is the name of a registered host (`hosts/registry.py`)."""
-    if name not in registry.names():
-        expected = " or ".join(", ".join(repr(n) for n in registry.names()).rsplit(", ", 1))
-        message = "Input should be {expected}"
-        raise PydanticCustomError("literal_error", message, {"expected": expected})
-    return name
-
-
 class Runtime(DefinitionModel):
     """The host profile shared by both variants."""
 
-    host: Annotated[str, AfterValidator(_registered_host)]
+    host: str  # a registered host (`hosts/registry.py`)
     prompt: Literal["isolated", "host"] = "isolated"
     session: Boolean
     extensions: tuple[ExtensionBundle, ...]
     environment: Environment
+
+    @field_validator("host")
+    @classmethod
+    def _registered_host(cls, host: str) -> str:
+        known = host_names()
+        if host not in known:
+            listed = ", ".join(repr(name) for name in known[:-1]) + f" or {known[-1]!r}"
+            raise rule_error(f"must be {listed} (got {show(host)})")
+        return host
 
     @model_validator(mode="after")
     def _unique_bundles(self) -> Self:
@@ -179,11 +179,8 @@ class Runtime(DefinitionModel):
         return self
 
 
-# The hosts a definition may name: the registered ones, in registration order.
-HOST_NAMES: tuple[str, ...] = registry.names()
-
 DEFAULT_RUNTIME = Runtime(
-    host="pi",
+    host=DEFAULT_HOST,
     prompt="isolated",
     session=False,
     extensions=(),
@@ -303,19 +300,22 @@ class Group(DefinitionModel):
         return self
 
     def _check_host(self) -> None:
-        """What a host other than Pi cannot run yet is refused at collection, not at run time."""
+        """What the host cannot run is refused at collection, not at run time."""
         runtime = self.effective_runtime
-        if runtime.host == "pi":
-            return
-        if runtime.extensions:
+        registration = registration_for(runtime.host)
+        if runtime.extensions and not registration.extensions:
             raise rule_error(
                 f"runtime extension bundles are Pi's; runtime.host {runtime.host} cannot load them",
                 ("runtime", "extensions"),
             )
         thinking = self.model.thinking if self.model is not None else None
-        if runtime.host == "claude-code" and thinking not in (None, *CLAUDE_CODE_THINKING):
-            levels = ", ".join(CLAUDE_CODE_THINKING)
-            message = f"thinking level '{thinking}' has no Claude Code equivalent; use {levels}"
+        accepted = registration.thinking
+        if thinking is not None and accepted is not None and thinking not in accepted:
+            levels = ", ".join(accepted)
+            message = (
+                f"thinking level '{thinking}' has no {registration.display_name} equivalent; "
+                f"use {levels}"
+            )
             raise rule_error(message, ("model", "thinking"))
 
     def on_host(self, host: str) -> Group:

@@ -45,6 +45,19 @@ class SystemLayerRecord(TypedDict):
     kept: Literal["absent", "hidden"]
 
 
+class HostBinaryRecord(TypedDict):
+    """The host binary a run used, and what its configuration enforced where that is the
+    host's to decide (Codex's sandbox)."""
+
+    version: str
+    command: str
+    enforced: NotRequired[dict[str, Any]]
+    # A Node host: the runtime it ran on ({kind: pinned|option, path, version}) and, for Pi,
+    # the form that ran ({kind: stock} or {kind: bundle, sha256}).
+    runtime: NotRequired[dict[str, str]]
+    form: NotRequired[dict[str, str]]
+
+
 class RunRecord(TypedDict):
     """`run.json` (or its fallback `run-error.json`), reference §5.3."""
 
@@ -79,7 +92,8 @@ class RunRecord(TypedDict):
     commands: NotRequired[list[dict[str, Any]]]
     model: NotRequired[dict[str, Any]]
     provider: NotRequired[dict[str, Any]]
-    pi: NotRequired[dict[str, Any]]
+    # The host's binary (every host, under one key; results before it kept Pi's under `pi`).
+    binary: NotRequired[HostBinaryRecord]
     environment: NotRequired[dict[str, Any]]
     process: NotRequired[dict[str, Any]]
     hint: NotRequired[str | None]
@@ -95,6 +109,8 @@ class RunRecord(TypedDict):
     # the source `run` record and its `sha256`), or why it was not (`notReused`).
     reused: NotRequired[dict[str, str]]
     notReused: NotRequired[str]
+    # How many secrets were replaced, per file, when the run had any to replace.
+    redactions: NotRequired[dict[str, Any]]
     # Only in the persistence fallback: the transcript that could not be written beside it.
     transcript: NotRequired[list[Any]]
     # --skill-eval-retries: each earlier (infrastructure-failed) attempt, in order, with its

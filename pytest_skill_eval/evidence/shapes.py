@@ -250,7 +250,8 @@ class Run(TypedDict):
     commands: NotRequired[list[dict[str, Any]]]
     model: NotRequired[dict[str, Any]]
     provider: NotRequired[dict[str, Any]]
-    pi: NotRequired[dict[str, Any]]
+    binary: NotRequired[dict[str, Any]]
+    pi: NotRequired[dict[str, Any]]  # results written before `binary`
     environment: NotRequired[dict[str, Any]]
     process: NotRequired[Process]
     hint: NotRequired[str | None]

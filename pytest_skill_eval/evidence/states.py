@@ -8,6 +8,8 @@ RUN_STATES = ("complete", "cancelled", "infrastructure-failed", "invalid", "not-
 FAILING_RUN_STATES = frozenset({"invalid", "infrastructure-failed", "cancelled"})
 GROUP_STATES = ("complete", "partially-complete", "invalid", "cancelled")
 BATCH_STATES = ("complete", "partially-complete", "cancelled")
+# Provider modes whose cost is priced like a real model but never paid: shown as simulated.
+SIMULATED_MODES = ("scripted", "replay")
 
 
 def run_failed(state: str) -> bool:

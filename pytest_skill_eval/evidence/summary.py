@@ -4,14 +4,39 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from . import layout
 from .read import group_records
-from .records import AggregateRecord, Budget, InvocationRecord, SummaryRecord
+from .records import (
+    AggregateRecord,
+    Budget,
+    InvocationDefinition,
+    InvocationRecord,
+    SummaryRecord,
+)
 from .seal import write_seal
 from .states import batch_state
 from .store import EvidenceError, create_result_dir, utc_now, write_json_once
+
+if TYPE_CHECKING:
+    from ..definitions import LoadedDefinition
+
+
+def invocation_definitions(definitions: Sequence[LoadedDefinition]) -> list[InvocationDefinition]:
+    """The invocation record's entry for each loaded definition file and its groups."""
+    return [
+        {
+            "path": str(d.path),
+            "kind": d.kind,
+            "id": d.id,
+            "groups": [
+                {"id": g.group.id, "position": g.position, "path": str(g.path), "sha256": g.sha256}
+                for g in d.groups
+            ],
+        }
+        for d in definitions
+    ]
 
 
 def write_invocation(result_dir: Path, invocation: InvocationRecord) -> str:

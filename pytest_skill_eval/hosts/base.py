@@ -17,14 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..evidence.records import HostBinaryRecord
 from ..evidence.redact import Redactor
+from ..evidence.states import SIMULATED_MODES
 from ..modelserver.server import Route
 from .compile_cache import subject_cache, warm_cache
-from .environment import OwnedEnvironment, subject_environment
-from .layers import SystemLayer
+from .environment import subject_environment
 from .observation import Observation, Turn
 from .prestart import PromptGate
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
+from .registration import HostRegistration
 
 
 class Executable(Protocol):
@@ -117,6 +119,15 @@ class Launch:
     gate: PromptGate = field(default_factory=PromptGate)
 
 
+@dataclass(frozen=True)
+class Command:
+    """How a host is started for one launch: its command line and its isolated environment."""
+
+    argv: list[str]
+    # The isolated baseline: nothing from the operator that carries identity.
+    env: dict[str, str]
+
+
 class Dialogue(Protocol):
     """One conversation with a started host process.
 
@@ -148,35 +159,26 @@ class Dialogue(Protocol):
 class Host(Protocol):
     """A coding-agent CLI the evaluator can run as a subject (selected by `runtime.host`).
 
-    A host may set `defers_first_prompt = True`: its multi-turn dialogue then holds the first
-    prompt until `Launch.gate` opens, so its candidate can be pre-started (`run.prestart`).
+    One run calls `prepare`, then `command`, then `converse`, then `cleanup`, each once; what
+    one returns is all the next needs (argv and environment come from one call, so neither
+    depends on the other having run). Everything known before the implementation is imported
+    is its `registration` (`hosts.registration`).
+
+    A host whose registration says `defers_first_prompt` holds the first prompt of its
+    multi-turn dialogue until `Launch.gate` opens, so its candidate can be pre-started.
     """
 
-    name: str  # the `runtime.host` value
-    display_name: str  # how messages name it
-    record_key: str  # the run record's key for the binary's version and command
-    auth_advice: str  # how an operator gets credentials to a live run of this host
-    # A Node program: started as `<node> <entry>` on the pinned runtime (`hosts.runtime`) when its
-    # binary says so, with a private copy of the evaluator's warm compile cache.
-    runs_on_node: bool
-    # Records what the model received from inside (Pi's observer extension); else `context-text`
-    # is taken from the requests the loopback server saw.
-    observes_context: bool
-    # What it reads from outside its isolated home (managed settings, /etc): none may exist.
-    system_layers: tuple[SystemLayer, ...]
-    # The variables of its isolation (`hosts.environment`): no definition may set them.
-    owned_environment: OwnedEnvironment
+    # Its name, isolation, the facts it cannot observe: read from the registry (not the class)
+    # at each call, so what a test registers is what runs.
+    @property
+    def registration(self) -> HostRegistration: ...
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """Create the isolated home under `root` and write the host's config for `endpoint`."""
         ...
 
-    def environment(self, home: Home) -> dict[str, str]:
-        """The isolated baseline environment: nothing from the operator that carries identity."""
-        ...
-
-    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
-        """The host's command line for `launch`."""
+    def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
+        """The host's command line and isolated environment for `launch` in `home`."""
         ...
 
     def converse(
@@ -235,14 +237,21 @@ def launch_process(
     host: Host, binary: Executable, launch: Launch, home: Home
 ) -> tuple[list[str], dict[str, str], HostProcess]:
     """The argv, environment and (not yet started) process of `launch` in `home`."""
-    argv = host.argv(binary, launch, home)
-    env = host.environment(home)
+    command = host.command(binary, launch, home)
+    argv, env = command.argv, dict(command.env)
+    registration = host.registration
     runtime = getattr(binary, "runtime", None)
-    if host.runs_on_node and runtime is not None and len(argv) > 1 and argv[0] == str(runtime.path):
-        warm = warm_cache(f"{host.name}-{binary.version}", runtime, argv[:2])
+    if (
+        registration.runs_on_node
+        and runtime is not None
+        and argv[:1] == [str(runtime.path)]
+        and len(argv) > 1
+    ):
+        # A Node program on the pinned runtime: a private copy of the evaluator's warm cache.
+        warm = warm_cache(f"{registration.name}-{binary.version}", runtime, argv[:2])
         env |= subject_cache(warm, home.root)
     env["PWD"] = str(launch.cwd)
-    env = subject_environment(host.owned_environment, env, launch.environment)
+    env = subject_environment(registration.owned_environment, env, launch.environment)
     process = HostProcess(
         argv=argv,
         env=env,
@@ -257,21 +266,17 @@ def launch_process(
     return argv, env, process
 
 
-def host_record(host: Host, binary: Executable) -> dict[str, Any]:
+def host_record(host: Host, binary: Executable) -> HostBinaryRecord:
     """The run record's entry for the host: its binary and, for a host whose configuration
     decides what is enforced (Codex's sandbox), what it enforced."""
-    record: dict[str, Any] = {"version": binary.version, "command": str(binary.path)}
+    record: HostBinaryRecord = {"version": binary.version, "command": str(binary.path)}
     started = getattr(binary, "record", None)
     if callable(started):  # a Node host: the runtime it ran on and the form that ran
-        record |= started()
+        record.update(started())
     enforced = getattr(host, "enforced", None)
     if isinstance(enforced, dict):
         record["enforced"] = enforced
     return record
-
-
-# Modes whose cost is priced like a real model but never paid: shown as simulated.
-SIMULATED_MODES = ("scripted", "replay")
 
 
 def spend_record(endpoint: Endpoint, usage: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..definitions import Group, LoadedDefinition, selected_groups
 from ..errors import ModelProviderError
+from .registry import registration_for
 
 # The variables each provider's key is read from (the first is the one to declare).
 PROVIDER_KEYS = {
@@ -20,14 +21,8 @@ PROVIDER_KEYS = {
     "xai": ("XAI_API_KEY",),
     "openrouter": ("OPENROUTER_API_KEY",),
 }
-# Hosts that speak to one provider whatever the model: the variables they read their key from.
-HOST_KEYS = {
-    "claude-code": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
-    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
-}
 # An inherited variable named like a secret is taken for a credential under a name of its own.
 SECRET_SUFFIXES = ("_API_KEY", "_KEY", "_TOKEN")
-PI_AUTH_ADVICE = "or install a Pi auth.json with the skill_eval_pi_auth ini option"
 
 
 class MissingCredentialsError(ModelProviderError):
@@ -41,9 +36,11 @@ def provider_of(model: str | None) -> str | None:
 
 
 def key_variables(host: str, provider: str | None) -> tuple[str, ...]:
-    """The variables a subject on `host` reads the key of `provider` from, most usual first."""
-    if host in HOST_KEYS:
-        return HOST_KEYS[host]
+    """The variables a subject on `host` reads the key of `provider` from, most usual first: its
+    own when it speaks to one provider whatever the model, else the provider's."""
+    own = registration_for(host).credential_variables
+    if own:
+        return own
     if provider is None:
         return ()
     return PROVIDER_KEYS.get(provider, (f"{provider.upper().replace('-', '_')}_API_KEY",))
@@ -54,7 +51,8 @@ def how_to_declare(host: str, provider: str | None) -> str:
     names = key_variables(host, provider)
     variable = names[0] if names else "the provider's key variable"
     advice = f"name {variable} in runtime.environment.inherit"
-    return f"{advice} ({PI_AUTH_ADVICE})" if host == "pi" else advice
+    registration = registration_for(host)
+    return f"{advice} (or {registration.auth_advice})" if registration.operator_files else advice
 
 
 def declares_credential(
@@ -68,7 +66,7 @@ def declares_credential(
         return True
     if any(name.endswith(SECRET_SUFFIXES) for name in inherited):
         return True
-    if runtime.host != "pi":
+    if not registration_for(runtime.host).operator_files:
         return False
     return pi_auth is not None or (provider is not None and provider in set(providers_with_key))
 

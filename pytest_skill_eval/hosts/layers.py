@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from ..errors import HostError
 
 if TYPE_CHECKING:
-    # A type only: the host registry (read by definitions) never imports the evidence package.
     from ..evidence.records import SystemLayerRecord
 
 

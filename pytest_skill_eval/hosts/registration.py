@@ -75,8 +75,11 @@ class HostRegistration:
 
     name: str  # the `runtime.host` value, node ids' `@host`, evidence directories' host
     display_name: str  # how messages, the cross-host table and the views name it
-    record_key: str  # the run record's key for the binary's version and command
-    binary_option: str  # `--skill-eval-<binary_option> PATH`, ini `skill_eval_<binary_option>`
+    # The key results before `binary` kept the binary under (run.json now uses `binary` for every
+    # host); read by nothing, and to go once every host's registration stops setting it.
+    record_key: str
+    # `--skill-eval-<binary_option> PATH`, ini `skill_eval_<binary_option>` (`-` as `_`)
+    binary_option: str
     command: str  # the executable looked for on PATH and in node_modules/.bin
     package: str  # the npm package, pinned
     version: str  # the pinned version
@@ -111,6 +114,9 @@ class HostRegistration:
     # Its multi-turn dialogue holds the first prompt until `Launch.gate` opens (`run.prestart`).
     defers_first_prompt: bool = False
     extensions: bool = False  # loads `runtime.extensions` bundles (Pi's format)
+    # A live run takes the operator's credentials file and provider table (the ini keys
+    # `skill_eval_pi_auth` and `skill_eval_pi_models`, in Pi's format).
+    operator_files: bool = False
 
     @property
     def option(self) -> str:
@@ -120,7 +126,7 @@ class HostRegistration:
     @property
     def ini(self) -> str:
         """The ini key naming its binary."""
-        return f"skill_eval_{self.binary_option}"
+        return f"skill_eval_{self.binary_option.replace('-', '_')}"
 
     @property
     def install(self) -> str:

@@ -23,14 +23,20 @@ REGISTERED: tuple[HostRegistration, ...] = (
 DEFAULT_HOST = REGISTERED[0].name
 
 
+def registered() -> tuple[HostRegistration, ...]:
+    """Every registered host, in registration order (read at each call, so a host registered
+    in-process is seen by every consumer)."""
+    return REGISTERED
+
+
 def names() -> tuple[str, ...]:
     """Every registered host's `runtime.host` name, in registration order."""
-    return tuple(registration.name for registration in REGISTERED)
+    return tuple(registration.name for registration in registered())
 
 
 def registration_for(name: str) -> HostRegistration:
     """The registration of host `name` (UnknownHostError: no host answers to it)."""
-    for registration in REGISTERED:
+    for registration in registered():
         if registration.name == name:
             return registration
     raise UnknownHostError(f"unknown runtime.host {name!r}; known: {', '.join(names())}")
@@ -38,4 +44,4 @@ def registration_for(name: str) -> HostRegistration:
 
 def by_api(api: str) -> tuple[HostRegistration, ...]:
     """The hosts whose model traffic the server must route for wire API `api`."""
-    return tuple(registration for registration in REGISTERED if api in registration.apis)
+    return tuple(registration for registration in registered() if api in registration.apis)

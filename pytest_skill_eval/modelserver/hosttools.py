@@ -17,10 +17,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..hosts import registry
 from ..hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
 from ..hosts.registration import load
-from ..hosts.registry import DEFAULT_HOST, names, registration_for
+from ..hosts.registry import DEFAULT_HOST, names, registered, registration_for
 from ..workspace.entries import read_inside
 from .codextools import codex_call
 from .script import ScriptedResponse, ToolCall
@@ -55,7 +54,7 @@ def requesting_host(body: Mapping[str, Any]) -> str:
     the host whose other tools are there as well is the one asking."""
     offered = offered_tools(body)
     chosen, matched = DEFAULT_HOST, 0
-    for registration in registry.REGISTERED:  # read now: a test may register a host
+    for registration in registered():
         count = len(offered & set(registration.tools.offers))
         if count > matched:
             chosen, matched = registration.name, count

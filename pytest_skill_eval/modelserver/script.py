@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 import yaml
 
 from pytest_skill_eval.errors import ModelProviderError
+from pytest_skill_eval.hosts.registry import DEFAULT_HOST
 
 from .scriptlines import line_of
 
@@ -178,7 +179,7 @@ def parse_script(data: object, *, source: Path | None = None, sha256: str | None
 
 
 def cassette_file(
-    directory: Path, group_id: str, variant: str, trial: int = 1, host: str = "pi"
+    directory: Path, group_id: str, variant: str, trial: int = 1, host: str = DEFAULT_HOST
 ) -> Path:
     """The file of exactly this trial: `<dir>/<group>/<variant>[@<host>][-trial<k>].yaml`.
 
@@ -186,12 +187,12 @@ def cassette_file(
     requests, so each host records its own.
     """
     suffix = "" if trial == 1 else f"-trial{trial}"
-    on = "" if host == "pi" else f"@{host}"
+    on = "" if host == DEFAULT_HOST else f"@{host}"
     return directory / group_id / f"{variant}{on}{suffix}.yaml"
 
 
 def script_path(
-    directory: Path, group_id: str, variant: str, trial: int = 1, host: str = "pi"
+    directory: Path, group_id: str, variant: str, trial: int = 1, host: str = DEFAULT_HOST
 ) -> Path | None:
     """Return the script file for (group, variant, trial), or None when there is none.
 

@@ -1,5 +1,6 @@
 """The neutral tools a script calls, and the arguments each takes: one table, used to check
-scripted calls at collection and documented in docs/definitions.md (a test keeps them equal).
+scripted calls at collection and documented in docs/definitions.md with what each registered
+host shows the model instead (a test keeps them equal).
 
 A call to a neutral tool with arguments the tool does not take reaches the host, which refuses
 it (Pi: `Validation failed for tool "write"`), and the run fails for a reason no check names:
@@ -28,13 +29,11 @@ class Argument:
 
 @dataclass(frozen=True, slots=True)
 class NeutralTool:
-    """A tool a script may call on every host it supports, and what each host does with it."""
+    """A tool a script may call on every host it supports (what each host shows instead is its
+    registration's `tools`)."""
 
     name: str
     arguments: tuple[Argument, ...]
-    pi: str
-    claude_code: str
-    codex: str
 
     def signature(self) -> str:
         """`{path, content}`: the arguments, optional ones with `?`."""
@@ -51,9 +50,6 @@ NEUTRAL_TOOLS: tuple[NeutralTool, ...] = (
             Argument("offset", "integer", False, "first line to read (1-based)"),
             Argument("limit", "integer", False, "most lines to read"),
         ),
-        pi="read",
-        claude_code="Read {file_path, offset, limit}",
-        codex="exec_command: cat (sed -n with offset/limit)",
     ),
     NeutralTool(
         "write",
@@ -61,9 +57,6 @@ NEUTRAL_TOOLS: tuple[NeutralTool, ...] = (
             Argument("path", "string", True, "file to create or replace"),
             Argument("content", "string", True, "the whole new content"),
         ),
-        pi="write",
-        claude_code="Write {file_path, content}",
-        codex="apply_patch: Add File",
     ),
     NeutralTool(
         "edit",
@@ -73,23 +66,14 @@ NEUTRAL_TOOLS: tuple[NeutralTool, ...] = (
             Argument("oldText", "string", False, "one replacement's exact text (without edits)"),
             Argument("newText", "string", False, "its replacement (without edits)"),
         ),
-        pi="edit",
-        claude_code="Edit {file_path, old_string, new_string}, one call per replacement",
-        codex="apply_patch: Update File",
     ),
     NeutralTool(
         "skill",
         (Argument("name", "string", True, "the skill's frontmatter name"),),
-        pi="read of the skill's SKILL.md",
-        claude_code="Skill {skill}",
-        codex="exec_command: cat of the skill's SKILL.md",
     ),
     NeutralTool(
         "run_command",
         (Argument("command", "string", True, "name of one of the group's declared commands"),),
-        pi="run_command (the evaluator's extension)",
-        claude_code="mcp__skill-eval__run_command",
-        codex="run_command in the mcp__skill_eval namespace",
     ),
 )
 

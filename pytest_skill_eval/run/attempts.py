@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import SkillEvalError
 from ..evidence import layout, read
+from ..evidence.iteration import attempts_of
 
 RETRIED_STATE = "infrastructure-failed"
 
@@ -93,12 +94,6 @@ def set_aside(variant_dir: Path, attempt: int, run: Mapping[str, Any]) -> dict[s
 def record(earlier: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The `attempts` field of the final run record: each earlier attempt, in order."""
     return [dict(attempt) for attempt in earlier]
-
-
-def attempts_of(run: Mapping[str, Any]) -> int:
-    """How many attempts a run record stands for: itself and each earlier attempt it lists."""
-    earlier = run.get("attempts")
-    return 1 + (len(earlier) if isinstance(earlier, list) else 0)
 
 
 def group_attempts(group_dir: Path, variants: Sequence[str]) -> dict[str, int]:

@@ -24,6 +24,7 @@ from ..evidence.store import (
     utc_now,
 )
 from ..grading import grade_group
+from ..hosts.base import Executable
 from ..hosts.layers import SystemLayerError
 from ..hosts.prestart import PromptGate
 from ..hosts.process import CancelToken
@@ -63,7 +64,7 @@ class Environment:
     root: Path
     resolver: SourceResolver
     cancel: CancelToken
-    pi: Callable[..., Any]  # (host name) → its checked binary (checked once, lazily)
+    binary: Callable[[str], Executable]  # host name → its checked binary (checked once, lazily)
     # (group, variant, trial, placeholders, the subject's workspace) -> its model endpoint
     endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str], Path], Endpoint]
     no_progress_s: float
@@ -315,7 +316,7 @@ class GroupRun:
         return run_subject(
             group=group,
             prepared=prepared,
-            binary=env.pi(group.effective_runtime.host),
+            binary=env.binary(group.effective_runtime.host),
             endpoint=endpoint,
             cancel=env.cancel,
             no_progress_s=env.no_progress_s,

@@ -65,8 +65,9 @@ def _hash(value: Any) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _digest(path: Path) -> str:
-    """A working-tree resource as the plan pins it: its tree's fingerprint, or its bytes."""
+def resource_digest(path: Path) -> str:
+    """A working-tree resource as a plan and a run's inputs pin it: its tree's fingerprint, or
+    its bytes."""
     try:
         if path.is_dir() and not path.is_symlink():
             return fingerprint_digest(fingerprint(path))
@@ -91,7 +92,7 @@ def variant_inputs(
     def resources(paths: tuple[str, ...]) -> str:
         if resolved.commit is not None:  # what the commit holds at these paths (`commits`)
             return _hash({"git": list(paths)})
-        return _hash({p: _digest(sources.root / p) for p in paths})
+        return _hash({p: resource_digest(sources.root / p) for p in paths})
 
     script = (
         script_path(sources.cassettes, group.id, variant, trial, runtime.host)
@@ -99,13 +100,15 @@ def variant_inputs(
         else None
     )
     bundles = [
-        {"entry": b.entry, "resources": {r: _digest(sources.root / r) for r in b.resources}}
+        {"entry": b.entry, "resources": {r: resource_digest(sources.root / r) for r in b.resources}}
         for b in runtime.extensions
     ]
     return {
         # The model and runtime have their own names; the rest of the group is its definition.
         "definition": _hash({k: v for k, v in loaded.raw.items() if k not in _OWN_NAMES}),
-        "fixture": _hash(None if group.fixture is None else _digest(sources.root / group.fixture)),
+        "fixture": _hash(
+            None if group.fixture is None else resource_digest(sources.root / group.fixture)
+        ),
         "skills": resources(tuple(environment.skills)),
         "context": resources(tuple(environment.context)),
         "commits": _hash({"kind": resolved.kind, "ref": resolved.ref, "commit": resolved.commit}),

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import Group
-from ..hosts import host_for
 from ..hosts.base import Endpoint
 from ..hosts.prestart import PromptGate
+from ..hosts.registry import registration_for
 from ..hosts.subject import SubjectResult
 from ..workspace.materialise import PreparedVariant
 
@@ -65,7 +65,7 @@ def applies(group: Group, baseline: Endpoint) -> bool:
     if not set(group.tools) <= CONTAINED_TOOLS:
         return False
     try:
-        return bool(getattr(host_for(group.effective_runtime.host), "defers_first_prompt", False))
+        return registration_for(group.effective_runtime.host).defers_first_prompt
     except LookupError:
         return False
 

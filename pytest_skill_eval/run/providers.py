@@ -12,9 +12,9 @@ from typing import Any
 
 from ..definitions import LoadedDefinition, LoadedGroup, ModelChoice
 from ..errors import ModelProviderError
-from ..hosts.base import Endpoint, ServedModel
+from ..hosts.base import Endpoint, Executable, ServedModel
 from ..hosts.credentials import live_subjects, refuse_live_without_credentials
-from ..hosts.pi.config import ModelSpecError, model_cost, registry_price, split_model
+from ..hosts.pi.config import ModelSpecError, model_cost, split_model
 from ..hosts.registry import registration_for
 from ..modelserver.script import ScriptError, cassette_file, load_script, script_path
 from ..modelserver.server import Route, ScriptedModelServer
@@ -61,10 +61,11 @@ class EndpointFactory:
         auth: Path | None,
         models: Path | None,
         upstream_url: str | None = None,
-        pi: Callable[[], Path] | None = None,
+        binaries: Callable[[str], Executable] | None = None,
     ) -> None:
         self.cassettes = cassettes
-        self.pi = pi
+        # Host name → its checked binary, for a price source that reads one (Pi's registry).
+        self.binaries = binaries
         self.record = record
         self.upstream_url = upstream_url
         self.auth = auth
@@ -101,20 +102,20 @@ class EndpointFactory:
         providers = table.get("providers") if isinstance(table, dict) else None
         return providers if isinstance(providers, dict) else {}
 
-    def price(self, provider: str, model_id: str) -> dict[str, float] | None:
-        """USD per million tokens for `provider/model_id`, as Pi would price it, else None.
+    def price(self, provider: str, model_id: str, host: str) -> Mapping[str, float] | None:
+        """USD per million tokens for `provider/model_id` on `host`, else None.
 
-        A model the `skill_eval_pi_models` file defines is priced by its `cost` (none: Pi
-        prices it at zero, which is no price); any other model by Pi's own registry.
+        A model the `skill_eval_pi_models` file defines is priced by its `cost` (none: it is
+        priced at zero, which is no price); any other model by the host's price source.
         """
         entry = self._models_table().get(provider)
         models = entry.get("models") if isinstance(entry, dict) else None
         for model in models if isinstance(models, list) else ():
             if isinstance(model, dict) and model.get("id") == model_id:
                 return model_cost(model.get("cost"))
-        if self.pi is None:
+        if self.binaries is None:
             return None
-        return registry_price(self.pi(), provider, model_id)
+        return registration_for(host).price(self.binaries, provider, model_id)
 
     def check_priced(self, groups: Iterable[LoadedGroup], max_cost: float) -> None:
         """Refuse, before any subject starts, a ceiling that could not see what a subject costs."""
@@ -132,7 +133,7 @@ class EndpointFactory:
                 provider, model_id = split_model(declared.model)
             except ModelSpecError:
                 continue  # reported by the subject's endpoint, before any request
-            if self.price(provider, model_id) is None:
+            if self.price(provider, model_id, loaded.group.effective_runtime.host) is None:
                 problems.setdefault(f"{provider}/{model_id}", []).append(loaded.group.id)
         if not problems:
             return
@@ -229,9 +230,9 @@ class EndpointFactory:
             provider, model_id = split_model(declared.model)
         except ModelSpecError as error:
             raise EndpointError(str(error)) from None
-        upstream = self._upstream(provider, model_id, loaded.group.effective_runtime.host)
-        price = self.price(provider, model_id)
         host = loaded.group.effective_runtime.host
+        upstream = self._upstream(provider, model_id, host)
+        price = self.price(provider, model_id, host)
         path = cassette_file(self.cassettes, loaded.group.id, variant, trial, host)
         try:
             check_recordable(upstream.api)
@@ -273,13 +274,11 @@ class EndpointFactory:
         endpoint.failures = failures
         return endpoint
 
-    def _upstream(self, provider: str, model_id: str, host: str = "pi") -> Upstream:
+    def _upstream(self, provider: str, model_id: str, host: str) -> Upstream:
         """Where a provider really lives: the ini models.json, else the known public APIs; the
         wire format is the host's own where it speaks only one."""
         entry: dict[str, Any] = self._models_table().get(provider) or {}
         known = KNOWN_PROVIDERS.get(provider)
-        # A host that speaks one wire format whatever the provider records in it (Pi speaks
-        # the provider's).
         fixed = registration_for(host).fixed_api
         api = fixed or entry.get("api") or (known[0] if known else None)
         base_url = self.upstream_url or entry.get("baseUrl") or (known[1] if known else None)

@@ -17,11 +17,11 @@ from typing import Any
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
 from ..evidence import layout, read, sealed_root
+from ..evidence.iteration import RESUMED_FROM, attempts_of, carried_groups
 from ..evidence.records import InvocationRecord
 from ..evidence.seal import planned_groups, verify_result
 from ..evidence.store import sha256_file, verify_group
 from ..workspace import fingerprint, fingerprint_digest
-from .attempts import attempts_of
 
 OPTION: tuple[str, str, dict[str, Any]] = (
     "resume",
@@ -36,7 +36,7 @@ OPTION: tuple[str, str, dict[str, Any]] = (
 # Run states that say a group's run did not finish: the group runs again when resumed.
 UNFINISHED_RUNS = frozenset({"infrastructure-failed", "cancelled"})
 # The invocation.json field naming what a resumed result carried over.
-FIELD = "resumedFrom"
+FIELD = RESUMED_FROM
 
 
 class ResumeError(SkillEvalError):
@@ -245,19 +245,6 @@ def _same_invocation(
             f"--skill-eval-resume: this invocation differs from the one that ran {source} in "
             f"{differs[0]}; resume with the same options, or run without --skill-eval-resume"
         )
-
-
-def carried_groups(invocation: Mapping[str, Any] | None) -> dict[str, str]:
-    """Group directory name → the id of the result it was carried over from."""
-    resumed = invocation.get(FIELD) if isinstance(invocation, Mapping) else None
-    if not isinstance(resumed, Mapping):
-        return {}
-    groups = resumed.get("groups")
-    return {
-        str(g.get("group")): str(resumed.get("id"))
-        for g in (groups if isinstance(groups, list) else [])
-        if isinstance(g, Mapping)
-    }
 
 
 def item_properties(group_dir: Path, record: Mapping[str, Any]) -> list[tuple[str, str]]:

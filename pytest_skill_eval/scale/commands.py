@@ -184,11 +184,11 @@ def _shard_roots(given: list[str], file: str | None) -> dict[int, str]:
 
 def _plan_hosts(names: list[str]) -> tuple[str, ...]:
     """`--host NAME…`: each a known host, each once, in order."""
-    from ..definitions.models import HOST_NAMES
     from ..hosts import UnknownHostError, chosen_hosts
+    from ..hosts.registry import names as known
 
     for name in names:
-        choice("--host", name, HOST_NAMES)
+        choice("--host", name, known())
     try:
         return chosen_hosts(names)
     except UnknownHostError as error:

@@ -57,6 +57,50 @@ class MergeOutcome:
     shards: tuple[int, ...] = ()  # the indices of the shards merged
 
 
+def _sealed_shards(shards: Sequence[Shard], bound: Mapping[int, str]) -> list[dict[str, Any]]:
+    """Each shard's root, recomputed from what was read, and whether CI's log bound it."""
+    return [
+        {
+            "index": s.index,
+            "count": s.count,
+            "root": s.root,
+            "bound": s.index in bound,
+            "leaves": s.leaves,
+        }
+        for s in shards
+    ]
+
+
+@dataclass(frozen=True)
+class _Missed:
+    """A trial's units, what arrived of them, and what a missing one's record says."""
+
+    plan: Plan
+    units: Sequence[Unit]
+    arrived: Mapping[tuple[str, int], ShardGroup]
+    count: int
+    completed: str
+
+
+def _record_missing_units(missed: _Missed, out: Path, result: Path, placed: list[Path]) -> None:
+    """Record each unit of the trial whose shard never delivered it.
+
+    Recorded through the result's final path (a link to the staged directory until the move),
+    so the records name where the result will be, not staging.
+    """
+    final = out / result.name
+    if final.is_symlink():
+        final.unlink()  # left by a merge that was killed here
+    final.symlink_to(result.relative_to(out), target_is_directory=True)
+    placed.append(final)
+    for unit in missed.units:
+        for host, name in unit.directories:
+            if (name, unit.trial) not in missed.arrived:
+                _record_missing(missed.plan, unit, host, final, missed.count, missed.completed)
+    final.unlink()
+    placed.remove(final)
+
+
 def merge(
     plan: Plan, shard_paths: Sequence[Path], out: Path, roots: Mapping[int, str] | None = None
 ) -> MergeOutcome:
@@ -77,17 +121,7 @@ def merge(
     aggregate_id = plan.data.get("aggregate")
     aggregate_target = _inside(out, aggregate_id) if aggregate_id else None
     missing = [u for u in units if not _delivered(u, arrived)]
-    # Each shard's root, recomputed from what was read, and whether CI's log bound it.
-    sealed_shards = [
-        {
-            "index": s.index,
-            "count": s.count,
-            "root": s.root,
-            "bound": s.index in bound,
-            "leaves": s.leaves,
-        }
-        for s in shards
-    ]
+    sealed_shards = _sealed_shards(shards, bound)
     # Timestamps come from the shards' own records, so the same shards merge to the same bytes.
     started = min(str(s.record["startedAt"]) for s in shards)
     completed = max(str(s.record["completedAt"]) for s in shards)
@@ -121,19 +155,8 @@ def merge(
                     if source is not None:
                         _place(unit, source, layout.group_dir(result, unit.group, host))
             if not all(_delivered(u, arrived) for u in trial_units):
-                # Recorded through the result's final path (a link to the staged directory
-                # until the move), so the records name where the result will be, not staging.
-                final = out / result.name
-                if final.is_symlink():
-                    final.unlink()  # left by a merge that was killed here
-                final.symlink_to(result.relative_to(out), target_is_directory=True)
-                placed.append(final)
-                for unit in trial_units:
-                    for host, name in unit.directories:
-                        if (name, unit.trial) not in arrived:
-                            _record_missing(plan, unit, host, final, count, completed)
-                final.unlink()
-                placed.remove(final)
+                missed = _Missed(plan, trial_units, arrived, count, completed)
+                _record_missing_units(missed, out, result, placed)
             # And the seal over it, as one machine would.
             write_summary(result, trial, budget, completed_at=completed, shards=sealed_shards)
         if aggregate_id:
@@ -282,7 +305,7 @@ def _record_missing(
         root=root,
         resolver=SourceResolver(root, pinned=plan.data["pins"]),
         cancel=stopped,
-        pi=_never,
+        binary=_never,
         endpoint=_never,
         no_progress_s=0.0,
     )

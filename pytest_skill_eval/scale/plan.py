@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..definitions import (
     VARIANTS,
     DefinitionError,
+    LoadedDefinition,
     LoadedGroup,
     SelectionError,
     load_definition,
@@ -34,7 +35,8 @@ from ..evidence import (
 )
 from ..evidence.records import InvocationRecord
 from ..hosts import check_environment
-from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
+from ..run.inputs import resource_digest
+from ..workspace import ResourceError, SourceResolver
 
 if TYPE_CHECKING:
     from ..options import Settings
@@ -117,6 +119,51 @@ class Plan:
         return entry
 
 
+def _definition_entry(loaded: LoadedDefinition, root: Path) -> dict[str, Any]:
+    """A definition file of the plan, and the groups it holds."""
+    return {
+        "path": _relative(loaded.path, root),
+        "kind": loaded.kind,
+        "id": loaded.id,
+        "groups": [
+            {
+                "id": g.group.id,
+                "position": g.position,
+                "path": _relative(g.path, root),
+                "sha256": g.sha256,
+            }
+            for g in loaded.groups
+        ],
+    }
+
+
+def _group_entry(g: LoadedGroup, root: Path, resolver: SourceResolver) -> dict[str, Any]:
+    """A planned group: where it is, its definition and resources, its Git sources pinned."""
+    for env in g.group.variants.values():
+        if env.source.kind == "git":
+            try:
+                resolver.resolve("git", env.source.ref)
+            except ResourceError as error:
+                raise PlanError(f"group {g.group.id!r}: {error}") from None
+    return {
+        "path": _relative(g.path, root),
+        "position": g.position,
+        "sha256": g.sha256,
+        "resources": resource_fingerprint(g, root),
+        "definition": g.raw,
+    }
+
+
+def _cannot_run(chosen: Sequence[LoadedGroup], hosts: Sequence[str]) -> list[dict[str, str]]:
+    """Each chosen group a chosen host cannot run, and why."""
+    return [
+        {"group": g.group.id, "host": host, "reason": reason}
+        for g in chosen
+        for host in hosts
+        if (reason := g.group.cannot_run(host)) is not None
+    ]
+
+
 def make_plan(
     paths: Sequence[Path],
     root: Path,
@@ -148,39 +195,12 @@ def make_plan(
             selection = select(loaded, group, variant)
         except (DefinitionError, SelectionError) as error:
             raise PlanError(str(error)) from None
-        definitions.append(
-            {
-                "path": _relative(loaded.path, root),
-                "kind": loaded.kind,
-                "id": loaded.id,
-                "groups": [
-                    {
-                        "id": g.group.id,
-                        "position": g.position,
-                        "path": _relative(g.path, root),
-                        "sha256": g.sha256,
-                    }
-                    for g in loaded.groups
-                ],
-            }
-        )
+        definitions.append(_definition_entry(loaded, root))
         for picked in selection:
             g = picked.loaded
             if g.group.id in groups:
                 raise PlanError(f"group id {g.group.id!r} appears twice; result groups need one")
-            for env in g.group.variants.values():
-                if env.source.kind == "git":
-                    try:
-                        resolver.resolve("git", env.source.ref)
-                    except ResourceError as error:
-                        raise PlanError(f"group {g.group.id!r}: {error}") from None
-            groups[g.group.id] = {
-                "path": _relative(g.path, root),
-                "position": g.position,
-                "sha256": g.sha256,
-                "resources": resource_fingerprint(g, root),
-                "definition": g.raw,
-            }
+            groups[g.group.id] = _group_entry(g, root, resolver)
             chosen.append((g, tuple(v for v in VARIANTS if picked.variants[v])))
     on = {g.group.id: _hosts_of(g, hosts) for g, _ in chosen}
     units = [
@@ -220,12 +240,7 @@ def make_plan(
         "results": [{"trial": t, "id": new_result_id()} for t in range(1, trials + 1)],
         "aggregate": new_result_id() if trials > 1 else None,
         "units": units,
-        "cannotRun": [
-            {"group": g.group.id, "host": host, "reason": reason}
-            for g, _ in chosen
-            for host in hosts
-            if (reason := g.group.cannot_run(host)) is not None
-        ],
+        "cannotRun": _cannot_run([g for g, _ in chosen], hosts),
         "createdAt": utc_now(),
     }
 
@@ -365,20 +380,9 @@ def resource_fingerprint(group: LoadedGroup, root: Path) -> str:
             declared.update(env.context)
     for bundle in g.effective_runtime.extensions:
         declared.update(bundle.resources)
-    digests = {rel: _digest(root / rel) for rel in sorted(declared)}
+    digests = {rel: resource_digest(root / rel) for rel in sorted(declared)}
     text = json.dumps(digests, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _digest(path: Path) -> str:
-    try:
-        if path.is_dir() and not path.is_symlink():
-            return fingerprint_digest(fingerprint(path))
-        if path.is_file():
-            return sha256_file(path)
-    except (ResourceError, OSError) as error:
-        return f"unreadable: {error}"
-    return "missing"
 
 
 def invocation_record(

@@ -80,9 +80,10 @@ def _run_facts(run: Mapping[str, Any]) -> list[dict[str, Any]]:
         if isinstance(observed, Mapping):
             shown = f"{observed.get('provider')}/{observed.get('model')}"
             facts.append(_fact("observed model", shown))
-    pi = run.get("pi")
-    if isinstance(pi, Mapping):
-        facts.append(_fact("pi", pi.get("version")))
+    binary = run.get("binary", run.get("pi"))  # results before `binary` kept only Pi's
+    if isinstance(binary, Mapping):
+        host = mapping(run.get("process")).get("host") or layout.DEFAULT_HOST
+        facts.append(_fact(str(host), binary.get("version")))
     if run.get("startedAt"):
         facts.append(_fact("ran", f"{run.get('startedAt')} → {run.get('completedAt')}"))
     delivery = run.get("delivery")

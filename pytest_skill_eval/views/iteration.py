@@ -8,8 +8,7 @@ from typing import Any
 
 from ..common.wording import counted
 from ..evidence import layout, read
-from ..run.attempts import attempts_of
-from ..run.resume import carried_groups
+from ..evidence.iteration import attempts_of, carried_groups
 
 
 def resumed_line(result_dir: Path) -> str | None:

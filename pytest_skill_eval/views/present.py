@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.trials import ALPHA, mcnemar_exact, wilson_interval
-from ..hosts.base import SIMULATED_MODES
+from ..evidence.states import SIMULATED_MODES
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
@@ -317,3 +317,8 @@ def excerpt_of(check: Mapping[str, Any]) -> str | None:
 def _compact(value: Any) -> str:
     """Compact one-line JSON, as sub-result descriptions and JUnit properties show values."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def reused_label(marker: Mapping[str, Any]) -> str:
+    """How a view names a reused run's source: `<result id> seal sha256:<root>`."""
+    return f"{marker.get('result')} seal {marker.get('root')}"

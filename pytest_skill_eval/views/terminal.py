@@ -14,7 +14,7 @@ from ..evidence import layout, read, sealed_root
 from . import iteration
 from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
-from .present import escape_cell, p_value_text, run_spend
+from .present import escape_cell, p_value_text, reused_label, run_spend
 from .statistics import (
     aggregate_trigger_rates,
     consistency_of,
@@ -175,11 +175,6 @@ def _trial_lines(writer: Writer, trial: int, result_dir: Path) -> None:
             f" [{record['state']}] grade={record.get('grade')} checks {counts or 'none'}"
             f"{transitions}{_group_cost(group_dir)} result {result_dir.name}"
         )
-
-
-def reused_label(marker: Mapping[str, Any]) -> str:
-    """How a view names a reused run's source: `<result id> seal sha256:<root>`."""
-    return f"{marker.get('result')} seal {marker.get('root')}"
 
 
 def _reused(variant_dir: Path) -> Mapping[str, Any] | None:

@@ -36,7 +36,7 @@ def _root(tmp_path: Path, model: str | None = "fakeco/m1") -> Path:
     return root
 
 
-def _price(provider: str, model_id: str) -> dict[str, float] | None:
+def _price(provider: str, model_id: str, host: str) -> dict[str, float] | None:
     return PRICES if (provider, model_id) == ("fakeco", "m1") else None
 
 

@@ -18,7 +18,7 @@ def _runtime(host: str) -> Runtime:
 
 def test_a_registered_host_is_a_runtime_host(monkeypatch: pytest.MonkeyPatch) -> None:
     last = names()[-1]
-    with pytest.raises(ValidationError, match=f"should be 'pi', .* or '{last}'"):
+    with pytest.raises(ValidationError, match=f"must be 'pi', .* or '{last}'"):
         _runtime("newhost")
     register(monkeypatch, dataclasses.replace(registration_for("codex"), name="newhost"))
     assert _runtime("newhost").host == "newhost"

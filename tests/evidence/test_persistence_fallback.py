@@ -48,7 +48,7 @@ def result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         root=root,
         resolver=SourceResolver(root),
         cancel=cancel,
-        pi=_no_subject,
+        binary=_no_subject,  # type: ignore[arg-type]
         endpoint=_no_subject,  # type: ignore[arg-type]
         no_progress_s=600,
     )

@@ -300,7 +300,7 @@ def build_variant(
         "commands": [],
         "model": {"declared": None, "observed": {"provider": "fake", "model": "fake-model"}},
         "provider": {"mode": "scripted", "cassette": None, "sha256": None},
-        "pi": {"version": "0.73.1", "command": "node_modules/.bin/pi"},
+        "binary": {"version": "0.73.1", "command": "node_modules/.bin/pi"},
         "environment": {
             "names": ["HOME", "PATH", "PI_CODING_AGENT_DIR"],
             "literal": {},

@@ -217,7 +217,7 @@ def argv_for(root: Path, **launch: Any) -> list[str]:
     home = host.prepare(root, Endpoint(mode="scripted", model=None))
     fields = {"cwd": root, "prompts": ("p",), "one_shot": False, **launch}
     run = Launch(events_path=root / "e", stderr_path=root / "s", **fields)
-    return host.argv(ClaudeCodeBinary(Path("claude"), "2.1.332"), run, home)
+    return host.command(ClaudeCodeBinary(Path("claude"), "2.1.332"), run, home).argv
 
 
 def test_the_server_is_passed_only_when_commands_are_declared(tmp_path: Path) -> None:

@@ -86,7 +86,7 @@ def test_one_shot_activation_guard_and_isolation(
     run = run_record(root, "activation@claude-code", "candidate")
     assert run["state"] == "complete", run["error"]
     assert run["process"]["host"] == "claude-code"
-    assert run["claudeCode"]["version"] == "2.1.332"
+    assert run["binary"]["version"] == "2.1.332"
     target = run["resources"]["targetPath"]
     assert run["activation"]["targetRead"] is True
     assert run["activation"]["successfulReadPaths"] == [target]

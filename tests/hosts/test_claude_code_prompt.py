@@ -11,13 +11,13 @@ from pydantic_core import PydanticCustomError
 
 from pytest_skill_eval.definitions import DefinitionError
 from pytest_skill_eval.definitions.loader import parse_group
-from pytest_skill_eval.definitions.models import CLAUDE_CODE_THINKING
 from pytest_skill_eval.errors import HostError
 from pytest_skill_eval.hosts import context
 from pytest_skill_eval.hosts.base import Endpoint, Launch
 from pytest_skill_eval.hosts.claude_code import prompt
 from pytest_skill_eval.hosts.claude_code.binary import ClaudeCodeBinary
 from pytest_skill_eval.hosts.claude_code.host import ClaudeCodeHost
+from pytest_skill_eval.hosts.claude_code.registration import THINKING as CLAUDE_CODE_THINKING
 from tests.hosts.test_claude_code_commands import argv_for
 
 SEED = Path(__file__).resolve().parents[1] / "definitions" / "data" / "seed" / "groups"
@@ -98,11 +98,12 @@ def test_thinking_levels_become_claude_codes_knobs(
         cwd=root, prompts=("p",), one_shot=False, events_path=root / "e",
         stderr_path=root / "s", model=model,
     )  # fmt: skip
-    argv = host.argv(ClaudeCodeBinary(Path("claude"), "2.1.332"), launch, home)
+    command = host.command(ClaudeCodeBinary(Path("claude"), "2.1.332"), launch, home)
+    argv = command.argv
     assert ("--effort" in argv) == bool(flags)
     if flags:
         assert argv[argv.index("--effort") : argv.index("--effort") + 2] == flags
-    environment = host.environment(home)
+    environment = command.env
     assert environment.get("CLAUDE_CODE_DISABLE_THINKING") == env.get(
         "CLAUDE_CODE_DISABLE_THINKING"
     )

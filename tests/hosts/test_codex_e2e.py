@@ -131,9 +131,9 @@ def test_activation_by_turn_isolation_and_loopback_only(
     run = run_record(root, "activation@codex", "candidate")
     assert run["state"] == "complete", run["error"]
     assert run["process"]["host"] == "codex"
-    assert run["codex"]["version"] == "0.171.0"
-    assert run["codex"]["enforced"]["sandbox"] == "read-only"
-    assert "mount namespace" in run["codex"]["enforced"]["reads"]
+    assert run["binary"]["version"] == "0.171.0"
+    assert run["binary"]["enforced"]["sandbox"] == "read-only"
+    assert "mount namespace" in run["binary"]["enforced"]["reads"]
     # Both turns ran the native binary itself (inside the mount namespace), never Node's
     # launcher, with what the launcher would have given it.
     args = run["process"]["args"]
@@ -228,7 +228,7 @@ def test_body_delivers_the_target_on_turn_one_and_writes_and_edits(
 
     run = run_record(root, "body-write@codex", "candidate")
     assert run["state"] == "complete", run["error"]
-    assert run["codex"]["enforced"]["sandbox"] == "workspace-write"
+    assert run["binary"]["enforced"]["sandbox"] == "workspace-write"
     assert run["delivery"]["kind"] == "explicit-skill-mention"
     assert run["delivery"]["mention"] == "$note-taker"
     assert run["turns"][0]["deliveredPrompt"] == "$note-taker Tidy the notes."

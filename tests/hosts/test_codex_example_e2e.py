@@ -32,4 +32,4 @@ def test_example_suite_on_codex_from_the_same_scripts(
         for variant in ("baseline", "candidate"):
             run = read_json(group_dir / variant / "run.json")
             assert run["process"]["host"] == "codex"
-            assert "mount namespace" in run["codex"]["enforced"]["reads"]
+            assert "mount namespace" in run["binary"]["enforced"]["reads"]

@@ -228,8 +228,8 @@ def test_argv_mentions_the_target_on_turn_one_and_writes_config_and_skills(
         target=snapshot / "SKILL.md",
         environment={"SKILL_EVAL_PROMPT_MODE": "isolated"},
     )
-    argv = host.argv(_Binary(), launch, home)
-    assert argv == [
+    command = host.command(_Binary(), launch, home)
+    assert command.argv == [
         "/bin/codex",
         "exec",
         "--json",
@@ -255,7 +255,7 @@ def test_argv_mentions_the_target_on_turn_one_and_writes_config_and_skills(
     assert host.aliases[str(home.config / "skills" / "greet" / "SKILL.md")] == str(
         (snapshot / "SKILL.md").resolve()
     )
-    env = host.environment(home)
+    env = command.env
     assert env["CODEX_HOME"] == str(home.config)
     assert "OPENAI_API_KEY" not in env
     assert host.enforced is not None
@@ -266,7 +266,7 @@ def test_host_prompt_mode_keeps_codex_instructions(tmp_path: Path) -> None:
     host = CodexHost()
     home = host.prepare(_root(tmp_path / "root"), Endpoint(mode="live", model=None))
     launch = _launch(tmp_path, environment={"SKILL_EVAL_PROMPT_MODE": "host"})
-    host.argv(_Binary(), launch, home)
+    host.command(_Binary(), launch, home)
     parsed = tomllib.loads((home.config / "config.toml").read_text(encoding="utf-8"))
     assert "model_instructions_file" not in parsed
 
@@ -289,7 +289,7 @@ def test_declared_context_reaches_codex_in_both_prompt_modes(tmp_path: Path, mod
         "SKILL_EVAL_PROMPT_MODE": mode,
         "SKILL_EVAL_CONTEXT_MANIFEST": _manifest(tmp_path),
     }
-    host.argv(_Binary(), _launch(tmp_path, environment=environment), home)
+    host.command(_Binary(), _launch(tmp_path, environment=environment), home)
     parsed = tomllib.loads((home.config / "config.toml").read_text(encoding="utf-8"))
     block = '<context declared-path="context/notes">\n<file path="notes.md">\nSay "hi" \\ é 😀\n'
     if mode == "isolated":
@@ -452,3 +452,17 @@ def test_a_log_a_full_disk_cut_in_an_earlier_turn_stays_cut(tmp_path: Path) -> N
     assert second.events_error is full
     assert second.stderr_error is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["events.jsonl", "stderr.log"]
+
+
+def test_one_command_gives_the_launch_its_whole_environment(tmp_path: Path) -> None:
+    """What the npm launcher would have set comes with the argv, from the same call: no
+    environment is read before, or apart from, the command line it belongs to."""
+
+    class Launched(_Binary):
+        launcher_env = (("CODEX_MANAGED_BY_NPM", "1"),)
+
+    host = CodexHost()
+    home = host.prepare(_root(tmp_path / "root"), Endpoint(mode="live", model=None))
+    command = host.command(Launched(), _launch(tmp_path), home)
+    assert command.env["CODEX_MANAGED_BY_NPM"] == "1"
+    assert command.env["CODEX_HOME"] == str(home.config)

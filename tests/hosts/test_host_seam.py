@@ -25,8 +25,8 @@ from pytest_skill_eval.modelserver.wire import OPENAI
 
 def test_runtime_host_selects_its_implementation() -> None:
     host = host_for("pi")
-    assert (host.name, host.record_key) == ("pi", "pi")
-    assert host_for("codex").record_key == "codex"
+    assert (host.registration.name, host.registration.record_key) == ("pi", "pi")
+    assert host_for("codex").registration.record_key == "codex"
     with pytest.raises(UnknownHostError, match="'gemini-cli'"):
         host_for("gemini-cli")
 
@@ -182,7 +182,7 @@ def test_declared_variables_never_replace_or_add_one_the_host_owns(
             _argv, own, _process = launch_process(host, binary, launch({}), home)
             # Every name the host sets is one it owns (collection refuses a group naming it),
             # or the provider key a live run inherits, which the scripted run's placeholder beats.
-            owned = host.owned_environment
+            owned = host.registration.owned_environment
             assert [k for k in own if not owned.owns(k) and k not in owned.allowed] == []
             attack = dict.fromkeys(own, "/root/.attacker") | dict.fromkeys(NOT_SET[name], "x")
             attack["EXTRA"] = "1"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,13 +25,7 @@ def test_each_host_is_registered_once_under_its_own_name() -> None:
     for registration in REGISTERED:
         assert registration_for(registration.name) is registration
         host = host_for(registration.name)
-        assert (host.name, host.display_name, host.record_key) == (
-            registration.name,
-            registration.display_name,
-            registration.record_key,
-        )
-        assert host.owned_environment == registration.owned_environment
-        assert host.system_layers == registration.system_layers
+        assert host.registration is registration
 
 
 def test_an_unknown_host_names_the_registered_ones() -> None:
@@ -64,3 +60,19 @@ def test_a_reference_that_is_not_module_colon_attribute_is_refused() -> None:
         ValueError, match=re.escape("'hosts.pi' is not a 'module:attribute' reference")
     ):
         load("hosts.pi")
+
+
+def test_the_registry_imports_no_host_implementation_and_no_model_server() -> None:
+    """Reading what hosts exist costs no import of what runs them (in a fresh interpreter,
+    where a circular import would fail too)."""
+    code = (
+        "import sys, pytest_skill_eval.hosts.registry; "
+        "print('\\n'.join(m for m in sys.modules if m.startswith('pytest_skill_eval')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.split())
+    heavy = {"pytest_skill_eval.hosts.base", "pytest_skill_eval.modelserver.server"}
+    heavy |= {f"pytest_skill_eval.hosts.{h}.host" for h in ("pi", "claude_code", "codex")}
+    assert "pytest_skill_eval.hosts.registry" in loaded
+    assert not loaded & heavy
+    assert not any(m.startswith("pytest_skill_eval.definitions") for m in loaded)

@@ -17,7 +17,6 @@ from pytest_skill_eval.definitions.loader import parse_group
 from pytest_skill_eval.evidence.records import RunRecord
 from pytest_skill_eval.hosts import check_layers, host_for
 from pytest_skill_eval.hosts.claude_code.binary import ClaudeCodeBinary
-from pytest_skill_eval.hosts.claude_code.host import ClaudeCodeHost
 from pytest_skill_eval.hosts.layers import SystemLayer, SystemLayerError, kept_out
 from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.subject import Endpoint, run_subject
@@ -30,7 +29,7 @@ from tests.trust.test_planted_entries import finishes, unblock
 
 
 def test_each_host_declares_its_layers_in_its_own_subpackage() -> None:
-    claude = {str(layer.path) for layer in host_for("claude-code").system_layers}
+    claude = {str(layer.path) for layer in host_for("claude-code").registration.system_layers}
     assert {
         "/etc/claude-code/managed-settings.json",
         "/etc/claude-code/managed-settings.d",
@@ -38,7 +37,7 @@ def test_each_host_declares_its_layers_in_its_own_subpackage() -> None:
         "/etc/claude-code/CLAUDE.md",
         "/etc/claude-code/.claude",
     } <= claude
-    assert {str(layer.path) for layer in host_for("codex").system_layers} == {
+    assert {str(layer.path) for layer in host_for("codex").registration.system_layers} == {
         "/etc/codex/config.toml",
         "/etc/codex/managed_config.toml",
         "/etc/codex/requirements.toml",
@@ -46,7 +45,7 @@ def test_each_host_declares_its_layers_in_its_own_subpackage() -> None:
         "/etc/codex/rules",
     }
     # Pi reads nothing system-wide; what lies above the workspace is off by its flags.
-    assert host_for("pi").system_layers == ()
+    assert host_for("pi").registration.system_layers == ()
 
 
 def test_absent_layers_are_recorded_and_a_present_one_is_refused_by_name(tmp_path: Path) -> None:
@@ -141,7 +140,7 @@ def test_the_run_record_says_how_each_layer_was_kept_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     layers = (SystemLayer(tmp_path / "etc" / "managed-settings.json", "managed settings"),)
-    monkeypatch.setattr(ClaudeCodeHost, "system_layers", layers)
+    changed(monkeypatch, "claude-code", system_layers=layers)
 
     run = _run_missing_claude(*_claude_subject(tmp_path), tmp_path)
 
@@ -155,9 +154,7 @@ def test_a_layer_that_appears_after_the_up_front_check_stops_the_subject(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     planted = tmp_path / "etc" / "managed-settings.json"
-    monkeypatch.setattr(
-        ClaudeCodeHost, "system_layers", (SystemLayer(planted, "managed settings"),)
-    )
+    changed(monkeypatch, "claude-code", system_layers=(SystemLayer(planted, "managed settings"),))
     group, prepared = _claude_subject(tmp_path)
     write(planted, '{"env": {"LEAK": "1"}}')
 

@@ -228,13 +228,20 @@ def test_a_layer_planted_by_one_subject_never_reaches_the_next(pytester: pytest.
 # Loaded by the child pytest: Codex's layer is a file of the test's own, created by "the
 # machine" (here: right after the subject's first turn) while the subject is running.
 _PLANT_BETWEEN_TURNS = """
+import dataclasses
 from pathlib import Path
 
+from pytest_skill_eval.hosts import registry
 from pytest_skill_eval.hosts.codex import host as codex_host
 from pytest_skill_eval.hosts.layers import SystemLayer
 
 LAYER = Path(__file__).parent / "etc-codex" / "config.toml"
-codex_host.CodexHost.system_layers = (SystemLayer(LAYER, "system configuration"),)
+registry.REGISTERED = tuple(
+    dataclasses.replace(r, system_layers=(SystemLayer(LAYER, "system configuration"),))
+    if r.name == "codex"
+    else r
+    for r in registry.REGISTERED
+)
 _init = codex_host.CodexDialogue.__init__
 
 

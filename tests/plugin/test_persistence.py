@@ -44,7 +44,7 @@ def _group_run(tmp_path: Path, pi: Any) -> tuple[GroupRun, Environment, Endpoint
         root=root,
         resolver=SourceResolver(root),
         cancel=CancelToken(),
-        pi=lambda *_host: pi,
+        binary=lambda _host: pi,
         endpoint=endpoints.endpoint,
         no_progress_s=600,
     )

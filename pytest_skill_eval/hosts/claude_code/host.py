@@ -18,11 +18,13 @@ from pathlib import Path
 from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND, skill_name
 from ...modelserver.wire import ANTHROPIC
 from .. import command_server
-from ..base import Endpoint, Executable, Home, Launch
+from ..base import Command, Endpoint, Executable, Home, Launch
 from ..dialogue import StreamDialogue
 from ..environment import baseline_environment
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..registration import HostRegistration
+from ..registry import registration_for
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 from .registration import CLAUDE_CODE, QUIET
@@ -157,21 +159,14 @@ class ClaudeCodeDialogue(StreamDialogue[StreamTranslator]):
 class ClaudeCodeHost:
     """The Claude Code CLI (`@anthropic-ai/claude-code`, pinned)."""
 
-    registration = CLAUDE_CODE
-    name = CLAUDE_CODE.name
-    display_name = CLAUDE_CODE.display_name
-    record_key = CLAUDE_CODE.record_key
-    auth_advice = CLAUDE_CODE.auth_advice
-    runs_on_node = CLAUDE_CODE.runs_on_node
-    observes_context = CLAUDE_CODE.observes_context
-    system_layers = CLAUDE_CODE.system_layers
-    owned_environment = CLAUDE_CODE.owned_environment
+    @property
+    def registration(self) -> HostRegistration:
+        """Its registration as the registry holds it now."""
+        return registration_for(CLAUDE_CODE.name)
 
     def __init__(self) -> None:
         self._base_url: str | None = None
         self._skills: dict[str, Path] = {}
-        # What the launch asks of the environment (a thinking switch), set by `argv`.
-        self._launch_env: dict[str, str] = {}
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.claude` config dir and TMPDIR under `root`; nothing of the operator's."""
@@ -184,7 +179,13 @@ class ClaudeCodeHost:
             self._base_url = endpoint.served.route.base_url(ANTHROPIC)
         return home
 
-    def environment(self, home: Home) -> dict[str, str]:
+    def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
+        """The headless command line and its environment; installs the declared skills into
+        the isolated scope. The declared thinking is a flag or a variable."""
+        effort, thinking_env = thinking_settings((launch.model or {}).get("thinking"))
+        return Command(self._argv(binary, launch, home, effort), self._env(home) | thinking_env)
+
+    def _env(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home dirs, the loopback endpoint, no traffic beside it."""
         env = baseline_environment()
         env.setdefault("PATH", os.defpath)
@@ -196,14 +197,12 @@ class ClaudeCodeHost:
         }
         if self._base_url is not None:
             env |= {"ANTHROPIC_BASE_URL": self._base_url, "ANTHROPIC_API_KEY": LOOPBACK_KEY}
-        return env | self._launch_env
+        return env
 
-    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
-        """The headless command line; installs the declared skills into the isolated scope."""
+    def _argv(self, binary: Executable, launch: Launch, home: Home, effort: list[str]) -> list[str]:
         self._skills = install_skills(home.config, launch.skills)
         offered = host_tools(launch.tools, bool(launch.skills))
         tools = ",".join(offered)
-        effort, self._launch_env = thinking_settings((launch.model or {}).get("thinking"))
         argv = [str(binary.path), "-p"]
         if launch.one_shot:
             argv.append(launch.prompts[0])

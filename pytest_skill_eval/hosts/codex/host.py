@@ -23,7 +23,7 @@ from ...modelserver.hosttools import skill_name
 from ...modelserver.server import Route
 from ...workspace.entries import files_inside
 from .. import command_server as command_server_module
-from ..base import Endpoint, Executable, Home, Launch
+from ..base import Command, Endpoint, Executable, Home, Launch
 from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
@@ -33,6 +33,8 @@ from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..registration import HostRegistration
+from ..registry import registration_for
 from .config import (
     DEFAULT_MODEL,
     EFFORT,
@@ -241,7 +243,7 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
             return False
         try:
             # Each turn is a new Codex process, which reads /etc/codex again when it starts.
-            kept_out(self._host.display_name, self._host.system_layers)
+            kept_out(self._host.registration.display_name, self._host.registration.system_layers)
         except SystemLayerError as error:
             obs.protocol_error("system-layer", message=str(error))
             return False
@@ -315,16 +317,10 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
 class CodexHost:
     """The OpenAI Codex CLI (`@openai/codex`, pinned)."""
 
-    registration = CODEX
-    name = CODEX.name
-    display_name = CODEX.display_name
-    record_key = CODEX.record_key
-    auth_advice = CODEX.auth_advice
-    runs_on_node = CODEX.runs_on_node
-    observes_context = CODEX.observes_context
-    system_layers = CODEX.system_layers
-    owned_environment = CODEX.owned_environment
-    unobservable_tools = CODEX.unobservable
+    @property
+    def registration(self) -> HostRegistration:
+        """Its registration as the registry holds it now."""
+        return registration_for(CODEX.name)
 
     def __init__(self) -> None:
         self._base_url: str | None = None
@@ -335,7 +331,6 @@ class CodexHost:
         self.target_name: str | None = None
         self.home_root = self.sessions = Path(os.devnull)
         self._command = "codex"
-        self._launcher_env: dict[str, str] = {}
         self._confine: list[str] | None = None  # the bwrap prefix; None: reads unconfined
 
     @property
@@ -357,17 +352,21 @@ class CodexHost:
             self.prices = endpoint.served.cost
         return home
 
-    def environment(self, home: Home) -> dict[str, str]:
-        """Operator PATH and locale, our home dirs, the loopback key; no operator credential."""
+    def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
+        """Writes the run's config and skills; the command line of turn one and its
+        environment: operator PATH and locale, our home dirs, the loopback key, what the npm
+        launcher would have set; no operator credential."""
         env = baseline_environment()
         env.setdefault("PATH", os.defpath)
         env |= {"HOME": str(home.home), "CODEX_HOME": str(home.config), "TMPDIR": str(home.tmp)}
         if self._base_url is not None:
             env[KEY_ENV] = LOOPBACK_KEY
-        return env | self._launcher_env  # set by `argv`, which runs first
+        env |= dict(getattr(binary, "launcher_env", ()))
+        return Command(self._argv(binary, launch, home, env), env)
 
-    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
-        """Writes the run's config and skills; the command line of turn one."""
+    def _argv(
+        self, binary: Executable, launch: Launch, home: Home, env: Mapping[str, str]
+    ) -> list[str]:
         names, self.aliases = install_skills(home.config, launch.skills)
         self.home_root, self.sessions = home.root, home.config / "sessions"
         instructions, developer = None, None
@@ -382,7 +381,7 @@ class CodexHost:
             developer = context  # Codex's own instructions, the declared context added
         self._config = codex_config(launch, self._base_url, instructions, developer)
         if launch.command_tool:
-            forwarded = [k for k in self.environment(home) if k != KEY_ENV]
+            forwarded = [k for k in env if k != KEY_ENV]
             server = command_server(launch, forwarded)
             self._config = dataclasses.replace(self._config, command_server=server)
         (home.config / "config.toml").write_text(self._config.toml(), encoding="utf-8")
@@ -394,7 +393,6 @@ class CodexHost:
                 self.first_prompt = f"${self.target_name} {launch.prompts[0]}"
         executable = getattr(binary, "executable", None)
         self._command = str(executable or binary.path)
-        self._launcher_env = dict(getattr(binary, "launcher_env", ()))
         bwrap = getattr(binary, "bwrap", None)
         if isinstance(bwrap, Path):
             self._confine = confinement_prefix(bwrap, binary.path, launch, home)

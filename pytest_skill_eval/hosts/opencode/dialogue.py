@@ -15,17 +15,18 @@ from typing import Protocol
 
 from ...evidence.redact import Counts, add
 from ..dialogue import StreamDialogue
-from ..layers import SystemLayer, SystemLayerError, kept_out
+from ..layers import SystemLayerError, kept_out
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..registration import HostRegistration
 from .events import EventTranslator
 
 
 class Resumable(Protocol):
     """What the dialogue needs of the host: its layers and a later turn's command line."""
 
-    display_name: str
-    system_layers: tuple[SystemLayer, ...]
+    @property
+    def registration(self) -> HostRegistration: ...
 
     def resume_argv(self, session: str, prompt: str) -> list[str]: ...
 
@@ -92,7 +93,7 @@ class OpencodeDialogue(StreamDialogue[EventTranslator]):
             return False
         try:
             # Each turn is a new process, which reads the managed configuration again.
-            kept_out(self._host.display_name, self._host.system_layers)
+            kept_out(self._host.registration.display_name, self._host.registration.system_layers)
         except SystemLayerError as error:
             obs.protocol_error("system-layer", message=str(error))
             return False

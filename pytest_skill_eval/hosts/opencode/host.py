@@ -23,11 +23,13 @@ from pathlib import Path
 from ...modelserver.hosttools import skill_name
 from ...modelserver.wire import OPENAI
 from .. import command_server
-from ..base import Endpoint, Executable, Home, Launch
+from ..base import Command, Endpoint, Executable, Home, Launch
 from ..context import declared_context_block, load_context
 from ..environment import baseline_environment
 from ..observation import Turn
 from ..process import CancelToken, HostProcess
+from ..registration import HostRegistration
+from ..registry import registration_for
 from .binary import PINNED
 from .config import (
     OpencodeConfig,
@@ -104,15 +106,10 @@ def allowed_roots(launch: Launch) -> tuple[str, ...]:
 class OpencodeHost:
     """The opencode CLI (`opencode-ai`'s native build, pinned)."""
 
-    registration = OPENCODE
-    name = OPENCODE.name
-    display_name = OPENCODE.display_name
-    record_key = OPENCODE.record_key
-    auth_advice = OPENCODE.auth_advice
-    runs_on_node = OPENCODE.runs_on_node
-    observes_context = OPENCODE.observes_context
-    system_layers = OPENCODE.system_layers
-    owned_environment = OPENCODE.owned_environment
+    @property
+    def registration(self) -> HostRegistration:
+        """Its registration as the registry holds it now."""
+        return registration_for(OPENCODE.name)
 
     def __init__(self) -> None:
         self._base_url: str | None = None
@@ -146,6 +143,11 @@ class OpencodeHost:
         env |= {name: str(path) for name, path in xdg_dirs(home.home).items()}
         env[NPM_REGISTRY] = REFUSING_REGISTRY
         return env
+
+    def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
+        """Writes the run's opencode.json and skills; turn one's command line and the isolated
+        environment (neither depends on the other)."""
+        return Command(self.argv(binary, launch, home), self.environment(home))
 
     def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
         """Writes the run's opencode.json and skills; the command line of turn one."""

@@ -7,9 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..base import Endpoint, Executable, Home, Launch
+from ..base import Command, Endpoint, Executable, Home, Launch
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..registration import HostRegistration
+from ..registry import registration_for
 from . import extensions
 from .binary import PiBinary, base_environment, pi_argv
 from .config import live_settings_json, pi_agent_files, settings_json
@@ -84,16 +86,10 @@ class PiDialogue:
 class PiHost:
     """The Pi coding agent CLI (`@mariozechner/pi-coding-agent`)."""
 
-    registration = PI
-    name = PI.name
-    display_name = PI.display_name
-    record_key = PI.record_key
-    auth_advice = PI.auth_advice
-    runs_on_node = PI.runs_on_node
-    observes_context = PI.observes_context
-    system_layers = PI.system_layers
-    owned_environment = PI.owned_environment
-    defers_first_prompt = PI.defers_first_prompt
+    @property
+    def registration(self) -> HostRegistration:
+        """Its registration as the registry holds it now."""
+        return registration_for(PI.name)
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, agent dir and TMPDIR under `root`; the agent dir gets Pi's config files."""
@@ -112,11 +108,13 @@ class PiHost:
             (home.config / "auth.json").chmod(0o600)
         return home
 
-    def environment(self, home: Home) -> dict[str, str]:
-        """Operator PATH and locale, our HOME, agent dir and TMPDIR, Pi kept offline."""
-        return base_environment(home.home, home.config, home.tmp)
+    def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
+        """Pi's argv; operator PATH and locale, our HOME, agent dir and TMPDIR, Pi offline."""
+        env = base_environment(home.home, home.config, home.tmp)
+        return Command(self._argv(binary, launch), env)
 
-    def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
+    @staticmethod
+    def _argv(binary: Executable, launch: Launch) -> list[str]:
         """Guard first, then the commands tool, the variant's bundles, the observer last."""
         loaded: list[Path] = [extensions.GUARD] if launch.guard else []
         if launch.command_tool:

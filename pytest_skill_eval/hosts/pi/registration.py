@@ -44,4 +44,5 @@ PI = HostRegistration(
     observes_context=True,  # the observer extension
     defers_first_prompt=True,  # rpc mode: the first prompt waits for `Launch.gate`
     extensions=True,
+    operator_files=True,
 )

@@ -6,197 +6,24 @@ A bad value stops the invocation before anything runs, as a `pytest.UsageError` 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .analysis import adaptive, gate, noise_floor
-from .budget import estimate
-from .budget.redis_ledger import ledger_problem, reserve_value
-from .common.optionvalues import choice, number, positive_int, shard_of
-from .definitions.models import HOST_NAMES
-from .errors import SkillEvalError
-from .hosts import HostOptions
-from .hosts.process import NO_PROGRESS_S
-from .hosts.registry import REGISTERED
-from .run import attempts, resume
-from .run.providers import RECORD_MODES
-
-FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
-VARIANT_SELECTORS = ("baseline", "candidate")
+from ..analysis import adaptive, gate, noise_floor
+from ..budget.redis_ledger import ledger_problem, reserve_value
+from ..common.optionvalues import choice, number, positive_int, shard_of
+from ..errors import SkillEvalError
+from ..hosts import HostOptions, registry
+from ..hosts.process import NO_PROGRESS_S
+from ..run import attempts
+from ..run.providers import RECORD_MODES
+from .declared import FAIL_ON, VARIANT_SELECTORS
 
 # name, metavar, extra addoption arguments (always with "help", shared by the ini key).
-_OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
-    (
-        "root",
-        "DIR",
-        {
-            "help": "definition root (default: current directory); containment is "
-            "checked against its canonical path"
-        },
-    ),
-    (
-        "variant",
-        "baseline|candidate",
-        {"help": "run only this variant; the other is recorded not-selected"},
-    ),
-    (
-        "trials",
-        "N|auto",
-        {
-            "help": "independent complete results to produce (default 1); auto: run trials "
-            "until a sequential test resolves every comparison, at most --skill-eval-max-trials"
-        },
-    ),
-    (
-        "max-trials",
-        "N",
-        {
-            "help": "the most trials --skill-eval-trials auto runs "
-            f"(default {adaptive.DEFAULT_MAX_TRIALS})"
-        },
-    ),
-    ("noise-floor", "N", {"help": "N>=2 trials of identical arms; checks that disagree: flaky"}),
-    ("results", "DIR", {"help": "where results go (default <root>/.skill-eval/runs)"}),
-    (
-        "cassettes",
-        "DIR",
-        {
-            "help": "scripts/cassettes directory: subjects talk only to the loopback model "
-            "server, which replays <DIR>/<group>/<variant>.yaml"
-        },
-    ),
-    (
-        "record",
-        "none|once|all",
-        {"help": "record mode with --skill-eval-cassettes (default none: replay only)"},
-    ),
-    ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
-    gate.OPTION,
-    estimate.OPTION,
-    ("max-cost", "USD", {"help": "spend ceiling shared by every worker and trial"}),
-    (
-        "ledger-url",
-        "URL",
-        {
-            "help": "keep the spend ledger in the Redis at URL (redis://[user@]host:port/db): "
-            "one ceiling across shards and machines; password in SKILL_EVAL_LEDGER_PASSWORD"
-        },
-    ),
-    ("reserve", "USD", {"help": "with --skill-eval-ledger-url: room held per running subject"}),
-    (
-        "plan",
-        "PLAN",
-        {
-            "help": "run a planned invocation (from `skill-eval plan`): its result ids, pins "
-            "and selection"
-        },
-    ),
-    (
-        "shard",
-        "K/N",
-        {"help": "with --skill-eval-plan, run only shard K of N of the plan's work units"},
-    ),
-    ("node", "PATH", {"help": "the Node that runs Node hosts (default: the one the lock pins)"}),
-    ("pi-bundle", "on|off", {"help": "off: run stock Pi, not its verified bundle (default on)"}),
-    (
-        "no-progress-timeout",
-        "SECONDS",
-        {"help": "stop a subject that prints nothing for this long (default 1800)"},
-    ),
-    attempts.OPTION,
-    resume.OPTION,
-]
-
-# ini keys without a command-line option.
-_INI_ONLY = (
-    (
-        "skill_eval_pi_auth",
-        "path of a Pi auth.json installed into each subject's isolated agent directory",
-    ),
-    (
-        "skill_eval_upstream_url",
-        "base URL of the real provider when recording (default: the provider's own)",
-    ),
-    (
-        "skill_eval_pi_models",
-        "path of a Pi models.json installed into each subject's isolated agent directory",
-    ),
-)
-
-
-# Every ini key, for telling that an ini file configures the plugin without enabling it.
-INI_KEYS = (
-    *(
-        "skill_eval_definitions",
-        "skill_eval_group",
-        "skill_eval_hosts",
-        "skill_eval_codex_unconfined_reads",
-    ),
-    *(registration.ini for registration in REGISTERED),
-    *(f"skill_eval_{name.replace('-', '_')}" for name, _, _ in _OPTIONS),
-    *(key for key, _ in _INI_ONLY),
-)
-
-
-def add_options(parser: pytest.Parser) -> None:
-    """Register --skill-eval options and their ini keys."""
-    group = parser.getgroup("skill-eval", "skill evaluation (pytest-skill-eval)")
-    group.addoption(
-        "--skill-eval",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="suite or group definition (JSON) to evaluate; repeatable. Without it the plugin "
-        "collects nothing.",
-    )
-    parser.addini(
-        "skill_eval_definitions",
-        "suite or group definitions to evaluate, one a line, relative to the ini file "
-        "(used when --skill-eval is not given)",
-        type="paths",
-        default=[],
-    )
-    group.addoption(
-        "--skill-eval-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="run every selected group on this host instead of its declared runtime.host; "
-        "repeatable (pi, claude-code, codex)",
-    )
-    group.addoption("--skill-eval-group", action="append", metavar="ID|POS",
-                    help="select a group by id or one-based suite position; repeatable "
-                    "(suite order kept)")  # fmt: skip
-    parser.addini("skill_eval_group", "groups to select (ids or positions)", type="args")
-    group.addoption(
-        "--skill-eval-codex-unconfined-reads",
-        action="store_true",
-        default=None,
-        help="where bubblewrap cannot confine Codex's reads to the workspace and declared "
-        "resources, run Codex groups anyway (its shell can read any file you can); recorded "
-        "in evidence",
-    )
-    parser.addini("skill_eval_codex_unconfined_reads", "run Codex groups with unconfined reads "
-                  "(true/false)", type="bool", default=False)  # fmt: skip
-    parser.addini("skill_eval_hosts", "hosts every selected group runs on instead of its "
-                  "declared runtime.host", type="args", default=[])  # fmt: skip
-    for registration in REGISTERED:
-        command = registration.command
-        help_text = (
-            f"the {registration.display_name} binary (default: {command} on PATH, else "
-            f"node_modules/.bin/{command} under the root or this package)"
-        )
-        group.addoption(registration.option, metavar="PATH", default=None, help=help_text)
-        parser.addini(registration.ini, help_text, default=None)
-    for name, metavar, extra in _OPTIONS:
-        group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
-        parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
-    for key, help_text in _INI_ONLY:
-        parser.addini(key, help_text, default=None)
 
 
 def enabled(config: pytest.Config) -> bool:
@@ -229,8 +56,9 @@ class Settings:
     record: str
     no_progress_s: float
     max_cost: float | None
-    pi: str | None
     node: str | None  # --skill-eval-node; None: the pinned runtime
+    # Each host's `--skill-eval-<binary_option> PATH` (or ini key), by host name.
+    binaries: tuple[tuple[str, str | None], ...]
     pi_auth: Path | None
     pi_models: Path | None
     upstream_url: str | None
@@ -246,15 +74,13 @@ class Settings:
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
     pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
-    # Each registered host's `--skill-eval-<binary_option>` (else its ini key), by host name.
-    binaries: Mapping[str, str | None] = field(default_factory=dict)
     alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
     retries: int = 0  # runs again of a variant whose run was infrastructure-failed
     resume: str | None = None  # the result --skill-eval-resume completes (as given)
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
-        binary = self.binaries.get(host)
+        binary = dict(self.binaries).get(host)
         return HostOptions(binary, self.codex_unconfined_reads, self.node, self.pi_bundle)
 
     @classmethod
@@ -341,10 +167,11 @@ class Settings:
             record=record,
             no_progress_s=no_progress_s,
             max_cost=max_cost,
-            pi=_option(config, "pi"),
             node=_option(config, "node") or None,
             pi_bundle=pi_bundle,
-            binaries={r.name: _option(config, r.binary_option) for r in REGISTERED},
+            binaries=tuple(
+                (r.name, _option(config, r.binary_option)) for r in registry.registered()
+            ),
             codex_unconfined_reads=bool(
                 config.getoption("--skill-eval-codex-unconfined-reads")
                 or config.getini("skill_eval_codex_unconfined_reads")
@@ -367,7 +194,7 @@ class Settings:
                 "pass --skill-eval-plan PLAN too (from `skill-eval plan`)"
             )
         if settings.plan is not None:
-            from .scale.plan import adopt_plan
+            from ..scale.plan import adopt_plan
 
             try:
                 settings = adopt_plan(settings, _given(config))
@@ -459,7 +286,8 @@ def _hosts(config: pytest.Config) -> tuple[str, ...]:
     if not names:
         names = [str(n) for n in config.getini("skill_eval_hosts") or []]
     with usage_errors():  # each one known, each once, in the order given
-        return tuple(dict.fromkeys(choice("--skill-eval-host", n, HOST_NAMES) for n in names))
+        known = registry.names()
+        return tuple(dict.fromkeys(choice("--skill-eval-host", n, known) for n in names))
 
 
 def _trials(config: pytest.Config) -> tuple[int, bool]:
@@ -473,8 +301,11 @@ def _trials(config: pytest.Config) -> tuple[int, bool]:
         return _positive_int(config, "trials", 1), False
     maximum = _positive_int(config, "max-trials", adaptive.DEFAULT_MAX_TRIALS)
     with usage_errors():
-        adaptive.check_auto(maximum, planned=_option(config, "plan") is not None,
-                            one_variant=_option(config, "variant") is not None)  # fmt: skip
+        adaptive.check_auto(
+            maximum,
+            planned=_option(config, "plan") is not None,
+            one_variant=_option(config, "variant") is not None,
+        )
     return maximum, True
 
 

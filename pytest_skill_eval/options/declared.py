@@ -1,0 +1,199 @@
+"""Every --skill-eval option and skill_eval_* ini key pytest is told about, with its help.
+
+`add_options` registers them; `INI_KEYS` lets the glue tell an ini file that configures the
+plugin without enabling it. Reading their values is `options.Settings`'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..analysis import adaptive, gate
+from ..budget import estimate
+from ..hosts import registry
+from ..run import attempts, resume
+
+FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
+VARIANT_SELECTORS = ("baseline", "candidate")
+
+_OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "root",
+        "DIR",
+        {
+            "help": "definition root (default: current directory); containment is "
+            "checked against its canonical path"
+        },
+    ),
+    (
+        "variant",
+        "baseline|candidate",
+        {"help": "run only this variant; the other is recorded not-selected"},
+    ),
+    (
+        "trials",
+        "N|auto",
+        {
+            "help": "independent complete results to produce (default 1); auto: run trials "
+            "until a sequential test resolves every comparison, at most --skill-eval-max-trials"
+        },
+    ),
+    (
+        "max-trials",
+        "N",
+        {
+            "help": "the most trials --skill-eval-trials auto runs "
+            f"(default {adaptive.DEFAULT_MAX_TRIALS})"
+        },
+    ),
+    ("noise-floor", "N", {"help": "N>=2 trials of identical arms; checks that disagree: flaky"}),
+    ("results", "DIR", {"help": "where results go (default <root>/.skill-eval/runs)"}),
+    (
+        "cassettes",
+        "DIR",
+        {
+            "help": "scripts/cassettes directory: subjects talk only to the loopback model "
+            "server, which replays <DIR>/<group>/<variant>.yaml"
+        },
+    ),
+    (
+        "record",
+        "none|once|all",
+        {"help": "record mode with --skill-eval-cassettes (default none: replay only)"},
+    ),
+    ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
+    gate.OPTION,
+    estimate.OPTION,
+    ("max-cost", "USD", {"help": "spend ceiling shared by every worker and trial"}),
+    (
+        "ledger-url",
+        "URL",
+        {
+            "help": "keep the spend ledger in the Redis at URL (redis://[user@]host:port/db): "
+            "one ceiling across shards and machines; password in SKILL_EVAL_LEDGER_PASSWORD"
+        },
+    ),
+    ("reserve", "USD", {"help": "with --skill-eval-ledger-url: room held per running subject"}),
+    (
+        "plan",
+        "PLAN",
+        {
+            "help": "run a planned invocation (from `skill-eval plan`): its result ids, pins "
+            "and selection"
+        },
+    ),
+    (
+        "shard",
+        "K/N",
+        {"help": "with --skill-eval-plan, run only shard K of N of the plan's work units"},
+    ),
+    ("node", "PATH", {"help": "the Node that runs Node hosts (default: the one the lock pins)"}),
+    ("pi-bundle", "on|off", {"help": "off: run stock Pi, not its verified bundle (default on)"}),
+    (
+        "no-progress-timeout",
+        "SECONDS",
+        {"help": "stop a subject that prints nothing for this long (default 1800)"},
+    ),
+    attempts.OPTION,
+    resume.OPTION,
+]
+
+# ini keys without a command-line option.
+_INI_ONLY = (
+    (
+        "skill_eval_pi_auth",
+        "path of a Pi auth.json installed into each subject's isolated agent directory",
+    ),
+    (
+        "skill_eval_upstream_url",
+        "base URL of the real provider when recording (default: the provider's own)",
+    ),
+    (
+        "skill_eval_pi_models",
+        "path of a Pi models.json installed into each subject's isolated agent directory",
+    ),
+)
+
+
+# Every ini key, for telling that an ini file configures the plugin without enabling it.
+INI_KEYS = (
+    *(
+        "skill_eval_definitions",
+        "skill_eval_group",
+        "skill_eval_hosts",
+        "skill_eval_codex_unconfined_reads",
+    ),
+    *(registration.ini for registration in registry.registered()),
+    *(f"skill_eval_{name.replace('-', '_')}" for name, _, _ in _OPTIONS),
+    *(key for key, _ in _INI_ONLY),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register --skill-eval options and their ini keys."""
+    group = parser.getgroup("skill-eval", "skill evaluation (pytest-skill-eval)")
+    group.addoption(
+        "--skill-eval",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="suite or group definition (JSON) to evaluate; repeatable. Without it the plugin "
+        "collects nothing.",
+    )
+    parser.addini(
+        "skill_eval_definitions",
+        "suite or group definitions to evaluate, one a line, relative to the ini file "
+        "(used when --skill-eval is not given)",
+        type="paths",
+        default=[],
+    )
+    group.addoption(
+        "--skill-eval-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run every selected group on this host instead of its declared runtime.host; "
+        f"repeatable ({', '.join(registry.names())})",
+    )
+    group.addoption(
+        "--skill-eval-group",
+        action="append",
+        metavar="ID|POS",
+        help="select a group by id or one-based suite position; repeatable (suite order kept)",
+    )
+    parser.addini("skill_eval_group", "groups to select (ids or positions)", type="args")
+    group.addoption(
+        "--skill-eval-codex-unconfined-reads",
+        action="store_true",
+        default=None,
+        help="where bubblewrap cannot confine Codex's reads to the workspace and declared "
+        "resources, run Codex groups anyway (its shell can read any file you can); recorded "
+        "in evidence",
+    )
+    parser.addini(
+        "skill_eval_codex_unconfined_reads",
+        "run Codex groups with unconfined reads (true/false)",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
+        "skill_eval_hosts",
+        "hosts every selected group runs on instead of its declared runtime.host",
+        type="args",
+        default=[],
+    )
+    for registration in registry.registered():
+        command = registration.command
+        help_text = (
+            f"the {registration.display_name} binary (default: {command} on PATH, else "
+            f"node_modules/.bin/{command} under the root or this package)"
+        )
+        group.addoption(registration.option, metavar="PATH", default=None, help=help_text)
+        parser.addini(registration.ini, help_text, default=None)
+    for name, metavar, extra in _OPTIONS:
+        group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
+        parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
+    for key, help_text in _INI_ONLY:
+        parser.addini(key, help_text, default=None)
