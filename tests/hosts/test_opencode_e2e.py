@@ -226,7 +226,7 @@ def test_multi_turn_activation_through_opencodes_skill_tool(
     run = _run(root, "activation")
     assert run["state"] == "complete", run["error"]
     assert run["process"]["host"] == "opencode"
-    assert run["opencode"]["version"] == "1.18.33"
+    assert run["binary"]["version"] == "1.18.33"
     assert run["activation"]["readTurns"] == [2]
     assert run["resources"]["targetPath"] in run["activation"]["successfulReadPaths"]
     first, second = run["turns"]

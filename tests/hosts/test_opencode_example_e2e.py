@@ -29,7 +29,7 @@ def test_example_suite_on_opencode_from_the_same_scripts(
         for variant in ("baseline", "candidate"):
             run = read_json(group_dir / variant / "run.json")
             assert run["process"]["host"] == "opencode"
-            assert run["opencode"]["version"] == "1.18.33"
+            assert run["binary"]["version"] == "1.18.33"
             # One request per scripted answer: opencode never asked for a title.
             requests = runs.model_requests(group_dir / variant)
             assert len(requests) == len(run["turns"][0]["toolActivity"]) + 1
