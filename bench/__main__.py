@@ -13,6 +13,7 @@ from bench import (
     materialise,
     memory,
     merge,
+    opencode_overhead,
     overhead,
     parallel,
     startup,
@@ -27,6 +28,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "merge": merge.main,
     "codex-overhead": codex_overhead.main,
     "gemini-overhead": gemini_overhead.main,
+    "opencode-overhead": opencode_overhead.main,
     "startup": startup.main,
     "import": imports.main,
 }

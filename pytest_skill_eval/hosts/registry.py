@@ -10,6 +10,7 @@ from __future__ import annotations
 from .claude_code.registration import CLAUDE_CODE
 from .codex.registration import CODEX
 from .gemini_cli.registration import GEMINI_CLI
+from .opencode.registration import OPENCODE
 from .pi.registration import PI
 from .registration import HostRegistration, UnknownHostError
 
@@ -19,6 +20,7 @@ REGISTERED: tuple[HostRegistration, ...] = (
     CLAUDE_CODE,
     CODEX,
     GEMINI_CLI,
+    OPENCODE,
 )
 DEFAULT_HOST = REGISTERED[0].name
 

@@ -52,13 +52,17 @@ def offered_tools(body: Mapping[str, Any]) -> set[str]:
 
 
 def requesting_host(body: Mapping[str, Any]) -> str:
-    """Which host's tool vocabulary the request speaks: the first registered host that offers
-    one of the tools it is known by (none: the default host's, which is neutral)."""
+    """Which host's tool vocabulary the request speaks: the registered host that offers the
+    most of the tools it is known by, the first registered of those that tie (none: the default
+    host's, which is neutral). Hosts may share a tool name (Pi's `read` is another host's too):
+    the host whose other tools are there as well is the one asking."""
     offered = offered_tools(body)
+    chosen, matched = DEFAULT_HOST, 0
     for registration in registered():
-        if offered & set(registration.tools.offers):
-            return registration.name
-    return DEFAULT_HOST
+        count = len(offered & set(registration.tools.offers))
+        if count > matched:
+            chosen, matched = registration.name, count
+    return chosen
 
 
 def render_for_host(

@@ -1,0 +1,45 @@
+"""The environment opencode runs in: its isolated home and XDG directories, the switches that
+turn off every source of configuration, skills, updates and traffic besides the evaluator's,
+and the variables of its isolation no definition may set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..environment import BASELINE_KEYS, OwnedEnvironment
+
+# Each one verified against 1.18.33: its binary reads these names.
+QUIET = {
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+    # ~/.claude (CLAUDE.md, skills) and ~/.agents skills, and the workspace's own .opencode.
+    "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+    "OPENCODE_DISABLE_CLAUDE_CODE_SKILLS": "1",
+    "OPENCODE_DISABLE_CLAUDE_CODE_PROMPT": "1",
+    "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
+    "OPENCODE_DISABLE_PROJECT_CONFIG": "1",
+    "OPENCODE_DISABLE_AUTOCOMPACT": "1",
+}
+# Where a dependency install would go if one were ever attempted: a loopback port that refuses.
+REFUSING_REGISTRY = "http://127.0.0.1:9/"
+NPM_REGISTRY = "npm_config_registry"
+# opencode's isolation (`hosts.environment`): every name its environment sets, OPENCODE_*, which
+# steer its config, database, permissions, server and endpoints, npm's settings (its installer
+# reads them) and BUN_* (it is a Bun executable). A live run still inherits its provider key.
+OWNED_ENVIRONMENT = OwnedEnvironment.of(
+    (*BASELINE_KEYS, *QUIET, NPM_REGISTRY),
+    prefixes=("OPENCODE_", "NPM_CONFIG_", "BUN_"),
+)
+
+
+def xdg_dirs(home: Path) -> dict[str, Path]:
+    """The four XDG base directories, inside the isolated `home`."""
+    return {
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_DATA_HOME": home / ".local" / "share",
+        "XDG_CACHE_HOME": home / ".cache",
+        "XDG_STATE_HOME": home / ".local" / "state",
+    }

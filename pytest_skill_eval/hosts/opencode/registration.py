@@ -1,0 +1,51 @@
+"""opencode declared once: what the evaluator knows of it before `host.py` is imported."""
+
+from __future__ import annotations
+
+from ..registration import HostRegistration, ToolDialect
+from .binary import BINARY, PACKAGE, PINNED, SYSTEM_LAYERS
+from .config import RUN_COMMAND
+from .environment import OWNED_ENVIRONMENT
+
+__all__ = ["OPENCODE", "OWNED_ENVIRONMENT"]
+
+OPENCODE = HostRegistration(
+    name="opencode",
+    display_name="opencode",
+    record_key="opencode",
+    binary_option="opencode",
+    command="opencode",
+    package=PACKAGE,
+    version=PINNED,
+    binary=BINARY,
+    # Its bundled OpenAI-compatible provider, pointed at the route, whatever the model.
+    apis=("openai-completions",),
+    tools=ToolDialect(
+        shown={
+            "read": "read {filePath, offset, limit}",
+            "write": "write {filePath, content}",
+            "edit": "edit {filePath, oldString, newString}, one call per replacement",
+            "skill": "skill {name} (opencode's own skill tool)",
+            "run_command": f"{RUN_COMMAND} (the evaluator's MCP tool)",
+        },
+        # Its read, write and edit are named like Pi's: these tell its requests apart.
+        offers=("skill", "glob", "grep", RUN_COMMAND),
+        render="pytest_skill_eval.hosts.opencode.tools:render_opencode",
+    ),
+    unobservable={},
+    # Its own model table is fetched from the network, which it is never allowed: Pi's model
+    # registry prices what it runs, as for Codex.
+    price_source="pytest_skill_eval.hosts.pi.config:price",
+    system_layers=SYSTEM_LAYERS,
+    owned_environment=OWNED_ENVIRONMENT,
+    credential_variables=(),  # the provider's own key (`credentials.PROVIDER_KEYS`)
+    auth_advice=(
+        "name the provider's key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY) in "
+        "runtime.environment.inherit"
+    ),
+    # Its reasoning variants are the provider's own; the evaluator passes none.
+    thinking=("off",),
+    runs_on_node=False,  # a native Bun executable
+    host="pytest_skill_eval.hosts.opencode.host:OpencodeHost",
+    check="pytest_skill_eval.hosts.opencode.binary:checked",
+)
