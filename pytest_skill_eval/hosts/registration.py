@@ -75,9 +75,6 @@ class HostRegistration:
 
     name: str  # the `runtime.host` value, node ids' `@host`, evidence directories' host
     display_name: str  # how messages, the cross-host table and the views name it
-    # The key results before `binary` kept the binary under (run.json now uses `binary` for every
-    # host); read by nothing, and to go once every host's registration stops setting it.
-    record_key: str
     # `--skill-eval-<binary_option> PATH`, ini `skill_eval_<binary_option>` (`-` as `_`)
     binary_option: str
     command: str  # the executable looked for on PATH and in node_modules/.bin

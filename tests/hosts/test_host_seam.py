@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -25,10 +26,17 @@ from pytest_skill_eval.modelserver.wire import OPENAI
 
 def test_runtime_host_selects_its_implementation() -> None:
     host = host_for("pi")
-    assert (host.registration.name, host.registration.record_key) == ("pi", "pi")
-    assert host_for("codex").registration.record_key == "codex"
+    assert host.registration.name == "pi"
+    assert host_for("codex").registration.name == "codex"
     with pytest.raises(UnknownHostError, match="'cursor'"):
         host_for("cursor")
+
+
+def test_a_registration_holds_no_key_the_run_record_no_longer_reads() -> None:
+    # run.json names every host's binary `binary`: the old per-host key has no reader left.
+    from pytest_skill_eval.hosts.registration import HostRegistration
+
+    assert "record_key" not in {f.name for f in dataclasses.fields(HostRegistration)}
 
 
 def test_a_served_model_becomes_pi_agent_files_and_the_home_is_deleted(tmp_path: Path) -> None:

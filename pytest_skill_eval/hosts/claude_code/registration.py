@@ -34,7 +34,6 @@ THINKING = ("off", "low", "medium", "high", "xhigh", "max")
 CLAUDE_CODE = HostRegistration(
     name="claude-code",
     display_name="Claude Code",
-    record_key="claudeCode",
     binary_option="claude",
     command="claude",
     package=PACKAGE,

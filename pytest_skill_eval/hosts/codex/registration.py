@@ -26,7 +26,6 @@ UNOBSERVABLE_TOOLS = {
 CODEX = HostRegistration(
     name="codex",
     display_name="Codex",
-    record_key="codex",
     binary_option="codex",
     command="codex",
     package=PACKAGE,

@@ -120,7 +120,6 @@ class GeminiCliHost:
     registration = GEMINI_CLI
     name = GEMINI_CLI.name
     display_name = GEMINI_CLI.display_name
-    record_key = GEMINI_CLI.record_key
     auth_advice = GEMINI_CLI.auth_advice
     runs_on_node = GEMINI_CLI.runs_on_node
     observes_context = GEMINI_CLI.observes_context

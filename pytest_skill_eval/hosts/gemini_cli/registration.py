@@ -23,7 +23,6 @@ OWNED_ENVIRONMENT = OwnedEnvironment.of(
 GEMINI_CLI = HostRegistration(
     name="gemini-cli",
     display_name="Gemini CLI",
-    record_key="geminiCli",
     binary_option="gemini",
     command="gemini",
     package=PACKAGE,

@@ -12,7 +12,6 @@ __all__ = ["OPENCODE", "OWNED_ENVIRONMENT"]
 OPENCODE = HostRegistration(
     name="opencode",
     display_name="opencode",
-    record_key="opencode",
     binary_option="opencode",
     command="opencode",
     package=PACKAGE,

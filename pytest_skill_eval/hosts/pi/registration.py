@@ -11,7 +11,6 @@ PACKAGE = "@mariozechner/pi-coding-agent"
 PI = HostRegistration(
     name="pi",
     display_name="Pi",
-    record_key="pi",
     binary_option="pi",
     command="pi",
     package=PACKAGE,
