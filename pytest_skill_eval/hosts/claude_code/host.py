@@ -10,21 +10,20 @@ multi-turn ones keep one process reading stream-json prompts, one after the othe
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND, skill_name
+from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND
 from ...modelserver.wire import ANTHROPIC
 from .. import command_server
 from ..base import Command, Endpoint, Executable, Home, Launch
 from ..dialogue import StreamDialogue
-from ..environment import baseline_environment
 from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from ..registration import HostRegistration
 from ..registry import registration_for
+from ..setup import install_skills, isolated_environment, isolated_home
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 from .registration import CLAUDE_CODE, QUIET
@@ -36,20 +35,6 @@ HOST_TOOLS = {"read": "Read", "write": "Write", "edit": "Edit"}
 # The placeholder key a host-side process needs to start; the loopback server ignores it.
 LOOPBACK_KEY = "skill-eval-loopback"
 BUILTIN_PLUGINS = ("plugin-authoring", "agents-md", "privacy")
-
-
-def install_skills(config: Path, skills: Sequence[Path]) -> dict[str, Path]:
-    """Link each declared skill into the isolated user scope; name → its snapshotted SKILL.md."""
-    directory = config / "skills"
-    directory.mkdir(exist_ok=True)
-    seen: dict[str, Path] = {}
-    for skill in skills:
-        name = skill_name(skill)
-        if name in seen or "/" in name or name in ("", ".", ".."):
-            raise ValueError(f"skill {skill} cannot be installed for Claude Code as {name!r}")
-        (directory / name).symlink_to(skill, target_is_directory=True)
-        seen[name] = (skill / "SKILL.md").resolve()
-    return seen
 
 
 def settings(guard: bool) -> dict[str, object]:
@@ -170,11 +155,7 @@ class ClaudeCodeHost:
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.claude` config dir and TMPDIR under `root`; nothing of the operator's."""
-        home = Home(
-            root=root, home=root / "home", tmp=root / "tmp", config=root / "home" / ".claude"
-        )
-        for directory in (home.home, home.config, home.tmp):
-            directory.mkdir()
+        home = isolated_home(root, root / "home" / ".claude")
         if endpoint.served is not None:
             self._base_url = endpoint.served.route.base_url(ANTHROPIC)
         return home
@@ -187,20 +168,13 @@ class ClaudeCodeHost:
 
     def _env(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home dirs, the loopback endpoint, no traffic beside it."""
-        env = baseline_environment()
-        env.setdefault("PATH", os.defpath)
-        env |= {
-            "HOME": str(home.home),
-            "CLAUDE_CONFIG_DIR": str(home.config),
-            "TMPDIR": str(home.tmp),
-            **QUIET,
-        }
+        env = isolated_environment(home, CLAUDE_CONFIG_DIR=str(home.config)) | QUIET
         if self._base_url is not None:
             env |= {"ANTHROPIC_BASE_URL": self._base_url, "ANTHROPIC_API_KEY": LOOPBACK_KEY}
         return env
 
     def _argv(self, binary: Executable, launch: Launch, home: Home, effort: list[str]) -> list[str]:
-        self._skills = install_skills(home.config, launch.skills)
+        self._skills = install_skills(home.config, launch.skills, CLAUDE_CODE.display_name)
         offered = host_tools(launch.tools, bool(launch.skills))
         tools = ",".join(offered)
         argv = [str(binary.path), "-p"]

@@ -19,15 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from ...evidence.redact import Counts, add
-from ...modelserver.hosttools import skill_name
 from ...modelserver.server import Route
 from ...workspace.entries import files_inside
 from .. import command_server as command_server_module
+from .. import setup
 from ..base import Command, Endpoint, Executable, Home, Launch
 from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
 from ..dialogue import StreamDialogue
-from ..environment import baseline_environment
 from ..layers import SystemLayerError, kept_out
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
@@ -73,24 +72,15 @@ def responses_base_url(route: Route) -> str:
 
 
 def install_skills(config: Path, skills: Sequence[Path]) -> tuple[dict[str, Path], dict[str, str]]:
-    """Link each declared skill into `$CODEX_HOME/skills`.
+    """Link each declared skill into `$CODEX_HOME/skills` (`.system` is Codex's own).
 
     Returns name → snapshotted SKILL.md, and every path a SKILL.md is known by → the snapshot
     path its reads are recorded under.
     """
-    directory = config / "skills"
-    directory.mkdir(exist_ok=True)
-    names: dict[str, Path] = {}
-    aliases: dict[str, str] = {}
-    for skill in skills:
-        name = skill_name(skill)
-        if name in names or "/" in name or name in ("", ".", "..", ".system"):
-            raise ValueError(f"skill {skill} cannot be installed for Codex as {name!r}")
-        (directory / name).symlink_to(skill, target_is_directory=True)
-        snapshot = (skill / "SKILL.md").resolve()
-        names[name] = snapshot
-        for known in (directory / name / "SKILL.md", skill / "SKILL.md", snapshot):
-            aliases[str(known)] = str(snapshot)
+    names = setup.install_skills(config, skills, CODEX.display_name, reserved=(".system",))
+    aliases = setup.link_paths(config, skills, names)
+    for snapshot in names.values():
+        aliases[str(snapshot)] = str(snapshot)
     return names, aliases
 
 
@@ -342,11 +332,7 @@ class CodexHost:
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.codex` (CODEX_HOME) and TMPDIR under `root`; nothing of the operator's."""
-        home = Home(
-            root=root, home=root / "home", tmp=root / "tmp", config=root / "home" / ".codex"
-        )
-        for directory in (home.home, home.config, home.tmp):
-            directory.mkdir()
+        home = setup.isolated_home(root, root / "home" / ".codex")
         if endpoint.served is not None:
             self._base_url = responses_base_url(endpoint.served.route)
             self.prices = endpoint.served.cost
@@ -356,9 +342,7 @@ class CodexHost:
         """Writes the run's config and skills; the command line of turn one and its
         environment: operator PATH and locale, our home dirs, the loopback key, what the npm
         launcher would have set; no operator credential."""
-        env = baseline_environment()
-        env.setdefault("PATH", os.defpath)
-        env |= {"HOME": str(home.home), "CODEX_HOME": str(home.config), "TMPDIR": str(home.tmp)}
+        env = setup.isolated_environment(home, CODEX_HOME=str(home.config))
         if self._base_url is not None:
             env[KEY_ENV] = LOOPBACK_KEY
         env |= dict(getattr(binary, "launcher_env", ()))

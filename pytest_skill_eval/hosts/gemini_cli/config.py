@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...modelserver.hosttools import skill_name
 from .. import command_server
 from ..context import declared_context_block
 
@@ -43,20 +42,6 @@ RUN_COMMAND_SNIPPET = "Run one declared command in the workspace"
 def host_tools(tools: Sequence[str], skills: bool) -> list[str]:
     """Gemini CLI's tools for the declared neutral ones, and `activate_skill` with skills."""
     return [HOST_TOOLS[t] for t in tools if t in HOST_TOOLS] + ([SKILL_TOOL] if skills else [])
-
-
-def install_skills(config: Path, skills: Sequence[Path]) -> dict[str, Path]:
-    """Link each declared skill into `~/.gemini/skills`; name → its snapshotted SKILL.md."""
-    directory = config / "skills"
-    directory.mkdir(exist_ok=True)
-    seen: dict[str, Path] = {}
-    for skill in skills:
-        name = skill_name(skill)
-        if name in seen or "/" in name or name in ("", ".", "..", *BUNDLED_SKILLS):
-            raise ValueError(f"skill {skill} cannot be installed for Gemini CLI as {name!r}")
-        (directory / name).symlink_to(skill, target_is_directory=True)
-        seen[name] = (skill / "SKILL.md").resolve()
-    return seen
 
 
 def settings(

@@ -22,19 +22,19 @@ from ...modelserver.gemini import GEMINI
 from ..base import Command, Endpoint, Executable, Home, Launch
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
-from ..environment import baseline_environment
 from ..layers import SystemLayerError
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..setup import install_skills, isolated_environment, isolated_home
 from .binary import SYSTEM_LAYERS
 from .config import (
+    BUNDLED_SKILLS,
     DEFAULT_MODEL,
     LOOPBACK_KEY,
     command_server_entry,
     host_tools,
-    install_skills,
     isolated_prompt,
     settings,
 )
@@ -137,11 +137,7 @@ class GeminiCliHost:
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.gemini` and TMPDIR under `root`; nothing of the operator's."""
-        home = Home(
-            root=root, home=root / "home", tmp=root / "tmp", config=root / "home" / ".gemini"
-        )
-        for directory in (home.home, home.config, home.tmp):
-            directory.mkdir()
+        home = isolated_home(root, root / "home" / ".gemini")
         if endpoint.served is not None:
             self._base_url = endpoint.served.route.base_url(GEMINI)
             self.prices = endpoint.served.cost
@@ -155,12 +151,8 @@ class GeminiCliHost:
         return Command(argv, self._environment(home))
 
     def _environment(self, home: Home) -> dict[str, str]:
-        env = baseline_environment()
-        env.setdefault("PATH", os.defpath)
+        env = isolated_environment(home, GEMINI_CLI_HOME=str(home.home))
         env |= {
-            "HOME": str(home.home),
-            "GEMINI_CLI_HOME": str(home.home),
-            "TMPDIR": str(home.tmp),
             # Paths that never exist: no system settings or defaults file is read at all.
             "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(home.root / "no-system-settings.json"),
             "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(home.root / "no-system-defaults.json"),
@@ -181,7 +173,9 @@ class GeminiCliHost:
                 "whatever its isolated home says; remove it (or keep the project outside that "
                 "directory)"
             )
-        self.skills = install_skills(home.config, launch.skills)
+        self.skills = install_skills(
+            home.config, launch.skills, GEMINI_CLI.display_name, reserved=BUNDLED_SKILLS
+        )
         offered = host_tools(launch.tools, bool(launch.skills))
         entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
         commands = command_server_entry(launch.cwd) if launch.command_tool else None

@@ -15,17 +15,14 @@ never reaches for a package registry.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ...modelserver.hosttools import skill_name
 from ...modelserver.wire import OPENAI
-from .. import command_server
+from .. import command_server, setup
 from ..base import Command, Endpoint, Executable, Home, Launch
 from ..context import declared_context_block, load_context
-from ..environment import baseline_environment
 from ..observation import Turn
 from ..process import CancelToken, HostProcess
 from ..registration import HostRegistration
@@ -57,19 +54,9 @@ def install_skills(config: Path, skills: Sequence[Path]) -> dict[str, str]:
 
     Returns each skill's name, and every path its SKILL.md is known by, → the snapshot path its
     reads are recorded under."""
-    directory = config / "skills"
-    directory.mkdir(exist_ok=True)
-    known: dict[str, str] = {}
-    for skill in skills:
-        name = skill_name(skill)
-        if name in known or "/" in name or name in ("", ".", ".."):
-            raise ValueError(f"skill {skill} cannot be installed for opencode as {name!r}")
-        (directory / name).symlink_to(skill, target_is_directory=True)
-        snapshot = str((skill / "SKILL.md").resolve())
-        known[name] = snapshot
-        for path in (directory / name / "SKILL.md", skill / "SKILL.md"):
-            known[str(path)] = snapshot
-    return known
+    names = setup.install_skills(config, skills, OPENCODE.display_name)
+    known = {name: str(snapshot) for name, snapshot in names.items()}
+    return known | setup.link_paths(config, skills, names)
 
 
 def quiet_installer(directory: Path) -> None:
@@ -120,14 +107,8 @@ class OpencodeHost:
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, the four XDG directories and TMPDIR under `root`; nothing of the operator's."""
-        home = Home(
-            root=root,
-            home=root / "home",
-            tmp=root / "tmp",
-            config=root / "home" / ".config" / "opencode",
-        )
-        for directory in (home.home, home.tmp, home.config, *xdg_dirs(home.home).values()):
-            directory.mkdir(parents=True, exist_ok=True)
+        config = root / "home" / ".config" / "opencode"
+        home = setup.isolated_home(root, config, *xdg_dirs(root / "home").values())
         for directory in (home.config, home.home / ".opencode"):
             quiet_installer(directory)
         if endpoint.served is not None:
@@ -137,9 +118,7 @@ class OpencodeHost:
 
     def environment(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home and XDG dirs, no traffic beside the model's."""
-        env = baseline_environment()
-        env.setdefault("PATH", os.defpath)
-        env |= {"HOME": str(home.home), "TMPDIR": str(home.tmp), **QUIET}
+        env = setup.isolated_environment(home) | QUIET
         env |= {name: str(path) for name, path in xdg_dirs(home.home).items()}
         env[NPM_REGISTRY] = REFUSING_REGISTRY
         return env

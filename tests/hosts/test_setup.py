@@ -1,0 +1,76 @@
+"""The host set-up that lives once (`hosts/setup.py`): isolated homes, skill linking, the
+environment a host starts from; and no host keeping its own copy of them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.hosts import setup
+from pytest_skill_eval.hosts.base import Endpoint
+from pytest_skill_eval.hosts.registry import REGISTERED
+
+HOSTS = Path(setup.__file__).parent
+
+
+def _skill(path: Path, name: str) -> Path:
+    path.mkdir(parents=True)
+    (path / "SKILL.md").write_text(f"---\nname: {name}\ndescription: d\n---\n", "utf-8")
+    return path
+
+
+def test_every_host_prepares_its_home_through_the_shared_set_up(tmp_path: Path) -> None:
+    from pytest_skill_eval.hosts import host_for
+
+    for registration in REGISTERED:
+        root = tmp_path / registration.name
+        root.mkdir()
+        home = host_for(registration.name).prepare(root, Endpoint(mode="live", model=None))
+        assert (home.home, home.tmp) == (root / "home", root / "tmp")
+        assert all(d.is_dir() for d in (home.home, home.tmp, home.config))
+        assert home.config.is_relative_to(root)
+
+
+def test_skills_are_linked_by_name_and_a_taken_or_reserved_name_is_refused(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    greet = _skill(tmp_path / "snap" / "greet", "greet")
+    installed = setup.install_skills(config, [greet], "Some Host")
+    assert installed == {"greet": greet / "SKILL.md"}
+    assert (config / "skills" / "greet").resolve() == greet
+    assert setup.link_paths(config, [greet], installed) == {
+        str(config / "skills" / "greet" / "SKILL.md"): str(greet / "SKILL.md"),
+        str(greet / "SKILL.md"): str(greet / "SKILL.md"),
+    }
+    again = _skill(tmp_path / "other" / "greet", "greet")
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    with pytest.raises(ValueError, match="for Some Host as 'greet'"):
+        setup.install_skills(tmp_path / "x", [greet, again], "Some Host")
+    with pytest.raises(ValueError, match="'greet'"):
+        setup.install_skills(tmp_path / "y", [greet], "Some Host", reserved=("greet",))
+
+
+def test_the_environment_is_the_operators_path_and_locale_and_the_isolated_dirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PATH", raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("SOME_OPERATOR_SECRET", "x")
+    home = setup.isolated_home(tmp_path, tmp_path / "home" / ".host")
+    env = setup.isolated_environment(home, HOST_HOME=str(home.config))
+    assert list(env) == ["LANG", "PATH", "HOME", "HOST_HOME", "TMPDIR"]
+    assert env["PATH"] == os.defpath
+    assert (env["HOME"], env["TMPDIR"]) == (str(home.home), str(home.tmp))
+
+
+def test_no_host_subpackage_links_skills_or_builds_its_home_itself() -> None:
+    for path in sorted(HOSTS.glob("*/host.py")) + sorted(HOSTS.glob("*/config.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "symlink_to(skill" not in text, path
+        assert "baseline_environment()" not in text, path
+        assert 'root / "tmp"' not in text, path
