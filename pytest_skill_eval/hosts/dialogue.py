@@ -95,6 +95,10 @@ class ProcessPerTurnDialogue(StreamDialogue[T]):
     """A dialogue whose later turns each start a new process (a `resume` command line) with
     the first one's environment; their events and stderr are appended to the run's files."""
 
+    # How messages name what a later turn continues, and continuing it.
+    _session = "session"
+    _resume = "resume"
+
     def __init__(self, process: HostProcess, cancel: CancelToken, launch: Launch) -> None:
         super().__init__(process, cancel)
         self._launch = launch
@@ -111,7 +115,8 @@ class ProcessPerTurnDialogue(StreamDialogue[T]):
             return False
         if self._outcome.exit_code not in (0, None) or argv is None:
             obs.protocol_error(
-                "process-error", message=f"turn {number - 1} left no {host} session to resume"
+                "process-error",
+                message=f"turn {number - 1} left no {host} {self._session} to {self._resume}",
             )
             return False
         try:
@@ -135,7 +140,9 @@ class ProcessPerTurnDialogue(StreamDialogue[T]):
         try:
             process.start()
         except OSError as failure:
-            obs.protocol_error("process-error", message=f"could not resume {host}: {failure}")
+            obs.protocol_error(
+                "process-error", message=f"could not {self._resume} {host}: {failure}"
+            )
             return False
         self._process, self._outcome, self._ended = process, ProcessOutcome(), False
         return True

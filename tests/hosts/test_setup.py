@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -74,3 +76,37 @@ def test_no_host_subpackage_links_skills_or_builds_its_home_itself() -> None:
         assert "symlink_to(skill" not in text, path
         assert "baseline_environment()" not in text, path
         assert 'root / "tmp"' not in text, path
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("codex", "turn 1 left no Codex thread to resume"),
+        ("gemini-cli", "turn 1 left no Gemini CLI session to resume"),
+        ("opencode", "turn 1 left no opencode session to continue"),
+    ],
+)
+def test_every_process_per_turn_host_continues_through_one_dialogue(
+    tmp_path: Path, host: str, expected: str
+) -> None:
+    # Codex, Gemini CLI and opencode start a process per turn through the one shared dialogue,
+    # each naming what it continues in its own words.
+    from pytest_skill_eval.hosts.codex.host import CodexDialogue
+    from pytest_skill_eval.hosts.dialogue import ProcessPerTurnDialogue
+    from pytest_skill_eval.hosts.gemini_cli.host import GeminiDialogue
+    from pytest_skill_eval.hosts.opencode.dialogue import OpencodeDialogue
+    from pytest_skill_eval.hosts.process import CancelToken
+
+    kinds: dict[str, Any] = {
+        "codex": CodexDialogue,
+        "gemini-cli": GeminiDialogue,
+        "opencode": OpencodeDialogue,
+    }
+    assert issubclass(kinds[host], ProcessPerTurnDialogue)
+    launch: Any = SimpleNamespace(events_path=tmp_path / "e", stderr_path=tmp_path / "s")
+    process: Any = SimpleNamespace()
+    dialogue: Any = ProcessPerTurnDialogue(process, CancelToken(), launch)
+    dialogue._session, dialogue._resume = kinds[host]._session, kinds[host]._resume
+    name = {"codex": "Codex", "gemini-cli": "Gemini CLI", "opencode": "opencode"}[host]
+    assert not dialogue._next_process(2, None, name, ())
+    assert [e.get("message") for e in dialogue.observation.protocol_errors] == [expected]

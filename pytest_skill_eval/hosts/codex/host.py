@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...evidence.redact import Counts, add
 from ...modelserver.server import Route
 from ...workspace.entries import files_inside
 from .. import command_server as command_server_module
@@ -26,8 +25,7 @@ from .. import setup
 from ..base import Command, Endpoint, Executable, Home, Launch
 from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
-from ..dialogue import StreamDialogue
-from ..layers import SystemLayerError, kept_out
+from ..dialogue import ProcessPerTurnDialogue
 from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
@@ -174,8 +172,10 @@ def rollout_mentions(home: Path, sessions: Path) -> list[tuple[str, str]]:
     return found
 
 
-class CodexDialogue(StreamDialogue[EventTranslator]):
+class CodexDialogue(ProcessPerTurnDialogue[EventTranslator]):
     """`--json` events out; turn one in the first process, each later one a resume process."""
+
+    _session = "thread"
 
     def __init__(
         self,
@@ -185,13 +185,10 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
         after_turn: Callable[[Turn], None],
         host: CodexHost,
     ) -> None:
-        super().__init__(process, cancel)
-        self._launch = launch
+        super().__init__(process, cancel, launch)
         self._after_turn = after_turn
         self._host = host
         self._translator = EventTranslator(self._observation, host.aliases, host.prices)
-        self._counts: dict[str, Counts] = {}
-        self._cut: list[OSError | None] = [None, None]  # events, stderr: the first failed write
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
         """Every prompt in turn; the target skill is mentioned explicitly on turn one."""
@@ -200,8 +197,13 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
         if launch.target is not None:
             obs.delivery = {"kind": "unavailable", "turn": 1, "targetPath": str(launch.target)}
         for number, prompt in enumerate(launch.prompts, start=1):
-            if number > 1 and not self._next_process(number):
-                break
+            if number > 1:
+                thread = self._translator.thread_id
+                argv = None if thread is None else self._host.resume_argv(thread, prompt)
+                registration = self._host.registration
+                name, layers = registration.display_name, registration.system_layers
+                if not self._next_process(number, argv, name, layers):
+                    break
             if launch.turn_file is not None:
                 launch.turn_file.write_text(str(number), encoding="utf-8")
             delivered = self._host.first_prompt if number == 1 else prompt
@@ -220,71 +222,6 @@ class CodexDialogue(StreamDialogue[EventTranslator]):
         for turn in obs.turns:
             turn.finish()
         return obs, self._outcome
-
-    def _next_process(self, number: int) -> bool:
-        """Start `codex exec resume` for turn `number`; False when it cannot go on."""
-        obs, thread = self._observation, self._translator.thread_id
-        if self._cancel.cancelled:
-            return False
-        if self._outcome.exit_code not in (0, None) or thread is None:
-            obs.protocol_error(
-                "process-error", message=f"turn {number - 1} left no Codex thread to resume"
-            )
-            return False
-        try:
-            # Each turn is a new Codex process, which reads /etc/codex again when it starts.
-            kept_out(self._host.registration.display_name, self._host.registration.system_layers)
-        except SystemLayerError as error:
-            obs.protocol_error("system-layer", message=str(error))
-            return False
-        argv = self._host.resume_argv(thread, self._launch.prompts[number - 1])
-        directory = self._launch.events_path.parent
-        process = HostProcess(
-            argv=argv,
-            env=self._process.env,
-            cwd=self._launch.cwd,
-            events_path=directory / f"events.turn{number}.jsonl",
-            stderr_path=directory / f"stderr.turn{number}.log",
-            interactive=False,
-            no_progress_s=self._launch.no_progress_s,
-            redactor=self._launch.redactor,
-            home=self._process.home,
-        )
-        try:
-            process.start()
-        except OSError as failure:
-            obs.protocol_error("process-error", message=f"could not resume Codex: {failure}")
-            return False
-        self._process, self._outcome, self._ended = process, ProcessOutcome(), False
-        return True
-
-    def _collect(self, number: int) -> None:
-        """A later turn's events and stderr appended to the run's own files (already redacted),
-        and every process's redaction counts kept under those files' names."""
-        names = {
-            self._process.events_path.name: self._launch.events_path.name,
-            self._process.stderr_path.name: self._launch.stderr_path.name,
-        }
-        for name, counts in self._process.redactions.items():
-            add(self._counts.setdefault(names.get(name, name), {}), counts)
-        self._process.redactions = {name: dict(c) for name, c in self._counts.items()}
-        # A log cut short in any turn (a full disk) stays cut: the last process carries that.
-        cut = [self._process.events_error, self._process.stderr_error]
-        later_turn = [
-            (self._process.events_path, self._launch.events_path),
-            (self._process.stderr_path, self._launch.stderr_path),
-        ]
-        for index, (part, whole) in enumerate(later_turn if number > 1 else []):
-            try:
-                with open(whole, "ab") as sink:
-                    sink.write(part.read_bytes())
-                part.unlink()
-            except OSError as failure:
-                message = f"could not keep turn {number}'s {part.name}: {failure}"
-                self._observation.protocol_error("operation-failed", message=message)
-                cut[index] = cut[index] or failure
-        self._cut = [old or new for old, new in zip(self._cut, cut, strict=True)]
-        self._process.events_error, self._process.stderr_error = self._cut
 
     def _confirm_delivery(self) -> None:
         """Codex injected the target's SKILL.md for the mention: its rollout says so."""

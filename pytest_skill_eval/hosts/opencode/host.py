@@ -186,9 +186,7 @@ class OpencodeHost:
         after_turn: Callable[[Turn], None],
     ) -> OpencodeDialogue:
         """`--format json` events pumped into the observation, a process per turn."""
-        dialogue = OpencodeDialogue(
-            process, cancel, launch.prompts, launch.turn_file, after_turn, self, self._skills
-        )
+        dialogue = OpencodeDialogue(process, cancel, launch, after_turn, self, self._skills)
         if launch.target is not None:
             # opencode has no way to hand a skill over explicitly that its events would confirm.
             dialogue.observation.delivery = {
