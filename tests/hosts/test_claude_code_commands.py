@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.hosts import command_server
+from pytest_skill_eval.hosts import hook_guard as guard
 from pytest_skill_eval.hosts.base import Endpoint, Launch
-from pytest_skill_eval.hosts.claude_code import guard
 from pytest_skill_eval.hosts.claude_code.binary import ClaudeCodeBinary
 from pytest_skill_eval.hosts.claude_code.events import NEUTRAL_TOOLS, StreamTranslator
 from pytest_skill_eval.hosts.claude_code.host import COMMAND_SERVER, ClaudeCodeHost, mcp_config

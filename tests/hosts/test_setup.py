@@ -110,3 +110,14 @@ def test_every_process_per_turn_host_continues_through_one_dialogue(
     name = {"codex": "Codex", "gemini-cli": "Gemini CLI", "opencode": "opencode"}[host]
     assert not dialogue._next_process(2, None, name, ())
     assert [e.get("message") for e in dialogue.observation.protocol_errors] == [expected]
+
+
+def test_the_hook_guard_is_shared_and_no_host_borrows_from_another_ones_subpackage() -> None:
+    # Claude Code and Gemini CLI both run the one hook guard; it lives beside the other shared
+    # set-up, so neither host reaches into the other's subpackage for it.
+    from pytest_skill_eval.hosts import hook_guard
+
+    assert Path(hook_guard.__file__).parent == HOSTS
+    for path in sorted(HOSTS.glob("*/*.py")):
+        if path.parent.name != "claude_code":
+            assert "claude_code" not in path.read_text(encoding="utf-8"), path

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND
 from ...modelserver.wire import ANTHROPIC
-from .. import command_server
+from .. import command_server, hook_guard
 from ..base import Command, Endpoint, Executable, Home, Launch
 from ..dialogue import StreamDialogue
 from ..observation import Observation, Turn
@@ -28,7 +28,7 @@ from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 from .registration import CLAUDE_CODE, QUIET
 
-GUARD = Path(__file__).with_name("guard.py")
+GUARD = Path(hook_guard.__file__)
 COMMAND_SERVER = Path(command_server.__file__)
 # The neutral tools a group declares → Claude Code's built-in tools.
 HOST_TOOLS = {"read": "Read", "write": "Write", "edit": "Edit"}

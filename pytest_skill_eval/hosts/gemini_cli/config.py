@@ -7,7 +7,7 @@ group declares (`tools.core`, so no shell, web or sub-agent tool is offered) plu
 the workspace (`context.memoryBoundaryMarkers: []` stops the walk up from it, and none is
 read from the declared resources its file tools may reach); `.env` files
 above the workspace ignored; with the guard, every tool call through the BeforeTool hook
-(`claude_code/guard.py`: Gemini CLI's hooks speak the same protocol); with declared commands,
+(`hosts/hook_guard.py`: Gemini CLI's hooks speak Claude Code's protocol); with declared commands,
 the evaluator's MCP server.
 """
 
@@ -77,11 +77,10 @@ def settings(
 
 
 def guard_script() -> Path:
-    """The path and tool guard Claude Code runs as its PreToolUse hook, which takes Gemini
-    CLI's BeforeTool input as it is."""
-    from ..claude_code import guard
+    """The hosts' shared path and tool guard, run as Gemini CLI's BeforeTool hook."""
+    from .. import hook_guard
 
-    return Path(guard.__file__)
+    return Path(hook_guard.__file__)
 
 
 def command_server_entry(workspace: Path) -> dict[str, Any]:

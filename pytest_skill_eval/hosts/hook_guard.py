@@ -1,5 +1,7 @@
-"""The path and tool guard, run by Claude Code as its PreToolUse hook and by Gemini CLI as its
-BeforeTool hook (a script, stdlib only).
+"""The path and tool guard of the hosts whose hooks speak Claude Code's protocol, run by Claude
+Code as its PreToolUse hook and by Gemini CLI as its BeforeTool hook (a script, stdlib only,
+started with `python -I`: it imports nothing of the evaluator, so each host's tool names are
+listed here).
 
 Same semantics as Pi's guard: only declared tools; `Read` inside the workspace and declared
 resources, `Write`/`Edit` inside the workspace, each path resolved the way the kernel walks it
