@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..evidence.redact import Counts, add
 from .layers import SystemLayer, SystemLayerError, kept_out
-from .observation import Observation
+from .observation import Observation, Turn
 from .process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
 
 if TYPE_CHECKING:
@@ -146,6 +146,19 @@ class ProcessPerTurnDialogue(StreamDialogue[T]):
             return False
         self._process, self._outcome, self._ended = process, ProcessOutcome(), False
         return True
+
+    def _take_turn(self, number: int, prompt: str, delivered: str) -> tuple[Turn, bool]:
+        """Turn `number` in the current process, its prompt (`delivered` as the host got it)
+        already in the command line: its events until the process ends, its logs kept. The
+        turn, and False when the conversation cannot go on."""
+        if self._launch.turn_file is not None:
+            self._launch.turn_file.write_text(str(number), encoding="utf-8")
+        turn = self._observation.begin_turn(number, prompt, delivered)
+        turn.prompt_accepted = True
+        going = self._pump(lambda: self._ended)
+        self._outcome = self._process.finish(self._outcome)
+        self._collect(number)
+        return turn, going
 
     def _collect(self, number: int) -> None:
         """A later turn's events and stderr appended to the run's own files (already redacted),

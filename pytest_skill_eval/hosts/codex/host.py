@@ -204,14 +204,8 @@ class CodexDialogue(ProcessPerTurnDialogue[EventTranslator]):
                 name, layers = registration.display_name, registration.system_layers
                 if not self._next_process(number, argv, name, layers):
                     break
-            if launch.turn_file is not None:
-                launch.turn_file.write_text(str(number), encoding="utf-8")
             delivered = self._host.first_prompt if number == 1 else prompt
-            turn = obs.begin_turn(number, prompt, delivered)
-            turn.prompt_accepted = True
-            going = self._pump(lambda: self._ended)
-            self._outcome = self._process.finish(self._outcome)
-            self._collect(number)
+            turn, going = self._take_turn(number, prompt, delivered)
             if number == 1 and launch.target is not None:
                 self._confirm_delivery()
             if not going or not turn.settled:

@@ -97,13 +97,7 @@ class GeminiDialogue(ProcessPerTurnDialogue[StreamTranslator]):
                 argv = None if session is None else self._host.turn_argv(prompt, session)
                 if not self._next_process(number, argv, self._host.display_name, SYSTEM_LAYERS):
                     break
-            if launch.turn_file is not None:
-                launch.turn_file.write_text(str(number), encoding="utf-8")
-            turn = obs.begin_turn(number, prompt, prompt)
-            turn.prompt_accepted = True
-            going = self._pump(lambda: self._ended)
-            self._outcome = self._process.finish(self._outcome)
-            self._collect(number)
+            turn, going = self._take_turn(number, prompt, prompt)
             if not going or not turn.settled:
                 break
             self._after_turn(turn)

@@ -60,13 +60,7 @@ class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator]):
                 name, layers = registration.display_name, registration.system_layers
                 if not self._next_process(number, argv, name, layers):
                     break
-            if launch.turn_file is not None:
-                launch.turn_file.write_text(str(number), encoding="utf-8")
-            turn = obs.begin_turn(number, prompt, prompt)
-            turn.prompt_accepted = True
-            going = self._pump(lambda: self._ended)
-            self._outcome = self._process.finish(self._outcome)
-            self._collect(number)
+            turn, going = self._take_turn(number, prompt, prompt)
             if not going:
                 break  # cancelled, stalled or a protocol error: the turn never settled
             if self._outcome.exit_code != 0 and turn.assistant_error is None:
