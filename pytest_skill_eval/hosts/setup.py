@@ -20,11 +20,11 @@ from .environment import baseline_environment
 UNINSTALLABLE = ("", ".", "..")
 
 
-def isolated_home(root: Path, config: Path, *more: Path) -> Home:
+def make_home(root: Path, config: Path, *more: Path) -> Home:
     """HOME (`root/home`), TMPDIR (`root/tmp`) and the host's `config` directory under `root`,
     made fresh; `more` directories are made as well, with their parents."""
     home = Home(root=root, home=root / "home", tmp=root / "tmp", config=config)
-    home.home.mkdir()
+    home.home.mkdir(parents=True)  # `root` too, when the caller has not made it
     home.config.mkdir(parents=True)  # Pi's `agent`, `home/.claude`, `home/.config/opencode`
     home.tmp.mkdir()
     for directory in more:

@@ -35,6 +35,12 @@ def test_every_host_prepares_its_home_through_the_shared_set_up(tmp_path: Path) 
         assert home.config.is_relative_to(root)
 
 
+def test_a_home_is_made_under_a_root_not_made_yet(tmp_path: Path) -> None:
+    root = tmp_path / "not-yet"
+    home = setup.make_home(root, root / "home" / ".config" / "host", root / "home" / ".cache")
+    assert all(d.is_dir() for d in (home.home, home.tmp, home.config, root / "home" / ".cache"))
+
+
 def test_skills_are_linked_by_name_and_a_taken_or_reserved_name_is_refused(
     tmp_path: Path,
 ) -> None:
@@ -63,7 +69,7 @@ def test_the_environment_is_the_operators_path_and_locale_and_the_isolated_dirs(
     monkeypatch.delenv("PATH", raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
     monkeypatch.setenv("SOME_OPERATOR_SECRET", "x")
-    home = setup.isolated_home(tmp_path, tmp_path / "home" / ".host")
+    home = setup.make_home(tmp_path, tmp_path / "home" / ".host")
     env = setup.isolated_environment(home, HOST_HOME=str(home.config))
     assert list(env) == ["LANG", "PATH", "HOME", "HOST_HOME", "TMPDIR"]
     assert env["PATH"] == os.defpath

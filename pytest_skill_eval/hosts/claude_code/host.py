@@ -23,7 +23,7 @@ from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from ..registration import HostRegistration
 from ..registry import registration_for
-from ..setup import install_skills, isolated_environment, isolated_home
+from ..setup import install_skills, isolated_environment, make_home
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 from .registration import CLAUDE_CODE, QUIET
@@ -155,7 +155,7 @@ class ClaudeCodeHost:
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.claude` config dir and TMPDIR under `root`; nothing of the operator's."""
-        home = isolated_home(root, root / "home" / ".claude")
+        home = make_home(root, root / "home" / ".claude")
         if endpoint.served is not None:
             self._base_url = endpoint.served.route.base_url(ANTHROPIC)
         return home

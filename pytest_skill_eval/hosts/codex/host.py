@@ -263,7 +263,7 @@ class CodexHost:
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.codex` (CODEX_HOME) and TMPDIR under `root`; nothing of the operator's."""
-        home = setup.isolated_home(root, root / "home" / ".codex")
+        home = setup.make_home(root, root / "home" / ".codex")
         if endpoint.served is not None:
             self._base_url = responses_base_url(endpoint.served.route)
             self.prices = endpoint.served.cost

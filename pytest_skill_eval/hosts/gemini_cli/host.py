@@ -27,7 +27,7 @@ from ..observation import Observation, Turn
 from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, HostProcess, ProcessOutcome
-from ..setup import install_skills, isolated_environment, isolated_home
+from ..setup import install_skills, isolated_environment, make_home
 from .binary import SYSTEM_LAYERS
 from .config import (
     BUNDLED_SKILLS,
@@ -131,7 +131,7 @@ class GeminiCliHost:
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, its `.gemini` and TMPDIR under `root`; nothing of the operator's."""
-        home = isolated_home(root, root / "home" / ".gemini")
+        home = make_home(root, root / "home" / ".gemini")
         if endpoint.served is not None:
             self._base_url = endpoint.served.route.base_url(GEMINI)
             self.prices = endpoint.served.cost

@@ -108,7 +108,7 @@ class OpencodeHost:
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, the four XDG directories and TMPDIR under `root`; nothing of the operator's."""
         config = root / "home" / ".config" / "opencode"
-        home = setup.isolated_home(root, config, *xdg_dirs(root / "home").values())
+        home = setup.make_home(root, config, *xdg_dirs(root / "home").values())
         for directory in (home.config, home.home / ".opencode"):
             quiet_installer(directory)
         if endpoint.served is not None:

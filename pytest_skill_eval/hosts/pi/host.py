@@ -12,7 +12,7 @@ from ..observation import Observation, Turn
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from ..registration import HostRegistration
 from ..registry import registration_for
-from ..setup import isolated_home
+from ..setup import make_home
 from . import extensions
 from .binary import PiBinary, base_environment, pi_argv
 from .config import live_settings_json, pi_agent_files, settings_json
@@ -94,7 +94,7 @@ class PiHost:
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, agent dir and TMPDIR under `root`; the agent dir gets Pi's config files."""
-        home = isolated_home(root, root / "agent")
+        home = make_home(root, root / "agent")
         for name, content in agent_files(endpoint).items():
             (home.config / name).write_text(json.dumps(content, indent=2), encoding="utf-8")
         if endpoint.auth_json is not None:
