@@ -15,6 +15,7 @@ from pytest_skill_eval.analysis.trials import aggregate
 from pytest_skill_eval.analysis.usage import arm_usage, run_facts
 from pytest_skill_eval.views import render_html, render_text
 from pytest_skill_eval.views.summary import render_markdown
+from pytest_skill_eval.views.usage import usage_rows
 from tests.views.conftest import build_result
 
 
@@ -161,3 +162,21 @@ def test_earlier_attempts_are_counted_as_spent() -> None:
     assert usage["spentUsd"] == pytest.approx({"baseline": 0.002, "candidate": 0.006})
     # The arm's facts stay those of its final runs.
     assert usage["arms"]["candidate"]["modelCalls"]["mean"] == 2
+
+
+def test_the_views_say_a_change_is_unpaired_and_what_was_spent_and_retried() -> None:
+    failed = {**_run(300, 2, 0.001), "state": "infrastructure-failed"}
+    trials = [
+        {"baseline": _reused(_run(1000, 1, 0.002)), "candidate": _run(2000, 2, 0.004)},
+        {"baseline": _reused(_run(1200, 1, 0.002)), "candidate": _run(2600, 3, 0.005)},
+    ]
+    rows = {r.fact: r for r in usage_rows(arm_usage(trials, [{"candidate": [failed]}]))}
+    assert rows["tokens-in"].change.endswith(", unpaired (Welch: an arm was reused)")
+    spent = rows["spent-usd"]
+    assert (spent.baseline, spent.candidate) == ("0.000000", "0.010000")
+    attempts = rows["attempts"]
+    assert attempts.baseline == "0 (calls 0, cost 0.000000)"
+    assert attempts.candidate == "1 (calls 2, cost 0.001000)"
+    # Nothing reused nor retried: the rows are those of every run.
+    plain = [{v: {k: x for k, x in t[v].items() if k != "reused"} for v in t} for t in trials]
+    assert [r.fact for r in usage_rows(arm_usage(plain))][-1] == "cost-usd"
