@@ -21,6 +21,7 @@ import pytest
 
 from pytest_skill_eval.analysis.gate import identities, sequences
 from pytest_skill_eval.analysis.trials import aggregate
+from pytest_skill_eval.analysis.usage import group_usage
 from pytest_skill_eval.commands.cli import main as cli_main
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import write_manifest, write_seal
@@ -402,6 +403,14 @@ def test_runs_reused_whole_add_no_observation_to_the_gate(
         ("g1", "pi", "says-yes"): ["fail-to-pass"],
     }
     assert set(map(len, invocations.values())) == {1}
+    # Nothing of the new result was spent by it, and no change is paired across invocations.
+    summary = read_json(new / "summary.json")
+    for group in summary["groups"]:
+        usage = group_usage([new], group)
+        assert usage is not None
+        assert usage["reused"] == {"baseline": 1, "candidate": 1}
+        assert usage["spentUsd"] == {"baseline": 0, "candidate": 0}
+        assert usage["change"]["input"]["method"] == "unpaired-welch"
 
 
 def _resume(root: Path, source: Path, version: str | None) -> Path:
