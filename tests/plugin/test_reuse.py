@@ -28,6 +28,8 @@ from pytest_skill_eval.evidence import write_manifest, write_seal
 from pytest_skill_eval.run import resume
 from pytest_skill_eval.run.inputs import INPUT_NAMES, InputSources, variant_inputs
 from pytest_skill_eval.run.reuse import Found, Reuse, VariantInputs, open_source
+from pytest_skill_eval.views.summary import render_markdown
+from pytest_skill_eval.views.text import render_text
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json, write
 from tests.support.roots import SKILL, body_group, make_root, variant, write_answer
@@ -339,7 +341,8 @@ def test_only_the_affected_groups_run_the_rest_are_referenced_by_seal(
     earlier: SharedRun, tmp_path: Path
 ) -> None:
     root, source = _since(earlier, tmp_path)
-    done = run_detached(root, "--skill-eval-affected-since", source.name)
+    junit = tmp_path / "junit.xml"
+    done = run_detached(root, "--skill-eval-affected-since", source.name, f"--junitxml={junit}")
     assert done.returncode == 0, done.stdout + done.stderr
     new = next(r for r in results(root) if r.name != source.name)
     assert sorted(p.name for p in (new / "groups").iterdir()) == ["g0"]
@@ -357,6 +360,14 @@ def test_only_the_affected_groups_run_the_rest_are_referenced_by_seal(
         done.stdout
     )
     assert cli_main(["verify", str(new)]) == 0
+    # The view, the Markdown summary and JUnit name it too: its earlier grade, by seal.
+    reference = (
+        f"g1: unchanged, grade complete in {source.name} (seal sha256:{root_hash}, "
+        f"manifest {unchanged['manifest']})"
+    )
+    assert reference in render_text(new)
+    assert reference in render_markdown(new)
+    assert f'name="skill-eval-unchanged" value="{reference}"' in junit.read_text()
 
 
 @pytest.mark.parametrize("name", ["events.jsonl", "final.md"])
