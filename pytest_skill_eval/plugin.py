@@ -206,6 +206,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         # Before junitxml writes its file (a plain hook, run after this wrapper's first half).
         subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
         subresults.record_shard_seal(session.config, state.shard_root)
+        subresults.record_unchanged(session.config, state.result_dirs)
     return (yield)
 
 

@@ -282,7 +282,8 @@ class SkillEvalSession:
             noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
             inputs = self.environment().inputs
             self.loop.record(invocation, self.loaded_groups.values(), self.hosts_for, inputs)
-            resume.carry_over(settings.resume, settings.results_dir, result_dir, invocation)
+            now = resume.current_inputs(inputs, self.loaded_groups)
+            resume.carry_over(settings.resume, settings.results_dir, result_dir, invocation, now)
             write_invocation(result_dir, invocation)
 
     def _prepare_shard(self, plan: Plan) -> None:

@@ -18,7 +18,8 @@ from _pytest.reports import TestReport
 
 from .analysis import noise_floor
 from .common.wording import counted, noun
-from .evidence import sealed_root
+from .evidence import read, sealed_root
+from .evidence.iteration import unchanged_groups, unchanged_line
 from .evidence.store import redactor_for
 from .nodeids import subresult_name
 from .run import GroupRun
@@ -221,6 +222,16 @@ def record_seals(config: pytest.Config, result_dirs: Mapping[int, Path], trials:
         if root is not None:
             name = "skill-eval-seal" if trials == 1 else f"skill-eval-seal-trial-{trial}"
             xml.add_global_property(name, f"sha256:{root}")
+
+
+def record_unchanged(config: pytest.Config, result_dirs: dict[int, Path]) -> None:
+    """Each group `--skill-eval-affected-since` left unrun, as a `skill-eval-unchanged`
+    property of the JUnit XML: its earlier grade by that result's seal and its manifest."""
+    xml = config.stash.get(xml_key, None)
+    if xml is None or not result_dirs:
+        return
+    for reference in unchanged_groups(read.load_invocation(min(result_dirs.items())[1])):
+        xml.add_global_property("skill-eval-unchanged", unchanged_line(reference))
 
 
 def record_shard_seal(config: pytest.Config, root: str | None) -> None:

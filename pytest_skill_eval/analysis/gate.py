@@ -6,8 +6,9 @@ always-valid sequential one, whatever the trials, so that no re-run can lower it
 rejects with Holm's procedure across all of them at alpha (`significance.py`).
 
 Each comparison pools this invocation's trials with every earlier sealed trial in the same
-results directory whose group definition has the same sha256 (`pooled`): re-running a failing
-suite only adds data to the same test, so re-running until green cannot manufacture a pass.
+results directory whose group definition and recorded inputs (`run/inputs.py`) are the same
+(`pooled`): re-running a failing suite only adds data to the same test, so re-running until
+green cannot manufacture a pass.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..common.optionvalues import refuse
 from ..errors import SkillEvalError
 from ..evidence import layout, read
 from ..evidence.seal import verify_result
+from ..run.inputs import INPUT_NAMES
 from .significance import holm, sequential_regression_p
 from .stats import ALPHA
 
@@ -115,7 +117,7 @@ class Pool:
 def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
     """Every earlier sealed, verifying, non-noise-floor trial under `results_dir`, then ours.
 
-    Which of their groups count is `sequences`' choice (same definition and resources).
+    Which of their groups count is `sequences`' choice (same definition and inputs).
 
     Result ids begin with their UTC creation time, so sorting by name is time order. Results
     still running or never finished (no seal) are not evidence yet and are passed over; a
@@ -157,6 +159,19 @@ def _verified_invocation(result: Path) -> Mapping[str, Any] | None:
 Key = tuple[str, str, str]
 
 
+def _ran_from(run: Mapping[str, Any]) -> dict[str, Any]:
+    """What a variant ran from: every input it recorded (`run/inputs.py`, by the names reuse
+    and resume compare, so all three agree on what determines a run).
+
+    A run from before runs recorded their inputs falls back to its resources, marked so that it
+    never pools with a run that recorded them.
+    """
+    recorded = run.get("inputs")
+    if isinstance(recorded, Mapping):
+        return {"inputs": {name: recorded.get(name) for name in INPUT_NAMES}}
+    return {"unrecorded": _resources(run)}
+
+
 def _resources(run: Mapping[str, Any]) -> dict[str, Any]:
     """What a variant ran from, by content: its fixture, skills, context, source and runtime.
 
@@ -191,10 +206,10 @@ def run_origins(result_dir: Path, group_dir: Path) -> set[str]:
 
 
 def identity(result_dir: Path, group: Mapping[str, Any], definition: str | None) -> str:
-    """A group's definition sha256 and its variants' resources, as one sha256.
+    """A group's definition sha256 and what its variants ran from (`_ran_from`), as one sha256.
 
     Two trials of a group pool only when this is equal: an edited definition, a changed
-    skill or fixture starts a new test.
+    skill, fixture, host version, model or any other input starts a new test.
     """
     variants: dict[str, Any] = {}
     for variant in sorted(read.mapping(group.get("variants"))):
@@ -202,31 +217,31 @@ def identity(result_dir: Path, group: Mapping[str, Any], definition: str | None)
             found = read.read_run(layout.record_dir(result_dir, group) / variant)
         except read.ReadError:
             found = None
-        variants[variant] = _resources(found[1]) if found is not None else None
+        variants[variant] = _ran_from(found[1]) if found is not None else None
     text = json.dumps({"definition": definition, "variants": variants}, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def identities(trial_dirs: Sequence[Path]) -> dict[tuple[str, str], str]:
-    """Per (group, host) of this invocation, the identity its trials ran with (`identity`)."""
-    out: dict[tuple[str, str], str] = {}
+def identities(trial_dirs: Sequence[Path]) -> dict[tuple[str, str], set[str]]:
+    """Per (group, host) of this invocation, the identities its trials ran with (`identity`):
+    one per trial at most, as a trial may replay its own script (`<variant>-trial<k>`)."""
+    out: dict[tuple[str, str], set[str]] = {}
     for result_dir in trial_dirs:
         recorded, _ = definitions(result_dir)
         summary = read.summary_or_none(result_dir)
         for group in summary["groups"] if summary else []:
             key = (str(group["id"]), layout.record_host(group))
-            if key not in out:
-                out[key] = identity(result_dir, group, recorded.get(key[0]))
+            out.setdefault(key, set()).add(identity(result_dir, group, recorded.get(key[0])))
     return out
 
 
 def sequences(
-    trial_dirs: Sequence[Path], same: Mapping[tuple[str, str], str] | None = None
+    trial_dirs: Sequence[Path], same: Mapping[tuple[str, str], set[str]] | None = None
 ) -> tuple[dict[Key, list[str | None]], dict[Key, set[int]]]:
     """Per (group, host, comparison), its transition in each trial that graded it, in order.
 
-    With `same` (per group and host, its `identity`), a trial's group counts only when it ran
-    from that same definition and resources; the second mapping names, per comparison, the
+    With `same` (per group and host, its `identity`s), a trial's group counts only when it ran
+    from one of those same definitions and inputs; the second mapping names, per comparison, the
     invocations (numbered in order) its transitions came from.
     """
     out: dict[Key, list[str | None]] = {}
@@ -239,9 +254,9 @@ def sequences(
         summary = read.summary_or_none(result_dir)
         for group in summary["groups"] if summary else []:
             group_id, host = str(group["id"]), layout.record_host(group)
-            if same is not None and identity(result_dir, group, recorded.get(group_id)) != same.get(
-                (group_id, host)
-            ):
+            if same is not None and identity(
+                result_dir, group, recorded.get(group_id)
+            ) not in same.get((group_id, host), set()):
                 continue
             group_dir = layout.record_dir(result_dir, group)
             grade = read.read_grade(group_dir, group)

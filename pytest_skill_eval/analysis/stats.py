@@ -167,3 +167,25 @@ def mean_interval(values: list[float]) -> tuple[float, tuple[float, float] | Non
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = t_quantile_975(n - 1) * sd / math.sqrt(n)
     return mean, (mean - half, mean + half)
+
+
+def welch_interval(
+    first: list[float], second: list[float]
+) -> tuple[float, tuple[float, float] | None] | None:
+    """Mean of `second` minus mean of `first` and its 95% Welch interval (independent samples,
+    unequal variances; the Welch-Satterthwaite degrees of freedom rounded down, so the interval
+    is never narrower). None without values on both sides; no interval below two on either."""
+    if not first or not second:
+        return None
+    n1, n2 = len(first), len(second)
+    m1, m2 = sum(first) / n1, sum(second) / n2
+    difference = m2 - m1
+    if n1 < 2 or n2 < 2:
+        return difference, None
+    v1 = sum((v - m1) ** 2 for v in first) / (n1 - 1) / n1
+    v2 = sum((v - m2) ** 2 for v in second) / (n2 - 1) / n2
+    if v1 + v2 == 0:
+        return difference, (difference, difference)
+    df = (v1 + v2) ** 2 / (v1**2 / (n1 - 1) + v2**2 / (n2 - 1))
+    half = t_quantile_975(max(1, math.floor(df))) * math.sqrt(v1 + v2)
+    return difference, (difference - half, difference + half)

@@ -3,7 +3,13 @@ variant across trials, and baseline→candidate, with 95% intervals across trial
 
 A skill that makes the agent twice as expensive is a finding even when every check passes.
 Only runs whose subject started count (a run that never started spent nothing); the change
-baseline→candidate pairs the two arms of the same trial, as the transitions do.
+baseline→candidate pairs the two arms of the same trial, as the transitions do, unless an arm
+was reused from an earlier result: a reused run pairs with no new one, so the change is then
+the difference of the arms' means with Welch's interval (`method: unpaired-welch`).
+
+What an invocation spent (`spentUsd`) is its own runs' cost and their earlier attempts'
+(`--skill-eval-retries`: an infrastructure-failed attempt may have paid for calls), never a
+reused run's, which the invocation that ran it paid for.
 """
 
 from __future__ import annotations
@@ -14,9 +20,9 @@ from typing import Any
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read
-from ..evidence.records import ArmFact, ArmUsage, UsageChange
+from ..evidence.records import ArmFact, ArmUsage, AttemptsUsage, UsageChange
 from ..evidence.states import SIMULATED_MODES
-from .stats import mean_interval
+from .stats import mean_interval, welch_interval
 
 # Fact name → what it counts (in the order every view shows them).
 FACTS = {
@@ -57,8 +63,25 @@ def started(run: Mapping[str, Any] | None) -> bool:
     return run is not None and run.get("startedAt") is not None
 
 
-def arm_usage(trials: Sequence[Mapping[str, Mapping[str, Any] | None]]) -> ArmUsage | None:
-    """The usage facts of one group over trials (each `{variant: run record or None}`)."""
+# Why a change is not paired by trial, as `aggregate.json` says it.
+UNPAIRED = (
+    "an arm was reused from an earlier result: its runs pair with no run of this invocation, "
+    "so the change is the difference of the arms' means with Welch's interval"
+)
+
+Runs = Mapping[str, Mapping[str, Any] | None]
+
+
+def reused(run: Mapping[str, Any] | None) -> bool:
+    """Whether a run record was copied from an earlier result (`--skill-eval-reuse`)."""
+    return run is not None and isinstance(run.get("reused"), Mapping)
+
+
+def arm_usage(
+    trials: Sequence[Runs], attempts: Sequence[Mapping[str, Sequence[Mapping[str, Any]]]] = ()
+) -> ArmUsage | None:
+    """The usage facts of one group over trials (each `{variant: run record or None}`), with
+    each trial's earlier attempts (`{variant: [their run records]}`) counted as spent."""
     per: dict[str, list[dict[str, float | None]]] = {v: [] for v in VARIANTS}
     pairs: list[tuple[dict[str, float | None], dict[str, float | None]]] = []
     for runs in trials:
@@ -69,13 +92,45 @@ def arm_usage(trials: Sequence[Mapping[str, Mapping[str, Any] | None]]) -> ArmUs
             pairs.append((facts["baseline"], facts["candidate"]))
     if not any(per.values()):
         return None
+    copied: dict[str, int] = {
+        v: sum(1 for t in trials if started(t.get(v)) and reused(t.get(v))) for v in VARIANTS
+    }
+    earlier = {v: [r for t in attempts for r in t.get(v, ()) if started(r)] for v in VARIANTS}
+    unpaired = any(copied.values())
     usage: ArmUsage = {
         "runs": {v: len(per[v]) for v in VARIANTS},
         "arms": {v: {name: _fact([f[name] for f in per[v]]) for name in FACTS} for v in VARIANTS},
-        "change": {name: _change(pairs, name) for name in FACTS},
+        "change": {
+            name: _unpaired(per, name) if unpaired else _change(pairs, name) for name in FACTS
+        },
         "simulated": any(_simulated(t) for t in trials),
+        "reused": copied,
+        "attempts": {v: _attempts(earlier[v]) for v in VARIANTS},
+        "spentUsd": {v: _spent(trials, earlier[v], v) for v in VARIANTS},
     }
     return usage
+
+
+def _attempts(runs: Sequence[Mapping[str, Any]]) -> AttemptsUsage:
+    """An arm's earlier attempts: how many started, their model calls and their cost."""
+    calls = [c for r in runs if (c := _number(r.get("modelCalls"))) is not None]
+    costs = [c for r in runs if (c := spend_of(r)[0]) is not None]
+    return {
+        "runs": len(runs),
+        "modelCalls": sum(calls) if calls else (0.0 if not runs else None),
+        "costUsd": sum(costs) if costs else (0.0 if not runs else None),
+    }
+
+
+def _spent(
+    trials: Sequence[Runs], earlier: Sequence[Mapping[str, Any]], variant: str
+) -> float | None:
+    """What this invocation spent on an arm: its own started runs and their earlier attempts
+    (None when one of them cannot tell its cost)."""
+    own = [r for t in trials if started(r := t.get(variant)) and r and not reused(r)]
+    costs = [spend_of(r)[0] for r in [*own, *earlier]]
+    known = [c for c in costs if c is not None]
+    return sum(known) if len(known) == len(costs) else None
 
 
 def spend_of(run: Mapping[str, Any]) -> tuple[float | None, bool]:
@@ -107,7 +162,7 @@ def _fact(values: list[float | None]) -> ArmFact:
 def _change(
     pairs: list[tuple[dict[str, float | None], dict[str, float | None]]], name: str
 ) -> UsageChange:
-    """Candidate minus baseline per trial (paired), and candidate's mean over baseline's."""
+    """Candidate minus baseline per trial (paired), and candidate's sum over baseline's."""
     both = [(b[name], c[name]) for b, c in pairs if b[name] is not None and c[name] is not None]
     differences = [c - b for b, c in both if b is not None and c is not None]
     found = mean_interval(differences)
@@ -118,17 +173,51 @@ def _change(
         "difference": found[0] if found else None,
         "interval": list(found[1]) if found and found[1] else None,
         "ratio": cand / base if both and base else None,
+        "method": "paired",
+    }
+
+
+def _unpaired(per: Mapping[str, list[dict[str, float | None]]], name: str) -> UsageChange:
+    """Candidate's mean minus baseline's over every run of each arm, with Welch's interval."""
+    base = [v for f in per["baseline"] if (v := f[name]) is not None]
+    cand = [v for f in per["candidate"] if (v := f[name]) is not None]
+    found = welch_interval(base, cand)
+    base_mean = sum(base) / len(base) if base else None
+    return {
+        "pairs": 0,
+        "difference": found[0] if found else None,
+        "interval": list(found[1]) if found and found[1] else None,
+        "ratio": (sum(cand) / len(cand)) / base_mean if cand and base_mean else None,
+        "method": "unpaired-welch",
+        "unpaired": UNPAIRED,
     }
 
 
 def group_usage(result_dirs: Sequence[Path], group: Mapping[str, Any]) -> ArmUsage | None:
     """The usage facts of one summarised group over the given trial results."""
     trials = []
+    attempts = []
     for result_dir in result_dirs:
         group_dir = layout.record_dir(result_dir, group)
         runs: dict[str, Mapping[str, Any] | None] = {}
+        earlier: dict[str, list[Mapping[str, Any]]] = {}
         for variant in VARIANTS:
             found = read.read_run(group_dir / variant)
             runs[variant] = found[1] if found is not None else None
+            earlier[variant] = _earlier_attempts(group_dir / variant, runs[variant])
         trials.append(runs)
-    return arm_usage(trials)
+        attempts.append(earlier)
+    return arm_usage(trials, attempts)
+
+
+def _earlier_attempts(variant_dir: Path, run: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """The run records of a variant's earlier attempts, as its final run record lists them."""
+    listed = run.get("attempts") if run is not None else None
+    found: list[Mapping[str, Any]] = []
+    for attempt in listed if isinstance(listed, list) else []:
+        evidence = attempt.get("evidence") if isinstance(attempt, Mapping) else None
+        if isinstance(evidence, str):
+            earlier = read.read_run(variant_dir / evidence)
+            if earlier is not None:
+                found.append(earlier[1])
+    return found

@@ -1,6 +1,6 @@
-"""What a result says about how it was iterated: a run's attempts (`--skill-eval-retries`) and
-the groups a resumed result carried over (`--skill-eval-resume`). Pure readers of records, for
-the run and the views alike."""
+"""What a result says about how it was iterated: a run's attempts (`--skill-eval-retries`), the
+groups a resumed result carried over (`--skill-eval-resume`) and those unchanged since an earlier
+result (`--skill-eval-affected-since`). Pure readers of records, for the run and the views."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 
 # invocation.json's field naming the result a resume completed and the groups it carried.
 RESUMED_FROM = "resumedFrom"
+# invocation.json's field naming the earlier result and the groups unchanged since it.
+AFFECTED_SINCE = "affectedSince"
 
 
 def attempts_of(run: Mapping[str, Any]) -> int:
@@ -28,3 +30,22 @@ def carried_groups(invocation: Mapping[str, Any] | None) -> dict[str, str]:
         for g in (groups if isinstance(groups, list) else [])
         if isinstance(g, Mapping)
     }
+
+
+def unchanged_groups(invocation: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """The groups `--skill-eval-affected-since` left unrun, each as the earlier result holds
+    it: `group`, `host`, `result`, its seal `root`, the group's `manifest` hash and `grade`."""
+    since = invocation.get(AFFECTED_SINCE) if isinstance(invocation, Mapping) else None
+    found = since.get("unchanged") if isinstance(since, Mapping) else None
+    return [g for g in (found if isinstance(found, list) else []) if isinstance(g, Mapping)]
+
+
+def unchanged_line(reference: Mapping[str, Any]) -> str:
+    """`<group>[@host]: unchanged, grade <g> in <result> (seal …, manifest …)`: a sealed
+    reference to the earlier grade, not a copy of it."""
+    host = reference.get("host")
+    name = f"{reference.get('group')}@{host}" if host and host != "pi" else reference.get("group")
+    return (
+        f"{name}: unchanged, grade {reference.get('grade')} in {reference.get('result')} "
+        f"(seal {reference.get('root')}, manifest {reference.get('manifest')})"
+    )

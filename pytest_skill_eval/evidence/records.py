@@ -301,12 +301,23 @@ class ArmFact(TypedDict):
 
 
 class UsageChange(TypedDict):
-    """Candidate minus baseline of one fact, paired by trial, and the ratio of their sums."""
+    """Candidate minus baseline of one fact, paired by trial (or, when an arm was reused,
+    the difference of the arms' means with Welch's interval), and the ratio of their sums."""
 
     pairs: int
     difference: float | None
     interval: list[float] | None
     ratio: float | None
+    method: NotRequired[str]  # `paired`, or `unpaired-welch` when an arm was reused
+    unpaired: NotRequired[str]  # why the change is not paired
+
+
+class AttemptsUsage(TypedDict):
+    """Earlier attempts of one arm (`--skill-eval-retries`): spent, whatever their state."""
+
+    runs: int  # earlier attempts whose subject started
+    modelCalls: float | None
+    costUsd: float | None
 
 
 class ArmUsage(TypedDict):
@@ -316,6 +327,11 @@ class ArmUsage(TypedDict):
     arms: dict[str, dict[str, ArmFact]]  # variant → fact → values
     change: dict[str, UsageChange]  # fact → baseline→candidate
     simulated: bool  # some cost was priced but never paid (scripted, replayed)
+    reused: NotRequired[dict[str, int]]  # variant → runs copied from an earlier result
+    attempts: NotRequired[dict[str, AttemptsUsage]]  # variant → its earlier attempts
+    # variant → cost this invocation spent: its own final runs and their earlier attempts, not
+    # the reused runs (spent by the invocation that ran them)
+    spentUsd: NotRequired[dict[str, float | None]]
 
 
 class AdaptiveRun(TypedDict):

@@ -10,18 +10,19 @@ run or graded again: the copied group records are the new result's, under its ow
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..definitions import VARIANTS
+from ..definitions import VARIANTS, LoadedGroup
 from ..errors import SkillEvalError
 from ..evidence import layout, read, sealed_root
 from ..evidence.iteration import RESUMED_FROM, attempts_of, carried_groups
 from ..evidence.records import InvocationRecord
 from ..evidence.seal import planned_groups, verify_result
 from ..evidence.store import sha256_file, verify_group
-from ..workspace import fingerprint, fingerprint_digest
+from .inputs import changed_inputs
 
 OPTION: tuple[str, str, dict[str, Any]] = (
     "resume",
@@ -75,15 +76,40 @@ def _is_result(path: Path) -> bool:
     return (path / layout.INVOCATION).is_file() and layout.groups_dir(path).is_dir()
 
 
+# (group id, host, variant) → the inputs that variant would run from now (`variant_inputs`).
+CurrentInputs = Callable[[str, str, str], Mapping[str, str]]
+
+
+def current_inputs(
+    inputs: Callable[[LoadedGroup, str, int], dict[str, str]] | None,
+    groups: Mapping[str, LoadedGroup],
+) -> CurrentInputs | None:
+    """Per group id, host and variant, the inputs it runs from in this invocation (its
+    `variant_inputs` on that host); None when this invocation records none."""
+    if inputs is None:
+        return None
+    found = inputs
+
+    def now(group_id: str, host: str, variant: str) -> dict[str, str]:
+        loaded = groups[group_id]
+        return found(replace(loaded, group=loaded.group.on_host(host)), variant, 1)
+
+    return now
+
+
 def carry_over(
-    given: str | None, results_dir: Path, new_result: Path, invocation: InvocationRecord
+    given: str | None,
+    results_dir: Path,
+    new_result: Path,
+    invocation: InvocationRecord,
+    inputs: CurrentInputs | None = None,
 ) -> None:
     """Copy what the result `given` finished into `new_result`, and say so in `invocation`
     (before it is written). Nothing happens without `given`."""
     if given is None:
         return
     try:
-        _carry_over(given, results_dir, new_result, invocation)
+        _carry_over(given, results_dir, new_result, invocation, inputs)
     except SkillEvalError:
         # Refused before the new result was recorded: it holds nothing of its own yet.
         shutil.rmtree(new_result, ignore_errors=True)
@@ -91,10 +117,13 @@ def carry_over(
 
 
 def _carry_over(
-    given: str, results_dir: Path, new_result: Path, invocation: InvocationRecord
+    given: str,
+    results_dir: Path,
+    new_result: Path,
+    invocation: InvocationRecord,
+    inputs: CurrentInputs | None,
 ) -> None:
     source = locate(given, results_dir, new_result)
-    definitions = Path(invocation["root"])  # the definition root its inputs are read from now
     earlier = read.load_invocation(source)
     if earlier is None:
         raise ResumeError(f"--skill-eval-resume: {source / layout.INVOCATION} cannot be read")
@@ -116,7 +145,7 @@ def _carry_over(
         if not _finished(group_dir):
             continue
         name = group_dir.name
-        group_id, _host = layout.split_group_dir_name(name)
+        group_id, host = layout.split_group_dir_name(name)
         if group_id not in selected:
             continue  # not selected this time: neither run nor carried over
         if _planned(earlier).get(group_id) != planned.get(group_id):
@@ -127,12 +156,13 @@ def _carry_over(
             )
         for variant in VARIANTS:
             found = read.read_run(group_dir / variant)
-            changed = _changed_input(definitions, found[1]) if found is not None else None
+            now = inputs(group_id, host, variant) if inputs is not None else None
+            changed = _changed_input(now, found[1]) if found and now is not None else None
             if changed is not None:
                 raise ResumeError(
-                    f"--skill-eval-resume: group {group_id}'s {variant} ran from {changed} as it "
-                    f"was then, and it has changed since; a resumed result holds one "
-                    "invocation's inputs: restore it, or run without --skill-eval-resume"
+                    f"--skill-eval-resume: group {group_id}'s {variant} in {source} ran from "
+                    f"{changed} other than now; a resumed result holds one invocation's "
+                    "inputs: restore them, or run without --skill-eval-resume"
                 )
         manifest = sha256_file(group_dir / layout.MANIFEST)
         target = layout.groups_dir(new_result) / name
@@ -150,42 +180,13 @@ def _carry_over(
     invocation["resumedFrom"] = record | {"groups": carried}
 
 
-def _changed_input(root: Path, run: Mapping[str, Any]) -> str | None:
-    """The first input a run recorded that is not the same now (a working-tree fixture, skill
-    or context, or the script it replayed), named for the user; None when none changed.
-
-    Git sources are pinned by commit, which the invocations compare (`_same_invocation`).
-    """
-    resources = run.get("resources")
-    resources = resources if isinstance(resources, Mapping) else {}
-    source = resources.get("source")
-    if isinstance(source, Mapping) and source.get("kind") == "working-tree":
-        entries = [resources.get("fixture"), *(resources.get("skills") or [])]
-        for entry in [*entries, *(resources.get("context") or [])]:
-            if isinstance(entry, Mapping) and not _same_resource(root, entry):
-                return f"the working tree's {entry.get('declaredPath')}"
-    provider = run.get("provider")
-    script = provider.get("cassette") if isinstance(provider, Mapping) else None
-    if isinstance(script, str) and provider is not None and provider.get("mode") != "record":
-        path = Path(script)
-        now = sha256_file(path) if path.is_file() else None
-        if now != provider.get("sha256"):
-            return f"the script {script}"
-    return None
-
-
-def _same_resource(root: Path, entry: Mapping[str, Any]) -> bool:
-    """Whether a resource snapshot's source in the working tree still fingerprints the same."""
-    path = root / str(entry.get("declaredPath"))
-    try:
-        if path.is_dir():
-            return fingerprint_digest(fingerprint(path)) == entry.get("sha256")
-        files = entry.get("files")
-        if path.is_file() and isinstance(files, list) and len(files) == 1:
-            return isinstance(files[0], Mapping) and sha256_file(path) == files[0].get("sha256")
-    except (OSError, SkillEvalError):
-        return False
-    return False
+def _changed_input(now: Mapping[str, str], run: Mapping[str, Any]) -> str | None:
+    """The inputs a run recorded that are not the same now (`run/inputs.py`, as reuse and the
+    gate decide it), named for the user; None when none changed."""
+    if "inputs" not in run:
+        return "inputs it did not record (a run from before runs recorded their inputs)"
+    changed = changed_inputs(now, run.get("inputs"))
+    return ", ".join(changed) if changed else None
 
 
 def _finished(group_dir: Path) -> bool:

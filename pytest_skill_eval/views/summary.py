@@ -19,6 +19,7 @@ from ..analysis import noise_floor
 from ..definitions import VARIANTS
 from ..errors import OutputError
 from ..evidence import layout, read, sealed_root
+from ..evidence.iteration import unchanged_groups, unchanged_line
 from .decision import bottom_line
 from .present import cost_label, excerpt_of, format_interval, format_number, rate_of, run_spend
 from .usage import by_group
@@ -55,6 +56,11 @@ def render_markdown(
     lines.append("")
     lines.extend(_aggregate_table(data) if aggregate else _result_table(target))
     lines.append("")
+    unchanged = [] if aggregate else unchanged_groups(read.load_invocation(target))
+    if unchanged:
+        lines.extend(["**Not run** (inputs unchanged since an earlier result)", ""])
+        lines.extend(f"- {md_text(unchanged_line(u))}" for u in unchanged)
+        lines.append("")
     if excerpts and not aggregate:
         lines.extend(_excerpts(target))
     trial_dirs = _trial_dirs(target, data) if aggregate else [target]

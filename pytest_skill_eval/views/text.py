@@ -9,6 +9,7 @@ from typing import Any
 from ..analysis import noise_floor
 from ..definitions import VARIANTS as VARIANTS  # re-exported to the other views
 from ..evidence import layout
+from ..evidence.iteration import unchanged_groups, unchanged_line
 from ..evidence.read import GroupEvidence as GroupEvidence
 from ..evidence.read import (
     ReadError,
@@ -129,6 +130,12 @@ def render_text(result_dir: Path, *, group: str | None = None, variant: str | No
     if cannot:
         lines.extend(["", "Skipped (a chosen host cannot run the group):"])
         lines.extend(f"{f['group']} on {f['host']}: cannot run: {f['reason']}" for f in cannot)
+    unchanged = [
+        u for u in unchanged_groups(load_invocation(result_dir)) if group in (None, u["group"])
+    ]
+    if unchanged:
+        lines.extend(["", "Not run (inputs unchanged since an earlier result):"])
+        lines.extend(unchanged_line(u) for u in unchanged)
     if group is None and variant is None:
         lines.extend(_trigger_lines(trigger_text_rows(result_trigger_rates(result_dir))))
         cross = cross_host_lines(result_dir, indent="")

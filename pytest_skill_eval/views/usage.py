@@ -1,7 +1,9 @@
 """Per-arm usage as every view shows it: one row per fact, baseline | candidate | the change.
 
 The facts come from `aggregate.json` (`analysis.usage`), or for one result from its run records;
-means with their 95% interval across trials, the change paired by trial, and the ratio.
+means with their 95% interval across trials, the change paired by trial (or, when an arm was
+reused, unpaired with Welch's interval, marked so), and the ratio. When an arm was reused or
+retried, two more rows say what this invocation spent and what its earlier attempts cost.
 """
 
 from __future__ import annotations
@@ -76,7 +78,39 @@ def change_cell(change: Mapping[str, Any], name: str) -> str:
     ratio = change.get("ratio")
     if isinstance(ratio, int | float):
         text += f", x{ratio:.2f}"
+    if change.get("method") == UNPAIRED_METHOD:
+        text += ", unpaired (Welch: an arm was reused)"
     return text
+
+
+# `UsageChange.method` of a change computed over unpaired arms.
+UNPAIRED_METHOD = "unpaired-welch"
+
+
+def _spent_rows(usage: Mapping[str, Any]) -> list[UsageRow]:
+    """`spent-usd` (this invocation's own runs and attempts) and `attempts` (earlier attempts:
+    how many, their calls and cost), shown only when an arm was reused or retried."""
+    reused = read.mapping(usage.get("reused"))
+    attempts = read.mapping(usage.get("attempts"))
+    retried = {v: read.mapping(attempts.get(v)) for v in VARIANTS}
+    if not any(reused.values()) and not any(a.get("runs") for a in retried.values()):
+        return []
+    spent = read.mapping(usage.get("spentUsd"))
+
+    def cost(value: Any) -> str:
+        return _amount(float(value), "costUsd") if isinstance(value, int | float) else "unavailable"
+
+    def tried(found: Mapping[str, Any]) -> str:
+        calls = found.get("modelCalls")
+        shown = _amount(float(calls), "modelCalls") if isinstance(calls, int | float) else "?"
+        return f"{found.get('runs') or 0} (calls {shown}, cost {cost(found.get('costUsd'))})"
+
+    rows = [UsageRow("spent-usd", cost(spent.get("baseline")), cost(spent.get("candidate")), "")]
+    if any(a.get("runs") for a in retried.values()):
+        rows.append(
+            UsageRow("attempts", tried(retried["baseline"]), tried(retried["candidate"]), "")
+        )
+    return rows
 
 
 def usage_rows(usage: Mapping[str, Any] | None) -> list[UsageRow]:
@@ -93,7 +127,7 @@ def usage_rows(usage: Mapping[str, Any] | None) -> list[UsageRow]:
             change_cell(read.mapping(changes.get(name)), name),
         )
         for name in FACTS
-    ]
+    ] + _spent_rows(usage)
 
 
 def result_usage(result_dir: Path, record: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -15,6 +15,7 @@ from pytest_skill_eval.analysis.trials import aggregate
 from pytest_skill_eval.analysis.usage import arm_usage, run_facts
 from pytest_skill_eval.views import render_html, render_text
 from pytest_skill_eval.views.summary import render_markdown
+from pytest_skill_eval.views.usage import usage_rows
 from tests.views.conftest import build_result
 
 
@@ -108,3 +109,74 @@ def test_the_aggregate_and_every_view_show_the_usage_per_arm(tmp_path: Path) -> 
     assert "**Usage per arm** (cost simulated)" in summary
     html = render_html(first)
     assert "<td>tokens-in</td><td>900</td><td>2,600</td><td>+1,700, x2.89</td>" in html
+
+
+def _reused(run: dict[str, Any]) -> dict[str, Any]:
+    return {**run, "reused": {"result": "20261130000000-00000000", "origin": "earlier"}}
+
+
+def test_a_reused_arm_is_compared_unpaired_and_its_cost_is_not_spent_again() -> None:
+    # Every baseline copied from an earlier result: no candidate pairs with a baseline run of
+    # this invocation, so the change is the difference of means with Welch's interval.
+    trials = [
+        {"baseline": _reused(_run(1000, 1, 0.002)), "candidate": _run(2000, 2, 0.004)},
+        {"baseline": _reused(_run(1200, 1, 0.002)), "candidate": _run(2600, 3, 0.005)},
+        {"baseline": _reused(_run(1100, 1, 0.002)), "candidate": _run(2300, 2, 0.0045)},
+    ]
+    usage = arm_usage(trials)
+    assert usage is not None
+    change = usage["change"]["input"]
+    assert change["method"] == "unpaired-welch"
+    assert "reused from an earlier result" in change.get("unpaired", "")
+    assert change["pairs"] == 0
+    assert change["difference"] == pytest.approx(2300 - 1100)
+    # Welch: variances 10000 and 90000 over 3 each; df = 2.44 rounds down to 2.
+    se = math.sqrt(10000 / 3 + 90000 / 3)
+    half = t_quantile_975(2) * se
+    assert change["interval"] == pytest.approx([1200 - half, 1200 + half])
+    assert usage["reused"] == {"baseline": 3, "candidate": 0}
+    # The baseline's runs cost what they cost, but this invocation spent nothing on them.
+    assert usage["arms"]["baseline"]["costUsd"]["mean"] == pytest.approx(0.002)
+    assert usage["spentUsd"] == pytest.approx({"baseline": 0.0, "candidate": 0.0135})
+    # Paired by trial when nothing was reused.
+    fresh = arm_usage(
+        [{v: {k: r for k, r in t[v].items() if k != "reused"} for v in t} for t in trials]
+    )
+    assert fresh is not None
+    assert fresh["change"]["input"]["method"] == "paired"
+    assert fresh["change"]["input"]["pairs"] == 3
+    assert fresh["spentUsd"] == pytest.approx({"baseline": 0.006, "candidate": 0.0135})
+
+
+def test_earlier_attempts_are_counted_as_spent() -> None:
+    failed = {**_run(300, 2, 0.001), "state": "infrastructure-failed"}
+    never = {"state": "infrastructure-failed"}  # its subject never started: spent nothing
+    trials = [{"baseline": _run(1000, 1, 0.002), "candidate": _run(2000, 2, 0.004)}]
+    attempts = [{"candidate": [failed, failed, never]}]
+    usage = arm_usage(trials, attempts)
+    assert usage is not None
+    assert usage["attempts"] == {
+        "baseline": {"runs": 0, "modelCalls": 0.0, "costUsd": 0.0},
+        "candidate": {"runs": 2, "modelCalls": 4.0, "costUsd": pytest.approx(0.002)},
+    }
+    assert usage["spentUsd"] == pytest.approx({"baseline": 0.002, "candidate": 0.006})
+    # The arm's facts stay those of its final runs.
+    assert usage["arms"]["candidate"]["modelCalls"]["mean"] == 2
+
+
+def test_the_views_say_a_change_is_unpaired_and_what_was_spent_and_retried() -> None:
+    failed = {**_run(300, 2, 0.001), "state": "infrastructure-failed"}
+    trials = [
+        {"baseline": _reused(_run(1000, 1, 0.002)), "candidate": _run(2000, 2, 0.004)},
+        {"baseline": _reused(_run(1200, 1, 0.002)), "candidate": _run(2600, 3, 0.005)},
+    ]
+    rows = {r.fact: r for r in usage_rows(arm_usage(trials, [{"candidate": [failed]}]))}
+    assert rows["tokens-in"].change.endswith(", unpaired (Welch: an arm was reused)")
+    spent = rows["spent-usd"]
+    assert (spent.baseline, spent.candidate) == ("0.000000", "0.010000")
+    attempts = rows["attempts"]
+    assert attempts.baseline == "0 (calls 0, cost 0.000000)"
+    assert attempts.candidate == "1 (calls 2, cost 0.001000)"
+    # Nothing reused nor retried: the rows are those of every run.
+    plain = [{v: {k: x for k, x in t[v].items() if k != "reused"} for v in t} for t in trials]
+    assert [r.fact for r in usage_rows(arm_usage(plain))][-1] == "cost-usd"

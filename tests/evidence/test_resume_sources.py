@@ -11,10 +11,9 @@ import pytest
 from pytest_skill_eval.errors import SkillEvalError
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.evidence.records import InvocationRecord
-from pytest_skill_eval.evidence.store import sha256_file, write_json_once, write_manifest
+from pytest_skill_eval.evidence.store import write_json_once, write_manifest
+from pytest_skill_eval.run.inputs import INPUT_NAMES
 from pytest_skill_eval.run.resume import carry_over
-from pytest_skill_eval.workspace import fingerprint, fingerprint_digest
-from tests.support.files import write
 
 
 def _invocation(root: Path) -> InvocationRecord:
@@ -96,44 +95,25 @@ def test_a_refusal_removes_the_result_it_was_to_complete_into(tmp_path: Path) ->
     assert not new.exists()
 
 
-@pytest.mark.parametrize("changed", ["skill", "context", "script"])
+@pytest.mark.parametrize("changed", ["skills", "context", "script", "host-version", "model"])
 def test_a_run_whose_inputs_changed_since_is_refused(tmp_path: Path, changed: str) -> None:
-    root = tmp_path
-    skill = write(root / "skills" / "x" / "SKILL.md", "Do it.\n")
-    context = write(root / "AGENTS.md", "Be brief.\n")
-    script = write(root / "scripts" / "g" / "baseline.yaml", "version: 1\n")
-    files = [{"path": "AGENTS.md", "type": "file", "sha256": sha256_file(context)}]
-    run = {
-        "state": "complete",
-        "resources": {
-            "source": {"kind": "working-tree"},
-            "fixture": None,
-            "skills": [
-                {
-                    "declaredPath": "skills/x",
-                    "sha256": fingerprint_digest(fingerprint(skill.parent)),
-                }
-            ],
-            "context": [{"declaredPath": "AGENTS.md", "files": files}],
-        },
-        "provider": {"mode": "scripted", "cassette": str(script), "sha256": sha256_file(script)},
-    }
+    # The run's recorded inputs against this invocation's, name by name, as reuse compares
+    # them (what computes each input is `variant_inputs`, exercised over real runs elsewhere).
+    recorded = {name: f"sha256:{name}" for name in INPUT_NAMES}
     runs = tmp_path / "runs"
     earlier = _earlier(runs)
-    _finished_group(layout.groups_dir(earlier) / "g", run)
+    _finished_group(layout.groups_dir(earlier) / "g", {"state": "complete", "inputs": recorded})
     new = runs / "20260101000000-00000002"
     new.mkdir()
-    carry_over("latest", runs, new, _invocation(tmp_path))  # unchanged: carried over
+    carry_over("latest", runs, new, _invocation(tmp_path), lambda *_: recorded)  # unchanged
     assert (layout.groups_dir(new) / "g").is_dir()
 
-    edited = {"skill": skill, "context": context, "script": script}[changed]
-    edited.write_text(edited.read_text(encoding="utf-8") + "changed\n", encoding="utf-8")
-    named = {"skill": "the working tree's skills/x", "context": "the working tree's AGENTS.md"}
+    now = recorded | {changed: "sha256:changed"}
     again = runs / "20260101000000-00000003"
     again.mkdir()
     with pytest.raises(SkillEvalError) as refused:
-        carry_over(earlier.name, runs, again, _invocation(tmp_path))
-    assert f"group g's baseline ran from {named.get(changed, f'the script {script}')} as it " in (
-        str(refused.value)
+        carry_over(earlier.name, runs, again, _invocation(tmp_path), lambda *_: now)
+    assert f"group g's baseline in {earlier} ran from {changed} other than now" in str(
+        refused.value
     )
     assert not again.exists()

@@ -70,7 +70,8 @@ def test_description_turns_record_the_skill_read_on_turn_two(pytester: pytest.Py
 
     run = run_record(root, "late-read", "candidate")
     assert run["state"] == "complete"
-    assert run["process"]["args"][:2] == ["--mode", "rpc"]  # multi-turn description: one RPC Pi
+    # Node runs Pi's entry, then its flags: a multi-turn description is one RPC Pi.
+    assert run["process"]["args"][1:3] == ["--mode", "rpc"]
     assert "delivery" not in run  # description groups use natural prompts only
     target = run["resources"]["targetPath"]
     assert target.endswith("/candidate/resources/skills/0/SKILL.md")
@@ -434,7 +435,7 @@ def test_isolated_mode_replaces_the_prompt_and_delivers_bom_context(
 
     run = run_record(root, "isolated-bom", "candidate")
     assert run["state"] == "complete"  # the guard accepted the manifest of a BOM file
-    assert run["process"]["args"][:2] == ["--mode", "json"]
+    assert run["process"]["args"][1:3] == ["--mode", "json"]  # after the entry Node runs
     assert run["resources"]["contextDelivery"]["kind"] == "system-prompt"
     requests = model_requests(result_dir(root) / "groups/isolated-bom/candidate")
     assert len(requests) == 1

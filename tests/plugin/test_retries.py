@@ -102,6 +102,11 @@ def test_the_aggregate_counts_the_retries_of_every_trial(tmp_path: Path) -> None
     (group,) = read_json(aggregate)["groups"]
     assert group["trials"] == 2
     assert group["retries"] == 2  # one retry of the baseline in each trial
+    # The earlier attempts' calls were made: the usage counts them beside the final runs.
+    attempts = group["usage"]["attempts"]
+    assert attempts["candidate"] == {"runs": 0, "modelCalls": 0, "costUsd": 0}
+    assert attempts["baseline"]["runs"] == 2
+    assert attempts["baseline"]["modelCalls"] >= 2
     verified = subprocess.run(
         [str(Path(sys.executable).parent / "skill-eval"), "verify", str(aggregate.parent)],
         capture_output=True,

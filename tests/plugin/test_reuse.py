@@ -7,6 +7,7 @@ same function a run uses, on a copy of the definition root with one input change
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
@@ -20,10 +21,15 @@ import pytest
 
 from pytest_skill_eval.analysis.gate import identities, sequences
 from pytest_skill_eval.analysis.trials import aggregate
+from pytest_skill_eval.analysis.usage import group_usage
 from pytest_skill_eval.commands.cli import main as cli_main
 from pytest_skill_eval.definitions import load_definition
+from pytest_skill_eval.evidence import write_manifest, write_seal
+from pytest_skill_eval.run import resume
 from pytest_skill_eval.run.inputs import INPUT_NAMES, InputSources, variant_inputs
 from pytest_skill_eval.run.reuse import Found, Reuse, VariantInputs, open_source
+from pytest_skill_eval.views.summary import render_markdown
+from pytest_skill_eval.views.text import render_text
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json, write
 from tests.support.roots import SKILL, body_group, make_root, variant, write_answer
@@ -335,7 +341,8 @@ def test_only_the_affected_groups_run_the_rest_are_referenced_by_seal(
     earlier: SharedRun, tmp_path: Path
 ) -> None:
     root, source = _since(earlier, tmp_path)
-    done = run_detached(root, "--skill-eval-affected-since", source.name)
+    junit = tmp_path / "junit.xml"
+    done = run_detached(root, "--skill-eval-affected-since", source.name, f"--junitxml={junit}")
     assert done.returncode == 0, done.stdout + done.stderr
     new = next(r for r in results(root) if r.name != source.name)
     assert sorted(p.name for p in (new / "groups").iterdir()) == ["g0"]
@@ -353,6 +360,14 @@ def test_only_the_affected_groups_run_the_rest_are_referenced_by_seal(
         done.stdout
     )
     assert cli_main(["verify", str(new)]) == 0
+    # The view, the Markdown summary and JUnit name it too: its earlier grade, by seal.
+    reference = (
+        f"g1: unchanged, grade complete in {source.name} (seal sha256:{root_hash}, "
+        f"manifest {unchanged['manifest']})"
+    )
+    assert reference in render_text(new)
+    assert reference in render_markdown(new)
+    assert f'name="skill-eval-unchanged" value="{reference}"' in junit.read_text()
 
 
 @pytest.mark.parametrize("name", ["events.jsonl", "final.md"])
@@ -399,3 +414,69 @@ def test_runs_reused_whole_add_no_observation_to_the_gate(
         ("g1", "pi", "says-yes"): ["fail-to-pass"],
     }
     assert set(map(len, invocations.values())) == {1}
+    # Nothing of the new result was spent by it, and no change is paired across invocations.
+    summary = read_json(new / "summary.json")
+    for group in summary["groups"]:
+        usage = group_usage([new], group)
+        assert usage is not None
+        assert usage["reused"] == {"baseline": 1, "candidate": 1}
+        assert usage["spentUsd"] == {"baseline": 0, "candidate": 0}
+        assert usage["change"]["input"]["method"] == "unpaired-welch"
+
+
+def _resume(root: Path, source: Path, version: str | None) -> Path:
+    """Complete `source` into a new result as an invocation at `root` would, its hosts'
+    version `version` (None: the one it recorded); returns the new result."""
+    recorded = read_json(source / "groups" / "g1" / "baseline" / "run.json")["inputs"]
+    sources = InputSources(
+        root,
+        SourceResolver(root),
+        root / "scripts",
+        "none",
+        lambda _host: version or recorded["host-version"],
+    )
+    loaded = {g.group.id: g for g in load_definition(root / "suite.json", root).groups}
+    now = resume.current_inputs(functools.partial(variant_inputs, sources), loaded)
+    new = root / ".skill-eval" / "runs" / "20990101000000-00000000"
+    (new / "groups").mkdir(parents=True)
+    invocation = read_json(source / "invocation.json")
+    resume.carry_over(str(source), source.parent, new, invocation, now)
+    return new
+
+
+def test_resume_carries_runs_whose_inputs_are_the_same_and_refuses_a_changed_host_version(
+    earlier: SharedRun, tmp_path: Path
+) -> None:
+    # The same fingerprint reuse decides by: a Pi of another version is another run.
+    root = _copy_root(earlier, tmp_path / "root")
+    new = _resume(root, _result(earlier), None)
+    assert sorted(p.name for p in (new / "groups").iterdir()) == ["g0", "g1"]
+    shutil.rmtree(new)
+    with pytest.raises(resume.ResumeError) as refused:
+        _resume(root, _result(earlier), "0.0.1")
+    assert str(refused.value) == (
+        f"--skill-eval-resume: group g0's baseline in {_result(earlier)} ran from host-version "
+        "other than now; a resumed result holds one invocation's inputs: restore them, or run "
+        "without --skill-eval-resume"
+    )
+    assert not new.exists()  # nothing is left of the refused invocation
+
+
+def test_resume_refuses_a_run_from_before_runs_recorded_their_inputs(
+    earlier: SharedRun, tmp_path: Path
+) -> None:
+    # A result written before runs recorded `inputs`: nothing proves what it ran from.
+    root = _copy_root(earlier, tmp_path / "root")
+    source = tmp_path / "old" / _result(earlier).name
+    shutil.copytree(_result(earlier), source, symlinks=True)
+    group_dir = source / "groups" / "g0"
+    run = read_json(group_dir / "baseline" / "run.json")
+    recorded = run.pop("inputs")
+    (group_dir / "baseline" / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    (group_dir / "manifest.json").unlink()
+    (source / "seal.json").unlink()
+    write_manifest(group_dir)
+    write_seal(source)
+    assert recorded
+    with pytest.raises(resume.ResumeError, match="ran from inputs it did not record"):
+        _resume(root, source, None)

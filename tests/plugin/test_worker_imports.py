@@ -25,7 +25,9 @@ ADAPTERS = {adapters!r}
 def pytest_unconfigure(config):
     shapes = sys.modules.get("pytest_skill_eval.evidence.shapes")
     built = [n for n in ADAPTERS if shapes is not None and n in vars(shapes)]
-    name = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    # Not PYTEST_XDIST_WORKER: under an outer `-n`, the run's own controller inherits it.
+    worker = getattr(config, "workerinput", None)
+    name = worker["workerid"] if worker is not None else "controller"
     with open(os.path.join({out!r}, name + ".json"), "w") as out:
         json.dump({{"modules": [m for m in WATCHED if m in sys.modules], "adapters": built}}, out)
 """

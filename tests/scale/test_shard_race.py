@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.scale import intake, merge
+from pytest_skill_eval.scale import merge, models
 from pytest_skill_eval.scale.intake import choose_shards
 from pytest_skill_eval.scale.models import check_shard
 from tests.scale.test_shard_trust import (
@@ -108,7 +108,8 @@ def test_a_shard_record_read_before_it_is_hashed_is_the_one_hashed(
             path.write_bytes(genuine)
         return problem
 
-    monkeypatch.setattr(intake, "check_shard", then_restore)
+    # The merge imports its record models when it reads a shard: patched where it finds them.
+    monkeypatch.setattr(models, "check_shard", then_restore)
     out = tmp_path / "merged"
     bind = [f"--shard-root={k}={root}" for k, root in _printed_roots(built).items()]
     assert _merge(built, shards, out, *bind) == 1

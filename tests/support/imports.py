@@ -31,6 +31,8 @@ WORKER_MODULES = (
     "pytest_skill_eval.hosts.pi.host",
     "pytest_skill_eval.hosts.claude_code.host",
     "pytest_skill_eval.hosts.codex.host",
+    "pytest_skill_eval.hosts.gemini_cli.host",
+    "pytest_skill_eval.hosts.opencode.host",
     "pytest_skill_eval.grading",
     "pytest_skill_eval.workspace.materialise",
     "pytest_skill_eval.evidence.summary",

@@ -20,6 +20,7 @@ from pytest_skill_eval.analysis import gate
 from pytest_skill_eval.analysis.gate import evaluate, pooled, rejected
 from pytest_skill_eval.analysis.significance import sequential_regression_p
 from pytest_skill_eval.evidence import layout, write_manifest, write_seal
+from pytest_skill_eval.run.inputs import INPUT_NAMES
 from tests.views.conftest import build_result
 
 GROUP = "changelog-entry"
@@ -47,18 +48,26 @@ class Runs:
         sha256: str | None = None,
         identical: bool = False,
         skill: str | None = None,
+        inputs: dict[str, str] | None = None,
     ) -> list[Path]:
         """One invocation: a trial per transition of `entry-in-fixed`, sealed as a run seals.
 
-        `sha256` replaces the group's recorded definition hash, `skill` its candidate's skill.
+        `sha256` replaces the group's recorded definition hash, `skill` its candidate's skill;
+        `inputs` are the candidate's recorded inputs (none: a run from before they were).
         """
         return [
-            self._trial(number, transition, sha256, identical, skill)
+            self._trial(number, transition, sha256, identical, skill, inputs)
             for number, transition in enumerate(transitions, start=1)
         ]
 
     def _trial(
-        self, number: int, transition: str, sha256: str | None, identical: bool, skill: str | None
+        self,
+        number: int,
+        transition: str,
+        sha256: str | None,
+        identical: bool,
+        skill: str | None,
+        inputs: dict[str, str] | None = None,
     ) -> Path:
         self.count += 1
         trial = self.dir / f"202612010000{self.count:02d}-0000000{self.count % 10}"
@@ -77,6 +86,8 @@ class Runs:
         def run(data: dict[str, Any]) -> None:
             if skill is not None:
                 data["resources"]["skills"][0]["sha256"] = skill
+            if inputs is not None:
+                data["inputs"] = inputs
 
         _edit(group_dir / "candidate" / "run.json", run)
         run_sha = hashlib.sha256((group_dir / "candidate" / "run.json").read_bytes()).hexdigest()
@@ -156,6 +167,19 @@ def test_an_edited_definition_or_skill_is_not_pooled_with_the_trials_before_it(
     # The other group's definition did not change: its comparison pools all nine trials.
     other = tested["natural-activation/skill-read-on-first-turn"]
     assert (other.fail_to_pass, other.trials, other.invocations) == (9, 9, 3)
+
+
+def test_a_run_whose_recorded_inputs_differ_is_not_pooled(tmp_path: Path) -> None:
+    # The gate decides "the same test" by the inputs reuse and resume compare: another host
+    # version is another test, and so is a run from before runs recorded their inputs.
+    runs = Runs(tmp_path)
+    inputs = {name: f"sha256:{name}" for name in INPUT_NAMES}
+    runs.invocation(["pass-to-fail"] * 3, inputs=inputs | {"host-version": "0.0.1"})
+    runs.invocation(["pass-to-fail"] * 3)
+    runs.invocation(["pass-to-fail"] * 3, inputs=inputs)
+    current = runs.invocation(["pass-to-fail", "pass-to-pass", "pass-to-pass"], inputs=inputs)
+    entry = _tested(runs, current)[ENTRY]
+    assert (entry.pass_to_fail, entry.trials, entry.invocations) == (4, 6, 2)
 
 
 def test_an_earlier_result_that_does_not_verify_is_skipped_and_named(tmp_path: Path) -> None:

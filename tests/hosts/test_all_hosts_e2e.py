@@ -1,0 +1,132 @@
+"""The shipped example suite on every registered host in one invocation, from the same scripts.
+
+One nested run (two trials, so that an aggregate is written) is shared by every test here: it
+starts each host on each group and variant twice, the most expensive run of the suite. The
+hosts come from the registry, so a host registered later joins this run by itself.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval.commands import cli
+from pytest_skill_eval.hosts.registry import names, registration_for
+from tests.hosts.test_cross_host_e2e import EXPECTED, _outcome
+from tests.support import runs
+from tests.support.files import read_json
+from tests.support.paths import EXAMPLE
+from tests.support.shared import SharedRun, shared_run, shared_setup
+
+pytestmark = [pytest.mark.pi, pytest.mark.claude, pytest.mark.codex, pytest.mark.gemini]
+
+HOSTS = names()
+# The views' order: Pi first, then the other hosts as their group directories sort.
+TABLE_ORDER = ("pi", *sorted(name for name in HOSTS if name != "pi"))
+HOST_LIST = ", ".join(TABLE_ORDER)
+
+
+def _copy_example(root: Path) -> Path:
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
+    return root
+
+
+@pytest.fixture(scope="module")
+@shared_setup
+def every_host(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """The example suite run once on every registered host, two trials (read only)."""
+    hosts = [arg for host in HOSTS for arg in ("--skill-eval-host", host)]
+    return shared_run(
+        tmp_path_factory, "every-host", _copy_example, *hosts, "--skill-eval-trials", "2"
+    )
+
+
+def _expected(host: str, group_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Pi's states and transitions, with a check on a tool the host cannot show unavailable."""
+    checks, transitions = EXPECTED[group_id]
+    if group_id == "changelog-entry" and "read" in registration_for(host).unobservable:
+        checks = {**checks, "candidate-read-first": "unavailable"}
+    return checks, transitions
+
+
+def _read_first(host: str) -> str:
+    return _expected(host, "changelog-entry")[0]["candidate-read-first"]
+
+
+def _row(kind: str, row_id: str, state: Any, held: str) -> str:
+    cells = " ".join(f"{host}={state(host)}" for host in TABLE_ORDER)
+    return f"    {kind} {row_id}: {cells} {held}"
+
+
+def test_every_host_gives_pis_outcomes_from_the_same_scripts(every_host: SharedRun) -> None:
+    trial_dirs = runs.results(every_host.root)
+    assert len(trial_dirs) == 2
+    for result_dir in trial_dirs:
+        assert read_json(result_dir / "invocation.json")["hosts"] == list(HOSTS)
+        for host in HOSTS:
+            for group_id in EXPECTED:
+                name = group_id if host == "pi" else f"{group_id}@{host}"
+                group_dir = result_dir / "groups" / name
+                assert _outcome(group_dir) == _expected(host, group_id), (host, group_id)
+                run = read_json(group_dir / "candidate" / "run.json")
+                assert run["host"] == {"name": host, "chosenBy": "invocation", "declared": "pi"}
+                assert run["provider"]["mode"] == "scripted"
+
+
+def test_the_terminal_summary_has_the_cross_host_table_of_every_host(
+    every_host: SharedRun,
+) -> None:
+    lines = every_host.stdout.splitlines()
+    held_everywhere = len({_read_first(host) for host in HOSTS}) == 1
+    verdict = "held on every host" if held_everywhere else "differs between hosts"
+    read_first = "held" if held_everywhere else "differs"
+    expected = [
+        f"  cross-host natural-activation ({HOST_LIST}): held on every host",
+        _row("comparison", "skill-read-on-first-turn", lambda _: "fail-to-pass", "held"),
+        f"  cross-host changelog-entry ({HOST_LIST}): {verdict}",
+        _row("check", "baseline-entry", lambda _: "fail", "held"),
+        _row("check", "candidate-read-first", _read_first, read_first),
+        _row("comparison", "entry-in-fixed", lambda _: "fail-to-pass", "held"),
+    ]
+    for line in expected:
+        assert line in lines, line
+
+
+def test_the_text_view_and_html_report_have_every_host(
+    every_host: SharedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result_dir = runs.results(every_host.root)[0]
+    assert cli.main(["view", str(result_dir)]) == 0
+    text = capsys.readouterr().out
+    assert f"Cross-host:\ncross-host natural-activation ({HOST_LIST}): held on every host\n" in text
+    for host in HOSTS:
+        if host != "pi":
+            assert f"Group changelog-entry@{host} [complete] type=body" in text, host
+    report = tmp_path / "report.html"
+    assert cli.main(["report", str(result_dir), "--html", str(report)]) == 0
+    page = report.read_text(encoding="utf-8")
+    assert '<section class="cross-host" id="cross-host">' in page
+    assert "".join(f"<th>{host}</th>" for host in TABLE_ORDER) in page
+
+
+def test_the_aggregate_counts_every_host_apart(every_host: SharedRun, tmp_path: Path) -> None:
+    (aggregate_dir,) = runs.aggregates(every_host.root)
+    tables = {t["id"]: t for t in read_json(aggregate_dir / "aggregate.json")["crossHost"]}
+    assert tables["natural-activation"]["held"] is True
+    rows = {(r["kind"], r["id"]): r for r in tables["changelog-entry"]["rows"]}
+    read_first = rows[("check", "candidate-read-first")]
+    assert set(read_first["hosts"]) == set(HOSTS)
+    for host in HOSTS:
+        state = _read_first(host)
+        counts = {"pass": 0, "fail": 0, "unavailable": 0, state: 2}
+        assert read_first["hosts"][host] == counts, host
+    assert rows[("comparison", "entry-in-fixed")]["held"] is True
+    assert set(rows[("comparison", "entry-in-fixed")]["hosts"]) == set(HOSTS)
+    report = tmp_path / "aggregate.html"
+    assert cli.main(["report", str(aggregate_dir), "--html", str(report)]) == 0
+    page = report.read_text(encoding="utf-8")
+    assert "Across hosts" in page
+    assert "".join(f"<th>{host}</th>" for host in TABLE_ORDER) in page
