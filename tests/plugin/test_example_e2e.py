@@ -50,7 +50,7 @@ def test_example_suite_runs_with_real_pi_and_keeps_evidence(example_run: SharedR
             assert (vdir / artifact).is_file(), artifact
         run = read_json(vdir / "run.json")
         assert run["state"] == "complete"
-        assert run["pi"]["version"] == "0.73.1"
+        assert run["binary"]["version"] == "0.73.1"
         assert run["provider"]["mode"] == "scripted"
         assert run["usage"]["cost"]["total"] > 0
     candidate = read_json(body / "candidate" / "run.json")

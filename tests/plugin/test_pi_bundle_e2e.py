@@ -75,7 +75,7 @@ def test_the_example_suite_runs_on_the_pinned_node_as_the_checked_bundle(
     example_run: SharedRun,
 ) -> None:
     for group, variant in VARIANTS:
-        pi = runs.run_record(example_run.root, group, variant)["pi"]
+        pi = runs.run_record(example_run.root, group, variant)["binary"]
         runtime = pi["runtime"]
         assert (runtime["kind"], runtime["version"]) == ("pinned", PINNED)
         assert Path(runtime["path"]).name == "node"
@@ -92,8 +92,8 @@ def test_stock_pi_and_the_bundle_send_the_same_requests_and_print_the_same_event
     bundled, stock = runs.result_dir(example_run.root), runs.result_dir(stock_root)
     for group, variant in VARIANTS:
         record = read_json(stock / "groups" / group / variant / "run.json")
-        assert record["pi"]["form"] == {"kind": "stock"}
-        assert record["pi"]["runtime"]["version"] == PINNED
+        assert record["binary"]["form"] == {"kind": "stock"}
+        assert record["binary"]["runtime"]["version"] == PINNED
         for name in ("model-requests.jsonl", "events.jsonl"):
             ours = _lines(bundled / "groups" / group / variant, name, bundled)
             theirs = _lines(stock / "groups" / group / variant, name, stock)
@@ -111,7 +111,7 @@ def test_the_operators_own_node_runs_pi_when_named_and_is_recorded_as_such(
     )
     result = runs.run(pytester, root, "--skill-eval-node", node, "--skill-eval-variant", "baseline")
     assert result.ret == 0, result.stdout.str()
-    pi = runs.run_record(root, "answer", "baseline")["pi"]
+    pi = runs.run_record(root, "answer", "baseline")["binary"]
     version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True)
     assert pi["runtime"] == {
         "kind": "option",
