@@ -38,7 +38,8 @@ TOTAL = re.compile(r"^total: \$([0-9.]+) to \$([0-9.]+)$", re.MULTILINE)
 def _example(tmp_path: Path) -> Path:
     """The example suite, its groups declaring a priced model (a live run needs one)."""
     root = tmp_path / "changelog"
-    shutil.copytree(EXAMPLE, root)
+    # Without the results an earlier run of the example left (the README's main job does).
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
     for path in (root / "groups").glob("*.json"):
         group = json.loads(path.read_text(encoding="utf-8"))
         group["model"] = {"model": MODEL}
