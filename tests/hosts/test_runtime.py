@@ -102,3 +102,32 @@ def test_any_node_hosts_binary_starts_on_the_chosen_node(tmp_path: Path) -> None
     assert binary.record() == {"runtime": chosen}
     native = write(tmp_path / "native", "#!/bin/sh\n", mode=0o755)
     assert NodeBinary.of(native, "1.0.0", None, tmp_path).command() == [str(native)]
+
+
+def _package(root: Path, manifest: dict[str, object], started: Path) -> Path:
+    """A Node CLI at `root/dist/cli.js` that notes each start in `started`."""
+    write(root / "package.json", json.dumps(manifest))
+    body = f"require('fs').appendFileSync({str(started)!r}, 'x'); console.log('9.9.9');\n"
+    return write(root / "dist" / "cli.js", "#!/usr/bin/env node\n" + body, mode=0o755)
+
+
+def test_a_node_cli_that_is_its_packages_bin_is_not_started_for_its_version(
+    tmp_path: Path,
+) -> None:
+    from pytest_skill_eval.errors import HostError
+    from pytest_skill_eval.hosts.binaries import version_of
+
+    started = tmp_path / "started"
+    node = node_runtime(None, tmp_path)
+    own = _package(tmp_path / "own", {"version": "1.2.3", "bin": {"x": "dist/cli.js"}}, started)
+    found = version_of(own, {}, HostError, command=node_command(node, node_entry(own), own))
+    assert (found.group(0), started.exists()) == ("1.2.3", False)
+    # Not the package's bin (or a version that is not X.Y.Z): only running it can tell.
+    for name, manifest in [
+        ("other", {"version": "1.2.3", "bin": {"x": "dist/other.js"}}),
+        ("pre", {"version": "1.2.3-rc.1", "bin": "dist/cli.js"}),
+    ]:
+        entry = _package(tmp_path / name, manifest, started)
+        command = node_command(node, node_entry(entry), entry)
+        assert version_of(entry, {}, HostError, command=command).group(0) == "9.9.9"
+    assert started.read_text() == "xx"
