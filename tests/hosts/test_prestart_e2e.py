@@ -135,11 +135,12 @@ def test_a_pre_started_candidate_is_spawned_early_and_prompted_after_its_baselin
     )
 
 
-def _held_candidate(root: Path) -> Path | None:
-    """The candidate's directory once its pre-started Pi answered its set-up requests."""
+def _held(root: Path, where: str = "overlap/candidate", responses: int = 3) -> Path | None:
+    """The variant's directory once its pre-started Pi answered its set-up commands (three with
+    a skill to list; two without, as for a baseline)."""
     runs = root / ".skill-eval" / "runs"
-    found = sorted(runs.glob("*/groups/overlap/candidate")) if runs.is_dir() else []
-    if not found or events_containing(found[0] / "events.jsonl", "response") < 3:
+    found = sorted(runs.glob(f"*/groups/{where}")) if runs.is_dir() else []
+    if not found or events_containing(found[0] / "events.jsonl", "response") < responses:
         return None
     return found[0]
 
@@ -151,7 +152,7 @@ def test_a_cancelled_group_kills_its_pre_started_candidate_and_records_it_as_nev
     suite = _build(root, SLOW)
     child = popen(pytester, skill_eval_args(root, "-v", suite=suite))
     try:
-        held = wait_for(lambda: _held_candidate(root), "the pre-started candidate's Pi")
+        held = wait_for(lambda: _held(root), "the pre-started candidate's Pi")
         workspace = (held / "workspace").resolve()
         assert pi_processes(workspace)  # started, and waiting unprompted
         assert not (held.parent / "baseline" / "run.json").exists()
@@ -312,16 +313,6 @@ def test_the_next_groups_baseline_is_pre_started_during_the_last_subject_of_the_
             )
 
 
-def _held_baseline(root: Path) -> Path | None:
-    """The second group's baseline directory once its pre-started Pi answered its set-up (two
-    commands: without skills, the baseline asks for none)."""
-    runs = root / ".skill-eval" / "runs"
-    found = sorted(runs.glob("*/groups/second/baseline")) if runs.is_dir() else []
-    if not found or events_containing(found[0] / "events.jsonl", "response") < 2:
-        return None
-    return found[0]
-
-
 def test_a_pre_started_next_group_whose_items_never_run_is_left_as_never_started(
     pytester: pytest.Pytester,
 ) -> None:
@@ -331,7 +322,9 @@ def test_a_pre_started_next_group_whose_items_never_run_is_left_as_never_started
     suite = _two_groups(root, [{"text": "Read them.", "latency_ms": LATENCY}], turns=2)
     child = popen(pytester, skill_eval_args(root, "-x", "-p", "no:randomly", suite=suite))
     try:
-        held = wait_for(lambda: _held_baseline(root), "the second group's pre-started Pi")
+        held = wait_for(
+            lambda: _held(root, "second/baseline", 2), "the second group's pre-started Pi"
+        )
         assert pi_processes((held / "workspace").resolve())  # started, waiting unprompted
         out, _ = child.communicate(timeout=WAIT_S)
     finally:
