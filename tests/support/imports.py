@@ -66,6 +66,8 @@ DEFERRED = {
     "pytest_skill_eval.scale.models": "validating a plan, which runs with a plan load",
     "pytest_skill_eval.modelserver.record": "recording, which runs that record load",
     "urllib.request": "recording's HTTP client",
+    "tomllib": "reading an ini file to find an earlier result named by id",
+    "configparser": "reading an ini file to find an earlier result named by id",
 }
 
 #: The reader's pydantic adapters (`evidence.shapes`), built at the first read of a result.
