@@ -66,6 +66,7 @@ DEFERRED = {
     "pytest_skill_eval.scale.models": "validating a plan, which runs with a plan load",
     "pytest_skill_eval.modelserver.record": "recording, which runs that record load",
     "urllib.request": "recording's HTTP client",
+    "pytest_skill_eval.modelserver.codextools": "rendering a script's calls for Codex",
     "tomllib": "reading an ini file to find an earlier result named by id",
     "configparser": "reading an ini file to find an earlier result named by id",
 }

@@ -41,7 +41,7 @@ CODEX = HostRegistration(
             "run_command": "run_command in the mcp__skill_eval namespace",
         },
         offers=("exec_command", "apply_patch"),
-        render="pytest_skill_eval.modelserver.hosttools:render_codex",
+        render="pytest_skill_eval.modelserver.codextools:render_codex",
     ),
     unobservable=UNOBSERVABLE_TOOLS,
     # It ships no price table of its own: Pi's model registry prices what it runs.
