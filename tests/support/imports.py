@@ -67,6 +67,12 @@ DEFERRED = {
     "pytest_skill_eval.modelserver.record": "recording, which runs that record load",
     "urllib.request": "recording's HTTP client",
     "pytest_skill_eval.modelserver.codextools": "rendering a script's calls for Codex",
+    "pytest_skill_eval.hosts.claude_code.binary": "finding Claude Code, for a group on it",
+    "pytest_skill_eval.hosts.codex.binary": "finding Codex, for a group on it",
+    "pytest_skill_eval.hosts.codex.config": "configuring Codex, for a group on it",
+    "pytest_skill_eval.hosts.gemini_cli.binary": "finding Gemini CLI, for a group on it",
+    "pytest_skill_eval.hosts.opencode.binary": "finding opencode, for a group on it",
+    "pytest_skill_eval.hosts.opencode.config": "configuring opencode, for a group on it",
     "tomllib": "reading an ini file to find an earlier result named by id",
     "configparser": "reading an ini file to find an earlier result named by id",
 }
