@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from ..analysis import adaptive, gate
-from ..budget import estimate
 from ..hosts import registry
 from ..run import attempts, resume
 
@@ -65,7 +64,16 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ),
     ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
     gate.OPTION,
-    estimate.OPTION,
+    # Declared here, not in `budget.estimate`, which only a forecast (the controller's) imports.
+    (
+        "estimate",
+        "DIR",
+        {
+            "help": "with --collect-only: forecast a live run's cost per group, host and model "
+            "from the usage recorded in the cassettes under DIR and the real prices, as a range; "
+            "a paid run under --skill-eval-max-cost forecasts from DIR too before its first request"
+        },
+    ),
     ("max-cost", "USD", {"help": "spend ceiling shared by every worker and trial"}),
     (
         "ledger-url",
