@@ -8,6 +8,7 @@ Pi are proven end to end (tests/plugin/test_pi_bundle_e2e.py, tests/extensions/t
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ ESBUILD = """#!/bin/sh
 [ "$1" = --version ] && { echo "${FAKE_ESBUILD_VERSION:-%s}"; exit 0; }
 [ -n "$FAKE_ESBUILD_FAIL" ] && { echo "$FAKE_ESBUILD_FAIL" >&2; exit 1; }
 echo build >> "$(dirname "$0")/builds"
+printf '%%s\n' "$@" | grep -- '^--alias:' > "$(dirname "$0")/aliases"
 for arg in "$@"; do case "$arg" in --outdir=*) out="${arg#--outdir=}";; esac; done
 mkdir -p "$out"
 echo 'import "./chunk-A.js"; console.log("%s");' > "$out/cli.js"
@@ -43,6 +45,8 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write(package / "dist" / "core" / "config.js", "export {};\n")
     write(modules / "@mariozechner" / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js", "")
     write(modules / "esbuild" / "bin" / "esbuild", ESBUILD, mode=0o755)
+    for lazy in ("jiti/lib/jiti.mjs", "jiti/dist/babel.cjs", "cli-highlight/dist/index.js"):
+        write(modules / lazy, "")
     (modules / ".bin").mkdir()
     (modules / ".bin" / "esbuild").symlink_to(modules / "esbuild" / "bin" / "esbuild")
     (modules / ".bin" / "pi").symlink_to(cli)
@@ -65,6 +69,17 @@ def test_the_bundle_is_built_once_into_the_cache_beside_a_mirror_of_pis_package(
         home / "pkg" / "dist" / "core" / "config.js"
     ).resolve() == package / "dist/core/config.js"
     assert (home / "node_modules").resolve() == package.parents[1]
+    # The two deferred modules: jiti's lazy entry (its Babel found beside the bundle at its
+    # first transform) and cli-highlight through the shim; paths from where esbuild runs.
+    babel = home / "pkg" / "dist" / "core" / "dist" / "babel.cjs"
+    assert babel.resolve() == package.parents[1] / "jiti" / "dist" / "babel.cjs"
+    aliases = (package.parents[1] / "esbuild" / "bin" / "aliases").read_text().splitlines()
+    shim = os.path.relpath(bundle.LAZY_HIGHLIGHT, package.parents[2])
+    assert aliases == [
+        "--alias:jiti/static=./node_modules/jiti/lib/jiti.mjs",
+        f"--alias:cli-highlight=./{shim}",
+        "--alias:pi-lazy:cli-highlight=./node_modules/cli-highlight/dist/index.js",
+    ]
     manifest = json.loads((home / MANIFEST).read_text())
     assert manifest["sha256"] == built.sha256
     assert set(manifest["files"]) == {"cli.js", "chunk-A.js", "amazon-bedrock.js"}

@@ -123,10 +123,11 @@ def test_a_node_cli_that_is_its_packages_bin_is_not_started_for_its_version(
     found = version_of(own, {}, HostError, command=node_command(node, node_entry(own), own))
     assert (found.group(0), started.exists()) == ("1.2.3", False)
     # Not the package's bin (or a version that is not X.Y.Z): only running it can tell.
-    for name, manifest in [
+    manifests: list[tuple[str, dict[str, object]]] = [
         ("other", {"version": "1.2.3", "bin": {"x": "dist/other.js"}}),
         ("pre", {"version": "1.2.3-rc.1", "bin": "dist/cli.js"}),
-    ]:
+    ]
+    for name, manifest in manifests:
         entry = _package(tmp_path / name, manifest, started)
         command = node_command(node, node_entry(entry), entry)
         assert version_of(entry, {}, HostError, command=command).group(0) == "9.9.9"

@@ -12,6 +12,13 @@ of Pi's package whose other files are links to the installed ones (the extension
 `dist/index.js` two levels up, `config.js` walks up to `package.json`), beside a `node_modules`
 link to the installed dependencies. The Bedrock provider, imported by a name esbuild cannot
 see, is an entry point of its own (`amazon-bedrock.js`, where pi-ai looks for it).
+
+Two aliases defer what a json or rpc start never uses (a third of the bundle's start-up CPU):
+jiti's Babel, needed only to load a `.ts` extension, comes from jiti's own lazy entry instead of
+its static one (that entry requires `../dist/babel.cjs` beside the bundle at its first
+transform: a link in the mirror), and cli-highlight registers highlight.js's languages only when
+something is highlighted (`lazy_highlight.mjs`). Both are part of the bundle the equivalence
+tests prove against stock Pi on every run of the test suite.
 """
 
 from __future__ import annotations
@@ -36,6 +43,12 @@ BUNDLE_DIR = Path("pkg") / "dist" / "core" / "bundle"
 MANIFEST = "bundle.json"
 # Native or optional modules Pi loads only where they exist: never bundled.
 EXTERNALS = ("@silvia-odwyer/photon-node", "@mariozechner/clipboard", "koffi", "@opentelemetry/api")
+# Deferred at start-up (see above): what Pi imports, and the installed module each one becomes.
+LAZY_JITI = ("jiti/static", Path("jiti") / "lib" / "jiti.mjs")
+JITI_BABEL = Path("jiti") / "dist" / "babel.cjs"
+LAZY_HIGHLIGHT = Path(__file__).with_name("lazy_highlight.mjs")
+HIGHLIGHT = ("pi-lazy:cli-highlight", Path("cli-highlight") / "dist" / "index.js")
+LAZY_FORM = 1  # part of the bundle's key: raise it when the aliases change
 # The bundle's modules call `require` (CommonJS dependencies) next to where they now sit.
 BANNER = (
     "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
@@ -98,7 +111,8 @@ def _version(esbuild: Path) -> str:
 
 
 def bundle_key(package: Path, esbuild: Path) -> dict[str, str]:
-    """What the bundle is built from: Pi's version, the lockfile's hash, esbuild's version."""
+    """What the bundle is built from: Pi's version, the lockfile's hash, esbuild's version (and
+    where Pi is installed, and the lazy shim's hash)."""
     modules = package.parents[1]
     lock = _lockfile(modules)
     pi_version = json.loads((package / "package.json").read_text(encoding="utf-8"))["version"]
@@ -107,6 +121,7 @@ def bundle_key(package: Path, esbuild: Path) -> dict[str, str]:
         "lock": _sha256(lock) if lock else "none",
         "esbuild": _version(esbuild),
         "modules": str(modules),
+        "lazy": f"{LAZY_FORM}-{_sha256(LAZY_HIGHLIGHT)}",
     }
 
 
@@ -197,6 +212,7 @@ def _esbuild(package: Path, esbuild: Path, out: Path) -> None:
         *("--entry-names=[name]", "--chunk-names=chunk-[hash]", "--log-level=error"),
         *(f"--external:{name}" for name in EXTERNALS),
         f"--banner:js={BANNER}",
+        *_aliases(package),
     ]
     # Run from the directory holding node_modules: the bundle names sources relative to it, so
     # the same inputs give the same bytes wherever they are installed.
@@ -209,6 +225,30 @@ def _esbuild(package: Path, esbuild: Path, out: Path) -> None:
     if done.returncode != 0 or not (out / "cli.js").is_file():
         first = (done.stderr.strip().splitlines() or ["no output"])[0]
         raise BundleError(f"esbuild failed (exit {done.returncode}): {first[:200]}")
+
+
+def _installed(package: Path, module: Path) -> Path:
+    """Where Node finds `module` from Pi's package: nested under it, else beside it."""
+    for base in (package / "node_modules", package.parents[1]):
+        if (base / module).is_file():
+            return base / module
+    raise BundleError(f"{module} is not installed beside Pi: the bundle cannot defer it")
+
+
+def _aliases(package: Path) -> list[str]:
+    """esbuild's aliases for the two deferred modules, as paths from the directory it runs in
+    (the one holding node_modules: the bundle's bytes then do not depend on the cache)."""
+    base = package.parents[2]
+
+    def relative(path: Path) -> str:
+        return "./" + os.path.relpath(path, base)
+
+    (jiti, jiti_entry), (highlight, highlight_entry) = LAZY_JITI, HIGHLIGHT
+    return [
+        f"--alias:{jiti}={relative(_installed(package, jiti_entry))}",
+        f"--alias:cli-highlight={relative(LAZY_HIGHLIGHT)}",
+        f"--alias:{highlight}={relative(_installed(package, highlight_entry))}",
+    ]
 
 
 def _starts(node: Path, cli: Path, version: str, staging: Path) -> None:
@@ -239,6 +279,12 @@ def _mirror(package: Path, staging: Path) -> None:
         for child in source.iterdir():
             if not (target / child.name).exists():  # the directories leading to the bundle
                 (target / child.name).symlink_to(child)
+    # jiti's lazy entry requires `../dist/babel.cjs` from the bundle's directory.
+    babel = mirror / "dist" / "core" / "dist" / JITI_BABEL.name
+    if babel.parent.exists():
+        raise BundleError(f"{package / 'dist' / 'core' / 'dist'} exists: no room for jiti's Babel")
+    babel.parent.mkdir()
+    babel.symlink_to(_installed(package, JITI_BABEL))
     (staging / "node_modules").symlink_to(package.parents[1])
 
 
