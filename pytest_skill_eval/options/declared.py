@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from ..analysis import adaptive, gate
+from ..analysis import adaptive, gate_option
 from ..hosts import registry
 from ..run import attempts, resume
 
-FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
+FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate_option.MODE)
 VARIANT_SELECTORS = ("baseline", "candidate")
 
 _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
@@ -62,8 +62,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "none|once|all",
         {"help": "record mode with --skill-eval-cassettes (default none: replay only)"},
     ),
-    ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
-    gate.OPTION,
+    ("fail-on", "|".join(FAIL_ON), {"help": gate_option.FAIL_ON_HELP}),
+    gate_option.OPTION,
     # Declared here, not in `budget.estimate`, which only a forecast (the controller's) imports.
     (
         "estimate",

@@ -75,6 +75,8 @@ DEFERRED = {
     "pytest_skill_eval.hosts.opencode.config": "configuring opencode, for a group on it",
     "pytest_skill_eval.budget.estimate": "the cost forecast, the controller's",
     "pytest_skill_eval.budget.forecast": "the cost forecast, the controller's",
+    "pytest_skill_eval.analysis.gate": "the statistical gate, the controller's",
+    "pytest_skill_eval.analysis.significance": "the statistical gate, the controller's",
     "tomllib": "reading an ini file to find an earlier result named by id",
     "configparser": "reading an ini file to find an earlier result named by id",
 }
