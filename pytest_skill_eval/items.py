@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Iterator
@@ -254,6 +255,10 @@ class CannotRunItem(pytest.Item):
         return self.path, None, self.name
 
 
+# The item pytest runs after this one in this process (`pytest_runtest_protocol`'s `nextitem`).
+NEXT_ITEM = pytest.StashKey[pytest.Item | None]()
+
+
 class VariantItem(pytest.Item):
     """Runs one variant's subject; the group's last selected variant also grades the group."""
 
@@ -288,7 +293,8 @@ class VariantItem(pytest.Item):
             stop = state.adaptive_stop(run)
             if stop is not None:
                 pytest.skip(stop.message(run.trial))
-        record = run.run_variant(self.variant, state.environment())
+        env = dataclasses.replace(state.environment(), next_run=self._next_run())
+        record = run.run_variant(self.variant, env)
         self.user_properties.append(("evidence", str(run.group_dir / self.variant)))
         self.user_properties.extend(item_properties(run.group_dir, record))
         if "reused" in record:  # copied from an earlier sealed result, not run here
@@ -312,6 +318,18 @@ class VariantItem(pytest.Item):
         log_subresults(self, run, self.variant, checks, comparisons, state.settings.fail_on)
         if problems:
             raise SkillEvalFailure("\n".join(problems))
+
+    def _next_run(self) -> GroupRun | None:
+        """The group whose first variant's item this process runs next, when it is another
+        group's (never under adaptive trials: the sequential test may skip that item)."""
+        following = self.stash.get(NEXT_ITEM, None)
+        if not isinstance(following, VariantItem) or following.group_run is self.group_run:
+            return None
+        if self.config.stash[SESSION_KEY].settings.adaptive:
+            return None
+        run = following.group_run
+        first = next((v for v in VARIANTS if run.selected.get(v)), None)
+        return run if following.variant == first else None
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]

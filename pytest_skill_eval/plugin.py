@@ -23,6 +23,8 @@ from .analysis import gate_option
 from .definitions.nearby import not_enabled_hint
 from .errors import SkillEvalError
 from .items import (
+    NEXT_ITEM,
+    VariantItem,
     collect_definitions,
     collector_for,
     forget_widened,
@@ -180,6 +182,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops now."""
     if options.enabled(session.config):
         session.config.stash[SESSION_KEY].install_interrupt_handler(session)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    """Tell a group's item which item this process runs next (its subject may pre-start it)."""
+    if isinstance(item, VariantItem):
+        item.stash[NEXT_ITEM] = nextitem
+    return (yield)
 
 
 def pytest_report_teststatus(

@@ -328,6 +328,8 @@ class SkillEvalSession:
                     session.exitstatus = pytest.ExitCode.TESTS_FAILED
                 return
             for run in self.group_runs.values():
+                run.abandon()  # a pre-start whose item never ran: as if it never started
+            for run in self.group_runs.values():
                 selected = any(run.selected.values())
                 if run.finished is None and (run.started or (selected and stopped_early)):
                     run.finalise(self.environment())

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .group import VARIANTS, Environment, GroupRun
+from .environment import Environment
+from .group import VARIANTS, GroupRun
 from .records import synthetic_record, synthetic_run
 
 __all__ = ["VARIANTS", "Environment", "GroupRun", "synthetic_record", "synthetic_run"]

@@ -3,33 +3,26 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from ..budget.ledger import Ledger
 from ..definitions import VARIANTS as VARIANT_NAMES
 from ..definitions import LoadedGroup
 from ..evidence import layout, read, store
-from ..evidence.records import GradeRecord, GroupError, GroupRecord, RunRecord
-from ..evidence.states import group_state
+from ..evidence.records import RunRecord
 from ..evidence.store import (
     DiskFullError,
     EvidenceError,
-    json_bytes,
-    sha256_bytes,
-    sha256_file,
     utc_now,
 )
-from ..grading import grade_group
-from ..hosts.base import Executable
 from ..hosts.layers import SystemLayerError
 from ..hosts.prestart import PromptGate
-from ..hosts.process import CancelToken
 from ..hosts.subject import Endpoint, SetupError, SubjectResult, run_subject
-from ..workspace import ResourceError, SourceResolver
+from ..workspace import ResourceError
 from ..workspace.materialise import (
     GroupResources,
     PreparedVariant,
@@ -38,41 +31,22 @@ from ..workspace.materialise import (
     resources_json,
 )
 from . import attempts, prestart
+from .environment import Environment
 from .providers import EndpointError
 from .records import (
-    failed_grade,
+    grade_and_record,
     persist_fallback,
     synthetic_run,
-    unpersisted_grade,
-    unpersisted_group,
     unpersisted_run,
     unstartable,
 )
-from .reuse import Reuse, VariantInputs
+from .reuse import VariantInputs
 
 # Files only a started subject leaves in its variant directory.
 SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR, layout.EVENTS_PARTIAL, layout.STDERR_PARTIAL)
 
 # Widened to str: the run and grade mappings here are keyed by plain strings.
 VARIANTS: tuple[str, ...] = VARIANT_NAMES
-
-
-@dataclass
-class Environment:
-    """Per-process services a group needs to run its subjects."""
-
-    root: Path
-    resolver: SourceResolver
-    cancel: CancelToken
-    binary: Callable[[str], Executable]  # host name → its checked binary (checked once, lazily)
-    # (group, variant, trial, placeholders, the subject's workspace) -> its model endpoint
-    endpoint: Callable[[LoadedGroup, str, int, Mapping[str, str], Path], Endpoint]
-    no_progress_s: float
-    ledger: Ledger | None = None
-    # (group, variant, trial) → the inputs that determine its run (`run/inputs.py`)
-    inputs: Callable[[LoadedGroup, str, int], dict[str, str]] | None = None
-    reuse: Reuse | None = None  # `--skill-eval-reuse`: earlier sealed results to copy runs from
-    retries: int = 0  # --skill-eval-retries: runs again of an infrastructure-failed variant
 
 
 def _never_ran(run: RunRecord) -> SubjectResult:
@@ -98,6 +72,7 @@ class GroupRun:
     subjects_started: set[str] = field(default_factory=set)
     finished: dict[str, Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    start_lock: threading.Lock = field(default_factory=threading.Lock)
     # When the group record says it completed (a merge passes the shards' own time).
     clock: Callable[[], str] = utc_now
     # The candidate started while its baseline waits on the model (its first prompt held).
@@ -130,10 +105,21 @@ class GroupRun:
             "declared": self.declared_host or self.host,
         }
 
-    def _start(self, env: Environment) -> None:
-        if self.started:
-            return
-        self.started = True
+    def _start(self, env: Environment) -> bool:
+        """Start the group once (its directory, definition and resources); True when this call
+        did. A pre-start may start it from another thread (`start_lock`)."""
+        with self.start_lock:
+            if self.started:
+                return False
+            self.started = True
+            self._begin(env)
+            return True
+
+    def _decide(self, env: Environment) -> None:
+        with self.start_lock:
+            self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
+
+    def _begin(self, env: Environment) -> None:
         try:
             self.group_dir.mkdir(parents=True)
         except FileExistsError:
@@ -165,7 +151,7 @@ class GroupRun:
             self._start(env)
             if self.finished is not None:
                 return self.runs[variant]
-            self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
+            self._decide(env)
             ready = not env.cancel.cancelled and self.resources is not None
             taken = self.inputs.take(variant, self.group_dir) if ready else None
             first = SubjectResult(*taken) if taken else self._execute(variant, env)
@@ -219,22 +205,23 @@ class GroupRun:
                 group, variant, self.trial, prepared.placeholders(), prepared.workspace
             )
             self.subjects_started.add(variant)
-            with self._prestarting_candidate(variant, endpoint, env):
+            with self._prestarting_next(variant, endpoint.received, endpoint, env):
                 return self._subject(prepared, endpoint, env)
 
         return self._conclude(prepared, attempt, env)
 
     def _claim_prestarted(self, variant: str, env: Environment) -> SubjectResult | None:
-        """The pre-started candidate's run, its gate opened now that the baseline is on record;
-        None when there is none, or it may not run (then discarded, as if it never started)."""
+        """The pre-started variant's run, its gate opened now that its run may begin; None when
+        there is none, or it may not run (then discarded, as if it never started)."""
         pre = self.prestarted
-        if pre is None or variant != "candidate":
+        if pre is None or pre.variant != variant:
             return None
         self.prestarted = None
         if env.cancel.cancelled or self._unstartable(variant, env) is not None:
             pre.discard()  # the usual path records why, as for a variant that never started
             return None
-        claimed = pre.claim()
+        with self._prestarting_next(variant, pre.received, pre.eligible, env):
+            claimed = pre.claim()
         if claimed is None:
             return None
         prepared, outcome = claimed
@@ -247,63 +234,109 @@ class GroupRun:
 
         return self._conclude(prepared, attempt, env)
 
-    def _discard_prestarted(self) -> None:
-        """A pre-started candidate whose run will not begin: killed, reaped, its directory gone."""
+    def _discard_prestarted(self, *, undo_start: bool = False) -> None:
+        """A pre-started variant whose run will not begin: killed, reaped, its directory gone;
+        with `undo_start`, the group too when only the pre-start had started it."""
         pre, self.prestarted = self.prestarted, None
-        if pre is not None:
-            pre.discard()
+        if pre is None:
+            return
+        pre.discard()
+        if undo_start and pre.opened_group and not self.runs:
+            prestart.remove(self.group_dir)
+            self.started, self.resources, self.resource_error = False, None, None
 
     @contextlib.contextmanager
-    def _prestarting_candidate(
-        self, variant: str, endpoint: Endpoint, env: Environment
+    def _prestarting_next(
+        self,
+        variant: str,
+        received: Callable[[], int] | None,
+        eligible: Endpoint | None,
+        env: Environment,
     ) -> Iterator[None]:
-        """While the baseline's subject runs, pre-start the candidate once it reached the model."""
-        received = endpoint.received
+        """While `variant`'s subject runs, pre-start the next subject once this one reached the
+        model: this group's candidate after its baseline, else the next group's first variant."""
         pre: prestart.Prestart | None = None
         if (
-            variant == "baseline"
-            and received is not None
-            and self.selected.get("candidate")
-            and self.prestarted is None
-            and self.resources is not None
-            and "candidate" not in self.runs
-            and not self.inputs.reuses("candidate")
-            and not (self.group_dir / "candidate").exists()
+            received is not None
+            and eligible is not None
             and not env.cancel.cancelled
-            and prestart.applies(self.loaded.group, endpoint)
+            and prestart.applies(self.loaded.group, eligible)
         ):
-            pre = prestart.Prestart(
-                directory=self.group_dir / "candidate",
-                reached=lambda: received() > 0,
-                cancelled=lambda: env.cancel.cancelled,
-                prepare=lambda: self._prepare_candidate(env),
-                run=lambda prepared, gate: self._subject(
-                    prepared,
-                    env.endpoint(
-                        self.loaded,
-                        "candidate",
-                        self.trial,
-                        prepared.placeholders(),
-                        prepared.workspace,
-                    ),
-                    env,
-                    gate,
-                ),
-            )
-            self.prestarted = pre
+            reached = functools.partial(prestart.reached, received)
+            if variant == "baseline" and self.selected.get("candidate"):
+                pre = self._prestart("candidate", env, reached, eligible)
+            elif env.next_run is not None:
+                pre = env.next_run.prestart_first(env, reached, eligible)
         try:
             yield
         finally:
             if pre is not None:
-                pre.baseline_done.set()
+                pre.running_done.set()
 
-    def _prepare_candidate(self, env: Environment) -> PreparedVariant:
-        variant_dir = self.group_dir / "candidate"
-        variant_dir.mkdir()
-        assert self.resources is not None
-        return prepare_variant(
-            self.loaded.group, "candidate", env.root, variant_dir, self.resources, env.resolver
+    def prestart_first(
+        self, env: Environment, reached: Callable[[], bool], eligible: Endpoint
+    ) -> prestart.Prestart | None:
+        """Pre-start this group's first variant while another group's last subject runs in this
+        process (this group's item comes next). Never with reuse: that run may be copied."""
+        variant = next((v for v in VARIANTS if self.selected.get(v)), None)
+        if variant is None or env.reuse is not None or self.started:
+            return None
+        return self._prestart(variant, env, reached, eligible, first=True)
+
+    def _prestart(
+        self,
+        variant: str,
+        env: Environment,
+        reached: Callable[[], bool],
+        eligible: Endpoint,
+        *,
+        first: bool = False,
+    ) -> prestart.Prestart | None:
+        """Start `variant`'s subject behind a held gate once `reached()` (see `run/prestart.py`);
+        `first`: the group is started then too, in the pre-start's thread."""
+        directory = self.group_dir / variant
+
+        def startable() -> bool:
+            return not (
+                self.resources is None
+                or variant in self.runs
+                or self.inputs.reuses(variant)
+                or directory.exists()
+            )
+
+        if self.prestarted is not None or not (first or startable()):
+            return None
+
+        def prepare() -> PreparedVariant:
+            if first:
+                pre.opened_group = self._start(env)
+                self._decide(env)
+                if not startable() or self._unstartable(variant, env) is not None:
+                    raise prestart.NotStarted(variant)
+            directory.mkdir()
+            assert self.resources is not None
+            return prepare_variant(
+                self.loaded.group, variant, env.root, directory, self.resources, env.resolver
+            )
+
+        def run(prepared: PreparedVariant, gate: PromptGate) -> SubjectResult:
+            endpoint = env.endpoint(
+                self.loaded, variant, self.trial, prepared.placeholders(), prepared.workspace
+            )
+            pre.endpoint = endpoint
+            return self._subject(prepared, endpoint, env, gate)
+
+        pre = prestart.Prestart(
+            variant=variant,
+            directory=directory,
+            eligible=eligible,
+            reached=reached,
+            cancelled=lambda: env.cancel.cancelled,
+            prepare=prepare,
+            run=run,
         )
+        self.prestarted = pre
+        return pre.start()
 
     def _subject(
         self,
@@ -418,25 +451,26 @@ class GroupRun:
     ) -> None:
         """Record a variant that will not run here (its evidence is elsewhere or never came)."""
         with self.lock:
+            self._discard_prestarted(undo_start=True)
             self._start(env)
-            self._discard_prestarted()
             if variant not in self.runs:
                 (self.group_dir / variant).mkdir(exist_ok=True)
                 synthetic = synthetic_run(self.loaded, variant, state, error)
                 self._persist(variant, _never_ran(synthetic))
 
     def abandon(self) -> None:
-        """Leave the group unfinished (a full disk): its pre-started candidate is called off."""
+        """Call off a pre-started subject whose item will not run here (the session ends; a full
+        disk leaves the group unfinished): a group only the pre-start had started is undone."""
         with self.lock:
-            self._discard_prestarted()
+            self._discard_prestarted(undo_start=True)
 
     def finalise(self, env: Environment) -> dict[str, Any]:
         """Synthesise missing variants, grade, and write the grade, group record and manifest."""
         with self.lock:
             if self.finished is not None:
                 return self.finished
+            self._discard_prestarted(undo_start=True)
             self._start(env)
-            self._discard_prestarted()
             for variant in VARIANTS:
                 if variant in self.runs:
                     continue
@@ -448,53 +482,14 @@ class GroupRun:
                 else:
                     synthetic = self._cancelled_before_execution(variant)
                 self._persist(variant, _never_ran(synthetic))
-            self.finished = self._grade_and_record()
-            return self.finished
-
-    def _grade_and_record(self) -> dict[str, Any]:
-        hashes = {}
-        for variant in VARIANTS:
-            path = layout.run_file(self.group_dir, variant)
-            hashes[variant] = (
-                sha256_file(path)
-                if path.is_file()
-                else sha256_bytes(json_bytes(self.runs[variant]))
+            self.finished = grade_and_record(
+                self.group_dir,
+                self.loaded,
+                self.trial,
+                self.runs,
+                self.selected,
+                resource_failed=self.resource_error is not None,
+                host=self.host,
+                completed_at=self.clock(),
             )
-        dirs = {v: self.group_dir / v for v in VARIANTS}
-        grade: GradeRecord
-        try:
-            grade = cast(GradeRecord, grade_group(self.loaded.raw, self.runs, dirs, hashes))
-        except Exception as error:  # grading must never lose the runs it grades
-            grade = failed_grade(dirs, hashes, str(error))
-        errors: list[GroupError] = []
-        grade_file = layout.GRADE
-        try:
-            store.write_json_once(self.group_dir / grade_file, grade)
-        except EvidenceError as error:
-            grade_file = layout.GRADE_FALLBACK
-            grade = unpersisted_grade(grade, str(error))
-            errors.append({"kind": "persistence", "artifact": layout.GRADE, "message": str(error)})
-            store.write_json_once(self.group_dir / grade_file, grade)
-        states = {v: self.runs[v]["state"] for v in VARIANTS}
-        record: GroupRecord = {
-            "id": self.loaded.group.id,
-            "position": self.loaded.position,
-            "trial": self.trial,
-            "state": group_state(
-                states, self.selected, grade["state"], self.resource_error is not None
-            ),
-            "variants": states,
-            "grade": grade["state"],
-            "artifacts": {"grade": grade_file, "group": layout.GROUP},
-            "errors": errors,
-            "completedAt": self.clock(),
-        }
-        if self.host != layout.DEFAULT_HOST:
-            record["host"] = self.host
-        try:
-            store.write_json_once(self.group_dir / layout.GROUP, record)
-        except EvidenceError as error:
-            record = unpersisted_group(record, grade_file, str(error))
-            store.write_json_once(self.group_dir / layout.GROUP_FALLBACK, record)
-        store.write_manifest(self.group_dir)
-        return {"group": record, "grade": grade, "runs": self.runs, "dir": self.group_dir}
+            return self.finished

@@ -1,18 +1,22 @@
-"""The candidate's host started while its baseline waits on the model, its first prompt held.
+"""The next subject's host started while the current one waits on the model, its prompt held.
 
 A host start-up is mostly CPU (Node loading Pi), a subject's run mostly waiting on the model.
-Once the baseline's host has reached the model (its endpoint received a request, so the two
-start-ups never compete), the candidate is prepared completely (workspace, isolated home,
+Once the running subject's host has reached the model (its endpoint received a request, so the
+two start-ups never compete), the next subject is prepared completely (workspace, isolated home,
 endpoint, environment) and its host spawned, through the same start-up slots as any other. It
-then waits, unprompted, at its `PromptGate`.
+then waits, unprompted, at its `PromptGate`. The next subject is the group's candidate while its
+baseline runs, and while a group's last variant runs, the first variant of the group whose item
+this process runs next (pytest's `nextitem`): without that, every group's first start-up was
+paid on the critical path of its worker.
 
-The gate opens only when the candidate's own run begins (`GroupRun.run_variant`), which always
-follows the baseline's persisted run record: the evidence contract (the baseline on record
+The gate opens only when that variant's own run begins (`GroupRun.run_variant`), which always
+follows the earlier run's persisted record: the evidence contract (the baseline on record
 before the candidate's run, nothing shared between them) holds as without pre-start. A group
 that is cancelled or stops first aborts the gate: the host is killed and reaped, and everything
-the pre-start put in the candidate's directory is removed, so the candidate is recorded exactly
-as a variant that never ran. A pre-started run that never sent its first prompt is discarded the
-same way and the candidate runs as usual, so a pre-start never changes what is recorded.
+the pre-start put in the variant's directory is removed (the group's too, when only the
+pre-start had started the group), so it is recorded exactly as a variant that never ran. A
+pre-started run that never sent its first prompt is discarded the same way and the variant runs
+as usual, so a pre-start never changes what is recorded.
 
 `SKILL_EVAL_PRESTART=0` turns pre-start off.
 """
@@ -70,22 +74,40 @@ def applies(group: Group, baseline: Endpoint) -> bool:
         return False
 
 
+class NotStarted(Exception):
+    """The pre-start's group, once started, cannot run the variant now: nothing is spawned."""
+
+
+def reached(received: Callable[[], int]) -> bool:
+    """Whether the running subject's host has reached the model (its first request arrived)."""
+    return received() > 0
+
+
 class Prestart:
-    """One pre-started candidate: a thread that waits for the baseline to reach the model, then
-    prepares and runs the candidate's subject behind a held gate."""
+    """One pre-started variant: a thread that waits for the running subject to reach the model,
+    then prepares and runs the variant's subject behind a held gate.
+
+    `eligible` is the endpoint whose mode allowed it (`applies`); `opened_group`, whether the
+    pre-start started its group (set as it prepares); `endpoint`, its own once made."""
 
     def __init__(
         self,
         *,
+        variant: str = "candidate",
         directory: Path,
+        eligible: Endpoint | None = None,
         reached: Callable[[], bool],
         cancelled: Callable[[], bool],
         prepare: Callable[[], PreparedVariant],
         run: Callable[[PreparedVariant, PromptGate], SubjectResult],
     ) -> None:
+        self.variant = variant
         self.directory = directory
+        self.eligible = eligible
+        self.opened_group = False
+        self.endpoint: Endpoint | None = None
         self.gate = PromptGate(held=True)
-        self.baseline_done = threading.Event()
+        self.running_done = threading.Event()
         self.prepared: PreparedVariant | None = None
         self.result: SubjectResult | None = None
         self.error: Exception | None = None
@@ -94,13 +116,17 @@ class Prestart:
         self._prepare = prepare
         self._run = run
         self._thread = threading.Thread(target=self._main, name="prestart", daemon=True)
+
+    def start(self) -> Prestart:
+        """Begin waiting for the running subject (then prepare and spawn); returns itself."""
         self._thread.start()
+        return self
 
     def _stopped(self) -> bool:
         return self.gate.aborted or self._cancelled()
 
     def _main(self) -> None:
-        while not self.baseline_done.is_set():
+        while not self.running_done.is_set():
             if self._stopped():
                 return
             try:
@@ -108,9 +134,9 @@ class Prestart:
                     break
             except Exception:
                 return  # a failing probe never starts anything
-            self.baseline_done.wait(POLL_S)
+            self.running_done.wait(POLL_S)
         else:
-            return  # the baseline ended before reaching the model: nothing to overlap
+            return  # the running subject ended before reaching the model: nothing to overlap
         try:
             prepared = self._prepare()
             self.prepared = prepared
@@ -119,6 +145,11 @@ class Prestart:
             self.result = self._run(prepared, self.gate)
         except Exception as error:  # kept for the claim, which records it as the run would
             self.error = error
+
+    def received(self) -> int:
+        """Requests its own endpoint received (0 before it exists)."""
+        endpoint = self.endpoint
+        return 0 if endpoint is None or endpoint.received is None else endpoint.received()
 
     @property
     def spawned(self) -> bool:
@@ -146,9 +177,14 @@ class Prestart:
         self._remove()
 
     def _remove(self) -> None:
-        """The candidate's directory back to not existing, as before any pre-start."""
-        if self.directory.exists():
-            shutil.rmtree(self.directory, onerror=_writable_and_retry)
+        """The variant's directory back to not existing, as before any pre-start."""
+        remove(self.directory)
+
+
+def remove(directory: Path) -> None:
+    """`directory` and all in it gone (materialised read-only directories included)."""
+    if directory.exists():
+        shutil.rmtree(directory, onerror=_writable_and_retry)
 
 
 def _writable_and_retry(function: Callable[..., Any], path: str, _info: Any) -> None:

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..budget.ledger import Ledger
+from ..definitions import VARIANTS as _VARIANTS
 from ..definitions import LoadedDefinition, LoadedGroup, selected_groups
 from ..evidence import layout, store
 from ..evidence.records import CannotRun, GradeRecord, GroupError, GroupRecord, RunRecord
-from ..evidence.states import unrecorded_group_state
-from ..evidence.store import EvidenceError
+from ..evidence.states import group_state, unrecorded_group_state
+from ..evidence.store import EvidenceError, json_bytes, sha256_bytes, sha256_file
+from ..grading import grade_group
+
+# Widened to str: the run and grade mappings here are keyed by plain strings.
+VARIANTS: tuple[str, ...] = _VARIANTS
 
 
 def synthetic_run(
@@ -163,3 +168,60 @@ def unstartable(
         msg = {"kind": "setup", "message": problem or "group resources missing"}
         return synthetic_run(group, variant, "invalid", msg)
     return None
+
+
+def grade_and_record(
+    group_dir: Path,
+    loaded: LoadedGroup,
+    trial: int,
+    runs: Mapping[str, Mapping[str, Any]],
+    selected: Mapping[str, bool],
+    *,
+    resource_failed: bool,
+    host: str,
+    completed_at: str,
+) -> dict[str, Any]:
+    """Grade a group whose every variant is on record; write its grade, its group record and its
+    manifest (each a fallback file beside it when it cannot be written)."""
+    hashes = {}
+    for variant in VARIANTS:
+        path = layout.run_file(group_dir, variant)
+        hashes[variant] = (
+            sha256_file(path) if path.is_file() else sha256_bytes(json_bytes(runs[variant]))
+        )
+    dirs = {v: group_dir / v for v in VARIANTS}
+    grade: GradeRecord
+    try:
+        grade = cast(GradeRecord, grade_group(loaded.raw, runs, dirs, hashes))
+    except Exception as error:  # grading must never lose the runs it grades
+        grade = failed_grade(dirs, hashes, str(error))
+    errors: list[GroupError] = []
+    grade_file = layout.GRADE
+    try:
+        store.write_json_once(group_dir / grade_file, grade)
+    except EvidenceError as error:
+        grade_file = layout.GRADE_FALLBACK
+        grade = unpersisted_grade(grade, str(error))
+        errors.append({"kind": "persistence", "artifact": layout.GRADE, "message": str(error)})
+        store.write_json_once(group_dir / grade_file, grade)
+    states = {v: runs[v]["state"] for v in VARIANTS}
+    record: GroupRecord = {
+        "id": loaded.group.id,
+        "position": loaded.position,
+        "trial": trial,
+        "state": group_state(states, selected, grade["state"], resource_failed),
+        "variants": states,
+        "grade": grade["state"],
+        "artifacts": {"grade": grade_file, "group": layout.GROUP},
+        "errors": errors,
+        "completedAt": completed_at,
+    }
+    if host != layout.DEFAULT_HOST:
+        record["host"] = host
+    try:
+        store.write_json_once(group_dir / layout.GROUP, record)
+    except EvidenceError as error:
+        record = unpersisted_group(record, grade_file, str(error))
+        store.write_json_once(group_dir / layout.GROUP_FALLBACK, record)
+    store.write_manifest(group_dir)
+    return {"group": record, "grade": grade, "runs": runs, "dir": group_dir}

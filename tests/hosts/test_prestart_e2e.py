@@ -252,3 +252,103 @@ def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
         "transcript.json",
     ]
     assert verify_group(group_dir) == []
+
+
+def _two_groups(root: Path, first_candidate: list[dict[str, Any]], turns: int = 1) -> Path:
+    """Groups `first` then `second`: `first`'s candidate replies `first_candidate`."""
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    declared = skill(root, "note-taker")
+    prompts = ["Read the notes.", "Append beta to them."][:turns]
+    replies = [{"text": f"Reply {n}."} for n in range(turns)]
+    groups = [
+        Group(
+            id=group_id,
+            type="body",
+            turns=prompts,
+            tools=["read"],
+            fixture="fixture",
+            candidate=variant([declared], 0),
+            scripts={
+                "baseline": replies,
+                "candidate": first_candidate if group_id == "first" else replies,
+            },
+        )
+        for group_id in ("first", "second")
+    ]
+    return build(root, groups)
+
+
+def test_the_next_groups_baseline_is_pre_started_during_the_last_subject_of_the_group_before(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = pytester.path / "root"
+    suite = _two_groups(root, [{"text": "Read them.", "latency_ms": LATENCY}])
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, "-p", "no:randomly", suite=suite))
+    assert result.ret == 0, result.stdout.str()
+    groups = result_dir(root) / "groups"
+    before = read_json(groups / "first" / "candidate" / "run.json")
+    baseline = read_json(groups / "second" / "baseline" / "run.json")
+    # Spawned while the first group's candidate still waited on the model ...
+    assert baseline["process"]["spawnedAt"] < before["completedAt"]
+    # ... and prompted only once the first group was graded and on record.
+    assert baseline["startedAt"] >= _mtime_utc(groups / "first" / layout.GROUP)
+    assert baseline["process"]["promptedAt"] >= _mtime_utc(groups / "first" / layout.GROUP)
+    assert verify_group(groups / "first") == []
+    assert verify_group(groups / "second") == []
+    assert pi_processes(root) == []
+
+    monkeypatch.setenv(ENV, "0")
+    again = pytester.runpytest_subprocess(*skill_eval_args(root, "-p", "no:randomly", suite=suite))
+    assert again.ret == 0, again.stdout.str()
+    first, second = results(root)
+    unstarted = read_json(second / "groups" / "second" / "baseline" / "run.json")
+    assert unstarted["process"]["spawnedAt"] > _mtime_utc(
+        second / "groups" / "first" / layout.GROUP
+    )
+    for group_id in ("first", "second"):
+        for name in ("baseline", "candidate"):
+            assert _facts(first / "groups" / group_id / name) == _facts(
+                second / "groups" / group_id / name
+            )
+
+
+def _held_baseline(root: Path) -> Path | None:
+    """The second group's baseline directory once its pre-started Pi answered its set-up (two
+    commands: without skills, the baseline asks for none)."""
+    runs = root / ".skill-eval" / "runs"
+    found = sorted(runs.glob("*/groups/second/baseline")) if runs.is_dir() else []
+    if not found or events_containing(found[0] / "events.jsonl", "response") < 2:
+        return None
+    return found[0]
+
+
+def test_a_pre_started_next_group_whose_items_never_run_is_left_as_never_started(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path / "root"
+    # The first group's candidate has one reply for two turns: its run fails after it, and -x
+    # stops the session before the second group, whose baseline was started during that reply.
+    suite = _two_groups(root, [{"text": "Read them.", "latency_ms": LATENCY}], turns=2)
+    child = popen(pytester, skill_eval_args(root, "-x", "-p", "no:randomly", suite=suite))
+    try:
+        held = wait_for(lambda: _held_baseline(root), "the second group's pre-started Pi")
+        assert pi_processes((held / "workspace").resolve())  # started, waiting unprompted
+        out, _ = child.communicate(timeout=WAIT_S)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == pytest.ExitCode.TESTS_FAILED, out
+    assert pi_processes(root) == []
+    groups = result_dir(root) / "groups"
+    assert read_json(groups / "first" / "candidate" / "run.json")["state"] != "complete"
+    # Recorded as a group whose items never ran: nothing of the pre-start is left.
+    for name in ("baseline", "candidate"):
+        run = read_json(groups / "second" / name / "run.json")
+        assert (run["state"], run["turns"]) == ("cancelled", [])
+        assert sorted(p.name for p in (groups / "second" / name).iterdir()) == [
+            "final.md",
+            "run.json",
+            "transcript.json",
+        ]
+    assert verify_group(groups / "second") == []

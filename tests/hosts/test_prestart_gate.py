@@ -83,7 +83,7 @@ def _prestart(directory: Path, host: _Host, reached: Any = lambda: True) -> Pres
 
     return Prestart(
         directory=directory, reached=reached, cancelled=lambda: False, prepare=prepare, run=host
-    )
+    ).start()
 
 
 def test_a_claimed_pre_start_is_the_run(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_a_discarded_pre_start_leaves_no_directory(tmp_path: Path) -> None:
 def test_a_baseline_that_never_reaches_the_model_starts_nothing(tmp_path: Path) -> None:
     host = _Host()
     pre = _prestart(tmp_path / "candidate", host, reached=lambda: False)
-    pre.baseline_done.set()
+    pre.running_done.set()
     assert pre.claim() is None
     assert not pre.spawned
     assert not (tmp_path / "candidate").exists()
@@ -133,7 +133,7 @@ def test_a_pre_start_that_never_prompted_is_not_a_run(tmp_path: Path) -> None:
         cancelled=lambda: False,
         prepare=prepare,
         run=failing,
-    )
+    ).start()
     assert pre.claim() is None  # the variant then runs as usual, from nothing
     assert not directory.exists()
 
