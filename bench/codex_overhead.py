@@ -17,8 +17,9 @@ from xml.etree import ElementTree
 from bench.common import bare_runs, overhead, run_suite
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.codex.binary import native_codex
-from pytest_skill_eval.hosts.codex.config import KEY_ENV, LOOPBACK_KEY, CodexConfig
+from pytest_skill_eval.hosts.codex.config import LOOPBACK_KEY, CodexConfig
 from pytest_skill_eval.hosts.codex.host import responses_base_url
+from pytest_skill_eval.hosts.codex.registration import KEY_ENV
 from pytest_skill_eval.modelserver.server import Route
 
 CODEX = PACKAGE_ROOT / "node_modules" / ".bin" / "codex"

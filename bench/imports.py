@@ -2,10 +2,13 @@
 
 Each side is a child Python that imports, and its CPU (user + system) is measured from outside:
 `pytest` is what any xdist worker imports whatever its plugins; `worker` adds the plugin and the
-modules a worker imports to collect and run an item on each host (`tests.support.imports`);
-`controller` adds what the controller imports once more, at the terminal summary. The plugin's
-cost per worker is `worker` minus `pytest`. The sides alternate so a drift of the machine reaches
-each alike; every side runs once first so its bytecode is cached, as in any second run.
+modules a worker imports to collect and run an item on Pi (`tests.support.imports`), the common
+case and the parallel benchmark's suite: a worker imports another host's implementation only when
+it runs a group on that host, and a test checks that a real Pi worker imports none of the plugin's
+modules (or its dependencies') that this side leaves out; `controller` adds what the controller
+imports once more, at the terminal summary. The plugin's cost per worker is `worker` minus
+`pytest`. The sides alternate so a drift of the machine reaches each alike; every side runs once
+first so its bytecode is cached, as in any second run.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
 from . import options, rootdir, subresults, xdist
-from .analysis import gate
+from .analysis import gate_option
 from .definitions.nearby import not_enabled_hint
 from .errors import SkillEvalError
 from .items import (
@@ -206,7 +206,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         state = session.config.stash[SESSION_KEY]
         state.finish(session)
         settings = state.settings
-        if settings.fail_on == gate.MODE and not state.worker and state.shard_dir is None:
+        if settings.fail_on == gate_option.MODE and not state.worker and state.shard_dir is None:
+            from .analysis import gate  # the controller's alone, and only under this mode
+
             trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
             pool = gate.pooled(settings.results_dir, trials)
             failing = gate.rejected(trials, alpha=settings.alpha, pool=pool)

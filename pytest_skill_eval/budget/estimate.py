@@ -8,7 +8,6 @@ import argparse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..analysis import adaptive
 from ..common.optionvalues import positive_int
@@ -24,16 +23,6 @@ from ..errors import SkillEvalError
 from ..hosts.base import Executable
 from ..modelserver.script import ScriptError
 from .forecast import PriceOf, Trials, forecast, render, usd
-
-OPTION: tuple[str, str, dict[str, Any]] = (
-    "estimate",
-    "DIR",
-    {
-        "help": "with --collect-only: forecast a live run's cost per group, host and model from "
-        "the usage recorded in the cassettes under DIR and the real prices, as a range; a paid "
-        "run under --skill-eval-max-cost forecasts from DIR too before its first request"
-    },
-)
 
 
 class EstimateError(SkillEvalError):

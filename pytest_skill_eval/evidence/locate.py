@@ -9,8 +9,6 @@ ini file as the plugin reads them).
 
 from __future__ import annotations
 
-import configparser
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,6 +61,11 @@ def newest(directories: list[Path]) -> Path | None:
 
 def _ini_settings(directory: Path) -> dict[str, str] | None:
     """pytest's settings in the first ini file of `directory` that has them; None: none."""
+    # Here, not at the top: only naming an earlier result by id reads ini files, and the
+    # session (so every xdist worker) imports this module.
+    import configparser
+    import tomllib
+
     for name, section in _INI_FILES:
         path = directory / name
         if not path.is_file():

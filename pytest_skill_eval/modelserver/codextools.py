@@ -36,6 +36,11 @@ RUN_COMMAND_NAMESPACE = "mcp__skill_eval"
 _CONTEXT = 3
 
 
+def render_codex(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+    """A neutral call as Codex's shell, patch or MCP tool (Codex's `ToolDialect.render`)."""
+    return [codex_call(call, skill, workspace)]
+
+
 def codex_call(call: ToolCall, skill_file: str | None, workspace: Path | None) -> ToolCall:
     """`call` in Codex's tools; `skill_file` is the SKILL.md of a `skill` call (else None).
 

@@ -9,7 +9,8 @@ MCP tool); on Pi, `skill` becomes a `read` of that skill's SKILL.md. Codex (it o
 one `apply_patch`, and `run_command` the evaluator's MCP tool in its namespace (see
 `codextools`). Gemini CLI (a Gemini request's `functionDeclarations`) gets `read_file`,
 `write_file`, `replace`, `activate_skill` and the MCP tool (see `geminitools`). Any other call
-(a host-native one) passes through unchanged.
+(a host-native one) passes through unchanged. Each host's renderer is the `ToolDialect.render`
+its registration names, imported when a request from that host is answered.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from ..hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMM
 from ..hosts.registration import load
 from ..hosts.registry import DEFAULT_HOST, names, registered, registration_for
 from ..workspace.entries import read_inside
-from .codextools import codex_call
 from .gemini import function_names
 from .script import ScriptedResponse, ToolCall
 
@@ -126,11 +126,6 @@ def render_pi(call: ToolCall, skill: str | None, workspace: Path | None) -> list
     if skill is None:
         return [call]
     return [dataclasses.replace(call, name="read", arguments={"path": skill})]
-
-
-def render_codex(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
-    """A neutral call as Codex's shell, patch or MCP tool (`codextools`)."""
-    return [codex_call(call, skill, workspace)]
 
 
 def skill_file(call: ToolCall, placeholders: Mapping[str, str]) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ..analysis import adaptive, gate, noise_floor
+from ..analysis import adaptive, gate_option, noise_floor
 from ..budget.redis_ledger import ledger_problem, reserve_value
 from ..common.optionvalues import choice, number, positive_int, shard_of
 from ..errors import SkillEvalError
@@ -74,7 +74,8 @@ class Settings:
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
     pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
-    alpha: float = gate.DEFAULT_ALPHA  # the family-wise error rate of fail-on's statistical gate
+    # The family-wise error rate of fail-on's statistical gate.
+    alpha: float = gate_option.DEFAULT_ALPHA
     retries: int = 0  # runs again of a variant whose run was infrastructure-failed
     resume: str | None = None  # the result --skill-eval-resume completes (as given)
 
@@ -138,7 +139,7 @@ class Settings:
             max_cost = _number(config, "max-cost", "USD", None)
             reserve = reserve_value(_option(config, "reserve"))
             shard = shard_of("--skill-eval-shard", _option(config, "shard"))
-            alpha = gate.alpha_value(_option(config, "alpha"))
+            alpha = gate_option.alpha_value(_option(config, "alpha"))
             pi_bundle = _choice(config, "pi-bundle", ("on", "off"), "on") == "on"
             retries = attempts.retries_value(_option(config, "retries"))
         cassettes = _path(resolved["cassettes"])

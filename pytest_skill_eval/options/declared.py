@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 
-from ..analysis import adaptive, gate
-from ..budget import estimate
+from ..analysis import adaptive, gate_option
 from ..hosts import registry
 from ..run import attempts, resume
 
-FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate.MODE)
+FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate_option.MODE)
 VARIANT_SELECTORS = ("baseline", "candidate")
 
 _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
@@ -63,9 +62,18 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "none|once|all",
         {"help": "record mode with --skill-eval-cassettes (default none: replay only)"},
     ),
-    ("fail-on", "|".join(FAIL_ON), {"help": gate.FAIL_ON_HELP}),
-    gate.OPTION,
-    estimate.OPTION,
+    ("fail-on", "|".join(FAIL_ON), {"help": gate_option.FAIL_ON_HELP}),
+    gate_option.OPTION,
+    # Declared here, not in `budget.estimate`, which only a forecast (the controller's) imports.
+    (
+        "estimate",
+        "DIR",
+        {
+            "help": "with --collect-only: forecast a live run's cost per group, host and model "
+            "from the usage recorded in the cassettes under DIR and the real prices, as a range; "
+            "a paid run under --skill-eval-max-cost forecasts from DIR too before its first request"
+        },
+    ),
     ("max-cost", "USD", {"help": "spend ceiling shared by every worker and trial"}),
     (
         "ledger-url",

@@ -15,7 +15,6 @@ from pytest_skill_eval.hosts import HostOptions, checked_binary, host_for
 from pytest_skill_eval.hosts.base import Endpoint, Launch
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.codex.binary import (
-    PINNED,
     UNCONFINED_OPTION,
     CodexSetupError,
     check_codex,
@@ -31,6 +30,7 @@ from pytest_skill_eval.hosts.codex.host import (
     install_skills,
     rollout_mentions,
 )
+from pytest_skill_eval.hosts.codex.registration import PINNED
 from pytest_skill_eval.hosts.codex.sandbox import wrap
 from pytest_skill_eval.hosts.observation import Observation
 from pytest_skill_eval.hosts.process import CancelToken

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.hosts.claude_code.binary import SYSTEM_LAYERS as CLAUDE_CODE_LAYERS
+from pytest_skill_eval.hosts.claude_code.registration import SYSTEM_LAYERS as CLAUDE_CODE_LAYERS
 from tests.support.files import write
 from tests.support.namespaces import with_layered_etc
 from tests.support.roots import Group, build, runtime, skill, variant

@@ -22,21 +22,34 @@ PYTEST_WORKER = (
     "xdist.remote",
 )
 
-#: The plugin and the modules a worker imports to collect and run an item on each host.
+#: The plugin and the modules a worker imports to collect and run an item on Pi: what a worker
+#: of the common case pays (the parallel benchmark's suite is Pi's). A worker imports a host's
+#: modules only when it runs a group on that host (the registry loads implementations by
+#: `module:attr` on use); a real Pi worker's imports of the plugin and its dependencies are
+#: checked against this list (`tests/plugin/test_worker_imports.py`).
 WORKER_MODULES = (
     "pytest_skill_eval.plugin",
     "pytest_skill_eval.run.group",
     "pytest_skill_eval.run.prestart",
     "pytest_skill_eval.hosts.subject",
     "pytest_skill_eval.hosts.pi.host",
-    "pytest_skill_eval.hosts.claude_code.host",
-    "pytest_skill_eval.hosts.codex.host",
-    "pytest_skill_eval.hosts.gemini_cli.host",
-    "pytest_skill_eval.hosts.opencode.host",
     "pytest_skill_eval.grading",
     "pytest_skill_eval.workspace.materialise",
     "pytest_skill_eval.evidence.summary",
 )
+
+#: Top-level names of the plugin and the packages it depends on: what a worker's own imports are
+#: compared by (not pytest's, xdist's or other plugins').
+OWN_PACKAGES = (
+    "pytest_skill_eval", "pydantic", "pydantic_core", "annotated_types", "typing_inspection",
+    "jinja2", "markupsafe", "jsonpointer", "psutil", "yaml",
+)  # fmt: skip
+
+
+def own(modules: set[str]) -> set[str]:
+    """The modules of `modules` that belong to the plugin or the packages it depends on."""
+    return {name for name in modules if name.partition(".")[0] in OWN_PACKAGES}
+
 
 #: Modules a worker never needs, each with the reason: they load at their first use.
 DEFERRED = {
@@ -53,6 +66,19 @@ DEFERRED = {
     "pytest_skill_eval.scale.models": "validating a plan, which runs with a plan load",
     "pytest_skill_eval.modelserver.record": "recording, which runs that record load",
     "urllib.request": "recording's HTTP client",
+    "pytest_skill_eval.modelserver.codextools": "rendering a script's calls for Codex",
+    "pytest_skill_eval.hosts.claude_code.binary": "finding Claude Code, for a group on it",
+    "pytest_skill_eval.hosts.codex.binary": "finding Codex, for a group on it",
+    "pytest_skill_eval.hosts.codex.config": "configuring Codex, for a group on it",
+    "pytest_skill_eval.hosts.gemini_cli.binary": "finding Gemini CLI, for a group on it",
+    "pytest_skill_eval.hosts.opencode.binary": "finding opencode, for a group on it",
+    "pytest_skill_eval.hosts.opencode.config": "configuring opencode, for a group on it",
+    "pytest_skill_eval.budget.estimate": "the cost forecast, the controller's",
+    "pytest_skill_eval.budget.forecast": "the cost forecast, the controller's",
+    "pytest_skill_eval.analysis.gate": "the statistical gate, the controller's",
+    "pytest_skill_eval.analysis.significance": "the statistical gate, the controller's",
+    "tomllib": "reading an ini file to find an earlier result named by id",
+    "configparser": "reading an ini file to find an earlier result named by id",
 }
 
 #: The reader's pydantic adapters (`evidence.shapes`), built at the first read of a result.

@@ -17,27 +17,13 @@ from typing import TYPE_CHECKING
 from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import baseline_environment
-from ..layers import SystemLayer
+from .registration import PACKAGE, PINNED
 
 if TYPE_CHECKING:
     from .. import HostOptions
 
 
-PINNED = "2.1.332"
-PACKAGE = "@anthropic-ai/claude-code"
 INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
-# The managed directory 2.1.332 reads on Linux (its binary names no variable that moves it), and
-# what it reads there; on WSL it may also inherit the Windows one when a managed source says so.
-MANAGED_DIR = Path("/etc/claude-code")
-WINDOWS_MANAGED_DIR = Path("/mnt/c/Program Files/ClaudeCode")
-SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
-    SystemLayer(MANAGED_DIR / "managed-settings.json", "managed settings"),
-    SystemLayer(MANAGED_DIR / "managed-settings.d", "managed settings drop-ins"),
-    SystemLayer(MANAGED_DIR / "managed-mcp.json", "managed MCP servers"),
-    SystemLayer(MANAGED_DIR / "CLAUDE.md", "managed memory"),
-    SystemLayer(MANAGED_DIR / ".claude", "managed skills, agents, commands and rules"),
-    SystemLayer(WINDOWS_MANAGED_DIR, "Windows managed settings a WSL session may inherit"),
-)
 
 
 class ClaudeCodeNotFoundError(HostError):

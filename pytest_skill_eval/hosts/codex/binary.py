@@ -19,25 +19,13 @@ from typing import TYPE_CHECKING
 from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import baseline_environment
-from ..layers import SystemLayer
+from .registration import PACKAGE, PINNED
 
 if TYPE_CHECKING:
     from .. import HostOptions
 
 
-PINNED = "0.171.0"
-PACKAGE = "@openai/codex"
 INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
-SYSTEM_DIR = Path("/etc/codex")
-# Layers the evaluator cannot override: Codex merges them over (or instead of) CODEX_HOME's.
-SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
-    SystemLayer(SYSTEM_DIR / "config.toml", "system configuration"),
-    SystemLayer(SYSTEM_DIR / "managed_config.toml", "managed configuration"),
-    SystemLayer(SYSTEM_DIR / "requirements.toml", "managed requirements"),
-    SystemLayer(SYSTEM_DIR / "skills", "system skills"),
-    # Its `*.rules` files decide which commands the subject may run (0.171.0 reads them).
-    SystemLayer(SYSTEM_DIR / "rules", "system command rules"),
-)
 UNCONFINED_OPTION = "--skill-eval-codex-unconfined-reads"
 
 

@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .registration import KEY_ENV
+
 PROVIDER = "skill_eval"
 SERVER_NAME = "skill-eval"  # `command_server.SERVER_NAME`: Codex names its tool after it
-# The placeholder key Codex needs to start; the loopback server ignores it.
-KEY_ENV = "SKILL_EVAL_CODEX_KEY"
+# The placeholder key Codex needs to start (in KEY_ENV); the loopback server ignores it.
 LOOPBACK_KEY = "skill-eval-loopback"
 # A slug Codex knows: it offers its full tool set (apply_patch included) without a warning.
 DEFAULT_MODEL = "gpt-5.5"

@@ -35,14 +35,13 @@ from ..registry import registration_for
 from .config import (
     DEFAULT_MODEL,
     EFFORT,
-    KEY_ENV,
     LOOPBACK_KEY,
     CodexConfig,
     command_server_table,
     sandbox_mode,
 )
 from .events import EventTranslator
-from .registration import CODEX
+from .registration import CODEX, KEY_ENV
 from .sandbox import software_roots, wrap
 
 # Codex 0.171 keeps each rollout at sessions/YYYY/MM/DD/rollout-*.jsonl; a run's is far below

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..environment import BASELINE_KEYS, OwnedEnvironment
+from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
-from .binary import PACKAGE, PINNED, SYSTEM_LAYERS
-from .config import KEY_ENV
+
+# The variable that carries Codex's placeholder key to the loopback server (`config`).
+KEY_ENV = "SKILL_EVAL_CODEX_KEY"
+PINNED = "0.171.0"
+PACKAGE = "@openai/codex"
+SYSTEM_DIR = Path("/etc/codex")
+# Layers the evaluator cannot override: Codex merges them over (or instead of) CODEX_HOME's.
+SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
+    SystemLayer(SYSTEM_DIR / "config.toml", "system configuration"),
+    SystemLayer(SYSTEM_DIR / "managed_config.toml", "managed configuration"),
+    SystemLayer(SYSTEM_DIR / "requirements.toml", "managed requirements"),
+    SystemLayer(SYSTEM_DIR / "skills", "system skills"),
+    # Its `*.rules` files decide which commands the subject may run (0.171.0 reads them).
+    SystemLayer(SYSTEM_DIR / "rules", "system command rules"),
+)
 
 # Codex's isolation (`hosts.environment`): every name `environment` sets (the npm launcher's
 # CODEX_MANAGED_* among them), CODEX_*, which steer its home, state, certificates and
@@ -41,7 +57,7 @@ CODEX = HostRegistration(
             "run_command": "run_command in the mcp__skill_eval namespace",
         },
         offers=("exec_command", "apply_patch"),
-        render="pytest_skill_eval.modelserver.hosttools:render_codex",
+        render="pytest_skill_eval.modelserver.codextools:render_codex",
     ),
     unobservable=UNOBSERVABLE_TOOLS,
     # It ships no price table of its own: Pi's model registry prices what it runs.

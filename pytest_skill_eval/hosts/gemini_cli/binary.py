@@ -18,20 +18,14 @@ from typing import TYPE_CHECKING
 from ...errors import HostError
 from ..binaries import locate, version_of
 from ..environment import baseline_environment
-from ..layers import SystemLayer
 from ..runtime import NodeBinary, node_command, node_entry, node_runtime
+from .registration import PACKAGE, PINNED
 
 if TYPE_CHECKING:
     from .. import HostOptions
 
-PINNED = "0.61.0"
-PACKAGE = "@google/gemini-cli"
 INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
 OPTION = "--skill-eval-gemini"
-SYSTEM_DIR = Path("/etc/gemini-cli")
-SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
-    SystemLayer(SYSTEM_DIR, "system settings, system defaults and system policies"),
-)
 
 
 class GeminiNotFoundError(HostError):

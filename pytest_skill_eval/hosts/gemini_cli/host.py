@@ -28,7 +28,6 @@ from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
 from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import CancelToken, HostProcess, ProcessOutcome
 from ..setup import install_skills, isolated_environment, make_home
-from .binary import SYSTEM_LAYERS
 from .config import (
     BUNDLED_SKILLS,
     DEFAULT_MODEL,
@@ -39,7 +38,7 @@ from .config import (
     settings,
 )
 from .events import StreamTranslator
-from .registration import GEMINI_CLI, RUN_COMMAND
+from .registration import GEMINI_CLI, RUN_COMMAND, SYSTEM_LAYERS
 
 # What the launch sets for every run: no second Node process (the CLI otherwise relaunches
 # itself with a larger heap), and the workspace trusted without a prompt.

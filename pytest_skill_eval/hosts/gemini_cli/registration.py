@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..environment import BASELINE_KEYS, OwnedEnvironment
+from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
-from .binary import PACKAGE, PINNED, SYSTEM_LAYERS
+
+PINNED = "0.61.0"
+PACKAGE = "@google/gemini-cli"
+SYSTEM_DIR = Path("/etc/gemini-cli")
+SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
+    SystemLayer(SYSTEM_DIR, "system settings, system defaults and system policies"),
+)
 
 # Declared commands reach Gemini CLI through the evaluator's MCP server `skill-eval`; it names
 # an MCP tool `mcp_<server>_<tool>`.

@@ -22,20 +22,13 @@ from typing import TYPE_CHECKING
 from ...errors import HostError
 from ..binaries import PACKAGE_ROOT, locate, version_of
 from ..environment import baseline_environment
-from ..layers import SystemLayer
+from .registration import PACKAGE, PINNED
 
 if TYPE_CHECKING:
     from .. import HostOptions
 
-PINNED = "1.18.33"
-PACKAGE = "opencode-linux-x64"
-BINARY = f"node_modules/{PACKAGE}/bin/opencode"
 INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
 OPTION = "--skill-eval-opencode"
-MANAGED_DIR = Path("/etc/opencode")
-SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
-    SystemLayer(MANAGED_DIR, "managed configuration (opencode.json, opencode.jsonc)"),
-)
 # The platform packages that hold the native build, by machine.
 _PACKAGES = {"x86_64": ("opencode-linux-x64", "opencode-linux-x64-baseline")}
 

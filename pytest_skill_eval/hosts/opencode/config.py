@@ -15,14 +15,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .registration import RUN_COMMAND
+
 PROVIDER = "skill-eval"
 DEFAULT_MODEL = "scripted"
 # The placeholder key opencode's provider needs; the loopback server ignores it.
 LOOPBACK_KEY = "skill-eval-loopback"
 SDK = "@ai-sdk/openai-compatible"
-# The evaluator's MCP server (`hosts/command_server.py`) and the name opencode gives its tool.
+# The evaluator's MCP server (`hosts/command_server.py`); the name opencode gives its tool is
+# RUN_COMMAND, declared with the registration.
 COMMAND_SERVER = "skill-eval"
-RUN_COMMAND = "skill-eval_run_command"
 # The neutral tools a group declares → opencode's permission for them.
 PERMISSIONS = {"read": "read", "write": "edit", "edit": "edit"}
 _PRICE_KEYS = {"input": "input", "output": "output", "cacheRead": "cache_read"}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..observation import Observation
-from .config import RUN_COMMAND
+from .registration import RUN_COMMAND
 
 NEUTRAL_TOOLS = {RUN_COMMAND: "run_command"}
 

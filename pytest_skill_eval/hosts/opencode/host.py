@@ -27,7 +27,6 @@ from ..observation import Turn
 from ..process import CancelToken, HostProcess
 from ..registration import HostRegistration
 from ..registry import registration_for
-from .binary import PINNED
 from .config import (
     OpencodeConfig,
     command_server_entry,
@@ -36,7 +35,7 @@ from .config import (
 )
 from .dialogue import OpencodeDialogue
 from .environment import NPM_REGISTRY, QUIET, REFUSING_REGISTRY, xdg_dirs
-from .registration import OPENCODE
+from .registration import OPENCODE, PINNED
 
 COMMAND_SERVER = Path(command_server.__file__)
 TITLE = "skill-eval"

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
-from .binary import BINARY, PACKAGE, PINNED, SYSTEM_LAYERS
-from .config import RUN_COMMAND
 from .environment import OWNED_ENVIRONMENT
+
+PINNED = "1.18.33"
+PACKAGE = "opencode-linux-x64"
+BINARY = f"node_modules/{PACKAGE}/bin/opencode"
+MANAGED_DIR = Path("/etc/opencode")
+SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
+    SystemLayer(MANAGED_DIR, "managed configuration (opencode.json, opencode.jsonc)"),
+)
+# The evaluator's MCP server (`hosts/command_server.py`) and the name opencode gives its tool.
+RUN_COMMAND = "skill-eval_run_command"
 
 __all__ = ["OPENCODE", "OWNED_ENVIRONMENT"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...modelserver.script import ToolCall
-from .config import RUN_COMMAND
+from .registration import RUN_COMMAND
 
 
 def render_opencode(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
