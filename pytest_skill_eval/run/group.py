@@ -34,8 +34,11 @@ from . import attempts, prestart
 from .environment import Environment
 from .providers import EndpointError
 from .records import (
+    cancelled_before_execution,
     grade_and_record,
+    host_record,
     persist_fallback,
+    ran_unrecorded,
     synthetic_run,
     unpersisted_run,
     unstartable,
@@ -75,7 +78,8 @@ class GroupRun:
     start_lock: threading.Lock = field(default_factory=threading.Lock)
     # When the group record says it completed (a merge passes the shards' own time).
     clock: Callable[[], str] = utc_now
-    # The candidate started while its baseline waits on the model (its first prompt held).
+    # A variant started while the subject before it waits on the model (its first prompt held):
+    # the candidate during its baseline, or the first variant during another group's last.
     prestarted: prestart.Prestart | None = None
     # Per variant: its inputs, and the earlier run it reuses or why it reuses none.
     inputs: VariantInputs = field(default_factory=VariantInputs)
@@ -95,44 +99,45 @@ class GroupRun:
         """`<result>/groups/<id>`, or `<id>@<host>` off Pi."""
         return layout.group_dir(self.result_dir, self.loaded.group.id, self.host)
 
-    def _host_record(self) -> dict[str, Any] | None:
-        """How the run's host was chosen; None on Pi by declaration (as every older run)."""
-        if not self.host_chosen and self.host == layout.DEFAULT_HOST:
-            return None
-        return {
-            "name": self.host,
-            "chosenBy": "invocation" if self.host_chosen else "definition",
-            "declared": self.declared_host or self.host,
-        }
-
-    def _start(self, env: Environment) -> bool:
+    def _start(self, env: Environment, *, held: bool = False) -> bool:
         """Start the group once (its directory, definition and resources); True when this call
-        did. A pre-start may start it from another thread (`start_lock`)."""
+        created its directory. A pre-start (`held`) starts it from another thread; if that
+        fails, the start is undone, so the item's own start meets the failure as without it."""
         with self.start_lock:
             if self.started:
                 return False
             self.started = True
-            self._begin(env)
-            return True
+            existed = self.group_dir.exists()
+            try:
+                return self._begin(env)
+            except Exception as error:
+                if not held:
+                    raise
+                self.started, self.resources, self.resource_error = False, None, None
+                if not existed:
+                    with contextlib.suppress(OSError):
+                        prestart.remove(self.group_dir)
+                raise prestart.NotStarted(str(error)) from error
 
     def _decide(self, env: Environment) -> None:
         with self.start_lock:
             self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
 
-    def _begin(self, env: Environment) -> None:
+    def _begin(self, env: Environment) -> bool:
         try:
             self.group_dir.mkdir(parents=True)
         except FileExistsError:
             # Started by a process that stopped before finalising: keep what it recorded.
             self._adopt()
-            return
+            return False
         store.write_json_once(self.group_dir / layout.DEFINITION, self.loaded.raw)
         if env.cancel.cancelled:
-            return
+            return True
         try:
             self.resources = prepare_group(self.loaded.group, env.root, self.group_dir)
         except (ResourceError, OSError) as error:
             self.resource_error = str(error)
+        return True
 
     def _adopt(self) -> None:
         for variant in VARIANTS:
@@ -150,6 +155,7 @@ class GroupRun:
         with self.lock:
             self._start(env)
             if self.finished is not None:
+                self._discard_prestarted()
                 return self.runs[variant]
             self._decide(env)
             ready = not env.cancel.cancelled and self.resources is not None
@@ -242,7 +248,8 @@ class GroupRun:
             return
         pre.discard()
         if undo_start and pre.opened_group and not self.runs:
-            prestart.remove(self.group_dir)
+            with contextlib.suppress(OSError):  # left in place, it is adopted as a start
+                prestart.remove(self.group_dir)
             self.started, self.resources, self.resource_error = False, None, None
 
     @contextlib.contextmanager
@@ -279,7 +286,13 @@ class GroupRun:
         """Pre-start this group's first variant while another group's last subject runs in this
         process (this group's item comes next). Never with reuse: that run may be copied."""
         variant = next((v for v in VARIANTS if self.selected.get(v)), None)
-        if variant is None or env.reuse is not None or self.started:
+        if (
+            variant is None
+            or env.reuse is not None
+            or self.started
+            or self.group_dir.exists()  # carried over or left by another process: not ours
+            or not prestart.applies(self.loaded.group, eligible)
+        ):
             return None
         return self._prestart(variant, env, reached, eligible, first=True)
 
@@ -297,19 +310,17 @@ class GroupRun:
         directory = self.group_dir / variant
 
         def startable() -> bool:
-            return not (
-                self.resources is None
-                or variant in self.runs
-                or self.inputs.reuses(variant)
-                or directory.exists()
-            )
+            taken = variant in self.runs or self.inputs.reuses(variant) or directory.exists()
+            return self.resources is not None and not taken
 
+        if self.prestarted is not None and self.prestarted.unused:
+            self._discard_prestarted()  # it never reached its start: make way for this one
         if self.prestarted is not None or not (first or startable()):
             return None
 
         def prepare() -> PreparedVariant:
             if first:
-                pre.opened_group = self._start(env)
+                pre.opened_group = self._start(env, held=True)
                 self._decide(env)
                 if not startable() or self._unstartable(variant, env) is not None:
                     raise prestart.NotStarted(variant)
@@ -407,24 +418,18 @@ class GroupRun:
 
     def _ran_unrecorded(self, variant: str, why: str) -> RunRecord:
         """A subject that started but left no run record: infrastructure-failed, never cancelled."""
-        msg = {
-            "kind": "infrastructure",
-            "message": f"the {variant} subject ran but its run could not be recorded: {why}; "
-            f"its evidence so far is kept in {self.group_dir / variant}",
-        }
-        return synthetic_run(self.loaded, variant, "infrastructure-failed", msg)
+        return ran_unrecorded(self.loaded, variant, self.group_dir / variant, why)
 
     def _cancelled_before_execution(self, variant: str) -> RunRecord:
         """The one way to record a run "Cancelled before subject execution" (never started)."""
         if self._subject_started(variant):
             raise AssertionError(f"{variant} started: it cannot be cancelled before execution")
-        msg = {"kind": "cancellation", "message": "Cancelled before subject execution"}
-        return synthetic_run(self.loaded, variant, "cancelled", msg)
+        return cancelled_before_execution(self.loaded, variant)
 
     def _persist(self, variant: str, result: SubjectResult) -> dict[str, Any]:
         variant_dir = self.group_dir / variant
         run = result.run
-        host = self._host_record()
+        host = host_record(self.host, self.host_chosen, self.declared_host)
         if host is not None:
             run["host"] = host
         full = result.disk_full

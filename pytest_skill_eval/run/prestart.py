@@ -105,6 +105,7 @@ class Prestart:
         self.directory = directory
         self.eligible = eligible
         self.opened_group = False
+        self._owns = False
         self.endpoint: Endpoint | None = None
         self.gate = PromptGate(held=True)
         self.running_done = threading.Event()
@@ -137,6 +138,8 @@ class Prestart:
             self.running_done.wait(POLL_S)
         else:
             return  # the running subject ended before reaching the model: nothing to overlap
+        # Only a directory this pre-start creates is ever removed again.
+        self._owns = not self.directory.exists()
         try:
             prepared = self._prepare()
             self.prepared = prepared
@@ -176,9 +179,17 @@ class Prestart:
             raise AssertionError("a pre-started run that began cannot be discarded")
         self._remove()
 
+    @property
+    def unused(self) -> bool:
+        """Whether it ended without preparing anything (its running subject never reached the
+        model first): nothing to claim or undo."""
+        return not self._thread.is_alive() and self._thread.ident is not None and not self._owns
+
     def _remove(self) -> None:
-        """The variant's directory back to not existing, as before any pre-start."""
-        remove(self.directory)
+        """The variant's directory back to not existing, as before any pre-start (only when the
+        pre-start created it)."""
+        if self._owns:
+            remove(self.directory)
 
 
 def remove(directory: Path) -> None:

@@ -67,6 +67,34 @@ def synthetic_record(
     }
 
 
+def cancelled_before_execution(group: LoadedGroup, variant: str) -> RunRecord:
+    """A variant whose subject never started, recorded as cancelled."""
+    msg = {"kind": "cancellation", "message": "Cancelled before subject execution"}
+    return synthetic_run(group, variant, "cancelled", msg)
+
+
+def ran_unrecorded(group: LoadedGroup, variant: str, variant_dir: Path, why: str) -> RunRecord:
+    """A subject that started but left no run record: infrastructure-failed, never cancelled."""
+    msg = {
+        "kind": "infrastructure",
+        "message": f"the {variant} subject ran but its run could not be recorded: {why}; "
+        f"its evidence so far is kept in {variant_dir}",
+    }
+    return synthetic_run(group, variant, "infrastructure-failed", msg)
+
+
+def host_record(host: str, chosen: bool, declared: str | None) -> dict[str, Any] | None:
+    """How a run's host was chosen (by the invocation or the definition); None on Pi by
+    declaration (as every older run)."""
+    if not chosen and host == layout.DEFAULT_HOST:
+        return None
+    return {
+        "name": host,
+        "chosenBy": "invocation" if chosen else "definition",
+        "declared": declared or host,
+    }
+
+
 def unpersisted_run(run: RunRecord, transcript: Sequence[Any], error: str) -> RunRecord:
     """The fallback record of a run whose files could not all be written: transcript inline."""
     failed: RunRecord = {

@@ -307,6 +307,7 @@ def test_the_next_groups_baseline_is_pre_started_during_the_last_subject_of_the_
         second / "groups" / "first" / layout.GROUP
     )
     for group_id in ("first", "second"):
+        assert _names(first / "groups" / group_id) == _names(second / "groups" / group_id)
         for name in ("baseline", "candidate"):
             assert _facts(first / "groups" / group_id / name) == _facts(
                 second / "groups" / group_id / name
@@ -314,7 +315,7 @@ def test_the_next_groups_baseline_is_pre_started_during_the_last_subject_of_the_
 
 
 def test_a_pre_started_next_group_whose_items_never_run_is_left_as_never_started(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = pytester.path / "root"
     # The first group's candidate has one reply for two turns: its run fails after it, and -x
@@ -339,9 +340,58 @@ def test_a_pre_started_next_group_whose_items_never_run_is_left_as_never_started
     for name in ("baseline", "candidate"):
         run = read_json(groups / "second" / name / "run.json")
         assert (run["state"], run["turns"]) == ("cancelled", [])
-        assert sorted(p.name for p in (groups / "second" / name).iterdir()) == [
-            "final.md",
-            "run.json",
-            "transcript.json",
-        ]
     assert verify_group(groups / "second") == []
+    # The same tree as a run without pre-start leaves.
+    monkeypatch.setenv(ENV, "0")
+    again = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "-x", "-p", "no:randomly", suite=suite)
+    )
+    assert again.ret == pytest.ExitCode.TESTS_FAILED, again.stdout.str()
+    held, plain = (r / "groups" / "second" for r in results(root))
+    assert _names(held) == _names(plain)
+    for name in ("baseline", "candidate"):
+        kept = read_json(held / name / "run.json"), read_json(plain / name / "run.json")
+        assert [{k: r[k] for k in ("state", "error", "turns")} for r in kept] == [
+            {"state": "cancelled", "error": kept[1]["error"], "turns": []}
+        ] * 2
+
+
+def _names(directory: Path) -> list[str]:
+    return sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*"))
+
+
+def test_a_next_group_that_cannot_be_held_is_not_pre_started(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "root"
+    declared = skill(root, "note-taker")
+    groups = [
+        Group(
+            id="first",
+            type="body",
+            turns=["Read the notes."],
+            tools=["read"],
+            candidate=variant([declared], 0),
+            scripts={
+                "baseline": [{"text": "Nothing."}],
+                "candidate": [{"text": "Read them.", "latency_ms": LATENCY}],
+            },
+        ),
+        # One-shot: its prompt is in argv, so spawning it would be running it.
+        Group(
+            id="second",
+            type="description",
+            turns=["Log the change."],
+            tools=["read"],
+            candidate=variant([declared], 0),
+            scripts={"baseline": [{"text": "Logged."}], "candidate": [{"text": "Logged."}]},
+        ),
+    ]
+    suite = build(root, groups)
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, "-p", "no:randomly", suite=suite))
+    assert result.ret == 0, result.stdout.str()
+    groups_dir = result_dir(root) / "groups"
+    before = _mtime_utc(groups_dir / "first" / layout.GROUP)
+    # Nothing of the second group, its directory included, began before the first was done.
+    assert _mtime_utc(groups_dir / "second" / layout.DEFINITION) >= before
+    baseline = read_json(groups_dir / "second" / "baseline" / "run.json")
+    assert baseline["process"]["spawnedAt"] >= before
+    assert len(model_requests(groups_dir / "second" / "baseline")) == 1

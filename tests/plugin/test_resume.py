@@ -205,3 +205,29 @@ def test_a_changed_definition_or_evidence_that_does_not_verify_is_refused(
     assert str(final) in line
     # Nothing is left of the refused invocations.
     assert sorted(p.name for p in runs.iterdir()) == [old.name]
+
+
+def test_a_carried_group_after_a_re_run_one_on_pi_is_never_touched_by_a_pre_start(
+    tmp_path: Path,
+) -> None:
+    # On Pi, the group run again comes just before the carried one: while its candidate waits on
+    # the model, the next group's first variant would be pre-started; a carried group is not.
+    slow = write_answer("yes")
+    slow[0]["response"]["latency_ms"] = 1500
+    root = make_root(
+        tmp_path / "root",
+        [body_group("outage"), body_group("steady")],
+        {
+            "outage/baseline": OUTAGE,
+            "outage/candidate": slow,
+            "steady/baseline": write_answer("yes"),
+            "steady/candidate": write_answer("yes"),
+        },
+    )
+    run_detached(root, "-p", "no:randomly")
+    (old,) = results(root)
+    write_script(root / "scripts" / "outage" / "baseline.yaml", write_answer("yes"))
+    done = run_detached(root, "-p", "no:randomly", "--skill-eval-resume", old.name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    new = next(r for r in results(root) if r != old)
+    _assert_resumed(old, new, "steady", "outage")
