@@ -321,13 +321,16 @@ class VariantItem(pytest.Item):
 
     def _next_run(self) -> GroupRun | None:
         """The group whose first variant's item this process runs next, when it is another
-        group's (never under adaptive trials: the sequential test may skip that item)."""
+        group's; never under adaptive trials (the sequential test may skip that item)."""
         following = self.stash.get(NEXT_ITEM, None)
         if not isinstance(following, VariantItem) or following.group_run is self.group_run:
             return None
-        if self.config.stash[SESSION_KEY].settings.adaptive:
-            return None
+        state = self.config.stash[SESSION_KEY]
         run = following.group_run
+        # Nor the first group of a trial whose result does not exist yet: a pre-start never
+        # creates a result (a session stopped first would then record that trial).
+        if state.settings.adaptive or run.trial not in state.result_dirs:
+            return None
         first = next((v for v in VARIANTS if run.selected.get(v)), None)
         return run if following.variant == first else None
 

@@ -325,6 +325,7 @@ class GroupRun:
                 if not startable() or self._unstartable(variant, env) is not None:
                     raise prestart.NotStarted(variant)
             directory.mkdir()
+            pre.created = True
             assert self.resources is not None
             return prepare_variant(
                 self.loaded.group, variant, env.root, directory, self.resources, env.resolver

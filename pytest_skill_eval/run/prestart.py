@@ -105,7 +105,7 @@ class Prestart:
         self.directory = directory
         self.eligible = eligible
         self.opened_group = False
-        self._owns = False
+        self.created = False  # set by `prepare` once it made the variant's directory
         self.endpoint: Endpoint | None = None
         self.gate = PromptGate(held=True)
         self.running_done = threading.Event()
@@ -138,8 +138,6 @@ class Prestart:
             self.running_done.wait(POLL_S)
         else:
             return  # the running subject ended before reaching the model: nothing to overlap
-        # Only a directory this pre-start creates is ever removed again.
-        self._owns = not self.directory.exists()
         try:
             prepared = self._prepare()
             self.prepared = prepared
@@ -181,14 +179,15 @@ class Prestart:
 
     @property
     def unused(self) -> bool:
-        """Whether it ended without preparing anything (its running subject never reached the
-        model first): nothing to claim or undo."""
-        return not self._thread.is_alive() and self._thread.ident is not None and not self._owns
+        """Whether it ended without spawning anything (its running subject never reached the
+        model first, or its preparation failed): nothing to claim, only to clean up."""
+        ended = not self._thread.is_alive() and self._thread.ident is not None
+        return ended and self.gate.spawned_at is None
 
     def _remove(self) -> None:
-        """The variant's directory back to not existing, as before any pre-start (only when the
-        pre-start created it)."""
-        if self._owns:
+        """The variant's directory back to not existing, as before any pre-start (only when
+        `prepare` created it: a pre-start never removes what it did not make)."""
+        if self.created:
             remove(self.directory)
 
 

@@ -77,13 +77,15 @@ class _Host:
 def _prestart(directory: Path, host: _Host, reached: Any = lambda: True) -> Prestart:
     def prepare() -> PreparedVariant:
         (directory / "workspace").mkdir(parents=True)
+        pre.created = True
         (directory / "workspace" / "locked").mkdir()
         (directory / "workspace" / "locked").chmod(0o500)  # materialised modes are kept
         return cast(PreparedVariant, object())
 
-    return Prestart(
+    pre = Prestart(
         directory=directory, reached=reached, cancelled=lambda: False, prepare=prepare, run=host
-    ).start()
+    )
+    return pre.start()
 
 
 def test_a_claimed_pre_start_is_the_run(tmp_path: Path) -> None:
@@ -125,6 +127,7 @@ def test_a_pre_start_that_never_prompted_is_not_a_run(tmp_path: Path) -> None:
 
     def prepare() -> PreparedVariant:
         directory.mkdir()
+        pre.created = True
         return cast(PreparedVariant, object())
 
     pre = Prestart(
@@ -133,7 +136,8 @@ def test_a_pre_start_that_never_prompted_is_not_a_run(tmp_path: Path) -> None:
         cancelled=lambda: False,
         prepare=prepare,
         run=failing,
-    ).start()
+    )
+    pre.start()
     assert pre.claim() is None  # the variant then runs as usual, from nothing
     assert not directory.exists()
 
@@ -145,3 +149,22 @@ def _writable(tmp_path: Path) -> Any:
     for path in tmp_path.rglob("*"):
         if path.is_dir():
             path.chmod(0o700)
+
+
+def test_a_pre_start_never_removes_a_directory_it_did_not_create(tmp_path: Path) -> None:
+    directory = tmp_path / "baseline"
+    (directory / "kept").mkdir(parents=True)  # there before it: another run's, or carried over
+
+    def prepare() -> PreparedVariant:
+        directory.mkdir()  # fails: the directory exists
+        pre.created = True
+        return cast(PreparedVariant, object())
+
+    pre = Prestart(
+        directory=directory, reached=lambda: True, cancelled=lambda: False, prepare=prepare,
+        run=_Host(),
+    )  # fmt: skip
+    pre.start()
+    pre.discard()
+    assert pre.unused
+    assert (directory / "kept").is_dir()
