@@ -119,10 +119,6 @@ class GroupRun:
                         prestart.remove(self.group_dir)
                 raise prestart.NotStarted(str(error)) from error
 
-    def _decide(self, env: Environment) -> None:
-        with self.start_lock:
-            self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
-
     def _begin(self, env: Environment) -> bool:
         try:
             self.group_dir.mkdir(parents=True)
@@ -157,7 +153,8 @@ class GroupRun:
             if self.finished is not None:
                 self._discard_prestarted()
                 return self.runs[variant]
-            self._decide(env)
+            with self.start_lock:  # a pre-start of this group may be deciding them too
+                self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
             ready = not env.cancel.cancelled and self.resources is not None
             taken = self.inputs.take(variant, self.group_dir) if ready else None
             first = SubjectResult(*taken) if taken else self._execute(variant, env)
@@ -246,7 +243,8 @@ class GroupRun:
         pre, self.prestarted = self.prestarted, None
         if pre is None:
             return
-        pre.discard()
+        with contextlib.suppress(OSError):  # what is left records as a subject that started
+            pre.discard()
         if undo_start and pre.opened_group and not self.runs:
             with contextlib.suppress(OSError):  # left in place, it is adopted as a start
                 prestart.remove(self.group_dir)
@@ -321,7 +319,8 @@ class GroupRun:
         def prepare() -> PreparedVariant:
             if first:
                 pre.opened_group = self._start(env, held=True)
-                self._decide(env)
+                with self.start_lock:
+                    self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
                 if not startable() or self._unstartable(variant, env) is not None:
                     raise prestart.NotStarted(variant)
             directory.mkdir()
