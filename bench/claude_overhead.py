@@ -8,28 +8,14 @@ evaluator adds per variant (definition, snapshots, guard hook, evidence, seals, 
 from __future__ import annotations
 
 from pathlib import Path
-from xml.etree import ElementTree
 
-from bench.common import REPO, bare_runs, overhead, run_suite
+from bench.common import PROMPT, REPLY, REPO, bare_runs, item_times, overhead
 from pytest_skill_eval.hosts.claude_code.host import LOOPBACK_KEY
 from pytest_skill_eval.hosts.claude_code.registration import QUIET
 from pytest_skill_eval.modelserver.server import Route
 from pytest_skill_eval.modelserver.wire import ANTHROPIC
 
 CLAUDE = REPO / "node_modules" / ".bin" / "claude"
-PROMPT = "Say done."
-REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
-HOST = "claude-code"
-
-
-def _item_times(root: Path) -> list[float]:
-    junit = root / "junit.xml"
-    run_suite(root, "--skill-eval-host", HOST, f"--junitxml={junit}")
-    return [
-        float(case.get("time", "0"))
-        for case in ElementTree.parse(junit).getroot().iter("testcase")
-        if case.get("name", "").endswith((f"[baseline@{HOST}]", f"[candidate@{HOST}]"))
-    ]
 
 
 def _bare_times(runs: int, tmp: Path) -> list[float]:
@@ -59,7 +45,7 @@ def main(groups: int = 10) -> dict[str, object]:
     return overhead(
         "evaluator-overhead-claude-code",
         "bare_claude_median_s",
-        _item_times,
+        item_times("claude-code"),
         _bare_times,
         PROMPT,
         REPLY,

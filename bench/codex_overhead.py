@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from xml.etree import ElementTree
 
-from bench.common import bare_runs, overhead, run_suite
+from bench.common import PROMPT, REPLY, bare_runs, item_times, overhead
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.codex.binary import native_codex
 from pytest_skill_eval.hosts.codex.config import LOOPBACK_KEY, CodexConfig
@@ -25,25 +24,6 @@ from pytest_skill_eval.modelserver.server import Route
 CODEX = PACKAGE_ROOT / "node_modules" / ".bin" / "codex"
 # What the evaluator runs, and the environment the launcher would have given it.
 NATIVE, NATIVE_ENV = native_codex(CODEX) or (CODEX, {})
-PROMPT = "Say done."
-REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
-SUFFIXES = ("[baseline@codex]", "[candidate@codex]")
-
-
-def _item_times(root: Path) -> list[float]:
-    junit = root / "junit.xml"
-    run_suite(
-        root,
-        f"--junitxml={junit}",
-        "--skill-eval-host",
-        "codex",
-        "--skill-eval-codex-unconfined-reads",
-    )
-    times = []
-    for case in ElementTree.parse(junit).getroot().iter("testcase"):
-        if case.get("name", "").endswith(SUFFIXES) and "::" not in (case.get("classname") or ""):
-            times.append(float(case.get("time", "0")))
-    return times
 
 
 def _bare_times(runs: int, tmp: Path, codex: Path = NATIVE) -> list[float]:
@@ -75,7 +55,7 @@ def main(groups: int = 20) -> dict[str, object]:
     return overhead(
         "codex-overhead",
         "bare_codex_median_s",
-        _item_times,
+        item_times("codex", "--skill-eval-codex-unconfined-reads"),
         _bare_times,
         PROMPT,
         REPLY,

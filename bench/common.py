@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 from tests.support.bytecode import cache_bytecode_outside_the_tree
 from tests.support.paths import PI, REPO
@@ -27,15 +28,43 @@ cache_bytecode_outside_the_tree()
 
 __all__ = [
     "PI",
+    "PROMPT",
+    "REPLY",
     "REPO",
     "bare_pi",
     "bare_runs",
     "body_suite",
     "description_suite",
     "emit",
+    "item_times",
     "overhead",
     "run_suite",
 ]
+
+
+# The one-turn run every overhead benchmark times, on both of its sides.
+PROMPT = "Say done."
+REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
+
+
+def item_times(host: str | None = None, *extra: str) -> Callable[[Path], list[float]]:
+    """What times a suite's variant items: each one's JUnit time in a run of the suite (on
+    `host`, chosen by the invocation, when given; `extra`: more pytest arguments)."""
+
+    def times(root: Path) -> list[float]:
+        junit = root / "junit.xml"
+        chosen = ("--skill-eval-host", host) if host else ()
+        run_suite(root, f"--junitxml={junit}", *chosen, *extra)
+        at = f"@{host}]" if host else "]"
+        return [
+            float(case.get("time", "0"))
+            for case in ElementTree.parse(junit).getroot().iter("testcase")
+            # Sub-results are rows of their own, their item's node id in their class name.
+            if case.get("name", "").endswith((f"[baseline{at}", f"[candidate{at}"))
+            and "::" not in (case.get("classname") or "")
+        ]
+
+    return times
 
 
 def emit(name: str, **figures: Any) -> dict[str, Any]:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from xml.etree import ElementTree
 
-from bench.common import bare_runs, overhead, run_suite
+from bench.common import PROMPT, REPLY, bare_runs, item_times, overhead
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.gemini_cli.config import DEFAULT_MODEL, LOOPBACK_KEY, settings
 from pytest_skill_eval.hosts.gemini_cli.host import QUIET
@@ -24,19 +23,6 @@ from pytest_skill_eval.modelserver.server import Route
 GEMINI_CLI = PACKAGE_ROOT / "node_modules" / ".bin" / "gemini"
 # As the evaluator starts it: `<pinned node> <entry>`.
 COMMAND = node_command(node_runtime(None, PACKAGE_ROOT), node_entry(GEMINI_CLI), GEMINI_CLI)
-PROMPT = "Say done."
-REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
-SUFFIXES = ("[baseline@gemini-cli]", "[candidate@gemini-cli]")
-
-
-def _item_times(root: Path) -> list[float]:
-    junit = root / "junit.xml"
-    run_suite(root, f"--junitxml={junit}", "--skill-eval-host", "gemini-cli")
-    times = []
-    for case in ElementTree.parse(junit).getroot().iter("testcase"):
-        if case.get("name", "").endswith(SUFFIXES) and "::" not in (case.get("classname") or ""):
-            times.append(float(case.get("time", "0")))
-    return times
 
 
 def _bare_times(runs: int, tmp: Path) -> list[float]:
@@ -65,7 +51,13 @@ def _bare_times(runs: int, tmp: Path) -> list[float]:
 def main(groups: int = 20) -> dict[str, object]:
     """Median item wall time minus median bare-Gemini-CLI wall time."""
     return overhead(
-        "gemini-overhead", "bare_gemini_median_s", _item_times, _bare_times, PROMPT, REPLY, groups
+        "gemini-overhead",
+        "bare_gemini_median_s",
+        item_times("gemini-cli"),
+        _bare_times,
+        PROMPT,
+        REPLY,
+        groups,
     )
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from xml.etree import ElementTree
 
-from bench.common import bare_runs, overhead, run_suite
+from bench.common import PROMPT, REPLY, bare_runs, item_times, overhead
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.opencode.binary import packaged_binary
 from pytest_skill_eval.hosts.opencode.config import OpencodeConfig
@@ -27,19 +26,6 @@ from pytest_skill_eval.modelserver.server import Route
 from pytest_skill_eval.modelserver.wire import OPENAI
 
 OPENCODE = packaged_binary(PACKAGE_ROOT) or Path("opencode")
-PROMPT = "Say done."
-REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
-SUFFIXES = ("[baseline@opencode]", "[candidate@opencode]")
-
-
-def _item_times(root: Path) -> list[float]:
-    junit = root / "junit.xml"
-    run_suite(root, f"--junitxml={junit}", "--skill-eval-host", "opencode")
-    times = []
-    for case in ElementTree.parse(junit).getroot().iter("testcase"):
-        if case.get("name", "").endswith(SUFFIXES) and "::" not in (case.get("classname") or ""):
-            times.append(float(case.get("time", "0")))
-    return times
 
 
 def _bare_times(runs: int, tmp: Path) -> list[float]:
@@ -73,7 +59,7 @@ def main(groups: int = 10) -> dict[str, object]:
     return overhead(
         "opencode-overhead",
         "bare_opencode_median_s",
-        _item_times,
+        item_times("opencode"),
         _bare_times,
         PROMPT,
         REPLY,

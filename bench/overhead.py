@@ -3,24 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from xml.etree import ElementTree
 
-from bench.common import bare_pi, overhead, run_suite
-
-PROMPT = "Say done."
-REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
-
-
-def _item_times(root: Path) -> list[float]:
-    junit = root / "junit.xml"
-    run_suite(root, f"--junitxml={junit}")
-    times = []
-    for case in ElementTree.parse(junit).getroot().iter("testcase"):
-        if case.get("name", "").endswith(("[baseline]", "[candidate]")) and "::" not in (
-            case.get("classname") or ""
-        ):
-            times.append(float(case.get("time", "0")))
-    return times
+from bench.common import PROMPT, REPLY, bare_pi, item_times, overhead
 
 
 def _bare_times(runs: int, tmp: Path) -> list[float]:
@@ -32,7 +16,7 @@ def main(groups: int = 10) -> dict[str, object]:
     return overhead(
         "evaluator-overhead",
         "bare_pi_median_s",
-        _item_times,
+        item_times(),
         _bare_times,
         PROMPT,
         REPLY,
