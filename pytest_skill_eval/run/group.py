@@ -37,6 +37,7 @@ from .records import (
     cancelled_before_execution,
     grade_and_record,
     host_record,
+    never_ran,
     persist_fallback,
     ran_unrecorded,
     synthetic_run,
@@ -50,11 +51,6 @@ SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR, layout.EVENTS_PARTIAL, layout.ST
 
 # Widened to str: the run and grade mappings here are keyed by plain strings.
 VARIANTS: tuple[str, ...] = VARIANT_NAMES
-
-
-def _never_ran(run: RunRecord) -> SubjectResult:
-    """A subject result for a run record without a subject: nothing beside it."""
-    return SubjectResult(dict(run), [], "")
 
 
 @dataclass
@@ -113,11 +109,16 @@ class GroupRun:
             except Exception as error:
                 if not held:
                     raise
-                self.started, self.resources, self.resource_error = False, None, None
-                if not existed:
-                    with contextlib.suppress(OSError):
-                        prestart.remove(self.group_dir)
+                self._unstart(remove=not existed)
                 raise prestart.NotStarted(str(error)) from error
+
+    def _unstart(self, *, remove: bool) -> None:
+        """The group back to not started (its directory removed, when `remove`): a pre-start's
+        start undone. A directory that cannot be removed is adopted by the next start."""
+        self.started, self.resources, self.resource_error = False, None, None
+        if remove:
+            with contextlib.suppress(OSError):
+                prestart.remove(self.group_dir)
 
     def _begin(self, env: Environment) -> bool:
         try:
@@ -175,14 +176,14 @@ class GroupRun:
     def _refused(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why this variant's subject may not start now (cancelled, budget, resources), if so."""
         if env.cancel.cancelled:
-            return _never_ran(self._cancelled_before_execution(variant))
+            return never_ran(self._cancelled_before_execution(variant))
         return self._unstartable(variant, env)
 
     def _unstartable(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why no subject may start now besides cancellation: the budget, the resources."""
         ready = self.resource_error is None and self.resources is not None
         refused = unstartable(self.loaded, variant, env.ledger, ready, self.resource_error)
-        return None if refused is None else _never_ran(refused)
+        return None if refused is None else never_ran(refused)
 
     def _execute(self, variant: str, env: Environment, *, again: bool = False) -> SubjectResult:
         claimed = self._claim_prestarted(variant, env)
@@ -201,7 +202,7 @@ class GroupRun:
             )
         except (ResourceError, OSError) as error:
             msg = {"kind": "setup", "message": str(error)}
-            return _never_ran(synthetic_run(group, variant, "invalid", msg))
+            return never_ran(synthetic_run(group, variant, "invalid", msg))
 
         def attempt() -> SubjectResult:
             endpoint = env.endpoint(
@@ -246,9 +247,7 @@ class GroupRun:
         with contextlib.suppress(OSError):  # what is left records as a subject that started
             pre.discard()
         if undo_start and pre.opened_group and not self.runs:
-            with contextlib.suppress(OSError):  # left in place, it is adopted as a start
-                prestart.remove(self.group_dir)
-            self.started, self.resources, self.resource_error = False, None, None
+            self._unstart(remove=True)
 
     @contextlib.contextmanager
     def _prestarting_next(
@@ -380,19 +379,19 @@ class GroupRun:
             run = synthetic_run(group, variant, "infrastructure-failed", msg)
             run["resources"] = resources_json(prepared, self.resources, group.group)
             run["workspace"] = str(prepared.workspace)
-            return _never_ran(run)
+            return never_ran(run)
         except SetupError as error:
             msg = {"kind": "setup", "message": str(error)}
             run = synthetic_run(group, variant, "invalid", msg)
             run["resources"] = resources_json(prepared, self.resources, group.group)
             run["workspace"] = str(prepared.workspace)
-            return _never_ran(run)
+            return never_ran(run)
         except Exception as error:
             # The subject ran (or was starting): whatever failed, it is never `cancelled`.
             run = self._ran_unrecorded(variant, f"{type(error).__name__}: {error}")
             run["resources"] = resources_json(prepared, self.resources, group.group)
             run["workspace"] = str(prepared.workspace)
-            return _never_ran(run)
+            return never_ran(run)
         result.run["resources"] = resources_json(prepared, self.resources, group.group)
         spend = result.run.get("spend") or {}
         if env.ledger is not None and spend and not spend.get("simulated"):
@@ -461,7 +460,7 @@ class GroupRun:
             if variant not in self.runs:
                 (self.group_dir / variant).mkdir(exist_ok=True)
                 synthetic = synthetic_run(self.loaded, variant, state, error)
-                self._persist(variant, _never_ran(synthetic))
+                self._persist(variant, never_ran(synthetic))
 
     def abandon(self) -> None:
         """Call off a pre-started subject whose item will not run here (the session ends; a full
@@ -486,7 +485,7 @@ class GroupRun:
                     synthetic = synthetic_run(self.loaded, variant, "not-selected", None)
                 else:
                     synthetic = self._cancelled_before_execution(variant)
-                self._persist(variant, _never_ran(synthetic))
+                self._persist(variant, never_ran(synthetic))
             self.finished = grade_and_record(
                 self.group_dir,
                 self.loaded,

@@ -14,9 +14,15 @@ from ..evidence.records import CannotRun, GradeRecord, GroupError, GroupRecord, 
 from ..evidence.states import group_state, unrecorded_group_state
 from ..evidence.store import EvidenceError, json_bytes, sha256_bytes, sha256_file
 from ..grading import grade_group
+from ..hosts.subject import SubjectResult
 
 # Widened to str: the run and grade mappings here are keyed by plain strings.
 VARIANTS: tuple[str, ...] = _VARIANTS
+
+
+def never_ran(run: RunRecord) -> SubjectResult:
+    """A subject result for a run record without a subject: nothing beside it."""
+    return SubjectResult(dict(run), [], "")
 
 
 def synthetic_run(
