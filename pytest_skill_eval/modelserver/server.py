@@ -324,9 +324,11 @@ class ScriptedModelServer:
         httpd = _Server(("127.0.0.1", 0), _Handler)
         httpd.owner = self
         self._httpd = httpd
+        # `stop` waits for the serving loop to see the request to stop, up to one poll: every
+        # session, and every xdist worker at the end of a run, pays it once.
         self._thread = threading.Thread(
             target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.2},
+            kwargs={"poll_interval": 0.05},
             name="skill-eval-model-server",
             daemon=True,
         )
