@@ -164,6 +164,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if options.enabled(session.config):
         forget_widened(session.config)
         record_selection(session.config.stash[SESSION_KEY], session.items)
+        xdist.settle_worker(session.config)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -9,6 +9,7 @@ checked against (pytest 9.2.0, pytest-xdist 3.8.0).
 from __future__ import annotations
 
 import functools
+import gc
 import re
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,18 @@ def take_from_controller(config: pytest.Config, state: SkillEvalSession) -> None
         state.ledger = ledger_from(handed["ledger"], state.settings.ledger_url)
     if handed.get("pi"):
         state.checked_pi = PiBinary.from_handover(handed["pi"])
+
+
+def settle_worker(config: pytest.Config) -> None:
+    """Worker: once collected, keep the garbage collector off what lives until the worker exits.
+
+    A worker's modules, models and items outlive every collection it makes, and it exits with the
+    session: frozen (`gc.freeze`), they are never traversed again, not by the collections made
+    while subjects run, pytest's own at unconfigure, nor the one at interpreter exit, where all
+    workers used to pay it at once.
+    """
+    if is_worker(config):
+        gc.freeze()
 
 
 def note_collected(node: Any, ids: list[str]) -> None:

@@ -16,7 +16,7 @@ from tests.support.runs import results, run
 # Written into the run's directory: each process of the run (the controller, each worker)
 # writes, as it ends, every module it imported and which adapters it built.
 PROBE = """
-import json, os, sys
+import gc, json, os, sys
 
 ADAPTERS = {adapters!r}
 
@@ -28,7 +28,10 @@ def pytest_unconfigure(config):
     worker = getattr(config, "workerinput", None)
     name = worker["workerid"] if worker is not None else "controller"
     with open(os.path.join({out!r}, name + ".json"), "w") as out:
-        json.dump({{"modules": sorted(sys.modules), "adapters": built}}, out)
+        json.dump(
+            {{"modules": sorted(sys.modules), "adapters": built, "frozen": gc.get_freeze_count()}},
+            out,
+        )
 """
 
 
@@ -83,3 +86,7 @@ def test_a_worker_that_ran_a_pi_group_imported_what_the_benchmark_measures_and_n
     controller = json.loads((out / "controller.json").read_text())
     assert "pytest_skill_eval.views.terminal" in controller["modules"]
     assert "jinja2" not in controller["modules"]
+    # The worker froze what it had collected, which lives until it exits (`xdist.settle_worker`);
+    # the controller, which may share its process with whatever started the run, froze nothing.
+    assert worker["frozen"] > 0
+    assert controller["frozen"] == 0
