@@ -120,8 +120,9 @@ def description_suite(root: Path, groups: int, prompt: str, reply: dict[str, Any
     return root
 
 
-def run_suite(root: Path, *extra: str) -> tuple[float, float]:
-    """Run the suite through pytest; returns (wall seconds, CPU seconds of all children)."""
+def run_suite(root: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Run the suite through pytest (in `env`, else this process's environment); returns
+    (wall seconds, CPU seconds of all children)."""
     before = os.times()
     start = time.perf_counter()
     done = subprocess.run(
@@ -137,6 +138,7 @@ def run_suite(root: Path, *extra: str) -> tuple[float, float]:
             *skill_eval_args(root, *extra),
         ],
         cwd=root,
+        env=env,
         capture_output=True,
         text=True,
         check=False,

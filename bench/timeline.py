@@ -1,0 +1,86 @@
+"""Where a parallel run's time goes: a pytest plugin the parallel benchmark loads in every process
+(`-p bench.timeline`), and the phases read from what it noted.
+
+Each process appends one JSON line per event to the file named by `SKILL_EVAL_BENCH_TIMELINE`:
+a worker when it has collected and when each item starts and finishes, the controller when it
+learns a worker has collected; each line has the wall clock and the process's own CPU so far.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ENV = "SKILL_EVAL_BENCH_TIMELINE"
+
+
+def _note(event: str, **fields: Any) -> None:
+    path = os.environ.get(ENV)
+    if not path:
+        return
+    line = {
+        "t": time.time(),
+        "cpu": time.process_time(),
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "controller"),
+        "event": event,
+        **fields,
+    }
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(json.dumps(line) + "\n")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A worker has collected (the controller never collects under xdist)."""
+    _note("collected")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """The controller has heard that a worker collected."""
+    _note("node-collected")
+
+
+def pytest_runtest_logstart(nodeid: str, location: object) -> None:
+    """An item starts."""
+    _note("start", item=nodeid)
+
+
+def pytest_runtest_logfinish(nodeid: str, location: object) -> None:
+    """An item finishes."""
+    _note("finish", item=nodeid)
+
+
+def phases(log: Path, began: float, ended: float) -> dict[str, float]:
+    """The run's phases, in seconds since it `began` (wall clock), from the noted events.
+
+    `boot_s`: until the last worker had collected; `boot_cpu_s`: the CPU all workers and the
+    controller had spent by then; `first_round_s`: until the last worker's first item finished;
+    `steady_item_s`: the median wall time of every other item; `tail_s`: from the last item's
+    end until the command returned.
+    """
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    collected = [e for e in events if e["event"] == "collected"]
+    heard = [e for e in events if e["event"] == "node-collected"]
+    items: dict[str, list[tuple[float, float]]] = {}
+    starts: dict[tuple[str, str], float] = {}
+    for event in events:
+        key = (event["worker"], event.get("item", ""))
+        if event["event"] == "start":
+            starts[key] = event["t"]
+        elif event["event"] == "finish" and key in starts:
+            items.setdefault(event["worker"], []).append((starts[key], event["t"]))
+    runs = [sorted(spans) for spans in items.values()]
+    later = [end - start for spans in runs for start, end in spans[1:]]
+    return {
+        "boot_s": round(max(e["t"] for e in collected) - began, 2),
+        "boot_cpu_s": round(sum(e["cpu"] for e in collected) + max(e["cpu"] for e in heard), 2),
+        "first_round_s": round(max(spans[0][1] for spans in runs) - began, 2),
+        "steady_item_s": round(statistics.median(later), 2) if later else 0.0,
+        "tail_s": round(ended - max(end for spans in runs for _, end in spans), 2),
+    }
