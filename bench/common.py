@@ -166,10 +166,16 @@ BareCommand = Callable[[Any, Path], tuple[list[str], dict[str, str]]]
 
 
 def bare_runs(
-    interactions: list[dict[str, Any]], runs: int, tmp: Path, command: BareCommand
+    interactions: list[dict[str, Any]],
+    runs: int,
+    tmp: Path,
+    command: BareCommand,
+    *,
+    to_first_request: bool = False,
 ) -> list[tuple[float, float]]:
     """(wall s, CPU s) of `runs` bare host processes, each against its own scripted route in
-    its own `tmp/bare<k>`: the host alone, none of the evaluator."""
+    its own `tmp/bare<k>`: the host alone, none of the evaluator. With `to_first_request`, both
+    are taken when the route is first asked for a reply: the host's start-up alone."""
     from pytest_skill_eval.modelserver.script import parse_script
     from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
@@ -181,6 +187,10 @@ def bare_runs(
             base = tmp / f"bare{index}"
             (base / "work").mkdir(parents=True)
             argv, env = command(route, base)
+            if to_first_request:
+                figures.append(_to_first_request(argv, base / "work", env, route))
+                route.close()
+                continue
             before = os.times()
             start = time.perf_counter()
             subprocess.run(
@@ -197,11 +207,38 @@ def bare_runs(
     return figures
 
 
+def _to_first_request(
+    argv: list[str], cwd: Path, env: dict[str, str], route: Any
+) -> tuple[float, float]:
+    """(wall s, CPU s) of a host process from its spawn until its route is first asked for a
+    reply; its CPU is read from the kernel's account of it then (`/proc/PID/stat`)."""
+    start = time.perf_counter()
+    with subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    ) as child:  # fmt: skip
+        while route.consumed == 0 and child.poll() is None:
+            time.sleep(0.002)
+        wall = time.perf_counter() - start
+        fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        child.kill()
+    if route.consumed == 0:
+        raise SystemExit(f"{argv[0]} exited before asking the model anything")
+    return wall, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def bare_pi(
-    interactions: list[dict[str, Any]], prompt: str, runs: int, tmp: Path, *, fixture: bool = False
+    interactions: list[dict[str, Any]],
+    prompt: str,
+    runs: int,
+    tmp: Path,
+    *,
+    fixture: bool = False,
+    to_first_request: bool = False,
 ) -> list[tuple[float, float]]:
     """(wall s, CPU s) of bare Pi processes with the isolation flags the evaluator uses,
-    started as it starts them (`<pinned node> <bundle>`, a copy of the warm compile cache)."""
+    started as it starts them (`<pinned node> <bundle>`, a copy of the warm compile cache);
+    with `to_first_request`, until Pi first asks the model (`bare_runs`)."""
     from pytest_skill_eval.hosts.compile_cache import subject_cache, warm_cache
     from pytest_skill_eval.hosts.pi.binary import pi_executable
     from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
@@ -232,7 +269,7 @@ def bare_pi(
         ]  # fmt: skip
         return argv, env
 
-    return bare_runs(interactions, runs, tmp, command)
+    return bare_runs(interactions, runs, tmp, command, to_first_request=to_first_request)
 
 
 def overhead(
