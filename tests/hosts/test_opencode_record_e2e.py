@@ -8,14 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.files import read_json, write
-from tests.support.http import FakeUpstream
-from tests.support.roots import Group, build, runtime, skill, variant
-from tests.support.runs import results, skill_eval_args
+from tests.support.recording import openai_provider, record, replay
 
 pytestmark = pytest.mark.pi
 
-CANARY = "sk-proj-upstream-canary-0c17"
+PROVIDER = openai_provider("opencode", "openai/gpt-4o", "sk-proj-upstream-canary-0c17")
 
 
 def _chat_sse(*, text: str | None = None, call: tuple[str, str] | None = None) -> bytes:
@@ -44,68 +41,15 @@ def _sse(body: bytes) -> tuple[int, str, list[bytes]]:
 def test_a_recorded_opencode_run_replays_with_match_body(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = pytester.path / "root"
-    write(root / "fixture" / "notes.txt", "alpha\n")
-    group = Group(
-        id="rec",
-        type="body",
-        turns=["Read the notes.", "Anything else?"],
-        tools=["read"],
-        fixture="fixture",
-        runtime=runtime(host="opencode"),
-        candidate=variant([skill(root, "note-taker")], 0),
-    )
-    suite = build(root, [group])
-    definition = root / "groups" / "rec.json"
-    document = json.loads(definition.read_text(encoding="utf-8"))
-    document["model"] = {"model": "openai/gpt-4o"}
-    definition.write_text(json.dumps(document), encoding="utf-8")
-    cassettes = tmp_path / "cassettes"
-    cassettes.mkdir()
-    upstream = FakeUpstream(
-        [
-            _sse(_chat_sse(call=("read", json.dumps({"filePath": "notes.txt"})))),
-            _sse(_chat_sse(text="Read.")),
-            _sse(_chat_sse(text="Nothing else.")),
-        ]
-    )
-    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
-    common = [
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite, cassettes=False),
-        *("--skill-eval-cassettes", str(cassettes)),
-        *("-o", f"skill_eval_upstream_url={upstream.base_url}/v1"),
+    answers = [
+        _sse(_chat_sse(call=("read", json.dumps({"filePath": "notes.txt"})))),
+        _sse(_chat_sse(text="Read.")),
+        _sse(_chat_sse(text="Nothing else.")),
     ]
-    try:
-        recorded = pytester.runpytest_subprocess(*common, "--skill-eval-record", "once")
-    finally:
-        upstream.stop()
-    assert recorded.ret == 0, recorded.stdout.str()
-    # Three answers, three requests: no title request went upstream either.
-    assert len(upstream.requests) == 3
-    assert all(r.path == "/v1/chat/completions" for r in upstream.requests)
-    assert all(r.body["model"] == "gpt-4o" for r in upstream.requests)
-    assert all(r.headers.get("authorization") == f"Bearer {CANARY}" for r in upstream.requests)
-    cassette = cassettes / "rec" / "candidate@opencode.yaml"
-    assert sorted(p.name for p in (cassettes / "rec").iterdir()) == [cassette.name]
-    text = cassette.read_text(encoding="utf-8")
-    assert "api: openai-completions" in text
-    first = results(root)[-1]
-    first_run = read_json(first / "groups" / "rec@opencode" / "candidate" / "run.json")
-    assert first_run["state"] == "complete", first_run["error"]
-    assert first_run["provider"]["mode"] == "record"
+    # Three answers, three requests (`record` counts them): no title request went upstream.
+    recording = record(pytester, tmp_path, monkeypatch, PROVIDER, answers)
+    assert all(r.path == "/v1/chat/completions" for r in recording.requests)
+    assert all(r.body["model"] == "gpt-4o" for r in recording.requests)
+    assert "api: openai-completions" in recording.text
 
-    # Replay, upstream gone, every request matched by its normalised body.
-    cassette.write_text(text.replace("match: order", "match: body"), encoding="utf-8")
-    replayed = pytester.runpytest_subprocess(*common)
-    assert replayed.ret == 0, replayed.stdout.str()
-    second = results(root)[-1]
-    assert second != first
-    run = read_json(second / "groups" / "rec@opencode" / "candidate" / "run.json")
-    assert run["state"] == "complete", run["error"]
-    assert run["provider"]["mode"] == "replay"
-    assert [t["response"] for t in run["turns"]] == ["Read.", "Nothing else."]
-    assert run["workspace"] != first_run["workspace"]
-    for base in (root / ".skill-eval", cassettes):
-        for path in base.rglob("*"):
-            if path.is_file():
-                assert CANARY.encode() not in path.read_bytes(), path
+    replay(pytester, recording, ["Read.", "Nothing else."])
