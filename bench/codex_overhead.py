@@ -10,10 +10,9 @@ included), which is what a user would otherwise wait for.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from bench.common import PROMPT, REPLY, bare_runs, item_times, overhead
+from bench.common import PROMPT, BareCommand, bare_home, item_times, one_turn_overhead
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.codex.binary import native_codex
 from pytest_skill_eval.hosts.codex.config import LOOPBACK_KEY, CodexConfig
@@ -26,19 +25,15 @@ CODEX = PACKAGE_ROOT / "node_modules" / ".bin" / "codex"
 NATIVE, NATIVE_ENV = native_codex(CODEX) or (CODEX, {})
 
 
-def _bare_times(runs: int, tmp: Path, codex: Path = NATIVE) -> list[float]:
+def bare_command(codex: Path) -> BareCommand:
+    """A bare `codex exec` of `codex` (the native binary, with the launcher's environment, or
+    the npm launcher) in an empty CODEX_HOME with the evaluator's config.toml."""
+
     def command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
-        for name in ("home/.codex", "tmp"):
-            (base / name).mkdir(parents=True)
+        env = bare_home(base, ".codex")
         config = CodexConfig(base_url=responses_base_url(route))
         (base / "home" / ".codex" / "config.toml").write_text(config.toml())
-        env = {
-            "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": str(base / "home"),
-            "CODEX_HOME": str(base / "home" / ".codex"),
-            "TMPDIR": str(base / "tmp"),
-            KEY_ENV: LOOPBACK_KEY,
-        }
+        env |= {"CODEX_HOME": str(base / "home" / ".codex"), KEY_ENV: LOOPBACK_KEY}
         if codex == NATIVE:
             env |= NATIVE_ENV
         argv = [
@@ -47,20 +42,18 @@ def _bare_times(runs: int, tmp: Path, codex: Path = NATIVE) -> list[float]:
         ]  # fmt: skip
         return argv, env
 
-    return [wall for wall, _ in bare_runs([{"response": REPLY}], runs, tmp, command)]
+    return command
 
 
 def main(groups: int = 20) -> dict[str, object]:
     """Median item wall time minus median bare-Codex wall time."""
-    return overhead(
+    return one_turn_overhead(
         "codex-overhead",
         "bare_codex_median_s",
         item_times("codex", "--skill-eval-codex-unconfined-reads"),
-        _bare_times,
-        PROMPT,
-        REPLY,
+        bare_command(NATIVE),
         groups,
-        also=("codex_exec", lambda runs, tmp: _bare_times(runs, tmp, CODEX)),
+        also=("codex_exec", bare_command(CODEX)),
     )
 
 

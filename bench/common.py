@@ -31,12 +31,16 @@ __all__ = [
     "PROMPT",
     "REPLY",
     "REPO",
+    "BareCommand",
+    "bare_home",
     "bare_pi",
     "bare_runs",
+    "bare_walls",
     "body_suite",
     "description_suite",
     "emit",
     "item_times",
+    "one_turn_overhead",
     "overhead",
     "run_suite",
 ]
@@ -207,6 +211,28 @@ def bare_runs(
     return figures
 
 
+def bare_home(base: Path, config: str = "", *, path: str | None = None) -> dict[str, str]:
+    """Make a bare run's empty `base/home` (its host's config directory `config` inside) and
+    `base/tmp`; return the environment pointing the host at them, on `path` (else this process's
+    PATH): each bare host starts as isolated as an item's, so only the evaluator differs."""
+    (base / "home" / config).mkdir(parents=True)
+    (base / "tmp").mkdir()
+    return {
+        "PATH": path or os.environ.get("PATH", os.defpath),
+        "HOME": str(base / "home"),
+        "TMPDIR": str(base / "tmp"),
+    }
+
+
+def bare_walls(command: BareCommand) -> Callable[[int, Path], list[float]]:
+    """What times bare runs of `command` on the overheads' one turn (`REPLY`): their walls."""
+
+    def walls(runs: int, tmp: Path) -> list[float]:
+        return [wall for wall, _ in bare_runs([{"response": REPLY}], runs, tmp, command)]
+
+    return walls
+
+
 def _to_first_request(
     argv: list[str], cwd: Path, env: dict[str, str], route: Any
 ) -> tuple[float, float]:
@@ -325,4 +351,26 @@ def overhead(
         **{bare_key: round(bare_median, 3)},
         **extra,
         runs=len(items),
+    )
+
+
+def one_turn_overhead(
+    name: str,
+    bare_key: str,
+    items_of: Callable[[Path], list[float]],
+    command: BareCommand,
+    groups: int,
+    also: tuple[str, BareCommand] | None = None,
+) -> dict[str, Any]:
+    """`overhead` of `PROMPT` answered by `REPLY`, against bare runs of `command` (and of
+    `also`'s, reported beside): a host's benchmark gives only its items and its bare command."""
+    return overhead(
+        name,
+        bare_key,
+        items_of,
+        bare_walls(command),
+        PROMPT,
+        REPLY,
+        groups,
+        also=None if also is None else (also[0], bare_walls(also[1])),
     )

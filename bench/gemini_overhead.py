@@ -9,10 +9,9 @@ is the evaluator.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from bench.common import PROMPT, REPLY, bare_runs, item_times, overhead
+from bench.common import PROMPT, bare_home, item_times, one_turn_overhead
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.gemini_cli.config import DEFAULT_MODEL, LOOPBACK_KEY, settings
 from pytest_skill_eval.hosts.gemini_cli.host import QUIET
@@ -25,38 +24,31 @@ GEMINI_CLI = PACKAGE_ROOT / "node_modules" / ".bin" / "gemini"
 COMMAND = node_command(node_runtime(None, PACKAGE_ROOT), node_entry(GEMINI_CLI), GEMINI_CLI)
 
 
-def _bare_times(runs: int, tmp: Path) -> list[float]:
-    def command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
-        for name in ("home/.gemini", "tmp"):
-            (base / name).mkdir(parents=True)
-        config = settings(["read_file"], guard=False, commands=None)
-        (base / "home" / ".gemini" / "settings.json").write_text(json.dumps(config))
-        env = {
-            "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": str(base / "home"),
-            "TMPDIR": str(base / "tmp"),
-            "GOOGLE_GEMINI_BASE_URL": route.base_url(GEMINI),
-            "GEMINI_API_KEY": LOOPBACK_KEY,
-            **QUIET,
-        }
-        argv = [
-            *COMMAND, "--output-format", "stream-json", "--approval-mode", "yolo",
-            "--skip-trust", "--model", DEFAULT_MODEL, f"--prompt={PROMPT}",
-        ]  # fmt: skip
-        return argv, env
-
-    return [wall for wall, _ in bare_runs([{"response": REPLY}], runs, tmp, command)]
+def bare_command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
+    """A bare Gemini CLI in `base`'s empty home (the evaluator's settings.json), answered by
+    `route`."""
+    env = bare_home(base, ".gemini")
+    config = settings(["read_file"], guard=False, commands=None)
+    (base / "home" / ".gemini" / "settings.json").write_text(json.dumps(config))
+    env |= {
+        "GOOGLE_GEMINI_BASE_URL": route.base_url(GEMINI),
+        "GEMINI_API_KEY": LOOPBACK_KEY,
+        **QUIET,
+    }
+    argv = [
+        *COMMAND, "--output-format", "stream-json", "--approval-mode", "yolo",
+        "--skip-trust", "--model", DEFAULT_MODEL, f"--prompt={PROMPT}",
+    ]  # fmt: skip
+    return argv, env
 
 
 def main(groups: int = 20) -> dict[str, object]:
     """Median item wall time minus median bare-Gemini-CLI wall time."""
-    return overhead(
+    return one_turn_overhead(
         "gemini-overhead",
         "bare_gemini_median_s",
         item_times("gemini-cli"),
-        _bare_times,
-        PROMPT,
-        REPLY,
+        bare_command,
         groups,
     )
 
