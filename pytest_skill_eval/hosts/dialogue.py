@@ -26,6 +26,7 @@ class Translator(Protocol):
 
 
 T = TypeVar("T", bound=Translator)
+H = TypeVar("H")
 
 
 class StreamDialogue(Generic[T]):
@@ -91,19 +92,35 @@ class StreamDialogue(Generic[T]):
         self._translator.apply(frame.event)
 
 
-class ProcessPerTurnDialogue(StreamDialogue[T]):
+class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
     """A dialogue whose later turns each start a new process (a `resume` command line) with
-    the first one's environment; their events and stderr are appended to the run's files."""
+    the first one's environment; their events and stderr are appended to the run's files.
+    `host` (an `H`) gives the later turns' command lines; `after_turn` is told of each turn."""
 
     # How messages name what a later turn continues, and continuing it.
     _session = "session"
     _resume = "resume"
 
-    def __init__(self, process: HostProcess, cancel: CancelToken, launch: Launch) -> None:
+    def __init__(
+        self,
+        process: HostProcess,
+        cancel: CancelToken,
+        launch: Launch,
+        after_turn: Callable[[Turn], None],
+        host: H,
+    ) -> None:
         super().__init__(process, cancel)
         self._launch = launch
+        self._after_turn = after_turn
+        self._host = host
+        self._translator = self._translate()
         self._counts: dict[str, Counts] = {}
         self._cut: list[OSError | None] = [None, None]  # events, stderr: the first failed write
+
+    def _translate(self) -> T:
+        """This host's translator into the observation, made once the launch and host are kept
+        (each host reads its events with its own)."""
+        raise NotImplementedError
 
     def _next_process(
         self, number: int, argv: list[str] | None, host: str, layers: Sequence[SystemLayer]

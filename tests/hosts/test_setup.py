@@ -111,7 +111,12 @@ def test_every_process_per_turn_host_continues_through_one_dialogue(
     assert issubclass(kinds[host], ProcessPerTurnDialogue)
     launch: Any = SimpleNamespace(events_path=tmp_path / "e", stderr_path=tmp_path / "s")
     process: Any = SimpleNamespace()
-    dialogue: Any = ProcessPerTurnDialogue(process, CancelToken(), launch)
+
+    class Untranslated(ProcessPerTurnDialogue[Any, None]):
+        def _translate(self) -> Any:
+            return None  # no event reaches it: only the next turn's start is exercised
+
+    dialogue: Any = Untranslated(process, CancelToken(), launch, lambda turn: None, None)
     dialogue._session, dialogue._resume = kinds[host]._session, kinds[host]._resume
     name = {"codex": "Codex", "gemini-cli": "Gemini CLI", "opencode": "opencode"}[host]
     assert not dialogue._next_process(2, None, name, ())

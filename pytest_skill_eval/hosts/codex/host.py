@@ -171,23 +171,13 @@ def rollout_mentions(home: Path, sessions: Path) -> list[tuple[str, str]]:
     return found
 
 
-class CodexDialogue(ProcessPerTurnDialogue[EventTranslator]):
+class CodexDialogue(ProcessPerTurnDialogue[EventTranslator, "CodexHost"]):
     """`--json` events out; turn one in the first process, each later one a resume process."""
 
     _session = "thread"
 
-    def __init__(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-        host: CodexHost,
-    ) -> None:
-        super().__init__(process, cancel, launch)
-        self._after_turn = after_turn
-        self._host = host
-        self._translator = EventTranslator(self._observation, host.aliases, host.prices)
+    def _translate(self) -> EventTranslator:
+        return EventTranslator(self._observation, self._host.aliases, self._host.prices)
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
         """Every prompt in turn; the target skill is mentioned explicitly on turn one."""

@@ -63,21 +63,12 @@ def gemini_model(launch: Launch) -> str:
     return declared
 
 
-class GeminiDialogue(ProcessPerTurnDialogue[StreamTranslator]):
+class GeminiDialogue(ProcessPerTurnDialogue[StreamTranslator, "GeminiCliHost"]):
     """stream-json events out; turn one in the first process, each later one `--resume`s."""
 
-    def __init__(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-        host: GeminiCliHost,
-    ) -> None:
-        super().__init__(process, cancel, launch)
-        self._after_turn = after_turn
-        self._host = host
-        self._translator = StreamTranslator(self._observation, host.skills, launch.cwd, host.prices)
+    def _translate(self) -> StreamTranslator:
+        host, cwd = self._host, self._launch.cwd
+        return StreamTranslator(self._observation, host.skills, cwd, host.prices)
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
         """Every prompt in turn; Gemini CLI has no way to name a skill in a prompt."""

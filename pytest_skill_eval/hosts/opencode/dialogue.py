@@ -29,7 +29,7 @@ class Resumable(Protocol):
     def resume_argv(self, session: str, prompt: str) -> list[str]: ...
 
 
-class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator]):
+class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator, Resumable]):
     """`--format json` events out; every prompt in argv, one process per turn."""
 
     _resume = "continue"
@@ -43,10 +43,11 @@ class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator]):
         host: Resumable,
         skills: dict[str, str],
     ) -> None:
-        super().__init__(process, cancel, launch)
-        self._after_turn = after_turn
-        self._host = host
-        self._translator = EventTranslator(self._observation, skills)
+        self._skills = skills  # before the base makes the translator, which reads them
+        super().__init__(process, cancel, launch, after_turn, host)
+
+    def _translate(self) -> EventTranslator:
+        return EventTranslator(self._observation, self._skills)
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
         """Every prompt in turn; a turn that fails ends the conversation."""
