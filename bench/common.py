@@ -243,13 +243,14 @@ def _to_first_request(
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     ) as child:  # fmt: skip
-        while route.consumed == 0 and child.poll() is None:
+        while route.consumed == 0:
+            if child.poll() is not None:
+                raise SystemExit(f"{argv[0]} exited before the model answered it")
             time.sleep(0.002)
         wall = time.perf_counter() - start
+        # Fields 14 and 15 of stat (utime, stime), counted after the command name's `)`.
         fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
         child.kill()
-    if route.consumed == 0:
-        raise SystemExit(f"{argv[0]} exited before asking the model anything")
     return wall, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 

@@ -7,11 +7,13 @@ grading), and how close the parallel wall time comes to its floor: the larger of
 (all CPU over the cores) and the latency floor (every subject's model waits over the workers).
 Then where the parallel run's time went (`bench/timeline.py`): booting until every worker has
 collected, the first round, the later items, the tail. Booting and every worker's first host
-start are CPU that must all be spent before the last worker can begin its first model wait,
-and every worker then waits out its share of the latency floor: the run cannot end before the
-latency floor plus that front CPU over the cores. The efficiency that leaves (`efficiency_cap`)
-is printed beside the measured one. It is optimistic: a host start counts as a bare Pi's CPU
-until it first asks the model, and none of the evaluator's work for a subject is counted.
+start are CPU that must all be spent before the last worker can begin its first model wait
+(xdist hands out no work before every worker has collected), and every worker then waits out
+its share of the latency floor (two groups of 12 s of model waits each; any other split leaves
+some worker 36 s): the run cannot end before the latency floor plus that front CPU over the
+cores. The efficiency that leaves (`efficiency_cap`) is printed beside the measured one. It is
+optimistic: a host start counts as a bare Pi's CPU until it first asks the model, and none of
+the evaluator's work for a subject is counted.
 Last, the plugin's import CPU per xdist worker beside pytest's own (`bench import`): each of the
 eight workers pays it.
 """
@@ -72,7 +74,7 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
         latency_floor_s=round(latency_floor, 2),
         phases=phases,
         front_cpu_s=round(front_cpu, 2),
-        efficiency_cap=round(latency_floor / (latency_floor + front_cpu / cores), 3),
+        efficiency_cap=round(floor / (latency_floor + front_cpu / cores), 3),
         per_subject={
             "host_cpu_s": round(host_cpu, 3),
             "host_start_cpu_s": round(statistics.median(cpu for _, cpu in starts), 3),

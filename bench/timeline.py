@@ -3,7 +3,8 @@
 
 Each process appends one JSON line per event to the file named by `SKILL_EVAL_BENCH_TIMELINE`:
 a worker when it has collected and when each item starts and finishes, the controller when it
-learns a worker has collected; each line has the wall clock and the process's own CPU so far.
+learns a worker has collected (it also hears of every item's start and finish, which it does
+not note: only a worker's own are); each line has the wall clock and the process's own CPU.
 """
 
 from __future__ import annotations
@@ -18,6 +19,14 @@ from typing import Any
 import pytest
 
 ENV = "SKILL_EVAL_BENCH_TIMELINE"
+CONTROLLER = "controller"
+_process = {"name": CONTROLLER}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Name this process: its xdist worker id, else the controller."""
+    worker = getattr(config, "workerinput", None)
+    _process["name"] = worker["workerid"] if worker is not None else CONTROLLER
 
 
 def _note(event: str, **fields: Any) -> None:
@@ -27,7 +36,7 @@ def _note(event: str, **fields: Any) -> None:
     line = {
         "t": time.time(),
         "cpu": time.process_time(),
-        "worker": os.environ.get("PYTEST_XDIST_WORKER", "controller"),
+        "worker": _process["name"],
         "event": event,
         **fields,
     }
@@ -47,13 +56,15 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 
 def pytest_runtest_logstart(nodeid: str, location: object) -> None:
-    """An item starts."""
-    _note("start", item=nodeid)
+    """A worker starts an item."""
+    if _process["name"] != CONTROLLER:
+        _note("start", item=nodeid)
 
 
 def pytest_runtest_logfinish(nodeid: str, location: object) -> None:
-    """An item finishes."""
-    _note("finish", item=nodeid)
+    """A worker finishes an item."""
+    if _process["name"] != CONTROLLER:
+        _note("finish", item=nodeid)
 
 
 def phases(log: Path, began: float, ended: float) -> dict[str, float]:

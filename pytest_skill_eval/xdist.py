@@ -167,7 +167,8 @@ def settle_worker(config: pytest.Config) -> None:
     A worker's modules, models and items outlive every collection it makes, and it exits with the
     session: frozen (`gc.freeze`), they are never traversed again, not by the collections made
     while subjects run, pytest's own at unconfigure, nor the one at interpreter exit, where all
-    workers used to pay it at once.
+    workers used to pay it at once. What is frozen stays until the worker exits, garbage among
+    it too: one freeze, of what existed at that moment, so the cost is bounded.
     """
     if is_worker(config):
         gc.freeze()
