@@ -35,7 +35,6 @@ __all__ = [
     "bare_home",
     "bare_pi",
     "bare_runs",
-    "bare_walls",
     "body_suite",
     "description_suite",
     "emit",
@@ -193,22 +192,25 @@ def bare_runs(
             argv, env = command(route, base)
             if to_first_request:
                 figures.append(_to_first_request(argv, base / "work", env, route))
-                route.close()
-                continue
-            before = os.times()
-            start = time.perf_counter()
-            subprocess.run(
-                argv, cwd=base / "work", env=env, stdin=subprocess.DEVNULL,
-                capture_output=True, check=True,
-            )  # fmt: skip
-            wall = time.perf_counter() - start
-            after = os.times()
-            cpu = (after.children_user - before.children_user) + (
-                after.children_system - before.children_system
-            )
-            figures.append((wall, cpu))
+            else:
+                figures.append(_to_exit(argv, base / "work", env))
             route.close()
     return figures
+
+
+def _to_exit(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall s, CPU s) of a host process from its spawn until it exits (it must succeed)."""
+    before = os.times()
+    start = time.perf_counter()
+    subprocess.run(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True
+    )  # fmt: skip
+    wall = time.perf_counter() - start
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return wall, cpu
 
 
 def bare_home(base: Path, config: str = "", *, path: str | None = None) -> dict[str, str]:
@@ -224,7 +226,7 @@ def bare_home(base: Path, config: str = "", *, path: str | None = None) -> dict[
     }
 
 
-def bare_walls(command: BareCommand) -> Callable[[int, Path], list[float]]:
+def _bare_walls(command: BareCommand) -> Callable[[int, Path], list[float]]:
     """What times bare runs of `command` on the overheads' one turn (`REPLY`): their walls."""
 
     def walls(runs: int, tmp: Path) -> list[float]:
@@ -369,9 +371,9 @@ def one_turn_overhead(
         name,
         bare_key,
         items_of,
-        bare_walls(command),
+        _bare_walls(command),
         PROMPT,
         REPLY,
         groups,
-        also=None if also is None else (also[0], bare_walls(also[1])),
+        also=None if also is None else (also[0], _bare_walls(also[1])),
     )
