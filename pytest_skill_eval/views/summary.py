@@ -3,9 +3,11 @@
 Rendered from the sealed result (or aggregate) alone: the bottom line per group, a table of
 checks per variant, rates with Wilson intervals across trials, spend, the seal root and a link
 to the HTML report. A pull request page may be public, so by default it never shows agent
-output or workspace content: only ids, kinds, states, counts and hashes, each id escaped for
-Markdown. `excerpts=True` (`--excerpts`) adds the bounded excerpt each failed text check
-recorded, which is agent output or workspace text: for private pages only. A check a noise
+output or workspace content: only ids, kinds, states, counts and hashes. Every field is text
+a result directory holds (an artifact may come from an untrusted job), so each is shown through
+`gfm.md_text`: no link, mention, reference, HTML or cell break on GitHub. `excerpts=True`
+(`--excerpts`) adds the bounded excerpt each failed text check recorded, which is agent output or
+workspace text, each in a fenced code block: for private pages only. A check a noise
 floor found flaky is marked as such (it does not gate).
 """
 
@@ -21,20 +23,13 @@ from ..errors import OutputError
 from ..evidence import layout, read, sealed_root
 from ..evidence.iteration import unchanged_groups, unchanged_line
 from .decision import bottom_line
+from .gfm import md_code_block, md_text
 from .present import cost_label, excerpt_of, format_interval, format_number, rate_of, run_spend
 from .usage import by_group
 
-# CommonMark lets a backslash escape any ASCII punctuation. These are the ones that can start
-# markup inside a line (emphasis, code, links, HTML, entities, a cell break, a mention, math);
-# the text never begins a line, so list and heading markers need no escape.
-_PUNCTUATION = frozenset("\\`*_[]<>|&!~#$@")
 DEFAULT_REPORT_URL = "report.html"
 
-
-def md_text(text: str) -> str:
-    """`text` as literal Markdown inline text, one line: no link, emphasis, HTML or cell break."""
-    flat = " ".join(str(text).split())
-    return "".join(f"\\{c}" if c in _PUNCTUATION else c for c in flat)
+__all__ = ["DEFAULT_REPORT_URL", "append_step_summary", "md_text", "render_markdown"]
 
 
 def render_markdown(
@@ -70,7 +65,7 @@ def render_markdown(
     lines.append("")
     for trial in trial_dirs:
         root = sealed_root(trial)
-        shown = f"`sha256:{root}`" if root is not None else "none (unsealed)"
+        shown = "none (unsealed)" if root is None else _root(root)
         lines.append(f"- seal of {md_text(trial.name)}: {shown}")
     lines.extend(["", f"[HTML report]({_link(report_url)})", ""])
     return "\n".join(lines)
@@ -118,15 +113,15 @@ def _graded(result_dir: Path) -> list[tuple[str, list[Mapping[str, Any]], str]]:
 
 
 def _excerpts(result_dir: Path) -> list[str]:
-    """What each failed text check observed around its expectation (bounded, one line each)."""
+    """What each failed text check observed around its expectation (bounded): each in a fenced
+    code block, where GitHub makes no link, mention or reference of it."""
     lines = []
     for label, checks, _state in _graded(result_dir):
         for check in checks:
             excerpt = excerpt_of(check)
             if excerpt is not None:
-                lines.append(
-                    f"- {md_text(label)} / {md_text(str(check.get('id')))}: {md_text(excerpt)}"
-                )
+                lines.append(f"- {md_text(label)} / {md_text(str(check.get('id')))}:")
+                lines.extend(["", *md_code_block(excerpt, indent="  ")])
     return ["**What failed text checks observed**", "", *lines, ""] if lines else []
 
 
@@ -194,6 +189,13 @@ def _spend(result_dirs: list[Path]) -> str:
     if simulated:
         parts.append(cost_label(round(simulated, 6), True))
     return ", ".join(parts)
+
+
+def _root(root: str) -> str:
+    """A seal root as code, when it is one; anything else a forged seal holds as text."""
+    if len(root) == 64 and all(c in "0123456789abcdef" for c in root):
+        return f"`sha256:{root}`"
+    return md_text(f"sha256:{root}")
 
 
 def _link(url: str) -> str:

@@ -60,11 +60,12 @@ def test_a_failed_file_text_check_shows_an_excerpt_around_the_expectation(
     assert f"observed text: {shown}" in message
     assert "x" * 81 not in message
     # The summary for a pull request shows it only when asked: by default it holds no agent
-    # output; with --excerpts the bounded excerpt, as literal text.
+    # output; with --excerpts the bounded excerpt, in a fenced code block under its check.
     assert "ye5, said the model" not in render_markdown(result_dir)
     with_excerpts = render_markdown(result_dir, excerpts=True)
-    (line,) = [r for r in with_excerpts.splitlines() if "/ candidate-says-yes:" in r]
-    assert "ye5, said the model" in line
+    lines = with_excerpts.splitlines()
+    (at,) = [n for n, r in enumerate(lines) if "/ candidate-says-yes:" in r]
+    assert lines[at + 1 : at + 5] == ["", "  ```", f"  {shown}", "  ```"]
     assert "x" * 81 not in with_excerpts
 
 

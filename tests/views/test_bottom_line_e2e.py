@@ -20,6 +20,7 @@ from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.views.terminal import LEGEND
 from tests.support import runs
 from tests.support.files import read_json, write
+from tests.support.github_markdown import shown
 from tests.support.roots import body_group, make_root, on_fast_host, write_answer
 from tests.support.shared import SharedRun
 
@@ -86,7 +87,8 @@ def test_latest_with_no_result_is_one_line_naming_it(tmp_path: Path) -> None:
 
 
 def _cells(tokens: list[Token], kind: str) -> list[list[str]]:
-    """The text of each table row's cells, for header (`th`) or body (`td`) cells."""
+    """The text of each table row's cells, for header (`th`) or body (`td`) cells, as a reader
+    sees it (without the invisible word joiners that keep GitHub from linking)."""
     rows: list[list[str]] = []
     for token in tokens:
         if token.type == "tr_open":
@@ -94,14 +96,15 @@ def _cells(tokens: list[Token], kind: str) -> list[list[str]]:
         elif token.type == f"{kind}_open":
             rows[-1].append("")
         elif token.type == "inline" and rows and rows[-1] and rows[-1][-1] == "":
-            rows[-1][-1] = "".join(c.content for c in token.children or [] if c.type == "text")
+            text = "".join(c.content for c in token.children or [] if c.type == "text")
+            rows[-1][-1] = shown(text)
     return [r for r in rows if r]
 
 
 def _plain(markdown: str) -> str:
     """What a reader sees: the rendered HTML with its tags removed."""
     html = MarkdownIt("commonmark").enable("table").render(markdown)
-    return re.sub(r"<[^>]+>", "", html)
+    return shown(re.sub(r"<[^>]+>", "", html))
 
 
 def test_the_markdown_summary_and_the_step_summary_show_the_decision_and_no_agent_output(

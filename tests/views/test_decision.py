@@ -59,4 +59,5 @@ def test_agent_controlled_text_stays_literal_in_markdown() -> None:
     kinds = {child.type for child in cells[0].children or []}
     assert kinds == {"text"}  # no emphasis, link, HTML, code or strikethrough
     text = "".join(child.content for child in cells[0].children or [])
-    assert text == " ".join(hostile.split())
+    # As a reader sees it: the word joiners that keep GitHub from linking are invisible.
+    assert text.replace("\u2060", "") == " ".join(hostile.split())
