@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +22,18 @@ from ..evidence.store import atomic_write
 
 class LedgerError(OSError):
     """The ledger cannot be used: its store unreachable, refusing, or answering nonsense."""
+
+
+def amount_of(value: object) -> float | None:
+    """`value` as an amount of USD: a finite number zero or more, else None (`nan`, `inf`,
+    `-1`, text, nothing): such an amount is never added or compared, it stops admissions."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str | bytes):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
 
 
 class Ledger(Protocol):
@@ -80,12 +93,24 @@ class FileLedger:
             return bool(state.get("exhausted"))
 
     def charge(self, amount: float) -> None:
-        """Add a finished subject's spend; mark the ledger exhausted at the ceiling."""
+        """Add a finished subject's spend; mark the ledger exhausted at the ceiling. A spend
+        that is not a finite amount zero or more exhausts it: no sum could be trusted."""
         with self._locked() as state:
-            state["spent"] = round(float(state.get("spent", 0.0)) + amount, 10)
-            state["charges"] = int(state.get("charges", 0)) + 1
-            if state["spent"] >= self.max_cost:
+            spent = amount_of(state.get("spent", 0.0))
+            if amount_of(amount) is None or spent is None:
                 state["exhausted"] = True
+                refused = f"was charged {amount!r} USD on {state.get('spent')!r} spent"
+            else:
+                refused = ""
+                state["spent"] = round(spent + amount, 10)
+            state["charges"] = int(state.get("charges", 0)) + 1
+            if not refused and state["spent"] >= self.max_cost:
+                state["exhausted"] = True
+        if refused:
+            raise LedgerError(
+                f"the spend ledger {self.path} {refused}, not finite amounts zero or more; it "
+                "is marked exhausted, no further subject starts"
+            )
 
     def snapshot(self) -> dict[str, Any]:
         """`{maxCost, spent, exhausted}` for summaries and aggregates."""

@@ -11,17 +11,23 @@ release are each one server-side Lua script, so every decision is atomic across 
 - a charge settles the process's hold with the real spend (a subject that costs more than its
   hold is still charged in full, as on one machine);
 - a hold carries a deadline on the Redis clock, pushed back by a heartbeat thread while this
-  process lives, so the hold of a process that dies lapses instead of blocking the ceiling.
+  process lives, so the hold of a process that dies lapses instead of blocking the ceiling;
+- every amount read from Redis (ceiling, spend, dearest charge, reserve, each hold) is checked
+  before any is used: one that is not a finite number zero or more (`nan`, `inf`, `-1`, text)
+  refuses the call, naming the key and field, so no comparison with it can admit a subject. A
+  charge that is not such an amount marks the ledger exhausted.
 
 The ceiling (and the reserve) is stored with the ledger on first use; a process asking for
 another one is refused. Every call is bounded by connect and socket timeouts and is never retried
 (a charge must not count twice); a Redis that cannot be used raises `LedgerError` naming its URL
-without the password, and the subject that asked is recorded as an infrastructure failure.
+without the password (`ledger_url`), and the subject that asked is recorded as an
+infrastructure failure.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import socket
@@ -30,20 +36,29 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from ..common.optionvalues import number
 from ..errors import SkillEvalError
-from .ledger import FileLedger, Ledger, LedgerError
+from .ledger import FileLedger, Ledger, LedgerError, amount_of
+from .ledger_url import PASSWORD_ENV, check_url, has_password, safe_url, scrub, secrets_of
+
+__all__ = [
+    "PASSWORD_ENV",
+    "LedgerMismatchError",
+    "RedisLedger",
+    "check_url",
+    "ledger_from",
+    "ledger_problem",
+    "open_ledger",
+    "reserve_value",
+    "safe_url",
+]
 
 if TYPE_CHECKING:
     import redis
 
     from ..options import Settings
 
-PASSWORD_ENV = "SKILL_EVAL_LEDGER_PASSWORD"
-SCHEMES = ("redis", "rediss", "unix")
-EXTRA = "pytest-skill-eval[redis]"
 # Every call is bounded: a hung Redis fails a subject, never the run.
 TIMEOUT_S = 10.0
 # How long a hold outlives the last heartbeat of the process that holds it.
@@ -69,14 +84,32 @@ end
 local function keep(ms)
   for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ms) end
 end
+-- An amount of USD: a finite number zero or more, else nil. tonumber takes 'nan', 'inf' and
+-- '-inf' (and every comparison with nan is false), so each is refused here, never compared.
+local function amount(x)
+  local n = tonumber(x)
+  if n == nil or n ~= n or n == math.huge or n < 0 then return nil end
+  return n
+end
 -- ARGV: client, ceiling, reserve ('' for none), keep ms, then the script's own.
 local client, ceiling, reserve, keep_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local stored = redis.call('HGET', state, 'maxCost')
 if not stored then
   redis.call('HSET', state, 'maxCost', ceiling, 'reserve', reserve, 'spent', '0',
              'charges', '0', 'dearest', '0', 'exhausted', '0')
-elseif tonumber(stored) ~= tonumber(ceiling)
-    or (redis.call('HGET', state, 'reserve') or '') ~= reserve then
+end
+-- Every stored amount is checked before any is used: one that is not refuses the call.
+local s = redis.call('HMGET', state, 'maxCost', 'spent', 'dearest', 'reserve')
+for i, field in ipairs({'maxCost', 'spent', 'dearest', 'reserve'}) do
+  if not (field == 'reserve' and (s[i] == false or s[i] == '')) and not amount(s[i]) then
+    return {'corrupt', state, field, s[i] or '(missing)', ''}
+  end
+end
+local h = redis.call('HGETALL', holds)
+for i = 1, #h, 2 do
+  if not amount(h[i + 1]) then return {'corrupt', holds, h[i], h[i + 1], ''} end
+end
+if tonumber(s[1]) ~= tonumber(ceiling) or (s[4] or '') ~= reserve then
   return answer('mismatch')
 end
 """
@@ -109,12 +142,18 @@ _CHARGE = (
     + """
 redis.call('HDEL', holds, client)
 redis.call('ZREM', deadlines, client)
-local amount = tonumber(ARGV[5])
-local spent = round(tonumber(redis.call('HGET', state, 'spent')) + amount)
+local paid = amount(ARGV[5])
+if not paid then
+  -- What the subject cost is not known: no sum can be trusted, no subject starts after it.
+  redis.call('HSET', state, 'exhausted', '1')
+  keep(keep_ms)
+  return {'unpriced', ARGV[5], '', '', ''}
+end
+local spent = round(tonumber(redis.call('HGET', state, 'spent')) + paid)
 redis.call('HSET', state, 'spent', num(spent))
 redis.call('HINCRBY', state, 'charges', 1)
-if amount > tonumber(redis.call('HGET', state, 'dearest')) then
-  redis.call('HSET', state, 'dearest', num(amount))
+if paid > tonumber(redis.call('HGET', state, 'dearest')) then
+  redis.call('HSET', state, 'dearest', num(paid))
 end
 if spent >= tonumber(ceiling) then redis.call('HSET', state, 'exhausted', '1') end
 keep(keep_ms)
@@ -143,48 +182,6 @@ keep(keep_ms)
 return answer('refreshed')
 """
 )
-
-
-def safe_url(url: str) -> str:
-    """`url` without its password (in the user part or a `password=` query): safe to print."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, where = netloc.rpartition("@")
-        name = user.partition(":")[0]
-        netloc = f"{name}@{where}" if name else where
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
-    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
-
-
-def check_url(url: str) -> str | None:
-    """Why `url` cannot name a Redis ledger (one line, naming the fix), else None."""
-    scheme = urlsplit(url).scheme.lower()
-    if scheme in ("http", "https"):
-        return (
-            f"--skill-eval-ledger-url {safe_url(url)}: the ledger service (`skill-eval ledger "
-            "serve`) was replaced by Redis; pass redis://[user@]host:port/db (rediss:// for "
-            f"TLS) with the password in {PASSWORD_ENV} (see docs/scale-out.md)"
-        )
-    if scheme not in SCHEMES:
-        return (
-            f"--skill-eval-ledger-url {safe_url(url)} is not a Redis URL: use "
-            "redis://[user@]host:port/db, rediss://… for TLS, or unix:///path?db=0"
-        )
-    try:
-        from redis.connection import parse_url
-    except ImportError:
-        return (
-            f"--skill-eval-ledger-url needs the Redis client: pip install '{EXTRA}' "
-            "(the redis extra)"
-        )
-    try:
-        parse_url(url)  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
-    except ValueError as error:
-        password = urlsplit(url).password
-        reason = str(error).replace(password, "…") if password else str(error)
-        return f"--skill-eval-ledger-url {safe_url(url)} is not a usable Redis URL: {reason}"
-    return None
 
 
 def reserve_value(raw: Any) -> float | None:
@@ -239,13 +236,23 @@ class RedisLedger:
 
         self.url = safe_url(url)
         self.key = key
-        self.max_cost = float(max_cost)
-        self.reserve = None if reserve is None else float(reserve)
+        ceiling, held = amount_of(max_cost), None if reserve is None else amount_of(reserve)
+        if not ceiling or (reserve is not None and held is None):
+            raise LedgerError(
+                f"the Redis ledger {key} at {self.url} needs a ceiling greater than zero and a "
+                f"reserve zero or more in USD, not {max_cost!r} and {reserve!r}"
+            )
+        self.max_cost, self.reserve = ceiling, held
         self.hold_ttl_s = hold_ttl_s
         self.client = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.last: dict[str, Any] = {}
-        password = None if _has_password(url) else os.environ.get(PASSWORD_ENV) or None
+        password = None if has_password(url) else os.environ.get(PASSWORD_ENV) or None
+        # What no message may hold: a client library's message may name the URL, or its host.
+        self._secrets = secrets_of(url) + ([password] if password else [])
         extra: dict[str, Any] = {"password": password} if password else {}
+        problem = check_url(url)
+        if problem is not None:
+            raise LedgerError(problem)
         try:
             self._redis: redis.Redis = redis.Redis.from_url(
                 url,
@@ -254,8 +261,9 @@ class RedisLedger:
                 retry=Retry(NoBackoff(), 0),
                 **extra,
             )
-        except ValueError as error:
-            raise LedgerError(f"the Redis ledger URL {self.url} is not usable: {error}") from None
+        except (ValueError, TypeError, IndexError) as error:
+            reason = scrub(str(error), self._secrets)
+            raise LedgerError(f"the Redis ledger URL {self.url} is not usable: {reason}") from None
         self._keys = [f"skill-eval:ledger:{{{key}}}:{part}" for part in ("state", "holds", "ttl")]
         self._scripts = {
             name: self._redis.register_script(lua)
@@ -313,11 +321,11 @@ class RedisLedger:
                 raise
         else:
             spent, exhausted = (_text(v) for v in values)
-            if spent:
+            if amount_of(spent) is not None:
                 self.last.update({"spent": spent, "exhausted": exhausted})
         return {
             "maxCost": self.max_cost,
-            "spent": round(float(self.last.get("spent") or 0.0), 10),
+            "spent": round(amount_of(self.last.get("spent")) or 0.0, 10),
             "exhausted": self.last.get("exhausted") == "1",
         }
 
@@ -366,6 +374,20 @@ class RedisLedger:
                 raise
             raise LedgerError(self._why(error)) from None
         tag, max_cost, spent, exhausted, reserve_stored = (_text(v) for v in raw)
+        if tag == "corrupt":
+            raise LedgerError(
+                f"the Redis ledger {self.key} at {self.url} holds {_shown(exhausted)} in "
+                f"{max_cost} field {_shown(spent)}, not a finite amount of USD zero or more; no "
+                "subject starts until it is repaired (or the ledger's keys are deleted)"
+            )
+        if tag == "unpriced":
+            with self._lock:
+                self._holding = False
+            raise LedgerError(
+                f"a subject's spend of {max_cost} USD is not a finite amount zero or more: the "
+                f"Redis ledger {self.key} at {self.url} is marked exhausted, no further subject "
+                "starts"
+            )
         if tag == "mismatch":
             held = f"a ceiling of {float(max_cost):g} USD"
             if reserve_stored:
@@ -378,13 +400,14 @@ class RedisLedger:
                 f"{asked}: give every shard and worker the same --skill-eval-max-cost and "
                 "--skill-eval-reserve"
             )
-        self.last = {"spent": spent, "exhausted": exhausted}
+        if amount_of(spent) is not None:
+            self.last = {"spent": spent, "exhausted": exhausted}
         return tag
 
     def _why(self, error: Exception) -> str:
         import redis.exceptions as failures
 
-        reason = " ".join(str(error).split()) or type(error).__name__
+        reason = scrub(str(error), self._secrets) or type(error).__name__
         if isinstance(error, failures.AuthenticationError) or "NOPERM" in reason:
             told = "a wrong password" if "WRONGPASS" in reason or "invalid" in reason else reason
             return (
@@ -404,16 +427,17 @@ class RedisLedger:
         return f"the Redis ledger at {self.url} answered an error ({reason})"
 
 
+def _shown(text: str) -> str:
+    """A text from Redis in a message: quoted, one line, at most 40 characters."""
+    quoted = json.dumps(text)
+    return quoted if len(quoted) <= 40 else quoted[:39] + "…"
+
+
 def _text(value: Any) -> str:
     """A Redis reply as text ('' for nil)."""
     if value is None:
         return ""
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _has_password(url: str) -> bool:
-    parts = urlsplit(url)
-    return parts.password is not None or any(k == "password" for k, _ in parse_qsl(parts.query))
 
 
 def _redis_error(error: Exception) -> bool:
