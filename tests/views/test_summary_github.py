@@ -20,7 +20,7 @@ from pytest_skill_eval.evidence import json_bytes, write_manifest, write_seal
 from pytest_skill_eval.views.gfm import md_code_block, md_text
 from pytest_skill_eval.views.summary import append_step_summary, render_markdown
 from tests.support.github_markdown import read, shown
-from tests.views.conftest import build_result
+from tests.views.conftest import build_aggregate, build_result
 
 HOSTILE = [
     "[x](http://evil)",
@@ -198,3 +198,25 @@ def test_a_forged_result_directory_puts_no_link_or_mention_into_the_summary(
         assert excerpts, hostile
         for block in excerpts:
             assert _visible(json.dumps(hostile + "`" * 5, ensure_ascii=False)) in block
+
+
+def test_a_forged_aggregate_puts_no_link_or_mention_into_the_summary(tmp_path: Path) -> None:
+    for number, hostile in enumerate(HOSTILE):
+        aggregate = build_aggregate(tmp_path / str(number), "aggregate-resolved")
+        path = aggregate / "aggregate.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        named = hostile.replace("/", "\u2215").replace("\\", "\u29f5").replace("\x00", "")
+        data.update(id=f"{named}-id", state=hostile)
+        for group in data["groups"]:
+            group.update(id=f"{named}-{group['id']}", host=f"{named.replace('@', '#')}h")
+            for check in group["checks"]:
+                check.update(id=f"{hostile}-{check['id']}", kind=hostile)
+            for comparison in group.get("comparisons") or []:
+                comparison["id"] = hostile
+        path.write_bytes(json_bytes(data))
+        seen = read(render_markdown(aggregate))
+        assert set(seen.tags) <= {*EXPECTED_TAGS, "a", "code"}, (hostile, seen.tags)
+        assert seen.links == ["report.html"], hostile
+        assert seen.rewrites() == [], hostile
+        checks = [shown(row[1]) for row in seen.rows[1:] if len(row) == 5]
+        assert _visible(f"{hostile}-baseline-reads-skill") in checks
