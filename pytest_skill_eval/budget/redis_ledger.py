@@ -140,6 +140,11 @@ return answer('admitted')
 _CHARGE = (
     _PRELUDE
     + """
+-- The count of charges must take one more before anything is written: a script is not undone.
+local count = redis.pcall('HINCRBY', state, 'charges', 0)
+if type(count) == 'table' and count.err then
+  return {'corrupt', state, 'charges', redis.call('HGET', state, 'charges') or '', ''}
+end
 redis.call('HDEL', holds, client)
 redis.call('ZREM', deadlines, client)
 local paid = amount(ARGV[5])

@@ -110,6 +110,21 @@ def test_a_charge_that_is_not_an_amount_exhausts_the_ledger(
     assert ledger.snapshot() == {"maxCost": 10.0, "spent": 0.0, "exhausted": True}
 
 
+@pytest.mark.parametrize("value", ["abc", "1.5", "nan"])
+def test_a_count_of_charges_that_is_not_one_refuses_the_charge_before_anything_changes(
+    redis_server: RedisServer, key: str, value: str
+) -> None:
+    ledger = RedisLedger.open(redis_server.url(), key, 10.0, 1.0)
+    assert ledger.exhausted() is False
+    redis_server.client().hset(_keys(key)["state"], "charges", value)
+    with pytest.raises(LedgerError) as raised:
+        ledger.charge(2.0)
+    assert f'in {_keys(key)["state"]} field "charges", not a finite amount' in str(raised.value)
+    state = redis_server.client().hgetall(_keys(key)["state"])
+    assert state[b"spent"] == b"0"
+    assert redis_server.client().hget(_keys(key)["holds"], ledger.client) == b"1"  # still held
+
+
 def test_a_snapshot_of_a_spend_that_is_not_an_amount_keeps_the_last_one_seen(
     redis_server: RedisServer, key: str
 ) -> None:
