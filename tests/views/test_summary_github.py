@@ -172,7 +172,11 @@ def _hostile_result(base: Path, hostile: str) -> Path:
     summary["groups"] = renamed
     summary_path.write_bytes(json_bytes(summary))
     (result / "seal.json").unlink()
-    write_seal(result)  # sealed as a forger would: the seal holds, the text is hostile
+    write_seal(result)
+    seal = json.loads((result / "seal.json").read_text(encoding="utf-8"))
+    seal["root"] = f"`{hostile}`"  # a root that is no hash: shown as text, never code
+    (result / "seal.json").unlink()
+    (result / "seal.json").write_bytes(json_bytes(seal))
     return result
 
 
