@@ -14,6 +14,7 @@ from . import layout, shapes
 from .read import ReadError, damaged
 from .store import (
     EvidenceError,
+    covers_directories,
     read_json,
     sha256_bytes,
     sha256_file,
@@ -65,6 +66,27 @@ def verify_result(
         )
     problems.extend(verify_seal(result, expected_root))
     return problems
+
+
+def files_only_manifests(result: Path) -> list[Path]:
+    """The group manifests of a result written in the earlier format, which list files only:
+    `verify` checks their files and says their directories are not covered."""
+    found: list[Path] = []
+    for group_dir in _group_dirs(result):
+        manifest = group_dir / layout.MANIFEST
+        try:
+            older = _regular(manifest) and not covers_directories(
+                read_json(manifest, shapes.MANIFEST)
+            )
+        except ReadError:
+            continue  # a damaged manifest is a difference `verify_result` reports
+        if older:
+            found.append(manifest)
+    return found
+
+
+def _regular(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
 
 
 # ---------------------------------------------------------------------------------------------
