@@ -57,15 +57,38 @@ def verify_result(
     problems.extend(
         f"missing: {result / name}" for name in layout.RESULT_FILES if not (result / name).is_file()
     )
+    refused = merge_refused(result)
     for group_dir in sorted(p for p in groups.iterdir() if p.is_dir()):
         skipped = tuple(f"extra: {group_dir / name}" for name in advisory)
         problems.extend(
             line
-            for line in verify_group(group_dir)
+            for line in verify_group(group_dir, refused.get(recorded_path(group_dir.name), ()))
             if not any(line == a or line.startswith(a + "/") for a in skipped)
         )
     problems.extend(verify_seal(result, expected_root))
     return problems
+
+
+def merge_refused(result: Path) -> dict[str, set[str]]:
+    """The entries a merge refused to copy into `result`, as its seal records them (each
+    merged shard's `refused`, sealed with the shard roots): group directory → entries."""
+    seal_path = layout.seal_file(result)
+    try:
+        shards = read_json(seal_path).get("shards") if _regular(seal_path) else None
+        invocation = layout.invocation_file(result)
+        identity = read_json(invocation).get("id") if _regular(invocation) else None
+    except (ReadError, AttributeError):
+        return {}  # a damaged seal or invocation is a difference reported on its own
+    prefix = f"{identity if isinstance(identity, str) else result.name}/{layout.GROUPS}/"
+    found: dict[str, set[str]] = {}
+    for shard in shards if isinstance(shards, list) else []:
+        entries = shard.get("refused") if isinstance(shard, Mapping) else None
+        for entry in entries if isinstance(entries, list) else []:
+            path = entry.get("path") if isinstance(entry, Mapping) else None
+            if isinstance(path, str) and path.startswith(prefix):
+                group, _, rel = path.removeprefix(prefix).partition("/")
+                found.setdefault(group, set()).add(rel)
+    return found
 
 
 def files_only_manifests(result: Path) -> list[Path]:

@@ -8,7 +8,7 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -267,6 +267,8 @@ def entry_digest(path: Path) -> str:
     return special_kind(opened.st_mode) or "directory"
 
 
+# The digests a manifest records for an entry without bytes (`entry_digest`).
+SPECIAL_DIGESTS = ("fifo", "socket", "device")
 # The manifest format: 2 lists the group's directories too (1, before, its files only).
 MANIFEST_VERSION = 2
 
@@ -298,11 +300,13 @@ def covers_directories(manifest: Mapping[str, Any]) -> bool:
     return isinstance(manifest.get("directories"), list)
 
 
-def verify_group(group_dir: Path) -> list[str]:
+def verify_group(group_dir: Path, refused: Collection[str] = ()) -> list[str]:
     """Differences between a group directory and its manifest, one line each.
 
     A manifest of the earlier format (no `directories`) is checked for its files only: its
-    directories are not claimed (`skill-eval verify` says which groups that is).
+    directories are not claimed (`skill-eval verify` says which groups that is). `refused`
+    names the entries a merge did not copy (recorded in the merged seal): each may be absent
+    where its manifest records a FIFO, socket or device, and only there.
     """
     manifest_path = group_dir / layout.MANIFEST
     if not os.path.lexists(manifest_path):
@@ -317,6 +321,8 @@ def verify_group(group_dir: Path) -> list[str]:
     for rel, digest in sorted(recorded.items()):
         path = actual.get(rel)
         if path is None:
+            if rel in refused and digest in SPECIAL_DIGESTS:
+                continue  # not copied by the merge that made this result, which says so
             if not any(str(group_dir / rel).startswith(str(p)) for p, _ in unreadable):
                 problems.append(f"missing: {group_dir / rel}")
             continue
