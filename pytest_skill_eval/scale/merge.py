@@ -353,7 +353,7 @@ def _never(*_args: Any) -> Any:
     raise MergeError("a merge never runs a subject")
 
 
-def copy_group_tree(source: Path, target: Path) -> None:
+def copy_group_tree(source: Path, target: Path, *, fifos: bool = False) -> None:
     """Copy a group directory exactly, never following a link.
 
     A symlink is copied as a link only where the run records one as evidence: what a subject
@@ -361,7 +361,8 @@ def copy_group_tree(source: Path, target: Path) -> None:
     every reader treats as a link. Anywhere else a reader would follow it (to a `run.json` or
     `final.md` outside the shard, say): the group is refused, as is any other non-regular
     file there. A FIFO, socket or device in a workspace is neither opened nor copied (its
-    manifest records it by kind; the merge names it as refused).
+    manifest records it by kind; the merge names it as refused); with `fifos` (a resumed
+    group, the user's own), a FIFO is made again, and a socket or device refuses the group.
     """
     for directory, dirnames, filenames in os.walk(source):
         base = Path(directory)
@@ -370,7 +371,7 @@ def copy_group_tree(source: Path, target: Path) -> None:
         links = [d for d in dirnames if (base / d).is_symlink()]
         dirnames[:] = sorted(d for d in dirnames if d not in links)
         for name in (*filenames, *links):
-            _copy_entry(base / name, destination / name, (base / name).relative_to(source))
+            _copy_entry(base / name, destination / name, (base / name).relative_to(source), fifos)
 
 
 def _recorded_link(relative: Path) -> bool:
@@ -387,7 +388,7 @@ def _recorded_link(relative: Path) -> bool:
     return turn and parts[3] == "workspace"
 
 
-def _copy_entry(source: Path, target: Path, relative: Path) -> None:
+def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> None:
     mode = os.lstat(source).st_mode
     if not stat.S_ISREG(mode) and not _recorded_link(relative):
         kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
@@ -406,4 +407,11 @@ def _copy_entry(source: Path, target: Path, relative: Path) -> None:
         with open(opened, "rb") as reading, open(target, "xb") as writing:
             shutil.copyfileobj(reading, writing)
         os.chmod(target, stat.S_IMODE(mode))
-    # A FIFO, socket or device is never opened, linked or made again: refused (`refusals`).
+    elif fifos and stat.S_ISFIFO(mode):
+        os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
+    elif fifos:
+        raise MergeError(
+            f"{source} is a socket or device a subject left in its workspace; it is never "
+            "linked into another result"
+        )
+    # Else a FIFO, socket or device is never opened, linked or made: refused (`refusals`).

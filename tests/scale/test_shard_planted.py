@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import os
 import socket
+import stat
 from pathlib import Path
 
 import pytest
 
 from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.evidence import json_bytes, verify_group
+from pytest_skill_eval.scale.intake import MergeError
+from pytest_skill_eval.scale.merge import copy_group_tree
 from tests.scale.test_shard_trust import _group, _merge, _reseal, _result, _shards, built
 from tests.support.files import read_json
 
@@ -67,3 +70,24 @@ def test_a_fifo_or_socket_in_a_workspace_is_refused_named_and_sealed(
     assert verify_group(result / "groups" / group.name, refused) == [
         f"missing: {result / 'groups' / group.name / rel}"
     ]
+
+
+def test_a_resumed_group_keeps_its_fifos_and_never_links_a_socket(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--skill-eval-resume` copies the user's own finished groups the same way: a FIFO is
+    # made again (never opened), a socket or device refuses the copy rather than being linked.
+    workspace = tmp_path / "group" / "candidate" / "workspace"
+    workspace.mkdir(parents=True)
+    (workspace / "kept.txt").write_text("kept\n", encoding="utf-8")
+    os.mkfifo(workspace / "trap")
+    copy_group_tree(tmp_path / "group", tmp_path / "fifo")
+    assert not os.path.lexists(tmp_path / "fifo" / "candidate" / "workspace" / "trap")
+    copy_group_tree(tmp_path / "group", tmp_path / "resumed", fifos=True)
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "resumed/candidate/workspace/trap").st_mode)
+    monkeypatch.chdir(workspace)
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("sock")
+        with pytest.raises(MergeError, match="sock is a socket or device a subject left"):
+            copy_group_tree(tmp_path / "group", tmp_path / "refused", fifos=True)
+    assert not os.path.lexists(tmp_path / "refused" / "candidate" / "workspace" / "sock")
