@@ -57,8 +57,15 @@ def verify_result(
     problems.extend(
         f"missing: {result / name}" for name in layout.RESULT_FILES if not (result / name).is_file()
     )
+    # Only real group directories belong in groups/: a file, or a link (even to a group that
+    # verifies), is no group the seal covers.
+    problems.extend(
+        f"extra: {entry}"
+        for entry in sorted(groups.iterdir())
+        if entry.is_symlink() or not entry.is_dir()
+    )
     refused = merge_refused(result)
-    for group_dir in sorted(p for p in groups.iterdir() if p.is_dir()):
+    for group_dir in sorted(p for p in groups.iterdir() if p.is_dir() and not p.is_symlink()):
         skipped = tuple(f"extra: {group_dir / name}" for name in advisory)
         problems.extend(
             line

@@ -281,3 +281,20 @@ def test_a_manifest_of_the_earlier_format_verifies_its_files_and_claims_no_direc
     (group / "candidate" / "final.md").write_text("edited\n", encoding="utf-8")
     assert cli.main(["verify", str(result)]) == 1
     assert f"changed: {group / 'candidate' / 'final.md'}" in capsys.readouterr().out
+
+
+def test_a_file_or_link_added_to_groups_fails_verify(
+    built: Built, result: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = f"sha256:{printed_root(built)}"
+    stray = result / "groups" / "stray.json"
+    stray.write_text("{}\n", encoding="utf-8")
+    assert cli.main(["verify", str(result), "--seal", root]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"extra: {stray}"]
+    stray.unlink()
+    # A link to a group that verifies on its own is still no group the seal covers.
+    shutil.copytree(result / "groups" / ALPHA, tmp_path / "elsewhere", symlinks=True)
+    link = result / "groups" / "linked"
+    link.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    assert cli.main(["verify", str(result), "--seal", root]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"extra: {link}"]
