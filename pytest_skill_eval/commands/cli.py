@@ -22,6 +22,7 @@ from ..evidence import (
     verify_result,
 )
 from ..evidence.read import is_aggregate, unreadable
+from ..evidence.seal import files_only_manifests
 from ..evidence.shard_seal import unbound_shards, verify_shard_chain
 from ..hosts.pi.binary import pi_executable
 from ..scale import commands as scale_commands
@@ -242,6 +243,7 @@ def _command(args: argparse.Namespace) -> int:
             print(f"{counted(len(problems), 'difference')} in {result}", file=sys.stderr)
             return 1
         print(f"verified: {result} (seal sha256:{sealed_root(result)})")
+        _files_only(result)
         unbound = unbound_shards(result)
         if unbound:
             print(
@@ -250,6 +252,15 @@ def _command(args: argparse.Namespace) -> int:
             )
         return 0
     return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+def _files_only(result: Path) -> None:
+    """One line per group manifest of the earlier format: what `verified` does not cover."""
+    for manifest in files_only_manifests(result):
+        print(
+            f"files only: {manifest} is of the earlier manifest format, which lists no "
+            "directories: its files are verified, a directory added or removed there is not"
+        )
 
 
 def _verify_aggregate(aggregate: Path, expected: str | None) -> int:
@@ -272,6 +283,7 @@ def _verify_aggregate(aggregate: Path, expected: str | None) -> int:
         return 1
     for trial in trials:
         print(f"verified: {trial} (seal sha256:{sealed_root(trial)})")
+        _files_only(trial)
     print(
         f"verified: aggregate {aggregate.name}: {len(trials)} trial result(s) and its own "
         f"record ({aggregate})"

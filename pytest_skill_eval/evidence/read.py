@@ -88,6 +88,12 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
+def evidence_bytes(path: Path) -> bytes:
+    """The bytes of a JSON evidence file as `read_evidence_json` reads them (a regular file,
+    bounded), for a caller that hashes what it then parses (`parse_evidence_json`)."""
+    return _read_bytes(path)
+
+
 def json_depth(text: str) -> int:
     """How deeply `text` nests arrays and objects, counted without recursion (strings skipped)."""
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))

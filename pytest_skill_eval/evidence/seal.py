@@ -14,6 +14,7 @@ from . import layout, shapes
 from .read import ReadError, damaged
 from .store import (
     EvidenceError,
+    covers_directories,
     read_json,
     sha256_bytes,
     sha256_file,
@@ -56,15 +57,66 @@ def verify_result(
     problems.extend(
         f"missing: {result / name}" for name in layout.RESULT_FILES if not (result / name).is_file()
     )
-    for group_dir in sorted(p for p in groups.iterdir() if p.is_dir()):
+    # Only real group directories belong in groups/: a file, or a link (even to a group that
+    # verifies), is no group the seal covers.
+    problems.extend(
+        f"extra: {entry}"
+        for entry in sorted(groups.iterdir())
+        if entry.is_symlink() or not entry.is_dir()
+    )
+    refused = merge_refused(result)
+    for group_dir in sorted(p for p in groups.iterdir() if p.is_dir() and not p.is_symlink()):
         skipped = tuple(f"extra: {group_dir / name}" for name in advisory)
         problems.extend(
             line
-            for line in verify_group(group_dir)
+            for line in verify_group(group_dir, refused.get(recorded_path(group_dir.name), ()))
             if not any(line == a or line.startswith(a + "/") for a in skipped)
         )
     problems.extend(verify_seal(result, expected_root))
     return problems
+
+
+def merge_refused(result: Path) -> dict[str, set[str]]:
+    """The entries a merge refused to copy into `result`, as its seal records them (each
+    merged shard's `refused`, sealed with the shard roots): group directory → entries."""
+    seal_path = layout.seal_file(result)
+    try:
+        shards = read_json(seal_path).get("shards") if _regular(seal_path) else None
+        invocation = layout.invocation_file(result)
+        identity = read_json(invocation).get("id") if _regular(invocation) else None
+    except (ReadError, AttributeError):
+        return {}  # a damaged seal or invocation is a difference reported on its own
+    prefix = f"{identity if isinstance(identity, str) else result.name}/{layout.GROUPS}/"
+    found: dict[str, set[str]] = {}
+    for shard in shards if isinstance(shards, list) else []:
+        entries = shard.get("refused") if isinstance(shard, Mapping) else None
+        for entry in entries if isinstance(entries, list) else []:
+            path = entry.get("path") if isinstance(entry, Mapping) else None
+            if isinstance(path, str) and path.startswith(prefix):
+                group, _, rel = path.removeprefix(prefix).partition("/")
+                found.setdefault(group, set()).add(rel)
+    return found
+
+
+def files_only_manifests(result: Path) -> list[Path]:
+    """The group manifests of a result written in the earlier format, which list files only:
+    `verify` checks their files and says their directories are not covered."""
+    found: list[Path] = []
+    for group_dir in _group_dirs(result):
+        manifest = group_dir / layout.MANIFEST
+        try:
+            older = _regular(manifest) and not covers_directories(
+                read_json(manifest, shapes.MANIFEST)
+            )
+        except ReadError:
+            continue  # a damaged manifest is a difference `verify_result` reports
+        if older:
+            found.append(manifest)
+    return found
+
+
+def _regular(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
 
 
 # ---------------------------------------------------------------------------------------------

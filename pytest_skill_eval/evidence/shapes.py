@@ -410,6 +410,7 @@ class Manifest(TypedDict):
     """A group's `manifest.json`."""
 
     files: dict[str, str]
+    directories: NotRequired[list[str]]  # format 2: every directory below the group
     path_b64: NotRequired[dict[str, str]]
 
 

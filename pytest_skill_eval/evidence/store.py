@@ -8,7 +8,7 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -208,12 +208,28 @@ def evidence_files(
     directory that cannot be listed) is added there; without it, a directory that cannot be
     listed is skipped and any other such error propagates.
     """
+    return _walk(root, unreadable)[0]
+
+
+def evidence_directories(
+    root: Path, unreadable: list[tuple[Path, OSError]] | None = None
+) -> list[str]:
+    """Every directory below `root` (a link to one is an entry, not a directory), as a POSIX
+    relative path, sorted; `unreadable` as for `evidence_files`."""
+    return _walk(root, unreadable)[1]
+
+
+def _walk(
+    root: Path, unreadable: list[tuple[Path, OSError]] | None
+) -> tuple[list[tuple[str, Path]], list[str]]:
+    """(every non-directory entry below `root`, every real directory below it), both sorted."""
 
     def unlisted(error: OSError) -> None:
         if unreadable is not None:
             unreadable.append((Path(error.filename or root), error))
 
     found: list[tuple[str, Path]] = []
+    directories: list[str] = []
     for directory, dirnames, filenames in os.walk(root, onerror=unlisted):
         dirnames.sort()
         base = Path(directory)
@@ -230,7 +246,10 @@ def evidence_files(
         for name in (*filenames, *links):
             full = base / name
             found.append((full.relative_to(root).as_posix(), full))
-    return sorted(found)
+        directories.extend(
+            (base / name).relative_to(root).as_posix() for name in dirnames if name not in links
+        )
+    return sorted(found), sorted(directories)
 
 
 def entry_digest(path: Path) -> str:
@@ -248,38 +267,62 @@ def entry_digest(path: Path) -> str:
     return special_kind(opened.st_mode) or "directory"
 
 
+# The digests a manifest records for an entry without bytes (`entry_digest`).
+SPECIAL_DIGESTS = ("fifo", "socket", "device")
+# The manifest format: 2 lists the group's directories too (1, before, its files only).
+MANIFEST_VERSION = 2
+
+
 def write_manifest(group_dir: Path) -> str:
-    """List every evidence file of a group with its sha256, in `manifest.json`, written last.
+    """List every evidence file of a group with its sha256, and every directory below it, in
+    `manifest.json`, written last: a directory added or removed (an empty one too) is a
+    difference `verify` reports.
 
     A path that is not UTF-8 is keyed by its percent-escaped text and its exact bytes are
     listed under ``path_b64`` (`pytest_skill_eval.workspace.entries` documents the form).
     """
-    entries = [(rel, path) for rel, path in evidence_files(group_dir) if rel != layout.MANIFEST]
+    found, directories = _walk(group_dir, None)
+    entries = [(rel, path) for rel, path in found if rel != layout.MANIFEST]
     files = {recorded_path(rel): entry_digest(path) for rel, path in entries}
-    manifest: dict[str, Any] = {"schema_version": 1, "files": files}
-    encoded = b64_map([rel for rel, _ in entries])
+    manifest: dict[str, Any] = {
+        "schema_version": MANIFEST_VERSION,
+        "files": files,
+        "directories": [recorded_path(rel) for rel in directories],
+    }
+    encoded = b64_map([*(rel for rel, _ in entries), *directories])
     if encoded:
         manifest["path_b64"] = encoded
     return write_json_once(group_dir / layout.MANIFEST, manifest)
 
 
-def verify_group(group_dir: Path) -> list[str]:
-    """Differences between a group directory and its manifest, one line each."""
+def covers_directories(manifest: Mapping[str, Any]) -> bool:
+    """Whether a manifest lists its group's directories (one written before lists files only)."""
+    return isinstance(manifest.get("directories"), list)
+
+
+def verify_group(group_dir: Path, refused: Collection[str] = ()) -> list[str]:
+    """Differences between a group directory and its manifest, one line each.
+
+    A manifest of the earlier format (no `directories`) is checked for its files only: its
+    directories are not claimed (`skill-eval verify` says which groups that is). `refused`
+    names the entries a merge did not copy (recorded in the merged seal): each may be absent
+    where its manifest records a FIFO, socket or device, and only there.
+    """
     manifest_path = group_dir / layout.MANIFEST
     if not os.path.lexists(manifest_path):
         return [f"missing manifest: {manifest_path}"]
-    recorded: Mapping[str, str] = read_json(manifest_path, shapes.MANIFEST)["files"]
+    manifest = read_json(manifest_path, shapes.MANIFEST)
+    recorded: Mapping[str, str] = manifest["files"]
     unreadable: list[tuple[Path, OSError]] = []
-    actual = {
-        recorded_path(rel): path
-        for rel, path in evidence_files(group_dir, unreadable)
-        if rel != layout.MANIFEST
-    }
+    found, directories = _walk(group_dir, unreadable)
+    actual = {recorded_path(rel): path for rel, path in found if rel != layout.MANIFEST}
     # An entry that cannot be looked at is named as such, never a traceback (nor "missing").
     problems = [f"unreadable: {path} ({error.strerror or error})" for path, error in unreadable]
     for rel, digest in sorted(recorded.items()):
         path = actual.get(rel)
         if path is None:
+            if rel in refused and digest in SPECIAL_DIGESTS:
+                continue  # not copied by the merge that made this result, which says so
             if not any(str(group_dir / rel).startswith(str(p)) for p, _ in unreadable):
                 problems.append(f"missing: {group_dir / rel}")
             continue
@@ -291,4 +334,13 @@ def verify_group(group_dir: Path) -> list[str]:
         if not same:
             problems.append(f"changed: {group_dir / rel}")
     problems.extend(f"extra: {group_dir / rel}" for rel in sorted(set(actual) - set(recorded)))
+    if covers_directories(manifest):
+        listed = set(manifest.get("directories") or [])
+        now = {recorded_path(rel) for rel in directories}
+        problems.extend(
+            f"missing: {group_dir / rel}/ (a directory)"
+            for rel in sorted(listed - now)
+            if not any(str(group_dir / rel).startswith(str(p)) for p, _ in unreadable)
+        )
+        problems.extend(f"extra: {group_dir / rel}/ (a directory)" for rel in sorted(now - listed))
     return problems

@@ -13,7 +13,11 @@ from pytest_skill_eval.definitions import Expectation
 
 from ..errors import EvidenceError as EvidenceError
 from ..errors import SkillEvalError
-from ..workspace.entries import read_inside
+from ..workspace.entries import FileTooLargeError, read_inside
+
+# A workspace file a file check reads: at most this many bytes, else the check is an error
+# naming the file and the limit (`FileTooLargeError`, an evidence error), never read whole.
+FILE_CHECK_LIMIT = 64 * 1024 * 1024
 
 Check = dict[str, Any]
 
@@ -245,7 +249,13 @@ def read_workspace_file(workspace: Workspace, path: str) -> bytes | None:
     if not is_within(os.path.realpath(full), root):
         raise EvidenceError(f"workspace file escapes its workspace: {path}")
     # Opened only as a regular file inside the workspace, never through a link or a FIFO.
-    data = read_inside(root, path)
+    try:
+        data = read_inside(root, path, limit=FILE_CHECK_LIMIT)
+    except FileTooLargeError:
+        raise EvidenceError(
+            f"workspace file too large for a file check: {path} holds more than "
+            f"{FILE_CHECK_LIMIT} bytes, the most a check reads"
+        ) from None
     if data is None or sha256_hex(data) != entry.sha256:
         raise EvidenceError(f"workspace evidence changed after capture: {path}")
     return data

@@ -16,11 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from ..evidence import layout, sha256_bytes
+from ..evidence.read import MAX_JSON_BYTES
 from ..evidence.redact import Counts, Redactor, Tally
 from ..modelserver.bodies import observations
-from ..workspace.entries import read_inside
+from ..workspace.entries import FileTooLargeError, read_inside
 
 CONTEXT = layout.CONTEXT_OBSERVATIONS
+# The observer's records are read whole to be redacted: at most this many bytes (as a JSON
+# evidence file), beyond which they are not copied (the requests' own records still are).
+OBSERVER_LIMIT = MAX_JSON_BYTES
 
 
 def copy_observer_records(
@@ -31,7 +35,10 @@ def copy_observer_records(
     if not redactor:
         return
     # The subject can write in its home: a link or FIFO planted there is never followed.
-    data = read_inside(source.parent, source.name)
+    try:
+        data = read_inside(source.parent, source.name, limit=OBSERVER_LIMIT)
+    except FileTooLargeError:
+        data = None
     if data is not None:
         _write_lines(io.BytesIO(data), variant_dir / CONTEXT, redactor, tally)
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..workspace.entries import read_inside
+from ..workspace.entries import FileTooLargeError, read_inside
 from .responses import CUSTOM_INPUT
 from .script import ToolCall
 
@@ -34,6 +34,8 @@ RUN_COMMAND = "run_command"
 RUN_COMMAND_NAMESPACE = "mcp__skill_eval"
 # Lines of unchanged context around a change, so the hunk finds its place in the file.
 _CONTEXT = 3
+# A file an edit is rendered against is read (and diffed) only up to this many bytes.
+EDIT_LIMIT = 4 * 1024 * 1024
 
 
 def render_codex(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
@@ -119,7 +121,10 @@ def edit_patch(path: str, edits: Sequence[tuple[str, str]], workspace: Path | No
     `path` is read only inside `workspace` (None: not at all); else the hunk is literal.
     """
     before: str | None = None
-    data = read_inside(workspace, path) if workspace is not None else None
+    try:
+        data = read_inside(workspace, path, limit=EDIT_LIMIT) if workspace is not None else None
+    except FileTooLargeError:
+        data = None  # too large to patch from: the literal hunk
     if data is not None:
         try:
             before = data.decode("utf-8")

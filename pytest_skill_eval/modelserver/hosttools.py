@@ -23,13 +23,15 @@ from typing import Any
 from ..hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
 from ..hosts.registration import load
 from ..hosts.registry import DEFAULT_HOST, names, registered, registration_for
-from ..workspace.entries import read_inside
+from ..workspace.entries import FileTooLargeError, read_inside
 from .gemini import function_names
 from .script import ScriptedResponse, ToolCall
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 PI = "pi"
+# A skill's SKILL.md is read for its frontmatter name: at most this many bytes.
+SKILL_FILE_LIMIT = 1024 * 1024
 __all__ = ["CLAUDE_CODE_RUN_COMMAND"]
 # Writes one neutral call as a host's own calls: (call, the SKILL.md a `skill` call activates,
 # the subject's workspace) → the host's calls.
@@ -144,7 +146,10 @@ def skill_name(directory: Path) -> str:
 
     SKILL.md is read only as a regular file inside that directory: never through a link out.
     """
-    data = read_inside(directory, "SKILL.md")
+    try:
+        data = read_inside(directory, "SKILL.md", limit=SKILL_FILE_LIMIT)
+    except FileTooLargeError:
+        data = None  # named by its directory, as a SKILL.md without frontmatter is
     try:
         lines = [] if data is None else data.decode("utf-8").splitlines()
     except UnicodeDecodeError:

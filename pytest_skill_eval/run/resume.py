@@ -169,7 +169,12 @@ def _carry_over(
         # The controller alone resumes: a worker never loads the merge (and its plan models).
         from ..scale.merge import copy_group_tree
 
-        copy_group_tree(group_dir, target)
+        try:
+            copy_group_tree(group_dir, target, fifos=True)
+        except SkillEvalError as error:
+            raise ResumeError(
+                f"--skill-eval-resume: {error}; run without --skill-eval-resume"
+            ) from None
         copied = sha256_file(target / layout.MANIFEST)
         if copied != manifest or verify_group(target):
             raise ResumeError(

@@ -9,8 +9,6 @@ variant runs. A reused run is copied (never linked) into the new result, its `ru
 from __future__ import annotations
 
 import os
-import shutil
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,20 +19,14 @@ from ..errors import SkillEvalError
 from ..evidence import layout, read, shapes
 from ..evidence.read import parse_evidence_json
 from ..evidence.seal import sealed_root, verify_result
-from ..evidence.store import entry_digest, evidence_files, read_json, sha256_bytes
-from ..workspace.entries import open_regular
+from ..evidence.store import sha256_bytes
 from .inputs import changed_inputs
+from .reuse_copy import READ, ReuseError, copy_proved, sealed_entries
 
 # Advisory files a result may gain after its seal (a review), never evidence.
 _ADVISORY = (layout.SEMANTIC_GRADE, layout.REVIEW)
-# Read and written again by the new result when it persists the reused run (a fallback record
-# is never reused: only a run whose run.json is its record).
-_READ = (layout.RUN, layout.TRANSCRIPT, layout.FINAL)
-_REWRITTEN = (*_READ, layout.RUN_FALLBACK)
-
-
-class ReuseError(SkillEvalError):
-    """A run chosen for reuse could not be copied into the new result."""
+# How a run's record says its reuse was refused while it was being copied (it ran instead).
+REFUSED_COPY = "not reused: refused to copy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,12 +174,11 @@ class VariantInputs:
         found = self.chosen.get(variant)
         if not isinstance(found, Found):
             return None
-        target = group_dir / variant
         try:
-            return copy_run(found, target, group_dir)
+            return copy_run(found, group_dir / variant, group_dir)
         except (SkillEvalError, OSError) as error:
-            shutil.rmtree(target, ignore_errors=True)  # a partial copy, never evidence
-            self.chosen[variant] = f"not reused: copying {found.variant_dir} failed: {error}"
+            # Nothing of the copy is left (it was staged); the variant runs instead.
+            self.chosen[variant] = f"{REFUSED_COPY} {found.variant_dir}: {error}"
             return None
 
     def note(self, variant: str, run: Any) -> None:
@@ -204,20 +195,31 @@ def copy_run(
 ) -> tuple[dict[str, Any], list[Any], str]:
     """Copy a reused run's evidence into `variant_dir`; its run record, transcript and response.
 
-    Every byte copied or read is proved against the source group's sealed manifest, so a file
-    changed after its seal was verified is never reused. Paths the run recorded inside its own
-    group now name the copy's, so grading reads the copy; `reused` says where it came from.
+    Every entry is proved, as it is copied or read, against the manifest the source's seal
+    (the root it was verified under) covers, so a file changed after that seal was verified is
+    never reused (`reuse_copy`). Paths the run recorded inside its own group now name the
+    copy's, so grading reads the copy; `reused` says where it came from.
     """
     source = found.variant_dir
-    expected = _manifest(source)
-    read_bytes = {name: _proved(source / name, expected) for name in _READ}
-    _copy_tree(source, variant_dir)
-    copied = evidence_files(variant_dir)
-    for rel, path in copied:
-        if entry_digest(path) != expected.get(rel):
-            raise ReuseError(f"{source / rel} changed since its result's seal was verified")
-    if {rel for rel, _ in copied} | set(read_bytes) != set(expected):
-        raise ReuseError(f"{source} differs from its sealed manifest")
+    if found.source.root is None:
+        raise ReuseError(f"{found.source.id} has no verified seal")
+    sealed = sealed_entries(found.source.path, found.source.root, source)
+
+    def accept(read_bytes: dict[str, bytes]) -> tuple[dict[str, Any], list[Any], str]:
+        return _records(found, group_dir, read_bytes)
+
+    return copy_proved(source, variant_dir, sealed, accept)
+
+
+def _records(
+    found: Found, group_dir: Path, read_bytes: Mapping[str, bytes]
+) -> tuple[dict[str, Any], list[Any], str]:
+    """The reused run's record (its paths moved to the copy's, `reused` added), transcript and
+    response, from the proved bytes of its files."""
+    source = found.variant_dir
+    missing = [name for name in READ if name not in read_bytes]
+    if missing:
+        raise ReuseError(f"{source / missing[0]} is missing; there is no run to reuse")
     run = parse_evidence_json(source / layout.RUN, read_bytes[layout.RUN], shapes.RUN)
     transcript = parse_evidence_json(source / layout.TRANSCRIPT, read_bytes[layout.TRANSCRIPT])
     response = read_bytes[layout.FINAL].decode("utf-8").removesuffix("\n")
@@ -234,25 +236,6 @@ def copy_run(
     return moved, transcript, response
 
 
-def _manifest(variant_dir: Path) -> dict[str, str]:
-    """The sealed manifest's entries for one variant, relative to its directory."""
-    manifest = read_json(variant_dir.parent / layout.MANIFEST, shapes.MANIFEST)["files"]
-    prefix = f"{variant_dir.name}/"
-    return {rel.removeprefix(prefix): d for rel, d in manifest.items() if rel.startswith(prefix)}
-
-
-def _proved(path: Path, expected: Mapping[str, str]) -> bytes:
-    """A file's bytes, read once, when they are the bytes its sealed manifest lists."""
-    opened = open_regular(path)
-    if not isinstance(opened, int):
-        raise ReuseError(f"{path} is not a regular file")
-    with open(opened, "rb") as handle:
-        data = handle.read()
-    if sha256_bytes(data) != expected.get(path.name):
-        raise ReuseError(f"{path} changed since its result's seal was verified")
-    return data
-
-
 def _moved(value: Any, pairs: Sequence[tuple[str, str]]) -> Any:
     """`value` with every string that begins with an old group directory beginning with the new."""
     if isinstance(value, str):
@@ -265,37 +248,3 @@ def _moved(value: Any, pairs: Sequence[tuple[str, str]]) -> Any:
     if isinstance(value, dict):
         return {key: _moved(item, pairs) for key, item in value.items()}
     return value
-
-
-def _copy_tree(source: Path, target: Path) -> None:
-    """Copy a variant directory byte for byte, never following or making a link outside its
-    subject's workspace (where a planted link is evidence, copied as the link it is)."""
-    for directory, dirnames, filenames in os.walk(source):
-        base = Path(directory)
-        destination = target / base.relative_to(source)
-        destination.mkdir(parents=True, exist_ok=destination != target)
-        links = [d for d in dirnames if (base / d).is_symlink()]
-        dirnames[:] = sorted(d for d in dirnames if d not in links)
-        # A subject's workspace (final, or after a turn) keeps what the subject left there.
-        in_workspace = "workspace" in base.relative_to(source).parts
-        for name in (*filenames, *links):
-            if base == source and name in _REWRITTEN:
-                continue
-            _copy_entry(base / name, destination / name, in_workspace)
-
-
-def _copy_entry(source: Path, target: Path, in_workspace: bool) -> None:
-    mode = os.lstat(source).st_mode
-    if stat.S_ISLNK(mode) and in_workspace:
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISFIFO(mode) and in_workspace:
-        os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
-    elif stat.S_ISREG(mode):
-        opened = open_regular(source)
-        if not isinstance(opened, int):
-            raise ReuseError(f"{source} changed while it was being reused")
-        with open(opened, "rb") as reading, open(target, "xb") as writing:
-            shutil.copyfileobj(reading, writing)
-        os.chmod(target, stat.S_IMODE(mode))
-    else:
-        raise ReuseError(f"{source} is not a regular file; a reused run is copied only from files")

@@ -129,6 +129,8 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
         outcome = merge(loaded, [Path(s) for s in args.shards], out, roots)
         for unit in outcome.missing:
             print(f"shard-missing: {unit.group} (trial {unit.trial})")
+        for line in outcome.refused:
+            print(line)
         verb = "already merged" if outcome.already else "merged"
         for result in outcome.results:
             seal = sealed_root(result)

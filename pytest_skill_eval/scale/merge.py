@@ -1,8 +1,11 @@
 """`skill-eval merge`: join the shards of a plan into the result(s) one machine would have written.
 
 Every arrived group is copied (never hard-linked, so a shard changed later cannot reach the
-sealed result; only a workspace's socket or device, which has no bytes, is linked) and
-re-hashed against its manifest; every planned unit must arrive
+sealed result) and re-hashed against its manifest. Only regular files are copied, and the
+links a subject left in its workspace (as links): a FIFO, socket or device left there, which
+its manifest records by kind, is refused, named on the output and in the merged seal
+(`refused`, beside the shard roots), and never placed in the result. Every planned unit must
+arrive
 exactly once; a unit no shard delivered is recorded `infrastructure-failed` (`shard-missing`),
 never `cancelled`. Then `invocation.json`, `summary.json` and, for several trials, the aggregate
 are written with the same writers a single-machine run uses. The merge is staged beside the
@@ -42,6 +45,7 @@ from .balance import assign
 from .existing import differs
 from .intake import MergeError, Shard, ShardGroup, choose_shards, find_shards, load_shard
 from .plan import Plan, Unit, invocation_record
+from .refused import Refused, refusals
 
 SHARD_MISSING = "shard-missing"
 
@@ -55,20 +59,28 @@ class MergeOutcome:
     missing: list[Unit] = field(default_factory=list)
     already: bool = False
     shards: tuple[int, ...] = ()  # the indices of the shards merged
+    refused: list[str] = field(default_factory=list)  # one line per entry not copied
 
 
-def _sealed_shards(shards: Sequence[Shard], bound: Mapping[int, str]) -> list[dict[str, Any]]:
-    """Each shard's root, recomputed from what was read, and whether CI's log bound it."""
-    return [
-        {
-            "index": s.index,
-            "count": s.count,
-            "root": s.root,
-            "bound": s.index in bound,
-            "leaves": s.leaves,
-        }
-        for s in shards
-    ]
+def _sealed_shards(
+    shards: Sequence[Shard], bound: Mapping[int, str], refused: Mapping[Path, list[Refused]]
+) -> list[dict[str, Any]]:
+    """Each shard's root, recomputed from what was read, whether CI's log bound it, and the
+    entries of its groups the merge does not copy (only when there are any)."""
+    sealed: list[dict[str, Any]] = []
+    for s in shards:
+        entries = [r.record for g in s.groups for r in refused.get(g.path, [])]
+        sealed.append(
+            {
+                "index": s.index,
+                "count": s.count,
+                "root": s.root,
+                "bound": s.index in bound,
+                "leaves": s.leaves,
+                **({"refused": entries} if entries else {}),
+            }
+        )
+    return sealed
 
 
 @dataclass(frozen=True)
@@ -121,7 +133,9 @@ def merge(
     aggregate_id = plan.data.get("aggregate")
     aggregate_target = _inside(out, aggregate_id) if aggregate_id else None
     missing = [u for u in units if not _delivered(u, arrived)]
-    sealed_shards = _sealed_shards(shards, bound)
+    refused = refusals(shards)
+    lines = [r.line for entries in refused.values() for r in entries]
+    sealed_shards = _sealed_shards(shards, bound, refused)
     # Timestamps come from the shards' own records, so the same shards merge to the same bytes.
     started = min(str(s.record["startedAt"]) for s in shards)
     completed = max(str(s.record["completedAt"]) for s in shards)
@@ -133,7 +147,7 @@ def merge(
             times = (started, completed)
             reason = differs(plan, targets, aggregate_target, arrived, sealed_shards, times, budget)
         if reason is None:
-            return MergeOutcome(targets, aggregate_target, missing, already=True, shards=merged)
+            return MergeOutcome(targets, aggregate_target, missing, True, merged, lines)
         raise MergeError(
             f"{existing[0]} already exists and holds other evidence ({reason}); results are "
             "never rewritten: merge into another directory (-o)"
@@ -153,7 +167,8 @@ def merge(
                 for host, name in unit.directories:
                     source = arrived.get((name, unit.trial))
                     if source is not None:
-                        _place(unit, source, layout.group_dir(result, unit.group, host))
+                        skipped = {r.rel for r in refused[source.path]}
+                        _place(unit, source, layout.group_dir(result, unit.group, host), skipped)
             if not all(_delivered(u, arrived) for u in trial_units):
                 missed = _Missed(plan, trial_units, arrived, count, completed)
                 _record_missing_units(missed, out, result, placed)
@@ -170,7 +185,7 @@ def merge(
         for link in placed:
             link.unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
-    return MergeOutcome(targets, aggregate_target, missing, shards=merged)
+    return MergeOutcome(targets, aggregate_target, missing, shards=merged, refused=lines)
 
 
 def _outside_shards(out: Path, shards: Sequence[Shard]) -> None:
@@ -265,9 +280,10 @@ def _budget(shards: Sequence[Shard], count: int) -> dict[str, Any] | None:
     }
 
 
-def _place(unit: Unit, source: ShardGroup, target: Path) -> None:
-    """Copy one arrived group and prove the copy against its manifest, and that manifest
-    against the one its shard's root was computed over (the bytes hashed, not a re-read)."""
+def _place(unit: Unit, source: ShardGroup, target: Path, refused: set[str]) -> None:
+    """Copy one arrived group and prove the copy against its manifest (but for the `refused`
+    entries it records by kind), and that manifest against the one its shard's root was
+    computed over (the bytes hashed, not a re-read)."""
     copy_group_tree(source.path, target)
     copied = target / layout.MANIFEST
     if (sha256_file(copied) if copied.is_file() else None) != source.manifest:
@@ -275,7 +291,7 @@ def _place(unit: Unit, source: ShardGroup, target: Path) -> None:
             f"{source.path / layout.MANIFEST} changed while it was being merged: it is not the "
             "manifest its shard's root was computed over; merge again"
         )
-    problems = verify_group(target)
+    problems = verify_group(target, refused)
     if problems:
         raise MergeError(
             f"group {unit.group} (trial {unit.trial}) from {source.path} does not match its "
@@ -337,14 +353,16 @@ def _never(*_args: Any) -> Any:
     raise MergeError("a merge never runs a subject")
 
 
-def copy_group_tree(source: Path, target: Path) -> None:
+def copy_group_tree(source: Path, target: Path, *, fifos: bool = False) -> None:
     """Copy a group directory exactly, never following a link.
 
     A symlink is copied as a link only where the run records one as evidence: what a subject
     left in its workspace (`<variant>/workspace/…`, `<variant>/turns/<n>/workspace/…`), which
     every reader treats as a link. Anywhere else a reader would follow it (to a `run.json` or
     `final.md` outside the shard, say): the group is refused, as is any other non-regular
-    file there. A workspace's FIFOs are recreated, never opened.
+    file there. A FIFO, socket or device in a workspace is neither opened nor copied (its
+    manifest records it by kind; the merge names it as refused); with `fifos` (a resumed
+    group, the user's own), a FIFO is made again, and a socket or device refuses the group.
     """
     for directory, dirnames, filenames in os.walk(source):
         base = Path(directory)
@@ -353,7 +371,7 @@ def copy_group_tree(source: Path, target: Path) -> None:
         links = [d for d in dirnames if (base / d).is_symlink()]
         dirnames[:] = sorted(d for d in dirnames if d not in links)
         for name in (*filenames, *links):
-            _copy_entry(base / name, destination / name, (base / name).relative_to(source))
+            _copy_entry(base / name, destination / name, (base / name).relative_to(source), fifos)
 
 
 def _recorded_link(relative: Path) -> bool:
@@ -370,7 +388,7 @@ def _recorded_link(relative: Path) -> bool:
     return turn and parts[3] == "workspace"
 
 
-def _copy_entry(source: Path, target: Path, relative: Path) -> None:
+def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> None:
     mode = os.lstat(source).st_mode
     if not stat.S_ISREG(mode) and not _recorded_link(relative):
         kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
@@ -389,10 +407,11 @@ def _copy_entry(source: Path, target: Path, relative: Path) -> None:
         with open(opened, "rb") as reading, open(target, "xb") as writing:
             shutil.copyfileobj(reading, writing)
         os.chmod(target, stat.S_IMODE(mode))
-    elif stat.S_ISFIFO(mode):
+    elif fifos and stat.S_ISFIFO(mode):
         os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
-    else:
-        try:
-            os.link(source, target, follow_symlinks=False)
-        except OSError as error:
-            raise MergeError(f"cannot copy the special file {source}: {error}") from None
+    elif fifos:
+        raise MergeError(
+            f"{source} is a socket or device a subject left in its workspace; it is never "
+            "linked into another result"
+        )
+    # Else a FIFO, socket or device is never opened, linked or made: refused (`refusals`).

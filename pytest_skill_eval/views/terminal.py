@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
+from ..run.reuse import REFUSED_COPY
 from . import iteration
 from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
@@ -146,9 +147,11 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
                 reason = escape_cell(str(error.get("reason")))
                 writer.write_line(f"    grade-error {error.get('id') or 'system'}: {reason}")
         for variant in record.get("variants", {}):
-            reused = _reused(group_dir / variant)
+            reused, refused = _reuse(group_dir / variant)
             if reused is not None:
                 writer.write_line(f"    {variant} reused from {reused_label(reused)}")
+            if refused is not None:
+                writer.write_line(f"    {variant} {escape_cell(refused)}")
             for failed in tool_errors(group_dir / variant):
                 writer.write_line(f"    {variant} tool-error: {escape_cell(failed)}")
         writer.write_line(f"    evidence: {group_dir}")
@@ -177,11 +180,17 @@ def _trial_lines(writer: Writer, trial: int, result_dir: Path) -> None:
         )
 
 
-def _reused(variant_dir: Path) -> Mapping[str, Any] | None:
-    """Where a reused run was copied from (`run.json`'s `reused`); None for a run made here."""
+def _reuse(variant_dir: Path) -> tuple[Mapping[str, Any] | None, str | None]:
+    """Where a reused run was copied from (`run.json`'s `reused`; None for a run made here),
+    and why a run chosen for reuse was refused while it was copied (it ran instead), if so."""
     found = read.read_run(variant_dir)
     marker = found[1].get("reused") if found is not None else None
-    return marker if isinstance(marker, Mapping) else None
+    refused = found[1].get("notReused") if found is not None else None
+    copying = isinstance(refused, str) and refused.startswith(REFUSED_COPY)
+    return (
+        marker if isinstance(marker, Mapping) else None,
+        refused if copying and isinstance(refused, str) else None,
+    )
 
 
 def _group_cost(group_dir: Path) -> str:

@@ -25,6 +25,8 @@ import stat
 from collections.abc import Iterator
 from typing import Literal
 
+from ..errors import EvidenceError
+
 SpecialKind = Literal["fifo", "socket", "device"]
 
 _O_PATH: int = getattr(os, "O_PATH", 0)
@@ -122,19 +124,33 @@ def _descend(base: str, parts: list[str]) -> int:
     return fd
 
 
-def _read_regular(name: str, dir_fd: int, limit: int | None = None) -> bytes | None:
-    """The bytes of the regular file `name`; None when it is not one or holds over `limit`."""
+class FileTooLargeError(EvidenceError):
+    """A file the evaluator reads holds more bytes than its reader takes (never read whole)."""
+
+
+def _read_regular(name: str, dir_fd: int, limit: int) -> bytes | None:
+    """The bytes of the regular file `name`; None when it is not one.
+
+    Raises `FileTooLargeError` when it holds over `limit` bytes: its size is looked at before
+    any byte is read, and at most one byte more than `limit` is ever read (a file that grew
+    meanwhile is refused too).
+    """
     opened = open_regular(name, dir_fd=dir_fd)
     if not isinstance(opened, int):
         return None
     with open(opened, "rb") as handle:
-        if limit is None:
-            return handle.read()
-        data = handle.read(limit + 1)  # one byte over: a file that grew meanwhile is refused
-        return data if len(data) <= limit else None
+        size = os.fstat(handle.fileno()).st_size
+        data = b"" if size > limit else handle.read(limit + 1)
+    if size > limit or len(data) > limit:
+        raise FileTooLargeError(
+            f"{name} holds {max(size, len(data))} bytes, more than the {limit} read there"
+        )
+    return data
 
 
-def read_inside(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> bytes | None:
+def read_inside(
+    root: str | os.PathLike[str], name: str | os.PathLike[str], *, limit: int
+) -> bytes | None:
     """The bytes of the regular file `name` inside `root`; None when it cannot be read there.
 
     A relative `name` resolves against `root`, not the evaluator's working directory. Both
@@ -142,6 +158,9 @@ def read_inside(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> b
     symlink planted inside `root` pointing out) is never opened, nor is an entry that is not a
     regular file. The canonical path is then opened one component at a time from `root`
     without following links, so a link swapped in after the check is refused too.
+
+    A file of more than `limit` bytes is never read whole: `FileTooLargeError` names it and
+    the limit (each caller picks the limit of what it reads).
     """
     below = _below(root, name)
     if below is None or len(below) < 2:
@@ -152,7 +171,11 @@ def read_inside(root: str | os.PathLike[str], name: str | os.PathLike[str]) -> b
     except OSError:
         return None
     try:
-        return _read_regular(parts[-1], fd)
+        return _read_regular(parts[-1], fd, limit)
+    except FileTooLargeError:
+        raise FileTooLargeError(
+            f"{os.path.join(base, *parts)} is larger than {limit} bytes, the most read there"
+        ) from None
     except OSError:
         return None
     finally:
@@ -184,7 +207,7 @@ def files_inside(
             for file in sorted(files):
                 try:
                     data = _read_regular(file, dir_fd, limit)
-                except OSError:
+                except (OSError, FileTooLargeError):
                     continue
                 if data is not None:
                     yield os.path.normpath(os.path.join(top, file)), data

@@ -392,6 +392,117 @@ def test_a_run_changed_after_its_seal_was_verified_is_not_copied(
     assert f"{name} changed since its result's seal was verified" in run["notReused"]
 
 
+def _forge(result: Path, name: str = "events.jsonl", *, reseal: bool = False) -> None:
+    """What a forger does to an earlier result: edit g0's baseline, rewrite its group's
+    manifest to match and (`reseal`) its seal too, so the result verifies on its own."""
+    group = result / "groups" / "g0"
+    with (group / "baseline" / name).open("a") as changed:
+        changed.write("forged after the seal was verified\n")
+    manifest = read_json(group / "manifest.json")
+    data = (group / "baseline" / name).read_bytes()
+    manifest["files"][f"baseline/{name}"] = hashlib.sha256(data).hexdigest()
+    (group / "manifest.json").unlink()
+    (group / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    if reseal:
+        (result / "seal.json").unlink()
+        write_seal(result)
+
+
+def _take(source: Path, group_dir: Path, change: Callable[[Path], None]) -> dict[str, Any]:
+    """Choose g0's baseline from `source` (its seal verified), `change` the source, then take
+    it into `group_dir`; returns the run record the variant that runs instead would note."""
+    found = Reuse(tuple(open_source(source))).find(
+        "g0", "pi", "baseline", 1, read_json(source / "groups/g0/baseline/run.json")["inputs"]
+    )
+    assert isinstance(found, Found)
+    change(source)
+    chosen = VariantInputs(inputs={"baseline": {}}, chosen={"baseline": found})
+    group_dir.mkdir(parents=True)
+    assert chosen.take("baseline", group_dir) is None  # the variant runs instead
+    assert list(group_dir.iterdir()) == []  # nothing of the copy is left, staged or placed
+    run: dict[str, Any] = {}
+    chosen.note("baseline", run)
+    return run
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (_forge, "groups/g0/manifest.json changed since its result's seal was verified"),
+        (
+            functools.partial(_forge, reseal=True),
+            "seal.json is not the seal it was verified under: it changed since",
+        ),
+        (
+            lambda source: (source / "groups/g0/baseline/added").mkdir(),
+            "groups/g0/baseline/added/ was added or removed since its result's seal",
+        ),
+    ],
+    ids=["rehashed-manifest", "resealed", "empty-directory"],
+)
+def test_a_run_forged_after_its_seal_was_verified_is_refused_not_claimed(
+    earlier: SharedRun,
+    tmp_path: Path,
+    change: Callable[[Path], None],
+    reason: str,
+) -> None:
+    # The source verified when the run began; then its baseline was edited and its manifest
+    # (and seal) rewritten to match. The copy is proved against the seal that was verified.
+    source = tmp_path / "runs" / _result(earlier).name
+    shutil.copytree(_result(earlier), source, symlinks=True)
+    run = _take(source, tmp_path / "new" / "groups" / "g0", change)
+    assert run["notReused"].startswith(f"not reused: refused to copy {source}/groups/g0/")
+    assert f"{source}/{reason}" in run["notReused"]
+
+
+def test_a_source_forged_between_its_check_and_the_copy_runs_fresh_and_says_why(
+    earlier: SharedRun, tmp_path: Path
+) -> None:
+    # End to end: the source's seal is verified when the session starts; the root's own
+    # conftest forges it (an edited baseline, its manifest rewritten) just before any test
+    # runs. Its group g0 runs fresh, never claiming the earlier seal; g1 is still reused.
+    root = tmp_path / "root"
+    shutil.copytree(earlier.root, root, symlinks=True)
+    source = root / ".skill-eval" / "runs" / _result(earlier).name
+    group = source / "groups" / "g0"
+    write(
+        root / "conftest.py",
+        "import hashlib, json, pytest\n"
+        "from pathlib import Path\n\n"
+        "@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_runtestloop(session):\n"
+        f"    group = Path({str(group)!r})\n"
+        "    with (group / 'baseline' / 'events.jsonl').open('a') as changed:\n"
+        "        changed.write('forged after the seal was verified\\n')\n"
+        "    manifest = json.loads((group / 'manifest.json').read_text())\n"
+        "    data = (group / 'baseline' / 'events.jsonl').read_bytes()\n"
+        "    digest = hashlib.sha256(data).hexdigest()\n"
+        "    manifest['files']['baseline/events.jsonl'] = digest\n"
+        "    (group / 'manifest.json').unlink()\n"
+        "    (group / 'manifest.json').write_text(json.dumps(manifest))\n",
+    )
+    done = run_detached(root, "--skill-eval-reuse", source.name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    new = next(r for r in results(root) if r.name != source.name)
+    runs = {
+        (g, v): read_json(new / "groups" / g / v / "run.json")
+        for g in ("g0", "g1")
+        for v in ("baseline", "candidate")
+    }
+    assert sorted(k for k, run in runs.items() if "reused" in run) == [
+        ("g1", "baseline"),
+        ("g1", "candidate"),
+    ]
+    refusal = (
+        f"not reused: refused to copy {source}/groups/g0/baseline: {source}/groups/g0/"
+        "manifest.json changed since its result's seal was verified"
+    )
+    assert runs[("g0", "baseline")]["notReused"] == refusal
+    assert runs[("g0", "baseline")]["state"] == "complete"
+    assert f"    baseline {refusal}\n" in done.stdout
+    assert cli_main(["verify", str(new)]) == 0
+
+
 def test_runs_reused_whole_add_no_observation_to_the_gate(
     earlier: SharedRun, tmp_path: Path
 ) -> None:

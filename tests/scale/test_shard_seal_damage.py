@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,16 @@ import pytest
 
 from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.evidence.seal import seal_root
-from tests.scale.test_shard_trust import _merge, _one_error, _result, _shards, built
+from tests.scale.test_shard_trust import (
+    G0,
+    _bound,
+    _group,
+    _merge,
+    _one_error,
+    _result,
+    _shards,
+    built,
+)
 from tests.support.files import read_json
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -76,3 +86,29 @@ def test_a_shard_seal_leaf_named_by_a_lone_surrogate_is_one_line(
     assert _merge(built, shards, out) == 1
     assert f"{seal}: its root is not the hash of its leaves" in _one_error(capsys)
     shutil.rmtree(out, ignore_errors=True)
+
+
+def test_an_empty_directory_added_to_a_shard_or_the_merged_result_fails(
+    built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The shard's manifests list its directories: one added after it sealed is refused by a
+    # merge bound to the roots its log printed, as by an unbound one.
+    shards = _shards(built, tmp_path)
+    added = _group(built, shards[0]) / "candidate" / "planted"
+    added.mkdir()
+    assert _merge(built, shards, tmp_path / "refused", *_bound(built)) == 1
+    err = capsys.readouterr().err
+    assert f"from {added.parent.parent} does not match its manifest" in err
+    assert err.rstrip().endswith("/candidate/planted/ (a directory)")
+    assert not (tmp_path / "refused" / _result(built)).exists()
+    added.rmdir()
+    out = tmp_path / "merged"
+    assert _merge(built, shards, out, *_bound(built)) == 0
+    (root,) = re.findall(r"^merged: .* seal sha256:([0-9a-f]{64})$", capsys.readouterr().out, re.M)
+    result = out / _result(built)
+    assert skill_eval(["verify", str(result), "--seal", f"sha256:{root}"]) == 0
+    capsys.readouterr()
+    planted = result / "groups" / G0 / "baseline" / "planted"
+    planted.mkdir()
+    assert skill_eval(["verify", str(result), "--seal", f"sha256:{root}"]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"extra: {planted}/ (a directory)"]

@@ -91,7 +91,8 @@ def _group(built: Path, shard: Path) -> Path:
 def _rehash(group: Path) -> None:
     """What a forger does after editing a group: rewrite its manifest to match."""
     manifest = group / "manifest.json"
-    files = read_json(manifest)["files"]
+    recorded = read_json(manifest)
+    files = recorded["files"]
     for name in files:
         path = group / name
         if path.is_symlink():
@@ -100,7 +101,7 @@ def _rehash(group: Path) -> None:
         else:
             files[name] = hashlib.sha256(path.read_bytes()).hexdigest()
     manifest.chmod(0o644)
-    manifest.write_bytes(json_bytes({"schema_version": 1, "files": files}))
+    manifest.write_bytes(json_bytes({**recorded, "files": files}))
 
 
 def _reseal(built: Path, shard: Path) -> None:

@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.evidence.redact import Redactor, Tally
+from pytest_skill_eval.grading import support as grading_support
 from pytest_skill_eval.hosts.codex import host as codex_host
 from pytest_skill_eval.hosts.codex.host import rollout_mentions
 from pytest_skill_eval.hosts.context_records import copy_observer_records
+from pytest_skill_eval.modelserver import codextools, hosttools
 from pytest_skill_eval.modelserver.hosttools import CODEX, render_for_host, skill_name
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
-from pytest_skill_eval.workspace.entries import read_inside
+from pytest_skill_eval.workspace.entries import FileTooLargeError, read_inside
 from tests.grading.grading_scenarios import body_run
 from tests.grading.test_errors import FILE_TEXT, assert_error, grade_one
 from tests.hosts.test_codex_host import DATA
@@ -25,6 +27,7 @@ from tests.trust.test_planted_entries import finishes, unblock
 CANARY = "CANARY-7f3c1e-never-read-by-the-evaluator"
 OUTSIDE = f"{CANARY} outside\nkeep me\n"
 RELATIVE = f"{CANARY} definition root\nkeep me\n"
+LIMIT = 1024
 
 
 @pytest.fixture
@@ -59,12 +62,12 @@ def escaping_names(tmp_path: Path) -> list[str]:
 
 def test_a_name_leading_out_of_the_workspace_is_never_opened(planted: Path, tmp_path: Path) -> None:
     for name in escaping_names(tmp_path):
-        assert read_inside(planted, name) is None, name
-    assert read_inside(planted, "inside.txt") == b"first\nkeep me\n"
-    assert read_inside(planted, str(planted / "inside.txt")) == b"first\nkeep me\n"
+        assert read_inside(planted, name, limit=LIMIT) is None, name
+    assert read_inside(planted, "inside.txt", limit=LIMIT) == b"first\nkeep me\n"
+    assert read_inside(planted, str(planted / "inside.txt"), limit=LIMIT) == b"first\nkeep me\n"
     # A link that stays inside is the file it names; the workspace itself is no file.
-    assert read_inside(planted, "same.txt") == b"first\nkeep me\n"
-    assert read_inside(planted, ".") is None
+    assert read_inside(planted, "same.txt", limit=LIMIT) == b"first\nkeep me\n"
+    assert read_inside(planted, ".", limit=LIMIT) is None
 
 
 def edit(path: str) -> ToolCall:
@@ -211,3 +214,34 @@ def test_a_rollout_the_subject_inflated_is_not_read_into_memory(
     with open(day / "rollout-x.jsonl", "ab") as grown:
         grown.write(b"\n")
     assert rollout_mentions(tmp_path, sessions) == []
+
+
+def test_a_file_over_the_limit_is_refused_without_being_read_whole(planted: Path) -> None:
+    assert read_inside(planted, "inside.txt", limit=len(b"first\nkeep me\n")) is not None
+    with pytest.raises(FileTooLargeError, match="larger than 13 bytes"):
+        read_inside(planted, "inside.txt", limit=13)
+    # A sparse file of a gibibyte costs the subject nothing; its size alone refuses it.
+    with open(planted / "huge.txt", "wb") as huge:
+        huge.truncate(1 << 30)
+    with pytest.raises(FileTooLargeError, match=f"huge.txt is larger than {LIMIT} bytes"):
+        finishes(lambda: read_inside(planted, "huge.txt", limit=LIMIT))
+
+
+def test_each_reader_refuses_a_file_over_its_limit(
+    planted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(codextools, "EDIT_LIMIT", 4)
+    patch = codex_patch(edit("inside.txt"), planted)
+    assert patch.endswith("@@\n-keep me\n+gone\n*** End Patch\n")  # literal: not read
+    skill = tmp_path / "snap" / "1"
+    write(skill / "SKILL.md", "---\nname: named\n---\n")
+    assert skill_name(skill) == "named"
+    monkeypatch.setattr(hosttools, "SKILL_FILE_LIMIT", 4)
+    assert skill_name(skill) == "1"
+    built = body_run(tmp_path / "graded")
+    monkeypatch.setattr(grading_support, "FILE_CHECK_LIMIT", 4)
+    assert_error(
+        grade_one(built, FILE_TEXT),
+        "workspace file too large for a file check: result.json holds more than 4 bytes, "
+        "the most a check reads",
+    )

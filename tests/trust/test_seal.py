@@ -238,3 +238,63 @@ def test_the_seal_is_json_and_written_once(result: Path) -> None:
     assert json.loads((result / layout.SEAL).read_text(encoding="utf-8"))["algorithm"] == "sha256"
     with pytest.raises(EvidenceError, match="never rewritten"):
         write_seal(result)
+
+
+def test_an_empty_directory_added_or_removed_fails_verify_with_the_printed_root(
+    built: Built, result: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = f"sha256:{printed_root(built)}"
+    added = result / "groups" / ALPHA / "candidate" / "planted"
+    added.mkdir()
+    assert cli.main(["verify", str(result), "--seal", root]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"extra: {added}/ (a directory)"]
+    added.rmdir()
+    assert cli.main(["verify", str(result), "--seal", root]) == 0
+    capsys.readouterr()
+    # An empty directory the run left (as a subject may) is listed, and its removal is named.
+    manifest = read_json(result / "groups" / ALPHA / "manifest.json")
+    assert "candidate/workspace" in manifest["directories"]
+    removed = result / "groups" / ALPHA / "candidate" / "workspace"
+    shutil.rmtree(removed)
+    assert cli.main(["verify", str(result), "--seal", root]) == 1
+    assert f"missing: {removed}/ (a directory)" in capsys.readouterr().out.splitlines()
+
+
+def test_a_manifest_of_the_earlier_format_verifies_its_files_and_claims_no_directories(
+    result: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A result sealed before manifests listed directories: its files are still proved, and
+    # `verify` names each manifest whose directories it cannot vouch for.
+    group = result / "groups" / ALPHA
+    manifest = read_json(group / "manifest.json")
+    del manifest["directories"]
+    manifest["schema_version"] = 1
+    (group / "manifest.json").write_bytes(json_bytes(manifest))
+    (result / layout.SEAL).unlink()
+    write_seal(result)
+    (group / "candidate" / "planted").mkdir()
+    assert cli.main(["verify", str(result)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        f"files only: {group / 'manifest.json'} is of the earlier manifest format, which lists "
+        "no directories: its files are verified, a directory added or removed there is not"
+    ]
+    (group / "candidate" / "final.md").write_text("edited\n", encoding="utf-8")
+    assert cli.main(["verify", str(result)]) == 1
+    assert f"changed: {group / 'candidate' / 'final.md'}" in capsys.readouterr().out
+
+
+def test_a_file_or_link_added_to_groups_fails_verify(
+    built: Built, result: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = f"sha256:{printed_root(built)}"
+    stray = result / "groups" / "stray.json"
+    stray.write_text("{}\n", encoding="utf-8")
+    assert cli.main(["verify", str(result), "--seal", root]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"extra: {stray}"]
+    stray.unlink()
+    # A link to a group that verifies on its own is still no group the seal covers.
+    shutil.copytree(result / "groups" / ALPHA, tmp_path / "elsewhere", symlinks=True)
+    link = result / "groups" / "linked"
+    link.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    assert cli.main(["verify", str(result), "--seal", root]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"extra: {link}"]

@@ -146,6 +146,10 @@ def test_verify_names_a_workspace_path_longer_than_path_max(result_dir: Path) ->
     done = skill_eval("verify", str(result_dir))
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stdout + done.stderr
-    (line,) = done.stdout.splitlines()
+    # The directories that can still be listed are extra; the one beyond them, unreadable.
+    lines = done.stdout.splitlines()
+    (line,) = [text for text in lines if text.startswith("unreadable: ")]
+    assert f"extra: {workspace}/{'d' * 250}/ (a directory)" in lines
+    assert all(text.endswith("/ (a directory)") for text in lines if text != line)
     assert line.startswith(f"unreadable: {workspace}/{'d' * 250}/")
     assert line.endswith("(File name too long)")
