@@ -207,6 +207,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         state = session.config.stash[SESSION_KEY]
         state.finish(session)
         settings = state.settings
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and (
+            state.loop.nothing_affected()
+        ):
+            session.exitstatus = pytest.ExitCode.OK  # nothing affected is a pass
         if settings.fail_on == gate_option.MODE and not state.worker and state.shard_dir is None:
             from .analysis import gate  # the controller's alone, and only under this mode
 

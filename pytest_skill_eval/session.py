@@ -186,7 +186,7 @@ class SkillEvalSession:
                     lambda: self.cancel.cancelled,
                     patience_s=4 * self.settings.no_progress_s,
                 )
-            stop = adaptive.stop_before(group, ran, run.host)
+            stop = adaptive.stop_before(group, ran, run.host, self.settings.trials)
             if stop is not None:
                 run.selected = dict.fromkeys(VARIANTS, False)
                 break

@@ -4,7 +4,8 @@ The decision for trial k of a group reads only the group's persisted grades of t
 so every process that asks (the worker about to run trial k, the controller recording what
 never ran, the aggregate explaining why a group stopped) gets the same answer. A group runs
 another trial while any of its comparisons is unresolved by the sequential test
-(`sequential.py`); a group without comparisons has nothing to resolve and runs one trial.
+(`sequential.py`) and may still resolve by the maximum (its futility rule); a group without
+comparisons has nothing to resolve and runs one trial.
 """
 
 from __future__ import annotations
@@ -77,12 +78,23 @@ def transitions(
     return out
 
 
-def decisions(group: Group, trial_dirs: Sequence[Path], host: str) -> dict[str, Decision]:
-    """The sequential decision of each of the group's comparisons over `trial_dirs`."""
+def decisions(
+    group: Group, trial_dirs: Sequence[Path], host: str, maximum: int | None = None
+) -> dict[str, Decision]:
+    """The sequential decision of each of the group's comparisons over `trial_dirs` (with
+    `maximum`, whether an unresolved one stops for futility)."""
     seen = transitions(trial_dirs, group.id, host)
     return {
-        name: decide(seen.get(name, [None] * len(trial_dirs))) for name in comparison_ids(group)
+        name: decide(seen.get(name, [None] * len(trial_dirs)), maximum=maximum)
+        for name in comparison_ids(group)
     }
+
+
+# Why a comparison stops unresolved before the maximum, as the skip reason says it.
+FUTILITY_TEXT = {
+    "cannot-resolve": "cannot resolve in the trials left",
+    "unlikely-to-resolve": "unlikely to resolve by the maximum",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,28 +102,46 @@ class Stop:
     """Why a group needs no further trial."""
 
     after: int  # the trials it ran
-    reason: str  # resolved | no-comparisons
+    reason: str  # resolved | futility | no-comparisons
+    futile: tuple[str, ...] = ()  # `<comparison> <why>`, each stopped for futility
 
     def message(self, trial: int) -> str:
         """The skip reason of the group's items in `trial`."""
         if self.reason == "no-comparisons":
             return f"adaptive trials: the group has no comparison to resolve; trial {trial} not run"
+        if self.reason == "futility":
+            return (
+                f"adaptive trials: after trial {self.after} every comparison is resolved or "
+                f"stops for futility ({'; '.join(self.futile)}); trial {trial} not run"
+            )
         return (
             f"adaptive trials: every comparison resolved by the sequential test after trial "
             f"{self.after}; trial {trial} not run"
         )
 
 
-def stop_before(group: Group, trial_dirs: Sequence[Path], host: str) -> Stop | None:
-    """Whether the group stops before the next trial, given the trials it ran so far."""
+def stop_before(
+    group: Group, trial_dirs: Sequence[Path], host: str, maximum: int | None = None
+) -> Stop | None:
+    """Whether the group stops before the next trial, given the trials it ran so far: every
+    comparison resolved, or (with `maximum`) each unresolved one stopping for futility."""
     if not trial_dirs:
         return None
     names = comparison_ids(group)
     if not names:
         return Stop(len(trial_dirs), "no-comparisons")
-    found = decisions(group, trial_dirs, host)
+    found = decisions(group, trial_dirs, host, maximum)
     if all(found[name].resolved_at is not None for name in names):
         return Stop(max(found[name].resolved_at or 0 for name in names), "resolved")
+    if all(found[n].resolved_at is not None or found[n].futility is not None for n in names):
+        futile = tuple(
+            f"{name} {FUTILITY_TEXT[found[name].futility or '']} "
+            f"({found[name].fail_to_pass} fail-to-pass, {found[name].pass_to_fail} "
+            f"pass-to-fail in {len(trial_dirs)})"
+            for name in names
+            if found[name].resolved_at is None
+        )
+        return Stop(len(trial_dirs), "futility", futile)
     return None
 
 

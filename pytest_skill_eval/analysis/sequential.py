@@ -19,6 +19,7 @@ It is two-sided: the prior is symmetric around 1/2. All functions are pure funct
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -71,11 +72,16 @@ class Decision:
     fail_to_pass: int
     pass_to_fail: int
     looks: int  # trials seen
+    # Unresolved before the maximum: why it stops anyway (`futile`); None: it goes on.
+    futility: str | None = None
 
 
-def decide(transitions: Iterable[str | None], alpha: float = ALPHA) -> Decision:
+def decide(
+    transitions: Iterable[str | None], alpha: float = ALPHA, maximum: int | None = None
+) -> Decision:
     """Follow a comparison trial by trial; transitions that are not a pair (None, unavailable)
-    count as a look without evidence. Stops at the first trial that rejects."""
+    count as a look without evidence. Stops at the first trial that rejects; with `maximum`,
+    one still unresolved before it says whether it stops for futility."""
     b = c = looks = 0
     for transition in transitions:
         looks += 1
@@ -86,4 +92,83 @@ def decide(transitions: Iterable[str | None], alpha: float = ALPHA) -> Decision:
             c += 1
         if step is not None and rejects(b, c, alpha):
             return Decision(looks, e_value(b, c), b, c, looks)
-    return Decision(None, e_value(b, c), b, c, looks)
+    why = futile(b, c, looks, maximum, alpha) if maximum is not None and looks < maximum else None
+    return Decision(None, e_value(b, c), b, c, looks, why)
+
+
+# --- Stopping for futility -------------------------------------------------------------------
+#
+# A comparison that cannot, or almost surely will not, reach the boundary by the maximum number
+# of trials stops early. Stopping for futility never rejects, so the set of sequences that end
+# "resolved" can only shrink: the false-positive bound above (Ville's inequality) holds as it
+# is, proven, not simulated. What futility can cost is power: a sequence it stops might have
+# resolved later. That cost is computed exactly (`tests/trials/test_futility.py`) and shown in
+# docs/statistics.md.
+
+# Stop when the predictive probability of resolving by the maximum is below this.
+FUTILITY = 0.02
+# Never stop as unlikely before this many looks: the first trials say least about the rate.
+FUTILITY_MIN_LOOKS = 3
+# Why an unresolved comparison stopped before the maximum.
+FUTILITY_REASONS = ("cannot-resolve", "unlikely-to-resolve")
+_PRIOR = 0.5  # Jeffreys' Dirichlet(1/2, 1/2, 1/2) on (concordant, fail-to-pass, pass-to-fail)
+
+
+def can_resolve(fail_to_pass: int, pass_to_fail: int, remaining: int, alpha: float = ALPHA) -> bool:
+    """Whether some outcome of `remaining` more pairs reaches the boundary (all of them going
+    one way is the most any can give: the mixture grows with each pair on the larger side)."""
+    b, c = fail_to_pass, pass_to_fail
+    return any(rejects(b + x, c, alpha) or rejects(b, c + x, alpha) for x in range(remaining + 1))
+
+
+@functools.lru_cache(maxsize=4096)
+def resolve_chance(
+    fail_to_pass: int, pass_to_fail: int, concordant: int, remaining: int, alpha: float = ALPHA
+) -> float:
+    """The predictive probability that the sequence reaches the boundary within `remaining`
+    more looks, after `concordant` looks without a discordant pair and b, c with one: each
+    look is concordant, fail-to-pass or pass-to-fail as a Pólya urn over the counts so far
+    and Jeffreys' prior (the Dirichlet-multinomial predictive). Exact, by dynamic programming."""
+    b, c, n = fail_to_pass, pass_to_fail, concordant
+    total = b + c + n + 3 * _PRIOR
+    alive: dict[tuple[int, int], float] = {(0, 0): 1.0}  # future (b, c) → probability
+    reached = 0.0
+    for step in range(remaining):
+        nxt: dict[tuple[int, int], float] = {}
+        for (x, y), p in alive.items():
+            weights = (
+                (n + step - x - y + _PRIOR, (x, y)),
+                (b + x + _PRIOR, (x + 1, y)),
+                (c + y + _PRIOR, (x, y + 1)),
+            )
+            for weight, state in weights:
+                q = p * weight / (total + step)
+                if state != (x, y) and rejects(b + state[0], c + state[1], alpha):
+                    reached += q
+                else:
+                    nxt[state] = nxt.get(state, 0.0) + q
+        alive = nxt
+    return reached
+
+
+def futile(
+    fail_to_pass: int, pass_to_fail: int, looks: int, maximum: int, alpha: float = ALPHA
+) -> str | None:
+    """Why an unresolved comparison stops before the maximum: `cannot-resolve` (no outcome of
+    the trials left reaches the boundary) or `unlikely-to-resolve` (the predictive probability
+    that they do is below FUTILITY); None: it goes on."""
+    remaining = maximum - looks
+    if not can_resolve(fail_to_pass, pass_to_fail, remaining, alpha):
+        return "cannot-resolve"
+    concordant = looks - fail_to_pass - pass_to_fail
+    if looks >= FUTILITY_MIN_LOOKS and (
+        resolve_chance(fail_to_pass, pass_to_fail, concordant, remaining, alpha) < FUTILITY
+    ):
+        return "unlikely-to-resolve"
+    return None
+
+
+def agreeing_stop(maximum: int, alpha: float = ALPHA) -> int:
+    """The look after which a comparison whose arms agreed in every trial stops for futility
+    (`maximum` when it never does): what `plan --estimate` tells before the run."""
+    return next((n for n in range(1, maximum) if futile(0, 0, n, maximum, alpha)), maximum)

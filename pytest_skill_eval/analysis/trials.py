@@ -24,6 +24,7 @@ from ..evidence.store import utc_now
 from ..evidence.summary import write_aggregate as write_aggregate_record
 from ..run.attempts import retries_in
 from . import noise_floor
+from .sequential import FUTILITY_REASONS as FUTILITY
 from .sequential import METHOD, METHOD_TEXT, decide
 from .stats import (
     ALPHA,
@@ -272,8 +273,8 @@ def _adaptive_group(
     """Each comparison's sequential decision (in place) and why the group stopped where it did.
 
     A comparison is resolved at the first trial whose E-value reached 1/alpha; an unresolved
-    one stopped at the maximum, because the budget ran out, or because the run ended early
-    (cancelled, deselected).
+    one stopped at the maximum, for futility (`cannot-resolve`, `unlikely-to-resolve`), because
+    the budget ran out, or because the run ended early (cancelled, deselected).
     """
     seen: Mapping[str, list[str | None]] = entry["sequences"]
     used = entry["trials"] - entry["cancelled"]
@@ -285,8 +286,13 @@ def _adaptive_group(
         unresolved_reason = "incomplete"
     reasons = []
     for comparison in comparisons:
-        decision = decide(seen.get(comparison["id"], []))
-        reason = "resolved" if decision.resolved_at is not None else unresolved_reason
+        decision = decide(seen.get(comparison["id"], []), maximum=maximum)
+        if decision.resolved_at is not None:
+            reason = "resolved"
+        elif unresolved_reason == "incomplete" and not entry["cancelled"] and decision.futility:
+            reason = decision.futility
+        else:
+            reason = unresolved_reason
         reasons.append(reason)
         comparison["sequential"] = {
             "resolvedAtTrial": decision.resolved_at,
@@ -301,6 +307,8 @@ def _adaptive_group(
         stop = "no-comparisons"
     elif all(r == "resolved" for r in reasons):
         stop = "resolved"
+    elif all(r in ("resolved", *FUTILITY) for r in reasons):
+        stop = "futility"
     else:
         stop = unresolved_reason
     return {"trialsUsed": used, "stop": stop}

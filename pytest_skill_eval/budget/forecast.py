@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis.sequential import rejects
+from ..analysis.sequential import agreeing_stop, rejects
 from ..definitions import LoadedGroup
 from ..modelserver.script import Script, Usage, load_script, script_path
 
@@ -47,8 +47,21 @@ class Trials:
             return self.count, self.count
         if not has_comparisons:
             return 1, 1  # nothing to resolve: auto runs one trial
-        fewest = next((n for n in range(1, self.count + 1) if rejects(n, 0)), self.count)
-        return fewest, self.count
+        if not rejects(self.count, 0):
+            return 1, 1  # no comparison can resolve by the maximum: each stops after one
+        return min(self.resolving, self.agreeing), self.count
+
+    @property
+    def resolving(self) -> int:
+        """Under auto: the trials a comparison takes to resolve when the arms differ in every
+        one (the maximum when even that is too few)."""
+        return next((n for n in range(1, self.count + 1) if rejects(n, 0)), self.count)
+
+    @property
+    def agreeing(self) -> int:
+        """Under auto: the trials after which a comparison whose arms agree in every one stops
+        for futility (the maximum when it never does)."""
+        return agreeing_stop(self.count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +222,13 @@ def render(result: Forecast, trials: Trials) -> list[str]:
             f"{span_text(*row.per_trial)} each)"
         )
     lines.append(f"total: {span_text(*result.total)}")
+    if trials.auto and any(row.trials[0] != row.trials[1] for row in result.rows):
+        lines.append(
+            f"auto: a group stops after {trials.agreeing} trials when its arms agree in every "
+            f"one (futility), after {trials.resolving} when they differ in every one "
+            f"(resolved), and runs up to {trials.count} only while a comparison may still "
+            "resolve"
+        )
     for row in result.unrecorded:
         lines.append(
             f"no recording: {row.group} on {row.host} ({', '.join(row.unrecorded)}); "

@@ -39,7 +39,8 @@ def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
 
     An id is looked up under `<root>/.skill-eval/runs`, then in every results directory from
     `start` (default: the current directory) up to the project's ini file, so that an id a run
-    printed is found from anywhere inside the project. `latest` names the newest of them.
+    printed is found from anywhere inside the project. `latest` names the newest of them,
+    `previous` the one before it.
     """
     path_like = target.startswith(".") or "/" in target or "\\" in target
     if path_like:
@@ -47,12 +48,14 @@ def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
     else:
         found = [layout.runs_dir(root)]
         found += [d for d in locate.results_dirs(start or Path.cwd()) if d not in found]
-        if target == locate.LATEST:
-            newest = locate.newest([d for d in found if d.is_dir()])
-            if newest is not None:
-                return newest.resolve()
+        if target in (locate.LATEST, locate.PREVIOUS):
+            pick = locate.newest if target == locate.LATEST else locate.previous
+            picked = pick([d for d in found if d.is_dir()])
+            if picked is not None:
+                return picked.resolve()
+            wanted = "finished result" if target == locate.LATEST else "two finished results"
             raise ResultNotFoundError(
-                f"Cannot find result: latest (no finished result in {', '.join(map(str, found))}); "
+                f"Cannot find result: {target} (no {wanted} in {', '.join(map(str, found))}); "
                 "run pytest --skill-eval first, or pass --root DIR of the definition root"
             )
         candidates = [d / target for d in found]
@@ -107,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
         "verify",
         help="re-hash a result against its manifests and its seal and report any difference",
     )
-    check.add_argument("result", help="result id, aggregate id, latest, or directory")
+    check.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     check.add_argument(
         "--seal",
         dest="expected_root",
@@ -123,13 +126,13 @@ def _parser() -> argparse.ArgumentParser:
     view = commands.add_parser(
         "view", help="the text view of a result or aggregate: grade first, TAB-separated rows"
     )
-    view.add_argument("result", help="result id, aggregate id, latest, or directory")
+    view.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     view.add_argument("--group", help="one group, by id or one-based position")
     view.add_argument("--variant", help="baseline or candidate")
     report = commands.add_parser(
         "report", help="write a self-contained HTML report of a result or aggregate"
     )
-    report.add_argument("result", help="result id, aggregate id, latest, or directory")
+    report.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     report.add_argument("--html", required=True, metavar="OUT", help="the HTML file to write")
     _add_review(commands)
     _add_summary(commands)
@@ -145,7 +148,7 @@ def _add_review(commands: Any) -> None:
         help="advisory review: a reviewer model answers the group's review questions about "
         "two anonymous runs (never canonical evidence)",
     )
-    review.add_argument("result", help="result id, aggregate id, latest, or directory")
+    review.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     review.add_argument("--model", required=True, help="reviewer model as provider/model")
     review.add_argument("--thinking", choices=THINKING_LEVELS, help="reviewer thinking level")
     review.add_argument("--group", help="one group, by id or one-based position")
@@ -172,7 +175,7 @@ def _add_summary(commands: Any) -> None:
         help="a decision-first Markdown summary of a result or aggregate for pull requests and "
         "CI job pages (no agent output, no workspace content)",
     )
-    summary.add_argument("result", help="result id, aggregate id, latest, or directory")
+    summary.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     summary.add_argument(
         "--markdown", action="store_true", required=True, help="print it as Markdown"
     )

@@ -1,4 +1,4 @@
-"""Finding a result from anywhere inside a project, and `latest`, the newest one.
+"""Finding a result from anywhere inside a project: `latest`, the newest, and `previous`.
 
 A result id names a directory under a results directory. From the current directory the
 lookup walks up to the directory holding pytest's ini file (the rootdir a run would use),
@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import layout
+from ..errors import SkillEvalError
+from . import layout, read
 
 LATEST = "latest"
+# The newest finished result before `latest` (an aggregate's own trials are part of it).
+PREVIOUS = "previous"
 # pytest's ini files, in the order it prefers them, and the section holding its settings.
 _INI_FILES = (
     ("pytest.ini", "pytest"),
@@ -42,21 +45,44 @@ def results_dirs(start: Path) -> list[Path]:
     return found
 
 
-def newest(directories: list[Path]) -> Path | None:
-    """The newest finished result or aggregate in `directories` (ids sort by creation time)."""
+def finished(directories: list[Path]) -> list[Path]:
+    """The finished results and aggregates in `directories`, newest first (ids sort by
+    creation time; an aggregate follows its last trial)."""
 
-    def finished() -> Iterator[Path]:
+    def entries() -> Iterator[Path]:
         for directory in directories:
             for entry in directory.iterdir():
                 if (entry / layout.AGGREGATE).is_file() or (entry / layout.SUMMARY).is_file():
                     yield entry
 
-    # Ids begin with the second they were created; an aggregate follows its last trial.
-    return max(
-        finished(),
+    return sorted(
+        entries(),
         key=lambda e: (e.name[:14], (e / layout.AGGREGATE).is_file(), e.stat().st_mtime_ns),
-        default=None,
+        reverse=True,
     )
+
+
+def newest(directories: list[Path]) -> Path | None:
+    """The newest finished result or aggregate in `directories`."""
+    ranked = finished(directories)
+    return ranked[0] if ranked else None
+
+
+def previous(directories: list[Path]) -> Path | None:
+    """The newest finished result or aggregate before the newest one: not one of its trials
+    when the newest is an aggregate (`previous` after a run of several trials is the run
+    before it)."""
+    ranked = finished(directories)
+    if len(ranked) < 2:
+        return None
+    latest = ranked[0]
+    trials: set[Path] = set()
+    if (latest / layout.AGGREGATE).is_file():
+        try:
+            trials = {trial.resolve() for trial in read.aggregate_trial_dirs(latest)}
+        except (SkillEvalError, OSError):
+            trials = set()  # an unreadable aggregate hides nothing before it
+    return next((entry for entry in ranked[1:] if entry.resolve() not in trials), None)
 
 
 def _ini_settings(directory: Path) -> dict[str, str] | None:

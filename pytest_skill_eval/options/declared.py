@@ -36,7 +36,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "N|auto",
         {
             "help": "independent complete results to produce (default 1); auto: run trials "
-            "until a sequential test resolves every comparison, at most --skill-eval-max-trials"
+            "until a sequential test resolves every comparison or the rest cannot or will not "
+            "resolve (futility), at most --skill-eval-max-trials"
         },
     ),
     (

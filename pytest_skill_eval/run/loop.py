@@ -15,7 +15,7 @@ from typing import Any
 
 from ..definitions import VARIANTS, LoadedGroup
 from ..errors import SkillEvalError
-from ..evidence import layout, locate, read
+from ..evidence import iteration, layout, locate, read
 from ..evidence.seal import planned_groups, sealed_root
 from ..evidence.store import sha256_file
 from ..workspace import SourceResolver
@@ -52,16 +52,17 @@ def add_options(group: Any) -> None:
         action="append",
         default=[],
         metavar="RESULT",
-        help="copy each variant's run from this earlier sealed result (an id, a directory, or "
-        "latest; an aggregate gives its trials) when every input that determines it hashes "
-        "the same and its seal verifies; otherwise the variant runs. Repeatable",
+        help="copy each variant's run from this earlier sealed result (an id, a directory, "
+        "latest or previous; an aggregate gives its trials) when every input that determines "
+        "it hashes the same and its seal verifies; otherwise the variant runs. Repeatable",
     )
     group.addoption(
         AFFECTED_SINCE,
         metavar="RESULT",
         default=None,
         help="run only the groups whose inputs differ from this earlier sealed result (an id, "
-        "a directory, or latest); the rest are reported unchanged with their earlier grades",
+        "a directory, latest or previous: the one before latest); the rest are reported "
+        "unchanged with their earlier grades, and a run where none is affected passes",
     )
 
 
@@ -80,6 +81,14 @@ def resolve(option: str, target: str, results_dir: Path, start: Path) -> Path:
             raise ResultOptionError(
                 f"{option} latest: no finished result in {results_dir}; run pytest --skill-eval "
                 "once without it first"
+            )
+        if target == locate.PREVIOUS:
+            before = locate.previous(found)
+            if before is not None:
+                return before.resolve()
+            raise ResultOptionError(
+                f"{option} previous: fewer than two finished results in {results_dir}; pass "
+                "latest or a result id"
             )
         candidates = [d / target for d in found]
     for candidate in candidates:
@@ -126,6 +135,7 @@ class Loop:
     affected_since: Path | None
     sources: InputSources | None = None
     decisions: dict[tuple[str, str], Decision] = field(default_factory=dict)
+    _checked: dict[Path, bool] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: Any, results_dir: Path) -> Loop:
@@ -161,6 +171,7 @@ class Loop:
         key = (loaded.group.id, host)
         if key not in self.decisions:
             moved = replace(loaded, group=loaded.group.on_host(host))
+            since = self._holder(since, loaded.group.id, host)
             group_dir = layout.group_dir(since, loaded.group.id, host)
             changed = []
             for variant in VARIANTS:
@@ -179,6 +190,50 @@ class Loop:
             reference = None if changed else _reference(since, group_dir)
             self.decisions[key] = Decision(loaded.group.id, host, tuple(changed), reference)
         return self.decisions[key]
+
+    def _holder(self, result: Path, group: str, host: str) -> Path:
+        """The result that holds `group` on `host`: `result`, or the earlier sealed result it
+        names for a group it left unrun (itself run with `--skill-eval-affected-since`), so a
+        loop of affected-only runs keeps comparing with the run each group last made. A
+        reference is followed only when that result's seal verifies and still has the root
+        and the group manifest the reference names; otherwise the group counts as not run."""
+        seen: set[Path] = set()
+        while not layout.group_dir(result, group, host).is_dir() and result not in seen:
+            seen.add(result)
+            invocation = read.load_invocation(result) if result.is_dir() else None
+            found = [
+                ref
+                for ref in iteration.unchanged_groups(invocation)
+                if ref.get("group") == group and layout.record_host(ref) == host
+            ]
+            earlier_id = found[0].get("result") if found else None
+            if not isinstance(earlier_id, str) or not layout.is_safe_id(earlier_id):
+                break
+            earlier = result.parent / earlier_id
+            held = layout.group_dir(earlier, group, host)
+            if not held.is_dir() or not self._verifies(earlier):
+                break
+            now = _reference(earlier, held)
+            if any(now[key] != found[0].get(key) for key in ("root", "manifest")):
+                break
+            result = earlier
+        return result
+
+    def _verifies(self, result: Path) -> bool:
+        """Whether `result`'s seal verifies (each result checked once per process)."""
+        if result not in self._checked:
+            self._checked[result] = all(s.problem is None for s in open_source(result))
+        return self._checked[result]
+
+    def nothing_affected(self) -> bool:
+        """`--skill-eval-affected-since` decided every group it saw unchanged: a run left with
+        nothing to do passes (pytest's "no tests ran" would fail a pull request's job)."""
+        decided = self.decisions.values()
+        return (
+            self.affected_since is not None
+            and any(decided)
+            and not any(d.affected for d in decided)
+        )
 
     def record(
         self,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..analysis.sequential import FUTILITY_REASONS
 from ..analysis.stats import ALPHA
 from ..common.wording import counted
 from ..evidence import layout, read
@@ -102,6 +103,11 @@ def _comparison_text(comparison: Mapping[str, Any], trials: int) -> str:
         more = "no difference observed to size more trials on"
     else:
         more = f"about {size['more']} more paired trials would be needed"
+    if sequential.get("stop") in FUTILITY_REASONS:
+        return (
+            f"not resolved, stopped for futility after {counted(trials, 'trial')} "
+            f"({better} fail-to-pass, {worse} pass-to-fail): more trials would not resolve it"
+        )
     return (
         f"not resolved after {counted(trials, 'trial')} "
         f"({better} fail-to-pass, {worse} pass-to-fail); {more}"

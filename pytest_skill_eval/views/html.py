@@ -369,6 +369,7 @@ def _aggregate_group(group: Mapping[str, Any]) -> dict[str, Any]:
 
 _STOPS = {
     "resolved": "stopped: every comparison resolved",
+    "futility": "stopped: the rest cannot or will not resolve by the maximum",
     "max-trials": "ran to the maximum, unresolved",
     "budget-exhausted": "stopped by the spend ceiling",
     "incomplete": "the run ended early",

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from ..analysis.sequential import FUTILITY
 from ..analysis.trials import consistency, sample_size
 from ..analysis.triggers import EXCLUDED, RATES, trigger_rates
 from ..evidence.records import Consistency, TriggerRate
@@ -161,6 +162,9 @@ def sequential_text(comparison: Mapping[str, Any]) -> str | None:
     why = {
         "max-trials": "the maximum number of trials ran",
         "budget-exhausted": "the spend ceiling was reached",
+        "cannot-resolve": "stopped: no outcome of the trials left could resolve it",
+        "unlikely-to-resolve": "stopped: the chance to resolve by the maximum was under "
+        f"{FUTILITY:.0%}",
     }.get(str(found.get("stop")), "the run ended early")
     return f"sequential test: unresolved (E={e_value} < {threshold}); {why}"
 

@@ -58,9 +58,15 @@ def test_each_group_is_priced_from_its_recorded_usage_times_the_trials(tmp_path:
 
 
 def test_auto_trials_span_the_fewest_that_can_resolve_to_the_maximum() -> None:
-    assert Trials(20, auto=True).span(has_comparisons=True) == (7, 20)
+    # Arms that agree in every trial stop for futility after 6; arms that differ in every
+    # trial resolve after 7; anything else may run to the maximum.
+    assert Trials(20, auto=True).span(has_comparisons=True) == (6, 20)
+    assert (Trials(20, auto=True).agreeing, Trials(20, auto=True).resolving) == (6, 7)
+    assert Trials(50, auto=True).span(has_comparisons=True) == (7, 50)
     assert Trials(20, auto=True).span(has_comparisons=False) == (1, 1)  # nothing to resolve
-    assert Trials(4, auto=True).span(has_comparisons=True) == (4, 4)
+    # Seven discordant pairs are the fewest that resolve: with at most 4 trials, none can, and
+    # every comparison stops after its first.
+    assert Trials(4, auto=True).span(has_comparisons=True) == (1, 1)
     assert Trials(3).span(has_comparisons=True) == (3, 3)
 
 
@@ -146,10 +152,15 @@ def test_plan_estimate_prints_the_forecast_and_writes_nothing(
         out[0] == f"forecast of a live run: trials auto, at most 10; usage from {root / 'scripts'}"
     )
     assert out[1] == (
-        "  natural-activation on pi, fakeco/m1: $0.052136 to $0.074480 "
-        "(7 to 10 trial(s) of $0.007448 to $0.007448 each)"
+        "  natural-activation on pi, fakeco/m1: $0.022344 to $0.074480 "
+        "(3 to 10 trial(s) of $0.007448 to $0.007448 each)"
     )
-    assert out[3] == "total: $0.191408 to $0.273440"
+    assert out[3] == "total: $0.082032 to $0.273440"
+    assert out[4] == (
+        "auto: a group stops after 3 trials when its arms agree in every one (futility), after "
+        "7 when they differ in every one (resolved), and runs up to 10 only while a comparison "
+        "may still resolve"
+    )
     assert sorted(tmp_path.rglob("*")) == sorted([*before, tmp_path / "models.json"])
 
 

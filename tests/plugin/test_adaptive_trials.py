@@ -81,32 +81,44 @@ def test_a_clear_difference_stops_early_under_n_2(
 
 
 @pytest.mark.codex
-def test_no_difference_runs_to_the_maximum_and_says_unresolved(
+def test_a_comparison_that_cannot_resolve_stops_for_futility_and_says_why(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
+    # Seven discordant pairs are the fewest that resolve: with two trials at most, trial 1's
+    # agreement leaves nothing trial 2 could change, so it is not run.
     root = make_root(
         tmp_path / "root",
         [body_group("same", **on_fast_host())],
         {"same/baseline": write_answer("yes"), "same/candidate": write_answer("yes")},
     )
-    result = run(pytester, root, "--skill-eval-trials", "auto", "--skill-eval-max-trials", "2")
+    result = run(
+        pytester, root, "--skill-eval-trials", "auto", "--skill-eval-max-trials", "2", "-rs"
+    )
     assert result.ret == 0, result.stdout.str()
-    assert result.parseoutcomes().get("skipped", 0) == 0
-    assert len(results(root)) == 2
+    assert result.parseoutcomes().get("skipped", 0) == 2
+    assert len(results(root)) == 1
     groups = _groups(_aggregate(root))
-    assert groups["same"]["adaptive"] == {"trialsUsed": 2, "stop": "max-trials"}
+    assert groups["same"]["adaptive"] == {"trialsUsed": 1, "stop": "futility"}
     (comparison,) = groups["same"]["comparisons"]
     assert comparison["differenceUnresolved"] is True
     assert comparison["sequential"]["resolvedAtTrial"] is None
+    assert comparison["sequential"]["stop"] == "cannot-resolve"
     result.stdout.fnmatch_lines(
-        ["*difference unresolved*", "*sequential test: unresolved (E=1 < 20); the maximum*"]
+        [
+            "*same@codex: 1 trial, stopped by futility*",
+            "*sequential test: unresolved (E=1 < 20); stopped: no outcome of the trials left*",
+            "*not resolved, stopped for futility after 1 trial*",
+            "*after trial 1 every comparison is resolved or stops for futility (says-yes cannot "
+            "resolve in the trials left (0 fail-to-pass, 0 pass-to-fail in 1)); trial 2 not run*",
+        ]
     )
 
 
 def test_the_spend_ceiling_stops_adaptive_trials_and_says_so(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    # $1 per subject against a 1.5 USD ceiling: trial 1's two subjects exhaust it.
+    # $1 per subject against a 1.5 USD ceiling: trial 1's two subjects exhaust it (at most 20
+    # trials, so that trial 1 leaves the comparison able to resolve).
     prices = {"input": 1000.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0}
     root = make_root(
         tmp_path / "root", [body_group("same", model={"model": "budgetco/priced"})], {}
@@ -118,7 +130,7 @@ def test_the_spend_ceiling_stops_adaptive_trials_and_says_so(
         (root / "models.json").write_text(json.dumps(models))
         result = pytester.runpytest_subprocess(
             *skill_eval_args(
-                root, "--skill-eval-trials", "auto", "--skill-eval-max-trials", "3",
+                root, "--skill-eval-trials", "auto", "--skill-eval-max-trials", "20",
                 "--skill-eval-max-cost", "1.5",
                 "-o", f"skill_eval_pi_models={root / 'models.json'}", cassettes=False,
             )
@@ -131,3 +143,25 @@ def test_the_spend_ceiling_stops_adaptive_trials_and_says_so(
     (comparison,) = group["comparisons"]
     assert comparison["sequential"]["stop"] == "budget-exhausted"
     result.stdout.fnmatch_lines(["*stopped by budget-exhausted*", "*the spend ceiling*"])
+
+
+@pytest.mark.codex
+def test_the_example_suite_stops_before_the_maximum(
+    pytester: pytest.Pytester, example_root: Path
+) -> None:
+    # Replayed arms answer alike in every trial: each fail-to-pass comparison resolves after
+    # seven, and only-changelog (pass-to-pass in every trial) stops for futility, where it ran
+    # all twenty before.
+    result = run(
+        pytester, example_root, "--skill-eval-trials", "auto", "--skill-eval-host", "codex"
+    )
+    assert result.ret == 0, result.stdout.str()
+    groups = _groups(_aggregate(example_root))
+    assert groups["natural-activation"]["adaptive"] == {"trialsUsed": 7, "stop": "resolved"}
+    assert groups["changelog-entry"]["adaptive"] == {"trialsUsed": 7, "stop": "futility"}
+    stops = {c["id"]: c["sequential"]["stop"] for c in groups["changelog-entry"]["comparisons"]}
+    assert stops == {"entry-in-fixed": "resolved", "only-changelog": "unlikely-to-resolve"}
+    result.stdout.fnmatch_lines(
+        ["*changelog-entry@codex: entry-in-fixed better with the skill at alpha 0.05 (resolved "
+         "at trial 7); only-changelog not resolved, stopped for futility after 7 trials*"]
+    )  # fmt: skip
