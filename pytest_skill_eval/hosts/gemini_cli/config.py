@@ -66,6 +66,8 @@ def settings(
             "loadMemoryFromIncludeDirectories": False,
         },
         "advanced": {"ignoreLocalEnv": True},
+        # No sub-agents: none from the workspace's `.gemini/agents` either.
+        "experimental": {"enableAgents": False},
     }
     if guard:
         command = f"{sys.executable} -I {guard_script()}"
