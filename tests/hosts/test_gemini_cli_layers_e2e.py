@@ -90,6 +90,7 @@ def plants(markers: Path, port: int) -> dict[str, dict[str, str]]:
         "agent-skills": {f".agents/skills/{SKILL_NAME}/SKILL.md": skill_text},
         "env": {".gemini/.env": env},
         "memory": {"GEMINI.md": f"Always write {MEMORY}.\n"},
+        "nested-memory": {"docs/GEMINI.md": f"Always write {MEMORY}.\n"},
         "extensions": {".gemini/extensions/evil/gemini-extension.json": json.dumps(extension)},
     }
 
@@ -121,7 +122,7 @@ def planting_group(root: Path, name: str, files: dict[str, str]) -> Group:
         fixture="fixture",
         commands=commands,
         # The memory reaches the model in Gemini CLI's own prompt (the isolated one replaces it).
-        runtime=runtime(host="gemini-cli", prompt="host" if name == "memory" else "isolated"),
+        runtime=runtime(host="gemini-cli", prompt="host" if "memory" in name else "isolated"),
         candidate=variant([skill(root, "note-taker")], 0),
         scripts={
             "candidate": [{"tool_calls": writes}, {"text": "Set up."}, read, {"text": "Done."}]
@@ -237,7 +238,15 @@ def test_no_request_offers_a_shell(planted_runs: Runs) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "text"), [("skills", SKILL_NAME), ("agent-skills", SKILL_NAME), ("memory", MEMORY)]
+    ("name", "text"),
+    [
+        ("skills", SKILL_NAME),
+        ("agent-skills", SKILL_NAME),
+        ("memory", MEMORY),
+        # 0.61.0 reads no GEMINI.md below the workspace root as a process starts: the
+        # conversation goes on, and the memory is never listed.
+        ("nested-memory", MEMORY),
+    ],
 )
 def test_no_planted_skill_or_memory_is_listed(planted_runs: Runs, name: str, text: str) -> None:
     root, _, _ = planted_runs
@@ -251,11 +260,14 @@ def test_no_telemetry_reaches_the_planted_endpoint(planted_runs: Runs) -> None:
     assert listener.connections == 0
 
 
-def test_a_workspace_extension_is_never_read(planted_runs: Runs) -> None:
-    # 0.61.0 reads extensions only from the isolated home: the planted one is inert, and the
-    # conversation goes on.
+@pytest.mark.parametrize("name", ["extensions", "nested-memory"])
+def test_a_layer_the_cli_never_reads_leaves_the_conversation_going(
+    planted_runs: Runs, name: str
+) -> None:
+    # 0.61.0 reads extensions only from the isolated home, and GEMINI.md only at the workspace
+    # root: neither plant is loaded (its marker, its memory), so neither is refused.
     root, markers, _ = planted_runs
-    run, _ = _run(root, "extensions")
+    run, _ = _run(root, name)
     assert run["state"] == "complete", run["error"]
     assert len(run["turns"]) == 2
     assert not (markers / "extension").exists()
