@@ -8,7 +8,8 @@ declared skills, linked to their snapshots, are the only ones in `~/.gemini/skil
 is added to the workspace. `activate_skill` is offered only under `--approval-mode yolo`, which
 approves every call: what may run is decided by `tools.core` (the declared tools only, never the
 shell) and, with the guard, by the BeforeTool hook. Turn one is `gemini -p`; each later turn is
-`gemini -p … --resume <session>` in a new process.
+`gemini -p … --resume <session>` in a new process, started only while the workspace's own
+layers (`registration.WORKSPACE_LAYERS`) are as they were before turn one.
 """
 
 from __future__ import annotations
