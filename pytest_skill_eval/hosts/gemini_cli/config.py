@@ -3,7 +3,7 @@
 Everything goes into `~/.gemini/settings.json` of the isolated home: no telemetry, usage
 statistics or update checks; the API-key auth the loopback route answers; only the tools the
 group declares (`tools.core`, so no shell, web or sub-agent tool is offered) plus
-`activate_skill` when there are skills; the bundled skills and sub-agents disabled; GEMINI.md
+`activate_skill` when there are skills; the bundled skills disabled; GEMINI.md
 discovery kept to the workspace (`context.memoryBoundaryMarkers: []` stops the walk up from it,
 and none is read from the declared resources its file tools may reach); `.env` files above the
 workspace ignored; with the guard, every tool call through the BeforeTool hook
@@ -69,8 +69,6 @@ def settings(
             "loadMemoryFromIncludeDirectories": False,
         },
         "advanced": {"ignoreLocalEnv": True},
-        # No sub-agents: none from the workspace's `.gemini/agents` either.
-        "experimental": {"enableAgents": False},
     }
     if guard:
         command = f"{sys.executable} -I {guard_script()}"

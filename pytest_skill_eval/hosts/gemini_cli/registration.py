@@ -19,9 +19,9 @@ SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
 # needs): workspace settings win over the run's user settings key by key, and `hooks`
 # (concatenated) and `mcpServers` (merged by name) add to them whatever scope says otherwise;
 # the nearest `.gemini/.env` fills unset variables (GEMINI_SYSTEM_MD, GEMINI_TELEMETRY_*);
-# workspace skills join the declared ones; GEMINI.md is memory. Its agents are off
-# (`experimental.enableAgents`), its workspace policies are off in the binary, and extensions
-# are read only from the isolated home.
+# workspace skills join the declared ones; GEMINI.md is memory. A workspace agent is never
+# offered (`tools.core` names the declared tools only), its workspace policies are off in the
+# binary, and extensions are read only from the isolated home.
 WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = (
     WorkspaceLayer(".gemini/settings.json", "workspace settings: hooks, MCP servers, tools"),
     WorkspaceLayer(".gemini/.env", "workspace environment file"),
