@@ -117,6 +117,9 @@ class Launch:
     redactor: Redactor = field(default_factory=Redactor)
     # Held for a pre-started host (its first prompt waits); records the run's timing.
     gate: PromptGate = field(default_factory=PromptGate)
+    # The host's workspace layers as they were before its first process started
+    # (`workspace_layers.layer_state`); None: not taken, so none is checked.
+    layers_at_start: Mapping[str, str | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -5,16 +5,18 @@ logs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..evidence.redact import Counts, add
-from .layers import SystemLayer, SystemLayerError, kept_out
+from .layers import SystemLayerError, kept_out
 from .observation import Observation, Turn
 from .process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from .workspace_layers import WorkspaceLayerError, unchanged
 
 if TYPE_CHECKING:
     from .base import Launch
+    from .registration import HostRegistration
 
 TICK_S = 0.25
 
@@ -123,11 +125,11 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         raise NotImplementedError
 
     def _next_process(
-        self, number: int, argv: list[str] | None, host: str, layers: Sequence[SystemLayer]
+        self, number: int, argv: list[str] | None, registration: HostRegistration
     ) -> bool:
-        """Start `argv` for turn `number` (None: the last turn left nothing to resume);
-        False when the conversation cannot go on."""
-        obs = self._observation
+        """Start `argv` for turn `number` (None: the last turn left nothing to resume) on the
+        host `registration` declares; False when the conversation cannot go on."""
+        obs, host = self._observation, registration.display_name
         if self._cancel.cancelled:
             return False
         if self._outcome.exit_code not in (0, None) or argv is None:
@@ -138,9 +140,17 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
             return False
         try:
             # Each turn is a new process, which reads the system layers again when it starts.
-            kept_out(host, layers)
+            kept_out(host, registration.system_layers)
         except SystemLayerError as error:
             obs.protocol_error("system-layer", message=str(error))
+            return False
+        start = self._launch.layers_at_start
+        try:
+            # And its workspace layers: none may be the subject's since the first one started.
+            if start is not None:
+                unchanged(host, self._launch.cwd, registration.workspace_layers, start, number)
+        except WorkspaceLayerError as error:
+            obs.protocol_error("workspace-layer", message=str(error))
             return False
         directory = self._launch.events_path.parent
         process = HostProcess(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .environment import OwnedEnvironment
 from .layers import SystemLayer
+from .workspace_layers import WorkspaceLayer
 
 if TYPE_CHECKING:
     from . import HostOptions
@@ -92,6 +93,9 @@ class HostRegistration:
     price_source: str
     # What it reads from outside its isolated home (managed settings, /etc): none may exist.
     system_layers: tuple[SystemLayer, ...]
+    # What it reads from the subject's workspace as each process starts and no switch of its
+    # own turns off: checked before each later turn's process (`workspace_layers`).
+    workspace_layers: tuple[WorkspaceLayer, ...]
     # The variables of its isolation (`hosts.environment`): no definition may set them.
     owned_environment: OwnedEnvironment
     # The variables its key is read from whatever the model, most usual first; empty: the

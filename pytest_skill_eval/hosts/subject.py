@@ -6,6 +6,7 @@ from the `Host` that `runtime.host` selects (`hosts.host_for`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -36,6 +37,7 @@ from .observation import Observation, Turn
 from .process import NO_PROGRESS_S, CancelToken, ProcessOutcome
 from .redaction import redact_tree, subject_redactor
 from .run_record import RunFacts, SubjectResult, needs_observer, record_run
+from .workspace_layers import layer_state
 
 __all__ = ["Endpoint", "SetupError", "SubjectResult", "run_subject"]
 
@@ -154,6 +156,9 @@ def _run(
 ) -> SubjectResult:
     # Checked before the invocation began; one that appeared since stops this subject unstarted.
     layers = kept_out(host.registration.display_name, host.registration.system_layers)
+    # What a later turn's process must find as the first one did (before anything ran).
+    start = layer_state(launch.cwd, host.registration.workspace_layers)
+    launch = dataclasses.replace(launch, layers_at_start=start)
     argv, env, process = launch_process(host, binary, launch, home)
     tally = Tally()
     facts = RunFacts(

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..environment import BASELINE_KEYS, OwnedEnvironment
 from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
+from ..workspace_layers import WorkspaceLayer
 
 PINNED = "2.1.332"
 PACKAGE = "@anthropic-ai/claude-code"
@@ -22,6 +23,11 @@ SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
     SystemLayer(MANAGED_DIR / ".claude", "managed skills, agents, commands and rules"),
     SystemLayer(WINDOWS_MANAGED_DIR, "Windows managed settings a WSL session may inherit"),
 )
+# None to check: one process holds every turn (a multi-turn group reads stream-json prompts), and
+# it reads none of its workspace's layers even then: `--setting-sources user` leaves out
+# `.claude/` (settings, skills, agents, commands), `--strict-mcp-config` `.mcp.json`, and
+# CLAUDE_CODE_DISABLE_CLAUDE_MDS every CLAUDE.md.
+WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = ()
 
 # Declared commands reach Claude Code through the evaluator's MCP server `skill-eval`.
 RUN_COMMAND = "mcp__skill-eval__run_command"
@@ -72,6 +78,7 @@ CLAUDE_CODE = HostRegistration(
     # It ships no price table of its own: Pi's model registry prices what it runs.
     price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
+    workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
     auth_advice="name ANTHROPIC_API_KEY in runtime.environment.inherit",

@@ -189,9 +189,7 @@ class CodexDialogue(ProcessPerTurnDialogue[EventTranslator, "CodexHost"]):
             if number > 1:
                 thread = self._translator.thread_id
                 argv = None if thread is None else self._host.resume_argv(thread, prompt)
-                registration = self._host.registration
-                name, layers = registration.display_name, registration.system_layers
-                if not self._next_process(number, argv, name, layers):
+                if not self._next_process(number, argv, self._host.registration):
                     break
             delivered = self._host.first_prompt if number == 1 else prompt
             turn, going = self._take_turn(number, prompt, delivered)

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..environment import BASELINE_KEYS, OwnedEnvironment
 from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
+from ..workspace_layers import WorkspaceLayer
 
 # The variable that carries Codex's placeholder key to the loopback server (`config`).
 KEY_ENV = "SKILL_EVAL_CODEX_KEY"
@@ -21,6 +22,15 @@ SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
     SystemLayer(SYSTEM_DIR / "skills", "system skills"),
     # Its `*.rules` files decide which commands the subject may run (0.171.0 reads them).
     SystemLayer(SYSTEM_DIR / "rules", "system command rules"),
+)
+# What each `codex exec` process reads from its workspace (the project root: no marker is
+# looked for above it): the project instructions, the project's `.codex` (configuration,
+# rules, skills) and its `.agents/skills`.
+WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = (
+    WorkspaceLayer("AGENTS.md", "project instructions"),
+    WorkspaceLayer("AGENTS.override.md", "project instructions"),
+    WorkspaceLayer(".codex", "project configuration, rules and skills"),
+    WorkspaceLayer(".agents/skills", "project skills"),
 )
 
 # Codex's isolation (`hosts.environment`): every name `environment` sets (the npm launcher's
@@ -63,6 +73,7 @@ CODEX = HostRegistration(
     # It ships no price table of its own: Pi's model registry prices what it runs.
     price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
+    workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
     auth_advice="name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit",

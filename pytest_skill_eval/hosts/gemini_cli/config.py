@@ -3,12 +3,15 @@
 Everything goes into `~/.gemini/settings.json` of the isolated home: no telemetry, usage
 statistics or update checks; the API-key auth the loopback route answers; only the tools the
 group declares (`tools.core`, so no shell, web or sub-agent tool is offered) plus
-`activate_skill` when there are skills; the bundled skills disabled; GEMINI.md discovery kept to
-the workspace (`context.memoryBoundaryMarkers: []` stops the walk up from it, and none is
-read from the declared resources its file tools may reach); `.env` files
-above the workspace ignored; with the guard, every tool call through the BeforeTool hook
+`activate_skill` when there are skills; the bundled skills disabled; GEMINI.md
+discovery kept to the workspace (`context.memoryBoundaryMarkers: []` stops the walk up from it,
+and none is read from the declared resources its file tools may reach); `.env` files above the
+workspace ignored; with the guard, every tool call through the BeforeTool hook
 (`hosts/hook_guard.py`: Gemini CLI's hooks speak Claude Code's protocol); with declared commands,
-the evaluator's MCP server.
+the evaluator's MCP server. Not the system settings: 0.61.0 reads that file only where it and
+every directory above it belong to root and no one else may write them, which no per-run file
+does; a workspace's own settings would win over these, so they are checked instead
+(`workspace_layers`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ declared skills, linked to their snapshots, are the only ones in `~/.gemini/skil
 is added to the workspace. `activate_skill` is offered only under `--approval-mode yolo`, which
 approves every call: what may run is decided by `tools.core` (the declared tools only, never the
 shell) and, with the guard, by the BeforeTool hook. Turn one is `gemini -p`; each later turn is
-`gemini -p … --resume <session>` in a new process.
+`gemini -p … --resume <session>` in a new process, started only while the workspace's own
+layers (`registration.WORKSPACE_LAYERS`) are as they were before turn one.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .config import (
     settings,
 )
 from .events import StreamTranslator
-from .registration import GEMINI_CLI, RUN_COMMAND, SYSTEM_LAYERS
+from .registration import GEMINI_CLI, RUN_COMMAND
 
 # What the launch sets for every run: no second Node process (the CLI otherwise relaunches
 # itself with a larger heap), and the workspace trusted without a prompt.
@@ -85,7 +86,7 @@ class GeminiDialogue(ProcessPerTurnDialogue[StreamTranslator, "GeminiCliHost"]):
             if number > 1:
                 session = self._translator.session_id
                 argv = None if session is None else self._host.turn_argv(prompt, session)
-                if not self._next_process(number, argv, self._host.display_name, SYSTEM_LAYERS):
+                if not self._next_process(number, argv, self._host.registration):
                     break
             turn, going = self._take_turn(number, prompt, prompt)
             if not going or not turn.settled:

@@ -7,12 +7,27 @@ from pathlib import Path
 from ..environment import BASELINE_KEYS, OwnedEnvironment
 from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
+from ..workspace_layers import WorkspaceLayer
 
 PINNED = "0.61.0"
 PACKAGE = "@google/gemini-cli"
 SYSTEM_DIR = Path("/etc/gemini-cli")
 SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
     SystemLayer(SYSTEM_DIR, "system settings, system defaults and system policies"),
+)
+# What each process reads from its workspace in 0.61.0 (trusted, as `--approval-mode yolo`
+# needs): workspace settings win over the run's user settings key by key, and `hooks`
+# (concatenated) and `mcpServers` (merged by name) add to them whatever scope says otherwise;
+# the nearest `.gemini/.env` fills unset variables (GEMINI_SYSTEM_MD, GEMINI_TELEMETRY_*);
+# workspace skills join the declared ones; GEMINI.md is memory. A workspace agent is never
+# offered (`tools.core` names the declared tools only), its workspace policies are off in the
+# binary, and extensions are read only from the isolated home.
+WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = (
+    WorkspaceLayer(".gemini/settings.json", "workspace settings: hooks, MCP servers, tools"),
+    WorkspaceLayer(".gemini/.env", "workspace environment file"),
+    WorkspaceLayer(".gemini/skills", "workspace skills"),
+    WorkspaceLayer(".agents/skills", "workspace skills"),
+    WorkspaceLayer("GEMINI.md", "workspace memory"),
 )
 
 # Declared commands reach Gemini CLI through the evaluator's MCP server `skill-eval`; it names
@@ -53,6 +68,7 @@ GEMINI_CLI = HostRegistration(
     # It ships no price table the evaluator can read: Pi's model registry prices what it runs.
     price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
+    workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=("GEMINI_API_KEY",),
     auth_advice="name GEMINI_API_KEY in runtime.environment.inherit",

@@ -57,9 +57,7 @@ class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator, Resumable]):
             if number > 1:
                 session = self._translator.session_id
                 argv = None if session is None else self._host.resume_argv(session, prompt)
-                registration = self._host.registration
-                name, layers = registration.display_name, registration.system_layers
-                if not self._next_process(number, argv, name, layers):
+                if not self._next_process(number, argv, self._host.registration):
                     break
             turn, going = self._take_turn(number, prompt, prompt)
             if not going:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
+from ..workspace_layers import WorkspaceLayer
 from .environment import OWNED_ENVIRONMENT
 
 PINNED = "1.18.33"
@@ -15,6 +16,10 @@ MANAGED_DIR = Path("/etc/opencode")
 SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
     SystemLayer(MANAGED_DIR, "managed configuration (opencode.json, opencode.jsonc)"),
 )
+# None to check: OPENCODE_DISABLE_PROJECT_CONFIG (`environment.QUIET`) turns off every layer of
+# the workspace each `opencode run` would read (opencode.json(c), `.opencode/`, AGENTS.md,
+# CLAUDE.md and CONTEXT.md, nested instructions).
+WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = ()
 # The evaluator's MCP server (`hosts/command_server.py`) and the name opencode gives its tool.
 RUN_COMMAND = "skill-eval_run_command"
 
@@ -47,6 +52,7 @@ OPENCODE = HostRegistration(
     # registry prices what it runs, as for Codex.
     price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
+    workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=(),  # the provider's own key (`credentials.PROVIDER_KEYS`)
     auth_advice=(

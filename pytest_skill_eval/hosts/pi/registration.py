@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from ..registration import HostRegistration, ToolDialect
+from ..workspace_layers import WorkspaceLayer
 from .binary import OWNED_ENVIRONMENT, PINNED, SYSTEM_LAYERS
 
 PACKAGE = "@mariozechner/pi-coding-agent"
+# None to check: one process holds every turn (`--mode rpc`), so whatever it reads from its
+# workspace it reads as it starts, before the subject has written anything; `--no-context-files`
+# and `--no-skills` keep AGENTS.md, CLAUDE.md and `.agents/skills` from it even then.
+WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = ()
 
 
 PI = HostRegistration(
@@ -33,6 +38,7 @@ PI = HostRegistration(
     unobservable={},
     price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
+    workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=(),
     auth_advice="install a Pi auth.json with the skill_eval_pi_auth ini option",
