@@ -65,6 +65,10 @@ class RunRecord(TypedDict):
     variant: str
     state: str
     evaluationType: str
+    # A random id made when the run's record is first written: what the noise floor and the
+    # significance gate count the run once by, wherever a copy of it lies (a reused run keeps
+    # its origin's). Results from before it fall back to their record's content digest.
+    nonce: NotRequired[str]
     prompt: str | None
     prompts: list[str]
     turns: list[dict[str, Any]]

@@ -234,6 +234,7 @@ class Run(TypedDict):
 
     variant: NotRequired[str]
     state: str
+    nonce: NotRequired[str]
     prompt: NotRequired[str | None]
     prompts: NotRequired[list[str]]
     turns: NotRequired[list[Turn]]
