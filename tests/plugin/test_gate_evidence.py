@@ -76,6 +76,13 @@ def test_copies_count_once_other_inputs_are_set_aside_and_the_gate_names_what_it
     first = run(pytester, root, *GATE, "--skill-eval-trials", "6")
     assert first.ret == 0, first.stdout.str()
     genuine = sorted(results(root), key=_trial_number)  # the order they ran in
+    # Each run sealed its own nonce: what it is counted once by, wherever a copy of it lies.
+    nonces = {
+        json.loads(path.read_text(encoding="utf-8"))["nonce"]
+        for trial in genuine
+        for path in trial.glob("groups/*/*/run.json")
+    }
+    assert len(nonces) == 12 and all(len(nonce) == 32 for nonce in nonces), nonces
     runs = root / ".skill-eval" / "runs"
     # Each copied under a far-future id: they verify (an id is no part of a seal).
     copies = [

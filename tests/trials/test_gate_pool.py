@@ -264,6 +264,24 @@ def test_a_copy_of_a_result_from_before_nonces_is_known_by_its_sealed_records(
     ]
 
 
+def test_a_copy_whose_records_were_rewritten_is_the_same_run_by_its_nonce(
+    tmp_path: Path,
+) -> None:
+    # A merge or a reuse rewrites the paths a run recorded: other bytes, the same observation.
+    runs = Runs(tmp_path)
+    (earlier,) = runs.invocation(["pass-to-fail"])
+    moved = _copy(earlier, "20991231000000-moved")
+    for run in moved.glob("groups/*/*/run.json"):
+        _edit(run, lambda data: data.update(workspace=f"{moved}/workspace"))
+    reseal(moved, nonces=False)
+    current = runs.invocation(["pass-to-fail"])
+    pool = pooled(runs.dir, current)
+    assert pool.trials == [earlier, *current]
+    assert [line.split(": ", 3)[-1] for line in pool.set_aside.lines()] == [
+        f"{moved.name} (of {earlier.name})"
+    ]
+
+
 def test_results_of_other_inputs_are_set_aside_and_named(tmp_path: Path) -> None:
     runs = Runs(tmp_path)
     other = runs.invocation(["pass-to-fail"] * 2, sha256="0" * 64, skill="1" * 64)
