@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .analysis import adaptive, noise_floor
+from .analysis import adaptive, floor_choice, noise_floor
 from .analysis.trials import write_aggregate
 from .budget.ledger import FileLedger, Ledger
 from .budget.redis_ledger import open_ledger, safe_url
@@ -279,7 +279,7 @@ class SkillEvalSession:
                 invocation["cannotRun"] = cannot_run_records(
                     definitions, settings.group_selectors, settings.hosts
                 )
-            noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
+            floor_choice.record(invocation, self.settings.noise_floor, settings.results_dir)
             inputs = self.environment().inputs
             self.loop.record(invocation, self.loaded_groups.values(), self.hosts_for, inputs)
             now = resume.current_inputs(inputs, self.loaded_groups)

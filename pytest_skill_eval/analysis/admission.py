@@ -34,7 +34,7 @@ def differences(target: Path) -> list[str]:
     Records this version cannot read count as a difference too.
     """
     from ..commands.cli import verify  # the verifier of `skill-eval verify`, loaded when asked
-    from .trials import verify_aggregate
+    from .trials import verify_aggregate  # which imports the noise floor, which reads evidence
 
     def one(result: Path) -> list[str]:
         incomplete = unfinished(result)

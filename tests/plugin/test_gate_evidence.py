@@ -82,7 +82,8 @@ def test_copies_count_once_other_inputs_are_set_aside_and_the_gate_names_what_it
         for trial in genuine
         for path in trial.glob("groups/*/*/run.json")
     }
-    assert len(nonces) == 12 and all(len(nonce) == 32 for nonce in nonces), nonces
+    assert len(nonces) == 12, nonces
+    assert all(len(nonce) == 32 for nonce in nonces), nonces
     runs = root / ".skill-eval" / "runs"
     # Each copied under a far-future id: they verify (an id is no part of a seal).
     copies = [
