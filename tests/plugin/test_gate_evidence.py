@@ -182,7 +182,8 @@ def test_the_floor_that_decides_is_named_and_one_of_other_inputs_is_set_aside(
     floor = run(pytester, root, "--skill-eval-noise-floor", "2")
     assert floor.ret == 0, floor.stdout.str()
     (genuine,) = aggregates(root)
-    trials = results(root)
+    listed = json.loads((genuine / "aggregate.json").read_text(encoding="utf-8"))["trials"]
+    trials = [genuine.parent / trial["id"] for trial in listed]  # in the order they ran
     copy = Path(shutil.copytree(genuine, genuine.parent / "29991231235959-copy"))
     _edit(copy / "aggregate.json", lambda a: a.update(id=copy.name))
     write_script(root / "scripts" / "answers" / "candidate.yaml", write_answer("no"))
