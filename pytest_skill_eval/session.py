@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import secrets
 import shutil
 import threading
 from pathlib import Path
@@ -253,6 +254,7 @@ class SkillEvalSession:
                 self.endpoints.check_priced(self.loaded_groups.values(), settings.max_cost)
             self.endpoints.check_credentials(definitions, settings.group_selectors, settings.hosts)
         self._open_ledger()
+        shared = secrets.token_hex(16)  # the invocation's nonce, in each of its trials
         for trial in range(1, settings.trials + 1):
             result_dir = self.result_dir(trial)
             invocation: InvocationRecord = {
@@ -273,6 +275,7 @@ class SkillEvalSession:
                 },
                 "failOn": settings.fail_on,
                 "startedAt": utc_now(),
+                "nonce": shared,
             }
             if settings.hosts:
                 invocation["hosts"] = list(settings.hosts)

@@ -25,6 +25,8 @@ from .admission import (
 )
 from .noise_floor import flaky_keys
 
+NOT_ONE_RUN = "not the trials of one invocation (a floor is all the trials of one run)"
+
 
 def record(invocation: InvocationRecord, identical: bool, results_dir: Path) -> None:
     """What a trial's invocation.json says of the noise floor.
@@ -59,8 +61,9 @@ def deciding(results_dir: Path, inputs: str) -> dict[str, Any] | None:
     """The `flakyGate` of a run of `inputs` (`fingerprint`) under `results_dir`, or None.
 
     The floor that decides is the newest aggregate with a noise floor whose trials and record
-    verify, of the same inputs, and not a duplicate: its subject runs (`admission.py`) all among
-    another floor's (a copy of an older floor under a newer id, a subset of a floor's trials).
+    verify, of the same inputs, over all the trials of one invocation (`_one_invocation`), and
+    not a duplicate: its subject runs (`admission.py`) all among another floor's (a copy of an
+    older floor under a newer id).
     Floors newer than it that were set aside are named, with why.
     """
     candidates = _floors(results_dir)
@@ -75,6 +78,8 @@ def deciding(results_dir: Path, inputs: str) -> dict[str, Any] | None:
             reasons[candidate.name] = (UNVERIFIED, candidate.name)
         elif inputs_of.get("identical") is not True or fingerprint(read.mapping(first)) != inputs:
             reasons[candidate.name] = (OTHER_INPUTS, candidate.name)
+        elif not _one_invocation(candidate):
+            reasons[candidate.name] = (NOT_ONE_RUN, candidate.name)
         else:
             admitted[candidate.name] = _floor_runs(candidate)
     for name, runs in admitted.items():
@@ -101,6 +106,17 @@ def deciding(results_dir: Path, inputs: str) -> dict[str, Any] | None:
         "trials": [{"id": t.id, "root": f"sha256:{t.root}"} for t in trials],
         "setAside": aside.lines(),
     }
+
+
+def _one_invocation(aggregate_dir: Path) -> bool:
+    """Whether a floor's trials are every trial of one invocation, in order: trial k of N for
+    k = 1..N, all with the invocation's nonce (from before it, the trial numbers alone)."""
+    trials = read.aggregate_trial_dirs(aggregate_dir)
+    invocations = [read.mapping(read.load_invocation(trial)) for trial in trials]
+    selections = [read.mapping(invocation.get("selection")) for invocation in invocations]
+    numbers = [(selection.get("trial"), selection.get("trials")) for selection in selections]
+    shared = {i.get("nonce") for i in invocations}
+    return numbers == [(k, len(trials)) for k in range(1, len(trials) + 1)] and len(shared) == 1
 
 
 def _floors(results_dir: Path) -> list[tuple[Path, Mapping[str, Any]]]:

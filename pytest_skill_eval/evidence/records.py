@@ -238,6 +238,9 @@ class InvocationRecord(TypedDict):
     provider: dict[str, Any]
     failOn: str
     startedAt: str
+    # A random id every trial of one invocation shares: which results are one run's trials,
+    # whatever their ids (a noise floor decides only as the trials of one invocation).
+    nonce: NotRequired[str]
     # The hosts --skill-eval-host chose over each group's runtime.host, when it was given.
     hosts: NotRequired[list[str]]
     # The selected groups a chosen host cannot run: their items are skips, not runs.

@@ -150,6 +150,7 @@ class Invocation(TypedDict):
     provider: NotRequired[dict[str, Any]]
     failOn: NotRequired[str]
     startedAt: NotRequired[str]
+    nonce: NotRequired[str]
     hosts: NotRequired[list[str]]
     identicalArms: NotRequired[bool]
     flakyGate: NotRequired[dict[str, Any]]

@@ -56,13 +56,14 @@ class Runs:
         `inputs` are the candidate's recorded inputs (none: a run from before they were).
         """
         return [
-            self._trial(number, transition, sha256, identical, skill, inputs)
+            self._trial(number, len(transitions), transition, sha256, identical, skill, inputs)
             for number, transition in enumerate(transitions, start=1)
         ]
 
     def _trial(
         self,
         number: int,
+        trials: int,
         transition: str,
         sha256: str | None,
         identical: bool,
@@ -77,6 +78,8 @@ class Runs:
         def invocation(data: dict[str, Any]) -> None:
             data["id"] = trial.name
             data["selection"]["trial"] = number
+            data["selection"]["trials"] = trials
+            data["nonce"] = f"invocation-{self.count - number}"  # shared by its trials
             if identical:
                 data["identicalArms"] = True
             for group in data["definitions"][0]["groups"]:
