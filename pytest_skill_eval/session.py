@@ -16,7 +16,7 @@ from .analysis import adaptive, floor_choice, noise_floor
 from .analysis.trials import write_aggregate
 from .budget.ledger import FileLedger, Ledger
 from .budget.redis_ledger import open_ledger, safe_url
-from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
+from .definitions import VARIANTS, DefinitionError, LoadedDefinition, LoadedGroup, load_definition
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
@@ -254,7 +254,12 @@ class SkillEvalSession:
                 self.endpoints.check_priced(self.loaded_groups.values(), settings.max_cost)
             self.endpoints.check_credentials(definitions, settings.group_selectors, settings.hosts)
         self._open_ledger()
-        shared = secrets.token_hex(16)  # the invocation's nonce, in each of its trials
+        self._write_invocations(definitions)
+
+    def _write_invocations(self, definitions: list[LoadedDefinition]) -> None:
+        """Write each trial's invocation record; its trials share the invocation's nonce."""
+        settings = self.settings
+        shared = secrets.token_hex(16)
         for trial in range(1, settings.trials + 1):
             result_dir = self.result_dir(trial)
             invocation: InvocationRecord = {
