@@ -184,6 +184,11 @@ def test_the_floor_that_decides_is_named_and_one_of_other_inputs_is_set_aside(
     (genuine,) = aggregates(root)
     listed = json.loads((genuine / "aggregate.json").read_text(encoding="utf-8"))["trials"]
     trials = [genuine.parent / trial["id"] for trial in listed]  # in the order they ran
+    # Its trials are one invocation's: they share the nonce their invocation.json sealed.
+    shared = {
+        json.loads((t / "invocation.json").read_text(encoding="utf-8"))["nonce"] for t in trials
+    }
+    assert len(shared) == 1, shared
     copy = Path(shutil.copytree(genuine, genuine.parent / "29991231235959-copy"))
     _edit(copy / "aggregate.json", lambda a: a.update(id=copy.name))
     write_script(root / "scripts" / "answers" / "candidate.yaml", write_answer("no"))
