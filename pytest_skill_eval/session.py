@@ -260,6 +260,7 @@ class SkillEvalSession:
         """Write each trial's invocation record; its trials share the invocation's nonce."""
         settings = self.settings
         shared = secrets.token_hex(16)
+        floor = floor_choice.Recorder(settings.results_dir, settings.noise_floor)
         for trial in range(1, settings.trials + 1):
             result_dir = self.result_dir(trial)
             invocation: InvocationRecord = {
@@ -287,7 +288,7 @@ class SkillEvalSession:
                 invocation["cannotRun"] = cannot_run_records(
                     definitions, settings.group_selectors, settings.hosts
                 )
-            floor_choice.record(invocation, self.settings.noise_floor, settings.results_dir)
+            floor.record(invocation)
             inputs = self.environment().inputs
             self.loop.record(invocation, self.loaded_groups.values(), self.hosts_for, inputs)
             now = resume.current_inputs(inputs, self.loaded_groups)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,19 +29,28 @@ from .noise_floor import flaky_keys
 NOT_ONE_RUN = "not the trials of one invocation (a floor is all the trials of one run)"
 
 
-def record(invocation: InvocationRecord, identical: bool, results_dir: Path) -> None:
-    """What a trial's invocation.json says of the noise floor.
+@dataclass(slots=True)
+class Recorder:
+    """What each trial's invocation.json says of the noise floor, the floor chosen once."""
 
-    A noise-floor trial says `identicalArms` (its baseline is no baseline); any other run
-    names the floor that decides (`deciding`): its aggregate id, the checks that therefore never
-    gate (`flakyGate`), its trials by id and seal root, and the floors it set aside.
-    """
-    if identical:
-        invocation["identicalArms"] = True
-        return
-    floor = deciding(results_dir, fingerprint(invocation))
-    if floor is not None:
-        invocation["flakyGate"] = floor
+    results_dir: Path
+    identical: bool  # a noise-floor run: its trials' arms are identical
+    chosen: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # by `fingerprint`
+
+    def record(self, invocation: InvocationRecord) -> None:
+        """A noise-floor trial says `identicalArms` (its baseline is no baseline); any other
+        run names the floor that decides (`deciding`): its aggregate id, the checks that
+        therefore never gate (`flakyGate`), its trials by id and seal root, and the floors it
+        set aside."""
+        if self.identical:
+            invocation["identicalArms"] = True
+            return
+        inputs = fingerprint(invocation)
+        if inputs not in self.chosen:
+            self.chosen[inputs] = deciding(self.results_dir, inputs)
+        floor = self.chosen[inputs]
+        if floor is not None:
+            invocation["flakyGate"] = dict(floor)
 
 
 def fingerprint(record: Mapping[str, Any]) -> str:
