@@ -217,13 +217,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
             trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
             pool = gate.pooled(settings.results_dir, trials)
             failing = gate.rejected(trials, alpha=settings.alpha, pool=pool)
-            session.config.stash[GATE_KEY] = [*filter(None, [pool.note()]), *failing]
+            session.config.stash[GATE_KEY] = [*pool.lines(), *failing]
             if failing and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         # Before junitxml writes its file (a plain hook, run after this wrapper's first half).
         subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
         subresults.record_shard_seal(session.config, state.shard_root)
         subresults.record_unchanged(session.config, state.result_dirs)
+        subresults.record_decided(session.config, state.result_dirs, GATE_KEY)
     return (yield)
 
 
@@ -250,7 +251,8 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         shard=shard,
         cwd=Path(config.invocation_params.dir),
     )
-    _step_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard)
+    gate_lines = config.stash.get(GATE_KEY, [])
+    _step_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard, gate_lines)
     if state.shard_dir is not None and state.shard_root is not None:
         index, count = state.settings.shard or (1, 1)
         terminalreporter.write_line(
@@ -258,14 +260,21 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         )
     for line in [*state.loop.unchanged_lines(), *state.loop.refused_lines()]:
         terminalreporter.write_line(f"skill-eval: {line}")
+    for line in subresults.floor_lines(state.result_dirs):
+        terminalreporter.write_line(f"skill-eval: {line}")
     for line in config.stash.get(GATE_KEY, []):
-        terminalreporter.write_line(f"skill-eval: {line}", red=True)
+        failing = line.startswith("significant regression:")
+        terminalreporter.write_line(f"skill-eval: {line}", red=failing)
     if state.unreported_error is not None:
         terminalreporter.write_line(f"skill-eval: {state.unreported_error}", red=True)
 
 
 def _step_summary(
-    writer: TerminalReporter, result_dirs: dict[int, Path], aggregate: Path | None, shard: bool
+    writer: TerminalReporter,
+    result_dirs: dict[int, Path],
+    aggregate: Path | None,
+    shard: bool,
+    gate: list[str],
 ) -> None:
     """Append the Markdown summary to the CI job page when `GITHUB_STEP_SUMMARY` names one."""
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -275,7 +284,9 @@ def _step_summary(
     from .views.summary import append_step_summary
 
     try:
-        append_step_summary(aggregate if aggregate is not None else finished[-1], summary_file)
+        append_step_summary(
+            aggregate if aggregate is not None else finished[-1], summary_file, gate
+        )
     except SkillEvalError as error:
         writer.write_line(f"skill-eval: {error}", red=True)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import secrets
 import shutil
 import threading
 from pathlib import Path
@@ -11,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from .analysis import adaptive, noise_floor
+from .analysis import adaptive, floor_choice, noise_floor
 from .analysis.trials import write_aggregate
 from .budget.ledger import FileLedger, Ledger
 from .budget.redis_ledger import open_ledger, safe_url
-from .definitions import VARIANTS, DefinitionError, LoadedGroup, load_definition
+from .definitions import VARIANTS, DefinitionError, LoadedDefinition, LoadedGroup, load_definition
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
@@ -253,6 +254,13 @@ class SkillEvalSession:
                 self.endpoints.check_priced(self.loaded_groups.values(), settings.max_cost)
             self.endpoints.check_credentials(definitions, settings.group_selectors, settings.hosts)
         self._open_ledger()
+        self._write_invocations(definitions)
+
+    def _write_invocations(self, definitions: list[LoadedDefinition]) -> None:
+        """Write each trial's invocation record; its trials share the invocation's nonce."""
+        settings = self.settings
+        shared = secrets.token_hex(16)
+        floor = floor_choice.Recorder(settings.results_dir, settings.noise_floor)
         for trial in range(1, settings.trials + 1):
             result_dir = self.result_dir(trial)
             invocation: InvocationRecord = {
@@ -273,13 +281,14 @@ class SkillEvalSession:
                 },
                 "failOn": settings.fail_on,
                 "startedAt": utc_now(),
+                "nonce": shared,
             }
             if settings.hosts:
                 invocation["hosts"] = list(settings.hosts)
                 invocation["cannotRun"] = cannot_run_records(
                     definitions, settings.group_selectors, settings.hosts
                 )
-            noise_floor.record(invocation, self.settings.noise_floor, settings.results_dir)
+            floor.record(invocation)
             inputs = self.environment().inputs
             self.loop.record(invocation, self.loaded_groups.values(), self.hosts_for, inputs)
             now = resume.current_inputs(inputs, self.loaded_groups)

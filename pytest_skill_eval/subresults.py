@@ -234,6 +234,33 @@ def record_unchanged(config: pytest.Config, result_dirs: dict[int, Path]) -> Non
         xml.add_global_property("skill-eval-unchanged", unchanged_line(reference))
 
 
+def floor_lines(result_dirs: Mapping[int, Path]) -> list[str]:
+    """The noise floor the invocation's (first) trial names as deciding what never gates, by
+    id and its trials' seal roots, and the floors it set aside (`noise_floor.decided_lines`)."""
+    if not result_dirs:
+        return []
+    try:
+        invocation = read.load_invocation(min(result_dirs.items())[1])
+    except read.ReadError:
+        return []
+    return noise_floor.decided_lines(invocation)
+
+
+def record_decided(
+    config: pytest.Config, result_dirs: Mapping[int, Path], gate: pytest.StashKey[list[str]]
+) -> None:
+    """What decided what gates, as JUnit `<testsuite>` properties when a file is written: the
+    noise floor (`skill-eval-noise-floor`) and the significance gate's pooled and set-aside
+    results and rejections (`skill-eval-gate`), one line each."""
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    for line in floor_lines(result_dirs):
+        xml.add_global_property("skill-eval-noise-floor", line)
+    for line in config.stash.get(gate, []):
+        xml.add_global_property("skill-eval-gate", line)
+
+
 def record_shard_seal(config: pytest.Config, root: str | None) -> None:
     """A shard's root as the `skill-eval-shard-seal` property of its JUnit XML, when written.
 

@@ -8,7 +8,9 @@ rejects with Holm's procedure across all of them at alpha (`significance.py`).
 Each comparison pools this invocation's trials with every earlier sealed trial in the same
 results directory whose group definition and recorded inputs (`run/inputs.py`) are the same
 (`pooled`): re-running a failing suite only adds data to the same test, so re-running until
-green cannot manufacture a pass.
+green cannot manufacture a pass. Only results whose seal verifies are pooled, and each subject
+run counts once however many copies of it lie there (`admission.py`); the gate names the results
+it pooled, by id and seal root, and the ones it set aside.
 """
 
 from __future__ import annotations
@@ -16,15 +18,28 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SkillEvalError
+from ..common.wording import counted
+from ..definitions import VARIANTS
 from ..evidence import layout, read
-from ..evidence.seal import verify_result
 from ..run.inputs import INPUT_NAMES
+from .admission import (
+    DUPLICATE,
+    OTHER_INPUTS,
+    UNVERIFIED,
+    Sealed,
+    SetAside,
+    differences,
+    group_runs,
+    labels,
+    run_identities,
+)
 from .significance import holm, sequential_regression_p
+
+SUBJECT = "significant-regression gate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,62 +84,93 @@ def definitions(trial_dir: Path) -> tuple[dict[str, str], bool]:
 
 @dataclass(frozen=True, slots=True)
 class Pool:
-    """The trials the gate tests: earlier sealed ones of the same definitions, then these."""
+    """The trials the gate tests: earlier admitted ones of the same inputs, then these."""
 
     trials: list[Path]
-    skipped: list[str]  # earlier results whose seal does not verify, by id
+    set_aside: SetAside = field(default_factory=lambda: SetAside(SUBJECT))
 
-    def note(self) -> str | None:
-        """The one terminal line naming the earlier results left out, or None."""
-        if not self.skipped:
-            return None
-        return (
-            f"significant-regression gate: {len(self.skipped)} earlier result(s) not pooled: "
-            f"their seal does not verify (skill-eval verify names what changed): "
-            f"{', '.join(self.skipped)}"
+    def lines(self) -> list[str]:
+        """The terminal lines naming what was pooled (ids and seal roots) and what was not."""
+        pooled_line = (
+            f"{SUBJECT}: pooled {counted(len(self.trials), 'result')}: "
+            f"{labels(map(Sealed.of, self.trials))}"
         )
+        return [pooled_line, *self.set_aside.lines()]
 
 
 def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
-    """Every earlier sealed, verifying, non-noise-floor trial under `results_dir`, then ours.
+    """Every earlier admitted trial under `results_dir` (`admission.py`), then ours.
 
-    Which of their groups count is `sequences`' choice (same definition and inputs).
-
-    Result ids begin with their UTC creation time, so sorting by name is time order. Results
-    still running or never finished (no seal) are not evidence yet and are passed over; a
-    sealed result that does not verify is skipped and named.
+    Results are taken in the order they ran (`_in_order`). Results
+    still running or never finished (no seal) are not evidence yet and are passed over, as are
+    noise-floor trials; a sealed result is set aside and named when its seal does not verify,
+    when none of its groups ran from this invocation's definitions and inputs (`identity`), and
+    when every run of those groups was already counted (a copy under another id).
     """
     current = {path.resolve() for path in trial_dirs}
+    same = identities(trial_dirs)
     earlier: list[Path] = []
-    skipped: list[str] = []
-    candidates = sorted(results_dir.iterdir()) if results_dir.is_dir() else []
+    aside = SetAside(SUBJECT)
+    counted_in: dict[str, str] = {}  # a run's identity → the result that first counted it
+    candidates = [
+        candidate
+        for candidate in (sorted(results_dir.iterdir()) if results_dir.is_dir() else [])
+        if candidate.resolve() not in current
+        and (candidate / layout.INVOCATION).is_file()
+        and (candidate / layout.SEAL).is_file()
+    ]
+    verified = []
     for candidate in candidates:
-        if candidate.resolve() in current or not (candidate / layout.INVOCATION).is_file():
+        if differences(candidate):
+            aside.add(UNVERIFIED, candidate.name)
+        else:
+            verified.append(candidate)
+    for candidate in sorted(verified, key=_in_order):
+        if _identical_arms(candidate):
             continue
-        if not (candidate / layout.SEAL).is_file():
+        runs = _same_runs(candidate, same)
+        if runs is None:
+            aside.add(OTHER_INPUTS, candidate.name)
             continue
-        invocation = _verified_invocation(candidate)
-        if invocation is None:
-            skipped.append(candidate.name)
+        first = {counted_in[i] for run in runs for i in run if i in counted_in}
+        if runs and all(run & counted_in.keys() for run in runs):
+            aside.add(DUPLICATE, f"{candidate.name} (of {', '.join(sorted(first))})")
             continue
-        if invocation.get("identicalArms") is True:
-            continue
+        for known in runs:
+            counted_in.update(dict.fromkeys(known - counted_in.keys(), candidate.name))
         earlier.append(candidate)
-    return Pool([*earlier, *trial_dirs], skipped)
+    return Pool([*earlier, *trial_dirs], aside)
 
 
-def _verified_invocation(result: Path) -> Mapping[str, Any] | None:
-    """A sealed result's invocation record when `verify` finds nothing changed, else None.
+def _in_order(result: Path) -> tuple[str, int, str]:
+    """The order results ran in: their ids begin with their UTC creation second, and the trials
+    of one invocation (created in the same second or the next) follow their trial numbers."""
+    selection = read.mapping(read.mapping(read.load_invocation(result)).get("selection"))
+    trial = selection.get("trial")
+    return result.name[: len("YYYYmmddHHMMSS")], trial if isinstance(trial, int) else 0, result.name
 
-    A damaged seal, or records this version cannot read, count as not verifying.
-    """
-    try:
-        if verify_result(result):
-            return None
-        read.load_summary(result)
-        return read.load_invocation(result)
-    except (SkillEvalError, OSError):
-        return None
+
+def _identical_arms(result: Path) -> bool:
+    """Whether a result is a noise-floor trial (its baseline is no baseline): never pooled."""
+    invocation = read.load_invocation(result)
+    return invocation is not None and invocation.get("identicalArms") is True
+
+
+def _same_runs(
+    result_dir: Path, same: Mapping[tuple[str, str], set[str]]
+) -> list[frozenset[str]] | None:
+    """What each run of a result's groups that ran from the definitions and inputs of `same`
+    is known by (`admission.run_identities`), or None when none of its groups did."""
+    recorded, _ = definitions(result_dir)
+    summary = read.summary_or_none(result_dir)
+    runs: list[frozenset[str]] | None = None
+    for group in summary["groups"] if summary else []:
+        key = (str(group["id"]), layout.record_host(group))
+        if identity(result_dir, group, recorded.get(key[0])) in same.get(key, set()):
+            group_dir = layout.record_dir(result_dir, group)
+            found = [run_identities(result_dir, group_dir / v) for v in VARIANTS]
+            runs = [*(runs or []), *filter(None, found)]
+    return runs
 
 
 Key = tuple[str, str, str]
@@ -160,20 +206,6 @@ def _resources(run: Mapping[str, Any]) -> dict[str, Any]:
         "runtime": resources.get("runtime"),
         "delivery": read.mapping(resources.get("contextDelivery")).get("sha256"),
     }
-
-
-def run_origins(result_dir: Path, group_dir: Path) -> set[str]:
-    """Where each arm's subject ran (`<result>/<run>`): a reused run names its origin."""
-    origins = set()
-    for variant in ("baseline", "candidate"):
-        try:
-            found = read.read_run(group_dir / variant)
-        except read.ReadError:
-            found = None
-        marker = read.mapping(found[1].get("reused")) if found is not None else {}
-        here = group_dir.relative_to(result_dir) / variant / layout.RUN
-        origins.add(str(marker.get("origin") or f"{result_dir.name}/{here.as_posix()}"))
-    return origins
 
 
 def identity(result_dir: Path, group: Mapping[str, Any], definition: str | None) -> str:
@@ -217,7 +249,7 @@ def sequences(
     """
     out: dict[Key, list[str | None]] = {}
     sources: dict[Key, set[int]] = {}
-    counted: dict[Key, set[str]] = {}  # the runs each comparison's pairs were made of
+    seen: dict[Key, set[str]] = {}  # the runs each comparison's pairs were made of
     invocation = 0
     for result_dir in trial_dirs:
         recorded, first = definitions(result_dir)
@@ -229,14 +261,13 @@ def sequences(
                 result_dir, group, recorded.get(group_id)
             ) not in same.get((group_id, host), set()):
                 continue
-            group_dir = layout.record_dir(result_dir, group)
-            grade = read.read_grade(group_dir, group)
-            arms = run_origins(result_dir, group_dir)
+            grade = read.read_grade(layout.record_dir(result_dir, group), group)
+            arms = group_runs(result_dir, group)
             for comparison in grade.get("comparisons", []) if grade is not None else []:
                 key = (group_id, host, str(comparison["id"]))
-                if arms & counted.setdefault(key, set()):
-                    continue  # a reused run already counted in a pair: no new observation
-                counted[key] |= arms
+                if arms & seen.setdefault(key, set()):
+                    continue  # a run already counted in a pair (reused, copied): not new
+                seen[key] |= arms
                 out.setdefault(key, []).append(comparison.get("transition"))
                 sources.setdefault(key, set()).add(invocation)
     return out, sources

@@ -12,8 +12,11 @@ Wilson lower bound is above 0) is `flaky`. Identical arms of a deterministic che
 disagree, so one disagreement is proof, not an estimate; a rarer noise the floor did not see
 stays possible, and the upper bound of the interval says how rare it can still be.
 
-A flaky check never gates (`--skill-eval-fail-on`) a later run under the same results
-directory until a newer noise floor no longer finds it flaky: the newest floor decides.
+A flaky check never gates (`--skill-eval-fail-on`) a later run of the same inputs under the
+same results directory until a newer noise floor no longer finds it flaky: the newest floor
+decides. Only a floor whose aggregate and trials verify, of the same inputs, and not a copy or a
+part of another floor can decide (`floor_choice.py`); the run's invocation names it with its
+trials' seal roots, and the floors newer than it that were set aside.
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from ..common.optionvalues import positive_int, refuse
+from ..common.wording import counted
 from ..definitions.loader import LoadedGroup
 from ..errors import SkillEvalError
 from ..evidence import layout, read
-from ..evidence.records import InvocationRecord
 from .stats import wilson_interval
 
 BOUND = 0.0
@@ -45,20 +48,6 @@ def on_host(loaded: LoadedGroup, host: str, *, identical: bool) -> LoadedGroup:
     """`loaded` as it runs on `host`, with identical arms under the noise floor."""
     moved = dataclasses.replace(loaded, group=loaded.group.on_host(host))
     return identical_arms(moved) if identical else moved
-
-
-def record(invocation: InvocationRecord, identical: bool, results_dir: Path) -> None:
-    """What a trial's invocation.json says of the noise floor.
-
-    A noise-floor trial says `identicalArms` (its baseline is no baseline); any other run
-    names the newest floor it found and the checks that therefore never gate (`flakyGate`).
-    """
-    if identical:
-        invocation["identicalArms"] = True
-        return
-    newest = newest_floor(results_dir)
-    if newest is not None:
-        invocation["flakyGate"] = {"noiseFloor": newest[0], "checks": newest[1]}
 
 
 def measured_by(result_dir: Path) -> bool:
@@ -135,24 +124,25 @@ def flaky_keys(floor: Mapping[str, Any]) -> list[str]:
     return sorted(keys)
 
 
-def newest_floor(results_dir: Path) -> tuple[str, list[str]] | None:
-    """The newest noise floor under `results_dir`: its aggregate id and its flaky checks.
-
-    Result and aggregate ids begin with their UTC creation time, so the newest sorts last.
-    """
-    if not results_dir.is_dir():
-        return None
-    for candidate in sorted(results_dir.iterdir(), reverse=True):
-        if not (candidate / layout.AGGREGATE).is_file():
-            continue
-        try:
-            data = read.load_aggregate(candidate)
-        except read.ReadError:
-            continue
-        floor = data.get("noiseFloor")
-        if isinstance(floor, Mapping):
-            return candidate.name, flaky_keys(floor)
-    return None
+def decided_lines(invocation: Mapping[str, Any] | None) -> list[str]:
+    """What a run's invocation says decided its flaky checks: the floor by id, its trials by id
+    and seal root, and each kind of floor set aside (one line each); empty without a floor."""
+    gate = read.mapping(read.mapping(invocation).get("flakyGate"))
+    if not gate:
+        return []
+    chosen = gate.get("noiseFloor")
+    lines = []
+    if isinstance(chosen, str):
+        trials = ", ".join(
+            f"{read.mapping(t).get('id')} {read.mapping(t).get('root')}"
+            for t in gate.get("trials") or []
+        )
+        checks = gate.get("checks") or []
+        lines.append(
+            f"noise floor: {chosen} decides ({counted(len(checks), 'check')} flaky, never "
+            f"gating)" + (f"; its trials: {trials}" if trials else "")
+        )
+    return [*lines, *(str(line) for line in gate.get("setAside") or [])]
 
 
 def ignored(flaky: Sequence[str], group_label: str, data: Mapping[str, Any]) -> bool:

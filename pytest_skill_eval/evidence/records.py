@@ -65,6 +65,10 @@ class RunRecord(TypedDict):
     variant: str
     state: str
     evaluationType: str
+    # A random id made when the run's record is first written: what the noise floor and the
+    # significance gate count the run once by, wherever a copy of it lies (a reused run keeps
+    # its origin's). Results from before it fall back to their record's content digest.
+    nonce: NotRequired[str]
     prompt: str | None
     prompts: list[str]
     turns: list[dict[str, Any]]
@@ -234,6 +238,9 @@ class InvocationRecord(TypedDict):
     provider: dict[str, Any]
     failOn: str
     startedAt: str
+    # A random id every trial of one invocation shares: which results are one run's trials,
+    # whatever their ids (a noise floor decides only as the trials of one invocation).
+    nonce: NotRequired[str]
     # The hosts --skill-eval-host chose over each group's runtime.host, when it was given.
     hosts: NotRequired[list[str]]
     # The selected groups a chosen host cannot run: their items are skips, not runs.

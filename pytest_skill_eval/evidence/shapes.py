@@ -150,6 +150,7 @@ class Invocation(TypedDict):
     provider: NotRequired[dict[str, Any]]
     failOn: NotRequired[str]
     startedAt: NotRequired[str]
+    nonce: NotRequired[str]
     hosts: NotRequired[list[str]]
     identicalArms: NotRequired[bool]
     flakyGate: NotRequired[dict[str, Any]]
@@ -234,6 +235,7 @@ class Run(TypedDict):
 
     variant: NotRequired[str]
     state: str
+    nonce: NotRequired[str]
     prompt: NotRequired[str | None]
     prompts: NotRequired[list[str]]
     turns: NotRequired[list[Turn]]

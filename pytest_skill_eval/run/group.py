@@ -14,11 +14,7 @@ from ..definitions import VARIANTS as VARIANT_NAMES
 from ..definitions import LoadedGroup
 from ..evidence import layout, read, store
 from ..evidence.records import RunRecord
-from ..evidence.store import (
-    DiskFullError,
-    EvidenceError,
-    utc_now,
-)
+from ..evidence.store import DiskFullError, EvidenceError, utc_now
 from ..hosts.layers import SystemLayerError
 from ..hosts.prestart import PromptGate
 from ..hosts.subject import Endpoint, SetupError, SubjectResult, run_subject
@@ -40,6 +36,7 @@ from .records import (
     never_ran,
     persist_fallback,
     ran_unrecorded,
+    stamp_nonce,
     synthetic_run,
     unpersisted_run,
     unstartable,
@@ -428,6 +425,7 @@ class GroupRun:
     def _persist(self, variant: str, result: SubjectResult) -> dict[str, Any]:
         variant_dir = self.group_dir / variant
         run = result.run
+        stamp_nonce(run)
         host = host_record(self.host, self.host_chosen, self.declared_host)
         if host is not None:
             run["host"] = host

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -99,6 +100,14 @@ def host_record(host: str, chosen: bool, declared: str | None) -> dict[str, Any]
         "chosenBy": "invocation" if chosen else "definition",
         "declared": declared or host,
     }
+
+
+def stamp_nonce(run: dict[str, Any]) -> None:
+    """Give a run record its `nonce` before it is first written: the random id the noise floor
+    and the significance gate count the run once by. A reused run keeps its origin's (or, from
+    before nonces, none): it is the same observation, not a new one."""
+    if "reused" not in run and not isinstance(run.get("nonce"), str):
+        run["nonce"] = secrets.token_hex(16)
 
 
 def unpersisted_run(run: RunRecord, transcript: Sequence[Any], error: str) -> RunRecord:

@@ -13,7 +13,7 @@ floor found flaky is marked as such (it does not gate).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ def render_markdown(
     if excerpts and not aggregate:
         lines.extend(_excerpts(target))
     trial_dirs = _trial_dirs(target, data) if aggregate else [target]
+    lines.extend(decided_by(_floor_lines(trial_dirs)))
     groups = data.get("groups") or [] if aggregate else read.group_records(target)
     lines.extend(_usage_table(target, groups, aggregate))
     lines.append(f"**Spend:** {md_text(_spend(trial_dirs))}")
@@ -71,9 +72,10 @@ def render_markdown(
     return "\n".join(lines)
 
 
-def append_step_summary(target: Path, summary_file: str) -> None:
-    """Append the summary of `target` to a CI job page's summary file (`GITHUB_STEP_SUMMARY`)."""
-    text = render_markdown(target)
+def append_step_summary(target: Path, summary_file: str, gate: Sequence[str] = ()) -> None:
+    """Append the summary of `target` to a CI job page's summary file (`GITHUB_STEP_SUMMARY`),
+    with the lines of the significance gate that ran on it (`gate`), if any."""
+    text = "\n".join([render_markdown(target), *decided_by(gate)])
     try:
         with open(summary_file, "a", encoding="utf-8") as out:
             out.write(text + "\n")
@@ -82,6 +84,19 @@ def append_step_summary(target: Path, summary_file: str) -> None:
             f"GITHUB_STEP_SUMMARY: cannot append to {summary_file}: {error.strerror or error}; "
             "unset it or point it at a writable file"
         ) from None
+
+
+def decided_by(lines: Sequence[str]) -> list[str]:
+    """A section naming what decided what gates (the noise floor, the results the gate pooled,
+    by id and seal root) and what was set aside, one item per line; empty without lines."""
+    if not lines:
+        return []
+    return ["**Decided by**", "", *(f"- {md_text(line)}" for line in lines), ""]
+
+
+def _floor_lines(trial_dirs: list[Path]) -> list[str]:
+    """The noise floor the (first) trial's invocation names as deciding, and what it set aside."""
+    return noise_floor.decided_lines(read.load_invocation(trial_dirs[0])) if trial_dirs else []
 
 
 def _result_table(result_dir: Path) -> list[str]:

@@ -47,6 +47,8 @@ def trials(tmp_path: Path) -> list[Path]:
         shutil.copytree(source, trial)
         _edit(trial / "groups" / GROUP / "deterministic-grade.json", _regressed)
         _edit(trial / "invocation.json", _trial_number(index + 1))  # one invocation's trials
+        for run in trial.glob("groups/*/*/run.json"):  # each run its own, as every run is
+            _edit(run, lambda data, at=run: data.update(nonce=f"{at.parent}"))
         copies.append(trial)
     return copies
 

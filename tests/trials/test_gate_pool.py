@@ -19,7 +19,7 @@ import pytest
 from pytest_skill_eval.analysis import gate
 from pytest_skill_eval.analysis.gate import evaluate, pooled, rejected
 from pytest_skill_eval.analysis.significance import sequential_regression_p
-from pytest_skill_eval.evidence import layout, write_manifest, write_seal
+from pytest_skill_eval.evidence import layout, sealed_root, write_manifest, write_seal
 from pytest_skill_eval.run.inputs import INPUT_NAMES
 from tests.views.conftest import build_result
 
@@ -56,13 +56,14 @@ class Runs:
         `inputs` are the candidate's recorded inputs (none: a run from before they were).
         """
         return [
-            self._trial(number, transition, sha256, identical, skill, inputs)
+            self._trial(number, len(transitions), transition, sha256, identical, skill, inputs)
             for number, transition in enumerate(transitions, start=1)
         ]
 
     def _trial(
         self,
         number: int,
+        trials: int,
         transition: str,
         sha256: str | None,
         identical: bool,
@@ -77,6 +78,8 @@ class Runs:
         def invocation(data: dict[str, Any]) -> None:
             data["id"] = trial.name
             data["selection"]["trial"] = number
+            data["selection"]["trials"] = trials
+            data["nonce"] = f"invocation-{self.count - number}"  # shared by its trials
             if identical:
                 data["identicalArms"] = True
             for group in data["definitions"][0]["groups"]:
@@ -90,21 +93,37 @@ class Runs:
                 data["inputs"] = inputs
 
         _edit(group_dir / "candidate" / "run.json", run)
-        run_sha = hashlib.sha256((group_dir / "candidate" / "run.json").read_bytes()).hexdigest()
 
         def grade(data: dict[str, Any]) -> None:
-            data["evidence"]["candidate"]["sha256"] = run_sha
             for comparison in data["comparisons"]:
                 if comparison["id"] == "entry-in-fixed":
                     comparison["transition"] = transition
 
         _edit(group_dir / "deterministic-grade.json", grade)
         _edit(trial / layout.INVOCATION, invocation)
-        (group_dir / layout.MANIFEST).unlink()
-        (trial / layout.SEAL).unlink()
-        write_manifest(group_dir)
-        write_seal(trial)
+        reseal(trial)
         return trial
+
+
+def reseal(trial: Path, nonces: bool = True) -> None:
+    """Seal a trial as a run seals it; with `nonces`, each run its own (as every run has)."""
+    for group_dir in sorted((trial / "groups").iterdir()):
+        hashes = {}
+        for variant in ("baseline", "candidate"):
+            path = group_dir / variant / "run.json"
+            if nonces:
+                _edit(path, lambda data, v=variant: data.update(nonce=f"{trial.name}/{v}"))
+            hashes[variant] = hashlib.sha256(path.read_bytes()).hexdigest()
+
+        def rebind(data: dict[str, Any], hashes: dict[str, str] = hashes) -> None:
+            for variant, sha in hashes.items():
+                data["evidence"][variant]["sha256"] = sha
+
+        _edit(group_dir / "deterministic-grade.json", rebind)
+        (group_dir / layout.MANIFEST).unlink()
+        write_manifest(group_dir)
+    (trial / layout.SEAL).unlink()
+    write_seal(trial)
 
 
 def _tested(runs: Runs, current: list[Path]) -> dict[str, gate.Tested]:
@@ -122,7 +141,7 @@ def test_re_running_until_green_still_fails_on_the_pooled_trials(tmp_path: Path)
     # ... pooled with the two before it, nine pass-to-fail pairs: the always-valid p-value over
     # the pooled sequence is 0.01053, Holm x3 = 0.0316.
     pool = pooled(runs.dir, green)
-    assert pool.skipped == []
+    assert not pool.set_aside
     assert len(pool.trials) == 11
     assert rejected(green, alpha=0.05, pool=pool) == [
         f"significant regression: {ENTRY}: pass-to-fail 9, fail-to-pass 0, Holm-adjusted "
@@ -191,11 +210,10 @@ def test_an_earlier_result_that_does_not_verify_is_skipped_and_named(tmp_path: P
     floor = runs.invocation(["pass-to-fail"] * 6, identical=True)  # a noise floor: never pooled
     current = runs.invocation(["pass-to-fail"])
     pool = pooled(runs.dir, current)
-    assert pool.skipped == [earlier[0].name, earlier[1].name]
-    assert pool.note() == (
-        "significant-regression gate: 2 earlier result(s) not pooled: their seal does not "
-        f"verify (skill-eval verify names what changed): {earlier[0].name}, {earlier[1].name}"
-    )
+    assert pool.set_aside.lines() == [
+        "significant-regression gate: set aside 2 results: seal does not verify (skill-eval "
+        f"verify names what changed): {earlier[0].name}, {earlier[1].name}"
+    ]
     assert pool.trials == [*earlier[2:], *current]
     assert not set(floor) & set(pool.trials)
     entry = _tested(runs, current)[ENTRY]
@@ -203,3 +221,85 @@ def test_an_earlier_result_that_does_not_verify_is_skipped_and_named(tmp_path: P
     # the two unverified ones it would have been.
     assert (entry.pass_to_fail, entry.trials, entry.invocations) == (5, 5, 2)
     assert not entry.rejected
+
+
+def _copy(trial: Path, name: str) -> Path:
+    """A byte copy of a sealed result under another id (it verifies: ids are not sealed)."""
+    return Path(shutil.copytree(trial, trial.parent / name))
+
+
+def test_copies_of_earlier_results_under_new_ids_count_once_and_are_named(
+    tmp_path: Path,
+) -> None:
+    runs = Runs(tmp_path)
+    earlier = runs.invocation(["pass-to-fail"] * 3)
+    copies = [_copy(trial, f"20991231000{n}00-copy{n}") for n, trial in enumerate(earlier)]
+    current = runs.invocation(["pass-to-fail"])
+    pool = pooled(runs.dir, current)
+    assert pool.trials == [*earlier, *current]
+    assert pool.set_aside.lines() == [
+        "significant-regression gate: set aside 3 results: duplicate (the same subject runs, "
+        "counted once): "
+        + ", ".join(f"{c.name} (of {e.name})" for c, e in zip(copies, earlier, strict=True))
+    ]
+    entry = _tested(runs, current)[ENTRY]
+    assert (entry.pass_to_fail, entry.trials, entry.invocations) == (4, 4, 2)
+    assert pool.lines()[0].startswith("significant-regression gate: pooled 4 results: ")
+    for trial in pool.trials:
+        assert f"{trial.name} sha256:{sealed_root(trial)}" in pool.lines()[0]
+
+
+def test_a_copy_of_a_result_from_before_nonces_is_known_by_its_sealed_records(
+    tmp_path: Path,
+) -> None:
+    runs = Runs(tmp_path)
+    earlier = runs.invocation(["pass-to-fail"] * 2)
+    for trial in earlier:  # as results were sealed before runs had a nonce (each run its times)
+        for run in trial.glob("groups/*/*/run.json"):
+            _edit(run, lambda data: data.update(completedAt=data.pop("nonce")))
+        reseal(trial, nonces=False)
+    copy = _copy(earlier[1], "20991231000000-copy")
+    current = runs.invocation(["pass-to-fail"])
+    pool = pooled(runs.dir, current)
+    assert pool.trials == [*earlier, *current]
+    assert [line.split(": ", 3)[-1] for line in pool.set_aside.lines()] == [
+        f"{copy.name} (of {earlier[1].name})"
+    ]
+
+
+def test_a_copy_whose_records_were_rewritten_is_the_same_run_by_its_nonce(
+    tmp_path: Path,
+) -> None:
+    # A merge or a reuse rewrites the paths a run recorded: other bytes, the same observation.
+    runs = Runs(tmp_path)
+    (earlier,) = runs.invocation(["pass-to-fail"])
+    moved = _copy(earlier, "20991231000000-moved")
+    for run in moved.glob("groups/*/*/run.json"):
+        _edit(run, lambda data: data.update(workspace=f"{moved}/workspace"))
+    reseal(moved, nonces=False)
+    current = runs.invocation(["pass-to-fail"])
+    pool = pooled(runs.dir, current)
+    assert pool.trials == [earlier, *current]
+    assert [line.split(": ", 3)[-1] for line in pool.set_aside.lines()] == [
+        f"{moved.name} (of {earlier.name})"
+    ]
+
+
+def test_results_of_other_inputs_are_set_aside_and_named(tmp_path: Path) -> None:
+    runs = Runs(tmp_path)
+    other = runs.invocation(["pass-to-fail"] * 2, sha256="0" * 64, skill="1" * 64)
+    for trial in other:  # no group of theirs ran from these definitions
+        _edit(trial / layout.INVOCATION, lambda data: _rehash_every_group(data))
+        reseal(trial)
+    current = runs.invocation(["pass-to-fail"])
+    pool = pooled(runs.dir, current)
+    assert pool.trials == current
+    assert pool.set_aside.lines() == [
+        "significant-regression gate: set aside 2 results: other inputs (a changed definition "
+        f"or input is another test): {other[0].name}, {other[1].name}"
+    ]
+
+
+def _rehash_every_group(invocation: dict[str, Any]) -> None:
+    for group in invocation["definitions"][0]["groups"]:
+        group["sha256"] = "2" * 64
