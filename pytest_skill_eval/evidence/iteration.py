@@ -11,6 +11,8 @@ from typing import Any
 RESUMED_FROM = "resumedFrom"
 # invocation.json's field naming the earlier result and the groups unchanged since it.
 AFFECTED_SINCE = "affectedSince"
+# How a run's `notReused` says its reuse was refused while it was being copied (it ran instead).
+REFUSED_COPY = "not reused: refused to copy"
 
 
 def attempts_of(run: Mapping[str, Any]) -> int:

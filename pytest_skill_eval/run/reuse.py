@@ -17,6 +17,7 @@ from typing import Any
 from ..definitions import VARIANTS, LoadedGroup
 from ..errors import SkillEvalError
 from ..evidence import layout, read, shapes
+from ..evidence.iteration import REFUSED_COPY
 from ..evidence.read import parse_evidence_json
 from ..evidence.seal import sealed_root, verify_result
 from ..evidence.store import sha256_bytes
@@ -25,8 +26,6 @@ from .reuse_copy import READ, ReuseError, copy_proved, sealed_entries
 
 # Advisory files a result may gain after its seal (a review), never evidence.
 _ADVISORY = (layout.SEMANTIC_GRADE, layout.REVIEW)
-# How a run's record says its reuse was refused while it was being copied (it ran instead).
-REFUSED_COPY = "not reused: refused to copy"
 
 
 @dataclass(frozen=True, slots=True)

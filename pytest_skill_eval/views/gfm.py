@@ -39,7 +39,7 @@ _SHOWN_IN_CODE = {code: shown for code, shown in _SHOWN.items() if code != 0x09}
 # the `:` of a scheme (`http://`), before a `.` that is not inside a number (`www.`, `x.com`,
 # an e-mail's domain), after the `-` of `GH-1` (and `KEY-1` custom references).
 _JOIN_AFTER = re.compile(r"[@#]|:(?=/)|(?<=[A-Za-z]):(?=\w)|(?<=[A-Za-z])-(?=\d)")
-_JOIN_BEFORE = re.compile(r"\.(?=\S)(?!(?<=\d\.)\d)")
+_JOIN_BEFORE = re.compile(r"\.(?=\S)(?!(?<=\d\.)\d)|(?<=[Ww]{3})\.")  # `www.` even last
 
 
 def md_text(text: object) -> str:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
-from ..run.reuse import REFUSED_COPY
+from ..evidence.iteration import REFUSED_COPY
 from . import iteration
 from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines

@@ -77,9 +77,10 @@ def test_adaptive_trials_print_one_line_per_group_and_trial_then_the_aggregate(
         [body_group("same", **on_fast_host())],
         {"same/baseline": write_answer("yes"), "same/candidate": write_answer("yes")},
     )
-    result = run(pytester, root, "--skill-eval-trials", "auto", "--skill-eval-max-trials", "3")
+    # Arms that agree in every trial stop for futility after 6 of at most 20.
+    result = run(pytester, root, "--skill-eval-trials", "auto")
     assert result.ret == 0, result.stdout.str()
-    assert len(results(root)) == 3
+    assert len(results(root)) == 6
     lines = result.stdout.lines
     start = next(i for i, line in enumerate(lines) if "= skill-eval =" in line)
     (aggregate_dir,) = aggregates(root)
@@ -87,7 +88,7 @@ def test_adaptive_trials_print_one_line_per_group_and_trial_then_the_aggregate(
     assert lines[start + 1].startswith("legend: ")  # the progress letters, said once
     per_trial = lines[start + 2 : first_aggregate]
     assert [line.split(" [")[0] for line in per_trial] == [
-        f"trial {k} group {fast_dir('same')}" for k in (1, 2, 3)
+        f"trial {k} group {fast_dir('same')}" for k in range(1, 7)
     ]
     assert lines[first_aggregate].endswith(str(aggregate_dir))
     # Nothing about single trials follows the aggregate.

@@ -201,8 +201,9 @@ def test_verify_ignores_exactly_the_advisory_review(result_dir: Path) -> None:
     (group_dir / "review.txt").write_text("not advisory\n", encoding="utf-8")
     (group_dir / "reviewer").mkdir()
     (group_dir / "reviewer" / "x").write_text("x", encoding="utf-8")
-    assert cli.verify(result_dir) == [
+    assert sorted(cli.verify(result_dir)) == [
         f"extra: {group_dir / 'review.txt'}",
+        f"extra: {group_dir / 'reviewer'}/ (a directory)",
         f"extra: {group_dir / 'reviewer' / 'x'}",
     ]
 

@@ -13,10 +13,12 @@ import os
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_skill_eval.evidence import json_bytes, write_manifest, write_seal
+from pytest_skill_eval.evidence.read import DamagedEvidenceError
 from pytest_skill_eval.views.gfm import md_code_block, md_text
 from pytest_skill_eval.views.summary import append_step_summary, render_markdown
 from tests.support.github_markdown import read, shown
@@ -224,3 +226,15 @@ def test_a_forged_aggregate_puts_no_link_or_mention_into_the_summary(tmp_path: P
         assert seen.rewrites() == [], hostile
         checks = [shown(row[1]) for row in seen.rows[1:] if len(row) == 5]
         assert _visible(f"{hostile}-baseline-reads-skill") in checks
+
+
+def test_a_forged_aggregate_names_no_trial_outside_its_results_directory(tmp_path: Path) -> None:
+    aggregate = build_aggregate(tmp_path / "runs", "aggregate-resolved")
+    outside = build_result(tmp_path / "elsewhere")
+    path = aggregate / "aggregate.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    escape = os.path.relpath(outside, aggregate.parent)
+    data["trials"] = [{**data["trials"][0], "id": escape}]
+    path.write_bytes(json_bytes(data))
+    with pytest.raises(DamagedEvidenceError, match=r"/trials/0/id: an unsafe id"):
+        render_markdown(aggregate)
