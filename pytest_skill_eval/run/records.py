@@ -105,7 +105,11 @@ def host_record(host: str, chosen: bool, declared: str | None) -> dict[str, Any]
 def stamp_nonce(run: dict[str, Any]) -> None:
     """Give a run record its `nonce` before it is first written: the random id the noise floor
     and the significance gate count the run once by. A reused run keeps its origin's (or, from
-    before nonces, none): it is the same observation, not a new one."""
+    before nonces, none): it is the same observation, not a new one. A run that observed
+    nothing (cancelled, infrastructure-failed: a merge's `shard-missing` among them) is never
+    counted and gets none, so its record is the same each time it is written."""
+    if run.get("state") in ("cancelled", "infrastructure-failed"):
+        return
     if "reused" not in run and not isinstance(run.get("nonce"), str):
         run["nonce"] = secrets.token_hex(16)
 

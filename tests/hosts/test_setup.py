@@ -12,7 +12,7 @@ import pytest
 
 from pytest_skill_eval.hosts import setup
 from pytest_skill_eval.hosts.base import Endpoint
-from pytest_skill_eval.hosts.registry import REGISTERED
+from pytest_skill_eval.hosts.registry import REGISTERED, registration_for
 
 HOSTS = Path(setup.__file__).parent
 
@@ -118,8 +118,7 @@ def test_every_process_per_turn_host_continues_through_one_dialogue(
 
     dialogue: Any = Untranslated(process, CancelToken(), launch, lambda turn: None, None)
     dialogue._session, dialogue._resume = kinds[host]._session, kinds[host]._resume
-    name = {"codex": "Codex", "gemini-cli": "Gemini CLI", "opencode": "opencode"}[host]
-    assert not dialogue._next_process(2, None, name, ())
+    assert not dialogue._next_process(2, None, registration_for(host))
     assert [e.get("message") for e in dialogue.observation.protocol_errors] == [expected]
 
 
