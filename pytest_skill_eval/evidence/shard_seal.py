@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..workspace.entries import recorded_path
+from ..common.entries import recorded_path
 from . import layout
 from .read import ReadError
 from .seal import SEAL_PREFIX, seal_root

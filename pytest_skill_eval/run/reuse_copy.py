@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from ..common.entries import open_regular, recorded_path
 from ..errors import SkillEvalError
 from ..evidence import layout, shapes
 from ..evidence.read import MAX_JSON_BYTES, evidence_bytes, parse_evidence_json
 from ..evidence.seal import seal_root
 from ..evidence.store import covers_directories, sha256_bytes
-from ..workspace.entries import open_regular, recorded_path
 
 T = TypeVar("T")
 _CHUNK = 1024 * 1024

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.trials import aggregate
+from ..common.entries import open_regular
 from ..definitions import VARIANTS, LoadedGroup, parse_group
 from ..evidence import layout, verify_group, write_json_once
 from ..evidence.store import sha256_file
@@ -40,7 +41,6 @@ from ..evidence.summary import write_invocation, write_summary
 from ..hosts.process import CancelToken
 from ..run import Environment, GroupRun
 from ..workspace import SourceResolver
-from ..workspace.entries import open_regular
 from .balance import assign
 from .existing import differs
 from .intake import MergeError, Shard, ShardGroup, choose_shards, find_shards, load_shard

@@ -6,7 +6,7 @@ A symlink must resolve to an existing path inside its root; absolute link text t
 stored (and copied) as the equivalent relative text, so a snapshot never points back into the
 tree it was copied from. In a workspace (``escaping="record"``) a FIFO, socket or device is
 listed by its kind and never opened or copied, and a name that is not UTF-8 is kept exactly
-(``_entries`` documents how such a name is written to evidence).
+(``common.entries`` documents how such a name is written to evidence).
 """
 
 from __future__ import annotations

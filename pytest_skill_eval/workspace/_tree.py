@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import SkillEvalError
-from .entries import (
+from ..common.entries import (
     b64_map,
     kind_sha256,
     open_regular,
@@ -22,6 +21,7 @@ from .entries import (
     recorded_path,
     special_kind,
 )
+from ..errors import SkillEvalError
 
 EntryType = Literal["file", "directory", "symlink", "fifo", "socket", "device"]
 Escaping = Literal["raise", "record"]
