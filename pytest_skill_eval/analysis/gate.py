@@ -25,7 +25,7 @@ from typing import Any
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..evidence import layout, read
-from ..run.inputs import INPUT_NAMES
+from ..evidence.layout import INPUT_NAMES
 from .admission import (
     DUPLICATE,
     OTHER_INPUTS,

@@ -170,3 +170,19 @@ RUNS = "runs"
 def runs_dir(root: Path) -> Path:
     """The default results directory of a definition root."""
     return root / STATE_DIR / RUNS
+
+
+# Every input a run is determined by (a run record's `inputs`), in the order a refusal names them.
+INPUT_NAMES = (
+    "definition",
+    "fixture",
+    "skills",
+    "context",
+    "commits",
+    "host",
+    "host-version",
+    "model",
+    "provider",
+    "script",
+    "runtime",
+)

@@ -25,8 +25,9 @@ from pytest_skill_eval.analysis.usage import group_usage
 from pytest_skill_eval.commands.cli import main as cli_main
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import write_manifest, write_seal
+from pytest_skill_eval.evidence.layout import INPUT_NAMES
 from pytest_skill_eval.run import resume
-from pytest_skill_eval.run.inputs import INPUT_NAMES, InputSources, variant_inputs
+from pytest_skill_eval.run.inputs import InputSources, variant_inputs
 from pytest_skill_eval.run.reuse import Found, Reuse, VariantInputs, open_source
 from pytest_skill_eval.views.summary import render_markdown
 from pytest_skill_eval.views.text import render_text
