@@ -9,8 +9,9 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..common.wording import counted
-from ..hosts.registry import DEFAULT_HOST, registration_for
 from ..hosts.registry import names as host_names
+from ..hosts.registry import registration_for
+from ..nodeids import DEFAULT_HOST
 from .conversion import pointer_of
 from .expectations import (
     Expectation,

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..nodeids import DEFAULT_HOST as DEFAULT_HOST  # the host a group directory leaves unnamed
+
 # A result directory (one trial).
 INVOCATION = "invocation.json"
 SUMMARY = "summary.json"
@@ -70,9 +72,6 @@ GROUP_FILES = (GROUP, GROUP_FALLBACK)
 def groups_dir(result: Path) -> Path:
     """`<result>/groups`."""
     return result / GROUPS
-
-
-DEFAULT_HOST = "pi"
 
 
 def group_dir_name(group_id: str, host: str = DEFAULT_HOST) -> str:
