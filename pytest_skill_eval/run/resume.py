@@ -18,6 +18,7 @@ from typing import Any
 from ..definitions import VARIANTS, LoadedGroup
 from ..errors import SkillEvalError
 from ..evidence import layout, read, sealed_root
+from ..evidence.copy import copy_group_tree
 from ..evidence.iteration import RESUMED_FROM, attempts_of, carried_groups
 from ..evidence.records import InvocationRecord
 from ..evidence.seal import planned_groups, verify_result
@@ -166,9 +167,6 @@ def _carry_over(
                 )
         manifest = sha256_file(group_dir / layout.MANIFEST)
         target = layout.groups_dir(new_result) / name
-        # The controller alone resumes: a worker never loads the merge (and its plan models).
-        from ..scale.merge import copy_group_tree
-
         try:
             copy_group_tree(group_dir, target, fifos=True)
         except SkillEvalError as error:
