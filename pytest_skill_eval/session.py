@@ -15,7 +15,8 @@ import pytest
 from .analysis import adaptive, floor_choice, noise_floor
 from .analysis.trials import write_aggregate
 from .budget.ledger import FileLedger, Ledger
-from .budget.redis_ledger import open_ledger, safe_url
+from .budget.ledger_choice import open_ledger
+from .budget.ledger_url import safe_url
 from .definitions import VARIANTS, DefinitionError, LoadedDefinition, LoadedGroup, load_definition
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
@@ -308,7 +309,8 @@ class SkillEvalSession:
         """Redis at the ledger URL (keyed by the plan, else the invocation), else a file ledger."""
         key = self.plan.id if self.plan is not None else self.result_dir(1).name
         with usage_errors():
-            self.ledger = open_ledger(self.settings, key)
+            s = self.settings
+            self.ledger = open_ledger(s.ledger_url, s.max_cost, key, s.reserve, s.results_dir)
 
     def install_interrupt_handler(self, session: pytest.Session) -> None:
         """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops."""

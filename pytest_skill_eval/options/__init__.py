@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ..analysis import adaptive, gate_option, noise_floor
-from ..budget.redis_ledger import ledger_problem, reserve_value
+from ..budget.ledger_choice import ledger_problem, reserve_value
 from ..common.optionvalues import choice, number, positive_int, shard_of
 from ..errors import SkillEvalError
 from ..hosts import HostOptions, registry
