@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +198,12 @@ class Settings:
             from ..scale.plan import adopt_plan
 
             try:
-                settings = adopt_plan(settings, _given(config))
+                # A Redis ledger holds the whole run's ceiling, unsplit among the shards.
+                split = settings.shard[1] if settings.shard and not settings.ledger_url else 1
+                pinned = adopt_plan(
+                    settings.plan, _given(config), settings.hosts, settings.max_cost, split
+                )
+                settings = replace(settings, **pinned)
             except SkillEvalError as error:  # a PlanError, or the reader's on a damaged file
                 raise pytest.UsageError(str(error)) from None
         # A shared ledger: a usable Redis URL and the ceiling it needs (a plan may give it).
