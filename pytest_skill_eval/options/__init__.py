@@ -195,22 +195,25 @@ class Settings:
                 "pass --skill-eval-plan PLAN too (from `skill-eval plan`)"
             )
         if settings.plan is not None:
-            from ..scale.plan import adopt_plan
-
-            try:
-                # A Redis ledger holds the whole run's ceiling, unsplit among the shards.
-                split = settings.shard[1] if settings.shard and not settings.ledger_url else 1
-                pinned = adopt_plan(
-                    settings.plan, _given(config), settings.hosts, settings.max_cost, split
-                )
-                settings = replace(settings, **pinned)
-            except SkillEvalError as error:  # a PlanError, or the reader's on a damaged file
-                raise pytest.UsageError(str(error)) from None
+            settings = _following_plan(settings, settings.plan, config)
         # A shared ledger: a usable Redis URL and the ceiling it needs (a plan may give it).
         problem = ledger_problem(settings.ledger_url, settings.max_cost, settings.reserve)
         if problem is not None:
             raise pytest.UsageError(problem)
         return settings
+
+
+def _following_plan(settings: Settings, plan: Path, config: pytest.Config) -> Settings:
+    """`settings` with what the plan pins (a contradicting option is a usage error)."""
+    from ..scale.plan import adopt_plan
+
+    # A Redis ledger holds the whole run's ceiling, unsplit among the shards.
+    split = settings.shard[1] if settings.shard and not settings.ledger_url else 1
+    try:
+        pinned = adopt_plan(plan, _given(config), settings.hosts, settings.max_cost, split)
+    except SkillEvalError as error:  # a PlanError, or the reader's on a damaged file
+        raise pytest.UsageError(str(error)) from None
+    return replace(settings, **pinned)
 
 
 @contextlib.contextmanager
