@@ -35,6 +35,7 @@ from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
 from .hosts.pi.binary import PiBinary, checked
 from .hosts.process import CancelToken
+from .hosts.registry import registered
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
 from .run import Environment, GroupRun, resume, synthetic_run
@@ -119,7 +120,7 @@ class SkillEvalSession:
         hosts: set[str] = set()
         for path in self.settings.paths:
             with contextlib.suppress(DefinitionError):
-                for loaded in load_definition(path, self.settings.root).groups:
+                for loaded in load_definition(path, self.settings.root, registered()).groups:
                     hosts.add(loaded.group.effective_runtime.host)
         return hosts
 
@@ -219,7 +220,7 @@ class SkillEvalSession:
         invalid = False
         for path in settings.paths:
             try:
-                loaded = load_definition(path, settings.root)
+                loaded = load_definition(path, settings.root, registered())
             except DefinitionError:
                 invalid = True  # reported as a collection error, with its pointer: no result
                 continue

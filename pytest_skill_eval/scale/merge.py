@@ -38,6 +38,7 @@ from ..evidence.copy import CopyError, copy_group_tree
 from ..evidence.store import sha256_file
 from ..evidence.summary import write_invocation, write_summary
 from ..hosts.process import CancelToken
+from ..hosts.registry import registered
 from ..run import Environment, GroupRun
 from ..workspace import SourceResolver
 from .balance import assign
@@ -309,7 +310,7 @@ def _record_missing(
     entry = plan.group_entry(unit.group)
     root = Path(plan.data["root"])
     path = root / entry["path"]
-    declared = parse_group(entry["definition"], path)
+    declared = parse_group(entry["definition"], path, registered())
     loaded = LoadedGroup(
         path=path,
         position=int(entry["position"]),

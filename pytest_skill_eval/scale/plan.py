@@ -35,6 +35,7 @@ from ..evidence import (
 )
 from ..evidence.records import InvocationRecord
 from ..hosts import check_environment
+from ..hosts.registry import registered
 from ..run.inputs import resource_digest
 from ..workspace import ResourceError, SourceResolver
 
@@ -188,7 +189,7 @@ def make_plan(
     chosen: list[tuple[LoadedGroup, tuple[str, ...]]] = []
     for path in paths:
         try:
-            loaded = load_definition(path.resolve(), root)
+            loaded = load_definition(path.resolve(), root, registered())
             selection = select(loaded, group, variant)
         except (DefinitionError, SelectionError) as error:
             raise PlanError(str(error)) from None
