@@ -38,6 +38,8 @@ MANIFEST = "manifest.json"
 RESOURCES = "resources"
 SEMANTIC_GRADE = "semantic-grade.json"  # advisory, replaceable, never in a manifest
 REVIEW = "review"  # advisory, replaceable, never in a manifest
+# The only names below a group directory that are not canonical evidence (`skill-eval verify`).
+ADVISORY = frozenset({REVIEW, SEMANTIC_GRADE})
 
 # A variant directory.
 RUN = "run.json"
