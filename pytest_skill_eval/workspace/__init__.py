@@ -11,6 +11,21 @@ listed by its kind and never opened or copied, and a name that is not UTF-8 is k
 
 from __future__ import annotations
 
+from ._changes import (
+    Changes,
+    changes,
+)
+from ._entry import (
+    DIRECTORY_SHA256,
+    Entry,
+    EntryType,
+    Fingerprint,
+    fingerprint_digest,
+    fingerprint_from_json,
+    fingerprint_json,
+    sort_key,
+    symlink_sha256,
+)
 from ._git import ResolvedSource, SourceResolver, git_entry_kind
 from ._resources import (
     ResourceKind,
@@ -21,22 +36,11 @@ from ._resources import (
     verify_unchanged,
 )
 from ._tree import (
-    DIRECTORY_SHA256,
-    Changes,
-    Entry,
-    EntryType,
     Escaping,
-    Fingerprint,
     ResourceError,
-    changes,
     copy_tree,
     fingerprint,
-    fingerprint_digest,
-    fingerprint_from_json,
-    fingerprint_json,
     snapshot_tree,
-    sort_key,
-    symlink_sha256,
 )
 
 __all__ = [
