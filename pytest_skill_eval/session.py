@@ -15,7 +15,8 @@ import pytest
 from .analysis import adaptive, floor_choice, noise_floor
 from .analysis.trials import write_aggregate
 from .budget.ledger import FileLedger, Ledger
-from .budget.redis_ledger import open_ledger, safe_url
+from .budget.ledger_choice import open_ledger
+from .budget.ledger_url import safe_url
 from .definitions import VARIANTS, DefinitionError, LoadedDefinition, LoadedGroup, load_definition
 from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
@@ -34,6 +35,7 @@ from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
 from .hosts.pi.binary import PiBinary, checked
 from .hosts.process import CancelToken
+from .hosts.registry import registered
 from .nodeids import parse_item_id
 from .options import Settings, usage_errors
 from .run import Environment, GroupRun, resume, synthetic_run
@@ -118,7 +120,7 @@ class SkillEvalSession:
         hosts: set[str] = set()
         for path in self.settings.paths:
             with contextlib.suppress(DefinitionError):
-                for loaded in load_definition(path, self.settings.root).groups:
+                for loaded in load_definition(path, self.settings.root, registered()).groups:
                     hosts.add(loaded.group.effective_runtime.host)
         return hosts
 
@@ -218,7 +220,7 @@ class SkillEvalSession:
         invalid = False
         for path in settings.paths:
             try:
-                loaded = load_definition(path, settings.root)
+                loaded = load_definition(path, settings.root, registered())
             except DefinitionError:
                 invalid = True  # reported as a collection error, with its pointer: no result
                 continue
@@ -308,7 +310,8 @@ class SkillEvalSession:
         """Redis at the ledger URL (keyed by the plan, else the invocation), else a file ledger."""
         key = self.plan.id if self.plan is not None else self.result_dir(1).name
         with usage_errors():
-            self.ledger = open_ledger(self.settings, key)
+            s = self.settings
+            self.ledger = open_ledger(s.ledger_url, s.max_cost, key, s.reserve, s.results_dir)
 
     def install_interrupt_handler(self, session: pytest.Session) -> None:
         """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops."""

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
-from .budget.redis_ledger import ledger_from
+from .budget.ledger_choice import ledger_from
 from .hosts.pi.binary import PiBinary
 from .nodeids import parse_item_id, scope_of
 from .options import enabled

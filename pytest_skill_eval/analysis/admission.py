@@ -33,7 +33,7 @@ def differences(target: Path) -> list[str]:
 
     Records this version cannot read count as a difference too.
     """
-    from ..commands.cli import verify  # the verifier of `skill-eval verify`, loaded when asked
+    from ..evidence.shard_seal import verify  # the verifier of `skill-eval verify`
     from .trials import verify_aggregate  # which imports the noise floor, which reads evidence
 
     def one(result: Path) -> list[str]:

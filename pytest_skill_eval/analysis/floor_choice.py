@@ -14,6 +14,7 @@ from typing import Any
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read
+from ..evidence.locate import aggregates
 from ..evidence.records import InvocationRecord
 from .admission import (
     DUPLICATE,
@@ -133,9 +134,7 @@ def _floors(results_dir: Path) -> list[tuple[Path, Mapping[str, Any]]]:
     """Every aggregate under `results_dir` that records a noise floor (an unreadable one, with
     nothing), in id order (ids begin with their UTC creation time)."""
     found: list[tuple[Path, Mapping[str, Any]]] = []
-    for candidate in sorted(results_dir.iterdir()) if results_dir.is_dir() else []:
-        if not (candidate / layout.AGGREGATE).is_file():
-            continue
+    for candidate in reversed(aggregates(results_dir)):
         try:
             data: Mapping[str, Any] = read.load_aggregate(candidate)
         except read.ReadError:

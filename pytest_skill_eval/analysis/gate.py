@@ -25,7 +25,8 @@ from typing import Any
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..evidence import layout, read
-from ..run.inputs import INPUT_NAMES
+from ..evidence.layout import INPUT_NAMES
+from ..evidence.locate import results
 from .admission import (
     DUPLICATE,
     OTHER_INPUTS,
@@ -114,10 +115,8 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
     counted_in: dict[str, str] = {}  # a run's identity → the result that first counted it
     candidates = [
         candidate
-        for candidate in (sorted(results_dir.iterdir()) if results_dir.is_dir() else [])
+        for candidate in reversed(results(results_dir, sealed=True))
         if candidate.resolve() not in current
-        and (candidate / layout.INVOCATION).is_file()
-        and (candidate / layout.SEAL).is_file()
     ]
     verified = []
     for candidate in candidates:

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read
+from ..evidence.iteration import retries_in
 from ..evidence.records import (
     AdaptiveRun,
     AggregateGroup,
@@ -22,7 +23,6 @@ from ..evidence.records import (
 from ..evidence.states import aggregate_state
 from ..evidence.store import utc_now
 from ..evidence.summary import write_aggregate as write_aggregate_record
-from ..run.attempts import retries_in
 from . import noise_floor
 from .sequential import FUTILITY_REASONS as FUTILITY
 from .sequential import METHOD, METHOD_TEXT, decide

@@ -21,6 +21,7 @@ from ..definitions import (
 )
 from ..errors import SkillEvalError
 from ..hosts.base import Executable
+from ..hosts.registry import registered
 from ..modelserver.script import ScriptError
 from .forecast import PriceOf, Trials, forecast, render, usd
 
@@ -75,7 +76,7 @@ def plan_estimate(
     selected: list[tuple[LoadedGroup, tuple[str, ...], tuple[str, ...]]] = []
     for path in paths:
         try:
-            loaded = load_definition(path.resolve(), root)
+            loaded = load_definition(path.resolve(), root, registered())
             picked = select(loaded, args.group, args.variant)
         except (DefinitionError, SelectionError) as error:
             raise EstimateError(str(error)) from None

@@ -31,15 +31,11 @@ import json
 import os
 import secrets
 import socket
-import tempfile
 import threading
-from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..common.optionvalues import number
 from ..errors import SkillEvalError
-from .ledger import FileLedger, Ledger, LedgerError, amount_of
+from .ledger import LedgerError, amount_of
 from .ledger_url import PASSWORD_ENV, check_url, has_password, safe_url, scrub, secrets_of
 
 __all__ = [
@@ -47,17 +43,12 @@ __all__ = [
     "LedgerMismatchError",
     "RedisLedger",
     "check_url",
-    "ledger_from",
-    "ledger_problem",
-    "open_ledger",
-    "reserve_value",
     "safe_url",
 ]
 
 if TYPE_CHECKING:
     import redis
 
-    from ..options import Settings
 
 # Every call is bounded: a hung Redis fails a subject, never the run.
 TIMEOUT_S = 10.0
@@ -187,32 +178,6 @@ keep(keep_ms)
 return answer('refreshed')
 """
 )
-
-
-def reserve_value(raw: Any) -> float | None:
-    """`--skill-eval-reserve` in USD (None when not given); a SkillEvalError says what is
-    wrong."""
-    if raw in (None, ""):
-        return None
-    return number("--skill-eval-reserve", raw, zero=True, unit="USD")
-
-
-def ledger_problem(url: str | None, max_cost: float | None, reserve: float | None) -> str | None:
-    """Why these ledger settings cannot work (one line naming the fix), else None."""
-    if url is None:
-        if reserve is None:
-            return None
-        return (
-            "--skill-eval-reserve holds room in a shared ledger: give --skill-eval-ledger-url "
-            "redis://host:port/db too, or drop it"
-        )
-    problem = check_url(url)
-    if problem is None and max_cost is None:
-        problem = (
-            "--skill-eval-ledger-url needs a ceiling: give --skill-eval-max-cost USD (the "
-            "whole run's, the same on every shard), or a plan made with --max-cost"
-        )
-    return problem
 
 
 class LedgerMismatchError(LedgerError, SkillEvalError):
@@ -449,29 +414,3 @@ def _redis_error(error: Exception) -> bool:
     import redis.exceptions as failures
 
     return isinstance(error, failures.RedisError | OSError)
-
-
-def ledger_from(handed: Mapping[str, Any], ledger_url: str | None = None) -> Ledger:
-    """The ledger a controller handed to an xdist worker (`Ledger.handover`); a Redis ledger is
-    reached through the worker's own `ledger_url` (it may carry the password)."""
-    if handed.get("kind") == "redis":
-        reserve = handed.get("reserve")
-        return RedisLedger(
-            ledger_url or str(handed["url"]),
-            str(handed["key"]),
-            float(handed["maxCost"]),
-            None if reserve is None else float(reserve),
-        )
-    return FileLedger(Path(handed["path"]), float(handed["maxCost"]))
-
-
-def open_ledger(settings: Settings, key: str) -> Ledger | None:
-    """The invocation's ledger: the Redis ledger at `--skill-eval-ledger-url` (under `key`),
-    else a fresh file ledger under the results directory when there is a ceiling, else None."""
-    if settings.max_cost is None:
-        return None
-    if settings.ledger_url is not None:
-        return RedisLedger.open(settings.ledger_url, key, settings.max_cost, settings.reserve)
-    settings.results_dir.mkdir(parents=True, exist_ok=True)
-    ledger_dir = Path(tempfile.mkdtemp(prefix=".budget-", dir=settings.results_dir))
-    return FileLedger.create(ledger_dir / "ledger.json", settings.max_cost)

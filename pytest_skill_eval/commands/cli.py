@@ -19,19 +19,18 @@ from ..evidence import (
     parse_root,
     sealed_root,
     unfinished,
-    verify_result,
 )
 from ..evidence.read import is_aggregate, unreadable
 from ..evidence.seal import files_only_manifests
-from ..evidence.shard_seal import unbound_shards, verify_shard_chain
+from ..evidence.shard_seal import unbound_shards, verify
 from ..hosts.pi.binary import pi_executable
 from ..scale import commands as scale_commands
 from ..views import render_html, render_text
 from ..views.summary import DEFAULT_REPORT_URL, render_markdown
 from . import compare
-from .review import ADVISORY_NAMES, THINKING_LEVELS, ReviewSettings, review_target
+from .review import THINKING_LEVELS, ReviewSettings, review_target
 
-__all__ = ["ResultNotFoundError", "main", "resolve_result", "verify"]
+__all__ = ["ResultNotFoundError", "main", "resolve_result"]
 
 
 def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
@@ -67,16 +66,6 @@ def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
         f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)}); "
         "pass a result id a run printed, latest, or a result directory"
     )
-
-
-def verify(result: Path, expected_root: str | None = None) -> list[str]:
-    """Every changed, missing or extra evidence file of a result, one line each.
-
-    With `expected_root` (hex), also a root hash that is not the one expected; for a merged
-    result, also any break in the chain from its seal to the shard roots it records.
-    """
-    # The advisory review is replaceable and never in a manifest; it is not evidence.
-    return [*verify_result(result, ADVISORY_NAMES, expected_root), *verify_shard_chain(result)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

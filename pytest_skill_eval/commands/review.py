@@ -54,8 +54,7 @@ from .review_prompt import (
 REVIEW_HOST = "pi"
 REVIEW_DIR = layout.REVIEW
 SEMANTIC_GRADE = layout.SEMANTIC_GRADE
-# The only names below a group directory that are not canonical evidence (`skill-eval verify`).
-ADVISORY_NAMES = frozenset({REVIEW_DIR, SEMANTIC_GRADE})
+ADVISORY_NAMES = layout.ADVISORY
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 _STALE = re.compile(r"^(review\.(new|old)-[0-9a-f]+|\.semantic-grade\.json\.[0-9a-f]+\.tmp)$")
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -15,7 +16,7 @@ from pydantic import ValidationError
 from .conversion import pointer_of, to_definition_error
 from .errors import DefinitionError
 from .fields import DefinitionModel
-from .models import Group, Suite
+from .models import HOSTS, Group, HostFacts, Suite
 
 M = TypeVar("M", bound=DefinitionModel)
 
@@ -139,23 +140,25 @@ def _read_json(canonical: Path, path: Path) -> tuple[Any, str]:
         raise DefinitionError(path, "", "invalid JSON: nested too deeply") from None
 
 
-def _validate(model: type[M], document: Any, path: Path) -> M:
+def _validate(model: type[M], document: Any, path: Path, hosts: Sequence[HostFacts]) -> M:
     try:
-        return model.model_validate_json(json.dumps(document))
+        return model.model_validate_json(json.dumps(document), context={HOSTS: tuple(hosts)})
     except ValidationError as error:
         raise to_definition_error(error, path, document, model) from None
     except (TypeError, ValueError, RecursionError) as error:
         raise DefinitionError(path, "", f"is not a JSON document: {error}") from None
 
 
-def parse_group(document: Any, path: Path) -> Group:
-    """Validate one parsed group document; `path` is only used in error messages."""
-    return _validate(Group, document, path)
+def parse_group(document: Any, path: Path, hosts: Sequence[HostFacts]) -> Group:
+    """Validate one parsed group document against the registered `hosts`; `path` is only used
+    in error messages."""
+    return _validate(Group, document, path, hosts)
 
 
-def parse_suite(document: Any, path: Path) -> Suite:
-    """Validate one parsed suite document; `path` is only used in error messages."""
-    return _validate(Suite, document, path)
+def parse_suite(document: Any, path: Path, hosts: Sequence[HostFacts]) -> Suite:
+    """Validate one parsed suite document against the registered `hosts`; `path` is only used
+    in error messages."""
+    return _validate(Suite, document, path, hosts)
 
 
 def _contained_file(lexical: Path, root: _Root, report: Path, pointer: str) -> Path:
@@ -268,25 +271,29 @@ def _kind(document: Any, path: Path) -> str:
     return kind
 
 
-def load_definition(path: Path, root: Path) -> LoadedDefinition:
-    """Load and validate a suite or group file inside `root` (relative paths are from the cwd)."""
+def load_definition(path: Path, root: Path, hosts: Sequence[HostFacts]) -> LoadedDefinition:
+    """Load and validate a suite or group file inside `root` (relative paths are from the cwd)
+    against the registered `hosts` (`hosts.registry.registered()`)."""
     definition_root = _root(root)
     lexical = _absolute(path)
     canonical = _contained_file(lexical, definition_root, lexical, "")
     document, digest = _read_json(canonical, lexical)
     if _kind(document, lexical) == "group":
-        group = parse_group(document, lexical)
+        group = parse_group(document, lexical, hosts)
         _check_fixture(group, lexical, definition_root)
         loaded = LoadedGroup(canonical, 1, group, document, digest)
         return LoadedDefinition(canonical, "group", group.id, (loaded,))
-    suite = parse_suite(document, lexical)
+    suite = parse_suite(document, lexical, hosts)
     return LoadedDefinition(
-        canonical, "suite", suite.id, _load_suite_groups(suite, canonical, lexical, definition_root)
+        canonical,
+        "suite",
+        suite.id,
+        _load_suite_groups(suite, canonical, lexical, definition_root, hosts),
     )
 
 
 def _load_suite_groups(
-    suite: Suite, canonical: Path, report: Path, root: _Root
+    suite: Suite, canonical: Path, report: Path, root: _Root, hosts: Sequence[HostFacts]
 ) -> tuple[LoadedGroup, ...]:
     groups: list[LoadedGroup] = []
     first: dict[str, int] = {}
@@ -300,7 +307,7 @@ def _load_suite_groups(
             raise DefinitionError(
                 lexical, "/kind", "a suite entry must be a group file; suites cannot nest"
             )
-        group = parse_group(document, lexical)
+        group = parse_group(document, lexical, hosts)
         _check_fixture(group, lexical, root)
         if group.id in first:
             earlier = groups[first[group.id]].path

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Self
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, Protocol, Self
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..common.wording import counted
-from ..hosts.registry import DEFAULT_HOST, registration_for
-from ..hosts.registry import names as host_names
+from ..nodeids import DEFAULT_HOST
 from .conversion import pointer_of
 from .expectations import (
     Expectation,
@@ -147,6 +147,30 @@ class Environment(DefinitionModel):
         return self
 
 
+class HostFacts(Protocol):
+    """What a definition's rules ask of a host (its registration, `hosts/registration.py`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def display_name(self) -> str: ...
+    @property
+    def extensions(self) -> bool: ...
+    @property
+    def thinking(self) -> tuple[str, ...] | None: ...
+
+
+# The validation context key naming the registered hosts, in registration order: the loader's
+# caller passes them (`model_validate(…, context={HOSTS: registered()})`).
+HOSTS = "hosts"
+
+
+def _hosts(context: Any) -> tuple[HostFacts, ...]:
+    """The hosts a validation context names (none: a model built without the loader)."""
+    found = context.get(HOSTS) if isinstance(context, dict) else None
+    return tuple(found) if isinstance(found, Sequence) else ()
+
+
 class Runtime(DefinitionModel):
     """The host profile shared by both variants."""
 
@@ -158,9 +182,9 @@ class Runtime(DefinitionModel):
 
     @field_validator("host")
     @classmethod
-    def _registered_host(cls, host: str) -> str:
-        known = host_names()
-        if host not in known:
+    def _registered_host(cls, host: str, info: ValidationInfo) -> str:
+        known = [registered.name for registered in _hosts(info.context)]
+        if known and host not in known:
             listed = ", ".join(repr(name) for name in known[:-1]) + f" or {known[-1]!r}"
             raise rule_error(f"must be {listed} (got {show(host)})")
         return host
@@ -291,8 +315,12 @@ class Group(DefinitionModel):
     review_questions: tuple[NonEmptyStr, ...]
     model: Annotated[ModelChoice | None, NotNull] = None
 
+    # The registered hosts this group was validated against: `on_host` checks another by them.
+    _hosts: tuple[HostFacts, ...] = PrivateAttr(default=())
+
     @model_validator(mode="after")
-    def _cross_field_rules(self) -> Self:
+    def _cross_field_rules(self, info: ValidationInfo) -> Self:
+        self._hosts = _hosts(info.context)
         self._check_tools()
         self._check_expectations()
         check_comparisons(self.expectations)
@@ -302,7 +330,9 @@ class Group(DefinitionModel):
     def _check_host(self) -> None:
         """What the host cannot run is refused at collection, not at run time."""
         runtime = self.effective_runtime
-        registration = registration_for(runtime.host)
+        registration = next((h for h in self._hosts if h.name == runtime.host), None)
+        if registration is None:
+            return  # validated without the registered hosts, or an unknown one (refused above)
         if runtime.extensions and not registration.extensions:
             raise rule_error(
                 f"runtime extension bundles are Pi's; runtime.host {runtime.host} cannot load them",

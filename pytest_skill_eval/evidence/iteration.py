@@ -1,11 +1,15 @@
 """What a result says about how it was iterated: a run's attempts (`--skill-eval-retries`), the
 groups a resumed result carried over (`--skill-eval-resume`) and those unchanged since an earlier
-result (`--skill-eval-affected-since`). Pure readers of records, for the run and the views."""
+result (`--skill-eval-affected-since`). Readers of records, for the run, the analysis and the
+views."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from . import read
 
 # invocation.json's field naming the result a resume completed and the groups it carried.
 RESUMED_FROM = "resumedFrom"
@@ -19,6 +23,21 @@ def attempts_of(run: Mapping[str, Any]) -> int:
     """How many attempts a run record stands for: itself and each earlier attempt it lists."""
     earlier = run.get("attempts")
     return 1 + (len(earlier) if isinstance(earlier, list) else 0)
+
+
+def group_attempts(group_dir: Path, variants: Sequence[str]) -> dict[str, int]:
+    """Attempts per variant of a group directory, from its run records (1 when never retried)."""
+    counted: dict[str, int] = {}
+    for variant in variants:
+        found = read.read_run(group_dir / variant)
+        counted[variant] = attempts_of(found[1]) if found is not None else 0
+    return counted
+
+
+def retries_in(group_dir: Path, record: Mapping[str, Any]) -> int:
+    """Attempts beyond the first, summed over a group's variants (0: nothing was retried)."""
+    variants = list(record.get("variants") or {})
+    return sum(max(0, n - 1) for n in group_attempts(group_dir, variants).values())
 
 
 def carried_groups(invocation: Mapping[str, Any] | None) -> dict[str, str]:

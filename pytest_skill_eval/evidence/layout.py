@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..nodeids import DEFAULT_HOST as DEFAULT_HOST  # the host a group directory leaves unnamed
+
 # A result directory (one trial).
 INVOCATION = "invocation.json"
 SUMMARY = "summary.json"
@@ -36,6 +38,8 @@ MANIFEST = "manifest.json"
 RESOURCES = "resources"
 SEMANTIC_GRADE = "semantic-grade.json"  # advisory, replaceable, never in a manifest
 REVIEW = "review"  # advisory, replaceable, never in a manifest
+# The only names below a group directory that are not canonical evidence (`skill-eval verify`).
+ADVISORY = frozenset({REVIEW, SEMANTIC_GRADE})
 
 # A variant directory.
 RUN = "run.json"
@@ -70,9 +74,6 @@ GROUP_FILES = (GROUP, GROUP_FALLBACK)
 def groups_dir(result: Path) -> Path:
     """`<result>/groups`."""
     return result / GROUPS
-
-
-DEFAULT_HOST = "pi"
 
 
 def group_dir_name(group_id: str, host: str = DEFAULT_HOST) -> str:
@@ -170,3 +171,19 @@ RUNS = "runs"
 def runs_dir(root: Path) -> Path:
     """The default results directory of a definition root."""
     return root / STATE_DIR / RUNS
+
+
+# Every input a run is determined by (a run record's `inputs`), in the order a refusal names them.
+INPUT_NAMES = (
+    "definition",
+    "fixture",
+    "skills",
+    "context",
+    "commits",
+    "host",
+    "host-version",
+    "model",
+    "provider",
+    "script",
+    "runtime",
+)

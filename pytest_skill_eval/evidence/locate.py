@@ -1,4 +1,6 @@
-"""Finding a result from anywhere inside a project: `latest`, the newest, and `previous`.
+"""Finding a result from anywhere inside a project: `latest`, the newest, and `previous`; the
+results and aggregates in one results directory (`results`, `aggregates`), by the one rule for
+what is a result.
 
 A result id names a directory under a results directory. From the current directory the
 lookup walks up to the directory holding pytest's ini file (the rootdir a run would use),
@@ -43,6 +45,36 @@ def results_dirs(start: Path) -> list[Path]:
             found.append(configured)
         break  # pytest's rootdir: a run from here would read this ini file
     return found
+
+
+def is_result(path: Path) -> bool:
+    """Whether `path` is a result: a directory holding the `invocation.json` a run writes before
+    any group starts (finished or not, sealed or not)."""
+    return (path / layout.INVOCATION).is_file()
+
+
+def results(root: Path, *, finished: bool = False, sealed: bool = False) -> list[Path]:
+    """The results in the results directory `root`, newest first (ids begin with their UTC
+    creation time); with `finished`, only those with their summary; with `sealed`, only
+    sealed ones."""
+    if not root.is_dir():
+        return []
+    found = (
+        entry
+        for entry in root.iterdir()
+        if is_result(entry)
+        and (not finished or (entry / layout.SUMMARY).is_file())
+        and (not sealed or (entry / layout.SEAL).is_file())
+    )
+    return sorted(found, key=lambda entry: entry.name, reverse=True)
+
+
+def aggregates(root: Path) -> list[Path]:
+    """The aggregates (of several trials) in the results directory `root`, newest first."""
+    if not root.is_dir():
+        return []
+    found = (entry for entry in root.iterdir() if (entry / layout.AGGREGATE).is_file())
+    return sorted(found, key=lambda entry: entry.name, reverse=True)
 
 
 def finished(directories: list[Path]) -> list[Path]:

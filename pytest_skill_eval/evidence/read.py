@@ -18,9 +18,9 @@ from typing import Any, cast
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..common.entries import open_regular
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
-from ..workspace.entries import open_regular
 from . import layout, shapes
 from .records import (
     AggregateRecord,

@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..workspace.entries import recorded_path
+from ..common.entries import recorded_path
 from . import layout, shapes
 from .read import ReadError, damaged
 from .store import (

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..workspace.entries import recorded_path
+from ..common.entries import recorded_path
 from . import layout
 from .read import ReadError
-from .seal import SEAL_PREFIX, seal_root
+from .seal import SEAL_PREFIX, seal_root, verify_result
 from .store import read_json, sha256_file, write_json_once
 
 
@@ -158,3 +158,14 @@ def unbound_shards(result: Path) -> list[int]:
         return sorted(int(s["index"]) for s in shards if s.get("bound") is not True)
     except (OSError, ValueError, TypeError, KeyError, AttributeError, ReadError):
         return []  # a damaged seal is reported by `verify_seal`
+
+
+def verify(result: Path, expected_root: str | None = None) -> list[str]:
+    """Every changed, missing or extra evidence file of a result, one line each (`skill-eval
+    verify`).
+
+    With `expected_root` (hex), also a root hash that is not the one expected; for a merged
+    result, also any break in the chain from its seal to the shard roots it records.
+    """
+    # The advisory review is replaceable and never in a manifest; it is not evidence.
+    return [*verify_result(result, layout.ADVISORY, expected_root), *verify_shard_chain(result)]

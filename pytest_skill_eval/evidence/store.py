@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..common.entries import b64_map, open_regular, recorded_path, special_kind
 from ..errors import DiskFullError as DiskFullError
 from ..errors import EvidenceError as EvidenceError
-from ..workspace.entries import b64_map, open_regular, recorded_path, special_kind
 from . import layout, shapes
 from .read import read_evidence_json
 from .redact import Redactor
@@ -279,7 +279,7 @@ def write_manifest(group_dir: Path) -> str:
     difference `verify` reports.
 
     A path that is not UTF-8 is keyed by its percent-escaped text and its exact bytes are
-    listed under ``path_b64`` (`pytest_skill_eval.workspace.entries` documents the form).
+    listed under ``path_b64`` (`pytest_skill_eval.common.entries` documents the form).
     """
     found, directories = _walk(group_dir, None)
     entries = [(rel, path) for rel, path in found if rel != layout.MANIFEST]

@@ -11,9 +11,9 @@ from typing import Any, NoReturn
 
 from pytest_skill_eval.definitions import Expectation
 
+from ..common.entries import FileTooLargeError, read_inside
 from ..errors import EvidenceError as EvidenceError
 from ..errors import SkillEvalError
-from ..workspace.entries import FileTooLargeError, read_inside
 
 # A workspace file a file check reads: at most this many bytes, else the check is an error
 # naming the file and the limit (`FileTooLargeError`, an evidence error), never read whole.

@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..common.entries import FileTooLargeError, read_inside
 from ..evidence import layout, sha256_bytes
 from ..evidence.read import MAX_JSON_BYTES
 from ..evidence.redact import Counts, Redactor, Tally
 from ..modelserver.bodies import observations
-from ..workspace.entries import FileTooLargeError, read_inside
 
 CONTEXT = layout.CONTEXT_OBSERVATIONS
 # The observer's records are read whole to be redacted: at most this many bytes (as a JSON

@@ -12,9 +12,9 @@ import secrets as tokens
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..common.entries import open_regular
 from ..definitions import Group
 from ..evidence.redact import Counts, Redactor, Tally, credential_values, marker
-from ..workspace.entries import open_regular
 from .base import Endpoint
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -14,7 +14,8 @@ from .opencode.registration import OPENCODE
 from .pi.registration import PI
 from .registration import HostRegistration, UnknownHostError
 
-# In the order help texts, tables and documentation list them; the first is the default host.
+# In the order help texts, tables and documentation list them; the first is the default host,
+# `nodeids.DEFAULT_HOST`.
 REGISTERED: tuple[HostRegistration, ...] = (
     PI,
     CLAUDE_CODE,
@@ -22,7 +23,6 @@ REGISTERED: tuple[HostRegistration, ...] = (
     GEMINI_CLI,
     OPENCODE,
 )
-DEFAULT_HOST = REGISTERED[0].name
 
 
 def registered() -> tuple[HostRegistration, ...]:

@@ -9,7 +9,7 @@ renderer sends as a `custom_tool_call`.
 An edit is turned into whole lines against the file as it is when the answer is rendered (the
 host applies it right after), so a fragment of a line edits that line. The file is read only
 inside the subject's workspace (a relative name resolves against it; see
-`workspace.entries.read_inside`): a file outside it, behind a symlink pointing out, or not a
+`common.entries.read_inside`): a file outside it, behind a symlink pointing out, or not a
 regular file is never opened. When the file cannot be read there or does not contain
 `oldText`, the hunk removes `oldText` literally and Codex's patch fails the way Pi's edit
 would, carrying no byte of the file. Codex ends every written file with a newline.
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..workspace.entries import FileTooLargeError, read_inside
+from ..common.entries import FileTooLargeError, read_inside
 from .responses import CUSTOM_INPUT
 from .script import ToolCall
 

@@ -20,10 +20,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..common.entries import FileTooLargeError, read_inside
 from ..hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
 from ..hosts.registration import load
-from ..hosts.registry import DEFAULT_HOST, names, registered, registration_for
-from ..workspace.entries import FileTooLargeError, read_inside
+from ..hosts.registry import names, registered, registration_for
+from ..nodeids import DEFAULT_HOST
 from .gemini import function_names
 from .script import ScriptedResponse, ToolCall
 

@@ -12,7 +12,7 @@ from typing import Any, Literal, cast
 import yaml
 
 from pytest_skill_eval.errors import ModelProviderError
-from pytest_skill_eval.hosts.registry import DEFAULT_HOST
+from pytest_skill_eval.nodeids import DEFAULT_HOST
 
 from .scriptlines import line_of
 

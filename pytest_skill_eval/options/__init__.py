@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..analysis import adaptive, gate_option, noise_floor
-from ..budget.redis_ledger import ledger_problem, reserve_value
+from ..budget.ledger_choice import ledger_problem, reserve_value
 from ..common.optionvalues import choice, number, positive_int, shard_of
 from ..errors import SkillEvalError
 from ..hosts import HostOptions, registry
@@ -195,17 +195,25 @@ class Settings:
                 "pass --skill-eval-plan PLAN too (from `skill-eval plan`)"
             )
         if settings.plan is not None:
-            from ..scale.plan import adopt_plan
-
-            try:
-                settings = adopt_plan(settings, _given(config))
-            except SkillEvalError as error:  # a PlanError, or the reader's on a damaged file
-                raise pytest.UsageError(str(error)) from None
+            settings = _following_plan(settings, settings.plan, config)
         # A shared ledger: a usable Redis URL and the ceiling it needs (a plan may give it).
         problem = ledger_problem(settings.ledger_url, settings.max_cost, settings.reserve)
         if problem is not None:
             raise pytest.UsageError(problem)
         return settings
+
+
+def _following_plan(settings: Settings, plan: Path, config: pytest.Config) -> Settings:
+    """`settings` with what the plan pins (a contradicting option is a usage error)."""
+    from ..scale.plan import adopt_plan
+
+    # A Redis ledger holds the whole run's ceiling, unsplit among the shards.
+    split = settings.shard[1] if settings.shard and not settings.ledger_url else 1
+    try:
+        pinned = adopt_plan(plan, _given(config), settings.hosts, settings.max_cost, split)
+    except SkillEvalError as error:  # a PlanError, or the reader's on a damaged file
+        raise pytest.UsageError(str(error)) from None
+    return replace(settings, **pinned)
 
 
 @contextlib.contextmanager

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SkillEvalError
-from ..evidence import layout, read
-from ..evidence.iteration import attempts_of
+from ..evidence import layout
 
 RETRIED_STATE = "infrastructure-failed"
 
@@ -94,18 +93,3 @@ def set_aside(variant_dir: Path, attempt: int, run: Mapping[str, Any]) -> dict[s
 def record(earlier: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The `attempts` field of the final run record: each earlier attempt, in order."""
     return [dict(attempt) for attempt in earlier]
-
-
-def group_attempts(group_dir: Path, variants: Sequence[str]) -> dict[str, int]:
-    """Attempts per variant of a group directory, from its run records (1 when never retried)."""
-    counted: dict[str, int] = {}
-    for variant in variants:
-        found = read.read_run(group_dir / variant)
-        counted[variant] = attempts_of(found[1]) if found is not None else 0
-    return counted
-
-
-def retries_in(group_dir: Path, record: Mapping[str, Any]) -> int:
-    """Attempts beyond the first, summed over a group's variants (0: nothing was retried)."""
-    variants = list(record.get("variants") or {})
-    return sum(max(0, n - 1) for n in group_attempts(group_dir, variants).values())

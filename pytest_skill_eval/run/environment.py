@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..budget.ledger import Ledger
 from ..definitions import LoadedGroup
@@ -13,10 +13,17 @@ from ..hosts.base import Executable
 from ..hosts.process import CancelToken
 from ..hosts.subject import Endpoint
 from ..workspace import SourceResolver
+from .prestart import Prestart
 from .reuse import Reuse
 
-if TYPE_CHECKING:
-    from .group import GroupRun
+
+class NextRun(Protocol):
+    """The group this process runs next, as the current group sees it: it may pre-start its
+    first subject."""
+
+    def prestart_first(
+        self, env: Environment, reached: Callable[[], bool], eligible: Endpoint
+    ) -> Prestart | None: ...
 
 
 @dataclass
@@ -37,4 +44,4 @@ class Environment:
     retries: int = 0  # --skill-eval-retries: runs again of an infrastructure-failed variant
     # The group whose item this process runs next, when that item is its first variant's: its
     # subject may be pre-started while this group's last one waits on the model.
-    next_run: GroupRun | None = None
+    next_run: NextRun | None = None

@@ -18,25 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import LoadedGroup
+from ..evidence.layout import INPUT_NAMES
 from ..evidence.store import sha256_file
 from ..modelserver.script import script_path
 from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
-
-# Every input a run is determined by, in the order a refusal names them.
-INPUT_NAMES = (
-    "definition",
-    "fixture",
-    "skills",
-    "context",
-    "commits",
-    "host",
-    "host-version",
-    "model",
-    "provider",
-    "script",
-    "runtime",
-)
-
 
 # Fields of a group definition that are inputs under their own name.
 _OWN_NAMES = ("model", "runtime")

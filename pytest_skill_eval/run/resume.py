@@ -18,7 +18,9 @@ from typing import Any
 from ..definitions import VARIANTS, LoadedGroup
 from ..errors import SkillEvalError
 from ..evidence import layout, read, sealed_root
+from ..evidence.copy import copy_group_tree
 from ..evidence.iteration import RESUMED_FROM, attempts_of, carried_groups
+from ..evidence.locate import is_result, results
 from ..evidence.records import InvocationRecord
 from ..evidence.seal import planned_groups, verify_result
 from ..evidence.store import sha256_file, verify_group
@@ -48,10 +50,7 @@ def locate(given: str, results_dir: Path, new_result: Path) -> Path:
     """The result `given` names: a directory, a result id in `results_dir`, or `latest` (the
     newest result there other than `new_result`, finished or not)."""
     if given == "latest":
-        found = sorted(
-            (p for p in _entries(results_dir) if p != new_result and _is_result(p)),
-            key=lambda p: p.name,
-        )
+        found = [p for p in reversed(results(results_dir)) if p != new_result and _is_result(p)]
         if not found:
             raise ResumeError(
                 f"--skill-eval-resume latest: no result in {results_dir} to resume; pass the "
@@ -68,12 +67,9 @@ def locate(given: str, results_dir: Path, new_result: Path) -> Path:
     )
 
 
-def _entries(directory: Path) -> list[Path]:
-    return list(directory.iterdir()) if directory.is_dir() else []
-
-
 def _is_result(path: Path) -> bool:
-    return (path / layout.INVOCATION).is_file() and layout.groups_dir(path).is_dir()
+    """A result that can be resumed: one with its groups."""
+    return is_result(path) and layout.groups_dir(path).is_dir()
 
 
 # (group id, host, variant) → the inputs that variant would run from now (`variant_inputs`).
@@ -166,9 +162,6 @@ def _carry_over(
                 )
         manifest = sha256_file(group_dir / layout.MANIFEST)
         target = layout.groups_dir(new_result) / name
-        # The controller alone resumes: a worker never loads the merge (and its plan models).
-        from ..scale.merge import copy_group_tree
-
         try:
             copy_group_tree(group_dir, target, fifos=True)
         except SkillEvalError as error:

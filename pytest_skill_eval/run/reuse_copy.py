@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from ..common.entries import open_regular, recorded_path
 from ..errors import SkillEvalError
 from ..evidence import layout, shapes
+from ..evidence.copy import copy_file, walk
 from ..evidence.read import MAX_JSON_BYTES, evidence_bytes, parse_evidence_json
 from ..evidence.seal import seal_root
 from ..evidence.store import covers_directories, sha256_bytes
-from ..workspace.entries import open_regular, recorded_path
 
 T = TypeVar("T")
-_CHUNK = 1024 * 1024
 # Read (not copied) and written again by the new result when it persists the reused run; a
 # fallback record is never reused (only a run whose run.json is its record is).
 READ = (layout.RUN, layout.TRANSCRIPT, layout.FINAL)
@@ -100,17 +100,14 @@ def _copy_tree(source: Path, target: Path, sealed: Sealed) -> dict[str, bytes]:
     seen: set[str] = set()
     directories: set[str] = set()
     kept: dict[str, bytes] = {}
-    for directory, dirnames, filenames in os.walk(source):
-        base = Path(directory)
-        relative = base.relative_to(source)
+    for relative, names in walk(source):
+        base = source / relative
         if base != source:
             (target / relative).mkdir()
             directories.add(recorded_path(relative.as_posix()))
-        links = [d for d in dirnames if (base / d).is_symlink()]
-        dirnames[:] = sorted(d for d in dirnames if d not in links)
         # A subject's workspace (final, or after a turn) keeps what the subject left there.
         in_workspace = "workspace" in relative.parts
-        for name in sorted((*filenames, *links)):
+        for name in names:
             rel = recorded_path((relative / name).as_posix())
             expected = sealed.files.get(rel)
             if expected is None:
@@ -159,16 +156,8 @@ def _copy_entry(source: Path, target: Path, expected: str, in_workspace: bool) -
             raise _changed(source)
         os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
     elif stat.S_ISREG(mode):
-        opened = open_regular(source)
-        if not isinstance(opened, int):
-            raise _changed(source)
         digest = hashlib.sha256()
-        with open(opened, "rb") as reading, open(target, "xb") as writing:
-            while chunk := reading.read(_CHUNK):
-                digest.update(chunk)
-                writing.write(chunk)
-        if digest.hexdigest() != expected:
+        if not copy_file(source, target, mode, digest) or digest.hexdigest() != expected:
             raise _changed(source)
-        os.chmod(target, stat.S_IMODE(mode))
     else:
         raise ReuseError(f"{source} is not a regular file; a reused run is copied only from files")

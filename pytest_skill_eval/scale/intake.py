@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..common.entries import open_regular
 from ..errors import SkillEvalError
 from ..evidence import layout
 from ..evidence.read import MAX_JSON_BYTES, parse_evidence_json
 from ..evidence.seal import SEAL_PREFIX, seal_root
 from ..evidence.shard_seal import shard_groups, shard_seal_leaves
 from ..evidence.store import sha256_bytes
-from ..workspace.entries import open_regular
 from .plan import Plan
 
 

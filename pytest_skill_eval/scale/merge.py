@@ -26,21 +26,21 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..analysis.trials import aggregate
-from ..definitions import VARIANTS, LoadedGroup, parse_group
+from ..definitions import LoadedGroup, parse_group
 from ..evidence import layout, verify_group, write_json_once
+from ..evidence.copy import CopyError, copy_group_tree
 from ..evidence.store import sha256_file
 from ..evidence.summary import write_invocation, write_summary
 from ..hosts.process import CancelToken
+from ..hosts.registry import registered
 from ..run import Environment, GroupRun
 from ..workspace import SourceResolver
-from ..workspace.entries import open_regular
 from .balance import assign
 from .existing import differs
 from .intake import MergeError, Shard, ShardGroup, choose_shards, find_shards, load_shard
@@ -284,7 +284,10 @@ def _place(unit: Unit, source: ShardGroup, target: Path, refused: set[str]) -> N
     """Copy one arrived group and prove the copy against its manifest (but for the `refused`
     entries it records by kind), and that manifest against the one its shard's root was
     computed over (the bytes hashed, not a re-read)."""
-    copy_group_tree(source.path, target)
+    try:
+        copy_group_tree(source.path, target)
+    except CopyError as error:
+        raise MergeError(str(error)) from None
     copied = target / layout.MANIFEST
     if (sha256_file(copied) if copied.is_file() else None) != source.manifest:
         raise MergeError(
@@ -307,7 +310,7 @@ def _record_missing(
     entry = plan.group_entry(unit.group)
     root = Path(plan.data["root"])
     path = root / entry["path"]
-    declared = parse_group(entry["definition"], path)
+    declared = parse_group(entry["definition"], path, registered())
     loaded = LoadedGroup(
         path=path,
         position=int(entry["position"]),
@@ -351,67 +354,3 @@ def _record_missing(
 
 def _never(*_args: Any) -> Any:
     raise MergeError("a merge never runs a subject")
-
-
-def copy_group_tree(source: Path, target: Path, *, fifos: bool = False) -> None:
-    """Copy a group directory exactly, never following a link.
-
-    A symlink is copied as a link only where the run records one as evidence: what a subject
-    left in its workspace (`<variant>/workspace/…`, `<variant>/turns/<n>/workspace/…`), which
-    every reader treats as a link. Anywhere else a reader would follow it (to a `run.json` or
-    `final.md` outside the shard, say): the group is refused, as is any other non-regular
-    file there. A FIFO, socket or device in a workspace is neither opened nor copied (its
-    manifest records it by kind; the merge names it as refused); with `fifos` (a resumed
-    group, the user's own), a FIFO is made again, and a socket or device refuses the group.
-    """
-    for directory, dirnames, filenames in os.walk(source):
-        base = Path(directory)
-        destination = target / base.relative_to(source)
-        destination.mkdir(parents=True, exist_ok=destination != target)
-        links = [d for d in dirnames if (base / d).is_symlink()]
-        dirnames[:] = sorted(d for d in dirnames if d not in links)
-        for name in (*filenames, *links):
-            _copy_entry(base / name, destination / name, (base / name).relative_to(source), fifos)
-
-
-def _recorded_link(relative: Path) -> bool:
-    """Whether a link (or FIFO, socket, device) at `relative` in a group directory is an entry
-    of a subject's workspace, which the run records as it is."""
-    parts = relative.parts
-    if len(parts) < 3 or parts[0] not in VARIANTS:
-        return False  # `resources/workspace/…` or `x/workspace/…` is no subject's workspace
-    if len(parts) >= 5 and parts[1] == layout.ATTEMPTS and parts[2].isdigit():
-        parts = (parts[0], *parts[3:])  # an earlier attempt's entries are recorded alike
-    if parts[1] == "workspace":
-        return True
-    turn = len(parts) >= 5 and parts[1] == "turns" and parts[2].isdigit()
-    return turn and parts[3] == "workspace"
-
-
-def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> None:
-    mode = os.lstat(source).st_mode
-    if not stat.S_ISREG(mode) and not _recorded_link(relative):
-        kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
-        raise MergeError(
-            f"{source} is {kind}, which no run writes there; refusing to merge or follow it: "
-            "a shard's evidence is merged only from inside it"
-        )
-    if stat.S_ISLNK(mode):
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISREG(mode):
-        # A copy, never a hard link: a later change to the shard's file must not reach the
-        # sealed result (nor the other way round). The manifest re-hash then proves the copy.
-        opened = open_regular(source)
-        if not isinstance(opened, int):
-            raise MergeError(f"{source} changed while it was being merged; merge again")
-        with open(opened, "rb") as reading, open(target, "xb") as writing:
-            shutil.copyfileobj(reading, writing)
-        os.chmod(target, stat.S_IMODE(mode))
-    elif fifos and stat.S_ISFIFO(mode):
-        os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
-    elif fifos:
-        raise MergeError(
-            f"{source} is a socket or device a subject left in its workspace; it is never "
-            "linked into another result"
-        )
-    # Else a FIFO, socket or device is never opened, linked or made: refused (`refusals`).

@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..definitions import (
     VARIANTS,
@@ -35,11 +35,9 @@ from ..evidence import (
 )
 from ..evidence.records import InvocationRecord
 from ..hosts import check_environment
+from ..hosts.registry import registered
 from ..run.inputs import resource_digest
 from ..workspace import ResourceError, SourceResolver
-
-if TYPE_CHECKING:
-    from ..options import Settings
 
 PLAN_KIND = "plan"
 
@@ -191,7 +189,7 @@ def make_plan(
     chosen: list[tuple[LoadedGroup, tuple[str, ...]]] = []
     for path in paths:
         try:
-            loaded = load_definition(path.resolve(), root)
+            loaded = load_definition(path.resolve(), root, registered())
             selection = select(loaded, group, variant)
         except (DefinitionError, SelectionError) as error:
             raise PlanError(str(error)) from None
@@ -294,14 +292,20 @@ def load_plan(path: Path) -> Plan:
     return Plan(path, data, digest)
 
 
-def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
-    """Settings that follow the plan: its trials and selection; a contradicting option refuses.
+def adopt_plan(
+    path: Path,
+    given: Mapping[str, Any],
+    hosts: tuple[str, ...],
+    max_cost: float | None,
+    shards: int,
+) -> dict[str, Any]:
+    """The settings the plan at `path` pins (trials, selection, hosts, ceiling), by `Settings`
+    field; an option `given` (or `hosts`) that contradicts it refuses.
 
-    A ceiling given here, or pinned by the plan, is the whole run's: each of N shards gets
-    ceiling / N (with a Redis ledger, the whole ceiling binds every shard together instead).
+    A ceiling given here (`max_cost`), or pinned by the plan, is the whole run's: each of
+    `shards` gets ceiling / `shards` (1 when a Redis ledger binds every shard together).
     """
-    assert settings.plan is not None
-    plan = load_plan(settings.plan)
+    plan = load_plan(path)
     pinned = {
         "trials": plan.trials,
         "group": plan.data["selection"]["group"],
@@ -316,27 +320,24 @@ def adopt_plan(settings: Settings, given: Mapping[str, Any]) -> Settings:
                 f"{pinned[name]!r}; drop the option or make a new plan"
             )
     planned_hosts = plan.hosts
-    if settings.hosts and settings.hosts != planned_hosts:
+    if hosts and hosts != planned_hosts:
         raise PlanError(
-            f"--skill-eval-host {' '.join(settings.hosts)} contradicts the plan {plan.path}, "
+            f"--skill-eval-host {' '.join(hosts)} contradicts the plan {plan.path}, "
             f"which pins {' '.join(planned_hosts) or 'each group its declared host'}; drop the "
             "option (or the skill_eval_hosts ini key) or make a new plan with --host"
         )
-    ceiling = settings.max_cost if settings.max_cost is not None else plan.data.get("maxCost")
-    # A Redis ledger holds the whole run's ceiling, unsplit.
-    shards = settings.shard[1] if settings.shard and settings.ledger_url is None else 1
-    return dataclasses.replace(
-        settings,
-        trials=plan.trials,
-        group_selectors=tuple(
+    ceiling = max_cost if max_cost is not None else plan.data.get("maxCost")
+    return {
+        "trials": plan.trials,
+        "group_selectors": tuple(
             [pinned["group"]] if isinstance(pinned["group"], str) else pinned["group"] or ()
         ),
-        variant_selector=pinned["variant"],
-        fail_on=str(pinned["fail-on"]),
-        record=str(pinned["record"]),
-        max_cost=float(ceiling) / shards if ceiling is not None else None,
-        hosts=planned_hosts,
-    )
+        "variant_selector": pinned["variant"],
+        "fail_on": str(pinned["fail-on"]),
+        "record": str(pinned["record"]),
+        "max_cost": float(ceiling) / shards if ceiling is not None else None,
+        "hosts": planned_hosts,
+    }
 
 
 def check_groups(plan: Plan, loaded: Iterable[LoadedGroup], root: Path) -> None:

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..common.entries import recorded_path
 from ..errors import SkillEvalError
 from ..evidence import layout, shapes
 from ..evidence.read import evidence_bytes, parse_evidence_json
 from ..evidence.store import SPECIAL_DIGESTS, sha256_bytes
-from ..workspace.entries import recorded_path
 from .intake import MergeError, Shard, ShardGroup
 
 

@@ -6,11 +6,26 @@ A symlink must resolve to an existing path inside its root; absolute link text t
 stored (and copied) as the equivalent relative text, so a snapshot never points back into the
 tree it was copied from. In a workspace (``escaping="record"``) a FIFO, socket or device is
 listed by its kind and never opened or copied, and a name that is not UTF-8 is kept exactly
-(``_entries`` documents how such a name is written to evidence).
+(``common.entries`` documents how such a name is written to evidence).
 """
 
 from __future__ import annotations
 
+from ._changes import (
+    Changes,
+    changes,
+)
+from ._entry import (
+    DIRECTORY_SHA256,
+    Entry,
+    EntryType,
+    Fingerprint,
+    fingerprint_digest,
+    fingerprint_from_json,
+    fingerprint_json,
+    sort_key,
+    symlink_sha256,
+)
 from ._git import ResolvedSource, SourceResolver, git_entry_kind
 from ._resources import (
     ResourceKind,
@@ -21,22 +36,11 @@ from ._resources import (
     verify_unchanged,
 )
 from ._tree import (
-    DIRECTORY_SHA256,
-    Changes,
-    Entry,
-    EntryType,
     Escaping,
-    Fingerprint,
     ResourceError,
-    changes,
     copy_tree,
     fingerprint,
-    fingerprint_digest,
-    fingerprint_from_json,
-    fingerprint_json,
     snapshot_tree,
-    sort_key,
-    symlink_sha256,
 )
 
 __all__ = [

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from ._tree import ResourceError, inside
+from ._entry import inside
+from ._tree import ResourceError
 
 _COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _FILE_MODES = {"100644": 0o644, "100755": 0o755}

@@ -11,16 +11,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import _tree
-from ._git import ResolvedSource, materialise_git
-from ._tree import (
-    Fingerprint,
-    ResourceError,
+from ._changes import (
     changes,
     describe_differences,
-    fingerprint,
+)
+from ._entry import (
+    Fingerprint,
     fingerprint_digest,
     fingerprint_json,
     inside,
+)
+from ._git import ResolvedSource, materialise_git
+from ._tree import (
+    ResourceError,
+    fingerprint,
 )
 
 ResourceKind = Literal["skill", "context", "fixture", "bundle"]

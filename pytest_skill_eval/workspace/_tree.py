@@ -1,80 +1,41 @@
-"""Fingerprints, fast hashing copies and change sets of directory trees."""
+"""Walking a directory tree into its fingerprint, and fast hashing copies and snapshots of it."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from ..errors import SkillEvalError
-from .entries import (
-    b64_map,
+from ..common.entries import (
     kind_sha256,
     open_regular,
-    path_b64,
-    path_from_b64,
-    recorded_path,
     special_kind,
 )
+from ..errors import SkillEvalError
+from ._changes import describe_differences
+from ._entry import (
+    DIRECTORY_SHA256,
+    SPECIAL_TYPES,
+    Entry,
+    Fingerprint,
+    inside,
+    sort_key,
+    symlink_sha256,
+)
 
-EntryType = Literal["file", "directory", "symlink", "fifo", "socket", "device"]
 Escaping = Literal["raise", "record"]
 
-DIRECTORY_SHA256 = hashlib.sha256(b"directory").hexdigest()
 _CHUNK = 1 << 20
-SPECIAL_TYPES = frozenset({"fifo", "socket", "device"})
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class ResourceError(SkillEvalError):
     """A declared resource (or the workspace) cannot be snapshotted as declared."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One fingerprinted path: POSIX relative path, entry type and content hash.
-
-    `path` is the ``os.fsdecode`` text of the name's bytes (see `_entries` for how a name that
-    is not UTF-8 is written to evidence). A FIFO, socket or device has no content that is ever
-    read: its hash is `kind_sha256` of its type, as a directory's is of ``"directory"``.
-    """
-
-    path: str
-    type: EntryType
-    sha256: str
-
-
-Fingerprint = tuple[Entry, ...]
-_ENTRY_TYPES: dict[str, EntryType] = {
-    "file": "file",
-    "directory": "directory",
-    "symlink": "symlink",
-    "fifo": "fifo",
-    "socket": "socket",
-    "device": "device",
-}
-
-
-def sort_key(path: str) -> bytes:
-    """UTF-16 code-unit order, the order JavaScript's default sort gives."""
-    return path.encode("utf-16-be", "surrogatepass")
-
-
-def symlink_sha256(text: str) -> str:
-    """The fingerprint hash of a symlink with the given link text."""
-    return hashlib.sha256(b"symlink\0" + os.fsencode(text)).hexdigest()
-
-
-def inside(path: str, root: str) -> bool:
-    """True when canonical `path` is `root` or below it (both canonical)."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def fingerprint(
@@ -153,102 +114,6 @@ def copy_file(source: Path, destination: Path, label: str) -> str:
     finally:
         os.close(fd)
     return digest
-
-
-def fingerprint_json(fp: Fingerprint) -> list[dict[str, str]]:
-    """The evidence form: a list of {"path","type","sha256"} objects.
-
-    A path that is not UTF-8 is written percent-escaped with its exact bytes in ``path_b64``.
-    """
-    result = []
-    for e in fp:
-        item = {"path": recorded_path(e.path), "type": e.type, "sha256": e.sha256}
-        encoded = path_b64(e.path)
-        if encoded is not None:
-            item["path_b64"] = encoded
-        result.append(item)
-    return result
-
-
-def fingerprint_from_json(data: Iterable[Mapping[str, str]]) -> Fingerprint:
-    """Rebuild a fingerprint from its evidence form (keeps the given order)."""
-    entries = []
-    for item in data:
-        kind = _ENTRY_TYPES.get(item["type"])
-        if kind is None:
-            raise ValueError(f"unknown fingerprint entry type: {item['type']}")
-        encoded = item.get("path_b64")
-        path = path_from_b64(encoded) if encoded is not None else item["path"]
-        entries.append(Entry(path, kind, item["sha256"]))
-    return tuple(entries)
-
-
-def fingerprint_digest(fp: Fingerprint) -> str:
-    """One sha256 for a whole tree: of the compact, non-ASCII-escaped JSON evidence form."""
-    text = json.dumps(fingerprint_json(fp), separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class Changes:
-    """Files created, modified and deleted between two fingerprints."""
-
-    created: tuple[str, ...]
-    modified: tuple[str, ...]
-    deleted: tuple[str, ...]
-
-    def paths(self) -> tuple[str, ...]:
-        """Every changed path, sorted in fingerprint order."""
-        return tuple(sorted({*self.created, *self.modified, *self.deleted}, key=sort_key))
-
-    def to_json(self) -> dict[str, Any]:
-        """The evidence form; paths that are not UTF-8 are escaped, their bytes in ``path_b64``."""
-        result: dict[str, Any] = {
-            "created": [recorded_path(p) for p in self.created],
-            "modified": [recorded_path(p) for p in self.modified],
-            "deleted": [recorded_path(p) for p in self.deleted],
-        }
-        encoded = b64_map(self.paths())
-        if encoded:
-            result["path_b64"] = encoded
-        return result
-
-
-def changes(before: Fingerprint, after: Fingerprint) -> Changes:
-    """Compare two fingerprints; directories are ignored; symlinks and FIFOs count as files."""
-    old = {e.path: e.sha256 for e in before if e.type != "directory"}
-    new = {e.path: e.sha256 for e in after if e.type != "directory"}
-    created = tuple(e.path for e in after if e.type != "directory" and e.path not in old)
-    modified = tuple(
-        e.path for e in after if e.path in old and e.type != "directory" and old[e.path] != e.sha256
-    )
-    deleted = tuple(e.path for e in before if e.type != "directory" and e.path not in new)
-    return Changes(created, modified, deleted)
-
-
-def differences(expected: Fingerprint, actual: Fingerprint) -> list[str]:
-    """Paths whose entry (including directories) differs between two fingerprints."""
-    old = {e.path: e for e in expected}
-    new = {e.path: e for e in actual}
-    paths = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
-    return sorted(paths, key=sort_key)
-
-
-def describe_differences(expected: Fingerprint, actual: Fingerprint) -> str:
-    """A short human list of what differs, e.g. "modified: a.txt; created: b"."""
-    diff = changes(expected, actual)
-    parts = [
-        f"{name}: {', '.join(paths)}"
-        for name, paths in (
-            ("created", diff.created),
-            ("modified", diff.modified),
-            ("deleted", diff.deleted),
-        )
-        if paths
-    ]
-    if not parts:
-        parts = [f"changed: {', '.join(differences(expected, actual)) or '(entry order)'}"]
-    return "; ".join(parts)
 
 
 def _require_same(name: str, *fingerprints: Fingerprint) -> None:

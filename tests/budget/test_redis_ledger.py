@@ -16,11 +16,11 @@ import pytest
 
 from pytest_skill_eval.budget import redis_ledger
 from pytest_skill_eval.budget.ledger import LedgerError
+from pytest_skill_eval.budget.ledger_choice import ledger_from
 from pytest_skill_eval.budget.redis_ledger import (
     LedgerMismatchError,
     RedisLedger,
     check_url,
-    ledger_from,
     safe_url,
 )
 from tests.support.processes import wait_for

@@ -15,6 +15,7 @@ from pytest_skill_eval.budget.estimate import EstimateError, forecast_lines
 from pytest_skill_eval.budget.forecast import FALLBACK_TEXT, Trials, forecast, render
 from pytest_skill_eval.commands.cli import main
 from pytest_skill_eval.definitions import LoadedGroup, load_definition
+from pytest_skill_eval.hosts.registry import registered
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_suites" / "changelog"
 # gpt-4.1's price in USD per million tokens.
@@ -42,7 +43,7 @@ def _price(provider: str, model_id: str, host: str) -> dict[str, float] | None:
 
 
 def _selected(root: Path) -> list[tuple[LoadedGroup, tuple[str, ...], tuple[str, ...]]]:
-    loaded = load_definition(root / "suite.json", root)
+    loaded = load_definition(root / "suite.json", root, registered())
     return [(g, ("baseline", "candidate"), ("pi",)) for g in loaded.groups]
 
 
@@ -80,7 +81,7 @@ def test_the_range_spans_the_cheapest_and_the_dearest_recording_of_a_variant(
         "      usage: {input: 10000, output: 100}\n",
         encoding="utf-8",
     )
-    loaded = load_definition(root / "suite.json", root)
+    loaded = load_definition(root / "suite.json", root, registered())
     natural = [(loaded.groups[0], ("baseline",), ("pi",))]
     one = forecast(natural, root / "scripts", Trials(1), _price)  # trial 1 only: its file
     two = forecast(natural, root / "scripts", Trials(2), _price)

@@ -17,6 +17,7 @@ from pytest_skill_eval.definitions import (
     LoadedDefinition,
     load_definition,
 )
+from pytest_skill_eval.hosts.registry import registered
 
 BASE = Path(__file__).parent / "data" / "base"
 SEED = Path(__file__).parent / "data" / "seed"
@@ -114,7 +115,7 @@ def mutated(draw: st.DrawFn, base: Any) -> Any:
 
 def _outcome(path: Path, root: Path) -> LoadedDefinition | DefinitionError:
     try:
-        return load_definition(path, root)
+        return load_definition(path, root, registered())
     except DefinitionError as caught:
         error = caught
     assert "\n" not in str(error)

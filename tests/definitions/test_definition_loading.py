@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.definitions import DefinitionError, load_definition
+from pytest_skill_eval.hosts.registry import registered
 
 BASE = Path(__file__).parent / "data" / "base"
 
@@ -35,13 +36,13 @@ def _suite(path: Path, *groups: str, suite_id: str = "core") -> Path:
 
 def _load_error(path: Path, root: Path) -> DefinitionError:
     with pytest.raises(DefinitionError) as caught:
-        load_definition(path, root)
+        load_definition(path, root, registered())
     return caught.value
 
 
 def test_direct_group_records_path_hash_and_raw(tmp_path: Path) -> None:
     file = _write(tmp_path / "groups" / "a.json", _group_document("alpha"))
-    loaded = load_definition(file, tmp_path)
+    loaded = load_definition(file, tmp_path, registered())
     assert (loaded.kind, loaded.id, loaded.path) == ("group", "alpha", file.resolve())
     (only,) = loaded.groups
     assert only.position == 1
@@ -55,7 +56,7 @@ def test_relative_path_resolves_from_the_current_directory(
 ) -> None:
     _write(tmp_path / "g.json", _group_document("alpha"))
     monkeypatch.chdir(tmp_path)
-    assert load_definition(Path("g.json"), Path(".")).id == "alpha"
+    assert load_definition(Path("g.json"), Path("."), registered()).id == "alpha"
 
 
 def test_suite_references_resolve_from_the_suite_directory(
@@ -65,7 +66,7 @@ def test_suite_references_resolve_from_the_suite_directory(
     _write(tmp_path / "suites" / "local" / "b.json", _group_document("beta"))
     suite = _suite(tmp_path / "suites" / "core.json", "../groups/a.json", "local/b.json")
     monkeypatch.chdir(tmp_path / "groups")  # the cwd must not matter
-    loaded = load_definition(suite, tmp_path)
+    loaded = load_definition(suite, tmp_path, registered())
     assert (loaded.kind, loaded.id) == ("suite", "core")
     assert [(g.position, g.group.id, g.path) for g in loaded.groups] == [
         (1, "alpha", (tmp_path / "groups" / "a.json").resolve()),
@@ -98,7 +99,7 @@ def test_symlinked_group_file_pointing_outside_the_root(tmp_path: Path) -> None:
 def test_symlinked_group_file_inside_the_root_is_fine(tmp_path: Path) -> None:
     real = _write(tmp_path / "real" / "g.json", _group_document("alpha"))
     (tmp_path / "link.json").symlink_to(real)
-    loaded = load_definition(tmp_path / "link.json", tmp_path)
+    loaded = load_definition(tmp_path / "link.json", tmp_path, registered())
     assert loaded.groups[0].path == real.resolve()
 
 
@@ -110,7 +111,7 @@ def test_root_reached_through_a_symlink_loads(tmp_path: Path) -> None:
     linked_root.symlink_to(real_root, target_is_directory=True)
     # Root and file both spelled through the link, and the file spelled canonically.
     for suite in (linked_root / "suite.json", real_root / "suite.json"):
-        loaded = load_definition(suite, linked_root)
+        loaded = load_definition(suite, linked_root, registered())
         assert loaded.path == (real_root / "suite.json").resolve()
         assert [g.group.id for g in loaded.groups] == ["alpha"]
 
@@ -220,7 +221,7 @@ def test_non_utf8_file(tmp_path: Path) -> None:
 def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     file = tmp_path / "g.json"
     file.write_bytes(b"\xef\xbb\xbf" + json.dumps(_group_document("alpha")).encode())
-    assert load_definition(file, tmp_path).id == "alpha"
+    assert load_definition(file, tmp_path, registered()).id == "alpha"
 
 
 @pytest.mark.parametrize(

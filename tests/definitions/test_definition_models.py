@@ -26,13 +26,14 @@ from pytest_skill_eval.definitions import (
     parse_group,
     same_json,
 )
+from pytest_skill_eval.hosts.registry import registered
 
 SEED = Path(__file__).parent / "data" / "seed"
 BASE = Path(__file__).parent / "data" / "base"
 
 
 def _load(relative: str) -> LoadedDefinition:
-    return load_definition(SEED / relative, SEED)
+    return load_definition(SEED / relative, SEED, registered())
 
 
 def _group(relative: str) -> Group:
@@ -167,7 +168,7 @@ def test_context_text_defaults() -> None:
             "expect": "equals",
         }
     ]
-    expectation = parse_group(raw, Path("body.json")).expectations[0]
+    expectation = parse_group(raw, Path("body.json"), registered()).expectations[0]
     assert isinstance(expectation, ContextTextExpectation)
     assert (expectation.surface, expectation.request) == ("system-prompt", "last")
 
@@ -187,7 +188,7 @@ def test_field_equals_null_value_is_present() -> None:
 
 def test_skill_read_never_has_no_turn() -> None:
     raw: dict[str, Any] = json.loads((BASE / "description.json").read_text(encoding="utf-8"))
-    never = parse_group(raw, Path("description.json")).expectations[2]
+    never = parse_group(raw, Path("description.json"), registered()).expectations[2]
     assert isinstance(never, SkillReadExpectation)
     assert (never.expect, never.turn, "turn" in never.model_fields_set) == ("never", None, False)
 
@@ -249,7 +250,7 @@ def test_comparison_values_compare_without_coercion(tmp_path: Path) -> None:
     file = tmp_path / "g.json"
     file.write_text(json.dumps(raw), encoding="utf-8")
     with pytest.raises(DefinitionError) as caught:
-        load_definition(file, tmp_path)
+        load_definition(file, tmp_path, registered())
     assert caught.value.pointer == "/expectations/1/value"
 
 
@@ -276,7 +277,7 @@ def test_a_json_pointer_that_rfc_6901_rejects_is_a_definition_error(pointer: str
     document["expectations"] = [expectation]
 
     with pytest.raises(DefinitionError) as error:
-        parse_group(document, Path("g.json"))
+        parse_group(document, Path("g.json"), registered())
 
     assert error.value.pointer == "/expectations/0/pointer"
     assert "must be a JSON Pointer (RFC 6901)" in error.value.message

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.definitions import DefinitionError, load_definition
+from pytest_skill_eval.hosts.registry import registered
 
 DATA = Path(__file__).parent / "data"
 BODY: dict[str, Any] = json.loads((DATA / "base" / "body.json").read_text(encoding="utf-8"))
@@ -826,7 +827,7 @@ def test_invalid_definition_names_pointer_and_rule(
     file = tmp_path / "group.json"
     file.write_text(json.dumps(patched(base, *ops)), encoding="utf-8")
     with pytest.raises(DefinitionError) as caught:
-        load_definition(file, tmp_path)
+        load_definition(file, tmp_path, registered())
     error = caught.value
     assert (error.pointer, fragment in error.message) == (pointer, True), error.message
     assert error.path == file
@@ -841,7 +842,7 @@ def test_base_groups_are_valid(tmp_path: Path, base: dict[str, Any]) -> None:
     (tmp_path / "fixtures" / "task").mkdir(parents=True)  # fixtures are checked at load time
     file = tmp_path / "group.json"
     file.write_text(json.dumps(base), encoding="utf-8")
-    loaded = load_definition(file, tmp_path)
+    loaded = load_definition(file, tmp_path, registered())
     assert loaded.id == base["id"]
 
 

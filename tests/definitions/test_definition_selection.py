@@ -12,18 +12,19 @@ from pytest_skill_eval.definitions import (
     load_definition,
     select,
 )
+from pytest_skill_eval.hosts.registry import registered
 
 SEED = Path(__file__).parent / "data" / "seed"
 
 
 @pytest.fixture(scope="module")
 def suite() -> LoadedDefinition:
-    return load_definition(SEED / "suite.json", SEED)
+    return load_definition(SEED / "suite.json", SEED, registered())
 
 
 @pytest.fixture(scope="module")
 def direct() -> LoadedDefinition:
-    return load_definition(SEED / "groups" / "common-shape.json", SEED)
+    return load_definition(SEED / "groups" / "common-shape.json", SEED, registered())
 
 
 def _summary(

@@ -1,4 +1,5 @@
-"""`runtime.host` names a registered host: the registry, not a list in the definitions."""
+"""`runtime.host` names a registered host: the registry its loader's caller passes, not a list in
+the definitions."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import dataclasses
 import pytest
 from pydantic import ValidationError
 
-from pytest_skill_eval.definitions.models import DEFAULT_RUNTIME, Runtime
-from pytest_skill_eval.hosts.registry import names, registration_for
+from pytest_skill_eval.definitions.models import DEFAULT_RUNTIME, HOSTS, Runtime
+from pytest_skill_eval.hosts.registry import names, registered, registration_for
 from tests.support.registry import register
 
 
 def _runtime(host: str) -> Runtime:
-    return Runtime.model_validate(DEFAULT_RUNTIME.model_dump() | {"host": host})
+    document = DEFAULT_RUNTIME.model_dump() | {"host": host}
+    return Runtime.model_validate(document, context={HOSTS: registered()})
 
 
 def test_a_registered_host_is_a_runtime_host(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.definitions import DefinitionError, load_definition
+from pytest_skill_eval.hosts.registry import registered
 
 DATA = Path(__file__).parent / "data" / "base"
 BODY: dict[str, Any] = json.loads((DATA / "body.json").read_text(encoding="utf-8"))
@@ -46,7 +47,7 @@ def test_a_misspelt_key_names_the_key_it_should_be(
     file = tmp_path / "group.json"
     file.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(DefinitionError) as caught:
-        load_definition(file, tmp_path)
+        load_definition(file, tmp_path, registered())
     pointer = "".join(f"/{token}" for token in (*path, typo))
     assert caught.value.pointer == pointer
     assert f"unknown field '{typo}'" in caught.value.message
@@ -59,7 +60,7 @@ def test_an_unknown_optional_key_lists_the_nearest(tmp_path: Path) -> None:
     file = tmp_path / "group.json"
     file.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(DefinitionError) as caught:
-        load_definition(file, tmp_path)
+        load_definition(file, tmp_path, registered())
     assert str(caught.value).endswith(
         "/model/thinkng: unknown field 'thinkng'; did you mean 'thinking'?"
     )
@@ -71,6 +72,6 @@ def test_an_unknown_key_with_no_near_one_lists_the_valid_ones(tmp_path: Path) ->
     file = tmp_path / "group.json"
     file.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(DefinitionError) as caught:
-        load_definition(file, tmp_path)
+        load_definition(file, tmp_path, registered())
     assert caught.value.pointer == "/runtime/zzz"
     assert "use one of: host, prompt, session, extensions, environment" in caught.value.message

@@ -11,6 +11,7 @@ from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import EvidenceError, layout, read
 from pytest_skill_eval.evidence.summary import write_summary
 from pytest_skill_eval.hosts.process import CancelToken
+from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.run import Environment, GroupRun
 from pytest_skill_eval.views import render_html, render_text
 from pytest_skill_eval.views.terminal import terminal_summary
@@ -39,7 +40,7 @@ def _no_subject(*_: object) -> object:
 def result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A finished result whose baseline run.json failed to persist (no Pi: runs are cancelled)."""
     root = make_root(tmp_path / "root", [body_group("answer")], {})
-    loaded = load_definition(root / "suite.json", root)
+    loaded = load_definition(root / "suite.json", root, registered())
     result_dir = tmp_path / "runs" / "result"
     result_dir.mkdir(parents=True)
     cancel = CancelToken()

@@ -10,9 +10,9 @@ import pytest
 
 from pytest_skill_eval.errors import SkillEvalError
 from pytest_skill_eval.evidence import layout
+from pytest_skill_eval.evidence.layout import INPUT_NAMES
 from pytest_skill_eval.evidence.records import InvocationRecord
 from pytest_skill_eval.evidence.store import write_json_once, write_manifest
-from pytest_skill_eval.run.inputs import INPUT_NAMES
 from pytest_skill_eval.run.resume import carry_over
 
 

@@ -16,6 +16,7 @@ from pytest_skill_eval.definitions import EXPECTATION_KINDS, DefinitionError, pa
 from pytest_skill_eval.grading import grade_group
 from pytest_skill_eval.grading.core import parse_expectation
 from pytest_skill_eval.grading.support import ExpectationError
+from pytest_skill_eval.hosts.registry import registered
 from tests.grading.grading_evidence import Built, fingerprint, grade, group, sha256, synthetic_run
 from tests.grading.grading_scenarios import (
     BODY_PROMPTS,
@@ -668,7 +669,7 @@ def test_grade_time_and_load_time_reject_an_expectation_in_the_same_words(
     expectation = {"id": "under-test", "variant": "candidate", "kind": "path", "path": "a"}
     document = group("body", [expectation], BODY_PROMPTS)
     with pytest.raises(DefinitionError) as loading:
-        parse_group(document, tmp_path / "group.json")
+        parse_group(document, tmp_path / "group.json", registered())
 
     result = grade_one(body_run(tmp_path), expectation)
 
@@ -974,7 +975,7 @@ def test_grading_rejects_exactly_what_loading_rejects_and_says_the_same(
     assume(expectation.get("resource") not in ("skill", "context") and _finite(expectation))
     document = group(group_type, [expectation], BODY_PROMPTS)
     try:
-        parse_group(document, Path("group.json"))
+        parse_group(document, Path("group.json"), registered())
     except DefinitionError as error:
         loading: str | None = f"{error.pointer}: {error.message}"
     else:

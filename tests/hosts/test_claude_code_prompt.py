@@ -18,6 +18,7 @@ from pytest_skill_eval.hosts.claude_code import prompt
 from pytest_skill_eval.hosts.claude_code.binary import ClaudeCodeBinary
 from pytest_skill_eval.hosts.claude_code.host import ClaudeCodeHost
 from pytest_skill_eval.hosts.claude_code.registration import THINKING as CLAUDE_CODE_THINKING
+from pytest_skill_eval.hosts.registry import registered
 from tests.hosts.test_claude_code_commands import argv_for
 
 SEED = Path(__file__).resolve().parents[1] / "definitions" / "data" / "seed" / "groups"
@@ -130,12 +131,14 @@ def test_the_refusal_comes_at_collection_for_declared_and_chosen_hosts(tmp_path:
     }
     model = {"model": "anthropic/claude-sonnet-4-5", "thinking": "minimal"}
     with pytest.raises(DefinitionError, match="'minimal' has no Claude Code equivalent"):
-        parse_group(_seed(runtime=runtime, model=model), tmp_path / "g.json")
-    on_pi = parse_group(_seed(model=model), tmp_path / "g.json")
+        parse_group(_seed(runtime=runtime, model=model), tmp_path / "g.json", registered())
+    on_pi = parse_group(_seed(model=model), tmp_path / "g.json", registered())
     # A chosen host is checked the same way (the plugin names the group and the host).
     with pytest.raises(PydanticCustomError, match="'minimal' has no Claude Code equivalent"):
         on_pi.on_host("claude-code")
-    accepted = parse_group(_seed(model=model | {"thinking": "high"}), tmp_path / "g.json")
+    accepted = parse_group(
+        _seed(model=model | {"thinking": "high"}), tmp_path / "g.json", registered()
+    )
     assert accepted.on_host("claude-code").effective_runtime.host == "claude-code"
 
 

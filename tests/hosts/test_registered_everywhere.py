@@ -17,7 +17,8 @@ from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.hosts import registry
 from pytest_skill_eval.hosts.registration import HostRegistration
-from pytest_skill_eval.hosts.registry import DEFAULT_HOST, registration_for
+from pytest_skill_eval.hosts.registry import REGISTERED, registration_for
+from pytest_skill_eval.nodeids import DEFAULT_HOST
 from pytest_skill_eval.views.hosts import cross_host_lines
 from tests.support.files import read_json
 from tests.support.registry import register
@@ -116,4 +117,8 @@ def test_the_docs_list_each_shipped_host_with_its_pinned_binary() -> None:
 
 
 def test_evidence_and_node_ids_leave_the_same_host_unnamed() -> None:
-    assert layout.DEFAULT_HOST == DEFAULT_HOST == registry.registered()[0].name
+    assert layout.DEFAULT_HOST == DEFAULT_HOST
+
+
+def test_the_default_host_is_the_first_registered() -> None:
+    assert REGISTERED[0].name == DEFAULT_HOST

@@ -12,6 +12,7 @@ from pytest_skill_eval.definitions import Group as GroupModel
 from pytest_skill_eval.definitions.loader import parse_group
 from pytest_skill_eval.hosts.pi.binary import PiBinary
 from pytest_skill_eval.hosts.process import CancelToken
+from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.hosts.subject import Endpoint, run_subject
 from pytest_skill_eval.workspace import SourceResolver
 from pytest_skill_eval.workspace.materialise import PreparedVariant, prepare_group, prepare_variant
@@ -24,7 +25,7 @@ def test_a_pi_that_cannot_start_is_an_infrastructure_failure_on_record(tmp_path:
     definition = Group(
         id="no-pi", type="body", turns=["Hello."], tools=["read"], candidate=variant()
     ).definition()
-    group = parse_group(definition, root / "group.json")
+    group = parse_group(definition, root / "group.json", registered())
     group_dir = tmp_path / "result" / "groups" / "no-pi"
     resources = prepare_group(group, root, group_dir)
     prepared = prepare_variant(
@@ -88,7 +89,7 @@ def _stuck_subject(tmp_path: Path) -> tuple[GroupModel, PreparedVariant, PiBinar
     definition = Group(
         id="stuck", type="body", turns=["Hello."], tools=["read"], candidate=variant()
     ).definition()
-    group = parse_group(definition, root / "group.json")
+    group = parse_group(definition, root / "group.json", registered())
     group_dir = tmp_path / "result" / "groups" / "stuck"
     resources = prepare_group(group, root, group_dir)
     prepared = prepare_variant(

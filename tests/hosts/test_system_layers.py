@@ -19,6 +19,7 @@ from pytest_skill_eval.hosts import check_layers, host_for
 from pytest_skill_eval.hosts.claude_code.binary import ClaudeCodeBinary
 from pytest_skill_eval.hosts.layers import SystemLayer, SystemLayerError, kept_out
 from pytest_skill_eval.hosts.process import CancelToken
+from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.hosts.subject import Endpoint, run_subject
 from pytest_skill_eval.workspace import SourceResolver
 from pytest_skill_eval.workspace.materialise import PreparedVariant, prepare_group, prepare_variant
@@ -115,7 +116,7 @@ def _claude_subject(tmp_path: Path) -> tuple[GroupModel, PreparedVariant]:
         runtime=runtime(host="claude-code"),
         candidate=variant(),
     ).definition()
-    group = parse_group(definition, root / "group.json")
+    group = parse_group(definition, root / "group.json", registered())
     group_dir = tmp_path / "result" / "groups" / "layers@claude-code"
     resources = prepare_group(group, root, group_dir)
     prepared = prepare_variant(

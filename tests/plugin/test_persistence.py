@@ -15,6 +15,7 @@ from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import EvidenceError
 from pytest_skill_eval.hosts import HostOptions, checked_binary
 from pytest_skill_eval.hosts.process import CancelToken
+from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.run import Environment, GroupRun
 from pytest_skill_eval.run.providers import EndpointFactory
 from pytest_skill_eval.workspace import SourceResolver
@@ -36,7 +37,7 @@ def _group_run(tmp_path: Path, pi: Any) -> tuple[GroupRun, Environment, Endpoint
         [body_group("answer", **on_fast_host())],
         {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
     )
-    loaded = load_definition(root / "suite.json", root)
+    loaded = load_definition(root / "suite.json", root, registered())
     result = tmp_path / "result"
     result.mkdir()
     endpoints = EndpointFactory(cassettes=root / "scripts", record="none", auth=None, models=None)

@@ -25,8 +25,10 @@ from pytest_skill_eval.analysis.usage import group_usage
 from pytest_skill_eval.commands.cli import main as cli_main
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import write_manifest, write_seal
+from pytest_skill_eval.evidence.layout import INPUT_NAMES
+from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.run import resume
-from pytest_skill_eval.run.inputs import INPUT_NAMES, InputSources, variant_inputs
+from pytest_skill_eval.run.inputs import InputSources, variant_inputs
 from pytest_skill_eval.run.reuse import Found, Reuse, VariantInputs, open_source
 from pytest_skill_eval.views.summary import render_markdown
 from pytest_skill_eval.views.text import render_text
@@ -115,7 +117,9 @@ def _decide(
     result = _result(shared)
     recorded = read_json(result / "groups" / group_id / variant_name / "run.json")["inputs"]
     [loaded] = [
-        g for g in load_definition(root / "suite.json", root).groups if g.group.id == group_id
+        g
+        for g in load_definition(root / "suite.json", root, registered()).groups
+        if g.group.id == group_id
     ]
     if host is not None:
         loaded = replace(loaded, group=loaded.group.on_host(host))
@@ -546,7 +550,9 @@ def _resume(root: Path, source: Path, version: str | None) -> Path:
         "none",
         lambda _host: version or recorded["host-version"],
     )
-    loaded = {g.group.id: g for g in load_definition(root / "suite.json", root).groups}
+    loaded = {
+        g.group.id: g for g in load_definition(root / "suite.json", root, registered()).groups
+    }
     now = resume.current_inputs(functools.partial(variant_inputs, sources), loaded)
     new = root / ".skill-eval" / "runs" / "20990101000000-00000000"
     (new / "groups").mkdir(parents=True)

@@ -13,8 +13,7 @@ import pytest
 
 from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.evidence import json_bytes, verify_group
-from pytest_skill_eval.scale.intake import MergeError
-from pytest_skill_eval.scale.merge import copy_group_tree
+from pytest_skill_eval.evidence.copy import CopyError, copy_group_tree
 from tests.scale.test_shard_trust import _group, _merge, _reseal, _result, _shards, built
 from tests.support.files import read_json
 
@@ -88,6 +87,6 @@ def test_a_resumed_group_keeps_its_fifos_and_never_links_a_socket(
     monkeypatch.chdir(workspace)
     with socket.socket(socket.AF_UNIX) as listener:
         listener.bind("sock")
-        with pytest.raises(MergeError, match="sock is a socket or device a subject left"):
+        with pytest.raises(CopyError, match="sock is a socket or device a subject left"):
             copy_group_tree(tmp_path / "group", tmp_path / "refused", fifos=True)
     assert not os.path.lexists(tmp_path / "refused" / "candidate" / "workspace" / "sock")

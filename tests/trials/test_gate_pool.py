@@ -20,7 +20,7 @@ from pytest_skill_eval.analysis import gate
 from pytest_skill_eval.analysis.gate import evaluate, pooled, rejected
 from pytest_skill_eval.analysis.significance import sequential_regression_p
 from pytest_skill_eval.evidence import layout, sealed_root, write_manifest, write_seal
-from pytest_skill_eval.run.inputs import INPUT_NAMES
+from pytest_skill_eval.evidence.layout import INPUT_NAMES
 from tests.views.conftest import build_result
 
 GROUP = "changelog-entry"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.common.entries import FileTooLargeError, read_inside
 from pytest_skill_eval.evidence.redact import Redactor, Tally
 from pytest_skill_eval.grading import support as grading_support
 from pytest_skill_eval.hosts.codex import host as codex_host
@@ -17,7 +18,6 @@ from pytest_skill_eval.hosts.context_records import copy_observer_records
 from pytest_skill_eval.modelserver import codextools, hosttools
 from pytest_skill_eval.modelserver.hosttools import CODEX, render_for_host, skill_name
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
-from pytest_skill_eval.workspace.entries import FileTooLargeError, read_inside
 from tests.grading.grading_scenarios import body_run
 from tests.grading.test_errors import FILE_TEXT, assert_error, grade_one
 from tests.hosts.test_codex_host import DATA

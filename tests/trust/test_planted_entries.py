@@ -14,6 +14,7 @@ from typing import TypeVar
 
 import pytest
 
+from pytest_skill_eval.common.entries import kind_sha256, path_from_b64, recorded_path
 from pytest_skill_eval.evidence import verify_group, write_manifest
 from pytest_skill_eval.workspace import (
     Entry,
@@ -23,7 +24,6 @@ from pytest_skill_eval.workspace import (
     fingerprint_json,
     snapshot_workspace_turn,
 )
-from pytest_skill_eval.workspace.entries import kind_sha256, path_from_b64, recorded_path
 
 T = TypeVar("T")
 HANG_GUARD_S = 30.0  # a regression blocks forever on open(); this only turns that into a failure
@@ -116,7 +116,7 @@ def test_the_manifest_lists_a_planted_fifo_by_kind_and_verifies(planted: Path) -
 
 def test_a_fifo_swapped_in_for_a_regular_file_is_not_opened(tmp_path: Path) -> None:
     # The entry was a regular file when listed; what is opened must still be checked first.
-    from pytest_skill_eval.workspace.entries import open_regular
+    from pytest_skill_eval.common.entries import open_regular
 
     os.mkfifo(tmp_path / "late")
     try:

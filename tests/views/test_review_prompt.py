@@ -21,6 +21,7 @@ from pytest_skill_eval.commands.review_prompt import (
     strip_fences,
     truncate,
 )
+from pytest_skill_eval.evidence.shard_seal import verify
 from pytest_skill_eval.views.text import GroupEvidence, load_group, load_summary
 from tests.support.files import stand_in_pi
 
@@ -197,11 +198,11 @@ def test_verify_ignores_exactly_the_advisory_review(result_dir: Path) -> None:
     (group_dir / "review").mkdir()
     (group_dir / "review" / "final.md").write_text("advisory\n", encoding="utf-8")
     (group_dir / "semantic-grade.json").write_text("{}\n", encoding="utf-8")
-    assert cli.verify(result_dir) == []
+    assert verify(result_dir) == []
     (group_dir / "review.txt").write_text("not advisory\n", encoding="utf-8")
     (group_dir / "reviewer").mkdir()
     (group_dir / "reviewer" / "x").write_text("x", encoding="utf-8")
-    assert sorted(cli.verify(result_dir)) == [
+    assert sorted(verify(result_dir)) == [
         f"extra: {group_dir / 'review.txt'}",
         f"extra: {group_dir / 'reviewer'}/ (a directory)",
         f"extra: {group_dir / 'reviewer' / 'x'}",
@@ -272,4 +273,4 @@ def test_recover_puts_back_the_review_that_matches_the_grade(
         "review",
         "semantic-grade.json",
     ]
-    assert cli.verify(result_dir) == []
+    assert verify(result_dir) == []

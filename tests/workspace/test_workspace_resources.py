@@ -16,6 +16,7 @@ from pytest_skill_eval.workspace import (
     context_manifest,
     fingerprint,
     fingerprint_digest,
+    fingerprint_from_json,
     fingerprint_json,
     snapshot_resource,
     snapshot_workspace_turn,
@@ -236,7 +237,7 @@ def test_turn_snapshots_report_cumulative_and_per_turn_changes(tmp_path: Path) -
     turn1 = snapshot_workspace_turn(workspace, tmp_path / "turns" / "1", before, None)
     write(workspace / "c.txt", "c")
     (workspace / "b.txt").unlink()
-    previous = _tree.fingerprint_from_json(turn1["files"])
+    previous = fingerprint_from_json(turn1["files"])
     turn2 = snapshot_workspace_turn(workspace, tmp_path / "turns" / "2", before, previous)
 
     assert turn1["path"] == str((tmp_path / "turns" / "1").resolve())

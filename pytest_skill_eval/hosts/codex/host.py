@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...common.entries import files_inside
 from ...modelserver.server import Route
-from ...workspace.entries import files_inside
 from .. import command_server as command_server_module
 from .. import setup
 from ..base import Command, Endpoint, Executable, Home, Launch
