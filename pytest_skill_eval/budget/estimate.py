@@ -22,6 +22,7 @@ from ..definitions import (
 from ..errors import SkillEvalError
 from ..hosts.base import Executable
 from ..modelserver.script import ScriptError
+from . import needed
 from .forecast import PriceOf, Trials, forecast, render, usd
 
 
@@ -38,6 +39,7 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         "the usage recorded under --cassettes and real prices; --trials may be auto) instead "
         "of writing a plan",
     )
+    needed.add_arguments(plan)
     plan.add_argument(
         "--max-trials",
         metavar="N",
@@ -87,7 +89,9 @@ def plan_estimate(
             variants = tuple(v for v in VARIANTS if choice.variants[v])
             selected.append((choice.loaded, variants, hosts))
     cassettes = Path(args.cassettes).resolve() if args.cassettes else None
-    return forecast_lines(selected, recordings_dir("--cassettes", cassettes), trials, price_of)
+    counts = needed.trial_lines(args, selected, None if trials.auto else trials.count)
+    lines = forecast_lines(selected, recordings_dir("--cassettes", cassettes), trials, price_of)
+    return [*lines, *counts]
 
 
 def recordings_dir(option: str, directory: Path | None) -> Path | None:
