@@ -11,6 +11,7 @@ the gate fails it, naming the fall. The figures follow `analysis/noninferiority.
 from __future__ import annotations
 
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -63,15 +64,17 @@ def test_a_candidate_worse_beyond_the_margin_fails(
         [body_group("breaks", **on_fast_host())],
         {"breaks/baseline": write_answer("yes"), "breaks/candidate": write_answer("no")},
     )
-    result = run(pytester, root, *GATE, "--skill-eval-trials", "4")
+    junit = tmp_path / "junit.xml"
+    result = run(pytester, root, *GATE, "--skill-eval-trials", "4", f"--junitxml={junit}")
     assert result.ret == 1, result.stdout.str()
-    result.stdout.fnmatch_lines(
-        [
-            "skill-eval: no harm not shown: breaks/says-yes: fail-to-pass 0, pass-to-fail 4 of "
-            "4 pairs, p=1 at margin 0.5; its observed pass rate fell by 1, beyond the margin "
-            "(pooled over 4 trial(s) of 1 invocation(s))"
-        ]
+    line = (
+        "no harm not shown: breaks/says-yes: fail-to-pass 0, pass-to-fail 4 of 4 pairs, p=1 at "
+        "margin 0.5; its observed pass rate fell by 1, beyond the margin (pooled over 4 "
+        "trial(s) of 1 invocation(s))"
     )
+    result.stdout.fnmatch_lines([f"skill-eval: {line}"])
+    properties = ElementTree.parse(junit).getroot().iter("property")
+    assert line in [p.get("value") for p in properties if p.get("name") == "skill-eval-gate"]
 
 
 @pytest.mark.parametrize(
