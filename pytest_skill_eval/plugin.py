@@ -22,6 +22,7 @@ from . import options, rootdir, subresults, xdist
 from .analysis import gate_option
 from .definitions.nearby import not_enabled_hint
 from .errors import SkillEvalError
+from .features.no_harm import NoHarmGate
 from .items import (
     NEXT_ITEM,
     VariantItem,
@@ -82,6 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
             state.prepare_controller()
             _forecast(config, state)
     subresults.register(config)
+    NoHarmGate.register(config, state)
     collect_definitions(config, state)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from pytest_skill_eval.evidence import layout
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_skill_eval"
-GLUE = {"plugin", "options", "rootdir", "session", "items", "subresults", "xdist"}
+GLUE = {"plugin", "options", "rootdir", "session", "items", "subresults", "xdist", "features"}
 # Every file name `evidence/layout.py` declares (`run.json`, `events.jsonl`, `stderr.log`, …).
 EVIDENCE_NAMES = tuple(
     value

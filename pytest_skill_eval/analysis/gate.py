@@ -93,13 +93,13 @@ class Pool:
     def lines(self) -> list[str]:
         """The terminal lines naming what was pooled (ids and seal roots) and what was not."""
         pooled_line = (
-            f"{SUBJECT}: pooled {counted(len(self.trials), 'result')}: "
+            f"{self.set_aside.subject}: pooled {counted(len(self.trials), 'result')}: "
             f"{labels(map(Sealed.of, self.trials))}"
         )
         return [pooled_line, *self.set_aside.lines()]
 
 
-def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
+def pooled(results_dir: Path, trial_dirs: Sequence[Path], subject: str = SUBJECT) -> Pool:
     """Every earlier admitted trial under `results_dir` (`admission.py`), then ours.
 
     Results are taken in the order they ran (`_in_order`). Results
@@ -111,7 +111,7 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
     current = {path.resolve() for path in trial_dirs}
     same = identities(trial_dirs)
     earlier: list[Path] = []
-    aside = SetAside(SUBJECT)
+    aside = SetAside(subject)
     counted_in: dict[str, str] = {}  # a run's identity → the result that first counted it
     candidates = [
         candidate

@@ -23,6 +23,7 @@ from ..errors import SkillEvalError
 from ..hosts.base import Executable
 from ..hosts.registry import registered
 from ..modelserver.script import ScriptError
+from . import needed
 from .forecast import PriceOf, Trials, forecast, render, usd
 
 
@@ -39,6 +40,7 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         "the usage recorded under --cassettes and real prices; --trials may be auto) instead "
         "of writing a plan",
     )
+    needed.add_arguments(plan)
     plan.add_argument(
         "--max-trials",
         metavar="N",
@@ -88,7 +90,9 @@ def plan_estimate(
             variants = tuple(v for v in VARIANTS if choice.variants[v])
             selected.append((choice.loaded, variants, hosts))
     cassettes = Path(args.cassettes).resolve() if args.cassettes else None
-    return forecast_lines(selected, recordings_dir("--cassettes", cassettes), trials, price_of)
+    counts = needed.trial_lines(args, selected, None if trials.auto else trials.count)
+    lines = forecast_lines(selected, recordings_dir("--cassettes", cassettes), trials, price_of)
+    return [*lines, *counts]
 
 
 def recordings_dir(option: str, directory: Path | None) -> Path | None:

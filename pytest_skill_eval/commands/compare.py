@@ -20,17 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..analysis.significance import fisher_regression_p, holm
+from ..analysis.gate_option import margin_value
 from ..analysis.stats import ALPHA, fisher_exact, newcombe_difference
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
 from ..evidence import layout, read
 from ..views.present import format_interval, format_number, row
+from .compare_gate import FAIL_ON, gate_lines
 
 AXES = ("revision", "model", "host")
 STATUS_ORDER = ("regression", "improvement", "no-change", "unresolved", "unavailable")
-FAIL_ON = ("regression", "significant-regression")
 
 
 class CompareError(SkillEvalError):
@@ -102,13 +102,20 @@ def add_parser(commands: Any) -> None:
         default=None,
         help="exit 1 when B regresses: regression (any row whose status is regression), "
         "significant-regression (a one-sided Fisher test of B's rate below A's, Holm across "
-        "all rows at --alpha)",
+        "all rows at --alpha), no-harm (unless every row shows B's rate is not lower than A's "
+        "by --margin or more, at --alpha)",
+    )
+    parser.add_argument(
+        "--margin",
+        metavar="D",
+        help="with --fail-on no-harm: the most B's pass rate may fall below A's, such as 0.1",
     )
     parser.add_argument(
         "--alpha",
         type=float,
         default=ALPHA,
-        help=f"family-wise error rate of --fail-on significant-regression (default {ALPHA})",
+        help="error rate of --fail-on significant-regression (family-wise) or no-harm "
+        f"(default {ALPHA})",
     )
 
 
@@ -117,6 +124,7 @@ def run(args: argparse.Namespace, resolve: Callable[[str], Path]) -> int:
 
     With --fail-on, a regression under its rule exits 1, one line per row on stderr.
     """
+    margin = margin_value(args.margin, str(args.fail_on), "--margin")
     report = compare(resolve(args.a), resolve(args.b), axis=args.axis, force=args.force)
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
@@ -126,39 +134,10 @@ def run(args: argparse.Namespace, resolve: Callable[[str], Path]) -> int:
         return 0
     if not 0 < args.alpha < 1:
         raise CompareError(f"--alpha {args.alpha} is not accepted; use a number between 0 and 1")
-    failing = gate_lines(report, args.fail_on, args.alpha)
+    failing = gate_lines(report, args.fail_on, args.alpha, margin)
     for line in failing:
         sys.stderr.write(f"skill-eval: {line}\n")
     return 1 if failing else 0
-
-
-def gate_lines(report: Mapping[str, Any], fail_on: str, alpha: float) -> list[str]:
-    """One line per row that fails `fail_on` (empty: B passes the gate)."""
-    found = report["rows"]
-    if fail_on == "regression":
-        return [f"regression: {_row_name(r)}" for r in found if r["status"] == "regression"]
-    p_values = [
-        fisher_regression_p(r["a"]["pass"], _observed(r["a"]), r["b"]["pass"], _observed(r["b"]))
-        for r in found
-    ]
-    adjusted, rejected = holm(p_values, alpha)
-    return [
-        f"significant regression: {_row_name(r)}: Holm-adjusted p={q:.4g}"
-        for r, q, out in zip(found, adjusted, rejected, strict=True)
-        if out
-    ]
-
-
-def _observed(side: Mapping[str, Any]) -> int:
-    return int(side["pass"]) + int(side["fail"])
-
-
-def _row_name(entry: Mapping[str, Any]) -> str:
-    a, b = entry["a"], entry["b"]
-    return (
-        f"{entry['type']} {entry['group']}/{entry['id']} ({entry['variant']}) "
-        f"a={a['pass']}/{_observed(a)} b={b['pass']}/{_observed(b)}"
-    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ A bad value stops the invocation before anything runs, as a `pytest.UsageError` 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -76,6 +77,8 @@ class Settings:
     pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
     # The family-wise error rate of fail-on's statistical gate.
     alpha: float = gate_option.DEFAULT_ALPHA
+    # --skill-eval-fail-on no-harm's declared margin (None under every other mode).
+    margin: float | None = None
     retries: int = 0  # runs again of a variant whose run was infrastructure-failed
     resume: str | None = None  # the result --skill-eval-resume completes (as given)
 
@@ -139,7 +142,7 @@ class Settings:
             max_cost = _number(config, "max-cost", "USD", None)
             reserve = reserve_value(_option(config, "reserve"))
             shard = shard_of("--skill-eval-shard", _option(config, "shard"))
-            alpha = gate_option.alpha_value(_option(config, "alpha"))
+            alpha, margin = gate_option.values(functools.partial(_option, config), fail_on)
             pi_bundle = _choice(config, "pi-bundle", ("on", "off"), "on") == "on"
             retries = attempts.retries_value(_option(config, "retries"))
         cassettes = _path(resolved["cassettes"])
@@ -163,6 +166,7 @@ class Settings:
             noise_floor=_option(config, "noise-floor") not in (None, ""),
             fail_on=fail_on,
             alpha=alpha,
+            margin=margin,
             results_dir=_path(resolved["results"]) or root / ".skill-eval" / "runs",
             cassettes=cassettes,
             record=record,

@@ -14,7 +14,14 @@ from ..analysis import adaptive, gate_option
 from ..hosts import registry
 from ..run import attempts, resume
 
-FAIL_ON = ("infrastructure", "candidate", "any", "regression", gate_option.MODE)
+FAIL_ON = (
+    "infrastructure",
+    "candidate",
+    "any",
+    "regression",
+    gate_option.MODE,
+    gate_option.NO_HARM,
+)
 VARIANT_SELECTORS = ("baseline", "candidate")
 
 _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
@@ -65,6 +72,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ),
     ("fail-on", "|".join(FAIL_ON), {"help": gate_option.FAIL_ON_HELP}),
     gate_option.OPTION,
+    gate_option.MARGIN_OPTION,
     # Declared here, not in `budget.estimate`, which only a forecast (the controller's) imports.
     (
         "estimate",

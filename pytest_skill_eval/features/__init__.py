@@ -1,0 +1,1 @@
+"""Loop features as pytest plug-in objects: each module one feature, with its own hooks."""
