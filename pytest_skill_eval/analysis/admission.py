@@ -20,7 +20,8 @@ from pathlib import Path
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
-from ..evidence import layout, read, sealed_root, unfinished
+from ..evidence import layout, read, sealed_root, unfinished, verify_result
+from ..evidence.shard_seal import verify_shard_chain
 from ..evidence.store import sha256_file
 
 UNVERIFIED = "seal does not verify (skill-eval verify names what changed)"
@@ -33,8 +34,13 @@ def differences(target: Path) -> list[str]:
 
     Records this version cannot read count as a difference too.
     """
-    from ..commands.cli import verify  # the verifier of `skill-eval verify`, loaded when asked
     from .trials import verify_aggregate  # which imports the noise floor, which reads evidence
+
+    def verify(result: Path) -> list[str]:
+        """What `skill-eval verify` checks of a result: its seal (the advisory review and
+        semantic grade are never in a manifest) and, merged, its chain to the shard roots."""
+        advisory = frozenset({layout.REVIEW, layout.SEMANTIC_GRADE})
+        return [*verify_result(result, advisory), *verify_shard_chain(result)]
 
     def one(result: Path) -> list[str]:
         incomplete = unfinished(result)
