@@ -98,7 +98,7 @@ class Pool:
         return [pooled_line, *self.set_aside.lines()]
 
 
-def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
+def pooled(results_dir: Path, trial_dirs: Sequence[Path], *, earlier_only: bool = False) -> Pool:
     """Every earlier admitted trial under `results_dir` (`admission.py`), then ours.
 
     Results are taken in the order they ran (`_in_order`). Results
@@ -106,8 +106,11 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
     noise-floor trials; a sealed result is set aside and named when its seal does not verify,
     when none of its groups ran from this invocation's definitions and inputs (`identity`), and
     when every run of those groups was already counted (a copy under another id).
+    `earlier_only` leaves out results that ran after these trials (a view deciding again what
+    the run decided).
     """
     current = {path.resolve() for path in trial_dirs}
+    before = min(map(_in_order, trial_dirs), default=None) if earlier_only else None
     same = identities(trial_dirs)
     earlier: list[Path] = []
     aside = SetAside(SUBJECT)
@@ -117,6 +120,7 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path]) -> Pool:
         for candidate in (sorted(results_dir.iterdir()) if results_dir.is_dir() else [])
         if candidate.resolve() not in current
         and (candidate / layout.INVOCATION).is_file()
+        and (before is None or _in_order(candidate) < before)
         and (candidate / layout.SEAL).is_file()
     ]
     verified = []
