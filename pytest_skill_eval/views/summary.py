@@ -1,8 +1,9 @@
 """`skill-eval summary --markdown`: a decision-first summary for pull requests and CI job pages.
 
-Rendered from the sealed result (or aggregate) alone: the bottom line per group, a table of
-checks per variant, rates with Wilson intervals across trials, spend, the seal root and a link
-to the HTML report. A pull request page may be public, so by default it never shows agent
+Rendered from the sealed result (or aggregate) alone: the significance gate's decision and the
+bottom line per group, one row per comparison (`summary_tables.py`), the cross-host table, and
+folded in `<details>` the checks that did not pass, usage, what decided, spend and seal roots,
+then a link to the HTML report. A pull request page may be public, so by default it never shows agent
 output or workspace content: only ids, kinds, states, counts and hashes. Every field is text
 a result directory holds (an artifact may come from an untrusted job), so each is shown through
 `gfm.md_text`: no link, mention, reference, HTML or cell break on GitHub. `excerpts=True`
@@ -203,23 +204,11 @@ def _floor_lines(trial_dirs: list[Path]) -> list[str]:
     return noise_floor.decided_lines(read.load_invocation(trial_dirs[0])) if trial_dirs else []
 
 
-def _graded(result_dir: Path) -> list[tuple[str, list[Mapping[str, Any]], str]]:
-    """Each group's label, its graded checks and its state."""
-    graded: list[tuple[str, list[Mapping[str, Any]], str]] = []
-    for record in read.group_records(result_dir):
-        label = layout.group_dir_name(str(record["id"]), layout.record_host(record))
-        grade = read.read_grade(layout.record_dir(result_dir, record), record)
-        found = grade.get("checks") if grade is not None else None
-        checks: list[Mapping[str, Any]] = [c for c in found or [] if isinstance(c, Mapping)]
-        graded.append((label, checks, str(record.get("state"))))
-    return graded
-
-
 def _excerpts(result_dir: Path) -> list[str]:
     """What each failed text check observed around its expectation (bounded): each in a fenced
     code block, where GitHub makes no link, mention or reference of it."""
     lines = []
-    for label, checks, _state in _graded(result_dir):
+    for label, checks, _comparisons in tables.graded(result_dir):
         for check in checks:
             excerpt = excerpt_of(check)
             if excerpt is not None:
