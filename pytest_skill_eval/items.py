@@ -29,6 +29,7 @@ from .run.preflight import Findings, check_resources, check_scripts
 from .run.resume import item_properties
 from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
 from .subresults import grade_problem, log_subresults, run_problem
+from .views.places import shown_path
 from .views.present import reused_label, run_cost_label
 
 
@@ -296,7 +297,10 @@ class VariantItem(pytest.Item):
                 pytest.skip(stop.message(run.trial))
         env = dataclasses.replace(state.environment(), next_run=self._next_run())
         record = run.run_variant(self.variant, env)
-        self.user_properties.append(("evidence", str(run.group_dir / self.variant)))
+        evidence = shown_path(
+            run.group_dir / self.variant, self.config.rootpath, run.group_dir.parents[2]
+        )
+        self.user_properties.append(("evidence", evidence))  # shared in JUnit: never absolute
         self.user_properties.extend(item_properties(run.group_dir, record))
         if "reused" in record:  # copied from an earlier sealed result, not run here
             self.user_properties.append(("reused", reused_label(record["reused"])))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _pytest.reports import TestReport
@@ -35,8 +35,13 @@ from .items import (
 from .options import declared
 from .session import SESSION_KEY, close_session, open_session
 
-GATE_KEY = pytest.StashKey[list[str]]()
-"""The lines of the comparisons --skill-eval-fail-on significant-regression rejected."""
+if TYPE_CHECKING:
+    from .analysis.gate_decision import GateDecision
+
+GATE_KEY = pytest.StashKey["GateDecision"]()
+"""What --skill-eval-fail-on significant-regression decided (controller only)."""
+FORECAST_KEY = pytest.StashKey[list[str]]()
+"""The cost forecast printed before the run, printed again with the bottom line."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -108,6 +113,7 @@ def _forecast(config: pytest.Config, state: Any) -> None:
         max_cost=settings.max_cost,
         cassettes=settings.cassettes,
     )
+    config.stash[FORECAST_KEY] = lines  # said again with the bottom line
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for line in lines:
         if reporter is not None:
@@ -214,19 +220,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         ):
             session.exitstatus = pytest.ExitCode.OK  # nothing affected is a pass
         if settings.fail_on == gate_option.MODE and not state.worker and state.shard_dir is None:
-            from .analysis import gate  # the controller's alone, and only under this mode
+            from .analysis.gate_decision import decide  # the controller's, under this mode
 
             trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
-            pool = gate.pooled(settings.results_dir, trials)
-            failing = gate.rejected(trials, alpha=settings.alpha, pool=pool)
-            session.config.stash[GATE_KEY] = [*pool.lines(), *failing]
-            if failing and session.exitstatus == pytest.ExitCode.OK:
+            decision = decide(settings.results_dir, trials, alpha=settings.alpha)
+            session.config.stash[GATE_KEY] = decision
+            subresults.log_gate(session.config, decision.failures())
+            if decision.rejected and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         # Before junitxml writes its file (a plain hook, run after this wrapper's first half).
         subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
         subresults.record_shard_seal(session.config, state.shard_root)
         subresults.record_unchanged(session.config, state.result_dirs)
-        subresults.record_decided(session.config, state.result_dirs, GATE_KEY)
+        gate = session.config.stash.get(GATE_KEY, None)
+        subresults.record_decided(session.config, state.result_dirs, gate.lines() if gate else [])
     return (yield)
 
 
@@ -246,15 +253,18 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
     subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
     shard = state.shard_dir is not None
+    gate = config.stash.get(GATE_KEY, None)
+    forecast: list[str] = config.stash.get(FORECAST_KEY, [])
     terminal_summary(
         terminalreporter,
         state.result_dirs,
         state.aggregate_dir,
         shard=shard,
         cwd=Path(config.invocation_params.dir),
+        gate=gate,
+        forecast=forecast,
     )
-    gate_lines = config.stash.get(GATE_KEY, [])
-    _step_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard, gate_lines)
+    _step_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard, gate)
     if state.shard_dir is not None and state.shard_root is not None:
         index, count = state.settings.shard or (1, 1)
         terminalreporter.write_line(
@@ -264,7 +274,7 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         terminalreporter.write_line(f"skill-eval: {line}")
     for line in subresults.floor_lines(state.result_dirs):
         terminalreporter.write_line(f"skill-eval: {line}")
-    for line in config.stash.get(GATE_KEY, []):
+    for line in gate.lines() if gate else []:
         failing = line.startswith("significant regression:")
         terminalreporter.write_line(f"skill-eval: {line}", red=failing)
     if state.unreported_error is not None:
@@ -276,7 +286,7 @@ def _step_summary(
     result_dirs: dict[int, Path],
     aggregate: Path | None,
     shard: bool,
-    gate: list[str],
+    gate: GateDecision | None,
 ) -> None:
     """Append the Markdown summary to the CI job page when `GITHUB_STEP_SUMMARY` names one."""
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")

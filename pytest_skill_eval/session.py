@@ -282,6 +282,7 @@ class SkillEvalSession:
                     "record": settings.record,
                 },
                 "failOn": settings.fail_on,
+                "alpha": settings.alpha,
                 "startedAt": utc_now(),
                 "nonce": shared,
             }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from .evidence.iteration import unchanged_groups, unchanged_line
 from .evidence.store import redactor_for
 from .nodeids import subresult_name
 from .run import GroupRun
+from .views.places import shown_path
 from .views.present import _compact, describe, escape_cell, excerpt_of, observation
 from .views.toolerrors import tool_errors
 from .xdist import send_to_controller
@@ -138,7 +139,8 @@ def _log(
     props: list[tuple[str, Any]] = [
         (KIND, kind),
         ("state", state),
-        ("evidence", str(run.group_dir)),
+        # <results>/<id>/groups/<group>: under the rootdir, else as <id>/groups/<group>.
+        ("evidence", shown_path(run.group_dir, item.config.rootpath, run.group_dir.parents[2])),
     ]
     if flaky:
         props.append(("flaky", True))
@@ -192,7 +194,9 @@ def sub_report(
         location=location,
         keywords={},
         outcome=outcome,  # type: ignore[arg-type]
-        longrepr=longrepr if outcome != "skipped" else (str(item.path), 0, longrepr or ""),
+        longrepr=longrepr
+        if outcome != "skipped"
+        else (shown_path(item.path, item.config.rootpath), 0, longrepr or ""),
         when="call",
         user_properties=props,
     )
@@ -247,7 +251,7 @@ def floor_lines(result_dirs: Mapping[int, Path]) -> list[str]:
 
 
 def record_decided(
-    config: pytest.Config, result_dirs: Mapping[int, Path], gate: pytest.StashKey[list[str]]
+    config: pytest.Config, result_dirs: Mapping[int, Path], gate: Sequence[str]
 ) -> None:
     """What decided what gates, as JUnit `<testsuite>` properties when a file is written: the
     noise floor (`skill-eval-noise-floor`) and the significance gate's pooled and set-aside
@@ -257,8 +261,27 @@ def record_decided(
         return
     for line in floor_lines(result_dirs):
         xml.add_global_property("skill-eval-noise-floor", line)
-    for line in config.stash.get(gate, []):
+    for line in gate:
         xml.add_global_property("skill-eval-gate", line)
+
+
+def log_gate(config: pytest.Config, failures: list[tuple[str, str]]) -> None:
+    """Each comparison the significance gate rejected, as a failing test case (call + teardown):
+    JUnit writes a `<failure>`, and pytest's final line counts it among the failed."""
+    for name, text in failures:
+        nodeid = f"skill-eval::{name}"
+        props: list[tuple[str, Any]] = [(KIND, "gate"), ("state", "regression")]
+        for when, outcome, longrepr in (("call", "failed", text), ("teardown", "passed", None)):
+            report = TestReport(
+                nodeid=nodeid,
+                location=("skill-eval", None, name),
+                keywords={},
+                outcome=outcome,  # type: ignore[arg-type]
+                longrepr=longrepr,
+                when=when,  # type: ignore[arg-type]
+                user_properties=props,
+            )
+            config.hook.pytest_runtest_logreport(report=report)
 
 
 def record_shard_seal(config: pytest.Config, root: str | None) -> None:

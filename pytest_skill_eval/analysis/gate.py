@@ -99,7 +99,13 @@ class Pool:
         return [pooled_line, *self.set_aside.lines()]
 
 
-def pooled(results_dir: Path, trial_dirs: Sequence[Path], subject: str = SUBJECT) -> Pool:
+def pooled(
+    results_dir: Path,
+    trial_dirs: Sequence[Path],
+    subject: str = SUBJECT,
+    *,
+    earlier_only: bool = False,
+) -> Pool:
     """Every earlier admitted trial under `results_dir` (`admission.py`), then ours.
 
     Results are taken in the order they ran (`_in_order`). Results
@@ -107,8 +113,11 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path], subject: str = SUBJECT
     noise-floor trials; a sealed result is set aside and named when its seal does not verify,
     when none of its groups ran from this invocation's definitions and inputs (`identity`), and
     when every run of those groups was already counted (a copy under another id).
+    `earlier_only` leaves out results that ran after these trials (a view deciding again what
+    the run decided).
     """
     current = {path.resolve() for path in trial_dirs}
+    before = min(map(_in_order, trial_dirs), default=None) if earlier_only else None
     same = identities(trial_dirs)
     earlier: list[Path] = []
     aside = SetAside(subject)
@@ -116,7 +125,7 @@ def pooled(results_dir: Path, trial_dirs: Sequence[Path], subject: str = SUBJECT
     candidates = [
         candidate
         for candidate in reversed(results(results_dir, sealed=True))
-        if candidate.resolve() not in current
+        if candidate.resolve() not in current and (before is None or _in_order(candidate) < before)
     ]
     verified = []
     for candidate in candidates:

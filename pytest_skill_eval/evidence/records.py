@@ -237,6 +237,7 @@ class InvocationRecord(TypedDict):
     pins: Any
     provider: dict[str, Any]
     failOn: str
+    alpha: NotRequired[float]  # the significance gate's, under failOn significant-regression
     startedAt: str
     # A random id every trial of one invocation shares: which results are one run's trials,
     # whatever their ids (a noise floor decides only as the trials of one invocation).

@@ -149,6 +149,7 @@ class Invocation(TypedDict):
     selection: NotRequired[dict[str, Any]]
     provider: NotRequired[dict[str, Any]]
     failOn: NotRequired[str]
+    alpha: NotRequired[float]  # the significance gate's, under failOn significant-regression
     startedAt: NotRequired[str]
     nonce: NotRequired[str]
     hosts: NotRequired[list[str]]

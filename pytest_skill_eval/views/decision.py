@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..analysis.sequential import FUTILITY_REASONS
 from ..analysis.stats import ALPHA
@@ -21,6 +21,16 @@ from ..common.wording import counted
 from ..evidence import layout, read
 from .present import format_number, mapping, p_value_text
 from .statistics import sample_size_of
+
+
+class Decided(Protocol):
+    """The significance gate's decision as each view shows it, leading the bottom line
+    (`analysis.gate_decision.GateDecision`)."""
+
+    @property
+    def passed(self) -> bool: ...
+    def headline(self) -> str: ...
+    def lines(self) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)

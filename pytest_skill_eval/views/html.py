@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..analysis.gate_decision import recorded_decision
 from ..evidence import layout
 from ..evidence.read import load_aggregate, load_invocation
+from .decision import bottom_line
 from .glance import aggregate_glance, result_glance
 from .hosts import CrossHostGroup, aggregate_cross_host, cross_host_groups
 from .html_run import variant_view
 from .markup import ENVIRONMENT, Links, objects
+from .places import placed_text, project_root, shown_path
 from .present import Rate, comparison_stats, declared_turns, format_number, mapping, rate_of
 from .statistics import (
     RATE_LABELS,
@@ -47,13 +50,17 @@ def render_html(result_dir: Path, *, link_base: Path | None = None) -> str:
     """One self-contained HTML document for a result or an aggregate directory.
 
     Links to raw artifacts are relative to `link_base`, the directory the report will be
-    saved in (default: the result directory itself).
+    saved in (default: the result directory itself). The report is made to be shared: it names
+    files relative to the project or the results directory, never by absolute path (`places`).
     """
     result_dir = Path(result_dir).resolve()
     links = Links(Path(link_base).resolve() if link_base else result_dir)
     if is_aggregate(result_dir):
-        return _aggregate_document(result_dir, links)
-    return _result_document(result_dir, links)
+        data = _load_aggregate(result_dir)
+        document = _aggregate_document(result_dir, links)
+        return placed_text(document, _trials_root(result_dir, data), result_dir.parent.parent)
+    document = _result_document(result_dir, links)
+    return placed_text(document, project_root(result_dir), result_dir.parent.parent)
 
 
 def _load_invocation(result_dir: Path) -> tuple[Path, Mapping[str, Any] | None]:
@@ -66,14 +73,15 @@ def _result_document(result_dir: Path, links: Links) -> str:
     groups = [load_group(result_dir, g) for g in summary["groups"] if isinstance(g, dict)]
     result_id = summary.get("id", result_dir.name)
     invocation_path, invocation = _load_invocation(result_dir)
+    root = project_root(result_dir)
     definitions = [
-        {"path": d.get("path"), "kind": d.get("kind"), "id": d.get("id")}
+        {"path": shown_path(d.get("path"), root), "kind": d.get("kind"), "id": d.get("id")}
         for d in map(mapping, (invocation or {}).get("definitions") or [])
     ]
     result = {
         "id": result_id,
         "state": summary.get("state"),
-        "path": result_dir,
+        "path": shown_path(result_dir, root, result_dir.parent.parent),
         "trial": summary.get("trial", 1),
         "completed": summary.get("completedAt", "unknown"),
         "definitions": definitions,
@@ -85,6 +93,7 @@ def _result_document(result_dir: Path, links: Links) -> str:
     }
     return ENVIRONMENT.get_template("result.html.j2").render(
         title=f"skill-eval result {result_id}",
+        decision=_decision(result_dir),
         result=result,
         groups=[_group(result_dir, group, links) for group in groups],
         triggers=_triggers(result_trigger_rates(result_dir)),
@@ -92,6 +101,23 @@ def _result_document(result_dir: Path, links: Links) -> str:
         cross_counts=False,
         glance=result_glance(groups),
     )
+
+
+def _decision(target: Path) -> dict[str, Any]:
+    """The bottom line that leads the report: the significance gate's decision when the run
+    was gated (decided again from the evidence, as the run decided it), then each group's."""
+    gate = recorded_decision(target)
+    return {
+        "gate": None if gate is None else {"failed": not gate.passed, "text": gate.headline()},
+        "groups": bottom_line(target),
+    }
+
+
+def _trials_root(aggregate_dir: Path, data: Mapping[str, Any]) -> Path | None:
+    """The project root the aggregate's first trial recorded, if that trial is there."""
+    trials = objects(data.get("trials"))
+    first = aggregate_dir.parent / str(trials[0].get("id")) if trials else None
+    return project_root(first) if first is not None and first.is_dir() else None
 
 
 def _cross_host(groups: list[CrossHostGroup]) -> list[dict[str, Any]]:
@@ -247,7 +273,9 @@ def _aggregate_document(aggregate_dir: Path, links: Links) -> str:
     aggregate = {
         "id": aggregate_id,
         "state": data.get("state"),
-        "path": aggregate_dir,
+        "path": shown_path(
+            aggregate_dir, _trials_root(aggregate_dir, data), aggregate_dir.parent.parent
+        ),
         "trials": trials,
         "requested": data.get("requestedTrials"),
         "adaptive": _adaptive(data.get("adaptive")),
@@ -258,6 +286,7 @@ def _aggregate_document(aggregate_dir: Path, links: Links) -> str:
     }
     return ENVIRONMENT.get_template("aggregate.html.j2").render(
         title=f"skill-eval aggregate {aggregate_id}",
+        decision=_decision(aggregate_dir),
         aggregate=aggregate,
         triggers=_triggers(aggregate_trigger_rates(data)),
         cross=_cross_host(aggregate_cross_host(data)),

@@ -13,6 +13,7 @@ from ..common.wording import counted
 from ..evidence import layout
 from .diff import changed_files
 from .markup import Links, objects
+from .places import project_root, shown_path
 from .present import cost_label, format_number, mapping, run_spend, tool_names
 from .text import GroupEvidence, ViewError, artifact_paths, read_json_file
 
@@ -31,27 +32,29 @@ def variant_view(
         for name, path in artifact_paths(result_dir, group, variant, run)
     ]
     transcript = _transcript(group.directory / variant, run)
+    root = project_root(result_dir)
     return {
         "missing": False,
         "name": variant,
         "title": title,
         "state": run.get("state"),
-        "mode": _mode(run),
-        "facts": _run_facts(run),
+        "mode": _mode(run, root),
+        "facts": _run_facts(run, root),
         "links": raw,
         "turns": [_turn(turn, transcript, _simulated(run)) for turn in objects(run.get("turns"))],
         "changes": changed_files(group.directory, variant, run),
     }
 
 
-def _mode(run: Mapping[str, Any]) -> dict[str, str] | None:
+def _mode(run: Mapping[str, Any], root: Path | None) -> dict[str, str] | None:
     provider = run.get("provider")
     if not isinstance(provider, Mapping) or not provider.get("mode"):
         return None
     mode = str(provider["mode"])
     title = f"provider mode {mode}"
     if provider.get("cassette"):
-        title += f"; cassette {provider['cassette']} sha256 {provider.get('sha256')}"
+        cassette = shown_path(provider["cassette"], root)
+        title += f"; cassette {cassette} sha256 {provider.get('sha256')}"
     css = "badge mode" if mode in ("scripted", "replay") else "badge"
     return {"css": css, "title": title, "label": MODE_LABELS.get(mode, mode)}
 
@@ -61,12 +64,14 @@ def _fact(name: str, value: Any, form: str = "text", cassette: Any = None) -> di
     return {"name": name, "value": value, "form": form, "cassette": cassette}
 
 
-def _run_facts(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _run_facts(run: Mapping[str, Any], root: Path | None) -> list[dict[str, Any]]:
     facts: list[dict[str, Any]] = []
     provider = run.get("provider")
     if isinstance(provider, Mapping):
         label = MODE_LABELS.get(str(provider.get("mode")), provider.get("mode"))
-        facts.append(_fact("provider", label, "provider", provider.get("cassette") or None))
+        cassette = provider.get("cassette")
+        shown = shown_path(cassette, root) if cassette else None
+        facts.append(_fact("provider", label, "provider", shown))
     reused = run.get("reused")  # copied from an earlier sealed result, not run in this one
     if isinstance(reused, Mapping):
         facts.append(_fact("reused from", f"{reused.get('result')} seal {reused.get('root')}"))

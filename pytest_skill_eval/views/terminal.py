@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -13,7 +13,7 @@ from ..definitions import VARIANTS
 from ..evidence import layout, read, sealed_root
 from ..evidence.iteration import REFUSED_COPY
 from . import iteration
-from .decision import bottom_line
+from .decision import Decided, bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .present import escape_cell, p_value_text, reused_label, run_spend
 from .statistics import (
@@ -48,8 +48,13 @@ def terminal_summary(
     *,
     shard: bool = False,
     cwd: Path | None = None,
+    gate: Decided | None = None,
+    forecast: Sequence[str] = (),
 ) -> None:
     """The `skill-eval` section: per group states, checks, transitions, cost and evidence path.
+
+    The significance gate's decision (`gate`), when it ran, leads the bottom line; the cost
+    forecast printed before the run (`forecast`) follows it, where it is read.
 
     A shard's results have no state before the merge (`unmerged`), and a trial the shard ran
     nothing of has no directory and no line.
@@ -74,20 +79,31 @@ def terminal_summary(
         for line in trigger_terminal_lines(result_trigger_rates(next(iter(result_dirs.values())))):
             writer.write_line(line)
     if not shard:
-        _bottom_lines(writer, result_dirs, aggregate_dir, cwd or Path.cwd())
+        where = cwd or Path.cwd()
+        _bottom_lines(writer, result_dirs, aggregate_dir, where, gate, forecast)
 
 
 def _bottom_lines(
-    writer: Writer, result_dirs: Mapping[int, Path], aggregate_dir: Path | None, cwd: Path
+    writer: Writer,
+    result_dirs: Mapping[int, Path],
+    aggregate_dir: Path | None,
+    cwd: Path,
+    gate: Decided | None,
+    forecast: Sequence[str],
 ) -> None:
-    """The decision per group, then the commands that show it, with paths from `cwd`."""
+    """The gate's decision, the decision per group, the forecast, then the commands that show
+    it, with paths from `cwd`."""
     target = aggregate_dir if aggregate_dir is not None else max(result_dirs.items())[1]
     lines = bottom_line(target)
-    if not lines:
+    if not lines and gate is None and not forecast:
         return
     writer.write_sep("-", "bottom line")
+    if gate is not None:
+        writer.write_line(gate.headline(), red=not gate.passed, green=gate.passed)
     for line in lines:
         writer.write_line(str(line))
+    for said in forecast:
+        writer.write_line(f"skill-eval: {said}")
     shown = shlex.quote(shortest_path(target, cwd))
     writer.write_line(f"see it: skill-eval view {shown}")
     writer.write_line(f"        skill-eval report {shown} --html skill-eval-report.html")

@@ -161,18 +161,25 @@ def terminal_line(usage: Mapping[str, Any] | None) -> str | None:
     """`usage baseline→candidate: tokens-in 900→2,600 (x2.89), …`; None without usage."""
     if not isinstance(usage, Mapping):
         return None
+    parts = [f"{LABELS[name]} {shown}" for name, shown in fact_changes(usage).items()]
+    if not parts:
+        return None
+    simulated = " (cost simulated)" if usage.get("simulated") else ""
+    return f"usage baseline→candidate{simulated}: " + ", ".join(parts)
+
+
+def fact_changes(usage: Mapping[str, Any]) -> dict[str, str]:
+    """Per fact the terminal shows (`TERMINAL_FACTS`), `900→2,600 (x2.89)`: each arm's mean and
+    the ratio; a fact either arm lacks is left out."""
     arms = read.mapping(usage.get("arms"))
     changes = read.mapping(usage.get("change"))
-    parts = []
+    shown: dict[str, str] = {}
     for name in TERMINAL_FACTS:
         found = [read.mapping(read.mapping(arms.get(v)).get(name)).get("mean") for v in VARIANTS]
         means = [float(m) for m in found if isinstance(m, int | float)]
         if len(means) != len(VARIANTS):
             continue
         ratio = read.mapping(changes.get(name)).get("ratio")
-        shown = "→".join(_amount(m, name) for m in means)
-        parts.append(f"{LABELS[name]} {shown}" + (f" (x{ratio:.2f})" if ratio else ""))
-    if not parts:
-        return None
-    simulated = " (cost simulated)" if usage.get("simulated") else ""
-    return f"usage baseline→candidate{simulated}: " + ", ".join(parts)
+        text = "→".join(_amount(m, name) for m in means)
+        shown[name] = text + (f" (x{ratio:.2f})" if ratio else "")
+    return shown

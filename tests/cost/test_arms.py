@@ -105,8 +105,8 @@ def test_the_aggregate_and_every_view_show_the_usage_per_arm(tmp_path: Path) -> 
     text = render_text(first)
     assert "usage\ttokens-in\tbaseline=900\tcandidate=2,600\tchange=+1,700, x2.89" in text
     summary = render_markdown(first)
-    assert "| natural-activation | tokens-in | 900 | 2,600 | +1,700, x2.89 |" in summary
-    assert "**Usage per arm** (cost simulated)" in summary
+    assert "| natural-activation | 900→2,600 (x2.89) | 14→42 (x3.00) |" in summary
+    assert "Usage per arm, baseline→candidate (cost simulated)" in summary
     html = render_html(first)
     assert "<td>tokens-in</td><td>900</td><td>2,600</td><td>+1,700, x2.89</td>" in html
 

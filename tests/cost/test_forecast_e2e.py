@@ -175,3 +175,6 @@ def test_a_paid_run_whose_forecast_exceeds_the_ceiling_says_so_before_its_first_
     assert (
         "natural-activation on pi, openai/gpt-4.1: $0.007448 to $0.007448" in lines[warned[0] + 1]
     )
+    # And said again with the bottom line, where the run's outcome is read.
+    bottom = next(i for i, line in enumerate(lines) if "bottom line" in line and "---" in line)
+    assert any(i > bottom for i in warned), result.stdout.str()

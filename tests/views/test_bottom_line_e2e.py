@@ -146,20 +146,19 @@ def test_the_markdown_summary_and_the_step_summary_show_the_decision_and_no_agen
         assert CANARY not in markdown
         tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
         assert _cells(tokens, "th") == [
-            ["group", "check", "kind", "baseline", "candidate"],
-            ["group", "usage", "baseline", "candidate", "baseline→candidate"],
+            ["group", "comparison", "baseline", "candidate", "transition", "95% CI"],
+            ["group", "variant", "check", "kind", "state"],
+            ["group", "tokens-in", "tokens-out", "model-calls", "tool-calls", "cost-usd"],
         ]
         rows = _cells(tokens, "td")
+        # One row per comparison with both states; the checks that did not pass (folded).
         assert rows[:2] == [
-            ["answer@codex", "baseline-says-yes", "file-text", "fail", ""],
-            ["answer@codex", "candidate-says-yes", "file-text", "", "pass"],
+            ["answer@codex", "says-yes", "fail", "pass", "fail-to-pass", "-"],
+            ["answer@codex", "baseline", "baseline-says-yes", "file-text", "fail"],
         ]
         # Per-arm usage: counts and cost only, never agent output.
-        assert [row[:2] for row in rows[2:]] == [
-            ["answer@codex", fact]
-            for fact in ("tokens-in", "tokens-out", "tokens-cached", "model-calls", "turns",
-                         "tool-calls", "wall-ms", "cost-usd")
-        ]  # fmt: skip
+        assert [row[0] for row in rows[2:]] == ["answer@codex"]
+        assert markdown.count("<details><summary>") == 3
         seen = _plain(markdown)
         assert (
             "answer@codex: the skill changed 1 of 1 comparison for the better (fail-to-pass), "
@@ -215,6 +214,13 @@ def test_an_aggregate_ends_with_each_comparison_unresolved_and_the_trials_it_wou
     assert done.returncode == 0, done.stderr
     assert f"aggregate {aggregate.name}" in _plain(done.stdout)
     tokens = MarkdownIt("commonmark").enable("table").parse(done.stdout)
-    candidate = _cells(tokens, "td")[1]
-    assert candidate[:3] == ["answer@codex", "candidate-says-yes", "file-text"]
-    assert candidate[4] == "2/2 pass, rate 1 (95% CI [0.34238023,1])"
+    # The comparison's row: passes per arm, the discordant pairs, intervals rounded as the
+    # terminal rounds them.
+    assert _cells(tokens, "td")[0] == [
+        "answer@codex",
+        "says-yes",
+        "0/2 pass",
+        "2/2 pass",
+        "0 pass-to-fail, 2 fail-to-pass",
+        "[0.00, 0.66] → [0.34, 1.00]",
+    ]

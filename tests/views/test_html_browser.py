@@ -147,6 +147,7 @@ def test_report_of_a_real_result_renders_in_chromium_without_network(
     dom.feed(dom_text)
     dom.close()
     assert dom.headings == [
+        "Bottom line",
         "At a glance",
         "Groups",
         "Trigger rates",
@@ -169,6 +170,30 @@ def test_report_of_a_real_result_renders_in_chromium_without_network(
     width, height, distinct = _png_facts(shot)
     assert (width, height) == (1400, 2000)
     assert distinct > 16  # text and badges, not a blank page
+    _bottom_line_above_the_fold(report, tmp_path / "fold")
+
+
+def _bottom_line_above_the_fold(report: Path, tmp: Path) -> None:
+    """In a laptop's first screen (1280×720) the bottom line is seen: hiding it changes the
+    picture there, as it would not if it lay below the fold."""
+    document = report.read_text(encoding="utf-8")
+    marker = '<section class="bottom-line" id="bottom-line">'
+    assert document.count(marker) == 1
+    hidden = report.with_name("hidden.html")
+    hidden.write_text(
+        document.replace(
+            marker, marker.replace("<section ", '<section style="visibility:hidden" ')
+        ),
+        encoding="utf-8",
+    )
+    shots = []
+    for page in (report, hidden):
+        shot = tmp / f"{page.stem}.png"
+        _, requests = _browse(tmp, page, f"--screenshot={shot}", "--window-size=1280,720")
+        assert _remote(requests) == []
+        assert _png_facts(shot)[:2] == (1280, 720)
+        shots.append(_pixels(shot))
+    assert shots[0] != shots[1]
 
 
 def test_aggregate_rate_bars_render_as_svg_in_chromium(

@@ -63,6 +63,8 @@ PIECES = st.sampled_from([
 ])  # fmt: skip
 HOSTILE_TEXT = st.lists(st.one_of(PIECES, st.text(max_size=6)), max_size=24).map("".join)
 EXPECTED_TAGS = {"h2", "p", "strong", "ul", "li", "table", "thead", "tbody", "tr", "th", "td"}
+# The summary folds its details itself: exactly its own blocks, never one from data.
+FOLDS = {"details", "summary"}
 
 
 def _visible(text: str) -> str:
@@ -195,11 +197,15 @@ def test_a_forged_result_directory_puts_no_link_or_mention_into_the_summary(
             step_summary.read_text(encoding="utf-8"),
         ):
             seen = read(markdown)
-            assert set(seen.tags) <= {*EXPECTED_TAGS, "a", "pre", "code"}, (hostile, seen.tags)
+            allowed = {*EXPECTED_TAGS, *FOLDS, "a", "pre", "code"}
+            assert set(seen.tags) <= allowed, (hostile, seen.tags)
+            assert seen.tags.count("details") == markdown.count("\n<details><summary>")
             assert seen.links == ["report.html"], hostile
             assert seen.rewrites() == [], hostile
-            checks = [shown(row[1]) for row in seen.rows[1:] if len(row) == 5]
+            checks = [shown(row[2]) for row in seen.rows[1:] if len(row) == 5]
             assert _visible(f"{hostile}-baseline-entry") in checks
+            comparisons = [shown(row[1]) for row in seen.rows[1:] if len(row) == 6]
+            assert "skill-read-on-first-turn" in comparisons, hostile
         excerpts = read(render_markdown(result, excerpts=True)).code_blocks
         assert excerpts, hostile
         for block in excerpts:
@@ -220,12 +226,16 @@ def test_a_forged_aggregate_puts_no_link_or_mention_into_the_summary(tmp_path: P
             for comparison in group.get("comparisons") or []:
                 comparison["id"] = hostile
         path.write_bytes(json_bytes(data))
-        seen = read(render_markdown(aggregate))
-        assert set(seen.tags) <= {*EXPECTED_TAGS, "a", "code"}, (hostile, seen.tags)
+        markdown = render_markdown(aggregate)
+        seen = read(markdown)
+        assert set(seen.tags) <= {*EXPECTED_TAGS, *FOLDS, "a", "code"}, (hostile, seen.tags)
+        assert seen.tags.count("details") == markdown.count("\n<details><summary>")
         assert seen.links == ["report.html"], hostile
         assert seen.rewrites() == [], hostile
-        checks = [shown(row[1]) for row in seen.rows[1:] if len(row) == 5]
+        checks = [shown(row[2]) for row in seen.rows[1:] if len(row) == 5]
         assert _visible(f"{hostile}-baseline-reads-skill") in checks
+        comparisons = [shown(row[1]) for row in seen.rows[1:] if len(row) == 6]
+        assert _visible(hostile) in comparisons, hostile
 
 
 def test_a_forged_aggregate_names_no_trial_outside_its_results_directory(tmp_path: Path) -> None:
