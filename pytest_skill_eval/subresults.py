@@ -23,7 +23,7 @@ from .evidence.iteration import unchanged_groups, unchanged_line
 from .evidence.store import redactor_for
 from .nodeids import subresult_name
 from .run import GroupRun
-from .views.places import shown_path
+from .views.places import placed_text, shown_path
 from .views.present import _compact, describe, escape_cell, excerpt_of, observation
 from .views.toolerrors import tool_errors
 from .xdist import send_to_controller
@@ -158,6 +158,10 @@ def _log(
     if redactor:
         text = redactor.redact_text(text)[0]
         props = [(key, redactor.redact_value(value)[0]) for key, value in props]
+    # JUnit is shared (a CI artifact): agent text names the files it saw by absolute path.
+    bases = (item.config.rootpath, run.group_dir.parents[2])
+    text = placed_text(text, *bases)
+    props = [(key, placed_text(v, *bases) if isinstance(v, str) else v) for key, v in props]
     if fails:
         outcome = "failed"
     elif kind == "check" and state == "unavailable":

@@ -100,3 +100,22 @@ def test_a_passing_gate_says_what_it_tested(
     # Shareable outputs name no file on this machine.
     for shared in (html, step_summary.read_text(encoding="utf-8"), junit.read_text()):
         assert str(tmp_path) not in shared
+
+
+def test_junit_names_no_machine_path_even_where_agent_text_does(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    # The candidate writes its workspace's absolute path into the file a check reads: the
+    # failed check's text and properties quote it, and JUnit is shared as a CI artifact.
+    root = _root(tmp_path, "{{workspace}}/answer.txt says no")
+    junit = tmp_path / "junit.xml"
+    result = run(pytester, root, f"--junitxml={junit}")
+    assert result.ret == 0, result.stdout.str()  # a failed check is evidence, not an error
+    [trial] = results(root)
+    workspace = trial / "groups" / "regresses@codex" / "candidate" / "workspace"
+    written = (workspace / "answer.txt").read_text(encoding="utf-8")
+    assert str(workspace) in written  # the agent's text does name the absolute path
+    text = junit.read_text(encoding="utf-8")
+    assert "answer.txt says no" in text
+    assert str(root) not in text
+    assert str(tmp_path) not in text
