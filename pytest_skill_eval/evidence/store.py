@@ -18,6 +18,7 @@ from ..errors import EvidenceError as EvidenceError
 from ..workspace.entries import b64_map, open_regular, recorded_path, special_kind
 from . import layout, shapes
 from .read import read_evidence_json
+from .records import ManifestRecord
 from .redact import Redactor
 
 # Directories whose every write is redacted first (a group's inherited values, credentials).
@@ -295,7 +296,7 @@ def write_manifest(group_dir: Path) -> str:
     return write_json_once(group_dir / layout.MANIFEST, manifest)
 
 
-def covers_directories(manifest: Mapping[str, Any]) -> bool:
+def covers_directories(manifest: ManifestRecord) -> bool:
     """Whether a manifest lists its group's directories (one written before lists files only)."""
     return isinstance(manifest.get("directories"), list)
 

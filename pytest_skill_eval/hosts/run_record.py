@@ -362,7 +362,7 @@ def _redacted(facts: RunFacts, run: RunRecord, obs: Observation) -> SubjectResul
     redactor, tally = facts.launch.redactor, facts.tally
     redacted_run, _ = redactor.redact_value(run)
     transcript, _ = redactor.redact_value(obs.transcript)
-    response, _ = redactor.redact_text(run["response"])
+    response, _ = redactor.redact_text(run.get("response") or "")
     if redactor:
         for name, content in (
             (layout.TRANSCRIPT, json_bytes(transcript)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from ..budget.ledger import Ledger
 from ..definitions import VARIANTS as _VARIANTS
@@ -235,7 +235,7 @@ def grade_and_record(
     dirs = {v: group_dir / v for v in VARIANTS}
     grade: GradeRecord
     try:
-        grade = cast(GradeRecord, grade_group(loaded.raw, runs, dirs, hashes))
+        grade = grade_group(loaded.raw, runs, dirs, hashes)
     except Exception as error:  # grading must never lose the runs it grades
         grade = failed_grade(dirs, hashes, str(error))
     errors: list[GroupError] = []
