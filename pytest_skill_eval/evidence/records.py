@@ -425,7 +425,8 @@ class VariantDeclaration(TypedDict):
 
 
 class DefinitionRecord(TypedDict):
-    """`definition.json`: the group as declared, as the views, reviews and rates read it."""
+    """`definition.json`: the group as declared, as the views, reviews and rates read it (the
+    whole declaration is described where it is loaded, `definitions/`)."""
 
     type: NotRequired[str | None]
     input: NotRequired[dict[str, Any] | None]
@@ -437,6 +438,7 @@ class DefinitionRecord(TypedDict):
 class ManifestRecord(TypedDict):
     """A group's `manifest.json`."""
 
+    schema_version: NotRequired[int]
     files: dict[str, str]
     directories: NotRequired[list[str]]  # format 2: every directory below the group
     path_b64: NotRequired[dict[str, str]]
@@ -453,6 +455,8 @@ class SealLeaf(TypedDict):
 class SealRecord(TypedDict):
     """`seal.json`."""
 
+    schema_version: NotRequired[int]
+    algorithm: NotRequired[str]
     leaves: list[SealLeaf]
     root: str
     # A merged result: the shard roots it joined, checked where they are read (`seal.py`).
