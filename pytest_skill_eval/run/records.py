@@ -23,7 +23,7 @@ VARIANTS: tuple[str, ...] = _VARIANTS
 
 def never_ran(run: RunRecord) -> SubjectResult:
     """A subject result for a run record without a subject: nothing beside it."""
-    return SubjectResult(dict(run), [], "")
+    return SubjectResult(run.copy(), [], "")
 
 
 def synthetic_run(
@@ -102,7 +102,7 @@ def host_record(host: str, chosen: bool, declared: str | None) -> dict[str, Any]
     }
 
 
-def stamp_nonce(run: dict[str, Any]) -> None:
+def stamp_nonce(run: RunRecord) -> None:
     """Give a run record its `nonce` before it is first written: the random id the noise floor
     and the significance gate count the run once by. A reused run keeps its origin's (or, from
     before nonces, none): it is the same observation, not a new one."""
@@ -173,7 +173,7 @@ def cannot_run_records(
     return facts
 
 
-def persist_fallback(variant_dir: Path, run: dict[str, Any]) -> None:
+def persist_fallback(variant_dir: Path, run: RunRecord) -> None:
     """Write a run record that could not be persisted as it should, where there is room."""
     # run.json when it is still free, else beside it; only when neither can be written does
     # the invocation stop, since nothing of this run would be on record.
