@@ -285,7 +285,7 @@ def write_manifest(group_dir: Path) -> str:
     found, directories = _walk(group_dir, None)
     entries = [(rel, path) for rel, path in found if rel != layout.MANIFEST]
     files = {recorded_path(rel): entry_digest(path) for rel, path in entries}
-    manifest: dict[str, Any] = {
+    manifest: ManifestRecord = {
         "schema_version": MANIFEST_VERSION,
         "files": files,
         "directories": [recorded_path(rel) for rel in directories],
