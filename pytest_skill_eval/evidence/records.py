@@ -168,6 +168,24 @@ class RunResources(TypedDict):
     skills: NotRequired[list[Any] | None]
 
 
+class HostChoice(TypedDict):
+    """The host a run ran on, who chose it and the host its group declared."""
+
+    name: str
+    chosenBy: NotRequired[Literal["definition", "invocation"]]
+    declared: NotRequired[str]
+
+
+class AttemptRecord(TypedDict):
+    """An earlier attempt of a run (`--skill-eval-retries`): its number, how it ended and where
+    its evidence lies, relative to the variant's directory (`attempts/<n>`)."""
+
+    attempt: int
+    state: str
+    error: RunError | dict[str, Any] | None
+    evidence: str
+
+
 class RunRecord(TypedDict):
     """`run.json` (or its fallback `run-error.json`), reference §5.3."""
 
@@ -217,7 +235,7 @@ class RunRecord(TypedDict):
     systemLayers: NotRequired[list[SystemLayerRecord]]
     # {"name", "chosenBy": "definition"|"invocation", "declared"}: off Pi, or chosen by
     # --skill-eval-host; absent on a Pi run of a group declared for Pi.
-    host: NotRequired[dict[str, Any]]
+    host: NotRequired[HostChoice]
     # The inputs that determine the run, each hashed under its name (`run/inputs.py`).
     inputs: NotRequired[dict[str, str]]
     # `--skill-eval-reuse`: copied from an earlier sealed result (`result`, its seal `root`,
@@ -225,12 +243,12 @@ class RunRecord(TypedDict):
     reused: NotRequired[dict[str, str]]
     notReused: NotRequired[str]
     # How many secrets were replaced, per file, when the run had any to replace.
-    redactions: NotRequired[dict[str, Any]]
+    redactions: NotRequired[dict[str, dict[str, int]]]  # secret name → file → count
     # Only in the persistence fallback: the transcript that could not be written beside it.
     transcript: NotRequired[list[Any]]
     # --skill-eval-retries: each earlier (infrastructure-failed) attempt, in order, with its
     # state, error and evidence directory (`attempts/<n>`, relative to the variant's).
-    attempts: NotRequired[list[dict[str, Any]]]
+    attempts: NotRequired[list[AttemptRecord]]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 from ..definitions import VARIANTS as VARIANT_NAMES
 from ..definitions import LoadedGroup
 from ..evidence import layout, read, store
-from ..evidence.records import RunRecord
+from ..evidence.records import AttemptRecord, RunRecord
 from ..evidence.store import DiskFullError, EvidenceError, utc_now
 from ..hosts.layers import SystemLayerError
 from ..hosts.prestart import PromptGate
@@ -158,7 +158,7 @@ class GroupRun:
             first = SubjectResult(*taken) if taken else self._execute(variant, env)
             self.inputs.note(variant, first.run)
             run = self._persist(variant, first)
-            earlier: list[dict[str, Any]] = []
+            earlier: list[AttemptRecord] = []
             while attempts.retryable(run, len(earlier), env.retries, env.cancel.cancelled):
                 # On record, the attempt moves whole under attempts/; the variant runs again.
                 earlier.append(attempts.set_aside(self.group_dir / variant, len(earlier) + 1, run))

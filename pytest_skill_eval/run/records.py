@@ -11,7 +11,14 @@ from ..budget.ledger import Ledger
 from ..definitions import VARIANTS as _VARIANTS
 from ..definitions import LoadedDefinition, LoadedGroup, selected_groups
 from ..evidence import layout, store
-from ..evidence.records import CannotRun, GradeRecord, GroupError, GroupRecord, RunRecord
+from ..evidence.records import (
+    CannotRun,
+    GradeRecord,
+    GroupError,
+    GroupRecord,
+    HostChoice,
+    RunRecord,
+)
 from ..evidence.states import group_state, unrecorded_group_state
 from ..evidence.store import EvidenceError, json_bytes, sha256_bytes, sha256_file
 from ..grading import grade_group
@@ -90,7 +97,7 @@ def ran_unrecorded(group: LoadedGroup, variant: str, variant_dir: Path, why: str
     return synthetic_run(group, variant, "infrastructure-failed", msg)
 
 
-def host_record(host: str, chosen: bool, declared: str | None) -> dict[str, Any] | None:
+def host_record(host: str, chosen: bool, declared: str | None) -> HostChoice | None:
     """How a run's host was chosen (by the invocation or the definition); None on Pi by
     declaration (as every older run)."""
     if not chosen and host == layout.DEFAULT_HOST:
