@@ -18,9 +18,11 @@ from ..evidence.aggregates import (
     AggregateRecord,
     Consistency,
     Fingerprint,
+    GroupAdaptive,
     Rate,
     SampleSize,
     TrialRow,
+    Unpaired,
 )
 from ..evidence.records import Budget
 from ..evidence.states import aggregate_state
@@ -273,7 +275,7 @@ def _adaptive_group(
     entry: Mapping[str, Any],
     maximum: int,
     exhausted: bool,
-) -> dict[str, Any]:
+) -> GroupAdaptive:
     """Each comparison's sequential decision (in place) and why the group stopped where it did.
 
     A comparison is resolved at the first trial whose E-value reached 1/alpha; an unresolved
@@ -389,7 +391,7 @@ def _comparison_stats(row: dict[str, Any], reused: Sequence[str] = ()) -> Aggreg
     transitions = row["transitions"]
     f2p, p2f = transitions.get("fail-to-pass", 0), transitions.get("pass-to-fail", 0)
     p = mcnemar_exact(f2p, p2f)
-    unpaired: dict[str, Any] | None = None
+    unpaired: Unpaired | None = None
     if reused:
         # A reused arm ran in another invocation: its runs pair with none of these, so the arms
         # are compared as independent samples, with the test `compare` uses (Fisher's exact).

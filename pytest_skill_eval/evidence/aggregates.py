@@ -82,6 +82,34 @@ class SampleSize(TypedDict):
     pairs: Count
 
 
+class Unpaired(TypedDict):
+    """A comparison whose arms were compared as independent samples, because one was reused
+    from another invocation: the test, its p-value, the reused arms and why."""
+
+    test: NotRequired[str]
+    p: NotRequired[Number]
+    reused: NotRequired[list[str]]
+    why: NotRequired[str]
+
+
+class Sequential(TypedDict):
+    """`--skill-eval-trials auto`: a comparison's sequential decision (its E-value against the
+    threshold) and why it stopped where it did."""
+
+    resolvedAtTrial: NotRequired[int | None]
+    eValue: NotRequired[Number]
+    threshold: NotRequired[Number]
+    stop: NotRequired[str]
+
+
+class GroupAdaptive(TypedDict):
+    """`--skill-eval-trials auto`: the trials a group used and why it stopped (resolved,
+    futility, max-trials, budget-exhausted, incomplete, no-comparisons)."""
+
+    trialsUsed: NotRequired[int]
+    stop: NotRequired[str]
+
+
 class AggregateComparison(TypedDict):
     """One comparison over the trials."""
 
@@ -95,9 +123,8 @@ class AggregateComparison(TypedDict):
     mcnemarP: NotRequired[Number | None]
     differenceUnresolved: bool
     sampleSize: NotRequired[SampleSize | None]
-    # A reused arm: the arms compared as independent samples (`test`, `p`, `reused`, `why`).
-    unpaired: NotRequired[dict[str, Any]]
-    sequential: NotRequired[dict[str, Any]]
+    unpaired: NotRequired[Unpaired]
+    sequential: NotRequired[Sequential]
 
 
 class ArmFact(TypedDict):
@@ -151,9 +178,7 @@ class AggregateGroup(TypedDict):
     checks: list[AggregateCheck]
     # Only off Pi: the host these trials ran on.
     host: NotRequired[SafeHost]
-    # `--skill-eval-trials auto`: `{trialsUsed, stop}`, stop being resolved | max-trials |
-    # budget-exhausted | incomplete | no-comparisons.
-    adaptive: NotRequired[dict[str, Any]]
+    adaptive: NotRequired[GroupAdaptive]
     # Per-arm usage facts; absent when no subject of the group started.
     usage: NotRequired[ArmUsage]
     # --skill-eval-retries: attempts beyond each run's first, over every trial (absent: none).

@@ -16,7 +16,7 @@ from . import aggregates, records
 
 # Each adapter is built at its first use: building them all cost about 0.1 s of CPU at import,
 # which every xdist worker paid and none needs (a worker writes evidence, it reads none back).
-_RECORDS: dict[str, Any] = {
+_RECORDS: dict[str, object] = {
     "SUMMARY": records.SummaryRecord,
     "GROUP": records.GroupRecord,
     "RUN": records.RunRecord,
