@@ -14,7 +14,8 @@ from pydantic import AfterValidator
 # pydantic reads TypedDicts from typing_extensions only, before Python 3.12.
 from typing_extensions import TypedDict
 
-from .records import Budget, Count, Interval, Number, SafeHost, SafeId
+from .constraints import Count, Interval, Number, SafeHost, SafeId
+from .records import Budget
 
 
 class TrialRow(TypedDict):

@@ -8,64 +8,18 @@ comparison, a review, a verify or a merge never meets a shape it did not expect.
 - Unknown fields are allowed: older and newer evidence both read.
 - Values the reference leaves open (usage, per-kind check details) stay `Any` where their shape
   belongs to another layer.
-- The safety constraints sit on the fields as `Annotated` metadata: mypy ignores it, the reader's
-  pydantic validation enforces it (ids and hosts become directory names; counts are never
-  negative; an interval is a pair).
+- The safety constraints sit on the fields as `Annotated` metadata (`constraints.py`): mypy
+  ignores it, the reader's pydantic validation enforces it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired
-
-from pydantic import AfterValidator, Field, GetCoreSchemaHandler
-from pydantic_core import CoreSchema
 
 # pydantic reads TypedDicts from typing_extensions only, before Python 3.12.
 from typing_extensions import TypedDict
 
-from . import layout
-
-# `float` accepts integers too (strict mode allows int → float, never bool or str).
-Number = float
-
-
-def _one_level(name: str) -> str:
-    if not layout.is_safe_id(name):
-        raise ValueError("an unsafe id (it would leave its directory)")
-    return name
-
-
-def _host(name: str) -> str:
-    if not layout.is_safe_host(name):
-        raise ValueError("an unsafe host name (it would leave its directory)")
-    return name
-
-
-# A count of trials or runs: never negative.
-Count = Annotated[int, Field(ge=0)]
-
-# An interval is a pair [low, high].
-Interval = Annotated[list[Number], Field(min_length=2, max_length=2)]
-
-# Ids and hosts become directory names: a damaged record must not lead a reader elsewhere.
-SafeId = Annotated[str, AfterValidator(_one_level)]
-SafeHost = Annotated[str, AfterValidator(_host)]
-
-
-@dataclass(frozen=True, slots=True)
-class Holds:
-    """On an open field, one another layer builds as plain JSON: the reader checks it as
-    `shape` (the parts it relies on), while mypy sees the open type the writer builds."""
-
-    shape: Any
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        """Validate as `shape`, in place, so a problem keeps its JSON pointer."""
-        return handler.generate_schema(self.shape)
-
+from .constraints import Holds, Number, SafeHost, SafeId
 
 # ---------------------------------------------------------------------------------------------
 # run.json (or its fallback run-error.json)

@@ -17,8 +17,8 @@ from typing_extensions import is_typeddict
 
 from pytest_skill_eval.analysis.trials import aggregate
 from pytest_skill_eval.evidence import layout, shapes
+from pytest_skill_eval.evidence.constraints import Holds
 from pytest_skill_eval.evidence.read import check_shape
-from pytest_skill_eval.evidence.records import Holds
 from tests.support import runs
 from tests.support.shared import SharedRun
 
