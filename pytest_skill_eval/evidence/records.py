@@ -386,7 +386,7 @@ class InvocationRecord(TypedDict):
 
 
 # ---------------------------------------------------------------------------------------------
-# definition.json, manifest.json, seal.json, shard.json
+# definition.json, manifest.json, seal.json (shard.json and plan.json: `scale/models.py`)
 
 
 class VariantDeclaration(TypedDict):
@@ -433,23 +433,3 @@ class SealRecord(TypedDict):
     root: str
     # A merged result: the shard roots it joined, checked where they are read (`seal.py`).
     shards: NotRequired[Any]
-
-
-class ShardPlace(TypedDict):
-    """Which shard K of N."""
-
-    index: int
-    count: int
-
-
-class ShardRecord(TypedDict):
-    """`shard.json`, as a merge reads it."""
-
-    kind: str
-    plan: NotRequired[str]
-    planSha256: NotRequired[str]
-    shard: ShardPlace
-    budget: NotRequired[Budget | None]
-    ledger: NotRequired[str | None]
-    startedAt: str
-    completedAt: str

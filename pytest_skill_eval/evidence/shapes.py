@@ -25,7 +25,6 @@ _RECORDS: dict[str, object] = {
     "AGGREGATE": aggregates.AggregateRecord,
     "MANIFEST": records.ManifestRecord,
     "SEAL": records.SealRecord,
-    "SHARD": records.ShardRecord,
     "DEFINITION": records.DefinitionRecord,
     "OBJECT": dict[str, Any],
 }
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
     AGGREGATE: TypeAdapter[aggregates.AggregateRecord]
     MANIFEST: TypeAdapter[records.ManifestRecord]
     SEAL: TypeAdapter[records.SealRecord]
-    SHARD: TypeAdapter[records.ShardRecord]
     DEFINITION: TypeAdapter[records.DefinitionRecord]
     OBJECT: TypeAdapter[dict[str, Any]]
 
