@@ -8,7 +8,6 @@ import secrets
 import shutil
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,7 +21,7 @@ from .definitions.selection import recorded_selectors
 from .errors import DiskFullError
 from .evidence import create_result_dir, layout, read
 from .evidence import summary as result_records
-from .evidence.records import InvocationRecord
+from .evidence.records import GradeRecord, InvocationRecord
 from .evidence.store import utc_now
 from .evidence.summary import (
     discard_unused_result,
@@ -196,7 +195,7 @@ class SkillEvalSession:
         self.stops[key] = stop
         return stop
 
-    def preview_grade(self, run: GroupRun, variant: str) -> dict[str, Any]:
+    def preview_grade(self, run: GroupRun, variant: str) -> GradeRecord:
         """Grade one variant's checks before its counterpart exists (same rules, not persisted)."""
         other = "candidate" if variant == "baseline" else "baseline"
         runs = {

@@ -10,16 +10,22 @@ from typing import Any, cast
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read
-from ..evidence.iteration import retries_in
-from ..evidence.records import (
+from ..evidence.aggregates import (
     AdaptiveRun,
+    AggregateCheck,
+    AggregateComparison,
     AggregateGroup,
     AggregateRecord,
-    Budget,
     Consistency,
     Fingerprint,
+    GroupAdaptive,
+    Rate,
+    SampleSize,
     TrialRow,
+    Unpaired,
 )
+from ..evidence.iteration import retries_in
+from ..evidence.records import Budget
 from ..evidence.states import aggregate_state
 from ..evidence.store import utc_now
 from ..evidence.summary import write_aggregate as write_aggregate_record
@@ -265,11 +271,11 @@ def json_key(value: Any) -> str:
 
 
 def _adaptive_group(
-    comparisons: list[dict[str, Any]],
+    comparisons: list[AggregateComparison],
     entry: Mapping[str, Any],
     maximum: int,
     exhausted: bool,
-) -> dict[str, Any]:
+) -> GroupAdaptive:
     """Each comparison's sequential decision (in place) and why the group stopped where it did.
 
     A comparison is resolved at the first trial whose E-value reached 1/alpha; an unresolved
@@ -328,11 +334,16 @@ def write_aggregate(
     )
 
 
-def _check_stats(row: dict[str, Any]) -> dict[str, Any]:
+def _check_stats(row: dict[str, Any]) -> AggregateCheck:
     observed = row["pass"] + row["fail"]
     interval = wilson_interval(row["pass"], observed)
     return {
-        **row,
+        "id": row["id"],
+        "variant": row["variant"],
+        "kind": row["kind"],
+        "pass": row["pass"],
+        "fail": row["fail"],
+        "unavailable": row["unavailable"],
         "passRate": row["pass"] / observed if observed else None,
         "interval": list(interval) if interval else None,
         "consistency": consistency(row["pass"], observed),
@@ -353,7 +364,7 @@ def consistency(passes: int, observed: int) -> list[Consistency]:
     ]
 
 
-def sample_size(transitions: Mapping[str, int]) -> dict[str, int] | None:
+def sample_size(transitions: Mapping[str, int]) -> SampleSize | None:
     """Paired trials in all, and how many more, for McNemar at 80% power and alpha 0.05.
 
     Connor's formula (see `stats.mcnemar_sample_size`) on the observed discordance rates,
@@ -376,11 +387,11 @@ def reused_arms(group_dir: Path) -> set[str]:
     return {v for v, run in found.items() if run is not None and "reused" in run[1]}
 
 
-def _comparison_stats(row: dict[str, Any], reused: Sequence[str] = ()) -> dict[str, Any]:
+def _comparison_stats(row: dict[str, Any], reused: Sequence[str] = ()) -> AggregateComparison:
     transitions = row["transitions"]
     f2p, p2f = transitions.get("fail-to-pass", 0), transitions.get("pass-to-fail", 0)
     p = mcnemar_exact(f2p, p2f)
-    unpaired: dict[str, Any] | None = None
+    unpaired: Unpaired | None = None
     if reused:
         # A reused arm ran in another invocation: its runs pair with none of these, so the arms
         # are compared as independent samples, with the test `compare` uses (Fisher's exact).
@@ -393,7 +404,7 @@ def _comparison_stats(row: dict[str, Any], reused: Sequence[str] = ()) -> dict[s
             "why": f"the {' and '.join(reused)} arm was reused from another invocation, so "
             "its runs are not paired with this invocation's",
         }
-    rates = {}
+    rates: dict[str, Rate] = {}
     for variant in VARIANTS:
         counts = row[variant]
         observed = counts["pass"] + counts["fail"]
@@ -402,17 +413,24 @@ def _comparison_stats(row: dict[str, Any], reused: Sequence[str] = ()) -> dict[s
             "passRate": counts["pass"] / observed if observed else None,
             "interval": list(interval) if interval else None,
         }
-    separated = _separated(rates["baseline"]["interval"], rates["candidate"]["interval"])
+    separated = _separated(rates["baseline"].get("interval"), rates["candidate"].get("interval"))
     unresolved = not (separated and p < ALPHA)
-    return {
-        **row,
+    stats: AggregateComparison = {
+        "id": row["id"],
+        "kind": row["kind"],
+        "baseline": row["baseline"],
+        "candidate": row["candidate"],
+        "transitions": transitions,
         "rates": rates,
         "discordant": {"fail-to-pass": f2p, "pass-to-fail": p2f},
         "mcnemarP": None if unpaired else p,
         "differenceUnresolved": unresolved,
         # Connor 1987 on the observed discordance; None when resolved or not estimable.
         "sampleSize": sample_size(transitions) if unresolved else None,
-    } | ({"unpaired": unpaired} if unpaired else {})
+    }
+    if unpaired:
+        stats["unpaired"] = unpaired
+    return stats
 
 
 def _separated(a: list[float] | None, b: list[float] | None) -> bool:

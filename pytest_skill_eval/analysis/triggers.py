@@ -21,7 +21,7 @@ from typing import Any
 
 from ..definitions import VARIANTS
 from ..evidence import read
-from ..evidence.records import (
+from ..evidence.aggregates import (
     TriggerCounts,
     TriggerDifference,
     TriggerRate,

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read
-from ..evidence.records import ArmFact, ArmUsage, AttemptsUsage, UsageChange
+from ..evidence.aggregates import ArmFact, ArmUsage, AttemptsUsage, UsageChange
 from ..evidence.states import SIMULATED_MODES
 from .stats import mean_interval, welch_interval
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, overload
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -22,8 +22,8 @@ from ..common.entries import open_regular
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
 from . import layout, shapes
+from .aggregates import AggregateRecord
 from .records import (
-    AggregateRecord,
     GradeRecord,
     GroupRecord,
     InvocationRecord,
@@ -32,6 +32,8 @@ from .records import (
 )
 
 _POSITION = re.compile(r"[0-9]+")
+
+Record = TypeVar("Record")
 
 # Bounds on one JSON evidence file. The writers stay far below both (a run record is a few
 # hundred KiB, nests under 20 levels); the reader refuses more before parsing, so a hostile
@@ -100,12 +102,20 @@ def json_depth(text: str) -> int:
     return max(accumulate(_STEP[c] for c in brackets), default=0)
 
 
+@overload
+def read_evidence_json(path: Path, shape: None = None) -> Any: ...
+@overload
+def read_evidence_json(path: Path, shape: TypeAdapter[Record]) -> Record: ...
 def read_evidence_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any:
     """Read one JSON evidence file, bounded in size and depth and, given `shape`, validated
-    against what its readers rely on; any damage is a DamagedEvidenceError naming the file."""
+    against its description (`records.py`); any damage is a DamagedEvidenceError naming it."""
     return parse_evidence_json(path, _read_bytes(path), shape)
 
 
+@overload
+def parse_evidence_json(path: Path, data: bytes, shape: None = None) -> Any: ...
+@overload
+def parse_evidence_json(path: Path, data: bytes, shape: TypeAdapter[Record]) -> Record: ...
 def parse_evidence_json(path: Path, data: bytes, shape: TypeAdapter[Any] | None = None) -> Any:
     """The JSON value of `data`, the bytes of evidence file `path` (so a caller that hashes
     them parses exactly what it hashed), bounded and validated as `read_evidence_json` does."""
@@ -137,6 +147,10 @@ def check_shape(path: Path, value: Any, shape: TypeAdapter[Any]) -> None:
         raise damaged(path, f"at {where}: {problem[:1].lower()}{problem[1:]}") from None
 
 
+@overload
+def optional_json(path: Path, shape: None = None) -> Any: ...
+@overload
+def optional_json(path: Path, shape: TypeAdapter[Record]) -> Record | None: ...
 def optional_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any:
     """A JSON evidence file that may be absent: None when it is."""
     try:
@@ -190,25 +204,24 @@ def load_summary(result_dir: Path) -> SummaryRecord:
             f"{result_dir} has no {layout.SUMMARY} or {layout.AGGREGATE}: it is not a finished "
             "result. Pass a result id or directory under .skill-eval/runs."
         )
-    return cast(SummaryRecord, read_evidence_json(path, shapes.SUMMARY))
+    return read_evidence_json(path, shapes.SUMMARY)
 
 
 def summary_or_none(result_dir: Path) -> SummaryRecord | None:
     """`summary.json` when the result has one (an interrupted result may not)."""
     path = layout.summary_file(result_dir)
-    return cast(SummaryRecord, optional_json(path, shapes.SUMMARY))
+    return optional_json(path, shapes.SUMMARY)
 
 
 def load_invocation(result_dir: Path) -> InvocationRecord | None:
     """`invocation.json` when present and an object."""
-    invocation = optional_json(layout.invocation_file(result_dir), shapes.INVOCATION)
-    return cast(InvocationRecord, invocation)
+    return optional_json(layout.invocation_file(result_dir), shapes.INVOCATION)
 
 
 def load_aggregate(aggregate_dir: Path) -> AggregateRecord:
     """`aggregate.json`, which must be an object."""
     path = layout.aggregate_file(aggregate_dir)
-    return cast(AggregateRecord, read_evidence_json(path, shapes.AGGREGATE))
+    return read_evidence_json(path, shapes.AGGREGATE)
 
 
 def aggregate_trial_dirs(aggregate_dir: Path) -> list[Path]:
@@ -231,7 +244,7 @@ def group_record(group_dir: Path) -> GroupRecord | None:
     for name in layout.GROUP_FILES:
         path = group_dir / name
         if present(path):
-            return cast(GroupRecord, read_evidence_json(path, shapes.GROUP))
+            return read_evidence_json(path, shapes.GROUP)
     return None
 
 
@@ -270,7 +283,7 @@ def read_run(variant_dir: Path) -> tuple[str, RunRecord] | None:
     for name in layout.RUN_FILES:
         path = variant_dir / name
         if present(path):
-            return name, cast(RunRecord, read_evidence_json(path, shapes.RUN))
+            return name, read_evidence_json(path, shapes.RUN)
     return None
 
 
@@ -287,7 +300,7 @@ def read_grade(group_dir: Path, record: Mapping[str, Any]) -> GradeRecord | None
         return None
     if not layout.is_safe_id(name):
         raise damaged(group_dir / layout.GROUP, f"names an unsafe grade file {name!r}")
-    return cast(GradeRecord, optional_json(group_dir / name, shapes.GRADE))
+    return optional_json(group_dir / name, shapes.GRADE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,12 +1,28 @@
-"""The shapes of the JSON records users read, so mypy checks their writers and readers.
+"""The one description of each JSON evidence file: what its writer produces and its readers rely on.
 
-Fields a record does not always carry are `NotRequired`; values the reference leaves open
-(usage, effects, per-kind check details) stay `Any` where their shape belongs to another layer.
+Each file has one TypedDict here (`aggregates.py` holds the aggregate's). Its writer is checked
+against it by mypy; `shapes.py` turns it into the reader's strict validator, so a view, a
+comparison, a review, a verify or a merge never meets a shape it did not expect.
+
+- A field an older result can lack, or a reader tolerates missing, is `NotRequired`.
+- Unknown fields are allowed: older and newer evidence both read.
+- Values the reference leaves open (usage, per-kind check details) stay `Any` where their shape
+  belongs to another layer.
+- The safety constraints sit on the fields as `Annotated` metadata (`constraints.py`): mypy
+  ignores it, the reader's pydantic validation enforces it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
+
+# pydantic reads TypedDicts from typing_extensions only, before Python 3.12.
+from typing_extensions import TypedDict
+
+from .constraints import Holds, Number, SafeHost, SafeId
+
+# ---------------------------------------------------------------------------------------------
+# run.json (or its fallback run-error.json)
 
 
 class RunError(TypedDict):
@@ -20,21 +36,21 @@ class RunError(TypedDict):
 class Activation(TypedDict):
     """Whether, and in which turns, the target skill was read."""
 
-    targetRead: bool | None
-    firstReadTurn: int | None
-    readTurns: list[int]
-    successfulReadPaths: list[str]
+    targetRead: NotRequired[bool | None]
+    firstReadTurn: NotRequired[int | None]
+    readTurns: NotRequired[list[int]]
+    successfulReadPaths: NotRequired[list[str]]
 
 
 class RunArtifacts(TypedDict):
     """File names (in the variant directory) of what a run left; None when it left none."""
 
-    events: str | None
-    final: str | None
-    stderr: str | None
-    context: str | None
-    transcript: str | None
-    modelRequests: str | None
+    events: NotRequired[str | None]
+    final: NotRequired[str | None]
+    stderr: NotRequired[str | None]
+    context: NotRequired[str | None]
+    transcript: NotRequired[str | None]
+    modelRequests: NotRequired[str | None]
 
 
 class SystemLayerRecord(TypedDict):
@@ -49,8 +65,8 @@ class HostBinaryRecord(TypedDict):
     """The host binary a run used, and what its configuration enforced where that is the
     host's to decide (Codex's sandbox)."""
 
-    version: str
-    command: str
+    version: NotRequired[str]
+    command: NotRequired[str]
     enforced: NotRequired[dict[str, Any]]
     # A Node host: the runtime it ran on ({kind: pinned|option, path, version}) and, for Pi,
     # the form that ran ({kind: stock} or {kind: bundle, sha256}).
@@ -58,55 +74,122 @@ class HostBinaryRecord(TypedDict):
     form: NotRequired[dict[str, str]]
 
 
+class ToolCall(TypedDict):
+    """One tool call of a turn."""
+
+    toolCallId: NotRequired[str | None]
+    toolName: NotRequired[str | None]
+
+
+class ChangeSet(TypedDict):
+    """Paths created, modified and deleted (`path_b64` and other keys beside them are free)."""
+
+    created: NotRequired[list[Any] | None]
+    modified: NotRequired[list[Any] | None]
+    deleted: NotRequired[list[Any] | None]
+
+
+class TurnWorkspace(TypedDict):
+    """What a turn changed in the workspace."""
+
+    changesSincePrevious: NotRequired[ChangeSet | None]
+
+
+class Turn(TypedDict):
+    """What a reader relies on in one turn of a run (the host layer writes the rest)."""
+
+    turn: NotRequired[int]
+    toolActivity: NotRequired[list[ToolCall] | None]
+    workspace: NotRequired[TurnWorkspace | None]
+
+
+class Effects(TypedDict):
+    """What a run changed, by kind (created, modified, deleted)."""
+
+    changes: NotRequired[ChangeSet | None]
+
+
+class Process(TypedDict):
+    """How the subject's process ended."""
+
+    protocolErrors: NotRequired[list[Any] | None]
+    parseErrors: NotRequired[list[Any] | None]
+
+
+class RunResources(TypedDict):
+    """The resource snapshots a run recorded."""
+
+    skills: NotRequired[list[Any] | None]
+
+
+class HostChoice(TypedDict):
+    """The host a run ran on, who chose it and the host its group declared."""
+
+    name: str
+    chosenBy: NotRequired[Literal["definition", "invocation"]]
+    declared: NotRequired[str]
+
+
+class AttemptRecord(TypedDict):
+    """An earlier attempt of a run (`--skill-eval-retries`): its number, how it ended and where
+    its evidence lies, relative to the variant's directory (`attempts/<n>`)."""
+
+    attempt: int
+    state: str
+    error: RunError | dict[str, Any] | None
+    evidence: str
+
+
 class RunRecord(TypedDict):
     """`run.json` (or its fallback `run-error.json`), reference §5.3."""
 
-    schema_version: int
-    variant: str
+    schema_version: NotRequired[int]
+    variant: NotRequired[str]
     state: str
-    evaluationType: str
+    evaluationType: NotRequired[str]
     # A random id made when the run's record is first written: what the noise floor and the
     # significance gate count the run once by, wherever a copy of it lies (a reused run keeps
     # its origin's). Results from before it fall back to their record's content digest.
     nonce: NotRequired[str]
-    prompt: str | None
-    prompts: list[str]
-    turns: list[dict[str, Any]]
-    successfulReadPaths: list[str]
+    prompt: NotRequired[str | None]
+    prompts: NotRequired[list[str]]
+    turns: NotRequired[Annotated[list[dict[str, Any]], Holds(list[Turn])]]
+    successfulReadPaths: NotRequired[list[str]]
     # Declared tools whose calls this host cannot show, each with the reason.
     unobservableTools: NotRequired[dict[str, str]]
-    activation: Activation
-    response: str
-    usage: dict[str, Any] | None
+    activation: NotRequired[Activation]
+    response: NotRequired[str | None]
+    usage: NotRequired[dict[str, Any] | None]
     # Requests the model endpoint received (loopback), else assistant replies observed (Pi
     # live); None where neither can be seen.
     modelCalls: NotRequired[int | None]
     # {"usd", "simulated"}: what the run cost, and whether it was only simulated.
     spend: NotRequired[dict[str, Any]]
-    effects: dict[str, Any] | None
-    contextObservationArtifact: dict[str, Any] | None
-    artifacts: RunArtifacts
-    error: RunError | dict[str, str] | None
+    effects: NotRequired[Annotated[dict[str, Any] | None, Holds(Effects | None)]]
+    contextObservationArtifact: NotRequired[dict[str, Any] | None]
+    artifacts: NotRequired[RunArtifacts]
+    error: NotRequired[RunError | dict[str, Any] | None]
     # Present once a subject started (or its variant was prepared).
     startedAt: NotRequired[str]
     completedAt: NotRequired[str]
     workspace: NotRequired[str]
-    resources: NotRequired[dict[str, Any]]
+    resources: NotRequired[Annotated[dict[str, Any], Holds(RunResources)]]
     tools: NotRequired[list[str]]
     commands: NotRequired[list[dict[str, Any]]]
     model: NotRequired[dict[str, Any]]
     provider: NotRequired[dict[str, Any]]
     # The host's binary (every host, under one key; results before it kept Pi's under `pi`).
     binary: NotRequired[HostBinaryRecord]
+    pi: NotRequired[dict[str, Any]]
     environment: NotRequired[dict[str, Any]]
-    process: NotRequired[dict[str, Any]]
+    process: NotRequired[Annotated[dict[str, Any], Holds(Process)]]
     hint: NotRequired[str | None]
     delivery: NotRequired[Any]
     # Every system-wide or managed layer of the host (none for Pi) and how it was kept out.
     systemLayers: NotRequired[list[SystemLayerRecord]]
     # {"name", "chosenBy": "definition"|"invocation", "declared"}: off Pi, or chosen by
     # --skill-eval-host; absent on a Pi run of a group declared for Pi.
-    host: NotRequired[dict[str, Any]]
+    host: NotRequired[HostChoice]
     # The inputs that determine the run, each hashed under its name (`run/inputs.py`).
     inputs: NotRequired[dict[str, str]]
     # `--skill-eval-reuse`: copied from an earlier sealed result (`result`, its seal `root`,
@@ -114,12 +197,16 @@ class RunRecord(TypedDict):
     reused: NotRequired[dict[str, str]]
     notReused: NotRequired[str]
     # How many secrets were replaced, per file, when the run had any to replace.
-    redactions: NotRequired[dict[str, Any]]
+    redactions: NotRequired[dict[str, dict[str, int]]]  # secret name → file → count
     # Only in the persistence fallback: the transcript that could not be written beside it.
     transcript: NotRequired[list[Any]]
     # --skill-eval-retries: each earlier (infrastructure-failed) attempt, in order, with its
     # state, error and evidence directory (`attempts/<n>`, relative to the variant's).
-    attempts: NotRequired[list[dict[str, Any]]]
+    attempts: NotRequired[list[AttemptRecord]]
+
+
+# ---------------------------------------------------------------------------------------------
+# deterministic-grade.json (or deterministic-grade-error.json)
 
 
 class EvidenceRef(TypedDict):
@@ -136,121 +223,131 @@ class GradeErrorEntry(TypedDict):
     reason: str
 
 
+class Check(TypedDict):
+    """One check of a deterministic grade: pass, fail or unavailable, with what the expectation
+    asked for and what the run showed (their shapes are the expectation kind's)."""
+
+    id: str
+    variant: NotRequired[str]
+    kind: NotRequired[str]
+    state: str
+    expected: NotRequired[Any]
+    observed: NotRequired[Any]
+
+
+class Side(TypedDict):
+    """One variant's outcome of a comparison: its check and that check's state."""
+
+    check: NotRequired[str]
+    state: str
+
+
+class Comparison(TypedDict):
+    """One comparison of a deterministic grade."""
+
+    id: str
+    kind: NotRequired[str]
+    transition: str
+    baseline: NotRequired[Side]
+    candidate: NotRequired[Side]
+
+
 class GradeRecord(TypedDict):
     """`deterministic-grade.json` (or `deterministic-grade-error.json`)."""
 
-    schema_version: int
-    state: str
-    evidence: dict[str, EvidenceRef]
-    checks: list[dict[str, Any]]
-    comparisons: list[dict[str, Any]]
-    errors: list[GradeErrorEntry]
+    schema_version: NotRequired[int]
+    state: NotRequired[str]
+    evidence: NotRequired[dict[str, EvidenceRef]]
+    checks: NotRequired[list[Check]]
+    comparisons: NotRequired[list[Comparison]]
+    errors: NotRequired[list[GradeErrorEntry]]
+
+
+# ---------------------------------------------------------------------------------------------
+# group.json (or group-error.json) and summary.json
 
 
 class GroupError(TypedDict):
     """A group-level problem: a record that could not be persisted, or a cancellation."""
 
-    kind: str
-    message: str
+    kind: NotRequired[str]
+    message: NotRequired[str]
     artifact: NotRequired[str]
 
 
 class GroupArtifacts(TypedDict):
     """File names of the group's grade and record (canonical or fallback)."""
 
-    grade: str
-    group: str
+    grade: NotRequired[str | None]
+    group: NotRequired[str | None]
 
 
 class GroupRecord(TypedDict):
     """`group.json` (or `group-error.json`); also each entry of `summary.json`'s groups."""
 
-    id: str
-    position: int | None
+    id: SafeId
+    position: NotRequired[int | None]
     state: str
-    variants: dict[str, str]
-    grade: str | None
-    errors: list[GroupError]
+    variants: NotRequired[dict[str, str]]
+    grade: NotRequired[str | None]
+    errors: NotRequired[list[GroupError]]
     # Absent from the placeholder of a group that never finished.
     trial: NotRequired[int]
     artifacts: NotRequired[GroupArtifacts]
     completedAt: NotRequired[str]
     # The host the group ran on, only when it is not Pi (its directory is `<id>@<host>`).
-    host: NotRequired[str]
+    host: NotRequired[SafeHost]
 
 
 class Budget(TypedDict):
     """Spend against `--skill-eval-max-cost`."""
 
-    maxCost: float
-    spent: float
+    maxCost: Number
+    spent: Number
     exhausted: bool
 
 
 class SummaryRecord(TypedDict):
     """`summary.json`: one result (trial), written once, last."""
 
-    schema_version: int
-    id: str
-    trial: int
+    schema_version: NotRequired[int]
+    id: NotRequired[str]
+    trial: NotRequired[int]
     state: str
     groups: list[GroupRecord]
-    completedAt: str
+    completedAt: NotRequired[str]
     budget: NotRequired[Budget]
+
+
+# ---------------------------------------------------------------------------------------------
+# invocation.json
 
 
 class InvocationGroup(TypedDict):
     """One group of a loaded definition, identified by content."""
 
     id: str
-    position: int
-    path: str
-    sha256: str
+    position: NotRequired[int]
+    path: NotRequired[str]
+    sha256: NotRequired[str]
 
 
 class InvocationDefinition(TypedDict):
     """One loaded definition file."""
 
-    path: str
-    kind: str
-    id: str
-    groups: list[InvocationGroup]
+    path: NotRequired[str]
+    kind: NotRequired[str]
+    id: NotRequired[str]
+    groups: NotRequired[list[InvocationGroup]]
 
 
 class Selection(TypedDict):
     """What the invocation selected."""
 
-    group: str | list[str] | None  # one selector, or several in the order given
-    variant: str | None
-    trial: int
-    trials: int
-
-
-class InvocationRecord(TypedDict):
-    """`invocation.json`: what a result was run from, written before any group starts."""
-
-    schema_version: int
-    id: str
-    root: str
-    definitions: list[InvocationDefinition]
-    selection: Selection
-    pins: Any
-    provider: dict[str, Any]
-    failOn: str
-    alpha: NotRequired[float]  # the significance gate's, under failOn significant-regression
-    startedAt: str
-    # A random id every trial of one invocation shares: which results are one run's trials,
-    # whatever their ids (a noise floor decides only as the trials of one invocation).
-    nonce: NotRequired[str]
-    # The hosts --skill-eval-host chose over each group's runtime.host, when it was given.
-    hosts: NotRequired[list[str]]
-    # The selected groups a chosen host cannot run: their items are skips, not runs.
-    cannotRun: NotRequired[list[CannotRun]]
-    identicalArms: NotRequired[bool]  # a noise-floor trial: the baseline arm is the candidate's
-    flakyGate: NotRequired[dict[str, Any]]  # the newest noise floor's flaky checks: never gate
-    # --skill-eval-resume: the result this one completes, its seal root (None: never sealed),
-    # and each group carried over from it with the sha256 of its manifest.
-    resumedFrom: NotRequired[dict[str, Any]]
+    group: NotRequired[str | list[str] | None]  # one selector, or several in the order given
+    variant: NotRequired[str | None]
+    trial: NotRequired[int]
+    trials: NotRequired[int]
 
 
 class CannotRun(TypedDict):
@@ -261,168 +358,79 @@ class CannotRun(TypedDict):
     reason: str
 
 
-class TrialRow(TypedDict):
-    """One trial of an aggregate."""
+class InvocationRecord(TypedDict):
+    """`invocation.json`: what a result was run from, written before any group starts."""
 
-    id: str
-    state: str
-
-
-class Fingerprint(TypedDict):
-    """The inputs of a trial, compared across trials."""
-
-    definitions: Any
-    pins: Any
-
-
-class AggregateInputs(TypedDict):
-    """Whether every trial ran from the same inputs."""
-
-    identical: bool
-    fingerprints: list[Fingerprint]
-
-
-class AggregateGroup(TypedDict):
-    """Counts and statistics of one group over the trials."""
-
-    id: str
-    trials: int
-    comparisons: list[dict[str, Any]]
-    checks: list[dict[str, Any]]
-    # Only off Pi: the host these trials ran on.
-    host: NotRequired[str]
-    # `--skill-eval-trials auto`: `{trialsUsed, stop}`, stop being resolved | max-trials |
-    # budget-exhausted | incomplete | no-comparisons.
-    adaptive: NotRequired[dict[str, Any]]
-    # Per-arm usage facts; absent when no subject of the group started.
-    usage: NotRequired[ArmUsage]
-    # --skill-eval-retries: attempts beyond each run's first, over every trial (absent: none).
-    retries: NotRequired[int]
+    schema_version: NotRequired[int]
+    id: NotRequired[str]
+    root: NotRequired[str]
+    definitions: NotRequired[list[InvocationDefinition]]
+    selection: NotRequired[Selection]
+    pins: NotRequired[Any]
+    provider: NotRequired[dict[str, Any]]
+    failOn: NotRequired[str]
+    alpha: NotRequired[float]  # the significance gate's, under failOn significant-regression
+    startedAt: NotRequired[str]
+    # A random id every trial of one invocation shares: which results are one run's trials,
+    # whatever their ids (a noise floor decides only as the trials of one invocation).
+    nonce: NotRequired[str]
+    # The hosts --skill-eval-host chose over each group's runtime.host, when it was given.
+    hosts: NotRequired[list[str]]
+    # The selected groups a chosen host cannot run: their items are skips, not runs. A reader
+    # keeps the well-formed entries (`read.cannot_run_facts`).
+    cannotRun: NotRequired[list[CannotRun] | Any]
+    identicalArms: NotRequired[bool]  # a noise-floor trial: the baseline arm is the candidate's
+    flakyGate: NotRequired[dict[str, Any]]  # the newest noise floor's flaky checks: never gate
+    # --skill-eval-resume: the result this one completes, its seal root (None: never sealed),
+    # and each group carried over from it with the sha256 of its manifest.
+    resumedFrom: NotRequired[dict[str, Any]]
 
 
-class ArmFact(TypedDict):
-    """One usage fact of one arm across trials: its mean and 95% t interval (None below two)."""
-
-    mean: float | None
-    interval: list[float] | None
-    trials: int  # the runs that reported it
+# ---------------------------------------------------------------------------------------------
+# definition.json, manifest.json, seal.json (shard.json and plan.json: `scale/models.py`)
 
 
-class UsageChange(TypedDict):
-    """Candidate minus baseline of one fact, paired by trial (or, when an arm was reused,
-    the difference of the arms' means with Welch's interval), and the ratio of their sums."""
+class VariantDeclaration(TypedDict):
+    """One variant of a group definition, as trigger rates read it."""
 
-    pairs: int
-    difference: float | None
-    interval: list[float] | None
-    ratio: float | None
-    method: NotRequired[str]  # `paired`, or `unpaired-welch` when an arm was reused
-    unpaired: NotRequired[str]  # why the change is not paired
+    skills: NotRequired[list[Any] | None]
+    target: NotRequired[int | None]
 
 
-class AttemptsUsage(TypedDict):
-    """Earlier attempts of one arm (`--skill-eval-retries`): spent, whatever their state."""
+class DefinitionRecord(TypedDict):
+    """`definition.json`: the group as declared, as the views, reviews and rates read it (the
+    whole declaration is described where it is loaded, `definitions/`)."""
 
-    runs: int  # earlier attempts whose subject started
-    modelCalls: float | None
-    costUsd: float | None
-
-
-class ArmUsage(TypedDict):
-    """Per-arm usage facts of a group (`analysis.usage`): tokens, calls, turns, time, cost."""
-
-    runs: dict[str, int]  # variant → runs whose subject started
-    arms: dict[str, dict[str, ArmFact]]  # variant → fact → values
-    change: dict[str, UsageChange]  # fact → baseline→candidate
-    simulated: bool  # some cost was priced but never paid (scripted, replayed)
-    reused: NotRequired[dict[str, int]]  # variant → runs copied from an earlier result
-    attempts: NotRequired[dict[str, AttemptsUsage]]  # variant → its earlier attempts
-    # variant → cost this invocation spent: its own final runs and their earlier attempts, not
-    # the reused runs (spent by the invocation that ran them)
-    spentUsd: NotRequired[dict[str, float | None]]
+    type: NotRequired[str | None]
+    input: NotRequired[dict[str, Any] | None]
+    variants: NotRequired[dict[str, VariantDeclaration] | None]
+    expectations: NotRequired[list[Any] | None]
+    review_questions: NotRequired[list[Any] | None]
 
 
-class AdaptiveRun(TypedDict):
-    """`--skill-eval-trials auto`: the sequential method and how many trials it ran."""
+class ManifestRecord(TypedDict):
+    """A group's `manifest.json`."""
 
-    method: str
-    description: str
-    alpha: float
-    maxTrials: int
-    trialsRun: int
+    schema_version: NotRequired[int]
+    files: dict[str, str]
+    directories: NotRequired[list[str]]  # format 2: every directory below the group
+    path_b64: NotRequired[dict[str, str]]
 
 
-class TriggerSkill(TypedDict):
-    """A target skill by snapshot: its declared path and content sha256 (None if unknown)."""
+class SealLeaf(TypedDict):
+    """One leaf of the seal."""
 
-    declaredPath: str
+    name: str
     sha256: str | None
+    groups: NotRequired[list[str]]
 
 
-class TriggerCounts(TypedDict):
-    """How often the target was read among runs that observed it, and who was left out."""
+class SealRecord(TypedDict):
+    """`seal.json`."""
 
-    read: int
-    observed: int
-    rate: float | None
-    interval: list[float] | None
-    # Runs that ended invalid, infrastructure-failed or cancelled, by state: never "not read".
-    excluded: dict[str, int]
-    # Complete runs whose read could not be observed (an unavailable check).
-    unobserved: int
-
-
-class TriggerVariant(TypedDict):
-    """One variant's targets (None: no target) and its two rates."""
-
-    targets: list[TriggerSkill | None]
-    activation: TriggerCounts
-    falseActivation: TriggerCounts
-
-
-class TriggerDifference(TypedDict):
-    """Candidate rate minus baseline rate, with Newcombe's hybrid score 95% interval."""
-
-    difference: float
-    interval: list[float]
-
-
-class TriggerRate(TypedDict):
-    """Activation and false activation rates of one target skill over a suite and its trials."""
-
-    skill: TriggerSkill
-    groups: list[str]
-    variants: dict[str, TriggerVariant]
-    difference: dict[str, TriggerDifference | None]
-
-
-class Consistency(TypedDict):
-    """pass@k and pass^k of one check for k trials drawn from the n observed."""
-
-    k: int
-    passAtK: float
-    passHatK: float
-
-
-class AggregateRecord(TypedDict):
-    """`aggregate.json`: counts and statistics over trials (reference §6.5)."""
-
-    schema_version: int
-    kind: str
-    id: str
-    state: str
-    requestedTrials: int
-    trials: list[TrialRow]
-    inputs: AggregateInputs
-    groups: list[AggregateGroup]
-    completedAt: str
-    budget: NotRequired[Budget]
-    adaptive: NotRequired[AdaptiveRun]
-    noiseFloor: NotRequired[dict[str, Any]]  # `--skill-eval-noise-floor` (`noise_floor.py`)
-    # Groups run on several hosts: per check/comparison the counts on each host, and whether
-    # they held on every host.
-    crossHost: NotRequired[list[dict[str, Any]]]
-    # The groups a chosen host cannot run, with the trials that said so: counted apart.
-    cannotRun: NotRequired[list[dict[str, Any]]]
-    # Absent from aggregates written before trigger rates were recorded.
-    triggerRates: NotRequired[list[TriggerRate]]
+    schema_version: NotRequired[int]
+    algorithm: NotRequired[str]
+    leaves: list[SealLeaf]
+    root: str
+    # A merged result: the shard roots it joined, checked where they are read (`seal.py`).
+    shards: NotRequired[Any]

@@ -12,6 +12,7 @@ from typing import Any
 from ..common.entries import recorded_path
 from . import layout, shapes
 from .read import ReadError, damaged
+from .records import SealLeaf, SealRecord
 from .store import (
     EvidenceError,
     covers_directories,
@@ -162,9 +163,7 @@ def _group_dirs(result: Path) -> list[Path]:
     return sorted(p for p in groups.iterdir() if p.is_dir() and not p.is_symlink())
 
 
-def seal_leaves(
-    result: Path, shards: Sequence[Mapping[str, Any]] | None = None
-) -> list[dict[str, Any]]:
+def seal_leaves(result: Path, shards: Sequence[Mapping[str, Any]] | None = None) -> list[SealLeaf]:
     """The seal's leaves as the result is now on disk (a missing file's sha256 is None).
 
     A merged result's seal also records the roots of the shards it merged (`shards`): one
@@ -176,7 +175,7 @@ def seal_leaves(
     except ReadError:
         invocation = None  # a damaged invocation.json still has a (changed) sha256 leaf
     planned = planned_groups(invocation)
-    leaves: list[dict[str, Any]] = [
+    leaves: list[SealLeaf] = [
         {"name": layout.INVOCATION, "sha256": _file_sha256(invocation_path)},
         {
             "name": layout.PLANNED_GROUPS,
@@ -210,8 +209,15 @@ def write_seal(result: Path, shards: Sequence[Mapping[str, Any]] | None = None) 
     """
     leaves = seal_leaves(result, shards)
     root = seal_root(leaves)
-    seal: dict[str, Any] = {"schema_version": 1, "algorithm": "sha256", "leaves": leaves}
-    seal |= {"shards": list(shards), "root": root} if shards is not None else {"root": root}
+    seal: SealRecord = {"schema_version": 1, "algorithm": "sha256", "leaves": leaves, "root": root}
+    if shards is not None:  # a merged seal: the shards it joined, listed before its root
+        seal = {
+            "schema_version": 1,
+            "algorithm": "sha256",
+            "leaves": leaves,
+            "shards": list(shards),
+            "root": root,
+        }
     write_json_once(layout.seal_file(result), seal)
     return root
 
@@ -244,11 +250,11 @@ def parse_root(text: str) -> str:
     return digest
 
 
-def _load_seal(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+def _load_seal(path: Path) -> tuple[list[SealLeaf], list[dict[str, Any]] | None]:
     """A seal's leaves and, for a merged result, the shard roots it records."""
     seal = read_json(path, shapes.SEAL)
     try:
-        leaves = [dict(leaf) for leaf in seal["leaves"]]
+        leaves = [leaf.copy() for leaf in seal["leaves"]]
         for leaf in leaves:
             str(leaf["name"])
         root = seal["root"]
@@ -289,9 +295,7 @@ def verify_seal(result: Path, expected_root: str | None = None) -> list[str]:
     return problems
 
 
-def _seal_differences(
-    result: Path, sealed: list[dict[str, Any]], actual: list[dict[str, Any]]
-) -> list[str]:
+def _seal_differences(result: Path, sealed: list[SealLeaf], actual: list[SealLeaf]) -> list[str]:
     now = {leaf["name"]: leaf for leaf in actual}
     then = {leaf["name"]: leaf for leaf in sealed}
     problems: list[str] = []

@@ -12,11 +12,11 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ..common.entries import recorded_path
 from . import layout
 from .read import ReadError
+from .records import SealLeaf
 from .seal import SEAL_PREFIX, seal_root, verify_result
 from .store import read_json, sha256_file, write_json_once
 
@@ -65,12 +65,12 @@ def shard_group_leaf(result_id: str, name: str) -> str:
 
 def shard_seal_leaves(
     shard: Path, result_ids: Sequence[str], groups: Sequence[tuple[str, str]] | None = None
-) -> list[dict[str, Any]]:
+) -> list[SealLeaf]:
     """A shard's seal leaves as the shard is now on disk; symlinks are never followed.
 
     `groups` (from `shard_groups`) fixes which group directories are hashed.
     """
-    leaves: list[dict[str, Any]] = [
+    leaves: list[SealLeaf] = [
         {"name": layout.SHARD, "sha256": _file_sha256(layout.shard_file(shard))}
     ]
     for result_id, name in shard_groups(shard, result_ids) if groups is None else groups:

@@ -18,6 +18,7 @@ from ..errors import DiskFullError as DiskFullError
 from ..errors import EvidenceError as EvidenceError
 from . import layout, shapes
 from .read import read_evidence_json
+from .records import ManifestRecord
 from .redact import Redactor
 
 # Directories whose every write is redacted first (a group's inherited values, credentials).
@@ -284,7 +285,7 @@ def write_manifest(group_dir: Path) -> str:
     found, directories = _walk(group_dir, None)
     entries = [(rel, path) for rel, path in found if rel != layout.MANIFEST]
     files = {recorded_path(rel): entry_digest(path) for rel, path in entries}
-    manifest: dict[str, Any] = {
+    manifest: ManifestRecord = {
         "schema_version": MANIFEST_VERSION,
         "files": files,
         "directories": [recorded_path(rel) for rel in directories],
@@ -295,7 +296,7 @@ def write_manifest(group_dir: Path) -> str:
     return write_json_once(group_dir / layout.MANIFEST, manifest)
 
 
-def covers_directories(manifest: Mapping[str, Any]) -> bool:
+def covers_directories(manifest: ManifestRecord) -> bool:
     """Whether a manifest lists its group's directories (one written before lists files only)."""
     return isinstance(manifest.get("directories"), list)
 

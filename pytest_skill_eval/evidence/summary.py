@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from . import layout
+from .aggregates import AggregateRecord
 from .read import group_records
 from .records import (
-    AggregateRecord,
     Budget,
     InvocationDefinition,
     InvocationRecord,

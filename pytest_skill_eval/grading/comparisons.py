@@ -9,7 +9,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from pytest_skill_eval.definitions import VARIANTS
 from pytest_skill_eval.definitions.fields import Id
-from pytest_skill_eval.grading.support import Check
+from pytest_skill_eval.evidence.records import Check, Comparison, GradeErrorEntry
 from pytest_skill_eval.grading.values import json_equal
 
 GRADED = ("pass", "fail")
@@ -27,12 +27,12 @@ def transition(baseline_state: str, candidate_state: str) -> str:
 
 def grade_comparisons(
     expectations: Sequence[Any], checks: Mapping[str, Check]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[Comparison], list[GradeErrorEntry]]:
     """Comparisons in first-declared order, plus errors for pairs that cannot be compared.
 
     `checks` holds the checks of the expectations that graded without error, by ID.
     """
-    errors: list[dict[str, Any]] = []
+    errors: list[GradeErrorEntry] = []
     pairs: dict[str, list[Mapping[str, Any]]] = {}
     for expectation in expectations:
         if not isinstance(expectation, Mapping) or "comparison" not in expectation:
@@ -43,7 +43,7 @@ def grade_comparisons(
             continue
         pairs.setdefault(identity, []).append(expectation)
 
-    comparisons: list[dict[str, Any]] = []
+    comparisons: list[Comparison] = []
     for identity, members in pairs.items():
         by_variant = {member.get("variant"): member for member in members}
         if len(members) != 2 or set(by_variant) != set(VARIANTS):

@@ -32,6 +32,13 @@ from pytest_skill_eval.definitions import (
 from pytest_skill_eval.definitions.conversion import describe, pointer_of
 from pytest_skill_eval.definitions.rules import fit_problem
 from pytest_skill_eval.evidence import layout
+from pytest_skill_eval.evidence.records import (
+    Check,
+    Comparison,
+    EvidenceRef,
+    GradeErrorEntry,
+    GradeRecord,
+)
 from pytest_skill_eval.grading.comparisons import grade_comparisons, transition
 from pytest_skill_eval.grading.interaction import (
     grade_context_text,
@@ -40,7 +47,6 @@ from pytest_skill_eval.grading.interaction import (
 )
 from pytest_skill_eval.grading.reads import grade_resource_read, grade_skill_read
 from pytest_skill_eval.grading.support import (
-    Check,
     Context,
     EvidenceError,
     ExpectationError,
@@ -64,7 +70,7 @@ def grade_group(
     runs: Mapping[str, Mapping[str, Any]],
     run_dirs: Mapping[str, Path],
     run_json_sha256: Mapping[str, str],
-) -> dict[str, Any]:
+) -> GradeRecord:
     """Grade a group's expectations and comparisons; the content of deterministic-grade.json."""
     evidence, evidence_errors = _evidence(run_dirs, run_json_sha256)
     try:
@@ -93,7 +99,7 @@ def grade_group(
     }
 
 
-def grade_state(checks: list[Check], errors: list[dict[str, Any]]) -> str:
+def grade_state(checks: list[Check], errors: list[GradeErrorEntry]) -> str:
     """`grade-error` on any error, `unavailable` when every check is, else `complete`."""
     if errors:
         return "grade-error"
@@ -104,9 +110,9 @@ def grade_state(checks: list[Check], errors: list[dict[str, Any]]) -> str:
 
 def _evidence(
     run_dirs: Mapping[str, Path], run_json_sha256: Mapping[str, str]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    evidence: dict[str, Any] = {}
-    errors: list[dict[str, Any]] = []
+) -> tuple[dict[str, EvidenceRef], list[GradeErrorEntry]]:
+    evidence: dict[str, EvidenceRef] = {}
+    errors: list[GradeErrorEntry] = []
     for variant in VARIANTS:
         directory, digest = run_dirs.get(variant), run_json_sha256.get(variant)
         if directory is None or not isinstance(digest, str):
@@ -123,7 +129,7 @@ def _grade(
     group_raw: Mapping[str, Any],
     runs: Mapping[str, Mapping[str, Any]],
     run_dirs: Mapping[str, Path],
-) -> tuple[list[Check], list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[Check], list[Comparison], list[GradeErrorEntry]]:
     group_type = _group_type(group_raw.get("type"))
     expectations = group_raw.get("expectations")
     if not isinstance(expectations, list):
@@ -143,7 +149,7 @@ def _grade(
         )
 
     checks: list[Check] = []
-    errors: list[dict[str, Any]] = []
+    errors: list[GradeErrorEntry] = []
     graded: dict[str, Check] = {}
     seen: set[str] = set()
     for index, expectation in enumerate(expectations):

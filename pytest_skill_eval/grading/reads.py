@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_skill_eval.definitions import ResourceReadExpectation, SkillReadExpectation
+from pytest_skill_eval.evidence.records import Activation
 from pytest_skill_eval.grading.support import (
     Check,
     Context,
@@ -43,7 +44,7 @@ def grade_skill_read(expectation: SkillReadExpectation, ctx: Context) -> Check:
     return graded(expectation, passed, expected, observed)
 
 
-def _activation(run: Mapping[str, Any]) -> dict[str, Any] | None:
+def _activation(run: Mapping[str, Any]) -> Activation | None:
     resources = run.get("resources")
     if isinstance(resources, Mapping) and resources.get("targetPath", "") is None:
         # A variant without a target can never read it.

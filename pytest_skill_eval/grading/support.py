@@ -14,12 +14,11 @@ from pytest_skill_eval.definitions import Expectation
 from ..common.entries import FileTooLargeError, read_inside
 from ..errors import EvidenceError as EvidenceError
 from ..errors import SkillEvalError
+from ..evidence.records import Check as Check
 
 # A workspace file a file check reads: at most this many bytes, else the check is an error
 # naming the file and the limit (`FileTooLargeError`, an evidence error), never read whole.
 FILE_CHECK_LIMIT = 64 * 1024 * 1024
-
-Check = dict[str, Any]
 
 
 class GradeError(SkillEvalError):

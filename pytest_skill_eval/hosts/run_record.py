@@ -37,7 +37,7 @@ CONTEXT = layout.CONTEXT_OBSERVATIONS
 class SubjectResult:
     """The run record (run.json without the transcript) and the artifacts beside it."""
 
-    run: dict[str, Any]  # a `RunRecord`, carried on as the group's record
+    run: RunRecord  # carried on as the group's record
     transcript: list[dict[str, Any]]
     response: str
     # The results disk filled while the run was recorded: what could be written is, and the
@@ -360,9 +360,10 @@ def _run_record(
 def _redacted(facts: RunFacts, run: RunRecord, obs: Observation) -> SubjectResult:
     """Observations come from redacted records already; this is the net for everything else."""
     redactor, tally = facts.launch.redactor, facts.tally
+    redacted_run: RunRecord
     redacted_run, _ = redactor.redact_value(run)
     transcript, _ = redactor.redact_value(obs.transcript)
-    response, _ = redactor.redact_text(run["response"])
+    response, _ = redactor.redact_text(run.get("response") or "")
     if redactor:
         for name, content in (
             (layout.TRANSCRIPT, json_bytes(transcript)),
@@ -372,7 +373,7 @@ def _redacted(facts: RunFacts, run: RunRecord, obs: Observation) -> SubjectResul
             tally.add(name, markers(redactor, content))
         redacted_run["redactions"] = tally.record()
     full = next(iter(facts.disk_full), None)
-    return SubjectResult(dict(redacted_run), transcript, response, full)
+    return SubjectResult(redacted_run.copy(), transcript, response, full)
 
 
 def _replies(turns: Sequence[Turn]) -> int | None:

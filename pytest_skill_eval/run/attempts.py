@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import SkillEvalError
 from ..evidence import layout
+from ..evidence.records import AttemptRecord
 
 RETRIED_STATE = "infrastructure-failed"
 
@@ -63,7 +64,7 @@ def retryable(run: Mapping[str, Any], earlier: int, retries: int, cancelled: boo
     )
 
 
-def set_aside(variant_dir: Path, attempt: int, run: Mapping[str, Any]) -> dict[str, Any]:
+def set_aside(variant_dir: Path, attempt: int, run: Mapping[str, Any]) -> AttemptRecord:
     """Move a finished attempt's whole directory to `<variant>/attempts/<attempt>/`.
 
     The variant directory is renamed away, made again with its `attempts/`, and the attempt
@@ -90,6 +91,6 @@ def set_aside(variant_dir: Path, attempt: int, run: Mapping[str, Any]) -> dict[s
     }
 
 
-def record(earlier: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def record(earlier: Sequence[AttemptRecord]) -> list[AttemptRecord]:
     """The `attempts` field of the final run record: each earlier attempt, in order."""
-    return [dict(attempt) for attempt in earlier]
+    return [attempt.copy() for attempt in earlier]

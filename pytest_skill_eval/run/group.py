@@ -8,12 +8,12 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from ..definitions import VARIANTS as VARIANT_NAMES
 from ..definitions import LoadedGroup
 from ..evidence import layout, read, store
-from ..evidence.records import RunRecord
+from ..evidence.records import AttemptRecord, RunRecord
 from ..evidence.store import DiskFullError, EvidenceError, utc_now
 from ..hosts.layers import SystemLayerError
 from ..hosts.prestart import PromptGate
@@ -61,7 +61,7 @@ class GroupRun:
     host_chosen: bool = False
     declared_host: str | None = None
     selected: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(VARIANTS, True))
-    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    runs: dict[str, RunRecord] = field(default_factory=dict)
     resources: GroupResources | None = None
     resource_error: str | None = None
     started: bool = False
@@ -137,14 +137,14 @@ class GroupRun:
         for variant in VARIANTS:
             found = read.read_run(self.group_dir / variant)
             if found is not None:
-                self.runs[variant] = dict(found[1])
+                self.runs[variant] = found[1].copy()
         record = read.group_record(self.group_dir)
         if record is not None and (self.group_dir / layout.MANIFEST).is_file():
             # Finished before this invocation (carried over by --skill-eval-resume): never redone.
             grade, folder = read.read_grade(self.group_dir, record), self.group_dir
             self.finished = {"group": record, "grade": grade, "runs": self.runs, "dir": folder}
 
-    def run_variant(self, variant: str, env: Environment) -> dict[str, Any]:
+    def run_variant(self, variant: str, env: Environment) -> RunRecord:
         """Run (or synthesise) one variant and persist it; returns the persisted run record."""
         with self.lock:
             self._start(env)
@@ -158,7 +158,7 @@ class GroupRun:
             first = SubjectResult(*taken) if taken else self._execute(variant, env)
             self.inputs.note(variant, first.run)
             run = self._persist(variant, first)
-            earlier: list[dict[str, Any]] = []
+            earlier: list[AttemptRecord] = []
             while attempts.retryable(run, len(earlier), env.retries, env.cancel.cancelled):
                 # On record, the attempt moves whole under attempts/; the variant runs again.
                 earlier.append(attempts.set_aside(self.group_dir / variant, len(earlier) + 1, run))
@@ -422,7 +422,7 @@ class GroupRun:
             raise AssertionError(f"{variant} started: it cannot be cancelled before execution")
         return cancelled_before_execution(self.loaded, variant)
 
-    def _persist(self, variant: str, result: SubjectResult) -> dict[str, Any]:
+    def _persist(self, variant: str, result: SubjectResult) -> RunRecord:
         variant_dir = self.group_dir / variant
         run = result.run
         stamp_nonce(run)
@@ -437,7 +437,7 @@ class GroupRun:
         except EvidenceError as error:
             # The run stays on record with its transcript inline; the failure sits beside it.
             full = full or (error if isinstance(error, DiskFullError) else None)
-            run = dict(unpersisted_run(cast(RunRecord, run), result.transcript, str(error)))
+            run = unpersisted_run(run, result.transcript, str(error))
             try:
                 persist_fallback(variant_dir, run)
             except DiskFullError as failed:

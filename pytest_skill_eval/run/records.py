@@ -5,13 +5,20 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from ..budget.ledger import Ledger
 from ..definitions import VARIANTS as _VARIANTS
 from ..definitions import LoadedDefinition, LoadedGroup, selected_groups
 from ..evidence import layout, store
-from ..evidence.records import CannotRun, GradeRecord, GroupError, GroupRecord, RunRecord
+from ..evidence.records import (
+    CannotRun,
+    GradeRecord,
+    GroupError,
+    GroupRecord,
+    HostChoice,
+    RunRecord,
+)
 from ..evidence.states import group_state, unrecorded_group_state
 from ..evidence.store import EvidenceError, json_bytes, sha256_bytes, sha256_file
 from ..grading import grade_group
@@ -23,7 +30,7 @@ VARIANTS: tuple[str, ...] = _VARIANTS
 
 def never_ran(run: RunRecord) -> SubjectResult:
     """A subject result for a run record without a subject: nothing beside it."""
-    return SubjectResult(dict(run), [], "")
+    return SubjectResult(run.copy(), [], "")
 
 
 def synthetic_run(
@@ -90,7 +97,7 @@ def ran_unrecorded(group: LoadedGroup, variant: str, variant_dir: Path, why: str
     return synthetic_run(group, variant, "infrastructure-failed", msg)
 
 
-def host_record(host: str, chosen: bool, declared: str | None) -> dict[str, Any] | None:
+def host_record(host: str, chosen: bool, declared: str | None) -> HostChoice | None:
     """How a run's host was chosen (by the invocation or the definition); None on Pi by
     declaration (as every older run)."""
     if not chosen and host == layout.DEFAULT_HOST:
@@ -102,7 +109,7 @@ def host_record(host: str, chosen: bool, declared: str | None) -> dict[str, Any]
     }
 
 
-def stamp_nonce(run: dict[str, Any]) -> None:
+def stamp_nonce(run: RunRecord) -> None:
     """Give a run record its `nonce` before it is first written: the random id the noise floor
     and the significance gate count the run once by. A reused run keeps its origin's (or, from
     before nonces, none): it is the same observation, not a new one. A run that observed
@@ -177,7 +184,7 @@ def cannot_run_records(
     return facts
 
 
-def persist_fallback(variant_dir: Path, run: dict[str, Any]) -> None:
+def persist_fallback(variant_dir: Path, run: RunRecord) -> None:
     """Write a run record that could not be persisted as it should, where there is room."""
     # run.json when it is still free, else beside it; only when neither can be written does
     # the invocation stop, since nothing of this run would be on record.
@@ -239,7 +246,7 @@ def grade_and_record(
     dirs = {v: group_dir / v for v in VARIANTS}
     grade: GradeRecord
     try:
-        grade = cast(GradeRecord, grade_group(loaded.raw, runs, dirs, hashes))
+        grade = grade_group(loaded.raw, runs, dirs, hashes)
     except Exception as error:  # grading must never lose the runs it grades
         grade = failed_grade(dirs, hashes, str(error))
     errors: list[GroupError] = []

@@ -15,6 +15,7 @@ from ..common.entries import open_regular
 from ..errors import SkillEvalError
 from ..evidence import layout
 from ..evidence.read import MAX_JSON_BYTES, parse_evidence_json
+from ..evidence.records import SealLeaf
 from ..evidence.seal import SEAL_PREFIX, seal_root
 from ..evidence.shard_seal import shard_groups, shard_seal_leaves
 from ..evidence.store import sha256_bytes
@@ -39,7 +40,7 @@ class Shard:
     path: Path
     record: dict[str, Any]
     # The seal's leaves and root as recomputed from what the merge reads (not as recorded).
-    leaves: list[dict[str, Any]]
+    leaves: list[SealLeaf]
     root: str
     sealed: str | None  # the root its own `shard-seal.json` records
     # The group directories the root covers: the merge copies these and no other.

@@ -13,7 +13,7 @@ from typing import Any, cast
 from ..analysis.sequential import FUTILITY
 from ..analysis.trials import consistency, sample_size
 from ..analysis.triggers import EXCLUDED, RATES, trigger_rates
-from ..evidence.records import Consistency, TriggerRate
+from ..evidence.aggregates import Consistency, SampleSize, TriggerRate
 from .present import escape_cell, format_interval, format_number, mapping
 
 RATE_LABELS = {"activation": "activation", "falseActivation": "false-activation"}
@@ -129,11 +129,11 @@ def consistency_cells(check: Mapping[str, Any]) -> list[str]:
     return cells
 
 
-def sample_size_of(comparison: Mapping[str, Any]) -> dict[str, int] | None:
+def sample_size_of(comparison: Mapping[str, Any]) -> SampleSize | None:
     """Paired trials needed to separate an unresolved comparison (recorded, else computed)."""
     if "sampleSize" in comparison:
         found = comparison.get("sampleSize")
-        return cast(dict[str, int], found) if isinstance(found, Mapping) else None
+        return cast(SampleSize, found) if isinstance(found, Mapping) else None
     transitions = mapping(comparison.get("transitions"))
     return sample_size({str(k): int(v or 0) for k, v in transitions.items()})
 

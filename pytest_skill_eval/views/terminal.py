@@ -247,9 +247,10 @@ def _aggregate_lines(writer: Writer, aggregate_dir: Path) -> None:
                 for row in consistency_of(check)
                 if row["k"] > 1
             )
+            passed, failed, unavailable = check["pass"], check["fail"], check["unavailable"]
+            observed = (passed or 0) + (failed or 0) + (unavailable or 0)
             writer.write_line(
-                f"  {label} check {check['id']}: pass {check['pass']}/"
-                f"{check['pass'] + check['fail'] + check['unavailable']}{span}{figures}"
+                f"  {label} check {check['id']}: pass {passed}/{observed}{span}{figures}"
             )
         for comparison in group["comparisons"]:
             verdict = (

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_skill_eval.evidence.records import GradeRecord
 from pytest_skill_eval.grading import grade_group
 from pytest_skill_eval.run import synthetic_record
 
@@ -430,7 +431,7 @@ def group(group_type: str, expectations: Sequence[Any], prompts: Sequence[str]) 
     }
 
 
-def grade(definition: Mapping[str, Any], baseline: Built, candidate: Built) -> dict[str, Any]:
+def grade(definition: Mapping[str, Any], baseline: Built, candidate: Built) -> GradeRecord:
     """Grade a group from two persisted runs."""
     return grade_group(
         definition,

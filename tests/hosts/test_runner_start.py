@@ -55,7 +55,9 @@ def test_a_pi_that_cannot_start_is_an_infrastructure_failure_on_record(tmp_path:
     assert run["artifacts"]["events"] is None  # nothing was ever read from Pi
     assert run["artifacts"]["modelRequests"] == "model-requests.jsonl"
     assert (prepared.directory / "model-requests.jsonl").read_bytes() == b""
-    assert run["effects"]["changes"] == {"created": [], "modified": [], "deleted": []}
+    effects = run["effects"]
+    assert effects is not None
+    assert effects["changes"] == {"created": [], "modified": [], "deleted": []}
     assert closed == [True]
     json.dumps(run)  # the record is JSON as it stands
 

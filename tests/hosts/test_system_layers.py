@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import cast
 
 import pytest
 
@@ -134,7 +133,7 @@ def _run_missing_claude(group: GroupModel, prepared: PreparedVariant, tmp_path: 
         endpoint=Endpoint(mode="scripted", model=None, requests=list),
         cancel=CancelToken(),
     )
-    return cast(RunRecord, result.run)
+    return result.run
 
 
 def test_the_run_record_says_how_each_layer_was_kept_out(

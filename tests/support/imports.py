@@ -84,7 +84,7 @@ DEFERRED = {
 #: The reader's pydantic adapters (`evidence.shapes`), built at the first read of a result.
 ADAPTERS = (
     "SUMMARY", "GROUP", "RUN", "GRADE", "INVOCATION", "AGGREGATE", "MANIFEST", "SEAL",
-    "SHARD", "DEFINITION", "OBJECT",
+    "DEFINITION", "OBJECT",
 )  # fmt: skip
 
 _REPORT = """
