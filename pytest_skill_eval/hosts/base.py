@@ -131,6 +131,17 @@ class Command:
     env: dict[str, str]
 
 
+@dataclass(frozen=True)
+class Talk:
+    """What a conversation runs over: the host's first process, the run's cancellation, the
+    launch, and who is told of each finished turn."""
+
+    process: HostProcess
+    cancel: CancelToken
+    launch: Launch
+    after_turn: Callable[[Turn], None]
+
+
 class Dialogue(Protocol):
     """One conversation with a started host process.
 
@@ -184,13 +195,7 @@ class Host(Protocol):
         """The host's command line and isolated environment for `launch` in `home`."""
         ...
 
-    def converse(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-    ) -> Dialogue:
+    def converse(self, talk: Talk) -> Dialogue:
         """A conversation that turns the host's event stream into the neutral observation."""
         ...
 

@@ -29,6 +29,7 @@ from .base import (
     Home,
     Host,
     Launch,
+    Talk,
     isolated_home,
     launch_process,
 )
@@ -191,7 +192,7 @@ def _run(
         except (ResourceError, OSError) as failure:
             dialogue.observation.protocol_error("operation-failed", message=str(failure))
 
-    dialogue = host.converse(process, cancel, launch, after_turn)
+    dialogue = host.converse(Talk(process, cancel, launch, after_turn))
     try:
         obs, outcome = dialogue.run()
     except Exception as failure:
