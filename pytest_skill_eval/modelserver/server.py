@@ -18,8 +18,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_skill_eval.common.wording import counted
+from pytest_skill_eval.hosts.dialect import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.gemini import GEMINI, model_of
-from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.paths import SERVED_PATHS, api_of, api_path
 from pytest_skill_eval.modelserver.placeholders import (
     fill_response,

@@ -18,14 +18,12 @@ from pytest_skill_eval.hosts.base import Endpoint, Launch
 from pytest_skill_eval.hosts.claude_code.binary import ClaudeCodeBinary
 from pytest_skill_eval.hosts.claude_code.events import NEUTRAL_TOOLS, StreamTranslator
 from pytest_skill_eval.hosts.claude_code.host import COMMAND_SERVER, ClaudeCodeHost, mcp_config
+from pytest_skill_eval.hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
+from pytest_skill_eval.hosts.dialect import render_for_host, requesting_host
 from pytest_skill_eval.hosts.observation import Observation
-from pytest_skill_eval.modelserver.hosttools import (
-    CLAUDE_CODE,
-    CLAUDE_CODE_RUN_COMMAND,
-    render_for_host,
-    requesting_host,
-)
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
+
+CLAUDE_CODE = "claude-code"
 
 COMMANDS: list[dict[str, Any]] = [
     {"id": "hello", "argv": ["sh", "-c", "echo hello; echo oops >&2; exit 2"]},

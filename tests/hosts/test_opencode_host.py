@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.hosts.dialect import render_for_host, requesting_host
 from pytest_skill_eval.hosts.observation import Observation
 from pytest_skill_eval.hosts.opencode.binary import (
     OpencodeNotFoundError,
@@ -18,7 +19,6 @@ from pytest_skill_eval.hosts.opencode.config import OpencodeConfig
 from pytest_skill_eval.hosts.opencode.events import EventTranslator
 from pytest_skill_eval.hosts.opencode.host import install_skills, quiet_installer
 from pytest_skill_eval.hosts.opencode.registration import OPENCODE
-from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 from tests.support.files import write
 
@@ -97,7 +97,7 @@ def test_neutral_calls_are_written_in_opencodes_dialect() -> None:
         ("skill", {"name": "greet"}),
         ("skill-eval_run_command", {"command": "hello"}),
     ]
-    assert OPENCODE.tools.render.endswith(":render_opencode")
+    assert OPENCODE.render == "pytest_skill_eval.hosts.opencode.tools:render"
 
 
 def _tool(call: str, tool: str, status: str, **input_: Any) -> dict[str, Any]:

@@ -8,15 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.modelserver.codextools import add_file_patch, edit_patch, shell_quote
-from pytest_skill_eval.modelserver.hosttools import (
-    CLAUDE_CODE,
-    CODEX,
-    PI,
-    render_for_host,
-    requesting_host,
-)
+from pytest_skill_eval.hosts.codex.tools import add_file_patch, edit_patch, shell_quote
+from pytest_skill_eval.hosts.dialect import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
+
+CLAUDE_CODE, CODEX, PI = "claude-code", "codex", "pi"
 
 DATA = Path(__file__).parent / "data" / "codex"
 

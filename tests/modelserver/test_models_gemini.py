@@ -9,6 +9,7 @@ import urllib.request
 
 import pytest
 
+from pytest_skill_eval.hosts.dialect import render_for_host, requesting_host
 from pytest_skill_eval.hosts.gemini_cli.registration import RUN_COMMAND as GEMINI_RUN_COMMAND
 from pytest_skill_eval.modelserver.gemini import (
     GEMINI,
@@ -17,7 +18,6 @@ from pytest_skill_eval.modelserver.gemini import (
     model_of,
     stream_url,
 )
-from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall, Usage, parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
+from pytest_skill_eval.hosts.dialect import requesting_host
 from pytest_skill_eval.hosts.registry import registration_for
-from pytest_skill_eval.modelserver.hosttools import requesting_host
 from tests.support.registry import register
 
 

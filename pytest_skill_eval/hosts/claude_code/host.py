@@ -14,7 +14,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND
 from ...modelserver.wire import ANTHROPIC
 from .. import command_server, hook_guard
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk
@@ -27,6 +26,7 @@ from ..setup import install_skills, isolated_environment, make_home
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 from .registration import CLAUDE_CODE, QUIET
+from .registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
 
 GUARD = Path(hook_guard.__file__)
 COMMAND_SERVER = Path(command_server.__file__)

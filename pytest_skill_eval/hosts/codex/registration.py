@@ -67,11 +67,8 @@ CODEX = HostRegistration(
             "run_command": "run_command in the mcp__skill_eval namespace",
         },
         offers=("exec_command", "apply_patch"),
-        render="pytest_skill_eval.modelserver.codextools:render_codex",
     ),
     unobservable=UNOBSERVABLE_TOOLS,
-    # It ships no price table of its own: Pi's model registry prices what it runs.
-    price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
@@ -79,6 +76,5 @@ CODEX = HostRegistration(
     auth_advice="name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit",
     thinking=None,
     runs_on_node=False,  # its native binary runs directly (`binary.native_codex`), never Node
-    host="pytest_skill_eval.hosts.codex.host:CodexHost",
-    check="pytest_skill_eval.hosts.codex.binary:checked",
+    subpackage=__package__,
 )

@@ -33,10 +33,8 @@ PI = HostRegistration(
             "run_command": "run_command (the evaluator's extension)",
         },
         offers=("read",),
-        render="pytest_skill_eval.modelserver.hosttools:render_pi",
     ),
     unobservable={},
-    price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
@@ -44,8 +42,7 @@ PI = HostRegistration(
     auth_advice="install a Pi auth.json with the skill_eval_pi_auth ini option",
     thinking=None,
     runs_on_node=True,
-    host="pytest_skill_eval.hosts.pi.host:PiHost",
-    check="pytest_skill_eval.hosts.pi.binary:checked",
+    subpackage=__package__,
     observes_context=True,  # the observer extension
     defers_first_prompt=True,  # rpc mode: the first prompt waits for `Launch.gate`
     extensions=True,

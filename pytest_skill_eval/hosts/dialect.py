@@ -1,16 +1,11 @@
-"""One script for every host: neutral tool calls rendered as the tools the request offers.
+"""One script for every host: neutral tool calls rendered as the tools of the host asking.
 
-A script speaks Pi's neutral vocabulary (`read {path}`, `write {path, content}`, `edit {path,
-edits|oldText/newText}`) plus `skill {name}`, a neutral way to activate a skill. When the request
-comes from Claude Code (it offers `Read`/`Write`/`Edit`/`Skill`, not `read`), each call is
-rendered as Claude Code's tool and argument names (`run_command {command}` as the evaluator's
-MCP tool); on Pi, `skill` becomes a `read` of that skill's SKILL.md. Codex (it offers
-`exec_command` and `apply_patch`) has no file tools: reads become a shell `cat`, writes and edits
-one `apply_patch`, and `run_command` the evaluator's MCP tool in its namespace (see
-`codextools`). Gemini CLI (a Gemini request's `functionDeclarations`) gets `read_file`,
-`write_file`, `replace`, `activate_skill` and the MCP tool (see `geminitools`). Any other call
-(a host-native one) passes through unchanged. Each host's renderer is the `ToolDialect.render`
-its registration names, imported when a request from that host is answered.
+A script speaks a neutral vocabulary (`read {path}`, `write {path, content}`, `edit {path,
+edits|oldText/newText}`, `run_command {command}`) plus `skill {name}`, a neutral way to activate
+a skill. Each host writes a neutral call as its own calls in its subpackage's `tools.render`
+(imported when a request from that host is answered); a call it does not know (a host-native
+one) passes through unchanged. Which host asks is told by the tools its request offers
+(`ToolDialect.offers`).
 """
 
 from __future__ import annotations
@@ -20,19 +15,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
-from ..hosts.registration import load
-from ..hosts.registry import DEFAULT_HOST, names, registered, registration_for
+from ..modelserver.gemini import function_names
+from ..modelserver.script import ScriptedResponse, ToolCall
 from ..workspace.entries import FileTooLargeError, read_inside
-from .gemini import function_names
-from .script import ScriptedResponse, ToolCall
+from .registration import load
+from .registry import DEFAULT_HOST, names, registered, registration_for
 
-CLAUDE_CODE = "claude-code"
-CODEX = "codex"
-PI = "pi"
 # A skill's SKILL.md is read for its frontmatter name: at most this many bytes.
 SKILL_FILE_LIMIT = 1024 * 1024
-__all__ = ["CLAUDE_CODE_RUN_COMMAND"]
 # Writes one neutral call as a host's own calls: (call, the SKILL.md a `skill` call activates,
 # the subject's workspace) → the host's calls.
 Renderer = Callable[[ToolCall, str | None, Path | None], list[ToolCall]]
@@ -82,7 +72,7 @@ def render_for_host(
         return response
     if host not in names():
         raise ValueError(f"unknown host {host!r}; expected one of {', '.join(names())}")
-    render: Renderer = load(registration_for(host).tools.render)
+    render: Renderer = load(registration_for(host).render)
     calls: list[ToolCall] = []
     for call in response.tool_calls:
         calls += render(call, skill_file(call, placeholders), workspace)
@@ -92,42 +82,13 @@ def render_for_host(
     return dataclasses.replace(response, tool_calls=tuple(calls))
 
 
-def render_claude_code(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
-    """A neutral call as Claude Code's tools and argument names."""
-    args = dict(call.arguments)
-    path = args.pop("path", None)
-    if call.name == "read" and isinstance(path, str):
-        return [dataclasses.replace(call, name="Read", arguments={"file_path": path, **args})]
-    if call.name == "write" and isinstance(path, str):
-        return [dataclasses.replace(call, name="Write", arguments={"file_path": path, **args})]
-    if call.name == "edit" and isinstance(path, str):
-        edits = args.get("edits")
-        if not isinstance(edits, list):
-            edits = [{"oldText": args.get("oldText"), "newText": args.get("newText")}]
-        return [
-            dataclasses.replace(
-                call,
-                name="Edit",
-                arguments={
-                    "file_path": path,
-                    "old_string": edit.get("oldText") if isinstance(edit, dict) else None,
-                    "new_string": edit.get("newText") if isinstance(edit, dict) else None,
-                },
-            )
-            for edit in edits
-        ]
-    if call.name == "skill" and isinstance(args.get("name"), str):
-        return [dataclasses.replace(call, name="Skill", arguments={"skill": args["name"]})]
-    if call.name == "run_command":
-        return [dataclasses.replace(call, name=CLAUDE_CODE_RUN_COMMAND)]
-    return [call]
-
-
-def render_pi(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
-    """A neutral call on Pi: itself, but `skill` becomes a `read` of its SKILL.md."""
-    if skill is None:
-        return [call]
-    return [dataclasses.replace(call, name="read", arguments={"path": skill})]
+def neutral_edits(args: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    """The (oldText, newText) replacements of a neutral `edit`: its `edits`, else its one pair."""
+    edits = args.get("edits")
+    if not isinstance(edits, list):
+        return [(args.get("oldText"), args.get("newText"))]
+    pairs = [edit if isinstance(edit, dict) else {} for edit in edits]
+    return [(edit.get("oldText"), edit.get("newText")) for edit in pairs]
 
 
 def skill_file(call: ToolCall, placeholders: Mapping[str, str]) -> str | None:
