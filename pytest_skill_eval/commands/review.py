@@ -23,6 +23,7 @@ from ..evidence import atomic_write, entry_digest, json_bytes, layout, utc_now
 from ..evidence.read import aggregate_trial_dirs, is_finished
 from ..hosts import host_for
 from ..hosts.base import Endpoint, Launch, ServedModel, Talk, isolated_home, launch_process
+from ..hosts.dialect import renderer
 from ..hosts.observation import Observation
 from ..hosts.pi.binary import PiBinary
 from ..hosts.pi.config import ModelSpecError, split_model
@@ -309,7 +310,7 @@ def review_group(
         route = None
         if script is not None:
             assert server is not None
-            route = server.open_route(script, source=script.source)
+            route = server.open_route(script, source=script.source, render=renderer(REVIEW_HOST))
         try:
             run = _run_reviewer(prompt, staging, settings, route)
         finally:

@@ -4,8 +4,8 @@ A script speaks a neutral vocabulary (`read {path}`, `write {path, content}`, `e
 edits|oldText/newText}`, `run_command {command}`) plus `skill {name}`, a neutral way to activate
 a skill. Each host writes a neutral call as its own calls in its subpackage's `tools.render`
 (imported when a request from that host is answered); a call it does not know (a host-native
-one) passes through unchanged. Which host asks is told by the tools its request offers
-(`ToolDialect.offers`).
+one) passes through unchanged. A route is opened with the renderer of the host it serves
+(`renderer`): which host asks is never guessed from a request.
 """
 
 from __future__ import annotations
@@ -15,46 +15,30 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..modelserver.gemini import function_names
+from ..modelserver.rendering import Renderer
 from ..modelserver.script import ScriptedResponse, ToolCall
 from ..workspace.entries import FileTooLargeError, read_inside
 from .registration import load
-from .registry import DEFAULT_HOST, names, registered, registration_for
+from .registry import names, registration_for
 
 # A skill's SKILL.md is read for its frontmatter name: at most this many bytes.
 SKILL_FILE_LIMIT = 1024 * 1024
 # Writes one neutral call as a host's own calls: (call, the SKILL.md a `skill` call activates,
 # the subject's workspace) → the host's calls.
-Renderer = Callable[[ToolCall, str | None, Path | None], list[ToolCall]]
+CallRenderer = Callable[[ToolCall, str | None, Path | None], list[ToolCall]]
 
 
-def offered_tools(body: Mapping[str, Any]) -> set[str]:
-    """The tool names a request offers (Anthropic `name`, OpenAI `function.name`, Gemini
-    `functionDeclarations[].name`)."""
-    names: set[str] = function_names(body)
-    tools = body.get("tools")
-    for tool in tools if isinstance(tools, list) else []:
-        if not isinstance(tool, dict):
-            continue
-        function = tool.get("function")
-        name = function.get("name") if isinstance(function, dict) else tool.get("name")
-        if isinstance(name, str):
-            names.add(name)
-    return names
+def renderer(host: str) -> Renderer:
+    """The renderer a route serving `host` answers with: `render_for_host` for that host."""
+    if host not in names():
+        raise ValueError(f"unknown host {host!r}; expected one of {', '.join(names())}")
 
+    def render(
+        response: ScriptedResponse, placeholders: Mapping[str, str], workspace: Path | None
+    ) -> ScriptedResponse:
+        return render_for_host(response, host, placeholders, workspace)
 
-def requesting_host(body: Mapping[str, Any]) -> str:
-    """Which host's tool vocabulary the request speaks: the registered host that offers the
-    most of the tools it is known by, the first registered of those that tie (none: the default
-    host's, which is neutral). Hosts may share a tool name (Pi's `read` is another host's too):
-    the host whose other tools are there as well is the one asking."""
-    offered = offered_tools(body)
-    chosen, matched = DEFAULT_HOST, 0
-    for registration in registered():
-        count = len(offered & set(registration.tools.offers))
-        if count > matched:
-            chosen, matched = registration.name, count
-    return chosen
+    return render
 
 
 def render_for_host(
@@ -72,7 +56,7 @@ def render_for_host(
         return response
     if host not in names():
         raise ValueError(f"unknown host {host!r}; expected one of {', '.join(names())}")
-    render: Renderer = load(registration_for(host).render)
+    render: CallRenderer = load(registration_for(host).render)
     calls: list[ToolCall] = []
     for call in response.tool_calls:
         calls += render(call, skill_file(call, placeholders), workspace)

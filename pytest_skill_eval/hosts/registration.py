@@ -65,14 +65,12 @@ class ToolDialect:
     """How the neutral tools of `modelserver/tools.py` are shown to the model on a host.
 
     `shown` says, for each neutral tool the host can show, what the model sees instead (for the
-    docs and the model server); `hidden` says why the host cannot show the others. `offers` are
-    the tool names by which a request is known to come from this host. The function that writes
-    one neutral call as the host's own calls is its subpackage's `tools.render` (`hosts/
-    dialect.py` calls it as `render(call, skill_file, workspace) -> list[ToolCall]`).
+    docs and the model server); `hidden` says why the host cannot show the others. The function
+    that writes one neutral call as the host's own calls is its subpackage's `tools.render`
+    (`hosts/dialect.py` calls it as `render(call, skill_file, workspace) -> list[ToolCall]`).
     """
 
     shown: Mapping[str, str]
-    offers: tuple[str, ...]
     hidden: Mapping[str, str] = field(default_factory=dict)
 
 

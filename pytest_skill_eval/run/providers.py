@@ -14,6 +14,7 @@ from ..definitions import LoadedDefinition, LoadedGroup, ModelChoice
 from ..errors import ModelProviderError
 from ..hosts.base import Endpoint, Executable, ServedModel
 from ..hosts.credentials import live_subjects, refuse_live_without_credentials
+from ..hosts.dialect import renderer
 from ..hosts.pi.config import ModelSpecError, model_cost, split_model
 from ..hosts.registry import registration_for
 from ..modelserver.gemini import GEMINI, stream_url
@@ -192,7 +193,11 @@ class EndpointFactory:
         except (ScriptError, ModelSpecError) as error:
             raise EndpointError(str(error)) from None
         route = self._running().open_route(
-            script, source=path, placeholders=placeholders, workspace=workspace
+            script,
+            source=path,
+            placeholders=placeholders,
+            workspace=workspace,
+            render=renderer(host),
         )
         recorded = any(i.request is not None for i in script.interactions)
         return Endpoint(
@@ -252,6 +257,7 @@ class EndpointFactory:
             workspace=workspace,
             upstream_headers=auth_headers(upstream.api, upstream.key),
             prices=price,
+            render=renderer(host),
         )
         endpoint = Endpoint(
             mode="record",

@@ -71,7 +71,6 @@ CLAUDE_CODE = HostRegistration(
             "skill": "Skill {skill}",
             "run_command": RUN_COMMAND,
         },
-        offers=("Read", "Write", "Edit", "Skill", RUN_COMMAND),
     ),
     unobservable={},
     system_layers=SYSTEM_LAYERS,

@@ -66,7 +66,6 @@ CODEX = HostRegistration(
             "skill": "exec_command: cat of the skill's SKILL.md",
             "run_command": "run_command in the mcp__skill_eval namespace",
         },
-        offers=("exec_command", "apply_patch"),
     ),
     unobservable=UNOBSERVABLE_TOOLS,
     system_layers=SYSTEM_LAYERS,

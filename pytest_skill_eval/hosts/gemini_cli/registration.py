@@ -61,7 +61,6 @@ GEMINI_CLI = HostRegistration(
             "skill": "activate_skill {name}",
             "run_command": RUN_COMMAND,
         },
-        offers=("read_file", "write_file", "replace", "activate_skill", RUN_COMMAND),
     ),
     unobservable={},
     system_layers=SYSTEM_LAYERS,

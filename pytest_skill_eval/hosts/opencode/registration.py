@@ -43,8 +43,6 @@ OPENCODE = HostRegistration(
             "skill": "skill {name} (opencode's own skill tool)",
             "run_command": f"{RUN_COMMAND} (the evaluator's MCP tool)",
         },
-        # Its read, write and edit are named like Pi's: these tell its requests apart.
-        offers=("skill", "glob", "grep", RUN_COMMAND),
     ),
     unobservable={},
     system_layers=SYSTEM_LAYERS,

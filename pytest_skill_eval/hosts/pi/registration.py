@@ -32,7 +32,6 @@ PI = HostRegistration(
             "skill": "read of the skill's SKILL.md",
             "run_command": "run_command (the evaluator's extension)",
         },
-        offers=("read",),
     ),
     unobservable={},
     system_layers=SYSTEM_LAYERS,
