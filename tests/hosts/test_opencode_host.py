@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.hosts.binaries import HostNotFoundError
 from pytest_skill_eval.hosts.dialect import render_for_host
 from pytest_skill_eval.hosts.observation import Observation
 from pytest_skill_eval.hosts.opencode.binary import (
-    OpencodeNotFoundError,
     check_opencode,
     locate_opencode,
 )
@@ -169,7 +169,7 @@ def test_another_version_is_refused_with_the_install_command(
 ) -> None:
     fake = _fake(tmp_path / "bin", "1.2.3")
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
-    with pytest.raises(OpencodeNotFoundError) as refused:
+    with pytest.raises(HostNotFoundError) as refused:
         check_opencode(locate_opencode(None, tmp_path))
     message = str(refused.value)
     assert "is opencode 1.2.3" in message
@@ -181,7 +181,7 @@ def test_a_machine_without_ripgrep_is_refused(
 ) -> None:
     fake = _fake(tmp_path / "bin", "1.18.33")
     monkeypatch.setenv("PATH", f"{fake.parent}:/nonexistent")
-    with pytest.raises(OpencodeNotFoundError, match=r"needs ripgrep \(`rg`\) on PATH"):
+    with pytest.raises(HostNotFoundError, match=r"needs ripgrep \(`rg`\) on PATH"):
         check_opencode(fake)
 
 
@@ -191,7 +191,7 @@ def test_the_platform_package_is_found_when_nothing_is_on_path(
     packaged = _fake(tmp_path / "node_modules" / "opencode-linux-x64" / "bin", "1.18.33")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert locate_opencode(None, tmp_path) == packaged.resolve()
-    with pytest.raises(OpencodeNotFoundError, match="--skill-eval-opencode /nowhere/opencode"):
+    with pytest.raises(HostNotFoundError, match="--skill-eval-opencode /nowhere/opencode"):
         locate_opencode("/nowhere/opencode", tmp_path)
 
 

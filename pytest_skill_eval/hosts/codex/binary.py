@@ -17,20 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import HostError
-from ..binaries import locate, version_of
+from ..binaries import locate_for, pinned, version_of
 from ..environment import baseline_environment
-from .registration import PACKAGE, PINNED
+from .registration import CODEX
 
 if TYPE_CHECKING:
     from .. import HostOptions
 
 
-INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
 UNCONFINED_OPTION = "--skill-eval-codex-unconfined-reads"
-
-
-class CodexNotFoundError(HostError):
-    """The Codex binary is missing or not the pinned version."""
 
 
 class CodexSetupError(HostError):
@@ -90,14 +85,6 @@ def native_codex(path: Path) -> tuple[Path, dict[str, str]] | None:
     return None
 
 
-def locate_codex(explicit: str | None, root: Path) -> Path:
-    """`--skill-eval-codex`, else `codex` on PATH, else `node_modules/.bin/codex`."""
-    return locate(
-        "codex", "--skill-eval-codex", explicit, root, host="Codex", install=INSTALL,
-        error=CodexNotFoundError,
-    )  # fmt: skip
-
-
 def check_codex(path: Path) -> CodexBinary:
     """Run `codex --version` once in an empty home; refuse anything but the pinned version.
 
@@ -107,11 +94,7 @@ def check_codex(path: Path) -> CodexBinary:
     executable, launcher_env = native if native is not None else (path, {})
     env = baseline_environment()
     env |= {"HOME": os.devnull, "CODEX_HOME": os.devnull}
-    found = version_of(executable, env, CodexNotFoundError).group(0)
-    if found != PINNED:
-        raise CodexNotFoundError(
-            f"{executable} is Codex {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
-        )
+    found = pinned(CODEX, executable, version_of(executable, env, CODEX).group(0))
     return CodexBinary(
         path, found, confinement(path), executable, tuple(sorted(launcher_env.items()))
     )
@@ -139,6 +122,6 @@ def check_machine(unconfined_reads: bool, confined: bool = False) -> None:
 
 def checked(options: HostOptions, root: Path) -> CodexBinary:
     """The pinned Codex, and a machine that confines its reads (or the operator's consent)."""
-    binary = check_codex(locate_codex(options.binary, root))
+    binary = check_codex(locate_for(CODEX, options.binary, root))
     check_machine(options.unconfined_reads, confined=binary.bwrap is not None)
     return binary

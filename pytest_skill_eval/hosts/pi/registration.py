@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from ..environment import BASELINE_KEYS, OwnedEnvironment
+from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
 from ..workspace_layers import WorkspaceLayer
-from .binary import OWNED_ENVIRONMENT, PINNED, SYSTEM_LAYERS
 
+MIN_VERSION = (0, 73, 1)
+PINNED = "0.73.1"
 PACKAGE = "@mariozechner/pi-coding-agent"
+# Pi 0.73.1 reads nothing system-wide: no /etc file, no managed layer. What it reads outside its
+# agent dir is HOME's (`~/.pi`, `~/.agents/skills`: an empty home) and the folders above the
+# workspace (`AGENTS.md`/`CLAUDE.md`, `.agents/skills`), which `--no-context-files` and
+# `--no-skills` turn off (`pi_argv`).
+SYSTEM_LAYERS: tuple[SystemLayer, ...] = ()
+
+# The small host baseline copied from the operator's environment (PRODUCT §4): enough for Node
+# to start and format text, nothing that carries identity or credentials.
+# Pi's isolation (`hosts.environment`): every name `base_environment` sets, and PI_*, which
+# steer its agent dir, package dir, network and telemetry.
+OWNED_ENVIRONMENT = OwnedEnvironment.of(BASELINE_KEYS, prefixes=("PI_",))
+
+
 # None to check: one process holds every turn (`--mode rpc`), so whatever it reads from its
 # workspace it reads as it starts, before the subject has written anything; `--no-context-files`
 # and `--no-skills` keep AGENTS.md, CLAUDE.md and `.agents/skills` from it even then.
