@@ -82,17 +82,12 @@ class HostRegistration:
     display_name: str  # how messages, the cross-host table and the views name it
     # `--skill-eval-<binary_option> PATH`, ini `skill_eval_<binary_option>` (`-` as `_`)
     binary_option: str
-    command: str  # the executable looked for on PATH and in node_modules/.bin
     package: str  # the npm package, pinned
     version: str  # the pinned version
-    binary: str  # the entry the package installs, relative to the definition root
     # The wire APIs the model server routes for it; one: it speaks that whatever the provider,
     # several: it speaks the provider's (Pi).
     apis: tuple[str, ...]
     tools: ToolDialect
-    # Fact kinds (neutral tool names for `tool-call` checks) it cannot observe → why: a check of
-    # one is `unavailable` with that reason, never a guessed fail.
-    unobservable: Mapping[str, str]
     # What it reads from outside its isolated home (managed settings, /etc): none may exist.
     system_layers: tuple[SystemLayer, ...]
     # What it reads from the subject's workspace as each process starts and no switch of its
@@ -100,18 +95,26 @@ class HostRegistration:
     workspace_layers: tuple[WorkspaceLayer, ...]
     # The variables of its isolation (`hosts.environment`): no definition may set them.
     owned_environment: OwnedEnvironment
-    # The variables its key is read from whatever the model, most usual first; empty: the
-    # provider's (`credentials.PROVIDER_KEYS`).
-    credential_variables: tuple[str, ...]
     auth_advice: str  # how an operator gets credentials to a live run of this host
-    # `model.thinking` levels it accepts; None: every level a definition may declare.
-    thinking: tuple[str, ...] | None
     # A Node program: a binary with a `runtime` (`hosts.runtime.NodeBinary`) starts as
     # `<pinned node> <entry>` with a private copy of the evaluator's warm compile cache.
     runs_on_node: bool
     # Its subpackage (`pytest_skill_eval.hosts.<name>`, the registration's `__package__`):
     # `host.py`, `binary.py` and `tools.py` there are its implementation, check and renderer.
     subpackage: str
+    # The executable looked for on PATH and in node_modules/.bin; "": its `binary_option`.
+    command: str = ""
+    # The entry the package installs, relative to the definition root; "": the package's
+    # `node_modules/.bin/<command>`.
+    binary: str = ""
+    # Fact kinds (neutral tool names for `tool-call` checks) it cannot observe → why: a check of
+    # one is `unavailable` with that reason, never a guessed fail.
+    unobservable: Mapping[str, str] = field(default_factory=dict)
+    # The variables its key is read from whatever the model, most usual first; empty: the
+    # provider's (`credentials.PROVIDER_KEYS`).
+    credential_variables: tuple[str, ...] = ()
+    # `model.thinking` levels it accepts; None: every level a definition may declare.
+    thinking: tuple[str, ...] | None = None
     # Records what the model received from inside (Pi's observer extension); else `context-text`
     # is taken from the requests the loopback server saw.
     observes_context: bool = False
@@ -123,6 +126,11 @@ class HostRegistration:
     operator_files: bool = False
     # `"module:function"` pricing a model as this host would (a `PriceSource`).
     price_source: str = SHARED_PRICE_SOURCE
+
+    def __post_init__(self) -> None:
+        command = self.command or self.binary_option
+        object.__setattr__(self, "command", command)
+        object.__setattr__(self, "binary", self.binary or f"node_modules/.bin/{command}")
 
     @property
     def option(self) -> str:

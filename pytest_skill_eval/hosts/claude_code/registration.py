@@ -58,10 +58,8 @@ CLAUDE_CODE = HostRegistration(
     name="claude-code",
     display_name="Claude Code",
     binary_option="claude",
-    command="claude",
     package=PACKAGE,
     version=PINNED,
-    binary="node_modules/.bin/claude",
     apis=("anthropic-messages",),
     tools=ToolDialect(
         shown={
@@ -72,7 +70,6 @@ CLAUDE_CODE = HostRegistration(
             "run_command": RUN_COMMAND,
         },
     ),
-    unobservable={},
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,

@@ -48,10 +48,8 @@ GEMINI_CLI = HostRegistration(
     name="gemini-cli",
     display_name="Gemini CLI",
     binary_option="gemini",
-    command="gemini",
     package=PACKAGE,
     version=PINNED,
-    binary="node_modules/.bin/gemini",
     apis=("gemini-generate-content",),
     tools=ToolDialect(
         shown={
@@ -62,13 +60,11 @@ GEMINI_CLI = HostRegistration(
             "run_command": RUN_COMMAND,
         },
     ),
-    unobservable={},
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=("GEMINI_API_KEY",),
     auth_advice="name GEMINI_API_KEY in runtime.environment.inherit",
-    thinking=None,
     runs_on_node=True,  # `bundle/gemini.js`, run by `node` on PATH
     subpackage=__package__,
 )

@@ -29,7 +29,6 @@ OPENCODE = HostRegistration(
     name="opencode",
     display_name="opencode",
     binary_option="opencode",
-    command="opencode",
     package=PACKAGE,
     version=PINNED,
     binary=BINARY,
@@ -44,11 +43,9 @@ OPENCODE = HostRegistration(
             "run_command": f"{RUN_COMMAND} (the evaluator's MCP tool)",
         },
     ),
-    unobservable={},
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
-    credential_variables=(),  # the provider's own key (`credentials.PROVIDER_KEYS`)
     auth_advice=(
         "name the provider's key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY) in "
         "runtime.environment.inherit"

@@ -33,10 +33,8 @@ PI = HostRegistration(
     name="pi",
     display_name="Pi",
     binary_option="pi",
-    command="pi",
     package=PACKAGE,
     version=PINNED,
-    binary="node_modules/.bin/pi",
     # Pi speaks the provider's API: the scripted route serves chat completions, a recording
     # one the provider's own format.
     apis=("openai-completions", "anthropic-messages"),
@@ -49,13 +47,10 @@ PI = HostRegistration(
             "run_command": "run_command (the evaluator's extension)",
         },
     ),
-    unobservable={},
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
-    credential_variables=(),
     auth_advice="install a Pi auth.json with the skill_eval_pi_auth ini option",
-    thinking=None,
     runs_on_node=True,
     subpackage=__package__,
     observes_context=True,  # the observer extension
