@@ -10,9 +10,10 @@ managed layers from a fixed directory; where one exists no subject starts (`host
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..binaries import locate_for, pinned, version_of
 from ..environment import baseline_environment
@@ -29,6 +30,15 @@ class ClaudeCodeBinary:
     path: Path
     version: str
 
+    def handover(self) -> dict[str, Any]:
+        """What a worker needs to adopt this binary unchecked (`from_handover`)."""
+        return {"path": str(self.path), "version": self.version}
+
+    @classmethod
+    def from_handover(cls, handed: Mapping[str, Any]) -> ClaudeCodeBinary:
+        """The binary the controller checked."""
+        return cls(Path(handed["path"]), str(handed["version"]))
+
 
 def check_claude(path: Path) -> ClaudeCodeBinary:
     """Run `claude --version` once in an empty home; refuse anything but the pinned version."""
@@ -36,6 +46,9 @@ def check_claude(path: Path) -> ClaudeCodeBinary:
     env |= {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "HOME": os.devnull}
     found = version_of(path, env, CLAUDE_CODE).group(0)
     return ClaudeCodeBinary(path, pinned(CLAUDE_CODE, path, found))
+
+
+from_handover = ClaudeCodeBinary.from_handover
 
 
 def checked(options: HostOptions, root: Path) -> ClaudeCodeBinary:

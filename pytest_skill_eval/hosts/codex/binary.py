@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import HostError
 from ..binaries import locate_for, pinned, version_of
@@ -53,6 +54,28 @@ class CodexBinary:
     executable: Path | None = None
     # The environment the npm launcher gives the native binary (its package root).
     launcher_env: tuple[tuple[str, str], ...] = ()
+
+    def handover(self) -> dict[str, Any]:
+        """What a worker needs to adopt this binary unchecked (`from_handover`)."""
+        return {
+            "path": str(self.path),
+            "version": self.version,
+            "bwrap": str(self.bwrap) if self.bwrap else None,
+            "executable": str(self.executable) if self.executable else None,
+            "launcher_env": [list(pair) for pair in self.launcher_env],
+        }
+
+    @classmethod
+    def from_handover(cls, handed: Mapping[str, Any]) -> CodexBinary:
+        """The binary the controller checked (its bwrap proven to work on this machine)."""
+        bwrap, executable = handed.get("bwrap"), handed.get("executable")
+        return cls(
+            Path(handed["path"]),
+            str(handed["version"]),
+            Path(bwrap) if bwrap else None,
+            Path(executable) if executable else None,
+            tuple((str(k), str(v)) for k, v in handed.get("launcher_env", ())),
+        )
 
 
 def native_codex(path: Path) -> tuple[Path, dict[str, str]] | None:
@@ -118,6 +141,9 @@ def check_machine(unconfined_reads: bool, confined: bool = False) -> None:
             f"{UNCONFINED_OPTION} to run Codex groups anyway (each run records "
             "reads: unconfined)"
         )
+
+
+from_handover = CodexBinary.from_handover
 
 
 def checked(options: HostOptions, root: Path) -> CodexBinary:

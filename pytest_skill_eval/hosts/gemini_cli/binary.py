@@ -36,6 +36,9 @@ def check_gemini(path: Path, node: str | None, root: Path) -> NodeBinary:
     return NodeBinary.of(path, pinned(GEMINI_CLI, path, found), node, root)
 
 
+from_handover = NodeBinary.from_handover
+
+
 def checked(options: HostOptions, root: Path) -> NodeBinary:
     """The pinned Gemini CLI, located and version-checked, on the pinned Node (or
     `--skill-eval-node`)."""

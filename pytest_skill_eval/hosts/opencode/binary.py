@@ -15,9 +15,10 @@ import os
 import platform
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..binaries import PACKAGE_ROOT, HostNotFoundError, locate_for, pinned, version_of
 from ..environment import baseline_environment
@@ -36,6 +37,15 @@ class OpencodeBinary:
 
     path: Path
     version: str
+
+    def handover(self) -> dict[str, Any]:
+        """What a worker needs to adopt this binary unchecked (`from_handover`)."""
+        return {"path": str(self.path), "version": self.version}
+
+    @classmethod
+    def from_handover(cls, handed: Mapping[str, Any]) -> OpencodeBinary:
+        """The binary the controller checked."""
+        return cls(Path(handed["path"]), str(handed["version"]))
 
 
 def packaged_binary(root: Path) -> Path | None:
@@ -74,6 +84,9 @@ def check_opencode(path: Path) -> OpencodeBinary:
             "install ripgrep (Debian: `apt-get install ripgrep`)",
         )
     return OpencodeBinary(path, found)
+
+
+from_handover = OpencodeBinary.from_handover
 
 
 def checked(options: HostOptions, root: Path) -> OpencodeBinary:

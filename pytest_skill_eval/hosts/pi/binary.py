@@ -166,6 +166,9 @@ def pi_argv(
     return argv
 
 
+from_handover = PiBinary.from_handover
+
+
 def checked(options: HostOptions, root: Path) -> PiBinary:
     """Pi's binary, located (`--skill-eval-pi`, PATH, node_modules) and version-checked, as
     subjects start it (`pi_executable`)."""
