@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .layout import DEFAULT_HOST
+
 # invocation.json's field naming the result a resume completed and the groups it carried.
 RESUMED_FROM = "resumedFrom"
 # invocation.json's field naming the earlier result and the groups unchanged since it.
@@ -46,7 +48,11 @@ def unchanged_line(reference: Mapping[str, Any]) -> str:
     """`<group>[@host]: unchanged, grade <g> in <result> (seal …, manifest …)`: a sealed
     reference to the earlier grade, not a copy of it."""
     host = reference.get("host")
-    name = f"{reference.get('group')}@{host}" if host and host != "pi" else reference.get("group")
+    name = (
+        f"{reference.get('group')}@{host}"
+        if host and host != DEFAULT_HOST
+        else reference.get("group")
+    )
     return (
         f"{name}: unchanged, grade {reference.get('grade')} in {reference.get('result')} "
         f"(seal {reference.get('root')}, manifest {reference.get('manifest')})"
