@@ -22,8 +22,9 @@ from ..errors import SkillEvalError
 from ..evidence import atomic_write, entry_digest, json_bytes, layout, utc_now
 from ..evidence.read import aggregate_trial_dirs, is_finished
 from ..hosts import host_for
-from ..hosts.base import Endpoint, Launch, ServedModel, Talk, isolated_home, launch_process
+from ..hosts.base import Endpoint, Launch, ServedModel, Talk
 from ..hosts.dialect import renderer
+from ..hosts.launch import isolated_home, launch_process
 from ..hosts.observation import Observation
 from ..hosts.pi.binary import PiBinary
 from ..hosts.pi.config import ModelSpecError, split_model

@@ -30,9 +30,8 @@ from .base import (
     Host,
     Launch,
     Talk,
-    isolated_home,
-    launch_process,
 )
+from .launch import isolated_home, launch_process
 from .layers import kept_out
 from .observation import Observation, Turn
 from .process import NO_PROGRESS_S, CancelToken, ProcessOutcome
