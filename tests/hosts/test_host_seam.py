@@ -14,7 +14,7 @@ from pytest_skill_eval.hosts.base import Endpoint, Launch, ServedModel
 from pytest_skill_eval.hosts.launch import home_parent, isolated_home, launch_process
 from pytest_skill_eval.hosts.pi import extensions
 from pytest_skill_eval.hosts.pi.binary import PiBinary
-from pytest_skill_eval.hosts.pi.config import SCRIPTED_API_KEY
+from pytest_skill_eval.modelserver.scripted import SCRIPTED_API_KEY
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.wire import OPENAI
 

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...modelserver.scripted import DEFAULT_MODEL as SCRIPTED_MODEL
+from ...modelserver.scripted import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ...modelserver.server import Route
 from ...workspace.entries import files_inside
 from .. import command_server as command_server_module
@@ -27,8 +29,6 @@ from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
 from ..observation import Observation
-from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
-from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import ProcessOutcome
 from ..registration import HostRegistration
 from ..registry import registration_for

@@ -20,13 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ...modelserver.gemini import GEMINI
+from ...modelserver.scripted import DEFAULT_MODEL as SCRIPTED_MODEL
+from ...modelserver.scripted import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
 from ..layers import SystemLayerError
 from ..observation import Observation
-from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
-from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ..process import ProcessOutcome
 from ..setup import install_skills, isolated_environment, make_home
 from .config import (
