@@ -15,8 +15,9 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Self
 
 from ..errors import HostError
 
@@ -33,6 +34,23 @@ class HostNotFoundError(HostError):
     def __init__(self, registration: HostRegistration, message: str) -> None:
         super().__init__(message)
         self.registration = registration
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedBinary:
+    """A checked executable that is its path and the version it printed, nothing more."""
+
+    path: Path
+    version: str
+
+    def handover(self) -> dict[str, Any]:
+        """What a worker needs to adopt this binary unchecked (`from_handover`)."""
+        return {"path": str(self.path), "version": self.version}
+
+    @classmethod
+    def from_handover(cls, handed: Mapping[str, Any]) -> Self:
+        """The binary the controller checked."""
+        return cls(Path(handed["path"]), str(handed["version"]))
 
 
 def locate_for(registration: HostRegistration, explicit: str | None, root: Path) -> Path:

@@ -10,12 +10,11 @@ managed layers from a fixed directory; where one exists no subject starts (`host
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..binaries import locate_for, pinned, version_of
+from ..binaries import CheckedBinary, locate_for, pinned, version_of
 from ..environment import baseline_environment
 from .registration import CLAUDE_CODE
 
@@ -24,20 +23,8 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class ClaudeCodeBinary:
+class ClaudeCodeBinary(CheckedBinary):
     """A checked Claude Code executable."""
-
-    path: Path
-    version: str
-
-    def handover(self) -> dict[str, Any]:
-        """What a worker needs to adopt this binary unchecked (`from_handover`)."""
-        return {"path": str(self.path), "version": self.version}
-
-    @classmethod
-    def from_handover(cls, handed: Mapping[str, Any]) -> ClaudeCodeBinary:
-        """The binary the controller checked."""
-        return cls(Path(handed["path"]), str(handed["version"]))
 
 
 def check_claude(path: Path) -> ClaudeCodeBinary:

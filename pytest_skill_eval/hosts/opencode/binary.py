@@ -15,12 +15,18 @@ import os
 import platform
 import shutil
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..binaries import PACKAGE_ROOT, HostNotFoundError, locate_for, pinned, version_of
+from ..binaries import (
+    PACKAGE_ROOT,
+    CheckedBinary,
+    HostNotFoundError,
+    locate_for,
+    pinned,
+    version_of,
+)
 from ..environment import baseline_environment
 from .registration import OPENCODE
 
@@ -32,20 +38,8 @@ _PACKAGES = {"x86_64": ("opencode-linux-x64", "opencode-linux-x64-baseline")}
 
 
 @dataclass(frozen=True, slots=True)
-class OpencodeBinary:
+class OpencodeBinary(CheckedBinary):
     """A checked opencode executable."""
-
-    path: Path
-    version: str
-
-    def handover(self) -> dict[str, Any]:
-        """What a worker needs to adopt this binary unchecked (`from_handover`)."""
-        return {"path": str(self.path), "version": self.version}
-
-    @classmethod
-    def from_handover(cls, handed: Mapping[str, Any]) -> OpencodeBinary:
-        """The binary the controller checked."""
-        return cls(Path(handed["path"]), str(handed["version"]))
 
 
 def packaged_binary(root: Path) -> Path | None:
