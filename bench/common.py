@@ -159,7 +159,7 @@ def run_suite(root: Path, *extra: str, env: dict[str, str] | None = None) -> tup
 def bare_scratch() -> tempfile.TemporaryDirectory[str]:
     """A scratch directory for bare host runs, where `isolated_home` makes the evaluator's homes
     (a home on disk or in memory changes a host's own time: both sides get the same)."""
-    from pytest_skill_eval.hosts.base import home_parent
+    from pytest_skill_eval.hosts.launch import home_parent
 
     return tempfile.TemporaryDirectory(dir=home_parent())
 

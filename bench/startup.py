@@ -64,8 +64,9 @@ def _argv(prefix: list[str], prompt: str) -> list[str]:
 def real_start(route: Any, base: Path, form: Form) -> float:
     """CPU seconds of one isolated subject in `base`, started as `form`."""
     from pytest_skill_eval.hosts.compile_cache import subject_cache, warm_cache
-    from pytest_skill_eval.hosts.pi.binary import PINNED, base_environment
+    from pytest_skill_eval.hosts.pi.binary import base_environment
     from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
+    from pytest_skill_eval.hosts.pi.registration import PINNED
 
     prefix, cached = form
     work = base / "work"

@@ -16,7 +16,7 @@ can fix. Errors that belong to one module stay there (`DefinitionError` in `defi
       OutputError                         here
       OptionValueError                    common/optionvalues.py
       HostError                           here
-        PiNotFoundError                   hosts/pi/binary.py
+        HostNotFoundError                 hosts/binaries.py
         SetupError                        hosts/subject.py
         SystemLayerError                  hosts/layers.py
       ModelProviderError                  here

@@ -30,9 +30,8 @@ from .evidence.summary import (
     write_summary,
 )
 from .grading import grade_group
-from .hosts import check_environment, check_layers, checked_binary
+from .hosts import check_environment, checked_binary
 from .hosts.base import Executable
-from .hosts.pi.binary import PiBinary, checked
 from .hosts.process import CancelToken
 from .hosts.registry import registered
 from .nodeids import parse_item_id
@@ -74,7 +73,6 @@ class SkillEvalSession:
         self.aggregate_dir: Path | None = None
         # `--skill-eval-trials auto`: the decision of each group run (group, trial, host) asked.
         self.stops: dict[tuple[Path, str, int, str], adaptive.Stop | None] = {}
-        self.checked_pi: PiBinary | None = None
         # A full results disk: whether an item already said so, else the line to print at the end.
         self.disk_full_reported = False
         self.unreported_error: str | None = None
@@ -102,14 +100,9 @@ class SkillEvalSession:
     # -- services ---------------------------------------------------------------------------
 
     def binary(self, host: str) -> Executable:
-        """The checked binary of `host` (checked once per process; Pi's may be handed over)."""
+        """The checked binary of `host` (checked once per process, or handed over)."""
         with self._pi_lock:
-            if host != "pi":
-                return checked_binary(host, self.settings.host_options(host), self.settings.root)
-            if self.checked_pi is None:
-                check_layers("pi")
-                self.checked_pi = checked(self.settings.host_options("pi"), self.settings.root)
-            return self.checked_pi
+            return checked_binary(host, self.settings.host_options(host), self.settings.root)
 
     def _hosts_in_use(self) -> set[str]:
         """The hosts the groups run on (their binaries are checked up front, and only theirs:

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
+from . import hosts
 from .budget.ledger_choice import ledger_from
-from .hosts.pi.binary import PiBinary
 from .nodeids import parse_item_id, scope_of
 from .options import enabled
 from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
@@ -134,16 +134,15 @@ def group_scheduling() -> type:
 
 
 def hand_to_worker(node: Any) -> None:
-    """Controller: give a worker the result ids, pinned Git commits, ledger and checked Pi."""
+    """Controller: give a worker the result ids, pinned Git commits, ledger and checked binaries."""
     config = node.config
     if not enabled(config):
         return
     state: SkillEvalSession = config.stash[SESSION_KEY]
-    pi = state.checked_pi
     node.workerinput["skill_eval"] = {
         "results": {str(k): str(v) for k, v in state.result_dirs.items()},
         "pins": state.resolver.pinned(),
-        "pi": pi.handover() if pi else None,
+        "binaries": hosts.handover(),
         "ledger": state.ledger.handover() if state.ledger else None,
         # Resolved here, so a worker never re-resolves them against its own directory.
         "settings": state.settings.resolved_paths(),
@@ -157,8 +156,7 @@ def take_from_controller(config: pytest.Config, state: SkillEvalSession) -> None
     state.resolver = SourceResolver(state.settings.root, pinned=handed["pins"])
     if handed.get("ledger"):
         state.ledger = ledger_from(handed["ledger"], state.settings.ledger_url)
-    if handed.get("pi"):
-        state.checked_pi = PiBinary.from_handover(handed["pi"])
+    hosts.adopt(handed["binaries"])
 
 
 def settle_worker(config: pytest.Config) -> None:

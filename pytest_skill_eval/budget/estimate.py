@@ -20,11 +20,11 @@ from ..definitions import (
     select,
 )
 from ..errors import SkillEvalError
-from ..hosts.base import Executable
 from ..hosts.registry import registered
 from ..modelserver.script import ScriptError
 from . import needed
 from .forecast import PriceOf, Trials, forecast, render, usd
+from .prices import PriceTable
 
 
 class EstimateError(SkillEvalError):
@@ -151,20 +151,10 @@ class _Located:
     version: str = ""
 
 
-def price_function(models: Path | None, pi: Callable[[], Path]) -> PriceOf:
-    """Prices as a run would find them: `models` (a Pi models.json), else each host's price
-    source (Pi's registry, read from the Pi `pi` locates, for every host that ships none)."""
-    from ..run.providers import EndpointFactory
-
-    def binaries(host: str) -> Executable:
-        if host != "pi":
-            raise LookupError(f"a forecast locates only Pi's binary, not {host}'s")
-        return _Located(pi())
-
-    factory = EndpointFactory(
-        cassettes=None, record="none", auth=None, models=models, binaries=binaries
-    )
-    return factory.price
+def price_function(models: Path | None, locate: Callable[[str], Path]) -> PriceOf:
+    """Prices as a run would find them (`PriceTable`): `models` (a models.json), else each
+    host's price source, reading the binary `locate` finds for a host only when it is asked."""
+    return PriceTable(models, lambda host: _Located(locate(host))).price
 
 
 def run_lines(

@@ -22,7 +22,9 @@ from ..errors import SkillEvalError
 from ..evidence import atomic_write, entry_digest, json_bytes, layout, utc_now
 from ..evidence.read import aggregate_trial_dirs, is_finished
 from ..hosts import host_for
-from ..hosts.base import Endpoint, Launch, ServedModel, isolated_home, launch_process
+from ..hosts.base import Endpoint, Launch, ServedModel, Talk
+from ..hosts.dialect import renderer
+from ..hosts.launch import isolated_home, launch_process
 from ..hosts.observation import Observation
 from ..hosts.pi.binary import PiBinary
 from ..hosts.pi.config import ModelSpecError, split_model
@@ -202,7 +204,7 @@ def _run_reviewer(
             (staging / layout.EVENTS).touch()
             result.errors.append(f"reviewer did not start: {error}")
             return result
-        dialogue = host.converse(process, CancelToken(), launch, lambda _turn: None)
+        dialogue = host.converse(Talk(process, CancelToken(), launch, lambda _turn: None))
         try:
             obs, outcome = dialogue.run()
         except BaseException:
@@ -308,7 +310,7 @@ def review_group(
         route = None
         if script is not None:
             assert server is not None
-            route = server.open_route(script, source=script.source)
+            route = server.open_route(script, source=script.source, render=renderer(REVIEW_HOST))
         try:
             run = _run_reviewer(prompt, staging, settings, route)
         finally:

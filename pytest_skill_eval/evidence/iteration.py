@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import read
+from .layout import DEFAULT_HOST
 
 # invocation.json's field naming the result a resume completed and the groups it carried.
 RESUMED_FROM = "resumedFrom"
@@ -65,7 +66,11 @@ def unchanged_line(reference: Mapping[str, Any]) -> str:
     """`<group>[@host]: unchanged, grade <g> in <result> (seal …, manifest …)`: a sealed
     reference to the earlier grade, not a copy of it."""
     host = reference.get("host")
-    name = f"{reference.get('group')}@{host}" if host and host != "pi" else reference.get("group")
+    name = (
+        f"{reference.get('group')}@{host}"
+        if host and host != DEFAULT_HOST
+        else reference.get("group")
+    )
     return (
         f"{name}: unchanged, grade {reference.get('grade')} in {reference.get('result')} "
         f"(seal {reference.get('root')}, manifest {reference.get('manifest')})"

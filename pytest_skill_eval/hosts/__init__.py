@@ -2,22 +2,22 @@
 
 Each host is a subpackage (`hosts/pi/`, …) with a `Host` implementation and a registration
 listed in `hosts/registry.py`; `host_for` maps a definition's `runtime.host` to its
-implementation, and `checked_binary` finds and checks the binary of a host other than Pi (Pi's is
-checked by the session, which may hand it to its workers). Both refuse a
+implementation, and `checked_binary` finds and checks the binary of a host once per process (a
+controller hands every binary it checked to its workers: `handover`, `adopt`). Both refuse a
 machine where a system-wide or managed layer of the host exists (`check_layers`);
 `check_environment` refuses a group that declares a variable of the host's isolation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .environment import refusal
 from .layers import kept_out
-from .registration import UnknownHostError
+from .registration import UnknownHostError, load
 from .registry import registration_for
 
 if TYPE_CHECKING:
@@ -72,14 +72,43 @@ def check_environment(path: Path, group: Group, name: str, *, chosen: bool) -> N
         raise DefinitionError(path, pointer_of(refused[0]), refused[1])
 
 
-_CHECKED: dict[str, Executable] = {}
+@runtime_checkable
+class HandedOver(Protocol):
+    """A checked binary a worker can adopt from its controller (its binary module's
+    `from_handover` reads the record back)."""
+
+    def handover(self) -> dict[str, Any]: ...
+
+
+# Host name → (what it was checked for, None: handed over, not used yet; its checked binary).
+_CHECKED: dict[str, tuple[tuple[HostOptions, Path] | None, Executable]] = {}
 
 
 def checked_binary(name: str, options: HostOptions, root: Path) -> Executable:
-    """The located, version-checked binary of a host other than Pi, once per process, on a
-    machine without its system layers."""
-    if name not in _CHECKED:
+    """The located, version-checked binary of a host, once per process and options (a worker
+    adopts its controller's), on a machine without its system layers."""
+    known = _CHECKED.get(name)
+    if known is not None and known[0] is None:
+        check_layers(name)  # handed over: this machine is checked here too, at first use
+        _CHECKED[name] = known = ((options, root), known[1])
+    if known is None or known[0] != (options, root):
         registration = registration_for(name)
         check_layers(name)
-        _CHECKED[name] = registration.check_binary(options, root)
-    return _CHECKED[name]
+        _CHECKED[name] = ((options, root), registration.check_binary(options, root))
+    return _CHECKED[name][1]
+
+
+def handover() -> dict[str, dict[str, Any]]:
+    """Every binary this process checked, as records a worker adopts (`adopt`)."""
+    return {
+        name: binary.handover()
+        for name, (_, binary) in _CHECKED.items()
+        if isinstance(binary, HandedOver)
+    }
+
+
+def adopt(handed: Mapping[str, Mapping[str, Any]]) -> None:
+    """Worker: take the binaries the controller checked (`handover`) instead of checking them."""
+    for name, record in handed.items():
+        reader = load(f"{registration_for(name).subpackage}.binary:from_handover")
+        _CHECKED[name] = (None, reader(record))

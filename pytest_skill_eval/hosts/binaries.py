@@ -15,19 +15,53 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
 
 from ..errors import HostError
+
+if TYPE_CHECKING:
+    from .registration import HostRegistration
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
-def locate(
-    command: str, option: str, explicit: str | None, root: Path, *, host: str, install: str,
-    error: type[HostError],
-) -> Path:  # fmt: skip
-    """The host's executable, or `error` saying how to install it or where to point `option`."""
+class HostNotFoundError(HostError):
+    """A host's binary is missing, not a version the evaluator supports, or cannot run here."""
+
+    def __init__(self, registration: HostRegistration, message: str) -> None:
+        super().__init__(message)
+        self.registration = registration
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedBinary:
+    """A checked executable that is its path and the version it printed, nothing more."""
+
+    path: Path
+    version: str
+
+    def handover(self) -> dict[str, Any]:
+        """What a worker needs to adopt this binary unchecked (`from_handover`)."""
+        return {"path": str(self.path), "version": self.version}
+
+    @classmethod
+    def from_handover(cls, handed: Mapping[str, Any]) -> Self:
+        """The binary the controller checked."""
+        return cls(Path(handed["path"]), str(handed["version"]))
+
+
+def locate_for(registration: HostRegistration, explicit: str | None, root: Path) -> Path:
+    """The host's executable: its option's `explicit` path, else its command on PATH, else
+    `node_modules/.bin/<command>`; else `HostNotFoundError` saying how to install it."""
+    command, option = registration.command, registration.option
+    host, install = registration.display_name, registration.install
+
+    def error(message: str) -> HostNotFoundError:
+        return HostNotFoundError(registration, message)
+
     if explicit:
         candidate = Path(explicit).expanduser()
         found = shutil.which(str(candidate)) if not candidate.is_absolute() else str(candidate)
@@ -51,10 +85,15 @@ def locate(
 
 
 def version_of(
-    path: Path, env: Mapping[str, str], error: type[HostError], *, command: Sequence[str] = ()
+    path: Path,
+    env: Mapping[str, str],
+    registration: HostRegistration,
+    *,
+    command: Sequence[str] = (),
 ) -> re.Match[str]:
     """The `X.Y.Z` that `path --version` prints (started as `command`, when given); a failure
-    or no version is `error`. Started as `<node> <entry>`, the entry's package says it."""
+    or no version is `HostNotFoundError`. Started as `<node> <entry>`, the entry's package says
+    it."""
     declared = package_version(Path(command[-1])) if len(command) == 2 else None
     if declared is not None:
         return declared
@@ -69,14 +108,29 @@ def version_of(
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as failure:
-        raise error(f"{path} --version failed: {failure}") from failure
+        message = f"{path} --version failed: {failure}"
+        raise HostNotFoundError(registration, message) from failure
     match = VERSION.search(done.stdout + done.stderr)
     if done.returncode != 0 or match is None:
-        raise error(
+        raise HostNotFoundError(
+            registration,
             f"{path} --version did not print a version (exit {done.returncode}): "
-            f"{(done.stderr or done.stdout).strip()[:200]}"
+            f"{(done.stderr or done.stdout).strip()[:200]}",
         )
     return match
+
+
+def pinned(registration: HostRegistration, path: Path, found: str) -> str:
+    """`found`, the version `path` printed, when it is the pinned one; else `HostNotFoundError`
+    naming the version supported and how to install it."""
+    if found != registration.version:
+        host, supported = registration.display_name, registration.version
+        raise HostNotFoundError(
+            registration,
+            f"{path} is {host} {found}; pytest-skill-eval supports exactly {supported}: "
+            f"{registration.install}",
+        )
+    return found
 
 
 def package_version(entry: Path) -> re.Match[str] | None:

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from ..evidence.redact import Counts, add
 from .layers import SystemLayerError, kept_out
 from .observation import Observation, Turn
-from .process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
+from .process import EndOfStream, Frame, HostProcess, ProcessOutcome
 from .workspace_layers import WorkspaceLayerError, unchanged
 
 if TYPE_CHECKING:
-    from .base import Launch
+    from .base import Talk
     from .registration import HostRegistration
 
 TICK_S = 0.25
@@ -36,9 +36,11 @@ class StreamDialogue(Generic[T]):
 
     _translator: T
 
-    def __init__(self, process: HostProcess, cancel: CancelToken) -> None:
-        self._process = process
-        self._cancel = cancel
+    def __init__(self, talk: Talk) -> None:
+        self._process = talk.process
+        self._cancel = talk.cancel
+        self._launch = talk.launch
+        self._after_turn = talk.after_turn
         self._observation = Observation()
         self._outcome = ProcessOutcome()
         self._ended = False
@@ -103,17 +105,8 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
     _session = "session"
     _resume = "resume"
 
-    def __init__(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-        host: H,
-    ) -> None:
-        super().__init__(process, cancel)
-        self._launch = launch
-        self._after_turn = after_turn
+    def __init__(self, talk: Talk, host: H) -> None:
+        super().__init__(talk)
         self._host = host
         self._translator = self._translate()
         self._counts: dict[str, Counts] = {}

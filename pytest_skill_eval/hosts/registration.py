@@ -6,8 +6,10 @@ translation) and one registration in `hosts/<name>/registration.py`, listed once
 cross-host table, the plan, the model server's route and tool dialect, price lookup, credentials
 and the binary check read the registration; none of them names a host.
 
-A registration is cheap to import: it names its implementation, its binary check, its tool
-renderer and its price source as `"module:attribute"`, imported only when they are needed.
+A registration is cheap to import: its implementation, binary check and tool renderer are found
+by convention in its own subpackage (`host.py`'s `<Name>Host`, `binary.py`'s `checked`,
+`tools.py`'s `render`) and imported only when they are needed; its price source is the shared
+one unless it names its own as `"module:attribute"`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from .workspace_layers import WorkspaceLayer
 if TYPE_CHECKING:
     from . import HostOptions
     from .base import Executable, Host
+
+
+# The price source of every host that ships no price table the evaluator can read offline: the
+# model registry of the pinned Pi package (`hosts/pi/config.py`), the one such table installed.
+SHARED_PRICE_SOURCE = "pytest_skill_eval.hosts.pi.config:price"
 
 
 class UnknownHostError(LookupError):
@@ -58,15 +65,12 @@ class ToolDialect:
     """How the neutral tools of `modelserver/tools.py` are shown to the model on a host.
 
     `shown` says, for each neutral tool the host can show, what the model sees instead (for the
-    docs and the model server); `hidden` says why the host cannot show the others. `offers` are
-    the tool names by which a request is known to come from this host, and `render` the
-    `"module:function"` that writes one neutral call as the host's own calls (`modelserver/
-    hosttools.py` calls it as `render(call, skill_file, workspace) -> list[ToolCall]`).
+    docs and the model server); `hidden` says why the host cannot show the others. The function
+    that writes one neutral call as the host's own calls is its subpackage's `tools.render`
+    (`hosts/dialect.py` calls it as `render(call, skill_file, workspace) -> list[ToolCall]`).
     """
 
     shown: Mapping[str, str]
-    offers: tuple[str, ...]
-    render: str
     hidden: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -78,19 +82,12 @@ class HostRegistration:
     display_name: str  # how messages, the cross-host table and the views name it
     # `--skill-eval-<binary_option> PATH`, ini `skill_eval_<binary_option>` (`-` as `_`)
     binary_option: str
-    command: str  # the executable looked for on PATH and in node_modules/.bin
     package: str  # the npm package, pinned
     version: str  # the pinned version
-    binary: str  # the entry the package installs, relative to the definition root
     # The wire APIs the model server routes for it; one: it speaks that whatever the provider,
     # several: it speaks the provider's (Pi).
     apis: tuple[str, ...]
     tools: ToolDialect
-    # Fact kinds (neutral tool names for `tool-call` checks) it cannot observe → why: a check of
-    # one is `unavailable` with that reason, never a guessed fail.
-    unobservable: Mapping[str, str]
-    # `"module:function"` pricing a model as this host would (a `PriceSource`).
-    price_source: str
     # What it reads from outside its isolated home (managed settings, /etc): none may exist.
     system_layers: tuple[SystemLayer, ...]
     # What it reads from the subject's workspace as each process starts and no switch of its
@@ -98,17 +95,26 @@ class HostRegistration:
     workspace_layers: tuple[WorkspaceLayer, ...]
     # The variables of its isolation (`hosts.environment`): no definition may set them.
     owned_environment: OwnedEnvironment
-    # The variables its key is read from whatever the model, most usual first; empty: the
-    # provider's (`credentials.PROVIDER_KEYS`).
-    credential_variables: tuple[str, ...]
     auth_advice: str  # how an operator gets credentials to a live run of this host
-    # `model.thinking` levels it accepts; None: every level a definition may declare.
-    thinking: tuple[str, ...] | None
     # A Node program: a binary with a `runtime` (`hosts.runtime.NodeBinary`) starts as
     # `<pinned node> <entry>` with a private copy of the evaluator's warm compile cache.
     runs_on_node: bool
-    host: str  # `"module:Class"` (or a zero-argument factory) of its `Host`
-    check: str  # `"module:function"` of its `BinaryCheck`
+    # Its subpackage (`pytest_skill_eval.hosts.<name>`, the registration's `__package__`):
+    # `host.py`, `binary.py` and `tools.py` there are its implementation, check and renderer.
+    subpackage: str
+    # The executable looked for on PATH and in node_modules/.bin; "": its `binary_option`.
+    command: str = ""
+    # The entry the package installs, relative to the definition root; "": the package's
+    # `node_modules/.bin/<command>`.
+    binary: str = ""
+    # Fact kinds (neutral tool names for `tool-call` checks) it cannot observe → why: a check of
+    # one is `unavailable` with that reason, never a guessed fail.
+    unobservable: Mapping[str, str] = field(default_factory=dict)
+    # The variables its key is read from whatever the model, most usual first; empty: the
+    # provider's (`credentials.PROVIDER_KEYS`).
+    credential_variables: tuple[str, ...] = ()
+    # `model.thinking` levels it accepts; None: every level a definition may declare.
+    thinking: tuple[str, ...] | None = None
     # Records what the model received from inside (Pi's observer extension); else `context-text`
     # is taken from the requests the loopback server saw.
     observes_context: bool = False
@@ -118,6 +124,13 @@ class HostRegistration:
     # A live run takes the operator's credentials file and provider table (the ini keys
     # `skill_eval_pi_auth` and `skill_eval_pi_models`, in Pi's format).
     operator_files: bool = False
+    # `"module:function"` pricing a model as this host would (a `PriceSource`).
+    price_source: str = SHARED_PRICE_SOURCE
+
+    def __post_init__(self) -> None:
+        command = self.command or self.binary_option
+        object.__setattr__(self, "command", command)
+        object.__setattr__(self, "binary", self.binary or f"node_modules/.bin/{command}")
 
     @property
     def option(self) -> str:
@@ -138,6 +151,22 @@ class HostRegistration:
     def fixed_api(self) -> str | None:
         """The one wire API it speaks whatever the provider; None: it speaks the provider's."""
         return self.apis[0] if len(self.apis) == 1 else None
+
+    @property
+    def host(self) -> str:
+        """`"module:Class"` of its `Host`: `<Name>Host` in its subpackage's `host.py`."""
+        words = self.subpackage.rpartition(".")[2].split("_")
+        return f"{self.subpackage}.host:{''.join(w.capitalize() for w in words)}Host"
+
+    @property
+    def check(self) -> str:
+        """`"module:function"` of its `BinaryCheck`: `checked` in its subpackage's `binary.py`."""
+        return f"{self.subpackage}.binary:checked"
+
+    @property
+    def render(self) -> str:
+        """`"module:function"` writing a neutral tool call as its own: `tools.py`'s `render`."""
+        return f"{self.subpackage}.tools:render"
 
     def implementation(self) -> Host:
         """A new instance of its `Host` (imports the implementation now)."""

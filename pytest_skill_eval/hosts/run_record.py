@@ -21,10 +21,11 @@ from ..evidence.redact import Tally
 from ..evidence.store import disk_full
 from ..workspace import ResourceError, changes, fingerprint, fingerprint_json
 from ..workspace.materialise import PreparedVariant, immutable_changes
-from .base import Endpoint, Executable, Home, Host, Launch, host_record, spend_record
+from .base import Endpoint, Executable, Home, Host, Launch
 from .context_records import context_artifact_of, copy_observer_records, write_request_observations
 from .credentials import how_to_declare, provider_of
 from .failures import credential_refusal, run_state, why_incomplete
+from .launch import host_record, spend_record
 from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import HostProcess, ProcessOutcome, set_aside_partial
 from .redaction import markers, redact_tree

@@ -159,3 +159,16 @@ class NodeBinary:
     def record(self) -> dict[str, Any]:
         """What `run.json` keeps beside the version: the runtime it ran on."""
         return {"runtime": self.runtime.record() if self.runtime and self.entry else None}
+
+    def handover(self) -> dict[str, Any]:
+        """What a worker needs to adopt this binary unchecked (`from_handover`)."""
+        runtime = self.runtime.record() if self.runtime else None
+        entry = str(self.entry) if self.entry else None
+        return {"path": str(self.path), "version": self.version, "runtime": runtime, "entry": entry}
+
+    @classmethod
+    def from_handover(cls, handed: Mapping[str, Any]) -> NodeBinary:
+        """The binary the controller checked."""
+        runtime = NodeRuntime.from_record(handed["runtime"]) if handed.get("runtime") else None
+        entry = Path(handed["entry"]) if handed.get("entry") else None
+        return cls(Path(handed["path"]), str(handed["version"]), runtime, entry)

@@ -12,8 +12,8 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ..modelserver.hosttools import skill_name
 from .base import Home
+from .dialect import skill_name
 from .environment import baseline_environment
 
 # Names no skill may take in any host's skills directory: they are not a single directory entry.

@@ -29,9 +29,9 @@ from .base import (
     Home,
     Host,
     Launch,
-    isolated_home,
-    launch_process,
+    Talk,
 )
+from .launch import isolated_home, launch_process
 from .layers import kept_out
 from .observation import Observation, Turn
 from .process import NO_PROGRESS_S, CancelToken, ProcessOutcome
@@ -191,7 +191,7 @@ def _run(
         except (ResourceError, OSError) as failure:
             dialogue.observation.protocol_error("operation-failed", message=str(failure))
 
-    dialogue = host.converse(process, cancel, launch, after_turn)
+    dialogue = host.converse(Talk(process, cancel, launch, after_turn))
     try:
         obs, outcome = dialogue.run()
     except Exception as failure:

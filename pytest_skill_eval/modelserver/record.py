@@ -22,6 +22,7 @@ from pytest_skill_eval.modelserver.placeholders import (
     normalise_response,
     request_sha256,
 )
+from pytest_skill_eval.modelserver.rendering import Renderer, as_written
 from pytest_skill_eval.modelserver.script import (
     MATCH_MODES,
     Interaction,
@@ -86,6 +87,7 @@ class RecordingRoute(Route):
         match: MatchMode | None = None,
         upstream_timeout_s: float = 300.0,
         prices: Mapping[str, float] | None = None,
+        render: Renderer = as_written,
     ) -> RecordingRoute:
         """Register a route on `server` that records real model traffic into `cassette_path`.
 
@@ -109,6 +111,7 @@ class RecordingRoute(Route):
             upstream_timeout_s=upstream_timeout_s,
             prices=prices,
         )
+        route.render = render
         server.register(route)
         return route
 

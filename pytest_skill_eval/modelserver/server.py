@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 
 from pytest_skill_eval.common.wording import counted
 from pytest_skill_eval.modelserver.gemini import GEMINI, model_of
-from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.paths import SERVED_PATHS, api_of, api_path
 from pytest_skill_eval.modelserver.placeholders import (
     fill_response,
@@ -27,6 +26,7 @@ from pytest_skill_eval.modelserver.placeholders import (
     request_diff,
     request_sha256,
 )
+from pytest_skill_eval.modelserver.rendering import Renderer, as_written
 from pytest_skill_eval.modelserver.responses import custom_tools
 from pytest_skill_eval.modelserver.script import Interaction, Script
 from pytest_skill_eval.modelserver.wire import (
@@ -103,7 +103,8 @@ class Route:
     """The model endpoint of one subject run; created by `ScriptedModelServer.open_route`.
 
     `workspace` is that subject's workspace: rendering a scripted tool call reads a file it
-    names only there (None: never).
+    names only there (None: never). `render` writes the script's neutral tool calls as the
+    calls of the host the route serves (the opener knows which).
     """
 
     def __init__(
@@ -114,9 +115,11 @@ class Route:
         source: Path | None,
         placeholders: Mapping[str, str],
         workspace: Path | None = None,
+        render: Renderer = as_written,
     ) -> None:
         self.token = token
         self.workspace = workspace
+        self.render = render
         self.script = script
         self.source = source if source is not None else (script.source if script else None)
         self.placeholders: dict[str, str] = dict(placeholders)
@@ -232,7 +235,7 @@ class Route:
         # `{{date}}` (the normalised date line) is filled with today unless a caller set it.
         values = {"date": datetime.date.today().isoformat(), **self.placeholders}
         response = fill_response(interaction.response, values)
-        response = render_for_host(response, requesting_host(body), values, self.workspace)
+        response = self.render(response, values, self.workspace)
         if response.latency_ms:
             time.sleep(response.latency_ms / 1000)
         model = str(body.get("model", "") or model_of(path) or "")
@@ -360,14 +363,15 @@ class ScriptedModelServer:
         source: Path | None = None,
         placeholders: Mapping[str, str] | None = None,
         workspace: Path | None = None,
+        render: Renderer = as_written,
     ) -> Route:
         """Register a route answering from `script` (None: every request fails as missing).
 
-        `workspace` is the subject's workspace, where files its script names are read from.
+        `workspace` is the subject's workspace, where files its script names are read from;
+        `render` writes its neutral tool calls as the served host's.
         """
-        route = Route(
-            self, secrets.token_urlsafe(16), script, source, placeholders or {}, workspace
-        )
+        token = secrets.token_urlsafe(16)
+        route = Route(self, token, script, source, placeholders or {}, workspace, render)
         self.register(route)
         return route
 

@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..budget.prices import PriceTable
 from ..definitions import LoadedDefinition, LoadedGroup, ModelChoice
 from ..errors import ModelProviderError
 from ..hosts.base import Endpoint, Executable, ServedModel
 from ..hosts.credentials import live_subjects, refuse_live_without_credentials
-from ..hosts.pi.config import ModelSpecError, model_cost, split_model
+from ..hosts.dialect import renderer
+from ..hosts.pi.config import ModelSpecError, split_model
 from ..hosts.registry import registration_for
 from ..modelserver.gemini import GEMINI, stream_url
 from ..modelserver.script import ScriptError, cassette_file, load_script, script_path
@@ -72,6 +74,7 @@ class EndpointFactory:
         self.upstream_url = upstream_url
         self.auth = auth
         self.models = models
+        self.prices = PriceTable(models, binaries)
         self._server: ScriptedModelServer | None = None
         self._lock = threading.Lock()
 
@@ -98,26 +101,11 @@ class EndpointFactory:
         return "record" if self.record != "none" else None
 
     def _models_table(self) -> dict[str, Any]:
-        if self.models is None:
-            return {}
-        table = json.loads(self.models.read_text(encoding="utf-8"))
-        providers = table.get("providers") if isinstance(table, dict) else None
-        return providers if isinstance(providers, dict) else {}
+        return self.prices.providers()
 
     def price(self, provider: str, model_id: str, host: str) -> Mapping[str, float] | None:
-        """USD per million tokens for `provider/model_id` on `host`, else None.
-
-        A model the `skill_eval_pi_models` file defines is priced by its `cost` (none: it is
-        priced at zero, which is no price); any other model by the host's price source.
-        """
-        entry = self._models_table().get(provider)
-        models = entry.get("models") if isinstance(entry, dict) else None
-        for model in models if isinstance(models, list) else ():
-            if isinstance(model, dict) and model.get("id") == model_id:
-                return model_cost(model.get("cost"))
-        if self.binaries is None:
-            return None
-        return registration_for(host).price(self.binaries, provider, model_id)
+        """USD per million tokens for `provider/model_id` on `host`, else None (`PriceTable`)."""
+        return self.prices.price(provider, model_id, host)
 
     def check_priced(self, groups: Iterable[LoadedGroup], max_cost: float) -> None:
         """Refuse, before any subject starts, a ceiling that could not see what a subject costs."""
@@ -192,7 +180,11 @@ class EndpointFactory:
         except (ScriptError, ModelSpecError) as error:
             raise EndpointError(str(error)) from None
         route = self._running().open_route(
-            script, source=path, placeholders=placeholders, workspace=workspace
+            script,
+            source=path,
+            placeholders=placeholders,
+            workspace=workspace,
+            render=renderer(host),
         )
         recorded = any(i.request is not None for i in script.interactions)
         return Endpoint(
@@ -252,6 +244,7 @@ class EndpointFactory:
             workspace=workspace,
             upstream_headers=auth_headers(upstream.api, upstream.key),
             prices=price,
+            render=renderer(host),
         )
         endpoint = Endpoint(
             mode="record",

@@ -150,7 +150,8 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
 
 def _estimate(args: argparse.Namespace, root: Path) -> int:
     """`plan --estimate`: print the forecast of a live run; nothing is written."""
-    from ..hosts.pi.binary import locate_pi
+    from ..hosts.binaries import locate_for
+    from ..hosts.registry import registration_for
 
     base = Path(args.plan_root).resolve() if args.plan_root else root
     models = Path(args.models).resolve() if args.models else None
@@ -161,7 +162,9 @@ def _estimate(args: argparse.Namespace, root: Path) -> int:
         args,
         [Path(s) if Path(s).is_absolute() else Path.cwd() / s for s in args.suite],
         base,
-        estimate.price_function(models, lambda: locate_pi(None, base)),
+        estimate.price_function(
+            models, lambda host: locate_for(registration_for(host), None, base)
+        ),
     )
     print("\n".join(lines))
     return 0

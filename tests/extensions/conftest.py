@@ -14,6 +14,7 @@ from typing import IO, Any
 
 import pytest
 
+from pytest_skill_eval.hosts.dialect import renderer
 from pytest_skill_eval.hosts.pi.binary import pi_executable
 from pytest_skill_eval.hosts.pi.config import write_pi_agent_dir
 from pytest_skill_eval.modelserver.script import parse_script
@@ -168,7 +169,7 @@ class PiLauncher:
     ) -> PiRun:
         """Run `pi --mode json` with every prompt as a positional argument."""
         __tracebackhide__ = True
-        route = self.server.open_route(parse_script(dict(script)))
+        route = self.server.open_route(parse_script(dict(script)), render=renderer("pi"))
         write_pi_agent_dir(sandbox.agent, route)
         argv = self.argv("json", extensions, tools, skills, prompts)
         try:
@@ -211,7 +212,7 @@ class PiLauncher:
         `before_prompt(turn)` runs before prompt `turn` (1-based) is sent, as the runner would.
         """
         __tracebackhide__ = True
-        route = self.server.open_route(parse_script(dict(script)))
+        route = self.server.open_route(parse_script(dict(script)), render=renderer("pi"))
         write_pi_agent_dir(sandbox.agent, route)
         argv = self.argv("rpc", extensions, tools, (), ())
         events: list[dict[str, Any]] = []

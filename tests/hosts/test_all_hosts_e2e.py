@@ -15,7 +15,7 @@ import pytest
 
 from pytest_skill_eval.commands import cli
 from pytest_skill_eval.hosts.registry import names, registration_for
-from tests.hosts.test_cross_host_e2e import EXPECTED, _outcome
+from tests.hosts.test_host_contract_e2e import EXPECTED, _outcome
 from tests.support import runs
 from tests.support.files import read_json
 from tests.support.paths import EXAMPLE

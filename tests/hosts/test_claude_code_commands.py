@@ -18,14 +18,12 @@ from pytest_skill_eval.hosts.base import Endpoint, Launch
 from pytest_skill_eval.hosts.claude_code.binary import ClaudeCodeBinary
 from pytest_skill_eval.hosts.claude_code.events import NEUTRAL_TOOLS, StreamTranslator
 from pytest_skill_eval.hosts.claude_code.host import COMMAND_SERVER, ClaudeCodeHost, mcp_config
+from pytest_skill_eval.hosts.claude_code.registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
+from pytest_skill_eval.hosts.dialect import render_for_host
 from pytest_skill_eval.hosts.observation import Observation
-from pytest_skill_eval.modelserver.hosttools import (
-    CLAUDE_CODE,
-    CLAUDE_CODE_RUN_COMMAND,
-    render_for_host,
-    requesting_host,
-)
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
+
+CLAUDE_CODE = "claude-code"
 
 COMMANDS: list[dict[str, Any]] = [
     {"id": "hello", "argv": ["sh", "-c", "echo hello; echo oops >&2; exit 2"]},
@@ -186,9 +184,6 @@ def test_one_name_everywhere() -> None:
 
 
 def test_a_neutral_script_call_renders_as_the_mcp_tool_and_is_reported_neutrally() -> None:
-    body = {"tools": [{"name": "Read"}, {"name": CLAUDE_CODE_RUN_COMMAND}]}
-    assert requesting_host(body) == CLAUDE_CODE
-    assert requesting_host({"tools": [{"name": CLAUDE_CODE_RUN_COMMAND}]}) == CLAUDE_CODE
     neutral = ScriptedResponse(tool_calls=(ToolCall("run_command", {"command": "hello"}),))
     (call,) = render_for_host(neutral, CLAUDE_CODE, {}, None).tool_calls
     assert (call.name, dict(call.arguments)) == (CLAUDE_CODE_RUN_COMMAND, {"command": "hello"})

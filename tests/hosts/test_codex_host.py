@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.hosts import HostOptions, checked_binary, host_for
-from pytest_skill_eval.hosts.base import Endpoint, Launch
+from pytest_skill_eval.hosts.base import Endpoint, Launch, Talk
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.codex.binary import (
     UNCONFINED_OPTION,
@@ -445,7 +445,7 @@ def test_a_log_a_full_disk_cut_in_an_earlier_turn_stays_cut(tmp_path: Path) -> N
 
     first, second = process("", full), process(".turn2", None)
     host: Any = SimpleNamespace(aliases={}, prices=None)
-    dialogue = CodexDialogue(first, CancelToken(), launch, lambda turn: None, host)
+    dialogue = CodexDialogue(Talk(first, CancelToken(), launch, lambda turn: None), host)
     dialogue._collect(1)
     dialogue._process = second
     dialogue._collect(2)

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.hosts import host_for
-from pytest_skill_eval.hosts.base import Endpoint, Launch, isolated_home, launch_process
+from pytest_skill_eval.hosts.base import Endpoint, Launch
 from pytest_skill_eval.hosts.compile_cache import ENV, subject_cache, warm_cache
+from pytest_skill_eval.hosts.launch import isolated_home, launch_process
 from pytest_skill_eval.hosts.pi.binary import PiBinary
 from pytest_skill_eval.hosts.runtime import NodeRuntime, node_runtime
 from tests.support.files import write

@@ -8,18 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.hosts import UnknownHostError, base, host_for
-from pytest_skill_eval.hosts.base import (
-    Endpoint,
-    Launch,
-    ServedModel,
-    home_parent,
-    isolated_home,
-    launch_process,
-)
+from pytest_skill_eval.hosts import UnknownHostError, host_for
+from pytest_skill_eval.hosts import launch as launching
+from pytest_skill_eval.hosts.base import Endpoint, Launch, ServedModel
+from pytest_skill_eval.hosts.launch import home_parent, isolated_home, launch_process
 from pytest_skill_eval.hosts.pi import extensions
 from pytest_skill_eval.hosts.pi.binary import PiBinary
-from pytest_skill_eval.hosts.pi.config import SCRIPTED_API_KEY
+from pytest_skill_eval.modelserver.scripted import SCRIPTED_API_KEY
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.wire import OPENAI
 
@@ -133,7 +128,7 @@ def test_homes_go_to_memory_with_room_unless_the_operator_chose_a_temp_dir(
 ) -> None:
     memory = tmp_path / "shm"
     memory.mkdir()
-    monkeypatch.setattr(base, "_SHM", str(memory))
+    monkeypatch.setattr(launching, "_SHM", str(memory))
     monkeypatch.delenv("TMPDIR", raising=False)
     assert home_parent() == str(memory)
     endpoint = Endpoint(mode="scripted", model=None)
@@ -141,14 +136,14 @@ def test_homes_go_to_memory_with_room_unless_the_operator_chose_a_temp_dir(
         assert home.root.parent == memory
     assert list(memory.iterdir()) == []  # deleted after the run
     # Not enough room there: the system's temp directory.
-    monkeypatch.setattr(base, "_SHM_ROOM", 1 << 62)
+    monkeypatch.setattr(launching, "_SHM_ROOM", 1 << 62)
     assert home_parent() is None
-    monkeypatch.setattr(base, "_SHM_ROOM", 1)
+    monkeypatch.setattr(launching, "_SHM_ROOM", 1)
     # The operator's TMPDIR wins, and a missing /dev/shm is no error.
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     assert home_parent() is None
     monkeypatch.delenv("TMPDIR")
-    monkeypatch.setattr(base, "_SHM", str(tmp_path / "absent"))
+    monkeypatch.setattr(launching, "_SHM", str(tmp_path / "absent"))
     assert home_parent() is None
 
 

@@ -343,6 +343,7 @@ def _registry_requests(tmp_path: Path, quiet: bool) -> list[str]:
     `quiet`: with the installer's config directories satisfied, as the evaluator leaves them."""
     from pytest_skill_eval.hosts import HostOptions, checked_binary
     from pytest_skill_eval.hosts.base import Endpoint, Launch, ServedModel
+    from pytest_skill_eval.hosts.dialect import renderer
     from pytest_skill_eval.hosts.opencode.host import OpencodeHost
     from pytest_skill_eval.modelserver.script import parse_script
     from pytest_skill_eval.modelserver.server import ScriptedModelServer
@@ -355,7 +356,7 @@ def _registry_requests(tmp_path: Path, quiet: bool) -> list[str]:
     workspace.mkdir()
     try:
         with ScriptedModelServer() as server:
-            route = server.open_route(script)
+            route = server.open_route(script, render=renderer("opencode"))
             served = ServedModel(route, OPENAI, "scripted", "scripted")
             host = OpencodeHost()
             home = host.prepare(tmp_path / f"home-{quiet}", Endpoint("scripted", None, served))

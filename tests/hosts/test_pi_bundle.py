@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.hosts.pi import bundle
-from pytest_skill_eval.hosts.pi.binary import PINNED, PINNED_ESBUILD, pi_executable
+from pytest_skill_eval.hosts.pi.binary import PINNED_ESBUILD, pi_executable
 from pytest_skill_eval.hosts.pi.bundle import MANIFEST, BundleError, checked_bundle, pi_bundle
+from pytest_skill_eval.hosts.pi.registration import PINNED
 from tests.support.files import write
 from tests.support.paths import REPO
 

@@ -10,9 +10,6 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.hosts.pi.config import (
-    DEFAULT_MODEL,
-    DEFAULT_PROVIDER,
-    SCRIPTED_API_KEY,
     ModelSpecError,
     live_settings_json,
     pi_agent_files,
@@ -20,6 +17,7 @@ from pytest_skill_eval.hosts.pi.config import (
     split_model,
     write_pi_agent_dir,
 )
+from pytest_skill_eval.modelserver.scripted import DEFAULT_MODEL, DEFAULT_PROVIDER, SCRIPTED_API_KEY
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
 

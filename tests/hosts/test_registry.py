@@ -51,7 +51,7 @@ def test_each_registration_speaks_a_served_api_and_shows_only_neutral_tools() ->
         assert set(dialect.shown) | set(dialect.hidden) == set(NEUTRAL_BY_NAME)
         assert not set(dialect.shown) & set(dialect.hidden)
         assert set(registration.unobservable) <= set(NEUTRAL_BY_NAME)
-        for reference in (dialect.render, registration.check, registration.price_source):
+        for reference in (registration.render, registration.check, registration.price_source):
             assert callable(load(reference)), reference
 
 

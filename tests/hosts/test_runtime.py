@@ -114,13 +114,15 @@ def _package(root: Path, manifest: dict[str, object], started: Path) -> Path:
 def test_a_node_cli_that_is_its_packages_bin_is_not_started_for_its_version(
     tmp_path: Path,
 ) -> None:
-    from pytest_skill_eval.errors import HostError
     from pytest_skill_eval.hosts.binaries import version_of
+    from pytest_skill_eval.hosts.registry import registration_for
+
+    gemini = registration_for("gemini-cli")
 
     started = tmp_path / "started"
     node = node_runtime(None, tmp_path)
     own = _package(tmp_path / "own", {"version": "1.2.3", "bin": {"x": "dist/cli.js"}}, started)
-    found = version_of(own, {}, HostError, command=node_command(node, node_entry(own), own))
+    found = version_of(own, {}, gemini, command=node_command(node, node_entry(own), own))
     assert (found.group(0), started.exists()) == ("1.2.3", False)
     # Not the package's bin (or a version that is not X.Y.Z): only running it can tell.
     manifests: list[tuple[str, dict[str, object]]] = [
@@ -130,5 +132,5 @@ def test_a_node_cli_that_is_its_packages_bin_is_not_started_for_its_version(
     for name, manifest in manifests:
         entry = _package(tmp_path / name, manifest, started)
         command = node_command(node, node_entry(entry), entry)
-        assert version_of(entry, {}, HostError, command=command).group(0) == "9.9.9"
+        assert version_of(entry, {}, gemini, command=command).group(0) == "9.9.9"
     assert started.read_text() == "xx"

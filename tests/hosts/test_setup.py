@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.hosts import setup
-from pytest_skill_eval.hosts.base import Endpoint
-from pytest_skill_eval.hosts.registry import REGISTERED, registration_for
+from pytest_skill_eval.hosts.base import Endpoint, Talk
+from pytest_skill_eval.hosts.registry import REGISTERED
 
 HOSTS = Path(setup.__file__).parent
 
@@ -116,9 +116,10 @@ def test_every_process_per_turn_host_continues_through_one_dialogue(
         def _translate(self) -> Any:
             return None  # no event reaches it: only the next turn's start is exercised
 
-    dialogue: Any = Untranslated(process, CancelToken(), launch, lambda turn: None, None)
+    dialogue: Any = Untranslated(Talk(process, CancelToken(), launch, lambda turn: None), None)
     dialogue._session, dialogue._resume = kinds[host]._session, kinds[host]._resume
-    assert not dialogue._next_process(2, None, registration_for(host))
+    registration = next(r for r in REGISTERED if r.name == host)
+    assert not dialogue._next_process(2, None, registration)
     assert [e.get("message") for e in dialogue.observation.protocol_errors] == [expected]
 
 

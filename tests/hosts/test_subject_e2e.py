@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.hosts.pi.config import SCRIPTED_API_KEY
+from pytest_skill_eval.modelserver.scripted import SCRIPTED_API_KEY
 from tests.support.files import tree_bytes, write
 from tests.support.roots import Group, build, skill, variant
 from tests.support.runs import (

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.hosts.dialect import renderer
 from pytest_skill_eval.hosts.pi.config import write_pi_agent_dir
 from pytest_skill_eval.modelserver.script import Script
 from pytest_skill_eval.modelserver.server import Route, ScriptedModelServer
@@ -143,7 +144,10 @@ def run_pi(model_server: ScriptedModelServer, tmp_path: Path) -> RunPi:
         for name, text in (files or {}).items():
             (workspace / name).write_text(text, encoding="utf-8")
         route = model_server.open_route(
-            script, source=script.source, placeholders={"workspace": str(workspace)}
+            script,
+            source=script.source,
+            placeholders={"workspace": str(workspace)},
+            render=renderer("pi"),
         )
         return launch_pi(
             route,

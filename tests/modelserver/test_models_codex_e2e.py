@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.hosts.dialect import renderer
 from pytest_skill_eval.modelserver.script import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.paths import REPO
@@ -116,7 +117,9 @@ def test_a_neutral_script_reads_writes_and_edits_through_codex(
     (workspace / "edit.txt").write_text("one\ntwo apples\nthree\n", encoding="utf-8")
     (skill / "SKILL.md").write_text("---\nname: greet\n---\nSay ahoy.\n", encoding="utf-8")
     places = {"workspace": str(workspace), "skill:0": str(skill)}
-    route = model_server.open_route(parse_script(SCRIPT), placeholders=places, workspace=workspace)
+    route = model_server.open_route(
+        parse_script(SCRIPT), placeholders=places, workspace=workspace, render=renderer("codex")
+    )
     config = CONFIG.format(base_url=route.base_url(RESPONSES))
     (home / ".codex" / "config.toml").write_text(config, encoding="utf-8")
     env = {

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.modelserver.codextools import add_file_patch, edit_patch, shell_quote
-from pytest_skill_eval.modelserver.hosttools import (
-    CLAUDE_CODE,
-    CODEX,
-    PI,
-    render_for_host,
-    requesting_host,
-)
+from pytest_skill_eval.hosts.codex.tools import add_file_patch, edit_patch, shell_quote
+from pytest_skill_eval.hosts.dialect import render_for_host
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 
-DATA = Path(__file__).parent / "data" / "codex"
-
-
-def codex_body() -> dict[str, object]:
-    body = json.loads((DATA / "resume-req.json").read_text(encoding="utf-8"))["body"]
-    assert isinstance(body, dict)
-    return body
+CODEX = "codex"
 
 
 def one(
@@ -33,12 +20,6 @@ def one(
     response = ScriptedResponse(tool_calls=(call,), stop="tool_use")
     [rendered] = render_for_host(response, CODEX, placeholders or {}, workspace).tool_calls
     return rendered
-
-
-def test_a_captured_codex_request_speaks_codex() -> None:
-    assert requesting_host(codex_body()) == CODEX
-    assert requesting_host({"tools": [{"name": "Read"}, {"name": "Skill"}]}) == CLAUDE_CODE
-    assert requesting_host({"tools": [{"type": "function", "function": {"name": "read"}}]}) == PI
 
 
 def test_read_is_a_quoted_cat() -> None:

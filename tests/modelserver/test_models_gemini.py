@@ -9,6 +9,7 @@ import urllib.request
 
 import pytest
 
+from pytest_skill_eval.hosts.dialect import render_for_host, renderer
 from pytest_skill_eval.hosts.gemini_cli.registration import RUN_COMMAND as GEMINI_RUN_COMMAND
 from pytest_skill_eval.modelserver.gemini import (
     GEMINI,
@@ -17,7 +18,6 @@ from pytest_skill_eval.modelserver.gemini import (
     model_of,
     stream_url,
 )
-from pytest_skill_eval.modelserver.hosttools import render_for_host, requesting_host
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall, Usage, parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
@@ -80,7 +80,6 @@ def test_requests_are_recognised_by_their_path_and_tools() -> None:
     assert model_of("/v1beta/models/gemini-2.5-flash:streamGenerateContent") == "gemini-2.5-flash"
     assert model_of("/v1beta/models/x:countTokens") is None
     assert function_names(GEMINI_BODY) == {"read_file", "activate_skill"}
-    assert requesting_host(GEMINI_BODY) == "gemini-cli"
 
 
 def test_neutral_calls_become_gemini_cli_tools() -> None:
@@ -135,7 +134,7 @@ def test_the_server_answers_a_gemini_request_below_its_route() -> None:
         }
     )
     with ScriptedModelServer() as server:
-        route = server.open_route(script)
+        route = server.open_route(script, render=renderer("gemini-cli"))
         url = (
             route.base_url(GEMINI) + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
         )

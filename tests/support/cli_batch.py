@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval.commands import cli
-from pytest_skill_eval.hosts.pi.binary import PINNED, PiBinary
+from pytest_skill_eval.hosts.pi.binary import PiBinary
+from pytest_skill_eval.hosts.pi.registration import PINNED
 
 
 def _pinned_pi(path: Path) -> PiBinary:

@@ -12,11 +12,12 @@ import pytest
 from pytest_skill_eval.common.entries import FileTooLargeError, read_inside
 from pytest_skill_eval.evidence.redact import Redactor, Tally
 from pytest_skill_eval.grading import support as grading_support
+from pytest_skill_eval.hosts import dialect
 from pytest_skill_eval.hosts.codex import host as codex_host
+from pytest_skill_eval.hosts.codex import tools as codextools
 from pytest_skill_eval.hosts.codex.host import rollout_mentions
 from pytest_skill_eval.hosts.context_records import copy_observer_records
-from pytest_skill_eval.modelserver import codextools, hosttools
-from pytest_skill_eval.modelserver.hosttools import CODEX, render_for_host, skill_name
+from pytest_skill_eval.hosts.dialect import render_for_host, skill_name
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 from tests.grading.grading_scenarios import body_run
 from tests.grading.test_errors import FILE_TEXT, assert_error, grade_one
@@ -76,7 +77,7 @@ def edit(path: str) -> ToolCall:
 
 def codex_patch(call: ToolCall, workspace: Path) -> str:
     response = ScriptedResponse(tool_calls=(call,), stop="tool_use")
-    [rendered] = render_for_host(response, CODEX, {}, workspace).tool_calls
+    [rendered] = render_for_host(response, "codex", {}, workspace).tool_calls
     assert rendered.name == "apply_patch"
     patch = rendered.arguments["input"]
     assert isinstance(patch, str)
@@ -236,7 +237,7 @@ def test_each_reader_refuses_a_file_over_its_limit(
     skill = tmp_path / "snap" / "1"
     write(skill / "SKILL.md", "---\nname: named\n---\n")
     assert skill_name(skill) == "named"
-    monkeypatch.setattr(hosttools, "SKILL_FILE_LIMIT", 4)
+    monkeypatch.setattr(dialect, "SKILL_FILE_LIMIT", 4)
     assert skill_name(skill) == "1"
     built = body_run(tmp_path / "graded")
     monkeypatch.setattr(grading_support, "FILE_CHECK_LIMIT", 4)

@@ -14,50 +14,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import HostError
-from ..binaries import locate, version_of
+from ..binaries import CheckedBinary, locate_for, pinned, version_of
 from ..environment import baseline_environment
-from .registration import PACKAGE, PINNED
+from .registration import CLAUDE_CODE
 
 if TYPE_CHECKING:
     from .. import HostOptions
 
 
-INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
-
-
-class ClaudeCodeNotFoundError(HostError):
-    """The Claude Code binary is missing or not the pinned version."""
-
-
 @dataclass(frozen=True, slots=True)
-class ClaudeCodeBinary:
+class ClaudeCodeBinary(CheckedBinary):
     """A checked Claude Code executable."""
-
-    path: Path
-    version: str
-
-
-def locate_claude(explicit: str | None, root: Path) -> Path:
-    """`--skill-eval-claude`, else `claude` on PATH, else `node_modules/.bin/claude`."""
-    return locate(
-        "claude", "--skill-eval-claude", explicit, root, host="Claude Code", install=INSTALL,
-        error=ClaudeCodeNotFoundError,
-    )  # fmt: skip
 
 
 def check_claude(path: Path) -> ClaudeCodeBinary:
     """Run `claude --version` once in an empty home; refuse anything but the pinned version."""
     env = baseline_environment()
     env |= {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "HOME": os.devnull}
-    found = version_of(path, env, ClaudeCodeNotFoundError).group(0)
-    if found != PINNED:
-        raise ClaudeCodeNotFoundError(
-            f"{path} is Claude Code {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
-        )
-    return ClaudeCodeBinary(path, found)
+    found = version_of(path, env, CLAUDE_CODE).group(0)
+    return ClaudeCodeBinary(path, pinned(CLAUDE_CODE, path, found))
+
+
+from_handover = ClaudeCodeBinary.from_handover
 
 
 def checked(options: HostOptions, root: Path) -> ClaudeCodeBinary:
     """`--skill-eval-claude`, else `claude` on PATH, else node_modules; the pinned version."""
-    return check_claude(locate_claude(options.binary, root))
+    return check_claude(locate_for(CLAUDE_CODE, options.binary, root))

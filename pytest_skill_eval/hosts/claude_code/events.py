@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND
 from ..observation import Observation
+from .registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
 
 NEUTRAL_TOOLS = {
     "Read": "read",

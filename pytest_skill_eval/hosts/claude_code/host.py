@@ -11,22 +11,22 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ...modelserver.hosttools import CLAUDE_CODE_RUN_COMMAND
 from ...modelserver.wire import ANTHROPIC
 from .. import command_server, hook_guard
-from ..base import Command, Endpoint, Executable, Home, Launch
+from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..dialogue import StreamDialogue
-from ..observation import Observation, Turn
-from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..observation import Observation
+from ..process import ProcessOutcome
 from ..registration import HostRegistration
 from ..registry import registration_for
 from ..setup import install_skills, isolated_environment, make_home
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
 from .registration import CLAUDE_CODE, QUIET
+from .registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
 
 GUARD = Path(hook_guard.__file__)
 COMMAND_SERVER = Path(command_server.__file__)
@@ -68,19 +68,10 @@ def mcp_config() -> dict[str, object]:
 class ClaudeCodeDialogue(StreamDialogue[StreamTranslator]):
     """stream-json out (both modes); prompts in argv (one shot) or as stream-json lines."""
 
-    def __init__(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-        skills: Mapping[str, Path],
-    ) -> None:
-        super().__init__(process, cancel)
-        self._launch = launch
-        self._after_turn = after_turn
+    def __init__(self, talk: Talk, skills: Mapping[str, Path]) -> None:
+        super().__init__(talk)
         self._translator = translator = StreamTranslator(self._observation, skills)
-        if launch.command_tool:
+        if talk.launch.command_tool:
             translator.command_server = command_server.SERVER_NAME
 
     def _finish(self) -> tuple[Observation, ProcessOutcome]:
@@ -203,15 +194,9 @@ class ClaudeCodeHost:
             argv.append("--no-session-persistence")
         return argv
 
-    def converse(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-    ) -> ClaudeCodeDialogue:
+    def converse(self, talk: Talk) -> ClaudeCodeDialogue:
         """stream-json events pumped into the observation, with cancellation and the watchdog."""
-        return ClaudeCodeDialogue(process, cancel, launch, after_turn, self._skills)
+        return ClaudeCodeDialogue(talk, self._skills)
 
     def cleanup(self, home: Home) -> None:
         """Claude Code keeps its state under HOME and TMPDIR, both deleted with the home."""

@@ -58,10 +58,8 @@ CLAUDE_CODE = HostRegistration(
     name="claude-code",
     display_name="Claude Code",
     binary_option="claude",
-    command="claude",
     package=PACKAGE,
     version=PINNED,
-    binary="node_modules/.bin/claude",
     apis=("anthropic-messages",),
     tools=ToolDialect(
         shown={
@@ -71,12 +69,7 @@ CLAUDE_CODE = HostRegistration(
             "skill": "Skill {skill}",
             "run_command": RUN_COMMAND,
         },
-        offers=("Read", "Write", "Edit", "Skill", RUN_COMMAND),
-        render="pytest_skill_eval.modelserver.hosttools:render_claude_code",
     ),
-    unobservable={},
-    # It ships no price table of its own: Pi's model registry prices what it runs.
-    price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
@@ -84,6 +77,5 @@ CLAUDE_CODE = HostRegistration(
     auth_advice="name ANTHROPIC_API_KEY in runtime.environment.inherit",
     thinking=THINKING,
     runs_on_node=False,  # a native binary
-    host="pytest_skill_eval.hosts.claude_code.host:ClaudeCodeHost",
-    check="pytest_skill_eval.hosts.claude_code.binary:checked",
+    subpackage=__package__,
 )

@@ -12,25 +12,21 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import HostError
-from ..binaries import locate, version_of
+from ..binaries import locate_for, pinned, version_of
 from ..environment import baseline_environment
-from .registration import PACKAGE, PINNED
+from .registration import CODEX
 
 if TYPE_CHECKING:
     from .. import HostOptions
 
 
-INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
 UNCONFINED_OPTION = "--skill-eval-codex-unconfined-reads"
-
-
-class CodexNotFoundError(HostError):
-    """The Codex binary is missing or not the pinned version."""
 
 
 class CodexSetupError(HostError):
@@ -58,6 +54,28 @@ class CodexBinary:
     executable: Path | None = None
     # The environment the npm launcher gives the native binary (its package root).
     launcher_env: tuple[tuple[str, str], ...] = ()
+
+    def handover(self) -> dict[str, Any]:
+        """What a worker needs to adopt this binary unchecked (`from_handover`)."""
+        return {
+            "path": str(self.path),
+            "version": self.version,
+            "bwrap": str(self.bwrap) if self.bwrap else None,
+            "executable": str(self.executable) if self.executable else None,
+            "launcher_env": [list(pair) for pair in self.launcher_env],
+        }
+
+    @classmethod
+    def from_handover(cls, handed: Mapping[str, Any]) -> CodexBinary:
+        """The binary the controller checked (its bwrap proven to work on this machine)."""
+        bwrap, executable = handed.get("bwrap"), handed.get("executable")
+        return cls(
+            Path(handed["path"]),
+            str(handed["version"]),
+            Path(bwrap) if bwrap else None,
+            Path(executable) if executable else None,
+            tuple((str(k), str(v)) for k, v in handed.get("launcher_env", ())),
+        )
 
 
 def native_codex(path: Path) -> tuple[Path, dict[str, str]] | None:
@@ -90,14 +108,6 @@ def native_codex(path: Path) -> tuple[Path, dict[str, str]] | None:
     return None
 
 
-def locate_codex(explicit: str | None, root: Path) -> Path:
-    """`--skill-eval-codex`, else `codex` on PATH, else `node_modules/.bin/codex`."""
-    return locate(
-        "codex", "--skill-eval-codex", explicit, root, host="Codex", install=INSTALL,
-        error=CodexNotFoundError,
-    )  # fmt: skip
-
-
 def check_codex(path: Path) -> CodexBinary:
     """Run `codex --version` once in an empty home; refuse anything but the pinned version.
 
@@ -107,11 +117,7 @@ def check_codex(path: Path) -> CodexBinary:
     executable, launcher_env = native if native is not None else (path, {})
     env = baseline_environment()
     env |= {"HOME": os.devnull, "CODEX_HOME": os.devnull}
-    found = version_of(executable, env, CodexNotFoundError).group(0)
-    if found != PINNED:
-        raise CodexNotFoundError(
-            f"{executable} is Codex {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
-        )
+    found = pinned(CODEX, executable, version_of(executable, env, CODEX).group(0))
     return CodexBinary(
         path, found, confinement(path), executable, tuple(sorted(launcher_env.items()))
     )
@@ -137,8 +143,11 @@ def check_machine(unconfined_reads: bool, confined: bool = False) -> None:
         )
 
 
+from_handover = CodexBinary.from_handover
+
+
 def checked(options: HostOptions, root: Path) -> CodexBinary:
     """The pinned Codex, and a machine that confines its reads (or the operator's consent)."""
-    binary = check_codex(locate_codex(options.binary, root))
+    binary = check_codex(locate_for(CODEX, options.binary, root))
     check_machine(options.unconfined_reads, confined=binary.bwrap is not None)
     return binary

@@ -14,22 +14,22 @@ import fnmatch
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ...common.entries import files_inside
+from ...modelserver.scripted import DEFAULT_MODEL as SCRIPTED_MODEL
+from ...modelserver.scripted import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
 from ...modelserver.server import Route
 from .. import command_server as command_server_module
 from .. import setup
-from ..base import Command, Endpoint, Executable, Home, Launch
+from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
-from ..observation import Observation, Turn
-from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
-from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
-from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..observation import Observation
+from ..process import ProcessOutcome
 from ..registration import HostRegistration
 from ..registry import registration_for
 from .config import (
@@ -313,15 +313,9 @@ class CodexHost:
         """The command line of a later turn: the same thread, the next prompt."""
         return self._wrapped(["exec", "resume", *self.common_flags(), "--", thread, prompt])
 
-    def converse(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-    ) -> CodexDialogue:
+    def converse(self, talk: Talk) -> CodexDialogue:
         """`--json` events pumped into the observation, with cancellation and the watchdog."""
-        return CodexDialogue(process, cancel, launch, after_turn, self)
+        return CodexDialogue(talk, self)
 
     def cleanup(self, home: Home) -> None:
         """Codex keeps its state under CODEX_HOME and TMPDIR, both deleted with the home."""

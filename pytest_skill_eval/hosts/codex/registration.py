@@ -53,10 +53,8 @@ CODEX = HostRegistration(
     name="codex",
     display_name="Codex",
     binary_option="codex",
-    command="codex",
     package=PACKAGE,
     version=PINNED,
-    binary="node_modules/.bin/codex",
     apis=("openai-responses",),
     tools=ToolDialect(
         shown={
@@ -66,19 +64,13 @@ CODEX = HostRegistration(
             "skill": "exec_command: cat of the skill's SKILL.md",
             "run_command": "run_command in the mcp__skill_eval namespace",
         },
-        offers=("exec_command", "apply_patch"),
-        render="pytest_skill_eval.modelserver.codextools:render_codex",
     ),
     unobservable=UNOBSERVABLE_TOOLS,
-    # It ships no price table of its own: Pi's model registry prices what it runs.
-    price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
     auth_advice="name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit",
-    thinking=None,
     runs_on_node=False,  # its native binary runs directly (`binary.native_codex`), never Node
-    host="pytest_skill_eval.hosts.codex.host:CodexHost",
-    check="pytest_skill_eval.hosts.codex.binary:checked",
+    subpackage=__package__,
 )

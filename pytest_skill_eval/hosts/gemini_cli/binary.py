@@ -15,29 +15,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import HostError
-from ..binaries import locate, version_of
+from ..binaries import locate_for, pinned, version_of
 from ..environment import baseline_environment
 from ..runtime import NodeBinary, node_command, node_entry, node_runtime
-from .registration import PACKAGE, PINNED
+from .registration import GEMINI_CLI
 
 if TYPE_CHECKING:
     from .. import HostOptions
-
-INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
-OPTION = "--skill-eval-gemini"
-
-
-class GeminiNotFoundError(HostError):
-    """The Gemini CLI binary is missing or not the pinned version."""
-
-
-def locate_gemini(explicit: str | None, root: Path) -> Path:
-    """`--skill-eval-gemini`, else `gemini` on PATH, else `node_modules/.bin/gemini`."""
-    return locate(
-        "gemini", OPTION, explicit, root, host="Gemini CLI", install=INSTALL,
-        error=GeminiNotFoundError,
-    )  # fmt: skip
 
 
 def check_gemini(path: Path, node: str | None, root: Path) -> NodeBinary:
@@ -48,15 +32,14 @@ def check_gemini(path: Path, node: str | None, root: Path) -> NodeBinary:
     with tempfile.TemporaryDirectory(prefix="skill-eval-gemini-") as home:
         env = baseline_environment()
         env |= {"HOME": home, "GEMINI_CLI_HOME": home, "GEMINI_CLI_NO_RELAUNCH": "true"}
-        found = version_of(path, env, GeminiNotFoundError, command=command).group(0)
-    if found != PINNED:
-        raise GeminiNotFoundError(
-            f"{path} is Gemini CLI {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
-        )
-    return NodeBinary.of(path, found, node, root)
+        found = version_of(path, env, GEMINI_CLI, command=command).group(0)
+    return NodeBinary.of(path, pinned(GEMINI_CLI, path, found), node, root)
+
+
+from_handover = NodeBinary.from_handover
 
 
 def checked(options: HostOptions, root: Path) -> NodeBinary:
     """The pinned Gemini CLI, located and version-checked, on the pinned Node (or
     `--skill-eval-node`)."""
-    return check_gemini(locate_gemini(options.binary, root), options.node, root)
+    return check_gemini(locate_for(GEMINI_CLI, options.binary, root), options.node, root)

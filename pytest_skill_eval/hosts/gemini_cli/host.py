@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from ...modelserver.gemini import GEMINI
-from ..base import Command, Endpoint, Executable, Home, Launch
+from ...modelserver.scripted import DEFAULT_MODEL as SCRIPTED_MODEL
+from ...modelserver.scripted import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
+from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
 from ..layers import SystemLayerError
-from ..observation import Observation, Turn
-from ..pi.config import DEFAULT_MODEL as SCRIPTED_MODEL
-from ..pi.config import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
-from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..observation import Observation
+from ..process import ProcessOutcome
 from ..setup import install_skills, isolated_environment, make_home
 from .config import (
     BUNDLED_SKILLS,
@@ -190,15 +190,9 @@ class GeminiCliHost:
             argv += ["--resume", session]
         return [*argv, f"--prompt={prompt}"]  # one word: a prompt may begin with a dash
 
-    def converse(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-    ) -> GeminiDialogue:
+    def converse(self, talk: Talk) -> GeminiDialogue:
         """stream-json events pumped into the observation, with cancellation and the watchdog."""
-        return GeminiDialogue(process, cancel, launch, after_turn, self)
+        return GeminiDialogue(talk, self)
 
     def cleanup(self, home: Home) -> None:
         """Gemini CLI keeps its state under HOME and TMPDIR, both deleted with the home."""

@@ -48,10 +48,8 @@ GEMINI_CLI = HostRegistration(
     name="gemini-cli",
     display_name="Gemini CLI",
     binary_option="gemini",
-    command="gemini",
     package=PACKAGE,
     version=PINNED,
-    binary="node_modules/.bin/gemini",
     apis=("gemini-generate-content",),
     tools=ToolDialect(
         shown={
@@ -61,19 +59,12 @@ GEMINI_CLI = HostRegistration(
             "skill": "activate_skill {name}",
             "run_command": RUN_COMMAND,
         },
-        offers=("read_file", "write_file", "replace", "activate_skill", RUN_COMMAND),
-        render="pytest_skill_eval.modelserver.geminitools:render_gemini_cli",
     ),
-    unobservable={},
-    # It ships no price table the evaluator can read: Pi's model registry prices what it runs.
-    price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=("GEMINI_API_KEY",),
     auth_advice="name GEMINI_API_KEY in runtime.environment.inherit",
-    thinking=None,
     runs_on_node=True,  # `bundle/gemini.js`, run by `node` on PATH
-    host="pytest_skill_eval.hosts.gemini_cli.host:GeminiCliHost",
-    check="pytest_skill_eval.hosts.gemini_cli.binary:checked",
+    subpackage=__package__,
 )

@@ -19,30 +19,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import HostError
-from ..binaries import PACKAGE_ROOT, locate, version_of
+from ..binaries import (
+    PACKAGE_ROOT,
+    CheckedBinary,
+    HostNotFoundError,
+    locate_for,
+    pinned,
+    version_of,
+)
 from ..environment import baseline_environment
-from .registration import PACKAGE, PINNED
+from .registration import OPENCODE
 
 if TYPE_CHECKING:
     from .. import HostOptions
 
-INSTALL = f"`npm install {PACKAGE}@{PINNED}`"
-OPTION = "--skill-eval-opencode"
 # The platform packages that hold the native build, by machine.
 _PACKAGES = {"x86_64": ("opencode-linux-x64", "opencode-linux-x64-baseline")}
 
 
-class OpencodeNotFoundError(HostError):
-    """The opencode binary is missing, not the pinned version, or cannot run here."""
-
-
 @dataclass(frozen=True, slots=True)
-class OpencodeBinary:
+class OpencodeBinary(CheckedBinary):
     """A checked opencode executable."""
-
-    path: Path
-    version: str
 
 
 def packaged_binary(root: Path) -> Path | None:
@@ -62,10 +59,7 @@ def locate_opencode(explicit: str | None, root: Path) -> Path:
         packaged = packaged_binary(root)
         if packaged is not None:
             return packaged
-    return locate(
-        "opencode", OPTION, explicit, root, host="opencode", install=INSTALL,
-        error=OpencodeNotFoundError,
-    )  # fmt: skip
+    return locate_for(OPENCODE, explicit, root)
 
 
 def check_opencode(path: Path) -> OpencodeBinary:
@@ -76,17 +70,17 @@ def check_opencode(path: Path) -> OpencodeBinary:
     with tempfile.TemporaryDirectory(prefix="skill-eval-opencode-") as home:
         env |= {"HOME": home, "OPENCODE_DISABLE_AUTOUPDATE": "1"}
         env |= {f"XDG_{kind}_HOME": home for kind in ("CONFIG", "DATA", "CACHE", "STATE")}
-        found = version_of(path, env, OpencodeNotFoundError).group(0)
-    if found != PINNED:
-        raise OpencodeNotFoundError(
-            f"{path} is opencode {found}; pytest-skill-eval supports exactly {PINNED}: {INSTALL}"
-        )
+        found = pinned(OPENCODE, path, version_of(path, env, OPENCODE).group(0))
     if shutil.which("rg", path=env.get("PATH", os.defpath)) is None:
-        raise OpencodeNotFoundError(
+        raise HostNotFoundError(
+            OPENCODE,
             "opencode needs ripgrep (`rg`) on PATH, or its skill tool tries to download one; "
-            "install ripgrep (Debian: `apt-get install ripgrep`)"
+            "install ripgrep (Debian: `apt-get install ripgrep`)",
         )
     return OpencodeBinary(path, found)
+
+
+from_handover = OpencodeBinary.from_handover
 
 
 def checked(options: HostOptions, root: Path) -> OpencodeBinary:

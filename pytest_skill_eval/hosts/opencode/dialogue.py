@@ -9,13 +9,12 @@ reads as one stream, as it does for every host.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Protocol
 
-from ..base import Launch
+from ..base import Talk
 from ..dialogue import ProcessPerTurnDialogue
-from ..observation import Observation, Turn
-from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..observation import Observation
+from ..process import ProcessOutcome
 from ..registration import HostRegistration
 from .events import EventTranslator
 
@@ -34,17 +33,9 @@ class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator, Resumable]):
 
     _resume = "continue"
 
-    def __init__(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-        host: Resumable,
-        skills: dict[str, str],
-    ) -> None:
+    def __init__(self, talk: Talk, host: Resumable, skills: dict[str, str]) -> None:
         self._skills = skills  # before the base makes the translator, which reads them
-        super().__init__(process, cancel, launch, after_turn, host)
+        super().__init__(talk, host)
 
     def _translate(self) -> EventTranslator:
         return EventTranslator(self._observation, self._skills)

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ...modelserver.wire import OPENAI
 from .. import command_server, setup
-from ..base import Command, Endpoint, Executable, Home, Launch
+from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..context import declared_context_block, load_context
-from ..observation import Turn
-from ..process import CancelToken, HostProcess
 from ..registration import HostRegistration
 from ..registry import registration_for
 from .config import (
@@ -177,21 +175,15 @@ class OpencodeHost:
         """The command line of a later turn: the same session, the next prompt."""
         return self._argv(prompt, "--session", session)
 
-    def converse(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-    ) -> OpencodeDialogue:
+    def converse(self, talk: Talk) -> OpencodeDialogue:
         """`--format json` events pumped into the observation, a process per turn."""
-        dialogue = OpencodeDialogue(process, cancel, launch, after_turn, self, self._skills)
-        if launch.target is not None:
+        dialogue = OpencodeDialogue(talk, self, self._skills)
+        if talk.launch.target is not None:
             # opencode has no way to hand a skill over explicitly that its events would confirm.
             dialogue.observation.delivery = {
                 "kind": "unavailable",
                 "turn": 1,
-                "targetPath": str(launch.target),
+                "targetPath": str(talk.launch.target),
             }
         return dialogue
 

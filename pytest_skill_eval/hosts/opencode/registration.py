@@ -29,7 +29,6 @@ OPENCODE = HostRegistration(
     name="opencode",
     display_name="opencode",
     binary_option="opencode",
-    command="opencode",
     package=PACKAGE,
     version=PINNED,
     binary=BINARY,
@@ -43,18 +42,10 @@ OPENCODE = HostRegistration(
             "skill": "skill {name} (opencode's own skill tool)",
             "run_command": f"{RUN_COMMAND} (the evaluator's MCP tool)",
         },
-        # Its read, write and edit are named like Pi's: these tell its requests apart.
-        offers=("skill", "glob", "grep", RUN_COMMAND),
-        render="pytest_skill_eval.hosts.opencode.tools:render_opencode",
     ),
-    unobservable={},
-    # Its own model table is fetched from the network, which it is never allowed: Pi's model
-    # registry prices what it runs, as for Codex.
-    price_source="pytest_skill_eval.hosts.pi.config:price",
     system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
-    credential_variables=(),  # the provider's own key (`credentials.PROVIDER_KEYS`)
     auth_advice=(
         "name the provider's key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY) in "
         "runtime.environment.inherit"
@@ -62,6 +53,5 @@ OPENCODE = HostRegistration(
     # Its reasoning variants are the provider's own; the evaluator passes none.
     thinking=("off",),
     runs_on_node=False,  # a native Bun executable
-    host="pytest_skill_eval.hosts.opencode.host:OpencodeHost",
-    check="pytest_skill_eval.hosts.opencode.binary:checked",
+    subpackage=__package__,
 )

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ...modelserver.script import ToolCall
+from ..dialect import neutral_edits
 from .registration import RUN_COMMAND
 
 
-def render_opencode(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+def render(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
     """`call` as the opencode call(s) that do the same (`skill` and `workspace` are not needed:
     opencode has its own skill tool, and resolves relative paths against the workspace)."""
     args: dict[str, Any] = dict(call.arguments)
@@ -25,19 +26,9 @@ def render_opencode(call: ToolCall, skill: str | None, workspace: Path | None) -
     if call.name in ("read", "write") and isinstance(path, str):
         return [dataclasses.replace(call, arguments={"filePath": path, **args})]
     if call.name == "edit" and isinstance(path, str):
-        edits = args.get("edits")
-        if not isinstance(edits, list):
-            edits = [{"oldText": args.get("oldText"), "newText": args.get("newText")}]
         return [
-            dataclasses.replace(
-                call,
-                arguments={
-                    "filePath": path,
-                    "oldString": edit.get("oldText") if isinstance(edit, dict) else None,
-                    "newString": edit.get("newText") if isinstance(edit, dict) else None,
-                },
-            )
-            for edit in edits
+            dataclasses.replace(call, arguments={"filePath": path, "oldString": o, "newString": n})
+            for o, n in neutral_edits(args)
         ]
     if call.name == "run_command":
         return [dataclasses.replace(call, name=RUN_COMMAND)]

@@ -9,36 +9,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import HostError
-from ..binaries import locate, version_of
-from ..environment import BASELINE_KEYS, OwnedEnvironment, baseline_environment
-from ..layers import SystemLayer
+from ..binaries import HostNotFoundError, locate_for, version_of
+from ..environment import baseline_environment
 from ..runtime import NodeRuntime, node_command, node_entry, node_runtime
 from .bundle import BundleError, PiBundle, checked_bundle, describe, pi_bundle
+from .registration import MIN_VERSION, PI, PINNED
 
 if TYPE_CHECKING:
     from .. import HostOptions
 
 
-MIN_VERSION = (0, 73, 1)
-PINNED = "0.73.1"
 # The esbuild the bundle is proven equivalent with (tests/hosts/test_pi_bundle_e2e.py), as pinned.
 PINNED_ESBUILD = "0.28.2"
-# Pi 0.73.1 reads nothing system-wide: no /etc file, no managed layer. What it reads outside its
-# agent dir is HOME's (`~/.pi`, `~/.agents/skills`: an empty home) and the folders above the
-# workspace (`AGENTS.md`/`CLAUDE.md`, `.agents/skills`), which `--no-context-files` and
-# `--no-skills` turn off (`pi_argv`).
-SYSTEM_LAYERS: tuple[SystemLayer, ...] = ()
-
-# The small host baseline copied from the operator's environment (PRODUCT §4): enough for Node
-# to start and format text, nothing that carries identity or credentials.
-# Pi's isolation (`hosts.environment`): every name `base_environment` sets, and PI_*, which
-# steer its agent dir, package dir, network and telemetry.
-OWNED_ENVIRONMENT = OwnedEnvironment.of(BASELINE_KEYS, prefixes=("PI_",))
-
-
-class PiNotFoundError(HostError):
-    """The Pi binary is missing or too old."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +73,7 @@ class PiBinary:
 
 def locate_pi(explicit: str | None, root: Path) -> Path:
     """`--skill-eval-pi`, else `pi` on PATH, else `node_modules/.bin/pi` (root, then package)."""
-    install = f"`npm install @mariozechner/pi-coding-agent@{PINNED}`"
-    return locate(
-        "pi", "--skill-eval-pi", explicit, root, host="Pi", install=install, error=PiNotFoundError
-    )
+    return locate_for(PI, explicit, root)
 
 
 def check_pi(path: Path, runtime: NodeRuntime | None = None) -> PiBinary:
@@ -103,13 +82,11 @@ def check_pi(path: Path, runtime: NodeRuntime | None = None) -> PiBinary:
     env = baseline_environment()
     env |= {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
     entry = node_entry(path) if runtime is not None else None
-    match = version_of(path, env, PiNotFoundError, command=node_command(runtime, entry, path))
+    match = version_of(path, env, PI, command=node_command(runtime, entry, path))
     version = tuple(int(g) for g in match.groups())
     if version < MIN_VERSION:
-        raise PiNotFoundError(
-            f"{path} is Pi {match.group(0)}; pytest-skill-eval needs {PINNED} or newer: "
-            f"`npm install @mariozechner/pi-coding-agent@{PINNED}`"
-        )
+        needs = f"pytest-skill-eval needs {PINNED} or newer: {PI.install}"
+        raise HostNotFoundError(PI, f"{path} is Pi {match.group(0)}; {needs}")
     return PiBinary(path, match.group(0), runtime if entry else None, entry)
 
 
@@ -187,6 +164,9 @@ def pi_argv(
     if prompt is not None:
         argv.append(prompt)
     return argv
+
+
+from_handover = PiBinary.from_handover
 
 
 def checked(options: HostOptions, root: Path) -> PiBinary:

@@ -13,17 +13,14 @@ from pytest_skill_eval.errors import ModelProviderError
 from pytest_skill_eval.modelserver.server import Route
 from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI
 
+from ...modelserver.scripted import DEFAULT_MODEL, DEFAULT_PROVIDER, SCRIPTED_API_KEY
+
 if TYPE_CHECKING:
     from ..base import Executable
 
 
 # The wire formats Pi speaks (the Responses API is Codex's).
 PI_APIS = (OPENAI, ANTHROPIC)
-DEFAULT_PROVIDER = "skill-eval"
-DEFAULT_MODEL = "scripted"
-# Pi reads an apiKey that names an existing env var from that variable; hyphens make this
-# literal impossible as a POSIX variable name, so it is always used as written.
-SCRIPTED_API_KEY = "skill-eval-scripted-key-not-a-variable"
 # Scripted traffic costs nothing unless a caller asks Pi to price it.
 ZERO_COST: Mapping[str, float] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")

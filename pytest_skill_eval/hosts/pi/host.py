@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..base import Command, Endpoint, Executable, Home, Launch
-from ..observation import Observation, Turn
-from ..process import CancelToken, HostProcess, ProcessOutcome
+from ..base import Command, Endpoint, Executable, Home, Launch, Talk
+from ..observation import Observation
+from ..process import HostProcess, ProcessOutcome
 from ..registration import HostRegistration
 from ..registry import registration_for
 from ..setup import make_home
@@ -43,16 +42,10 @@ def agent_files(endpoint: Endpoint) -> dict[str, Any]:
 class PiDialogue:
     """`--mode json` (prompt in argv) or `--mode rpc` (prompts sent turn by turn)."""
 
-    def __init__(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-    ) -> None:
-        self.conversation = Conversation(process, cancel)
-        self._launch = launch
-        self._after_turn = after_turn
+    def __init__(self, talk: Talk) -> None:
+        self.conversation = Conversation(talk.process, talk.cancel)
+        self._launch = talk.launch
+        self._after_turn = talk.after_turn
 
     @property
     def process(self) -> HostProcess:
@@ -128,15 +121,9 @@ class PiHost:
             prompt=launch.prompts[0] if launch.one_shot else None,
         )
 
-    def converse(
-        self,
-        process: HostProcess,
-        cancel: CancelToken,
-        launch: Launch,
-        after_turn: Callable[[Turn], None],
-    ) -> PiDialogue:
+    def converse(self, talk: Talk) -> PiDialogue:
         """Pi's frames pumped into the observation, with cancellation and the watchdog."""
-        return PiDialogue(process, cancel, launch, after_turn)
+        return PiDialogue(talk)
 
     def cleanup(self, home: Home) -> None:
         """Pi leaves nothing outside its home."""

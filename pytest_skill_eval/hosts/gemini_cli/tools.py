@@ -12,11 +12,12 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from ..hosts.gemini_cli.registration import RUN_COMMAND
-from .script import ToolCall
+from ...modelserver.script import ToolCall
+from ..dialect import neutral_edits
+from .registration import RUN_COMMAND
 
 
-def render_gemini_cli(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+def render(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
     """`call` in Gemini CLI's tools (a `skill` is activated by name: `skill` is unused)."""
     args = dict(call.arguments)
     path = args.pop("path", None)
@@ -26,10 +27,7 @@ def render_gemini_cli(call: ToolCall, skill: str | None, workspace: Path | None)
         arguments = {"file_path": path, **args}
         return [dataclasses.replace(call, name="write_file", arguments=arguments)]
     if call.name == "edit" and isinstance(path, str):
-        edits = args.get("edits")
-        if not isinstance(edits, list):
-            edits = [{"oldText": args.get("oldText"), "newText": args.get("newText")}]
-        return [_replace(call, path, edit) for edit in edits]
+        return [_replace(call, path, old, new) for old, new in neutral_edits(args)]
     if call.name == "skill" and isinstance(args.get("name"), str):
         return [dataclasses.replace(call, name="activate_skill", arguments={"name": args["name"]})]
     if call.name == "run_command":
@@ -48,12 +46,11 @@ def _lines(path: str, args: dict[str, Any]) -> dict[str, Any]:
     return arguments
 
 
-def _replace(call: ToolCall, path: str, edit: Any) -> ToolCall:
-    replacement = edit if isinstance(edit, dict) else {}
+def _replace(call: ToolCall, path: str, old: Any, new: Any) -> ToolCall:
     arguments = {
         "file_path": path,
         "instruction": f"Replace the given text in {path}.",
-        "old_string": replacement.get("oldText"),
-        "new_string": replacement.get("newText"),
+        "old_string": old,
+        "new_string": new,
     }
     return dataclasses.replace(call, name="replace", arguments=arguments)

@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..common.entries import FileTooLargeError, read_inside
-from .responses import CUSTOM_INPUT
-from .script import ToolCall
+from ...common.entries import FileTooLargeError, read_inside
+from ...modelserver.responses import CUSTOM_INPUT
+from ...modelserver.script import ToolCall
 
 EXEC = "exec_command"
 APPLY_PATCH = "apply_patch"
@@ -38,8 +38,8 @@ _CONTEXT = 3
 EDIT_LIMIT = 4 * 1024 * 1024
 
 
-def render_codex(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
-    """A neutral call as Codex's shell, patch or MCP tool (Codex's `ToolDialect.render`)."""
+def render(call: ToolCall, skill: str | None, workspace: Path | None) -> list[ToolCall]:
+    """A neutral call as Codex's shell, patch or MCP tool (its registration's renderer)."""
     return [codex_call(call, skill, workspace)]
 
 

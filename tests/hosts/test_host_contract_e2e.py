@@ -1,0 +1,133 @@
+"""Every registered host through the same cases: the shipped example suite, offline, from the
+scripts every host shares, gives Pi's states and transitions (what a host cannot observe is
+`unavailable`, not guessed), and its evidence names the host. What only one host shows is its
+adapter's; every host at once: `test_all_hosts_e2e.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval.evidence import layout
+from pytest_skill_eval.hosts.registration import HostRegistration
+from pytest_skill_eval.hosts.registry import registered
+from pytest_skill_eval.nodeids import DEFAULT_HOST
+from tests.support import runs
+from tests.support.files import read_json
+
+# What the example suite's scripts give on Pi (tests/plugin/test_example_e2e.py asserts the same).
+EXPECTED = {
+    "natural-activation": (
+        {"baseline-reads-skill": "fail", "candidate-reads-skill": "pass"},
+        {"skill-read-on-first-turn": "fail-to-pass"},
+    ),
+    "changelog-entry": (
+        {
+            "baseline-entry": "fail",
+            "candidate-entry": "pass",
+            "baseline-only-changelog": "pass",
+            "candidate-only-changelog": "pass",
+            "candidate-read-first": "pass",
+            "candidate-reply": "pass",
+        },
+        {"entry-in-fixed": "fail-to-pass", "only-changelog": "pass-to-pass"},
+    ),
+}
+# The example's checks that are a `tool-call` on a neutral tool: unavailable where the host
+# cannot observe that tool (its registration's `unobservable`).
+TOOL_CALL_CHECKS = {"candidate-read-first": "read"}
+
+
+def _outcome(group_dir: Path) -> tuple[dict[str, str], dict[str, str]]:
+    grade: dict[str, Any] = read_json(group_dir / "deterministic-grade.json")
+    return (
+        {c["id"]: c["state"] for c in grade["checks"]},
+        {c["id"]: c["transition"] for c in grade["comparisons"]},
+    )
+
+
+def _codex_run(variant_dir: Path, run: dict[str, Any]) -> None:
+    assert "mount namespace" in run["binary"]["enforced"]["reads"]  # reads confined
+
+
+def _opencode_run(variant_dir: Path, run: dict[str, Any]) -> None:
+    # One request per scripted answer: opencode never asked for a title.
+    requests = runs.model_requests(variant_dir)
+    assert len(requests) == len(run["turns"][0]["toolActivity"]) + 1
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """What the contract needs to know of one host beyond its registration."""
+
+    marks: tuple[pytest.MarkDecorator, ...] = ()
+    # Host-specific assertions on one variant's directory and run record.
+    run: Callable[[Path, dict[str, Any]], None] = lambda variant_dir, run: None
+
+
+ADAPTERS = {
+    "claude-code": Adapter((pytest.mark.claude,)),
+    "codex": Adapter((pytest.mark.codex,), _codex_run),
+    "gemini-cli": Adapter((pytest.mark.gemini,)),
+    "opencode": Adapter(run=_opencode_run),
+}
+HOSTS = [
+    pytest.param(r, marks=ADAPTERS.get(r.name, Adapter()).marks, id=r.name) for r in registered()
+]
+pytestmark = pytest.mark.pi
+
+
+def _expected(registration: HostRegistration) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    unavailable = {
+        c: "unavailable" for c, t in TOOL_CALL_CHECKS.items() if t in registration.unobservable
+    }
+    return {
+        group: ({k: unavailable.get(k, v) for k, v in checks.items()}, transitions)
+        for group, (checks, transitions) in EXPECTED.items()
+    }
+
+
+@pytest.mark.parametrize("registration", HOSTS)
+def test_the_example_suite_gives_pis_outcomes_on_each_host(
+    registration: HostRegistration, pytester: pytest.Pytester, example_root: Path, tmp_path: Path
+) -> None:
+    host = registration.name
+    args = ["-v", "--skill-eval-host", host]
+    if host != DEFAULT_HOST:
+        # A run on another host alone never asks for Pi: a missing Pi binary is no error here.
+        args += ["--skill-eval-pi", str(tmp_path / "no-such-pi")]
+    result = runs.run(pytester, example_root, *args)
+    assert result.ret == 0, result.stdout.str()
+    on = "" if host == DEFAULT_HOST else f"@{host}"
+    result.stdout.fnmatch_lines(
+        [
+            f"*natural-activation?candidate{on}? PASSED*",
+            f"*changelog-entry::entry-in-fixed?comparison{on}? FAIL-TO-PASS*",
+            f"*group changelog-entry{on} ?complete? baseline=complete candidate=complete*",
+        ]
+    )
+    assert "cross-host" not in result.stdout.str()  # one host: no table
+    result_dir = runs.result_dir(example_root)
+    assert read_json(result_dir / "invocation.json")["hosts"] == [host]
+    summary = read_json(result_dir / "summary.json")
+    assert [(g["id"], layout.record_host(g)) for g in summary["groups"]] == [
+        ("natural-activation", host),
+        ("changelog-entry", host),
+    ]
+    names = sorted(layout.group_dir_name(g, host) for g in EXPECTED)
+    assert sorted(p.name for p in (result_dir / "groups").iterdir()) == names
+    for group_id, expected in _expected(registration).items():
+        group_dir = layout.group_dir(result_dir, group_id, host)
+        assert _outcome(group_dir) == expected, group_id
+        for variant in ("baseline", "candidate"):
+            run = read_json(group_dir / variant / "run.json")
+            assert run["host"] == {"name": host, "chosenBy": "invocation", "declared": DEFAULT_HOST}
+            assert run["process"]["host"] == host
+            assert run["provider"]["mode"] == "scripted"
+            assert run["binary"]["version"] == registration.version
+            assert "pi" not in run
+            ADAPTERS.get(host, Adapter()).run(group_dir / variant, run)
