@@ -34,14 +34,13 @@ from .hosts import check_environment, check_layers, checked_binary
 from .hosts.base import Executable
 from .hosts.pi.binary import PiBinary, checked
 from .hosts.process import CancelToken
-from .nodeids import parse_item_id
 from .options import Settings, usage_errors
 from .run import Environment, GroupRun, resume, synthetic_run
 from .run.loop import Loop
 from .run.providers import EndpointFactory
 from .run.records import cannot_run_records
 from .scale.plan import Plan, PlanError, check_groups, load_plan
-from .scale.shard import create_shard_dir, seal_shard, shard_units, unit_keys, write_shard_record
+from .scale.shard import create_shard_dir, seal_shard, write_shard_record
 from .workspace import ResourceError, SourceResolver
 
 
@@ -449,24 +448,6 @@ class SkillEvalSession:
         parsed = self.collected_ids.get(report.nodeid)
         if parsed is not None and not self.worker:
             self.reported.add(parsed)
-
-    def pytest_collection_modifyitems(
-        self, config: pytest.Config, items: list[pytest.Item]
-    ) -> None:
-        """A shard keeps only its own units; the rest are deselected (JUnit stays per shard)."""
-        if self.plan is None:
-            return
-        index, count = self.settings.shard or (1, 1)
-        keep = unit_keys(shard_units(self.plan, index, count))
-        kept: list[pytest.Item] = []
-        dropped: list[pytest.Item] = []
-        for item in items:
-            parsed = parse_item_id(item.nodeid)
-            mine = parsed is None or (parsed[0], parsed[2]) in keep
-            (kept if mine else dropped).append(item)
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            items[:] = kept
 
 
 SESSION_KEY = pytest.StashKey[SkillEvalSession]()
