@@ -17,7 +17,6 @@ from .definitions import (
     DefinitionError,
     LoadedGroup,
     SelectionError,
-    load_definition,
     select,
 )
 from .errors import DiskFullError, EvidenceError, SkillEvalError
@@ -149,7 +148,7 @@ class SkillEvalFile(pytest.File):
         state = self.config.stash[SESSION_KEY]
         settings = state.settings
         try:
-            loaded = load_definition(self.path, settings.root)
+            loaded = state.definition(self.path)  # loaded once per process
             selection = select(loaded, settings.group_selectors, settings.variant_selector)
         except DefinitionError as error:
             raise DefinitionCollectionError(str(error)) from None
