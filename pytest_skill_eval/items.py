@@ -17,12 +17,10 @@ from .definitions import (
     DefinitionError,
     LoadedGroup,
     SelectionError,
-    load_definition,
     select,
 )
 from .errors import DiskFullError, EvidenceError, SkillEvalError
 from .evidence import FAILING_RUN_STATES
-from .hosts.registry import registered
 from .nodeids import DEFAULT_HOST, item_name
 from .run import GroupRun
 from .run.preflight import Findings, check_resources, check_scripts
@@ -151,7 +149,7 @@ class SkillEvalFile(pytest.File):
         state = self.config.stash[SESSION_KEY]
         settings = state.settings
         try:
-            loaded = load_definition(self.path, settings.root, registered())
+            loaded = state.definition(self.path)  # loaded once per process
             selection = select(loaded, settings.group_selectors, settings.variant_selector)
         except DefinitionError as error:
             raise DefinitionCollectionError(str(error)) from None

@@ -5,6 +5,7 @@ session.py      per-process state and services (SESSION_KEY beside SkillEvalSess
 items.py        definitions become items; an item runs one variant
 subresults.py   checks and comparisons as reports and JUnit rows, fail-on, teststatus
 xdist.py        distribution, scheduling, the worker hand-off, forwarded sub-reports
+features/       the loop features, one plugin object each (registered at configure)
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ import pytest
 from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
-from . import options, rootdir, subresults, xdist
-from .analysis import gate_option
+from . import features, options, rootdir, subresults, xdist
 from .definitions.nearby import not_enabled_hint
 from .errors import SkillEvalError
-from .features.no_harm import NoHarmGate
 from .items import (
     NEXT_ITEM,
     VariantItem,
@@ -36,20 +35,13 @@ from .options import declared
 from .session import SESSION_KEY, close_session, open_session
 
 if TYPE_CHECKING:
-    from .analysis.gate_decision import GateDecision
-
-GATE_KEY = pytest.StashKey["GateDecision"]()
-"""What --skill-eval-fail-on significant-regression decided (controller only)."""
-FORECAST_KEY = pytest.StashKey[list[str]]()
-"""The cost forecast printed before the run, printed again with the bottom line."""
+    from .views.decision import Decided
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register --skill-eval options and their ini keys."""
-    from .run.loop import add_options as add_loop_options
-
+    """Register --skill-eval options and their ini keys, and each loop feature's own."""
     declared.add_options(parser)
-    add_loop_options(parser.getgroup("skill-eval"))  # --skill-eval-reuse, -affected-since
+    features.add_options(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -75,7 +67,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Create per-invocation state; the controller makes result ids and pins inputs."""
+    """Create per-invocation state; the controller makes result ids and pins inputs; then each
+    loop feature this process runs is registered (`features.REGISTERED`)."""
     if not options.enabled(config):
         return
     settings = options.Settings.from_config(config)
@@ -86,40 +79,9 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         with options.usage_errors():  # a full results disk is one line, not an INTERNALERROR
             state.prepare_controller()
-            _forecast(config, state)
+    features.register(config, state)
     subresults.register(config)
-    NoHarmGate.register(config, state)
     collect_definitions(config, state)
-
-
-def _forecast(config: pytest.Config, state: Any) -> None:
-    """Before the first request: the forecast asked for, or one that exceeds the ceiling."""
-    from .budget.estimate import run_lines
-    from .budget.forecast import Trials
-
-    settings = state.settings
-    given = config.getoption("--skill-eval-estimate") or config.getini("skill_eval_estimate")
-    estimate = Path(config.invocation_params.dir, given) if given else None
-    lines = run_lines(
-        state.loaded_groups.values(),
-        selectors=settings.group_selectors,
-        variant=settings.variant_selector,
-        hosts_for=state.hosts_for,
-        trials=Trials(settings.trials, auto=settings.adaptive),
-        price_of=state.endpoints.price,
-        estimate_dir=estimate.resolve() if estimate else None,
-        collect_only=settings.collect_only,
-        paid=state.endpoints.paid_mode is not None,
-        max_cost=settings.max_cost,
-        cassettes=settings.cassettes,
-    )
-    config.stash[FORECAST_KEY] = lines  # said again with the bottom line
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    for line in lines:
-        if reporter is not None:
-            reporter.write_line(f"skill-eval: {line}")
-        else:
-            print(f"skill-eval: {line}")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -139,32 +101,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """`--lf`/`--ff` take every variant of a group that had a failure, never one alone."""
     if options.enabled(config):
         widen_last_failed(config, items)
-        _deselect_unchanged(config, items)
-
-
-def _deselect_unchanged(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`--skill-eval-affected-since`: a group whose every input is unchanged does not run."""
-    state = config.stash[SESSION_KEY]
-    if state.loop.affected_since is None:
-        return
-    inputs = state.environment().inputs
-    assert inputs is not None
-    kept: list[pytest.Item] = []
-    dropped: list[pytest.Item] = []
-    for item in items:
-        run = getattr(item, "group_run", None)
-        decided = state.loop.decide(run.loaded, run.host, inputs) if run is not None else None
-        (dropped if decided is not None and not decided.affected else kept).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
-
-
-def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
-    """`--skill-eval-affected-since`: which groups are affected, by which input, and which not."""
-    if not options.enabled(config) or xdist.is_worker(config):
-        return []
-    return config.stash[SESSION_KEY].loop.report_lines()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -208,37 +144,24 @@ def pytest_report_teststatus(
     return subresults.teststatus(report, config)
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, None, None]:
-    """Finalise groups left half-run, then (controller) write each result's summary and seal."""
+    """Finalise groups left half-run, then (controller) write each result's summary and seal;
+    first, so the features' wrappers (the gates) see the finished results."""
     if options.enabled(session.config):
         state = session.config.stash[SESSION_KEY]
         state.finish(session)
-        settings = state.settings
-        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and (
-            state.loop.nothing_affected()
-        ):
-            session.exitstatus = pytest.ExitCode.OK  # nothing affected is a pass
-        if settings.fail_on == gate_option.MODE and not state.worker and state.shard_dir is None:
-            from .analysis.gate_decision import decide  # the controller's, under this mode
-
-            trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
-            decision = decide(settings.results_dir, trials, alpha=settings.alpha)
-            session.config.stash[GATE_KEY] = decision
-            subresults.log_gate(session.config, decision.failures())
-            if decision.rejected and session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        # Before junitxml writes its file (a plain hook, run after this wrapper's first half).
+        # Before junitxml writes its file (a plain hook, run after the wrappers' first halves).
         subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
-        subresults.record_shard_seal(session.config, state.shard_root)
-        subresults.record_unchanged(session.config, state.result_dirs)
-        gate = session.config.stash.get(GATE_KEY, None)
-        subresults.record_decided(session.config, state.result_dirs, gate.lines() if gate else [])
     return (yield)
 
 
-def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.Config) -> None:
-    """Per group: states, checks, transitions, cost, and where the evidence is."""
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_terminal_summary(
+    terminalreporter: TerminalReporter, config: pytest.Config
+) -> Generator[None, None, None]:
+    """Per group: states, checks, transitions, cost, and where the evidence is; then each
+    feature's lines (its own hook); last, an error no item reported."""
     if not options.enabled(config) and not xdist.is_worker(config):
         given = [
             key for key in declared.INI_KEYS if config.getini(key) not in (None, "", [], False)
@@ -247,14 +170,14 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         if hint is not None:
             terminalreporter.write_line(hint, yellow=True)
     if not options.enabled(config) or xdist.is_worker(config) or config.option.collectonly:
-        return
+        return (yield)
     from .views.terminal import terminal_summary  # the controller's alone: workers never need it
 
     subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
     shard = state.shard_dir is not None
-    gate = config.stash.get(GATE_KEY, None)
-    forecast: list[str] = config.stash.get(FORECAST_KEY, [])
+    gate = config.stash.get(features.GATE_KEY, None)
+    forecast: list[str] = config.stash.get(features.FORECAST_KEY, [])
     terminal_summary(
         terminalreporter,
         state.result_dirs,
@@ -265,20 +188,11 @@ def pytest_terminal_summary(terminalreporter: TerminalReporter, config: pytest.C
         forecast=forecast,
     )
     _step_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard, gate)
-    if state.shard_dir is not None and state.shard_root is not None:
-        index, count = state.settings.shard or (1, 1)
-        terminalreporter.write_line(
-            f"shard {index}/{count}: {state.shard_dir} seal sha256:{state.shard_root}"
-        )
-    for line in [*state.loop.unchanged_lines(), *state.loop.refused_lines()]:
-        terminalreporter.write_line(f"skill-eval: {line}")
-    for line in subresults.floor_lines(state.result_dirs):
-        terminalreporter.write_line(f"skill-eval: {line}")
-    for line in gate.lines() if gate else []:
-        failing = line.startswith("significant regression:")
-        terminalreporter.write_line(f"skill-eval: {line}", red=failing)
-    if state.unreported_error is not None:
-        terminalreporter.write_line(f"skill-eval: {state.unreported_error}", red=True)
+    try:
+        return (yield)
+    finally:
+        if state.unreported_error is not None:
+            terminalreporter.write_line(f"skill-eval: {state.unreported_error}", red=True)
 
 
 def _step_summary(
@@ -286,7 +200,7 @@ def _step_summary(
     result_dirs: dict[int, Path],
     aggregate: Path | None,
     shard: bool,
-    gate: GateDecision | None,
+    gate: Decided | None,
 ) -> None:
     """Append the Markdown summary to the CI job page when `GITHUB_STEP_SUMMARY` names one."""
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -305,5 +219,6 @@ def _step_summary(
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the loopback model server; unregister what pytest_configure registered."""
+    features.unregister(config)
     close_session(config)
     subresults.unregister(config)

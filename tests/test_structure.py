@@ -253,3 +253,46 @@ def test_the_package_root_holds_the_pytest_glue_and_the_error_base_only() -> Non
     # module is a layer nobody named.
     root = {path.stem for path in PACKAGE.glob("*.py")}
     assert root - {"__init__"} <= GLUE | {"nodeids", "errors"}
+
+
+def test_each_loop_feature_is_one_plugin_object_registered_by_name() -> None:
+    # Adding a feature is one module in features/ and one line in REGISTERED: each module
+    # defines one Feature, registered under its own stable name; plugin.py names no feature.
+    import importlib
+
+    from pytest_skill_eval import features
+    from pytest_skill_eval.features.base import Feature
+
+    found = []
+    for path in sorted((PACKAGE / "features").glob("*.py")):
+        if path.stem in ("__init__", "base"):
+            continue
+        module = importlib.import_module(f"pytest_skill_eval.features.{path.stem}")
+        defined = [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, Feature)
+            and value is not Feature
+            and value.__module__ == module.__name__
+        ]
+        assert len(defined) == 1, f"{path.name} defines {defined}: one feature per module"
+        found.append(defined[0])
+    assert sorted(f.__name__ for f in features.REGISTERED) == sorted(f.__name__ for f in found)
+    names = [f.name for f in features.REGISTERED]
+    assert len(set(names)) == len(names)
+    assert all(re.fullmatch(r"skill-eval-[a-z-]+", name) for name in names)
+    plugin = (PACKAGE / "plugin.py").read_text()
+    strings = [
+        node.value
+        for node in ast.walk(ast.parse(plugin))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+    assert [s for s in strings if s.startswith("--skill-eval")] == []
+    imported = {
+        node.module or ""
+        for node in ast.walk(ast.parse(plugin))
+        if isinstance(node, ast.ImportFrom)
+    }
+    layers = ("analysis", "budget", "scale", "run")
+    assert sorted(m for m in imported if m.split(".")[0] in layers) == []

@@ -1,1 +1,64 @@
-"""Loop features as pytest plug-in objects: each module one feature, with its own hooks."""
+"""The loop features as plugin objects (the way pytest's `StepwisePlugin` and `LFPlugin` are).
+
+Each module here defines one `Feature` subclass: its options, its hooks and its state, each hook
+delegating to a pure function in its own layer. `REGISTERED` is the one list of them, in the
+order their terminal lines are written: adding a feature is one module and one line below.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .base import DECIDED_KEY, FORECAST_KEY, GATE_KEY, Feature
+from .floor import NoiseFloor
+from .forecast import Forecast
+from .gate import SignificanceGate
+from .loop import AffectedSince
+from .no_harm import NoHarmGate
+from .shard import ShardDeselection
+
+if TYPE_CHECKING:
+    from ..session import SkillEvalSession
+
+__all__ = [
+    "DECIDED_KEY",
+    "FORECAST_KEY",
+    "GATE_KEY",
+    "REGISTERED",
+    "Feature",
+    "add_options",
+    "register",
+    "unregister",
+]
+
+REGISTERED: tuple[type[Feature], ...] = (
+    Forecast,
+    ShardDeselection,
+    AffectedSince,
+    NoiseFloor,
+    SignificanceGate,
+    NoHarmGate,
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register each feature's own options."""
+    for feature in REGISTERED:
+        feature.add_options(parser)
+
+
+def register(config: pytest.Config, state: SkillEvalSession) -> None:
+    """Register each feature this process runs (the session is open, the controller prepared)."""
+    for feature in REGISTERED:
+        if feature.wanted(state):
+            config.pluginmanager.register(feature(config, state), feature.name)
+
+
+def unregister(config: pytest.Config) -> None:
+    """Unregister every feature `register` registered."""
+    for feature in REGISTERED:
+        plugin = config.pluginmanager.get_plugin(feature.name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)

@@ -1,4 +1,5 @@
-"""One group of one trial: start it, run each variant, persist, grade, finalise."""
+"""One group of one trial: start it, run each variant step by step (`variant.py`), persist,
+grade, finalise; the services a process shares, its preparation and its finish."""
 
 from __future__ import annotations
 

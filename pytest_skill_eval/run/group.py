@@ -1,4 +1,5 @@
-"""One group of one result: run each variant, persist it before its counterpart, grade, finalise."""
+"""One group of one result: start it once, run each variant (`run/variant.py`) and persist it
+before its counterpart, pre-start the next subject, grade, finalise."""
 
 from __future__ import annotations
 
@@ -13,22 +14,19 @@ from typing import Any
 from ..definitions import VARIANTS as VARIANT_NAMES
 from ..definitions import LoadedGroup
 from ..evidence import layout, read, store
-from ..evidence.records import AttemptRecord, RunRecord
+from ..evidence.records import RunRecord
 from ..evidence.store import DiskFullError, EvidenceError, utc_now
-from ..hosts.layers import SystemLayerError
 from ..hosts.prestart import PromptGate
-from ..hosts.subject import Endpoint, SetupError, SubjectResult, run_subject
+from ..hosts.subject import Endpoint, SubjectResult
 from ..workspace import ResourceError
 from ..workspace.materialise import (
     GroupResources,
     PreparedVariant,
     prepare_group,
     prepare_variant,
-    resources_json,
 )
-from . import attempts, prestart
+from . import prestart
 from .environment import Environment
-from .providers import EndpointError
 from .records import (
     cancelled_before_execution,
     grade_and_record,
@@ -42,6 +40,7 @@ from .records import (
     unstartable,
 )
 from .reuse import VariantInputs
+from .variant import VariantRun, converse
 
 # Files only a started subject leaves in its variant directory.
 SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR, layout.EVENTS_PARTIAL, layout.STDERR_PARTIAL)
@@ -92,7 +91,7 @@ class GroupRun:
         """`<result>/groups/<id>`, or `<id>@<host>` off Pi."""
         return layout.group_dir(self.result_dir, self.loaded.group.id, self.host)
 
-    def _start(self, env: Environment, *, held: bool = False) -> bool:
+    def start(self, env: Environment, *, held: bool = False) -> bool:
         """Start the group once (its directory, definition and resources); True when this call
         created its directory. A pre-start (`held`) starts it from another thread; if that
         fails, the start is undone, so the item's own start meets the failure as without it."""
@@ -145,97 +144,17 @@ class GroupRun:
             self.finished = {"group": record, "grade": grade, "runs": self.runs, "dir": folder}
 
     def run_variant(self, variant: str, env: Environment) -> RunRecord:
-        """Run (or synthesise) one variant and persist it; returns the persisted run record."""
-        with self.lock:
-            self._start(env)
-            if self.finished is not None:
-                self._discard_prestarted()
-                return self.runs[variant]
-            with self.start_lock:  # a pre-start of this group may be deciding them too
-                self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
-            ready = not env.cancel.cancelled and self.resources is not None
-            taken = self.inputs.take(variant, self.group_dir) if ready else None
-            first = SubjectResult(*taken) if taken else self._execute(variant, env)
-            self.inputs.note(variant, first.run)
-            run = self._persist(variant, first)
-            earlier: list[AttemptRecord] = []
-            while attempts.retryable(run, len(earlier), env.retries, env.cancel.cancelled):
-                # On record, the attempt moves whole under attempts/; the variant runs again.
-                earlier.append(attempts.set_aside(self.group_dir / variant, len(earlier) + 1, run))
-                del self.runs[variant]
-                self.subjects_started.discard(variant)
-                result = self._execute(variant, env, again=True)
-                result.run["attempts"] = attempts.record(earlier)
-                self.inputs.note(variant, result.run)
-                run = self._persist(variant, result)
-            return run
+        """Run (or synthesise) one variant and persist it, step by step (`run/variant.py`);
+        returns the persisted run record."""
+        return VariantRun(self, variant, env).run()
 
-    def _refused(self, variant: str, env: Environment) -> SubjectResult | None:
-        """Why this variant's subject may not start now (cancelled, budget, resources), if so."""
-        if env.cancel.cancelled:
-            return never_ran(self._cancelled_before_execution(variant))
-        return self._unstartable(variant, env)
-
-    def _unstartable(self, variant: str, env: Environment) -> SubjectResult | None:
+    def unstartable(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why no subject may start now besides cancellation: the budget, the resources."""
         ready = self.resource_error is None and self.resources is not None
         refused = unstartable(self.loaded, variant, env.ledger, ready, self.resource_error)
         return None if refused is None else never_ran(refused)
 
-    def _execute(self, variant: str, env: Environment, *, again: bool = False) -> SubjectResult:
-        claimed = self._claim_prestarted(variant, env)
-        if claimed is not None:
-            return claimed
-        variant_dir = self.group_dir / variant
-        variant_dir.mkdir(exist_ok=again)  # a retry's directory holds its earlier attempts
-        group = self.loaded
-        refused = self._refused(variant, env)
-        if refused is not None:
-            return refused
-        assert self.resources is not None  # checked by _refused
-        try:
-            prepared = prepare_variant(
-                group.group, variant, env.root, variant_dir, self.resources, env.resolver
-            )
-        except (ResourceError, OSError) as error:
-            msg = {"kind": "setup", "message": str(error)}
-            return never_ran(synthetic_run(group, variant, "invalid", msg))
-
-        def attempt() -> SubjectResult:
-            endpoint = env.endpoint(
-                group, variant, self.trial, prepared.placeholders(), prepared.workspace
-            )
-            self.subjects_started.add(variant)
-            with self._prestarting_next(variant, endpoint.received, endpoint, env):
-                return self._subject(prepared, endpoint, env)
-
-        return self._conclude(prepared, attempt, env)
-
-    def _claim_prestarted(self, variant: str, env: Environment) -> SubjectResult | None:
-        """The pre-started variant's run, its gate opened now that its run may begin; None when
-        there is none, or it may not run (then discarded, as if it never started)."""
-        pre = self.prestarted
-        if pre is None or pre.variant != variant:
-            return None
-        self.prestarted = None
-        if env.cancel.cancelled or self._unstartable(variant, env) is not None:
-            pre.discard()  # the usual path records why, as for a variant that never started
-            return None
-        with self._prestarting_next(variant, pre.received, pre.eligible, env):
-            claimed = pre.claim()
-        if claimed is None:
-            return None
-        prepared, outcome = claimed
-
-        def attempt() -> SubjectResult:
-            self.subjects_started.add(variant)
-            if isinstance(outcome, Exception):
-                raise outcome
-            return outcome
-
-        return self._conclude(prepared, attempt, env)
-
-    def _discard_prestarted(self, *, undo_start: bool = False) -> None:
+    def discard_prestarted(self, *, undo_start: bool = False) -> None:
         """A pre-started variant whose run will not begin: killed, reaped, its directory gone;
         with `undo_start`, the group too when only the pre-start had started it."""
         pre, self.prestarted = self.prestarted, None
@@ -247,7 +166,7 @@ class GroupRun:
             self._unstart(remove=True)
 
     @contextlib.contextmanager
-    def _prestarting_next(
+    def prestarting_next(
         self,
         variant: str,
         received: Callable[[], int] | None,
@@ -308,16 +227,16 @@ class GroupRun:
             return self.resources is not None and not taken
 
         if self.prestarted is not None and self.prestarted.unused:
-            self._discard_prestarted()  # it never reached its start: make way for this one
+            self.discard_prestarted()  # it never reached its start: make way for this one
         if self.prestarted is not None or not (first or startable()):
             return None
 
         def prepare() -> PreparedVariant:
             if first:
-                pre.opened_group = self._start(env, held=True)
+                pre.opened_group = self.start(env, held=True)
                 with self.start_lock:
                     self.inputs.decide(env.inputs, env.reuse, self.loaded, self.host, self.trial)
-                if not startable() or self._unstartable(variant, env) is not None:
+                if not startable() or self.unstartable(variant, env) is not None:
                     raise prestart.NotStarted(variant)
             directory.mkdir()
             pre.created = True
@@ -331,7 +250,7 @@ class GroupRun:
                 self.loaded, variant, self.trial, prepared.placeholders(), prepared.workspace
             )
             pre.endpoint = endpoint
-            return self._subject(prepared, endpoint, env, gate)
+            return converse(self, prepared, endpoint, env, gate)
 
         pre = prestart.Prestart(
             variant=variant,
@@ -345,84 +264,23 @@ class GroupRun:
         self.prestarted = pre
         return pre.start()
 
-    def _subject(
-        self,
-        prepared: PreparedVariant,
-        endpoint: Endpoint,
-        env: Environment,
-        gate: PromptGate | None = None,
-    ) -> SubjectResult:
-        group = self.loaded.group
-        return run_subject(
-            group=group,
-            prepared=prepared,
-            binary=env.binary(group.effective_runtime.host),
-            endpoint=endpoint,
-            cancel=env.cancel,
-            no_progress_s=env.no_progress_s,
-            gate=gate,
-        )
-
-    def _conclude(
-        self, prepared: PreparedVariant, attempt: Callable[[], SubjectResult], env: Environment
-    ) -> SubjectResult:
-        """The subject's result, or the run its failure records; the spend charged."""
-        group, variant = self.loaded, prepared.variant
-        assert self.resources is not None
-        try:
-            result = attempt()
-        except (EndpointError, SystemLayerError) as error:
-            msg = {"kind": "infrastructure", "message": str(error)}
-            run = synthetic_run(group, variant, "infrastructure-failed", msg)
-            run["resources"] = resources_json(prepared, self.resources, group.group)
-            run["workspace"] = str(prepared.workspace)
-            return never_ran(run)
-        except SetupError as error:
-            msg = {"kind": "setup", "message": str(error)}
-            run = synthetic_run(group, variant, "invalid", msg)
-            run["resources"] = resources_json(prepared, self.resources, group.group)
-            run["workspace"] = str(prepared.workspace)
-            return never_ran(run)
-        except Exception as error:
-            # The subject ran (or was starting): whatever failed, it is never `cancelled`.
-            run = self._ran_unrecorded(variant, f"{type(error).__name__}: {error}")
-            run["resources"] = resources_json(prepared, self.resources, group.group)
-            run["workspace"] = str(prepared.workspace)
-            return never_ran(run)
-        result.run["resources"] = resources_json(prepared, self.resources, group.group)
-        spend = result.run.get("spend") or {}
-        if env.ledger is not None and spend and not spend.get("simulated"):
-            # Scripted and replayed spend is recorded but never charged.
-            try:
-                env.ledger.charge(float(spend.get("usd") or 0.0))
-            except OSError as error:
-                # The spend is on record in run.json; the ceiling can no longer be enforced.
-                cause = result.run.get("error")
-                result.run["state"] = "infrastructure-failed"
-                result.run["error"] = {
-                    "kind": "infrastructure",
-                    "message": f"budget ledger unusable, spend not charged: {error}",
-                    "cause": cause,
-                }
-        return result
-
     def _subject_started(self, variant: str) -> bool:
         """Whether this variant's subject started here, or left host output from another process."""
         if variant in self.subjects_started:
             return True
         return any((self.group_dir / variant / name).exists() for name in SUBJECT_OUTPUT)
 
-    def _ran_unrecorded(self, variant: str, why: str) -> RunRecord:
+    def ran_unrecorded(self, variant: str, why: str) -> RunRecord:
         """A subject that started but left no run record: infrastructure-failed, never cancelled."""
         return ran_unrecorded(self.loaded, variant, self.group_dir / variant, why)
 
-    def _cancelled_before_execution(self, variant: str) -> RunRecord:
+    def cancelled_before_execution(self, variant: str) -> RunRecord:
         """The one way to record a run "Cancelled before subject execution" (never started)."""
         if self._subject_started(variant):
             raise AssertionError(f"{variant} started: it cannot be cancelled before execution")
         return cancelled_before_execution(self.loaded, variant)
 
-    def _persist(self, variant: str, result: SubjectResult) -> RunRecord:
+    def persist(self, variant: str, result: SubjectResult) -> RunRecord:
         variant_dir = self.group_dir / variant
         run = result.run
         stamp_nonce(run)
@@ -453,37 +311,37 @@ class GroupRun:
     ) -> None:
         """Record a variant that will not run here (its evidence is elsewhere or never came)."""
         with self.lock:
-            self._discard_prestarted(undo_start=True)
-            self._start(env)
+            self.discard_prestarted(undo_start=True)
+            self.start(env)
             if variant not in self.runs:
                 (self.group_dir / variant).mkdir(exist_ok=True)
                 synthetic = synthetic_run(self.loaded, variant, state, error)
-                self._persist(variant, never_ran(synthetic))
+                self.persist(variant, never_ran(synthetic))
 
     def abandon(self) -> None:
         """Call off a pre-started subject whose item will not run here (the session ends; a full
         disk leaves the group unfinished): a group only the pre-start had started is undone."""
         with self.lock:
-            self._discard_prestarted(undo_start=True)
+            self.discard_prestarted(undo_start=True)
 
     def finalise(self, env: Environment) -> dict[str, Any]:
         """Synthesise missing variants, grade, and write the grade, group record and manifest."""
         with self.lock:
             if self.finished is not None:
                 return self.finished
-            self._discard_prestarted(undo_start=True)
-            self._start(env)
+            self.discard_prestarted(undo_start=True)
+            self.start(env)
             for variant in VARIANTS:
                 if variant in self.runs:
                     continue
                 (self.group_dir / variant).mkdir(exist_ok=True)
                 if self._subject_started(variant):
-                    synthetic = self._ran_unrecorded(variant, "its item stopped first")
+                    synthetic = self.ran_unrecorded(variant, "its item stopped first")
                 elif not self.selected[variant]:
                     synthetic = synthetic_run(self.loaded, variant, "not-selected", None)
                 else:
-                    synthetic = self._cancelled_before_execution(variant)
-                self._persist(variant, never_ran(synthetic))
+                    synthetic = self.cancelled_before_execution(variant)
+                self.persist(variant, never_ran(synthetic))
             self.finished = grade_and_record(
                 self.group_dir,
                 self.loaded,

@@ -191,6 +191,11 @@ class Loop:
             self.decisions[key] = Decision(loaded.group.id, host, tuple(changed), reference)
         return self.decisions[key]
 
+    def unchanged(self, loaded: LoadedGroup, host: str, inputs: Inputs) -> bool:
+        """`--skill-eval-affected-since`: whether this group on `host` is not to run."""
+        decided = self.decide(loaded, host, inputs)
+        return decided is not None and not decided.affected
+
     def _holder(self, result: Path, group: str, host: str) -> Path:
         """The result that holds `group` on `host`: `result`, or the earlier sealed result it
         names for a group it left unrun (itself run with `--skill-eval-affected-since`), so a

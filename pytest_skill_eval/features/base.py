@@ -1,0 +1,54 @@
+"""What every loop feature is: a plugin object with its own hooks, registered by name."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import pytest
+
+if TYPE_CHECKING:
+    from ..analysis.gate_decision import GateDecision
+    from ..session import SkillEvalSession
+
+DECIDED_KEY = pytest.StashKey[list[str]]()
+"""The lines of the gates that decided the invocation's outcome (each gate appends its own): the
+terminal summary, the CI step summary and the JUnit properties show them."""
+GATE_KEY: pytest.StashKey[GateDecision] = pytest.StashKey()
+"""What --skill-eval-fail-on significant-regression decided (controller only): it leads the
+bottom line of the terminal, the CI step summary and the HTML report."""
+FORECAST_KEY = pytest.StashKey[list[str]]()
+"""The cost forecast printed before the run, printed again with the bottom line."""
+
+
+class Feature:
+    """One loop feature: its hooks are its own methods, its state its own attributes.
+
+    `features.register` builds it (when `wanted`) once the session is prepared and registers it
+    under `name`; `features.unregister` removes it at unconfigure. pytest_configure is a
+    historic hook: one a feature implements runs at its registration.
+    """
+
+    name: ClassVar[str]
+    """The plugin name it is registered under (`skill-eval-<feature>`)."""
+
+    def __init__(self, config: pytest.Config, state: SkillEvalSession) -> None:
+        self.config = config
+        self.state = state
+
+    @classmethod
+    def add_options(cls, parser: pytest.Parser) -> None:
+        """Register the feature's own options (at pytest_addoption, before any session)."""
+
+    @classmethod
+    def wanted(cls, state: SkillEvalSession) -> bool:
+        """Whether this process runs the feature (on the controller, a worker, or both)."""
+        return True
+
+    def summarised(self) -> bool:
+        """Whether this process writes the terminal summary (the controller, items run)."""
+        return not self.state.worker and not self.config.option.collectonly
+
+    def write_lines(self, writer: pytest.TerminalReporter, lines: list[str], red: str = "") -> None:
+        """Write `lines` as `skill-eval:` lines; those starting with `red` (when given) in red."""
+        for line in lines:
+            writer.write_line(f"skill-eval: {line}", red=bool(red) and line.startswith(red))

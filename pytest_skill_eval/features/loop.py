@@ -1,0 +1,61 @@
+"""The skill author's loop: `--skill-eval-affected-since` deselection and `--skill-eval-reuse`."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+
+from ..run import loop
+from ..subresults import record_unchanged
+from .base import Feature
+
+
+class AffectedSince(Feature):
+    """Deselects the unchanged groups, says which are affected, and lists what was not run or
+    reused (`run/loop.py` decides; the session's `Loop` holds the decisions)."""
+
+    name = "skill-eval-loop"
+
+    @classmethod
+    def add_options(cls, parser: pytest.Parser) -> None:
+        loop.add_options(parser.getgroup("skill-eval"))  # --skill-eval-reuse, -affected-since
+
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """A group whose every input is unchanged does not run (workers deselect alike)."""
+        if self.state.loop.affected_since is None:
+            return
+        inputs = self.state.environment().inputs
+        assert inputs is not None
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in items:
+            run = getattr(item, "group_run", None)
+            unchanged = run is not None and self.state.loop.unchanged(run.loaded, run.host, inputs)
+            (dropped if unchanged else kept).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+
+    def pytest_report_collectionfinish(self) -> list[str]:
+        """Which groups are affected, by which input, and which not."""
+        return [] if self.state.worker else self.state.loop.report_lines()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
+        """Nothing affected is a pass; the unchanged groups as JUnit properties."""
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and (
+            self.state.loop.nothing_affected()
+        ):
+            session.exitstatus = pytest.ExitCode.OK
+        record_unchanged(session.config, self.state.result_dirs)
+        return (yield)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """The groups that did not run with their earlier grades; results never reusable."""
+        if self.summarised():
+            loop = self.state.loop
+            self.write_lines(terminalreporter, [*loop.unchanged_lines(), *loop.refused_lines()])
