@@ -25,6 +25,7 @@ from .nodeids import DEFAULT_HOST, item_name
 from .run import GroupRun
 from .run.preflight import Findings, check_resources, check_scripts
 from .run.resume import item_properties
+from .run.variant import run_variant
 from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
 from .subresults import grade_problem, log_subresults, run_problem
 from .views.places import shown_path
@@ -294,7 +295,7 @@ class VariantItem(pytest.Item):
             if stop is not None:
                 pytest.skip(stop.message(run.trial))
         env = dataclasses.replace(state.environment(), next_run=self._next_run())
-        record = run.run_variant(self.variant, env)
+        record = run_variant(run, self.variant, env)
         evidence = shown_path(
             run.group_dir / self.variant, self.config.rootpath, run.group_dir.parents[2]
         )

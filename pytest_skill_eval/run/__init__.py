@@ -1,5 +1,6 @@
 """One group of one trial: start it, run each variant step by step (`variant.py`), persist,
-grade, finalise; the services a process shares, its preparation and its finish."""
+grade, finalise (the services a process shares, its preparation and its finish are the
+session's: `session/`)."""
 
 from __future__ import annotations
 

@@ -26,6 +26,7 @@ from ..workspace.materialise import (
     prepare_variant,
 )
 from . import prestart
+from .converse import converse
 from .environment import Environment
 from .records import (
     cancelled_before_execution,
@@ -40,7 +41,6 @@ from .records import (
     unstartable,
 )
 from .reuse import VariantInputs
-from .variant import VariantRun, converse
 
 # Files only a started subject leaves in its variant directory.
 SUBJECT_OUTPUT = (layout.EVENTS, layout.STDERR, layout.EVENTS_PARTIAL, layout.STDERR_PARTIAL)
@@ -142,11 +142,6 @@ class GroupRun:
             # Finished before this invocation (carried over by --skill-eval-resume): never redone.
             grade, folder = read.read_grade(self.group_dir, record), self.group_dir
             self.finished = {"group": record, "grade": grade, "runs": self.runs, "dir": folder}
-
-    def run_variant(self, variant: str, env: Environment) -> RunRecord:
-        """Run (or synthesise) one variant and persist it, step by step (`run/variant.py`);
-        returns the persisted run record."""
-        return VariantRun(self, variant, env).run()
 
     def unstartable(self, variant: str, env: Environment) -> SubjectResult | None:
         """Why no subject may start now besides cancellation: the budget, the resources."""
@@ -250,7 +245,7 @@ class GroupRun:
                 self.loaded, variant, self.trial, prepared.placeholders(), prepared.workspace
             )
             pre.endpoint = endpoint
-            return converse(self, prepared, endpoint, env, gate)
+            return converse(self.loaded.group, prepared, endpoint, env, gate)
 
         pre = prestart.Prestart(
             variant=variant,

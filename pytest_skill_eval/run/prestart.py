@@ -9,7 +9,7 @@ baseline runs, and while a group's last variant runs, the first variant of the g
 this process runs next (pytest's `nextitem`): without that, every group's first start-up was
 paid on the critical path of its worker.
 
-The gate opens only when that variant's own run begins (`GroupRun.run_variant`), which always
+The gate opens only when that variant's own run begins (`run.variant.run_variant`), which always
 follows the earlier run's persisted record: the evidence contract (the baseline on record
 before the candidate's run, nothing shared between them) holds as without pre-start. A group
 that is cancelled or stops first aborts the gate: the host is killed and reaped, and everything

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 from ..evidence.records import AttemptRecord, RunRecord
 from ..hosts.layers import SystemLayerError
-from ..hosts.prestart import PromptGate
-from ..hosts.subject import Endpoint, SetupError, SubjectResult, run_subject
+from ..hosts.subject import SetupError, SubjectResult
 from ..workspace import ResourceError
 from ..workspace.materialise import PreparedVariant, prepare_variant, resources_json
 from . import attempts
+from .converse import converse
 from .environment import Environment
 from .providers import EndpointError
 from .records import never_ran, synthetic_run
@@ -154,7 +154,7 @@ def fresh(run: VariantRun) -> SubjectResult:
         )
         group.subjects_started.add(variant)
         with group.prestarting_next(variant, endpoint.received, endpoint, env):
-            return converse(group, prepared, endpoint, env)
+            return converse(group.loaded.group, prepared, endpoint, env)
 
     return conclude(group, prepared, attempt, env)
 
@@ -183,27 +183,6 @@ WAYS: tuple[Way, ...] = (reused, prestarted, refused, fresh)
 
 AFTER: tuple[After, ...] = (retried,)
 """What runs once a variant's run is persisted, in order."""
-
-
-def converse(
-    group: GroupRun,
-    prepared: PreparedVariant,
-    endpoint: Endpoint,
-    env: Environment,
-    gate: PromptGate | None = None,
-) -> SubjectResult:
-    """The subject of `prepared` against `endpoint` (a pre-start holds its first prompt at
-    `gate`)."""
-    definition = group.loaded.group
-    return run_subject(
-        group=definition,
-        prepared=prepared,
-        binary=env.binary(definition.effective_runtime.host),
-        endpoint=endpoint,
-        cancel=env.cancel,
-        no_progress_s=env.no_progress_s,
-        gate=gate,
-    )
 
 
 def conclude(
@@ -250,3 +229,9 @@ def _charge(result: SubjectResult, env: Environment) -> None:
             "message": f"budget ledger unusable, spend not charged: {error}",
             "cause": cause,
         }
+
+
+def run_variant(group: GroupRun, variant: str, env: Environment) -> RunRecord:
+    """Run (or synthesise) one variant of `group` and persist it, step by step; returns the
+    persisted run record."""
+    return VariantRun(group, variant, env).run()

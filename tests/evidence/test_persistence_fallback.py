@@ -13,6 +13,7 @@ from pytest_skill_eval.evidence.summary import write_summary
 from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.run import Environment, GroupRun
+from pytest_skill_eval.run.variant import run_variant
 from pytest_skill_eval.views import render_html, render_text
 from pytest_skill_eval.views.terminal import terminal_summary
 from pytest_skill_eval.workspace import SourceResolver
@@ -62,8 +63,8 @@ def result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
     monkeypatch.setattr(store, "write_once", write_once)
     run = GroupRun(loaded.groups[0], lambda trial: result_dir, 1)
-    run.run_variant("baseline", env)
-    run.run_variant("candidate", env)
+    run_variant(run, "baseline", env)
+    run_variant(run, "candidate", env)
     run.finalise(env)
     monkeypatch.undo()
     write_summary(result_dir, 1)

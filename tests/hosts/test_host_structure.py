@@ -18,7 +18,7 @@ from pytest_skill_eval.nodeids import DEFAULT_HOST
 PACKAGE = Path(pytest_skill_eval.__file__).parent
 # Modules outside hosts/pi/ that may spell "pi", each with why.
 PI_NAMED = {
-    "evidence/layout.py": "evidence names the default host without importing hosts (see below)",
+    "nodeids.py": "the ground names the default host (the first registered; a test checks it)",
     "commands/review.py": "the advisory review is a Pi agent, and records that Pi's version",
     "views/html_run.py": "results written before `binary` kept Pi's binary under `pi`",
 }

@@ -18,6 +18,7 @@ from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.run import Environment, GroupRun
 from pytest_skill_eval.run.providers import EndpointFactory
+from pytest_skill_eval.run.variant import run_variant
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json
 from tests.support.roots import FAST_HOST, body_group, make_root, on_fast_host, write_answer
@@ -69,8 +70,8 @@ def _inject(monkeypatch: pytest.MonkeyPatch, write_once: Callable[..., str]) -> 
 
 
 def _run_both(run: GroupRun, env: Environment) -> dict[str, Any]:
-    run.run_variant("baseline", env)
-    run.run_variant("candidate", env)
+    run_variant(run, "baseline", env)
+    run_variant(run, "candidate", env)
     return run.finalise(env)
 
 

@@ -66,14 +66,14 @@ def test_a_subject_that_ran_is_never_recorded_cancelled_before_execution(
     # The evaluator fails after the subject started (as the crash recording a run once did).
     pytester.makeconftest(
         """
-        from pytest_skill_eval.run import variant
+        from pytest_skill_eval.run import converse
 
         def _crash(**kwargs):
             kwargs["prepared"].directory.joinpath("stderr.log").write_text("started\\n")
             raise TypeError("the evaluator broke while recording the run")
 
         def pytest_configure(config):
-            variant.run_subject = _crash
+            converse.run_subject = _crash
         """
     )
     result = run(pytester, root)

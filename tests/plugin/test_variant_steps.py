@@ -14,7 +14,7 @@ from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.hosts.subject import SubjectResult
 from pytest_skill_eval.run import Environment, GroupRun, variant
 from pytest_skill_eval.run.records import never_ran, synthetic_run
-from pytest_skill_eval.run.variant import Step, VariantRun
+from pytest_skill_eval.run.variant import Step, VariantRun, run_variant
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json
 from tests.support.roots import body_group, make_root
@@ -61,7 +61,7 @@ def test_an_attached_way_decides_how_the_variant_runs_and_the_steps_are_taken_in
     group, env = _group_run(tmp_path, retries=0)
     seen = _attach(monkeypatch, ["invalid"])
 
-    record = group.run_variant("baseline", env)
+    record = run_variant(group, "baseline", env)
 
     assert record["state"] == "invalid"
     assert read_json(group.group_dir / "baseline" / "run.json")["state"] == "invalid"
@@ -75,7 +75,7 @@ def test_retries_follow_the_persisted_run_and_take_the_steps_again(
     group, env = _group_run(tmp_path, retries=1)
     seen = _attach(monkeypatch, ["infrastructure-failed", "invalid"])
 
-    record = group.run_variant("candidate", env)
+    record = run_variant(group, "candidate", env)
 
     assert record["state"] == "invalid"
     assert [a["state"] for a in record["attempts"]] == ["infrastructure-failed"]

@@ -15,11 +15,11 @@ from ..hosts import checked_binary
 from ..hosts.base import Executable
 from ..hosts.process import CancelToken
 from ..hosts.registry import registered
+from ..run.environment import Environment
+from ..run.loop import Loop
+from ..run.providers import EndpointFactory
 from ..scale.plan import Plan
 from ..workspace import SourceResolver
-from .environment import Environment
-from .loop import Loop
-from .providers import EndpointFactory
 
 if TYPE_CHECKING:
     from ..options import Settings

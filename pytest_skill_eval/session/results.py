@@ -18,8 +18,8 @@ from ..evidence import layout, read
 from ..evidence import summary as result_records
 from ..evidence.summary import discard_unused_result, write_summary
 from ..hosts.process import CancelToken
+from ..run.group import GroupRun
 from ..scale.shard import seal_shard, write_shard_record
-from .group import GroupRun
 from .services import Services
 
 Outcome = Literal["failed", "interrupted"] | None

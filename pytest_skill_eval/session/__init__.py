@@ -1,8 +1,8 @@
 """Per-process state of an invocation: its services, result directories and group runs.
 
-The services (`run/services.py`), the controller's preparation (`run/invocation.py`) and the
-finish (`run/results.py`) live in the run layer; the session holds their state, stashes it and
-is registered as a plugin for the invocation.
+The services (`session/services.py`), the controller's preparation (`session/invocation.py`)
+and the finish (`session/results.py`) are the session's parts; the session holds their state,
+stashes it and is registered as a plugin for the invocation.
 """
 
 from __future__ import annotations
@@ -11,18 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from .analysis import adaptive, noise_floor
-from .definitions import VARIANTS, LoadedGroup
-from .evidence import layout
-from .evidence.records import GradeRecord
-from .evidence.store import utc_now
-from .grading import grade_group
-from .hosts import check_environment
-from .options import Settings, usage_errors
-from .run import GroupRun, invocation, results, synthetic_run
-from .run.loop import Loop
-from .run.services import Services
-from .scale.plan import Plan, load_plan
+from ..analysis import adaptive, noise_floor
+from ..definitions import VARIANTS, LoadedGroup
+from ..evidence import layout
+from ..evidence.records import GradeRecord
+from ..evidence.store import utc_now
+from ..grading import grade_group
+from ..hosts import check_environment
+from ..options import Settings, usage_errors
+from ..run import GroupRun, synthetic_run
+from ..run.loop import Loop
+from ..scale.plan import Plan, load_plan
+from . import invocation, results
+from .services import Services
 
 OUTCOME = {"failed": pytest.ExitCode.TESTS_FAILED, "interrupted": pytest.ExitCode.INTERRUPTED}
 
@@ -120,7 +121,7 @@ class SkillEvalSession(Services):
 
     def prepare_controller(self) -> None:
         """Check the hosts in use, pin Git sources, open the ledger, write each trial's
-        invocation record (`run/invocation.py`; call it under `options.usage_errors`)."""
+        invocation record (`session/invocation.py`; call it under `options.usage_errors`)."""
         invocation.prepare_controller(self)
 
     def install_interrupt_handler(self, session: pytest.Session) -> None:
@@ -132,7 +133,7 @@ class SkillEvalSession(Services):
         self.cancel.on_interrupt(stop)
 
     def finish(self, session: pytest.Session) -> None:
-        """Finalise what ran and write the results (`run/results.py`); a run that stopped at a
+        """Finalise what ran and write the results (`session/results.py`); a run that stopped at a
         full disk, was cancelled or lost a worker's evidence does not pass."""
         outcome = results.finish(self, self)
         if outcome is not None and session.exitstatus == pytest.ExitCode.OK:

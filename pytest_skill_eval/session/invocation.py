@@ -13,11 +13,11 @@ from ..evidence.records import InvocationRecord
 from ..evidence.store import utc_now
 from ..evidence.summary import invocation_definitions, write_invocation
 from ..hosts import check_environment
+from ..run import resume
+from ..run.records import cannot_run_records
 from ..scale.plan import Plan, check_groups
 from ..scale.shard import create_shard_dir
 from ..workspace import ResourceError
-from . import resume
-from .records import cannot_run_records
 from .services import Services
 
 
