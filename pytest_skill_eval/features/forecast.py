@@ -33,7 +33,7 @@ class Forecast(Feature):
         estimate = Path(config.invocation_params.dir, given) if given else None
         with usage_errors():  # a ceiling the forecast exceeds is one line
             lines = run_lines(
-                state.loaded_groups.values(),
+                state.loaded_selected(),  # narrowed by -k, as by --skill-eval-group
                 selectors=settings.group_selectors,
                 variant=settings.variant_selector,
                 hosts_for=state.hosts_for,

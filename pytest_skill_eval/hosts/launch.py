@@ -17,6 +17,7 @@ from ..evidence.states import SIMULATED_MODES
 from .base import Endpoint, Executable, Home, Host, Launch
 from .compile_cache import subject_cache, warm_cache
 from .environment import subject_environment
+from .observation import USAGE_FIELDS
 from .process import HostProcess
 
 # Memory-backed, and with this much room at least, or isolated homes go to the temp directory.
@@ -100,6 +101,20 @@ def host_record(host: Host, binary: Executable) -> HostBinaryRecord:
     if isinstance(enforced, dict):
         record["enforced"] = enforced
     return record
+
+
+def simulated_usage(endpoint: Endpoint, usage: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A scripted or replayed run's usage priced by the evaluator's one table (the route's
+    `cost`), whatever the host priced it at: hosts price an unknown model each their own way
+    (Claude Code a third higher than the table), and simulated cost must compare across hosts.
+    A live or recorded run keeps the host's own pricing (it is what was paid)."""
+    served = endpoint.served
+    if usage is None or endpoint.mode not in SIMULATED_MODES or served is None:
+        return usage
+    prices = served.cost or {}
+    cost = {key: usage.get(key, 0) * prices.get(key, 0.0) / 1_000_000 for key in USAGE_FIELDS}
+    return {**usage, "cost": {**{k: round(v, 12) for k, v in cost.items()},
+                              "total": round(sum(cost.values()), 12)}}  # fmt: skip
 
 
 def spend_record(endpoint: Endpoint, usage: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from .base import Endpoint, Executable, Home, Host, Launch
 from .context_records import context_artifact_of, copy_observer_records, write_request_observations
 from .credentials import how_to_declare, provider_of
 from .failures import credential_refusal, run_state, why_incomplete
-from .launch import host_record, spend_record
+from .launch import host_record, simulated_usage, spend_record
 from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import HostProcess, ProcessOutcome, set_aside_partial
 from .redaction import markers, redact_tree
@@ -300,7 +300,7 @@ def _run_record(
     turn_records, activation = _turn_records(turns, prepared)
     state, error, hint = _outcome(facts, obs, outcome, late_errors)
     runtime = group.effective_runtime
-    usage = sum_usage([t.usage for t in turns])
+    usage = simulated_usage(endpoint, sum_usage([t.usage for t in turns]))
     artifacts: RunArtifacts = {
         "events": events,
         "final": layout.FINAL,

@@ -41,6 +41,7 @@ class SkillEvalSession(Services):
             plan: Plan | None = load_plan(settings.plan) if settings.plan is not None else None
         super().__init__(settings, loop, plan)
         self.config = config
+        self.keyword, self.rootpath = config.option.keyword or "", config.rootpath
         self.worker = worker
         self.group_runs: dict[tuple[Path, str, int, str], GroupRun] = {}
         # xdist controller only: what the workers collected (group, trial, host → variants),

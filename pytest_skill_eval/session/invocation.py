@@ -7,7 +7,7 @@ import contextlib
 import secrets
 
 from ..analysis import floor_choice
-from ..definitions import DefinitionError, LoadedDefinition
+from ..definitions import DefinitionError, LoadedDefinition, LoadedGroup
 from ..definitions.selection import recorded_selectors
 from ..evidence.records import InvocationRecord
 from ..evidence.store import utc_now
@@ -58,9 +58,11 @@ def prepare_controller(services: Services) -> None:
     if services.plan is not None:
         _prepare_shard(services, services.plan)
         return
+    # `-k` narrows what these checks look at, as `--skill-eval-group` does.
+    selected = services.keyword_selected(definitions)
     if settings.max_cost is not None:
-        services.endpoints.check_priced(services.loaded_groups.values(), settings.max_cost)
-    services.endpoints.check_credentials(definitions, settings.group_selectors, settings.hosts)
+        services.endpoints.check_priced(selected_groups(services, selected), settings.max_cost)
+    services.endpoints.check_credentials(selected, settings.group_selectors, settings.hosts)
     services.open_ledger()
     _write_invocations(services, definitions)
 
@@ -115,3 +117,9 @@ def _prepare_shard(services: Services, plan: Plan) -> None:
         t: services.shard_dir / plan.result_id(t) for t in range(1, plan.trials + 1)
     }
     services.open_ledger()
+
+
+def selected_groups(services: Services, definitions: list[LoadedDefinition]) -> list[LoadedGroup]:
+    """The loaded groups of `definitions` (already narrowed by `-k`), by id as loaded."""
+    ids = {loaded.group.id for definition in definitions for loaded in definition.groups}
+    return [g for g in services.loaded_groups.values() if g.group.id in ids]

@@ -3,6 +3,7 @@ one cache of loaded definitions; a group run's `Environment` is built from them.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ from ..run.loop import Loop
 from ..run.providers import EndpointFactory
 from ..scale.plan import Plan
 from ..workspace import SourceResolver
+from .keywords import keyword_groups
 
 if TYPE_CHECKING:
     from ..options import Settings
@@ -43,6 +45,9 @@ class Services:
         # Every definition file is loaded once per process (path → what loading it gave).
         self._definitions: dict[Path, LoadedDefinition | DefinitionError] = {}
         self.loaded_groups: dict[str, LoadedGroup] = {}  # the controller's, by group id
+        # `-k` and the rootdir its parents' names are relative to (set by the session).
+        self.keyword = ""
+        self.rootpath = settings.root
         self.endpoints = EndpointFactory(
             cassettes=settings.cassettes,
             record=settings.record,
@@ -83,6 +88,24 @@ class Services:
                 continue
             hosts.update(group.group.effective_runtime.host for group in loaded.groups)
         return hosts
+
+    def keyword_selected(self, definitions: list[LoadedDefinition]) -> list[LoadedDefinition]:
+        """`definitions` with only the groups `-k` (`self.keyword`) leaves an item of."""
+        ids = keyword_groups(
+            self.keyword, self.rootpath, definitions, self.hosts_for, self.settings.trials
+        )
+        if ids is None:
+            return definitions
+        return [
+            dataclasses.replace(d, groups=tuple(g for g in d.groups if g.group.id in ids))
+            for d in definitions
+        ]
+
+    def loaded_selected(self) -> list[LoadedGroup]:
+        """The loaded groups `-k` leaves an item of (every one without `-k`)."""
+        loaded = [d for d in self._definitions.values() if isinstance(d, LoadedDefinition)]
+        ids = {g.group.id for d in self.keyword_selected(loaded) for g in d.groups}
+        return [g for g in self.loaded_groups.values() if g.group.id in ids]
 
     def hosts_for(self, loaded: LoadedGroup) -> tuple[str, ...]:
         """The hosts a group runs on: the invocation's choice, else its declared host."""

@@ -16,6 +16,7 @@ from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.hosts.registration import HostRegistration
 from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.nodeids import DEFAULT_HOST
+from pytest_skill_eval.run.providers import SCRIPTED_PRICES
 from tests.support import runs
 from tests.support.files import read_json
 
@@ -130,4 +131,9 @@ def test_the_example_suite_gives_pis_outcomes_on_each_host(
             assert run["provider"]["mode"] == "scripted"
             assert run["binary"]["version"] == registration.version
             assert "pi" not in run
+            # Simulated cost: the scripted usage at the one table, whatever the host prices.
+            usage = run["usage"]
+            table = sum(usage[key] * SCRIPTED_PRICES[key] for key in SCRIPTED_PRICES) / 1e6
+            assert usage["cost"]["total"] == pytest.approx(table)
+            assert run["spend"] == {"usd": pytest.approx(table), "simulated": True}
             ADAPTERS.get(host, Adapter()).run(group_dir / variant, run)

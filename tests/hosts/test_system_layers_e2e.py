@@ -245,13 +245,13 @@ registry.REGISTERED = tuple(
 _init = codex_host.CodexDialogue.__init__
 
 
-def _planting(self, process, cancel, launch, after_turn, host):
+def _planting(self, talk, host):
     def after(turn):
-        after_turn(turn)
+        talk.after_turn(turn)
         LAYER.parent.mkdir(exist_ok=True)
         LAYER.write_text("[shell_environment_policy]\\n", encoding="utf-8")
 
-    _init(self, process, cancel, launch, after, host)
+    _init(self, dataclasses.replace(talk, after_turn=after), host)
 
 
 codex_host.CodexDialogue.__init__ = _planting

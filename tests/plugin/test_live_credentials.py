@@ -55,6 +55,36 @@ def test_a_live_run_with_no_credential_declared_is_refused_before_any_subject_st
     assert not (root / ".skill-eval").exists()  # no subject started, no result written
 
 
+@pytest.mark.pi  # the run checks its hosts' binaries before refusing
+def test_k_narrows_the_credential_check_as_skill_eval_group_does(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_keys(monkeypatch)
+    groups = [
+        body_group("on-pi", model={"model": "anthropic/claude-sonnet-4-5"}, expectations=[]),
+        body_group(
+            "on-codex",
+            model={"model": "openai/gpt-4.1"},
+            expectations=[],
+            runtime=runtime(host="codex"),
+        ),
+    ]
+    root = make_root(tmp_path / "root", groups, {})
+    for narrowing in (["-k", "on-codex"], ["--skill-eval-group", "on-codex"]):
+        result = pytester.runpytest_subprocess(*skill_eval_args(root, *narrowing, cassettes=False))
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, narrowing
+        (line,) = [ln for ln in result.stderr.lines if ln.startswith("ERROR:")]
+        assert "group 'on-codex'" in line, narrowing
+        assert "on-pi" not in line, narrowing
+    # An expression over the items' names: the variant of one group's items.
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "-k", "on-pi and baseline", cassettes=False)
+    )
+    (line,) = [ln for ln in result.stderr.lines if ln.startswith("ERROR:")]
+    assert "group 'on-pi'" in line
+    assert "on-codex" not in line
+
+
 def _group(host: str = "pi", inherit: tuple[str, ...] = (), model: str = "anthropic/m") -> Group:
     profile = runtime(host=host)
     profile["environment"]["inherit"] = list(inherit)
