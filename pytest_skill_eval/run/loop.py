@@ -66,6 +66,20 @@ def add_options(group: Any) -> None:
     )
 
 
+# `latest` and `previous`: how each is picked among the finished results, and what to do when
+# there is none to pick.
+_NAMED: dict[str, tuple[Callable[[list[Path]], Path | None], str]] = {
+    locate.LATEST: (
+        locate.newest,
+        "no finished result in {}; run pytest --skill-eval once without it first",
+    ),
+    locate.PREVIOUS: (
+        locate.previous,
+        "fewer than two finished results in {}; pass latest or a result id",
+    ),
+}
+
+
 def resolve(option: str, target: str, results_dir: Path, start: Path) -> Path:
     """The result directory `target` names: a path, an id under a results directory, `latest`."""
     if "/" in target or "\\" in target or target.startswith("."):
@@ -74,22 +88,12 @@ def resolve(option: str, target: str, results_dir: Path, start: Path) -> Path:
     else:
         found = [results_dir, *[d for d in locate.results_dirs(start) if d != results_dir]]
         found = [d for d in found if d.is_dir()]
-        if target == locate.LATEST:
-            newest = locate.newest(found)
-            if newest is not None:
-                return newest.resolve()
-            raise ResultOptionError(
-                f"{option} latest: no finished result in {results_dir}; run pytest --skill-eval "
-                "once without it first"
-            )
-        if target == locate.PREVIOUS:
-            before = locate.previous(found)
-            if before is not None:
-                return before.resolve()
-            raise ResultOptionError(
-                f"{option} previous: fewer than two finished results in {results_dir}; pass "
-                "latest or a result id"
-            )
+        if target in _NAMED:
+            pick, missing = _NAMED[target]
+            picked = pick(found)
+            if picked is not None:
+                return picked.resolve()
+            raise ResultOptionError(f"{option} {target}: {missing.format(results_dir)}")
         candidates = [d / target for d in found]
     for candidate in candidates:
         if (candidate / layout.INVOCATION).is_file() or layout.aggregate_file(candidate).is_file():

@@ -28,11 +28,8 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.mark.pi  # the run checks its hosts' binaries before refusing
-def test_a_live_run_with_no_credential_declared_is_refused_before_any_subject_starts(
-    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _no_keys(monkeypatch)
+def _two_hosts(root: Path) -> Path:
+    """Two groups that declare no credential: one on Pi, one on Codex."""
     groups = [
         body_group("on-pi", model={"model": "anthropic/claude-sonnet-4-5"}, expectations=[]),
         body_group(
@@ -42,7 +39,15 @@ def test_a_live_run_with_no_credential_declared_is_refused_before_any_subject_st
             runtime=runtime(host="codex"),
         ),
     ]
-    root = make_root(tmp_path / "root", groups, {})
+    return make_root(root, groups, {})
+
+
+@pytest.mark.pi  # the run checks its hosts' binaries before refusing
+def test_a_live_run_with_no_credential_declared_is_refused_before_any_subject_starts(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_keys(monkeypatch)
+    root = _two_hosts(tmp_path / "root")
 
     result = pytester.runpytest_subprocess(*skill_eval_args(root, cassettes=False))
 
@@ -60,16 +65,7 @@ def test_k_narrows_the_credential_check_as_skill_eval_group_does(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _no_keys(monkeypatch)
-    groups = [
-        body_group("on-pi", model={"model": "anthropic/claude-sonnet-4-5"}, expectations=[]),
-        body_group(
-            "on-codex",
-            model={"model": "openai/gpt-4.1"},
-            expectations=[],
-            runtime=runtime(host="codex"),
-        ),
-    ]
-    root = make_root(tmp_path / "root", groups, {})
+    root = _two_hosts(tmp_path / "root")
     for narrowing in (["-k", "on-codex"], ["--skill-eval-group", "on-codex"]):
         result = pytester.runpytest_subprocess(*skill_eval_args(root, *narrowing, cassettes=False))
         assert result.ret == pytest.ExitCode.USAGE_ERROR, narrowing
