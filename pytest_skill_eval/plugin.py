@@ -1,7 +1,7 @@
 """pytest hooks, top to bottom in the order pytest calls them; each delegates.
 
 options.py      the options and the frozen Settings
-session.py      per-process state and services (SESSION_KEY beside SkillEvalSession)
+session/        per-process state and services (SESSION_KEY beside SkillEvalSession)
 items.py        definitions become items; an item runs one variant
 subresults.py   checks and comparisons as reports and JUnit rows, fail-on, teststatus
 xdist.py        distribution, scheduling, the worker hand-off, forwarded sub-reports
