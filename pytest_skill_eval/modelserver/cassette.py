@@ -14,8 +14,8 @@ from pytest_skill_eval.modelserver.script import (
     Script,
     ScriptedResponse,
     ToolCall,
-    load_script,
 )
+from pytest_skill_eval.modelserver.scriptparse import load_script
 
 
 def script_data(script: Script) -> dict[str, Any]:

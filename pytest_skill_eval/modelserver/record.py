@@ -32,8 +32,8 @@ from pytest_skill_eval.modelserver.script import (
     ScriptedResponse,
     ScriptError,
     Usage,
-    parse_script,
 )
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import (
     RecordedRequest,
     Reply,

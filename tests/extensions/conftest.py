@@ -17,7 +17,7 @@ import pytest
 from pytest_skill_eval.hosts.dialect import renderer
 from pytest_skill_eval.hosts.pi.binary import pi_executable
 from pytest_skill_eval.hosts.pi.config import write_pi_agent_dir
-from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import RecordedRequest, RouteFailure, ScriptedModelServer
 from tests.support.paths import PI, REPO
 
