@@ -17,12 +17,21 @@ from pytest_skill_eval.evidence.redact import Redactor as EvidenceRedactor
 from pytest_skill_eval.evidence.store import atomic_write
 from pytest_skill_eval.modelserver.bodies import request_excerpt
 from pytest_skill_eval.modelserver.cassette import cassette_text, interaction_data
+from pytest_skill_eval.modelserver.paths import api_path
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
     normalise_response,
     request_sha256,
 )
 from pytest_skill_eval.modelserver.rendering import Renderer, as_written
+from pytest_skill_eval.modelserver.route import (
+    RecordedRequest,
+    Reply,
+    Route,
+    RouteFailure,
+    StreamedReply,
+    json_object,
+)
 from pytest_skill_eval.modelserver.script import (
     MATCH_MODES,
     Interaction,
@@ -34,16 +43,7 @@ from pytest_skill_eval.modelserver.script import (
     Usage,
 )
 from pytest_skill_eval.modelserver.scriptparse import parse_script
-from pytest_skill_eval.modelserver.server import (
-    RecordedRequest,
-    Reply,
-    Route,
-    RouteFailure,
-    ScriptedModelServer,
-    StreamedReply,
-    api_path,
-    json_object,
-)
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import error_response, stream_parser
 from pytest_skill_eval.modelserver.upstream import (
     RecordError,
