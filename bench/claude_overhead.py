@@ -12,7 +12,7 @@ from pathlib import Path
 from bench.common import PROMPT, REPO, bare_home, item_times, one_turn_overhead
 from pytest_skill_eval.hosts.claude_code.host import LOOPBACK_KEY
 from pytest_skill_eval.hosts.claude_code.registration import QUIET
-from pytest_skill_eval.modelserver.server import Route
+from pytest_skill_eval.modelserver.route import Route
 from pytest_skill_eval.modelserver.wire import ANTHROPIC
 
 CLAUDE = REPO / "node_modules" / ".bin" / "claude"

@@ -18,7 +18,7 @@ from pytest_skill_eval.hosts.codex.binary import native_codex
 from pytest_skill_eval.hosts.codex.config import LOOPBACK_KEY, CodexConfig
 from pytest_skill_eval.hosts.codex.host import responses_base_url
 from pytest_skill_eval.hosts.codex.registration import KEY_ENV
-from pytest_skill_eval.modelserver.server import Route
+from pytest_skill_eval.modelserver.route import Route
 
 CODEX = PACKAGE_ROOT / "node_modules" / ".bin" / "codex"
 # What the evaluator runs, and the environment the launcher would have given it.

@@ -179,7 +179,7 @@ def bare_runs(
     """(wall s, CPU s) of `runs` bare host processes, each against its own scripted route in
     its own `tmp/bare<k>`: the host alone, none of the evaluator. With `to_first_request`, both
     are taken when the route is first asked for a reply: the host's start-up alone."""
-    from pytest_skill_eval.modelserver.script import parse_script
+    from pytest_skill_eval.modelserver.scriptparse import parse_script
     from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
     figures = []

@@ -17,7 +17,7 @@ from pytest_skill_eval.hosts.gemini_cli.config import DEFAULT_MODEL, LOOPBACK_KE
 from pytest_skill_eval.hosts.gemini_cli.host import QUIET
 from pytest_skill_eval.hosts.runtime import node_command, node_entry, node_runtime
 from pytest_skill_eval.modelserver.gemini import GEMINI
-from pytest_skill_eval.modelserver.server import Route
+from pytest_skill_eval.modelserver.route import Route
 
 GEMINI_CLI = PACKAGE_ROOT / "node_modules" / ".bin" / "gemini"
 # As the evaluator starts it: `<pinned node> <entry>`.

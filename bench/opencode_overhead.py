@@ -21,7 +21,7 @@ from pytest_skill_eval.hosts.opencode.environment import (
     xdg_dirs,
 )
 from pytest_skill_eval.hosts.opencode.host import TITLE, quiet_installer
-from pytest_skill_eval.modelserver.server import Route
+from pytest_skill_eval.modelserver.route import Route
 from pytest_skill_eval.modelserver.wire import OPENAI
 
 OPENCODE = packaged_binary(PACKAGE_ROOT) or Path("opencode")

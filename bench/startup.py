@@ -128,7 +128,7 @@ def measure(rounds: int, start: Callable[[str, Path], float], names: list[str]) 
 
 def main(rounds: int = 8) -> dict[str, object]:
     """Print each form's start-up CPU and its ratio to stock Pi on the system Node."""
-    from pytest_skill_eval.modelserver.script import parse_script
+    from pytest_skill_eval.modelserver.scriptparse import parse_script
     from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
     chosen = forms()

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from ..analysis.sequential import agreeing_stop, rejects
 from ..definitions import LoadedGroup
-from ..modelserver.script import Script, Usage, load_script, script_path
+from ..modelserver.script import Script, Usage
+from ..modelserver.scriptparse import load_script
+from ..modelserver.scriptpaths import script_path
 
 # USD per million tokens of `provider/model`, or None when the price is unknown.
 PriceOf = Callable[[str, str, str], "Mapping[str, float] | None"]

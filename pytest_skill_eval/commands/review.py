@@ -29,8 +29,11 @@ from ..hosts.observation import Observation
 from ..hosts.pi.binary import PiBinary
 from ..hosts.pi.config import ModelSpecError, split_model
 from ..hosts.process import NO_PROGRESS_S, CancelToken, ProcessOutcome
-from ..modelserver.script import Script, ScriptError, load_script, script_path
-from ..modelserver.server import Route, ScriptedModelServer
+from ..modelserver.route import Route
+from ..modelserver.script import Script, ScriptError
+from ..modelserver.scriptparse import load_script
+from ..modelserver.scriptpaths import script_path
+from ..modelserver.server import ScriptedModelServer
 from ..modelserver.wire import OPENAI
 from ..run.providers import SCRIPTED_PRICES
 from ..views.present import mapping

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..evidence.redact import Redactor
-from ..modelserver.server import Route
+from ..modelserver.route import Route
 from .observation import Observation, Turn
 from .prestart import PromptGate
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome

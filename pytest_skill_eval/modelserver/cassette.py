@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from pytest_skill_eval.evidence.store import atomic_write
 from pytest_skill_eval.modelserver.script import (
     REQUEST_TEXT_KEYS,
     Interaction,
     Script,
     ScriptedResponse,
+    ScriptError,
     ToolCall,
-    load_script,
 )
+from pytest_skill_eval.modelserver.scriptparse import load_script, parse_script
+from pytest_skill_eval.modelserver.upstream import RecordError
 
 
 def script_data(script: Script) -> dict[str, Any]:
@@ -103,3 +107,28 @@ def cassette_text(data: Mapping[str, Any]) -> str:
 def load_existing(path: Path) -> Script | None:
     """The cassette at `path` for `once` mode, or None when there is none yet."""
     return load_script(path) if path.is_file() else None
+
+
+def write_cassette(path: Path, data: Mapping[str, Any], redact: Callable[[str], str]) -> str:
+    """Write the recorded cassette `data` to `path` atomically; return the file's sha256.
+
+    `redact` cleans the text once more after the values were. Raises `RecordError` for a
+    cassette that would not load back as the same data (never written) or cannot be written.
+    """
+    text = redact(cassette_text(data))
+    try:
+        loaded = yaml.safe_load(text)
+        parse_script(loaded, source=path)
+    except (ScriptError, yaml.YAMLError) as error:  # never write what cannot be replayed
+        raise RecordError(f"{path}: the recorded cassette does not load back ({error})") from error
+    if loaded != data:
+        raise RecordError(f"{path}: the recorded cassette does not load back")
+    raw = text.encode("utf-8")
+    try:
+        atomic_write(path, raw)
+    except OSError as error:
+        raise RecordError(
+            f"{path}: the cassette cannot be written ({error.strerror}); "
+            "check that its directory is writable"
+        ) from error
+    return hashlib.sha256(raw).hexdigest()

@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import http.client
 import secrets
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pytest_skill_eval.evidence.redact import Redactor as EvidenceRedactor
-from pytest_skill_eval.evidence.store import atomic_write
 from pytest_skill_eval.modelserver.bodies import request_excerpt
-from pytest_skill_eval.modelserver.cassette import cassette_text, interaction_data
+from pytest_skill_eval.modelserver.cassette import interaction_data, write_cassette
+from pytest_skill_eval.modelserver.paths import api_path
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
     normalise_response,
     request_sha256,
 )
+from pytest_skill_eval.modelserver.relay import Relay
 from pytest_skill_eval.modelserver.rendering import Renderer, as_written
+from pytest_skill_eval.modelserver.route import (
+    RecordedRequest,
+    Reply,
+    Route,
+    RouteFailure,
+    StreamedReply,
+    json_object,
+)
 from pytest_skill_eval.modelserver.script import (
     MATCH_MODES,
     Interaction,
@@ -30,21 +36,10 @@ from pytest_skill_eval.modelserver.script import (
     RequestNote,
     Script,
     ScriptedResponse,
-    ScriptError,
     Usage,
-    parse_script,
 )
-from pytest_skill_eval.modelserver.server import (
-    RecordedRequest,
-    Reply,
-    Route,
-    RouteFailure,
-    ScriptedModelServer,
-    StreamedReply,
-    api_path,
-    json_object,
-)
-from pytest_skill_eval.modelserver.streams import error_response, stream_parser
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.streams import error_response
 from pytest_skill_eval.modelserver.upstream import (
     RecordError,
     Redactor,
@@ -58,7 +53,6 @@ from pytest_skill_eval.modelserver.wire import WireReply, error_reply
 from ..common.wording import counted
 
 RECORD_MODES: tuple[str, ...] = ("once", "all")
-_READ_SIZE = 64 * 1024
 _SAVE_WAIT_S = 30.0
 
 
@@ -241,26 +235,7 @@ class RecordingRoute(Route):
         }
         # Credentials are redacted in every value and again in the text, as two independent nets.
         clean = self._secrets.redact_value(self._redactor.value(data))[0]
-        text = self._redact(cassette_text(clean))
-        try:
-            loaded = yaml.safe_load(text)
-            parse_script(loaded, source=self.cassette_path)
-        except (ScriptError, yaml.YAMLError) as error:  # never write what cannot be replayed
-            raise RecordError(
-                f"{self.cassette_path}: the recorded cassette does not load back ({error})"
-            ) from error
-        if loaded != clean:
-            raise RecordError(f"{self.cassette_path}: the recorded cassette does not load back")
-        raw = text.encode("utf-8")
-        path = self.cassette_path
-        try:
-            atomic_write(path, raw)
-        except OSError as error:
-            raise RecordError(
-                f"{path}: the cassette cannot be written ({error.strerror}); "
-                "check that its directory is writable"
-            ) from error
-        self.cassette_sha256 = hashlib.sha256(raw).hexdigest()
+        self.cassette_sha256 = write_cassette(self.cassette_path, clean, self._redact)
 
     # --- serving ---------------------------------------------------------------------------
 
@@ -364,7 +339,7 @@ class RecordingRoute(Route):
             )
             self._settle(slot, None, RouteFailure("upstream-unexpected", message, number))
             return error_reply(self.api, 502, message)
-        relay = _Relay(self, slot, number, connection, response, note)
+        relay = Relay(self, slot, number, connection, response, note)
         content_type = response.getheader("Content-Type") or "text/event-stream"
         return StreamedReply(
             status=200,
@@ -416,85 +391,6 @@ class RecordingRoute(Route):
 
     def _redact(self, text: str) -> str:
         return self._secrets.redact_text(self._redactor.text(text))[0]
-
-
-class _Relay:
-    """The body of one relayed answer: yields upstream chunks as they come and parses them."""
-
-    def __init__(
-        self,
-        route: RecordingRoute,
-        slot: int,
-        number: int,
-        connection: http.client.HTTPConnection,
-        response: http.client.HTTPResponse,
-        note: RequestNote,
-    ) -> None:
-        self._route = route
-        self._slot = slot
-        self._number = number
-        self._connection = connection
-        self._response = response
-        self._note = note
-        self._parser = stream_parser(route.api)
-        self._settled = False
-
-    def __iter__(self) -> Iterator[bytes]:
-        try:
-            while True:
-                chunk = self._response.read1(_READ_SIZE)
-                if not chunk:
-                    break
-                self._parser.feed(chunk)
-                # Settle before Pi sees the final event, so the next request finds it recorded.
-                if self._parser.done and not self._settled:
-                    self._finish()
-                yield chunk
-        except (OSError, http.client.HTTPException) as error:
-            self._fail(
-                "upstream-broken",
-                f"upstream stream broke: the answer to request {self._number + 1} from "
-                f"{self._route.upstream} ended early ({error})",
-            )
-            return
-        if not self._settled:
-            self._finish()
-
-    def close(self) -> None:
-        """Release the upstream connection; an answer Pi did not take whole is not recorded."""
-        self._connection.close()
-        if not self._settled:
-            self._fail(
-                "relay-aborted",
-                f"relay aborted: Pi stopped reading the answer to request {self._number + 1} "
-                "before it ended; that answer is not recorded",
-            )
-
-    def _finish(self) -> None:
-        self._settled = True
-        parsed = self._parser.finish()
-        # The provider bills what it answered, whether or not the answer can be recorded.
-        self._route._charge(parsed.response.usage)
-        if parsed.problems:
-            # An answer that would not replay as Pi saw it is left out of the cassette.
-            failure = RouteFailure(
-                "unrecordable-answer",
-                self._route._redact(
-                    f"the answer to request {self._number + 1} from {self._route.upstream} "
-                    f"is not recorded: {'; '.join(parsed.problems)}"
-                ),
-                self._number,
-            )
-            self._route._settle(self._slot, None, failure)
-            return
-        interaction = self._route._interaction(parsed.response, self._note)
-        self._route._settle(self._slot, interaction, None)
-
-    def _fail(self, reason: str, message: str) -> None:
-        self._settled = True
-        self._route._settle(
-            self._slot, None, RouteFailure(reason, self._route._redact(message), self._number)
-        )
 
 
 __all__ = ["RECORD_MODES", "RecordingRoute"]

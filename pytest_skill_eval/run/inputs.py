@@ -20,7 +20,7 @@ from typing import Any
 from ..definitions import LoadedGroup
 from ..evidence.layout import INPUT_NAMES
 from ..evidence.store import sha256_file
-from ..modelserver.script import script_path
+from ..modelserver.scriptpaths import script_path
 from ..workspace import ResourceError, SourceResolver, fingerprint, fingerprint_digest
 
 # Fields of a group definition that are inputs under their own name.

@@ -15,13 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..definitions import DefinitionError, LoadedGroup
-from ..modelserver.script import (
-    ScriptError,
-    cassette_file,
-    load_script,
-    script_path,
-    undeclared_tool_calls,
-)
+from ..modelserver.script import ScriptError, undeclared_tool_calls
+from ..modelserver.scriptparse import load_script
+from ..modelserver.scriptpaths import cassette_file, script_path
 from ..modelserver.tools import tool_argument_problems
 from ..workspace import ResolvedSource, ResourceError, SourceResolver, git_entry_kind
 

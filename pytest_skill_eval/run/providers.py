@@ -19,8 +19,11 @@ from ..hosts.dialect import renderer
 from ..hosts.pi.config import ModelSpecError, split_model
 from ..hosts.registry import registration_for
 from ..modelserver.gemini import GEMINI, stream_url
-from ..modelserver.script import ScriptError, cassette_file, load_script, script_path
-from ..modelserver.server import Route, ScriptedModelServer
+from ..modelserver.route import Route
+from ..modelserver.script import ScriptError
+from ..modelserver.scriptparse import load_script
+from ..modelserver.scriptpaths import cassette_file, script_path
+from ..modelserver.server import ScriptedModelServer
 from ..modelserver.wire import OPENAI
 
 RECORD_MODES = ("none", "once", "all")

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.commands.cli import main
-from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall, load_script
+from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
+from pytest_skill_eval.modelserver.scriptparse import load_script
 from pytest_skill_eval.modelserver.wire import OPENAI, render_stream
 from tests.support.files import read_json
 from tests.support.http import Answer, FakeUpstream, Scripted, UpstreamRequest

@@ -17,8 +17,9 @@ import pytest
 from pytest_skill_eval.hosts.dialect import renderer
 from pytest_skill_eval.hosts.pi.binary import pi_executable
 from pytest_skill_eval.hosts.pi.config import write_pi_agent_dir
-from pytest_skill_eval.modelserver.script import parse_script
-from pytest_skill_eval.modelserver.server import RecordedRequest, RouteFailure, ScriptedModelServer
+from pytest_skill_eval.modelserver.route import RecordedRequest, RouteFailure
+from pytest_skill_eval.modelserver.scriptparse import parse_script
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.paths import PI, REPO
 
 # Generous ceiling so a hung Pi fails the test instead of the whole session; not a timing check.

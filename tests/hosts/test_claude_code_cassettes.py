@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
-from pytest_skill_eval.modelserver.script import cassette_file, script_path
+from pytest_skill_eval.modelserver.scriptpaths import cassette_file, script_path
 
 
 def body(home: str, device: str, session: str, date: str, workspace: str) -> dict[str, object]:

@@ -345,7 +345,7 @@ def _registry_requests(tmp_path: Path, quiet: bool) -> list[str]:
     from pytest_skill_eval.hosts.base import Endpoint, Launch, ServedModel
     from pytest_skill_eval.hosts.dialect import renderer
     from pytest_skill_eval.hosts.opencode.host import OpencodeHost
-    from pytest_skill_eval.modelserver.script import parse_script
+    from pytest_skill_eval.modelserver.scriptparse import parse_script
     from pytest_skill_eval.modelserver.server import ScriptedModelServer
     from pytest_skill_eval.modelserver.wire import OPENAI
 

@@ -15,8 +15,9 @@ import pytest
 
 from pytest_skill_eval.hosts.dialect import renderer
 from pytest_skill_eval.hosts.pi.config import write_pi_agent_dir
+from pytest_skill_eval.modelserver.route import Route
 from pytest_skill_eval.modelserver.script import Script
-from pytest_skill_eval.modelserver.server import Route, ScriptedModelServer
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.http import FakeUpstream, Scripted
 from tests.support.paths import PI
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.hosts.dialect import renderer
-from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.paths import REPO
 

@@ -19,7 +19,8 @@ from pytest_skill_eval.modelserver.gemini import (
     stream_url,
 )
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
-from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall, Usage, parse_script
+from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall, Usage
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream
 from pytest_skill_eval.modelserver.upstream import auth_headers, upstream_url

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.modelserver.placeholders import canonical_json, normalise_request
-from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 
 # The `run_pi` fixture (tests/modelserver/conftest.py) returns a PiRun; conftest is not importable.
 RunPi = Callable[..., Any]

@@ -29,9 +29,8 @@ from pytest_skill_eval.modelserver.script import (
     StopReason,
     ToolCall,
     Usage,
-    load_script,
-    parse_script,
 )
+from pytest_skill_eval.modelserver.scriptparse import load_script, parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream, stream_parser
 from pytest_skill_eval.modelserver.upstream import RecordError, auth_headers

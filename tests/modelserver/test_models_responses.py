@@ -14,13 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_skill_eval.modelserver.responses import custom_tools
-from pytest_skill_eval.modelserver.script import (
-    ScriptedResponse,
-    StopReason,
-    ToolCall,
-    Usage,
-    parse_script,
-)
+from pytest_skill_eval.modelserver.script import ScriptedResponse, StopReason, ToolCall, Usage
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.sse import SseDecoder
 from pytest_skill_eval.modelserver.streams import error_message, parse_stream, stream_parser

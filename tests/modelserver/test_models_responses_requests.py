@@ -17,7 +17,8 @@ import yaml
 from pytest_skill_eval.modelserver.bodies import observations, request_context, request_excerpt
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
 from pytest_skill_eval.modelserver.record import RecordingRoute
-from pytest_skill_eval.modelserver.script import ToolCall, Usage, load_script
+from pytest_skill_eval.modelserver.script import ToolCall, Usage
+from pytest_skill_eval.modelserver.scriptparse import load_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream
 from pytest_skill_eval.modelserver.upstream import auth_headers

@@ -13,11 +13,9 @@ from pytest_skill_eval.modelserver.script import (
     ScriptError,
     ToolCall,
     Usage,
-    find_script,
-    load_script,
-    parse_script,
-    script_path,
 )
+from pytest_skill_eval.modelserver.scriptparse import load_script, parse_script
+from pytest_skill_eval.modelserver.scriptpaths import find_script, script_path
 
 FULL = """\
 version: 1

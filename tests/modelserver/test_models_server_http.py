@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
-from pytest_skill_eval.modelserver.script import Script, parse_script
+from pytest_skill_eval.modelserver.script import Script
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
 OPENAI = "openai-completions"

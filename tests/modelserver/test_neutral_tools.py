@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.modelserver.script import ToolCall, parse_script
+from pytest_skill_eval.modelserver.script import ToolCall
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.tools import argument_problem, tool_argument_problems
 
 

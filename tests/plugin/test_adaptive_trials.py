@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.hosts.pi.config import pi_agent_files
-from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.views.html import render_html
 from pytest_skill_eval.views.text import render_aggregate_text

@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 import pytest
 
 from pytest_skill_eval.hosts.pi.config import pi_agent_files
-from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import read_json
 from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer

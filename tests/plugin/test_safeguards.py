@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.hosts.pi.config import pi_agent_files
-from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import read_json, stand_in_pi
 from tests.support.roots import body_group, make_root, write_answer

@@ -19,7 +19,7 @@ import pytest
 from pytest_skill_eval.budget.redis_ledger import PASSWORD_ENV, RedisLedger
 from pytest_skill_eval.commands.cli import main as skill_eval
 from pytest_skill_eval.hosts.pi.config import pi_agent_files
-from pytest_skill_eval.modelserver.script import parse_script
+from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import read_json
 from tests.support.http import FakeUpstream, UpstreamRequest, responses_sse

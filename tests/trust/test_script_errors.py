@@ -9,13 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.modelserver.script import (
-    Interaction,
-    Script,
-    ScriptedResponse,
-    ScriptError,
-    load_script,
-)
+from pytest_skill_eval.modelserver.script import Interaction, Script, ScriptedResponse, ScriptError
+from pytest_skill_eval.modelserver.scriptparse import load_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import write
 from tests.support.roots import Group, build, skill, variant

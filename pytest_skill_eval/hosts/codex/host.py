@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ...common.entries import files_inside
+from ...modelserver.route import Route
 from ...modelserver.scripted import DEFAULT_MODEL as SCRIPTED_MODEL
 from ...modelserver.scripted import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
-from ...modelserver.server import Route
 from .. import command_server as command_server_module
 from .. import setup
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_skill_eval.errors import ModelProviderError
-from pytest_skill_eval.modelserver.server import Route
+from pytest_skill_eval.modelserver.route import Route
 from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI
 
 from ...modelserver.scripted import DEFAULT_MODEL, DEFAULT_PROVIDER, SCRIPTED_API_KEY
