@@ -87,10 +87,6 @@ CIRCLE_ALLOWED = {
     # Move 7, hosts part: the launch machinery (host_record, …) leaves hosts/base.py for
     # hosts/launch.py, and the seam stops naming HostRegistration.
     ("hosts.base", "hosts.registration"),
-    # The hosts' own typing circle through their package face: HostOptions is defined in
-    # hosts/__init__.py, which imports the registry (the hosts part of move 7 gives it a module).
-    ("hosts.registration", "hosts"),
-    ("hosts.pi.binary", "hosts"),
 }
 
 
