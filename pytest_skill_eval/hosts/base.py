@@ -18,9 +18,11 @@ from typing import Any, Protocol
 from ..evidence.redact import Redactor
 from ..evidence.store import utc_now
 from ..modelserver.server import Route
+from .environment import OwnedEnvironment
+from .layers import SystemLayer
 from .observation import Observation, Turn
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
-from .registration import HostRegistration
+from .workspace_layers import WorkspaceLayer
 
 HELD, OPEN, ABORTED = "held", "open", "aborted"
 
@@ -247,6 +249,34 @@ class Dialogue(Protocol):
         ...
 
 
+class Declared(Protocol):
+    """What the seam and a run read of a host's declaration (its `HostRegistration` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def display_name(self) -> str: ...
+
+    @property
+    def system_layers(self) -> tuple[SystemLayer, ...]: ...
+
+    @property
+    def workspace_layers(self) -> tuple[WorkspaceLayer, ...]: ...
+
+    @property
+    def owned_environment(self) -> OwnedEnvironment: ...
+
+    @property
+    def runs_on_node(self) -> bool: ...
+
+    @property
+    def observes_context(self) -> bool: ...
+
+    @property
+    def unobservable(self) -> Mapping[str, str]: ...
+
+
 class Host(Protocol):
     """A coding-agent CLI the evaluator can run as a subject (selected by `runtime.host`).
 
@@ -262,7 +292,7 @@ class Host(Protocol):
     # Its name, isolation, the facts it cannot observe: read from the registry (not the class)
     # at each call, so what a test registers is what runs.
     @property
-    def registration(self) -> HostRegistration: ...
+    def registration(self) -> Declared: ...
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """Create the isolated home under `root` and write the host's config for `endpoint`."""
