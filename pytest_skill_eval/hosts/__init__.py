@@ -11,12 +11,12 @@ machine where a system-wide or managed layer of the host exists (`check_layers`)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .environment import refusal
 from .layers import kept_out
+from .options import HostOptions
 from .registration import UnknownHostError, load
 from .registry import registration_for
 
@@ -25,16 +25,6 @@ if TYPE_CHECKING:
     from .base import Executable, Host
 
 __all__ = ["UnknownHostError"]
-
-
-@dataclass(frozen=True, slots=True)
-class HostOptions:
-    """What the invocation says about a host's binary and what it accepts on this machine."""
-
-    binary: str | None = None  # --skill-eval-<host> PATH
-    unconfined_reads: bool = False  # --skill-eval-codex-unconfined-reads
-    node: str | None = None  # --skill-eval-node PATH: a Node host's runtime (else the pinned)
-    pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
 
 
 def host_for(name: str) -> Host:

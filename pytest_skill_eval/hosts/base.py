@@ -1,4 +1,5 @@
-"""The subject seam: what every host (coding-agent CLI) must do, and the launch they share.
+"""The subject seam: what every host (coding-agent CLI) must do, and the launch they share
+(with its `PromptGate`, which holds a pre-started host's first prompt).
 
 A host prepares an isolated home for one run, turns a host-neutral `Launch` into its argv and
 environment, converses with its process turn by turn while translating its event stream into
@@ -8,17 +9,103 @@ the run record) is the same for every host and lives in `hosts.subject`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..evidence.redact import Redactor
+from ..evidence.store import utc_now
 from ..modelserver.route import Route
+from .environment import OwnedEnvironment
+from .layers import SystemLayer
 from .observation import Observation, Turn
-from .prestart import PromptGate
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
-from .registration import HostRegistration
+from .workspace_layers import WorkspaceLayer
+
+HELD, OPEN, ABORTED = "held", "open", "aborted"
+
+
+class PromptGate:
+    """Holds a host's first prompt until its run may begin; records the run's timing."""
+
+    def __init__(self, *, held: bool = False) -> None:
+        self._lock = threading.Lock()
+        self._decided = threading.Event()
+        self._state = HELD if held else OPEN
+        self._on_open: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
+        self.waiting = False  # the host is started and configured, waiting at the gate
+        self.opened_at: str | None = None  # when a held gate opened (None: never held)
+        self.spawned_at: str | None = None
+        self.prompted_at: str | None = None
+        if not held:
+            self._decided.set()
+
+    @property
+    def held(self) -> bool:
+        """Whether the run may not begin yet (neither opened nor aborted)."""
+        return self._state == HELD
+
+    @property
+    def aborted(self) -> bool:
+        """Whether the run was called off before its first prompt."""
+        return self._state == ABORTED
+
+    def open(self) -> bool:
+        """Let the run begin (False: it was aborted first); runs the `when_open` callbacks."""
+        with self._lock:
+            if self._state != HELD:
+                return self._state == OPEN
+            self._state = OPEN
+            self.opened_at = utc_now()
+            callbacks, self._on_open = self._on_open, []
+        for callback, args in callbacks:
+            callback(*args)
+        self._decided.set()
+        return True
+
+    def abort(self) -> bool:
+        """Call the run off before its first prompt (False: it had already begun)."""
+        with self._lock:
+            if self._state == HELD:
+                self._state = ABORTED
+        self._decided.set()
+        return self._state == ABORTED
+
+    def when_open(self, callback: Callable[..., object], *args: Any) -> None:
+        """Call `callback(*args)` once the run may begin: now when open, else on opening."""
+        with self._lock:
+            if self._state == HELD:
+                self._on_open.append((callback, args))
+                return
+            if self._state == ABORTED:
+                return
+        callback(*args)
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the gate to open or abort; whether it was decided."""
+        return self._decided.wait(timeout)
+
+    def spawned(self) -> None:
+        """The host process was just spawned."""
+        self.spawned_at = utc_now()
+
+    def prompting(self) -> None:
+        """The first prompt is going to the host now (later prompts change nothing)."""
+        if self.prompted_at is None:
+            self.prompted_at = utc_now()
+
+    def ready(self, received: Callable[[], int] | None) -> Callable[[], int] | None:
+        """What frees a start-up slot: the model reached, or (held) the host at the gate."""
+        if received is None:
+            return None
+        count = received
+        return lambda: count() + (1 if self.waiting else 0)
+
+    def timing(self) -> dict[str, Any]:
+        """The run record's `process` timing: a prompt in argv goes out at the spawn."""
+        return {"spawnedAt": self.spawned_at, "promptedAt": self.prompted_at or self.spawned_at}
 
 
 class Executable(Protocol):
@@ -162,6 +249,34 @@ class Dialogue(Protocol):
         ...
 
 
+class Declared(Protocol):
+    """What the seam and a run read of a host's declaration (its `HostRegistration` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def display_name(self) -> str: ...
+
+    @property
+    def system_layers(self) -> tuple[SystemLayer, ...]: ...
+
+    @property
+    def workspace_layers(self) -> tuple[WorkspaceLayer, ...]: ...
+
+    @property
+    def owned_environment(self) -> OwnedEnvironment: ...
+
+    @property
+    def runs_on_node(self) -> bool: ...
+
+    @property
+    def observes_context(self) -> bool: ...
+
+    @property
+    def unobservable(self) -> Mapping[str, str]: ...
+
+
 class Host(Protocol):
     """A coding-agent CLI the evaluator can run as a subject (selected by `runtime.host`).
 
@@ -177,7 +292,7 @@ class Host(Protocol):
     # Its name, isolation, the facts it cannot observe: read from the registry (not the class)
     # at each call, so what a test registers is what runs.
     @property
-    def registration(self) -> HostRegistration: ...
+    def registration(self) -> Declared: ...
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """Create the isolated home under `root` and write the host's config for `endpoint`."""

@@ -15,8 +15,7 @@ from .process import EndOfStream, Frame, HostProcess, ProcessOutcome
 from .workspace_layers import WorkspaceLayerError, unchanged
 
 if TYPE_CHECKING:
-    from .base import Talk
-    from .registration import HostRegistration
+    from .base import Declared, Talk
 
 TICK_S = 0.25
 
@@ -117,9 +116,7 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         (each host reads its events with its own)."""
         raise NotImplementedError
 
-    def _next_process(
-        self, number: int, argv: list[str] | None, registration: HostRegistration
-    ) -> bool:
+    def _next_process(self, number: int, argv: list[str] | None, registration: Declared) -> bool:
         """Start `argv` for turn `number` (None: the last turn left nothing to resume) on the
         host `registration` declares; False when the conversation cannot go on."""
         obs, host = self._observation, registration.display_name

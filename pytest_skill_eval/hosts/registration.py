@@ -25,8 +25,8 @@ from .layers import SystemLayer
 from .workspace_layers import WorkspaceLayer
 
 if TYPE_CHECKING:
-    from . import HostOptions
     from .base import Executable, Host
+    from .options import HostOptions
 
 
 # The price source of every host that ships no price table the evaluator can read offline: the

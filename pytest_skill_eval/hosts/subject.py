@@ -29,6 +29,7 @@ from .base import (
     Home,
     Host,
     Launch,
+    PromptGate,
     Talk,
 )
 from .launch import isolated_home, launch_process
@@ -127,7 +128,7 @@ def run_subject(
     endpoint: Endpoint,
     cancel: CancelToken,
     no_progress_s: float = NO_PROGRESS_S,
-    gate: prestart.PromptGate | None = None,
+    gate: PromptGate | None = None,
 ) -> SubjectResult:
     """Run the host for one variant (a held `gate` holds its first prompt); never loses evidence."""
     started = utc_now()

@@ -18,7 +18,8 @@ from ..analysis import adaptive, gate_option, noise_floor
 from ..budget.ledger_choice import ledger_problem, reserve_value
 from ..common.optionvalues import choice, number, positive_int, shard_of
 from ..errors import SkillEvalError
-from ..hosts import HostOptions, registry
+from ..hosts import registry
+from ..hosts.options import HostOptions
 from ..hosts.process import NO_PROGRESS_S
 from ..run import attempts
 from ..run.providers import RECORD_MODES

@@ -7,7 +7,7 @@ first subject (`GroupRun`'s pre-start) without the steps importing the group run
 from __future__ import annotations
 
 from ..definitions import Group
-from ..hosts.prestart import PromptGate
+from ..hosts.base import PromptGate
 from ..hosts.subject import Endpoint, SubjectResult, run_subject
 from ..workspace.materialise import PreparedVariant
 from .environment import Environment

@@ -16,7 +16,7 @@ from ..definitions import LoadedGroup
 from ..evidence import layout, read, store
 from ..evidence.records import RunRecord
 from ..evidence.store import DiskFullError, EvidenceError, utc_now
-from ..hosts.prestart import PromptGate
+from ..hosts.base import PromptGate
 from ..hosts.subject import Endpoint, SubjectResult
 from ..workspace import ResourceError
 from ..workspace.materialise import (

@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import Group
-from ..hosts.base import Endpoint
-from ..hosts.prestart import PromptGate
+from ..hosts.base import Endpoint, PromptGate
 from ..hosts.registry import registration_for
 from ..hosts.subject import SubjectResult
 from ..workspace.materialise import PreparedVariant

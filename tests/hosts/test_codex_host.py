@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.hosts import HostOptions, checked_binary, host_for
+from pytest_skill_eval.hosts import checked_binary, host_for
 from pytest_skill_eval.hosts.base import Endpoint, Launch, Talk
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.codex.binary import (
@@ -33,6 +33,7 @@ from pytest_skill_eval.hosts.codex.host import (
 from pytest_skill_eval.hosts.codex.registration import PINNED
 from pytest_skill_eval.hosts.codex.sandbox import wrap
 from pytest_skill_eval.hosts.observation import Observation
+from pytest_skill_eval.hosts.options import HostOptions
 from pytest_skill_eval.hosts.process import CancelToken
 from tests.support.files import write
 

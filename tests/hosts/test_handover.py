@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import hosts
-from pytest_skill_eval.hosts import HostOptions, checked_binary
+from pytest_skill_eval.hosts import checked_binary
+from pytest_skill_eval.hosts.options import HostOptions
 from pytest_skill_eval.hosts.registration import HostRegistration, load
 from pytest_skill_eval.hosts.registry import names, registration_for
 

@@ -341,10 +341,11 @@ def _registry_requests(tmp_path: Path, quiet: bool) -> list[str]:
     """What opencode asked a package registry while answering one scripted prompt, started as
     the evaluator starts it (its home, config and environment), its registry our loopback one;
     `quiet`: with the installer's config directories satisfied, as the evaluator leaves them."""
-    from pytest_skill_eval.hosts import HostOptions, checked_binary
+    from pytest_skill_eval.hosts import checked_binary
     from pytest_skill_eval.hosts.base import Endpoint, Launch, ServedModel
     from pytest_skill_eval.hosts.dialect import renderer
     from pytest_skill_eval.hosts.opencode.host import OpencodeHost
+    from pytest_skill_eval.hosts.options import HostOptions
     from pytest_skill_eval.modelserver.scriptparse import parse_script
     from pytest_skill_eval.modelserver.server import ScriptedModelServer
     from pytest_skill_eval.modelserver.wire import OPENAI

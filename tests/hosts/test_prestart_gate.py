@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from pytest_skill_eval.hosts.prestart import PromptGate
+from pytest_skill_eval.hosts.base import PromptGate
 from pytest_skill_eval.hosts.subject import SubjectResult
 from pytest_skill_eval.run.prestart import Prestart
 from pytest_skill_eval.workspace.materialise import PreparedVariant

@@ -13,7 +13,8 @@ import pytest
 import pytest_skill_eval.evidence.store as evidence_module
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import EvidenceError
-from pytest_skill_eval.hosts import HostOptions, checked_binary
+from pytest_skill_eval.hosts import checked_binary
+from pytest_skill_eval.hosts.options import HostOptions
 from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.run import Environment, GroupRun

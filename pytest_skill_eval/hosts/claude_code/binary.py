@@ -19,7 +19,7 @@ from ..environment import baseline_environment
 from .registration import CLAUDE_CODE
 
 if TYPE_CHECKING:
-    from .. import HostOptions
+    from ..options import HostOptions
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from ..environment import baseline_environment
 from .registration import CODEX
 
 if TYPE_CHECKING:
-    from .. import HostOptions
+    from ..options import HostOptions
 
 
 UNCONFINED_OPTION = "--skill-eval-codex-unconfined-reads"

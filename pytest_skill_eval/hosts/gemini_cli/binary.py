@@ -21,7 +21,7 @@ from ..runtime import NodeBinary, node_command, node_entry, node_runtime
 from .registration import GEMINI_CLI
 
 if TYPE_CHECKING:
-    from .. import HostOptions
+    from ..options import HostOptions
 
 
 def check_gemini(path: Path, node: str | None, root: Path) -> NodeBinary:

@@ -31,7 +31,7 @@ from ..environment import baseline_environment
 from .registration import OPENCODE
 
 if TYPE_CHECKING:
-    from .. import HostOptions
+    from ..options import HostOptions
 
 # The platform packages that hold the native build, by machine.
 _PACKAGES = {"x86_64": ("opencode-linux-x64", "opencode-linux-x64-baseline")}

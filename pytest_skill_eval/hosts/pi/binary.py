@@ -16,7 +16,7 @@ from .bundle import BundleError, PiBundle, checked_bundle, describe, pi_bundle
 from .registration import MIN_VERSION, PI, PINNED
 
 if TYPE_CHECKING:
-    from .. import HostOptions
+    from ..options import HostOptions
 
 
 # The esbuild the bundle is proven equivalent with (tests/hosts/test_pi_bundle_e2e.py), as pinned.

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base import PromptGate
 from ..observation import Observation, Turn
-from ..prestart import PromptGate
 from ..process import CancelToken, EndOfStream, Frame, HostProcess, ProcessOutcome
 from .events import apply_event
 

@@ -1,0 +1,15 @@
+"""What the invocation says about a host's binary: one `HostOptions` per host (imports no host)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class HostOptions:
+    """What the invocation says about a host's binary and what it accepts on this machine."""
+
+    binary: str | None = None  # --skill-eval-<host> PATH
+    unconfined_reads: bool = False  # --skill-eval-codex-unconfined-reads
+    node: str | None = None  # --skill-eval-node PATH: a Node host's runtime (else the pinned)
+    pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
