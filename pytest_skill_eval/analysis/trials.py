@@ -30,8 +30,7 @@ from ..evidence.states import aggregate_state
 from ..evidence.store import utc_now
 from ..evidence.summary import write_aggregate as write_aggregate_record
 from . import noise_floor
-from .sequential import FUTILITY_REASONS as FUTILITY
-from .sequential import METHOD, METHOD_TEXT, decide
+from .sequential import FUTILITY_REASONS, METHOD, METHOD_TEXT, decide
 from .stats import (
     ALPHA,
     Z95,
@@ -313,7 +312,7 @@ def _adaptive_group(
         stop = "no-comparisons"
     elif all(r == "resolved" for r in reasons):
         stop = "resolved"
-    elif all(r in ("resolved", *FUTILITY) for r in reasons):
+    elif all(r in ("resolved", *FUTILITY_REASONS) for r in reasons):
         stop = "futility"
     else:
         stop = unresolved_reason

@@ -47,9 +47,8 @@ def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
     else:
         found = [layout.runs_dir(root)]
         found += [d for d in locate.results_dirs(start or Path.cwd()) if d not in found]
-        if target in (locate.LATEST, locate.PREVIOUS):
-            pick = locate.newest if target == locate.LATEST else locate.previous
-            picked = pick([d for d in found if d.is_dir()])
+        if target in locate.NAMED:
+            picked = locate.NAMED[target]([d for d in found if d.is_dir()])
             if picked is not None:
                 return picked.resolve()
             wanted = "finished result" if target == locate.LATEST else "two finished results"

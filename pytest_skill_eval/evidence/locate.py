@@ -11,7 +11,7 @@ ini file as the plugin reads them).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import SkillEvalError
@@ -80,15 +80,13 @@ def aggregates(root: Path) -> list[Path]:
 def finished(directories: list[Path]) -> list[Path]:
     """The finished results and aggregates in `directories`, newest first (ids sort by
     creation time; an aggregate follows its last trial)."""
-
-    def entries() -> Iterator[Path]:
-        for directory in directories:
-            for entry in directory.iterdir():
-                if (entry / layout.AGGREGATE).is_file() or (entry / layout.SUMMARY).is_file():
-                    yield entry
-
+    found = [
+        entry
+        for directory in directories
+        for entry in (*results(directory, finished=True), *aggregates(directory))
+    ]
     return sorted(
-        entries(),
+        found,
         key=lambda e: (e.name[:14], (e / layout.AGGREGATE).is_file(), e.stat().st_mtime_ns),
         reverse=True,
     )
@@ -115,6 +113,10 @@ def previous(directories: list[Path]) -> Path | None:
         except (SkillEvalError, OSError):
             trials = set()  # an unreadable aggregate hides nothing before it
     return next((entry for entry in ranked[1:] if entry.resolve() not in trials), None)
+
+
+# The results `latest` and `previous` name, each picked among the finished ones.
+NAMED: dict[str, Callable[[list[Path]], Path | None]] = {LATEST: newest, PREVIOUS: previous}
 
 
 def _ini_settings(directory: Path) -> dict[str, str] | None:

@@ -66,17 +66,10 @@ def add_options(group: Any) -> None:
     )
 
 
-# `latest` and `previous`: how each is picked among the finished results, and what to do when
-# there is none to pick.
-_NAMED: dict[str, tuple[Callable[[list[Path]], Path | None], str]] = {
-    locate.LATEST: (
-        locate.newest,
-        "no finished result in {}; run pytest --skill-eval once without it first",
-    ),
-    locate.PREVIOUS: (
-        locate.previous,
-        "fewer than two finished results in {}; pass latest or a result id",
-    ),
+# What to do when `latest` or `previous` names no result.
+_NONE_NAMED = {
+    locate.LATEST: "no finished result in {}; run pytest --skill-eval once without it first",
+    locate.PREVIOUS: "fewer than two finished results in {}; pass latest or a result id",
 }
 
 
@@ -88,12 +81,12 @@ def resolve(option: str, target: str, results_dir: Path, start: Path) -> Path:
     else:
         found = [results_dir, *[d for d in locate.results_dirs(start) if d != results_dir]]
         found = [d for d in found if d.is_dir()]
-        if target in _NAMED:
-            pick, missing = _NAMED[target]
-            picked = pick(found)
+        if target in locate.NAMED:
+            picked = locate.NAMED[target](found)
             if picked is not None:
                 return picked.resolve()
-            raise ResultOptionError(f"{option} {target}: {missing.format(results_dir)}")
+            missing = _NONE_NAMED[target].format(results_dir)
+            raise ResultOptionError(f"{option} {target}: {missing}")
         candidates = [d / target for d in found]
     for candidate in candidates:
         if (candidate / layout.INVOCATION).is_file() or layout.aggregate_file(candidate).is_file():
