@@ -54,7 +54,7 @@ class NoHarmGate(Feature):
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """The gate's lines, those not shown in red."""
-        if self.config.option.collectonly:
+        if not self.summarised():
             return
         for line in self.lines:
             red = line.startswith("no harm not shown:")

@@ -71,12 +71,11 @@ class EndpointFactory:
         binaries: Callable[[str], Executable] | None = None,
     ) -> None:
         self.cassettes = cassettes
-        # Host name → its checked binary, for a price source that reads one (Pi's registry).
-        self.binaries = binaries
         self.record = record
         self.upstream_url = upstream_url
         self.auth = auth
         self.models = models
+        # `binaries`: host name → its checked binary, for a price source that reads one.
         self.prices = PriceTable(models, binaries)
         self._server: ScriptedModelServer | None = None
         self._lock = threading.Lock()
