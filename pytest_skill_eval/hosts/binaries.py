@@ -1,11 +1,12 @@
 """Finding a host's CLI and reading its version: the same rules for every host.
 
 `--skill-eval-<host> PATH` wins, then the command on PATH, then `node_modules/.bin/<command>` in
-the definition root and beside this package; `<binary> --version` runs once, in a bare
-environment, and its first `X.Y.Z` is the version. A Node host started as `<node> <entry>` whose
-entry is the `bin` of its npm package has that package's declared version, which is what its
-`--version` prints: reading it saves a whole start-up of the host (over a second of CPU for Pi)
-at every session's start.
+the definition root and each directory above it up to pytest's rootdir (the project, where its
+`package.json` is), then beside this package (`module_bases`). `<binary> --version` runs once,
+in a bare environment, and its first `X.Y.Z` is the version. A Node host started as
+`<node> <entry>` whose entry is the `bin` of its npm package has that package's declared
+version, which is what its `--version` prints: reading it saves a whole start-up of the host
+(over a second of CPU for Pi) at every session's start.
 """
 
 from __future__ import annotations
@@ -53,9 +54,23 @@ class CheckedBinary:
         return cls(Path(handed["path"]), str(handed["version"]))
 
 
-def locate_for(registration: HostRegistration, explicit: str | None, root: Path) -> Path:
+def module_bases(root: Path, rootdir: Path | None = None) -> tuple[Path, ...]:
+    """The directories whose `node_modules` may hold a host or the pinned Node, nearest first:
+    the definition root, each directory above it up to pytest's `rootdir` (when the root is
+    inside it), then the one beside this package."""
+    root = root.resolve()
+    top = rootdir.resolve() if rootdir is not None else root
+    above = [root, *root.parents]
+    bases = above[: above.index(top) + 1] if top in above else [root]
+    return tuple(dict.fromkeys([*bases, PACKAGE_ROOT]))
+
+
+def locate_for(
+    registration: HostRegistration, explicit: str | None, root: Path, rootdir: Path | None = None
+) -> Path:
     """The host's executable: its option's `explicit` path, else its command on PATH, else
-    `node_modules/.bin/<command>`; else `HostNotFoundError` saying how to install it."""
+    `node_modules/.bin/<command>` (`module_bases`); else `HostNotFoundError` saying how to
+    install it."""
     command, option = registration.command, registration.option
     host, install = registration.display_name, registration.install
 
@@ -74,12 +89,12 @@ def locate_for(registration: HostRegistration, explicit: str | None, root: Path)
     on_path = shutil.which(command)
     if on_path:
         return Path(on_path).resolve()
-    for base in (root, PACKAGE_ROOT):
+    for base in module_bases(root, rootdir):
         local = base / "node_modules" / ".bin" / command
         if local.is_file():
             return local.resolve()
     raise error(
-        f"{host} was not found: install it with {install} in the definition root, "
+        f"{host} was not found: install it with {install} in the project's root, "
         f"put `{command}` on PATH, or pass {option} PATH"
     )
 

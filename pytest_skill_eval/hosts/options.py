@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,3 +14,5 @@ class HostOptions:
     unconfined_reads: bool = False  # --skill-eval-codex-unconfined-reads
     node: str | None = None  # --skill-eval-node PATH: a Node host's runtime (else the pinned)
     pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
+    # pytest's rootdir: node_modules are looked for from the definition root up to it.
+    rootdir: Path | None = None

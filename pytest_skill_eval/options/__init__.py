@@ -82,11 +82,15 @@ class Settings:
     margin: float | None = None
     retries: int = 0  # runs again of a variant whose run was infrastructure-failed
     resume: str | None = None  # the result --skill-eval-resume completes (as given)
+    # pytest's rootdir: hosts and the pinned Node are looked for from the root up to it.
+    rootdir: Path | None = None
 
     def host_options(self, host: str) -> HostOptions:
         """What the invocation says about `host`'s binary and what it accepts."""
         binary = dict(self.binaries).get(host)
-        return HostOptions(binary, self.codex_unconfined_reads, self.node, self.pi_bundle)
+        return HostOptions(
+            binary, self.codex_unconfined_reads, self.node, self.pi_bundle, self.rootdir
+        )
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -109,6 +113,7 @@ class Settings:
             config,
             {
                 "root": str(root),
+                "rootdir": str(config.rootpath),
                 "paths": [str(p) for p in paths],
                 "results": str(results.resolve()) if results else None,
                 "cassettes": str(cassettes_raw.resolve()) if cassettes_raw else None,
@@ -122,6 +127,7 @@ class Settings:
         """Every path option as the controller resolved it, for its xdist workers."""
         return {
             "root": str(self.root),
+            "rootdir": _str(self.rootdir),
             "paths": [str(p) for p in self.paths],
             "results": str(self.results_dir),
             "cassettes": _str(self.cassettes),
@@ -193,6 +199,7 @@ class Settings:
             reserve=reserve,
             retries=retries,
             resume=_option(config, "resume") or None,
+            rootdir=_path(resolved.get("rootdir")),
         )
         if settings.shard is not None and settings.plan is None:
             raise pytest.UsageError(

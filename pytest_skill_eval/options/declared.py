@@ -205,7 +205,7 @@ def add_options(parser: pytest.Parser) -> None:
         command = registration.command
         help_text = (
             f"the {registration.display_name} binary (default: {command} on PATH, else "
-            f"node_modules/.bin/{command} under the root or this package)"
+            f"node_modules/.bin/{command} from the root up to the rootdir, or beside this package)"
         )
         group.addoption(registration.option, metavar="PATH", default=None, help=help_text)
         parser.addini(registration.ini, help_text, default=None)

@@ -193,6 +193,7 @@ def test_the_platform_package_is_found_when_nothing_is_on_path(
     assert locate_opencode(None, tmp_path) == packaged.resolve()
     with pytest.raises(HostNotFoundError, match="--skill-eval-opencode /nowhere/opencode"):
         locate_opencode("/nowhere/opencode", tmp_path)
+    assert locate_opencode(None, tmp_path / "evals", tmp_path) == packaged.resolve()
 
 
 def test_its_isolation_variables_belong_to_it() -> None:

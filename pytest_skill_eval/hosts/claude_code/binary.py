@@ -40,4 +40,4 @@ from_handover = ClaudeCodeBinary.from_handover
 
 def checked(options: HostOptions, root: Path) -> ClaudeCodeBinary:
     """`--skill-eval-claude`, else `claude` on PATH, else node_modules; the pinned version."""
-    return check_claude(locate_for(CLAUDE_CODE, options.binary, root))
+    return check_claude(locate_for(CLAUDE_CODE, options.binary, root, options.rootdir))

@@ -148,6 +148,6 @@ from_handover = CodexBinary.from_handover
 
 def checked(options: HostOptions, root: Path) -> CodexBinary:
     """The pinned Codex, and a machine that confines its reads (or the operator's consent)."""
-    binary = check_codex(locate_for(CODEX, options.binary, root))
+    binary = check_codex(locate_for(CODEX, options.binary, root, options.rootdir))
     check_machine(options.unconfined_reads, confined=binary.bwrap is not None)
     return binary

@@ -24,16 +24,18 @@ if TYPE_CHECKING:
     from ..options import HostOptions
 
 
-def check_gemini(path: Path, node: str | None, root: Path) -> NodeBinary:
+def check_gemini(
+    path: Path, node: str | None, root: Path, rootdir: Path | None = None
+) -> NodeBinary:
     """Run `gemini --version` once, on the Node it will run on, in an empty home; refuse
     anything but the pinned version."""
-    runtime = node_runtime(node, root) if node_entry(path) is not None else None
+    runtime = node_runtime(node, root, rootdir) if node_entry(path) is not None else None
     command = node_command(runtime, node_entry(path) if runtime else None, path)
     with tempfile.TemporaryDirectory(prefix="skill-eval-gemini-") as home:
         env = baseline_environment()
         env |= {"HOME": home, "GEMINI_CLI_HOME": home, "GEMINI_CLI_NO_RELAUNCH": "true"}
         found = version_of(path, env, GEMINI_CLI, command=command).group(0)
-    return NodeBinary.of(path, pinned(GEMINI_CLI, path, found), node, root)
+    return NodeBinary.of(path, pinned(GEMINI_CLI, path, found), node, root, rootdir)
 
 
 from_handover = NodeBinary.from_handover
@@ -42,4 +44,5 @@ from_handover = NodeBinary.from_handover
 def checked(options: HostOptions, root: Path) -> NodeBinary:
     """The pinned Gemini CLI, located and version-checked, on the pinned Node (or
     `--skill-eval-node`)."""
-    return check_gemini(locate_for(GEMINI_CLI, options.binary, root), options.node, root)
+    path = locate_for(GEMINI_CLI, options.binary, root, options.rootdir)
+    return check_gemini(path, options.node, root, options.rootdir)

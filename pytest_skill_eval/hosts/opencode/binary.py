@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..binaries import (
-    PACKAGE_ROOT,
     CheckedBinary,
     HostNotFoundError,
     locate_for,
+    module_bases,
     pinned,
     version_of,
 )
@@ -42,10 +42,11 @@ class OpencodeBinary(CheckedBinary):
     """A checked opencode executable."""
 
 
-def packaged_binary(root: Path) -> Path | None:
-    """The native build in `node_modules/<platform package>/bin/opencode` under the definition
-    root or beside this package; None when neither holds one."""
-    for base in (root, PACKAGE_ROOT):
+def packaged_binary(root: Path, rootdir: Path | None = None) -> Path | None:
+    """The native build in `node_modules/<platform package>/bin/opencode` in the project (from
+    the definition root up to pytest's `rootdir`) or beside this package; None when none holds
+    one."""
+    for base in module_bases(root, rootdir):
         for package in _PACKAGES.get(platform.machine(), ()):
             candidate = base / "node_modules" / package / "bin" / "opencode"
             if candidate.is_file() and os.access(candidate, os.X_OK):
@@ -53,13 +54,13 @@ def packaged_binary(root: Path) -> Path | None:
     return None
 
 
-def locate_opencode(explicit: str | None, root: Path) -> Path:
+def locate_opencode(explicit: str | None, root: Path, rootdir: Path | None = None) -> Path:
     """`--skill-eval-opencode`, else `opencode` on PATH, else the pinned platform package."""
     if not explicit and shutil.which("opencode") is None:
-        packaged = packaged_binary(root)
+        packaged = packaged_binary(root, rootdir)
         if packaged is not None:
             return packaged
-    return locate_for(OPENCODE, explicit, root)
+    return locate_for(OPENCODE, explicit, root, rootdir)
 
 
 def check_opencode(path: Path) -> OpencodeBinary:
@@ -85,4 +86,4 @@ from_handover = OpencodeBinary.from_handover
 
 def checked(options: HostOptions, root: Path) -> OpencodeBinary:
     """`--skill-eval-opencode`, else `opencode` on PATH, else the platform package; pinned."""
-    return check_opencode(locate_opencode(options.binary, root))
+    return check_opencode(locate_opencode(options.binary, root, options.rootdir))

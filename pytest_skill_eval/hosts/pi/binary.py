@@ -71,9 +71,10 @@ class PiBinary:
         )
 
 
-def locate_pi(explicit: str | None, root: Path) -> Path:
-    """`--skill-eval-pi`, else `pi` on PATH, else `node_modules/.bin/pi` (root, then package)."""
-    return locate_for(PI, explicit, root)
+def locate_pi(explicit: str | None, root: Path, rootdir: Path | None = None) -> Path:
+    """`--skill-eval-pi`, else `pi` on PATH, else `node_modules/.bin/pi` (from the root up to
+    pytest's `rootdir`, then beside this package)."""
+    return locate_for(PI, explicit, root, rootdir)
 
 
 def check_pi(path: Path, runtime: NodeRuntime | None = None) -> PiBinary:
@@ -97,11 +98,12 @@ def pi_executable(
     node: str | None = None,
     bundle: bool = True,
     notice: Callable[[str], None] | None = None,
+    rootdir: Path | None = None,
 ) -> PiBinary:
     """The Pi subjects run: found, on the pinned Node (or `--skill-eval-node`), and as its
     verified bundle where one is proven for this Pi (`notice`: one line when it cannot be)."""
-    path = locate_pi(explicit, root)
-    runtime = node_runtime(node, root) if node_entry(path) is not None else None
+    path = locate_pi(explicit, root, rootdir)
+    runtime = node_runtime(node, root, rootdir) if node_entry(path) is not None else None
     binary = check_pi(path, runtime)
     if not bundle or binary.entry is None or binary.version != PINNED:
         return binary  # only the pinned Pi's bundle is proven equivalent to it
@@ -172,4 +174,6 @@ from_handover = PiBinary.from_handover
 def checked(options: HostOptions, root: Path) -> PiBinary:
     """Pi's binary, located (`--skill-eval-pi`, PATH, node_modules) and version-checked, as
     subjects start it (`pi_executable`)."""
-    return pi_executable(options.binary, root, node=options.node, bundle=options.pi_bundle)
+    return pi_executable(
+        options.binary, root, node=options.node, bundle=options.pi_bundle, rootdir=options.rootdir
+    )
