@@ -1,0 +1,63 @@
+"""docs/scripts.md's examples: every one parses, and those without skills run through real Pi."""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+import pytest
+import yaml
+
+from pytest_skill_eval.modelserver.script import Script
+from pytest_skill_eval.modelserver.scriptparse import parse_script
+from tests.modelserver.conftest import RunPi
+from tests.support.paths import REPO
+
+DOC = REPO / "docs" / "scripts.md"
+
+
+def _examples() -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
+
+
+def _script(example: str) -> Script:
+    return parse_script(yaml.safe_load(example))
+
+
+def test_every_example_in_the_scripts_page_parses() -> None:
+    examples = _examples()
+    assert len(examples) >= 6
+    for example in examples:
+        assert _script(example).version == 1
+
+
+RUNNABLE = [e for e in _examples() if "{{skill" not in e and "match: body" not in e]
+
+
+@pytest.mark.pi
+@pytest.mark.parametrize("example", RUNNABLE, ids=[f"example-{i}" for i in range(len(RUNNABLE))])
+def test_an_example_without_skills_answers_real_pi_as_the_page_says(
+    run_pi: RunPi, example: str
+) -> None:
+    script = _script(example)
+    run = run_pi(
+        script,
+        "Go",
+        api="openai-completions",
+        provider="skill-eval",
+        model_id="scripted",
+        files={"notes.txt": "hello\n"},
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.route.failures == []
+    assert run.route.consumed == len(script.interactions)  # one request per interaction
+    final = run.assistant_messages()[-1]
+    last = script.interactions[-1].response
+    if last.error is not None:
+        assert final["stopReason"] == "error"
+        assert str(last.error.status) in final["errorMessage"]
+        assert last.error.message in final["errorMessage"]
+    else:
+        texts = [part["text"] for part in final["content"] if part["type"] == "text"]
+        today = datetime.date.today().isoformat()
+        assert texts == [str(last.text).replace("{{date}}", today)]
