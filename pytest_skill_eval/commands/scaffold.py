@@ -3,15 +3,18 @@
 The skill's parent folder becomes the definition root. Under `evals/<skill folder>/` go a suite
 of two groups, a description group (does a natural prompt make the agent read the skill?) and
 a body group (does the delivered skill change the work?), a fixture, and the scripts that
-replay both offline through the scripted model; the parent's `pyproject.toml` gets the ini
-keys that make `pytest` alone, started in that folder, run the suite. Nothing is overwritten:
-an existing file, or ini keys already set, stop it before it writes anything.
+replay both offline through the scripted model. The project's `pyproject.toml` gets the ini
+keys that make `pytest` alone run the suite: the nearest one from the root up to the top of its
+Git work tree, else a new one in the root (pytest's rootdir is where it is, and the hosts'
+`node_modules` are looked for up to it). Nothing is overwritten: an existing file, or ini keys
+already set, stop it before it writes anything.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     for relative in files:
         if (root / relative).exists():
             raise ScaffoldError(f"{root / relative} exists; init never overwrites a file")
-    config = root / PYPROJECT
+    config = config_folder(root) / PYPROJECT
     new_config = ini_config(config, skill)
     for relative, text in files.items():
         path = root / relative
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     config.write_text(new_config, encoding="utf-8")
     print(f"configured {config} ({TABLE}: the suite, its scripts, fail on the candidate)")
-    print(f"run it: cd {root} && pytest")
+    print(f"run it: cd {config.parent} && pytest")
     print(
         "then make it yours: the prompts and expectations in the groups, the fixture, and the "
         "scripts (docs/scripts.md), or record real runs (docs/live-runs.md)"
@@ -113,6 +116,19 @@ def read_skill(folder: Path) -> Skill:
     return Skill(folder, (name or folder.name).strip(), summary)
 
 
+def config_folder(root: Path) -> Path:
+    """Where the ini keys go: the nearest folder from `root` up to the top of its Git work tree
+    that holds a pytest config file, else `root` (outside a work tree, `root` alone)."""
+    above = [root, *root.parents]
+    top = next((folder for folder in above if (folder / ".git").exists()), None)
+    if top is None:
+        return root
+    for folder in above[: above.index(top) + 1]:
+        if any((folder / name).is_file() for name in (PYPROJECT, *PRECEDING)):
+            return folder
+    return root
+
+
 def ini_config(config: Path, skill: Skill) -> str:
     """`config`'s new text: the ini keys under its pytest table (made when it has none);
     refused where the keys are set already or a file pytest reads first exists."""
@@ -129,9 +145,10 @@ def ini_config(config: Path, skill: Skill) -> str:
     if re.search(r"^\s*skill_eval_definitions\s*=", text, flags=re.MULTILINE):
         raise ScaffoldError(
             f"{config} already names skill_eval_definitions; init never overwrites it: add "
-            f"evals/{skill.folder.name}/suite.json there yourself"
+            f"{_relative(skill.folder.parent / _suite(skill), config.parent)}/suite.json there "
+            "yourself"
         )
-    keys = ini_keys(skill)
+    keys = ini_keys(skill, config.parent)
     lines = text.splitlines(keepends=True)
     for index, line in enumerate(lines):
         if line.strip() == TABLE:
@@ -140,20 +157,30 @@ def ini_config(config: Path, skill: Skill) -> str:
     return f"{text}{separator}{TABLE}\n{keys}"
 
 
-def ini_keys(skill: Skill) -> str:
-    """The ini keys naming the suite, its root and scripts, and failing on the candidate."""
-    suite = f"evals/{skill.folder.name}"
+def ini_keys(skill: Skill, folder: Path) -> str:
+    """The ini keys naming the suite, its root and scripts (relative to the config file's
+    `folder`, as pytest reads them), and failing on the candidate."""
+    root = skill.folder.parent
+    suite = _relative(root / _suite(skill), folder)
     return (
         f'skill_eval_definitions = ["{suite}/suite.json"]\n'
-        'skill_eval_root = "."\n'
+        f'skill_eval_root = "{_relative(root, folder)}"\n'
         f'skill_eval_cassettes = "{suite}/scripts"\n'
         'skill_eval_fail_on = "candidate"\n'
     )
 
 
+def _suite(skill: Skill) -> str:
+    return f"evals/{skill.folder.name}"
+
+
+def _relative(path: Path, folder: Path) -> str:
+    return Path(os.path.relpath(path, folder)).as_posix()
+
+
 def scaffold_files(skill: Skill) -> dict[str, str]:
     """Every file of the scaffold, by path relative to the definition root."""
-    suite = f"evals/{skill.folder.name}"
+    suite = _suite(skill)
     scripts = f"{suite}/scripts"
     return {
         f"{suite}/suite.json": _json(

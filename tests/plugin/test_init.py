@@ -23,6 +23,21 @@ def _folder_with_skill(tmp_path: Path) -> Path:
     return folder
 
 
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`pytest` alone (and `args`) started in `cwd`, as a user would; it must pass."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    return done
+
+
 @pytest.mark.pi
 def test_a_fresh_scaffold_passes_under_pytest_alone_and_a_second_init_refuses(
     tmp_path: Path,
@@ -32,16 +47,7 @@ def test_a_fresh_scaffold_passes_under_pytest_alone_and_a_second_init_refuses(
     assert done.returncode == 0, done.stderr
     assert f"run it: cd {folder} && pytest" in done.stdout
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    ran = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-2000:]
+    ran = _pytest(folder)
     assert "4 passed" in ran.stdout
     for line in ("description: the skill changed 1 of 1", "body: the skill changed 1 of 1"):
         assert line in ran.stdout
@@ -63,6 +69,25 @@ def test_the_keys_go_under_an_existing_pytest_table(tmp_path: Path) -> None:
     assert table.startswith('skill_eval_definitions = ["evals/changelog-keeper/suite.json"]\n')
     assert table.endswith('addopts = "-q"\n')
     assert config.startswith('[project]\nname = "x"\n')
+
+
+def test_in_a_git_project_the_keys_go_to_its_pyproject_and_pytest_finds_them_anywhere(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    write(project / "pyproject.toml", '[project]\nname = "x"\n')
+    folder = _folder_with_skill(project)
+    done = skill_eval("init", str(folder / "changelog-keeper"))
+    assert done.returncode == 0, done.stderr
+    assert f"run it: cd {project} && pytest" in done.stdout
+    assert not (folder / "pyproject.toml").exists()
+    config = (project / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'skill_eval_definitions = ["skills/evals/changelog-keeper/suite.json"]' in config
+    assert 'skill_eval_root = "skills"' in config
+    # From a folder below the project, pytest finds its ini file and collects the suite.
+    collected = _pytest(folder / "evals", "--collect-only", "-q")
+    assert "4 tests collected" in collected.stdout
 
 
 @pytest.mark.parametrize(
