@@ -154,7 +154,11 @@ def _add_review(commands: Any) -> None:
         metavar="NAME",
         help="pass environment variable NAME (a credential) to a live reviewer; repeatable",
     )
-    review.add_argument("--pi", help="the Pi binary (default: pi on PATH, else node_modules)")
+    review.add_argument(
+        "--pi",
+        help="the Pi binary (default: pi on PATH, else node_modules from the root up to the "
+        "project's ini file, then beside this package)",
+    )
 
 
 def _add_summary(commands: Any) -> None:
@@ -309,7 +313,7 @@ def _definition_root(args: argparse.Namespace) -> Path:
 def _review(args: argparse.Namespace, result: Path, root: Path) -> int:
     """Run `skill-eval review`; exit 1 when any group ended `review-error`."""
     settings = ReviewSettings(
-        pi=pi_executable(args.pi, root),
+        pi=pi_executable(args.pi, root, rootdir=locate.ini_folder(root)),
         model=args.model,
         thinking=args.thinking,
         cassettes=Path(args.cassettes).resolve() if args.cassettes else None,

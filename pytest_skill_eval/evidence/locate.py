@@ -47,6 +47,12 @@ def results_dirs(start: Path) -> list[Path]:
     return found
 
 
+def ini_folder(start: Path) -> Path | None:
+    """The folder of the ini file a run started in `start` would read (pytest's rootdir, the
+    top of the search for hosts); None: there is none."""
+    return next((d for d in [start, *start.parents] if _ini_settings(d) is not None), None)
+
+
 def is_result(path: Path) -> bool:
     """Whether `path` is a result: a directory holding the `invocation.json` a run writes before
     any group starts (finished or not, sealed or not)."""

@@ -11,7 +11,7 @@ from ..budget import estimate
 from ..common.optionvalues import choice, number, positive_int
 from ..common.wording import counted, noun
 from ..errors import SkillEvalError
-from ..evidence import sealed_root
+from ..evidence import locate, sealed_root
 from .balance import recorded_durations
 from .intake import parse_shard_roots
 from .merge import merge
@@ -154,6 +154,7 @@ def _estimate(args: argparse.Namespace, root: Path) -> int:
     from ..hosts.registry import registration_for
 
     base = Path(args.plan_root).resolve() if args.plan_root else root
+    rootdir = locate.ini_folder(base)  # hosts are looked for up to it, as a run does
     models = Path(args.models).resolve() if args.models else None
     if models is not None and not models.is_file():
         raise PlanError(f"--models {models} is not a file; pass a Pi models.json")
@@ -163,7 +164,7 @@ def _estimate(args: argparse.Namespace, root: Path) -> int:
         [Path(s) if Path(s).is_absolute() else Path.cwd() / s for s in args.suite],
         base,
         estimate.price_function(
-            models, lambda host: locate_for(registration_for(host), None, base)
+            models, lambda host: locate_for(registration_for(host), None, base, rootdir)
         ),
     )
     print("\n".join(lines))

@@ -15,6 +15,7 @@ from pytest_skill_eval.budget.estimate import EstimateError, forecast_lines
 from pytest_skill_eval.budget.forecast import FALLBACK_TEXT, Trials, forecast, render
 from pytest_skill_eval.commands.cli import main
 from pytest_skill_eval.definitions import LoadedGroup, load_definition
+from pytest_skill_eval.hosts import binaries
 from pytest_skill_eval.hosts.registry import registered
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_suites" / "changelog"
@@ -223,3 +224,23 @@ def test_an_estimate_directory_that_is_not_there_is_one_usage_line(
         [f"ERROR: --skill-eval-estimate {tmp_path / 'missing'} is not a directory; pass the *"]
     )
     assert "Traceback" not in result.stderr.str()
+
+
+def test_plan_estimate_prices_from_the_pi_installed_in_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Pi (whose model registry prices the groups) is in the project's node_modules, beside its
+    # ini file above the definition root; nothing beside the installed package, nothing on PATH.
+    project = tmp_path / "project"
+    root = _root(project, model="openai/gpt-4.1")
+    (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
+    (project / "node_modules").symlink_to(EXAMPLE.parents[1] / "node_modules")
+    monkeypatch.setattr(binaries, "PACKAGE_ROOT", tmp_path / "site-packages")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    args = ["plan", str(root / "suite.json"), "--root", str(root), "--estimate"]
+    assert main([*args, "--cassettes", str(root / "scripts")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == (
+        "  natural-activation on pi, openai/gpt-4.1: $0.007448 to $0.007448 "
+        "(1 trial(s) of $0.007448 to $0.007448 each)"
+    )

@@ -18,12 +18,13 @@ from pytest_skill_eval.commands import cli
 from pytest_skill_eval.commands import review as review_module
 from pytest_skill_eval.commands.review import ReviewSettings, review_target
 from pytest_skill_eval.errors import DiskFullError
+from pytest_skill_eval.hosts import binaries
 from pytest_skill_eval.hosts.pi import host as pi_host
 from pytest_skill_eval.hosts.pi.binary import check_pi
 from pytest_skill_eval.hosts.pi.driver import Conversation
 from pytest_skill_eval.views import render_text
-from tests.support.files import read_json
-from tests.support.paths import PI
+from tests.support.files import read_json, write
+from tests.support.paths import PI, REPO
 from tests.support.shared import SharedRun
 
 pytestmark = pytest.mark.pi
@@ -348,3 +349,23 @@ def test_a_missing_reviewer_script_stops_before_any_review(
     )
     assert captured.out == ""
     assert not list((result / "groups").glob("*/review*"))
+
+
+def test_without_pi_the_reviewer_is_found_in_the_project_as_a_run_finds_it(
+    root: Path,
+    result: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The project holds the definition root, its ini file and the npm packages; nothing beside
+    # the installed package and nothing on PATH.
+    write(tmp_path / "pyproject.toml", "[tool.pytest.ini_options]\n")
+    (tmp_path / "node_modules").symlink_to(REPO / "node_modules")
+    monkeypatch.setattr(binaries, "PACKAGE_ROOT", tmp_path / "site-packages")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    (root / "review-scripts").mkdir()
+    argv = ["--root", str(root), "review", str(result), "--model", "acme/reviewer"]
+    assert cli.main([*argv, "--cassettes", str(root / "review-scripts")]) == 1
+    # Pi was found and checked: what stops the review is the reviewer script it lacks.
+    assert "skill-eval: no reviewer script for group" in capsys.readouterr().err
