@@ -98,6 +98,18 @@ def test_a_lockfile_change_is_another_bundle(installed: Path) -> None:
     assert second.sha256 == first.sha256  # the same inputs built the same bytes
 
 
+def test_a_copy_of_the_plugin_installed_elsewhere_builds_its_own_bundle(
+    installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bundle names the lazy shim by its path: another copy's bundle is other bytes.
+    first = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    elsewhere = write(
+        tmp_path / "site-packages" / "lazy_highlight.mjs", bundle.LAZY_HIGHLIGHT.read_bytes()
+    )
+    monkeypatch.setattr(bundle, "LAZY_HIGHLIGHT", elsewhere)
+    assert pi_bundle(installed, esbuild_version=PINNED_ESBUILD).entry != first.entry
+
+
 def test_a_worker_that_loses_the_race_keeps_the_winners_bundle(installed: Path) -> None:
     built = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
     home = built.entry.parents[4]

@@ -38,6 +38,8 @@ def _run(*argv: str | Path, cwd: Path | None = None) -> subprocess.CompletedProc
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     if cwd is not None:
         env.pop("PYTHONPATH", None)
+        # Its own cache: the installed copy builds a Pi bundle of its own, kept with the test.
+        env["XDG_CACHE_HOME"] = str(cwd.parent / "cache")
     done = subprocess.run(
         [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )

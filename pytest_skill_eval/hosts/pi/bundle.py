@@ -3,9 +3,9 @@
 Almost all of a Pi subject's start-up CPU is Node's ES-module loader walking Pi's files; the
 bundle cuts a real start to under half. It is built with the pinned esbuild from the installed
 Pi into the operator's cache directory, once per key (Pi's version, the lockfile's hash,
-esbuild's version, where Pi is installed), into a temporary directory renamed into place, so
-workers racing to build it leave one complete copy. Every file's SHA-256 is kept in the
-bundle's manifest and checked before the bundle is used; `run.json` records the digest.
+esbuild's version, where Pi and this package are installed), into a temporary directory renamed
+into place, so workers racing to build it leave one complete copy. Every file's SHA-256 is kept
+in the bundle's manifest and checked before the bundle is used; `run.json` records the digest.
 
 The bundle sits where Pi expects its own code: `<mirror>/pkg/dist/core/bundle/`, in a mirror
 of Pi's package whose other files are links to the installed ones (the extension loader finds
@@ -112,7 +112,8 @@ def _version(esbuild: Path) -> str:
 
 def bundle_key(package: Path, esbuild: Path) -> dict[str, str]:
     """What the bundle is built from: Pi's version, the lockfile's hash, esbuild's version (and
-    where Pi is installed, and the lazy shim's hash)."""
+    where Pi is installed, and the lazy shim's hash and place: the bundle names it by its path,
+    so a copy of this package installed elsewhere builds its own)."""
     modules = package.parents[1]
     lock = _lockfile(modules)
     pi_version = json.loads((package / "package.json").read_text(encoding="utf-8"))["version"]
@@ -122,6 +123,7 @@ def bundle_key(package: Path, esbuild: Path) -> dict[str, str]:
         "esbuild": _version(esbuild),
         "modules": str(modules),
         "lazy": f"{LAZY_FORM}-{_sha256(LAZY_HIGHLIGHT)}",
+        "shim": str(LAZY_HIGHLIGHT),
     }
 
 
