@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime
 import re
+from pathlib import Path
 
 import pytest
 import yaml
 
-from pytest_skill_eval.modelserver.script import Script
-from pytest_skill_eval.modelserver.scriptparse import parse_script
+from pytest_skill_eval.modelserver.script import Script, ScriptError
+from pytest_skill_eval.modelserver.scriptparse import load_script, parse_script
 from tests.modelserver.conftest import RunPi
 from tests.support.paths import REPO
 
@@ -61,3 +62,39 @@ def test_an_example_without_skills_answers_real_pi_as_the_page_says(
         texts = [part["text"] for part in final["content"] if part["type"] == "text"]
         today = datetime.date.today().isoformat()
         assert texts == [str(last.text).replace("{{date}}", today)]
+
+
+# One broken script for each row of the page's "Errors in a script" table.
+ONE = b"version: 1\ninteractions:\n  - response: "  # one interaction, its response follows
+BROKEN = (
+    b"version: 2\ninteractions: [{response: {text: a}}]\n",
+    b"interactions: [{response: {text: a}}]\n",
+    b"version: 1\ninteractions: []\n",
+    b"version: 1\ninteractions:\n  - respones:\n      text: a\n",
+    b"version: 1\ninteractions:\n  - request: {api: openai-completions}\n",
+    ONE + b"{text: a, stop: tool_use}\n",
+    ONE + b"{tool_calls: [{name: read}], stop: stop}\n",
+    ONE + b"{text: a, error: {status: 500, message: m}}\n",
+    ONE + b"{error: {status: 200, message: m}}\n",
+    ONE + b"{tool_calls: [{name: r, id: a}, {name: r, id: a}]}\n",
+    ONE + b"{tool_calls: [{name: r, arguments: {when: 2026-01-02}}]}\n",
+    b"version: 1\nmatch: body\ninteractions:\n  - response: {text: a}\n",
+    ONE + b"{text: a\n",
+    b"version: 1\n\xff\n",
+)
+
+
+def test_every_error_the_page_lists_is_one_a_script_gives(tmp_path: Path) -> None:
+    section = DOC.read_text(encoding="utf-8").split("## Errors in a script", 1)[1]
+    documented = [m.group(2).strip() for m in re.finditer(r"^\| (``?)(.+?)\1 \|", section, re.M)]
+    assert len(documented) == len(BROKEN)
+    given = []
+    for number, content in enumerate(BROKEN):
+        path = tmp_path / f"{number}.yaml"
+        path.write_bytes(content)
+        with pytest.raises(ScriptError) as raised:
+            load_script(path)
+        given.append(str(raised.value))
+    for message in documented:
+        parts = [part for part in message.split("…") if part.strip()]
+        assert any(all(part in error for part in parts) for error in given), message
