@@ -11,21 +11,11 @@ import pytest
 
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.hosts.registration import HostRegistration
-from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.modelserver.paths import served
-from pytest_skill_eval.nodeids import DEFAULT_HOST
 from tests.support import roots, runs
 from tests.support.files import read_json, write
+from tests.support.registry import host_params, on_host
 
-MARKS = {
-    "claude-code": pytest.mark.claude,
-    "codex": pytest.mark.codex,
-    "gemini-cli": pytest.mark.gemini,
-}
-HOSTS = [
-    pytest.param(r, marks=[MARKS[r.name]] if r.name in MARKS else [], id=r.name)
-    for r in registered()
-]
 pytestmark = pytest.mark.pi
 
 # About 100 KB of plain lines: past the size at which Claude Code counts a read's tokens.
@@ -61,7 +51,7 @@ def _large_read_root(root: Path) -> Path:
     return roots.build(root, [group])
 
 
-@pytest.mark.parametrize("registration", HOSTS)
+@pytest.mark.parametrize("registration", host_params())
 def test_a_large_read_sends_only_requests_the_server_serves(
     registration: HostRegistration, pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
@@ -69,10 +59,7 @@ def test_a_large_read_sends_only_requests_the_server_serves(
     host = registration.name
     root = tmp_path / "suite"
     _large_read_root(root)
-    args = ["-v", "--skill-eval-host", host]
-    if host != DEFAULT_HOST:
-        args += ["--skill-eval-pi", str(tmp_path / "no-such-pi")]
-    result = runs.run(pytester, root, *args)
+    result = runs.run(pytester, root, "-v", *on_host(host, tmp_path))
     group_dir = layout.group_dir(runs.result_dir(root), "large-read", host)
     for variant in roots.VARIANTS:
         run = read_json(group_dir / variant / "run.json")
