@@ -1,5 +1,5 @@
 """A declared command's exit code, read back from its tool's result in each host's shape, and
-graded: `succeeded` means completed, no error, and exit code 0."""
+graded and shown: `succeeded` means completed, no error, and exit code 0."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pytest_skill_eval.grading.interaction import grade_tool_call
 from pytest_skill_eval.grading.support import Context
 from pytest_skill_eval.hosts.command_results import exit_code_of
 from pytest_skill_eval.hosts.observation import Observation
+from pytest_skill_eval.views.present import tool_outcome
 
 TEXT = "$ sh /skills/0/scripts/check.sh\nexit code: 2\n--- stdout ---\nexit code: 0\n"
 
@@ -79,3 +80,5 @@ def test_succeeded_means_exit_code_zero(activity: dict[str, Any], succeeded: str
     assert state == succeeded
     assert _grade("failed", activity)[0] == ("fail" if succeeded == "pass" else "pass")
     assert observed["calls"][0].get("exitCode", "absent") == activity.get("exitCode", "absent")
+    # The run view and the reviewer's evidence say the same of the call.
+    assert tool_outcome(activity) == ("succeeded" if succeeded == "pass" else "failed")
