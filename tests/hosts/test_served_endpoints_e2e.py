@@ -14,7 +14,7 @@ from pytest_skill_eval.hosts.registration import HostRegistration
 from pytest_skill_eval.modelserver.paths import served
 from tests.support import roots, runs
 from tests.support.files import read_json, write
-from tests.support.registry import host_params, on_host
+from tests.support.registry import host_params, run_on_host
 
 pytestmark = pytest.mark.pi
 
@@ -59,7 +59,7 @@ def test_a_large_read_sends_only_requests_the_server_serves(
     host = registration.name
     root = tmp_path / "suite"
     _large_read_root(root)
-    result = runs.run(pytester, root, "-v", *on_host(host, tmp_path))
+    result = run_on_host(pytester, root, host, "-v")
     group_dir = layout.group_dir(runs.result_dir(root), "large-read", host)
     for variant in roots.VARIANTS:
         run = read_json(group_dir / variant / "run.json")

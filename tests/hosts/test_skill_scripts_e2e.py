@@ -13,7 +13,7 @@ from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.hosts.registration import HostRegistration
 from tests.support import roots, runs
 from tests.support.files import read_json, write
-from tests.support.registry import host_params, on_host
+from tests.support.registry import host_params, run_on_host
 
 pytestmark = pytest.mark.pi
 
@@ -79,9 +79,7 @@ def test_a_skills_scripts_run_through_declared_commands_with_their_exit_codes(
     host = registration.name
     root = tmp_path / "suite"
     _scripts_root(root)
-    result = runs.run(
-        pytester, root, "-v", "--skill-eval-variant", "candidate", *on_host(host, tmp_path)
-    )
+    result = run_on_host(pytester, root, host, "-v", "--skill-eval-variant", "candidate")
     assert result.ret == 0, result.stdout.str()
     group_dir = layout.group_dir(runs.result_dir(root), "skill-scripts", host)
     run = read_json(group_dir / "candidate" / "run.json")

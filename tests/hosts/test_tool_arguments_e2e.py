@@ -14,7 +14,7 @@ from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.hosts.registration import HostRegistration
 from tests.support import roots, runs
 from tests.support.files import write
-from tests.support.registry import host_params, on_host
+from tests.support.registry import host_params, run_on_host
 
 pytestmark = pytest.mark.pi
 
@@ -60,7 +60,7 @@ def test_each_hosts_tools_write_what_the_docs_say(
     host = registration.name
     root = tmp_path / "suite"
     _root(root)
-    result = runs.run(pytester, root, "--skill-eval-variant", "candidate", *on_host(host, tmp_path))
+    result = run_on_host(pytester, root, host, "--skill-eval-variant", "candidate")
     assert result.ret == 0, result.stdout.str()
     group_dir = layout.group_dir(runs.result_dir(root), "tool-arguments", host)
     workspace = group_dir / "candidate" / "workspace"

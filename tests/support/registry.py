@@ -11,6 +11,7 @@ import pytest
 from pytest_skill_eval.hosts import registry
 from pytest_skill_eval.hosts.registration import HostRegistration
 from pytest_skill_eval.nodeids import DEFAULT_HOST
+from tests.support import runs
 
 
 def register(monkeypatch: pytest.MonkeyPatch, added: HostRegistration) -> None:
@@ -45,9 +46,9 @@ def host_params() -> list[Any]:
     ]
 
 
-def on_host(host: str, scratch: Path) -> list[str]:
-    """The plugin arguments that run a suite on `host` alone (no Pi binary asked for elsewhere)."""
+def run_on_host(pytester: pytest.Pytester, root: Path, host: str, *extra: str) -> Any:
+    """Run the suite at `root` offline on `host` alone (no Pi binary asked for elsewhere)."""
     args = ["--skill-eval-host", host]
     if host != DEFAULT_HOST:
-        args += ["--skill-eval-pi", str(scratch / "no-such-pi")]
-    return args
+        args += ["--skill-eval-pi", str(root.parent / "no-such-pi")]
+    return runs.run(pytester, root, *extra, *args)
