@@ -3,7 +3,8 @@ hands the model a large file. A scripted route estimates the count; a recorded o
 
 The estimate is the characters of every string in the request's `system`, `messages` and
 `tools`, divided by 4 and rounded up (the usual rough four characters a token): deterministic,
-and a Read Claude Code refuses as over its token limit is one that would be about as large live.
+and about what a provider would count, so Claude Code lets the model see about as much of a
+large file as it would live.
 """
 
 from __future__ import annotations
