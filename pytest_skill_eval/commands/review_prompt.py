@@ -17,7 +17,7 @@ from typing import Any
 
 from ..common.wording import counted
 from ..grading.values import utf16_length
-from ..views.present import declared_turns, mapping
+from ..views.present import declared_turns, mapping, tool_outcome
 from ..views.text import VARIANTS, GroupEvidence
 
 VERDICTS = ("yes", "no", "unclear")
@@ -91,12 +91,6 @@ def _scrub_value(value: Any, scrub: Callable[[str], str]) -> Any:
     return value
 
 
-def _tool_status(call: Mapping[str, Any]) -> str:
-    if not call.get("completed"):
-        return "incomplete"
-    return "failed" if call.get("isError") else "succeeded"
-
-
 def run_evidence(run: Mapping[str, Any], scrub: Callable[[str], str]) -> list[str]:
     """The lines shown for one run: responses, tool calls, changed files. Nothing else."""
     turns = [t for t in run.get("turns") or [] if isinstance(t, Mapping)]
@@ -116,7 +110,7 @@ def run_evidence(run: Mapping[str, Any], scrub: Callable[[str], str]) -> list[st
                 _scrub_value(call.get("args"), scrub), ensure_ascii=False, separators=(",", ":")
             )
             lines.append(
-                f"- tool {scrub(str(call.get('toolName')))} {_tool_status(call)}: "
+                f"- tool {scrub(str(call.get('toolName')))} {tool_outcome(call)}: "
                 f"{truncate(args, ARGUMENT_LIMIT)}"
             )
     changes = mapping(run.get("effects")).get("changes")

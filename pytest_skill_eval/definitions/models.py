@@ -35,7 +35,7 @@ from .fields import (
     show,
     unique,
 )
-from .rules import check_comparisons, fit_problem
+from .rules import check_command_placeholders, check_comparisons, fit_problem
 
 NATIVE_TOOLS = frozenset({"read", "bash", "powershell", "edit", "write", "grep", "find", "ls"})
 BODY_NATIVE_TOOLS = ("read", "write", "edit")
@@ -322,6 +322,8 @@ class Group(DefinitionModel):
     def _cross_field_rules(self, info: ValidationInfo) -> Self:
         self._hosts = _hosts(info.context)
         self._check_tools()
+        skill_counts = [len(self.variants.baseline.skills), len(self.variants.candidate.skills)]
+        check_command_placeholders([c.argv for c in self.commands or ()], skill_counts)
         self._check_expectations()
         check_comparisons(self.expectations)
         self._check_host()

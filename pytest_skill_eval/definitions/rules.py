@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
+from ..common.wording import counted
 from .expectations import Expectation
 from .fields import rule_error, show
 
@@ -75,6 +79,31 @@ def check_comparisons(expectations: tuple[Expectation, ...]) -> None:
                     "describe the same check",
                     (*at, key),
                 )
+
+
+# `{{skill:N}}` in a declared command's argv: the path of the variant's N-th skill snapshot.
+SKILL_PLACEHOLDER = re.compile(r"\{\{skill:(\d+)\}\}")
+
+
+def check_command_placeholders(argvs: Sequence[Sequence[str]], skill_counts: Sequence[int]) -> None:
+    """Each `{{skill:N}}` in a command's argv names a skill some variant declares."""
+    most = max(skill_counts, default=0)
+    for index, argv in enumerate(argvs):
+        for part, value in enumerate(argv):
+            for match in SKILL_PLACEHOLDER.finditer(value):
+                if int(match.group(1)) < most:
+                    continue
+                raise rule_error(
+                    f"{match.group(0)} names no skill: the variants declare at most "
+                    f"{counted(most, 'skill')} ({_skill_hint(most)})",
+                    ("commands", index, "argv", part),
+                )
+
+
+def _skill_hint(most: int) -> str:
+    if most == 0:
+        return "declare the skill in a variant's 'skills'"
+    return "use {{skill:0}}" if most == 1 else f"use {{{{skill:0}}}} to {{{{skill:{most - 1}}}}}"
 
 
 def same_json(left: object, right: object) -> bool:

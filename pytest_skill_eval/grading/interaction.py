@@ -103,14 +103,16 @@ def grade_tool_call(expectation: ToolCallExpectation, ctx: Context) -> Check:
                 "completed": activity.get("completed") is True,
                 "isError": activity.get("isError"),
             }
+            if "exitCode" in activity:  # a declared command whose status the host showed
+                call["exitCode"] = activity["exitCode"]
             calls.append(call)
             # JSON.stringify(undefined) has no text; the reference matched against "null".
             serialised = js_stringify(call["args"])
             wanted = all(text in serialised for text in contains)
             if wanted and not any(text in serialised for text in excludes):
                 matching.append(call)
-    succeeded = [c for c in matching if c["completed"] and c["isError"] is not True]
-    failed = [c for c in matching if c["completed"] and c["isError"] is True]
+    succeeded = [c for c in matching if c["completed"] and _succeeded(c)]
+    failed = [c for c in matching if c["completed"] and not _succeeded(c)]
     passed = {
         "called": bool(matching),
         "succeeded": bool(succeeded),
@@ -128,6 +130,11 @@ def grade_tool_call(expectation: ToolCallExpectation, ctx: Context) -> Check:
         "calls": calls,
     }
     return graded(expectation, passed, expected, observed)
+
+
+def _succeeded(call: Mapping[str, Any]) -> bool:
+    """A completed call the host did not report as an error; a declared command exited 0."""
+    return call["isError"] is not True and call.get("exitCode", 0) == 0
 
 
 def grade_context_text(expectation: ContextTextExpectation, ctx: Context) -> Check:

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..definitions.models import COMMAND_TOOL
+from .command_results import exit_code_of
+
 USAGE_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
 COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite", "total")
 
@@ -127,12 +130,22 @@ class Observation:
         turn.tool_activity.append(activity)
         self._pending_tools[str(call_id)] = activity
 
-    def tool_ended(self, call_id: Any, is_error: bool) -> dict[str, Any] | None:
-        """A tool call ended; returns its activity record (None when it never began)."""
+    def tool_ended(
+        self, call_id: Any, is_error: bool, output: object = None
+    ) -> dict[str, Any] | None:
+        """A tool call ended; returns its activity record (None when it never began).
+
+        `output` is the result as the host reports it: a declared command's exit code is read
+        from it into `exitCode` (null when a signal or the timeout ended the command; absent
+        when the host showed no status line).
+        """
         activity = self._pending_tools.pop(str(call_id), None)
         if activity is not None:
             activity["completed"] = True
             activity["isError"] = is_error
+            found, code = exit_code_of(output)
+            if activity["toolName"] == COMMAND_TOOL and found and not is_error:
+                activity["exitCode"] = code
         return activity
 
     def read_succeeded(self, path: str) -> None:

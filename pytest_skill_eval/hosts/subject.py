@@ -16,6 +16,7 @@ from ..definitions import WORKSPACE_KINDS, Group
 from ..errors import HostError
 from ..evidence import layout, utc_now
 from ..evidence.redact import Tally
+from ..modelserver.placeholders import fill_text
 from ..workspace import (
     ResourceError,
     fingerprint_from_json,
@@ -71,9 +72,7 @@ def evaluator_environment(
         "SKILL_EVAL_TURN_FILE": str(turn_file),
     }
     if group.commands is not None:
-        env["SKILL_EVAL_COMMANDS"] = json.dumps(
-            [c.model_dump(by_alias=True, exclude_none=True) for c in group.commands]
-        )
+        env["SKILL_EVAL_COMMANDS"] = json.dumps(declared_commands(group, prepared))
     if needs_observer(group):
         env["SKILL_EVAL_CONTEXT_OBSERVATION_PATH"] = str(prepared.directory / CONTEXT)
     for key in runtime.environment.inherit:
@@ -85,6 +84,20 @@ def evaluator_environment(
             )
         env[key] = os.environ[key]
     return env
+
+
+def declared_commands(group: Group, prepared: PreparedVariant) -> list[dict[str, Any]]:
+    """The group's commands as the subject runs them: `{{skill:N}}` in an argv is the path of
+    the variant's N-th skill snapshot, as in a script; a variant without that skill keeps the
+    placeholder as written (the command fails as it would without the skill)."""
+    skills = {k: v for k, v in prepared.placeholders().items() if k.startswith("skill:")}
+    return [
+        {
+            **command.model_dump(by_alias=True, exclude_none=True),
+            "argv": [fill_text(part, skills) for part in command.argv],
+        }
+        for command in group.commands or ()
+    ]
 
 
 def subject_launch(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +13,11 @@ from pytest_skill_eval.evidence.store import atomic_write
 from pytest_skill_eval.modelserver.script import (
     REQUEST_TEXT_KEYS,
     Interaction,
+    RequestNote,
     Script,
     ScriptedResponse,
     ScriptError,
+    TokenCount,
     ToolCall,
 )
 from pytest_skill_eval.modelserver.scriptparse import load_script, parse_script
@@ -24,26 +26,48 @@ from pytest_skill_eval.modelserver.upstream import RecordError
 
 def script_data(script: Script) -> dict[str, Any]:
     """The YAML-ready data of a script; `parse_script` of it gives an equal script back."""
-    return {
-        "version": script.version,
-        "match": script.match,
-        "interactions": [interaction_data(item) for item in script.interactions],
+    return cassette_data(script.match, script.interactions, script.token_counts)
+
+
+def cassette_data(
+    match: str, interactions: Sequence[Interaction], counts: Sequence[TokenCount] = ()
+) -> dict[str, Any]:
+    """The YAML-ready data of a cassette; `token_counts` only when there are some."""
+    data: dict[str, Any] = {
+        "version": 1,
+        "match": match,
+        "interactions": [interaction_data(item) for item in interactions],
     }
+    if counts:
+        data["token_counts"] = [count_data(count) for count in counts]
+    return data
 
 
 def interaction_data(interaction: Interaction) -> dict[str, Any]:
     """The YAML-ready data of one interaction (request part only when present)."""
     data: dict[str, Any] = {}
-    note = interaction.request
-    if note is not None:
-        request: dict[str, Any] = {
-            key: getattr(note, key) for key in REQUEST_TEXT_KEYS if getattr(note, key) is not None
-        }
-        if note.body is not None:
-            request["body"] = dict(note.body)
-        data["request"] = request
+    if interaction.request is not None:
+        data["request"] = _request_data(interaction.request)
     data["response"] = response_data(interaction.response)
     return data
+
+
+def count_data(count: TokenCount) -> dict[str, Any]:
+    """The YAML-ready data of one recorded token count (request part only when present)."""
+    data: dict[str, Any] = {}
+    if count.request is not None:
+        data["request"] = _request_data(count.request)
+    data["input_tokens"] = count.input_tokens
+    return data
+
+
+def _request_data(note: RequestNote) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        key: getattr(note, key) for key in REQUEST_TEXT_KEYS if getattr(note, key) is not None
+    }
+    if note.body is not None:
+        request["body"] = dict(note.body)
+    return request
 
 
 def response_data(response: ScriptedResponse) -> dict[str, Any]:

@@ -12,8 +12,9 @@ from typing import Any
 
 from pytest_skill_eval.evidence.redact import Redactor as EvidenceRedactor
 from pytest_skill_eval.modelserver.bodies import request_excerpt
-from pytest_skill_eval.modelserver.cassette import interaction_data, write_cassette
-from pytest_skill_eval.modelserver.paths import api_path
+from pytest_skill_eval.modelserver.cassette import cassette_data, write_cassette
+from pytest_skill_eval.modelserver.counting import forward_count
+from pytest_skill_eval.modelserver.paths import COUNT_PATHS, api_path
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
     normalise_response,
@@ -36,6 +37,7 @@ from pytest_skill_eval.modelserver.script import (
     RequestNote,
     Script,
     ScriptedResponse,
+    TokenCount,
     Usage,
 )
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
@@ -150,7 +152,10 @@ class RecordingRoute(Route):
         self._slots: list[Interaction | None] = []
         self._open: set[int] = set()
         self._idle = threading.Condition(self._lock)
-        self._saved: int | None = None
+        self._saved: tuple[int, int] | None = None
+        # New token counts in arrival order; none after a count that could not be recorded.
+        self._counts: list[TokenCount] = []
+        self._counts_broken = False
         self._prices = dict(prices or {})
         self._spent = 0.0
 
@@ -208,14 +213,15 @@ class RecordingRoute(Route):
                     )
                 )
             new = self._prefix()
-            if not new or self._saved == len(new):
+            counts = self._counts_recorded()
+            size = (len(new), len(counts))
+            if not new or self._saved == size:
                 return self.cassette_path if new else None
             kept = self.script.interactions[: self._kept] if self.script is not None else ()
             interactions = [*kept, *new]
-            count = len(new)
-        self._write(interactions)
+        self._write(interactions, counts)
         with self._lock:
-            self._saved = count
+            self._saved = size
         return self.cassette_path
 
     def _prefix(self) -> list[Interaction]:
@@ -227,12 +233,12 @@ class RecordingRoute(Route):
             done.append(slot)
         return done
 
-    def _write(self, interactions: list[Interaction]) -> None:
-        data = {
-            "version": 1,
-            "match": self.match,
-            "interactions": [interaction_data(item) for item in interactions],
-        }
+    def _counts_recorded(self) -> list[TokenCount]:
+        kept = self.script.token_counts if self.script is not None else ()
+        return [*kept, *self._counts]
+
+    def _write(self, interactions: list[Interaction], counts: list[TokenCount]) -> None:
+        data = cassette_data(self.match, interactions, counts)
         # Credentials are redacted in every value and again in the text, as two independent nets.
         clean = self._secrets.redact_value(self._redactor.value(data))[0]
         self.cassette_sha256 = write_cassette(self.cassette_path, clean, self._redact)
@@ -240,6 +246,8 @@ class RecordingRoute(Route):
     # --- serving ---------------------------------------------------------------------------
 
     def _serve(self, api: str | None, path: str, raw: bytes, headers: Mapping[str, str]) -> Reply:
+        if api == self.api and path in COUNT_PATHS:
+            return self._count_upstream(api, path, raw, headers)
         body = json_object(raw)
         parsed = body if body is not None else {}
         normal = normalise_request(parsed, self.placeholders)
@@ -254,7 +262,7 @@ class RecordingRoute(Route):
                 self._cursor += 1
                 if cursor < self._kept and self.script is not None:
                     replayed = self.script.interactions[cursor]
-                    failure = self._mismatch(replayed, cursor, sha, normal)
+                    failure = self._mismatch(replayed.request, cursor, sha, normal)
                     if failure is not None:
                         status = 500
                     elif replayed.response.error is not None:
@@ -283,7 +291,7 @@ class RecordingRoute(Route):
         assert slot is not None
         note = RequestNote(
             api=api,
-            model=parsed["model"] if isinstance(parsed.get("model"), str) else None,
+            model=_model(parsed),
             sha256=sha,
             excerpt=request_excerpt(normal),
             body=normal,
@@ -295,6 +303,36 @@ class RecordingRoute(Route):
                 entry = self.requests[index]
                 self.requests[index] = dataclasses.replace(entry, status=reply.status)
         return reply
+
+    def _count_upstream(self, api: str, path: str, raw: bytes, headers: Mapping[str, str]) -> Reply:
+        """A token count: the kept cassette's next one (`once`), else the provider's, recorded."""
+        body = json_object(raw)
+        kept = self.script.token_counts if self.script is not None else ()
+        with self._lock:
+            index = len(self.counts)
+            local = self._closed or body is None or index < len(kept)
+        if local or body is None:
+            return super()._serve(api, path, raw, headers)
+        normal = normalise_request(body, self.placeholders)
+        sha = request_sha256(normal)
+        with self._lock:
+            self.counts.append(RecordedRequest(index, api, path, body, sha, 200, None))
+        outgoing = outgoing_headers(api, headers, self._headers)
+        answer = forward_count(self.upstream, raw, outgoing, self._timeout)
+        data = self._redact(answer.data.decode("utf-8", "replace")).encode("utf-8")
+        with self._lock:
+            self.counts[index] = dataclasses.replace(self.counts[index], status=answer.status)
+            if answer.tokens is None or self._counts_broken:
+                self._counts_broken = True
+            else:
+                note = RequestNote(api=api, model=_model(body), sha256=sha, body=normal)
+                self._counts.append(TokenCount(answer.tokens, note))
+            if answer.error is not None:
+                message = f"{answer.error}; check the provider baseUrl and the network"
+                self.failures.append(
+                    RouteFailure("upstream-unreachable", self._redact(message), None)
+                )
+        return WireReply(answer.status, (("Content-Type", "application/json"),), (data,))
 
     def _precheck(
         self, api: str | None, path: str, body: dict[str, Any] | None
@@ -391,6 +429,10 @@ class RecordingRoute(Route):
 
     def _redact(self, text: str) -> str:
         return self._secrets.redact_text(self._redactor.text(text))[0]
+
+
+def _model(body: Mapping[str, Any]) -> str | None:
+    return body["model"] if isinstance(body.get("model"), str) else None
 
 
 __all__ = ["RECORD_MODES", "RecordingRoute"]

@@ -13,8 +13,9 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from pytest_skill_eval.common.wording import counted
+from pytest_skill_eval.modelserver.counting import count_reply, estimate_tokens
 from pytest_skill_eval.modelserver.gemini import GEMINI, model_of
-from pytest_skill_eval.modelserver.paths import SERVED_PATHS
+from pytest_skill_eval.modelserver.paths import COUNT_PATHS, SERVED_PATHS
 from pytest_skill_eval.modelserver.placeholders import (
     fill_response,
     normalise_request,
@@ -23,7 +24,7 @@ from pytest_skill_eval.modelserver.placeholders import (
 )
 from pytest_skill_eval.modelserver.rendering import Renderer, as_written
 from pytest_skill_eval.modelserver.responses import custom_tools
-from pytest_skill_eval.modelserver.script import Interaction, Script
+from pytest_skill_eval.modelserver.script import Interaction, RequestNote, Script
 from pytest_skill_eval.modelserver.wire import (
     ANTHROPIC,
     OPENAI,
@@ -115,6 +116,7 @@ class Route:
         self.source = source if source is not None else (script.source if script else None)
         self.placeholders: dict[str, str] = dict(placeholders)
         self.requests: list[RecordedRequest] = []
+        self.counts: list[RecordedRequest] = []
         self.failures: list[RouteFailure] = []
         self._server = server
         self._lock = threading.Lock()
@@ -173,6 +175,8 @@ class Route:
         run as a route failure naming the script; it never escapes as a server-thread traceback.
         """
         try:
+            if api is not None and path in COUNT_PATHS:
+                return self._count(api, path, json_object(raw))
             return self._answer(api, path, json_object(raw))
         except Exception as error:  # the handler thread must answer every request
             message = (
@@ -182,6 +186,29 @@ class Route:
             with self._lock:
                 self.failures.append(RouteFailure("server-error", message, None))
             return error_reply(api or OPENAI, 500, message.split("\n", 1)[0])
+
+    def _count(self, api: str, path: str, body: dict[str, Any] | None) -> WireReply:
+        """Answer a token-count request: the script's next recorded count, else the estimate.
+
+        Counts are kept in `counts`, apart from the model requests: they are no model call.
+        """
+        parsed = body if body is not None else {}
+        normal = normalise_request(parsed, self.placeholders)
+        sha = request_sha256(normal)
+        with self._lock:
+            index = len(self.counts)
+            status, failure = self._check_open(path, body)
+            recorded = self.script.token_counts if self.script is not None else ()
+            count = recorded[index] if failure is None and index < len(recorded) else None
+            if count is not None:
+                failure = self._mismatch(count.request, index, sha, normal, "token_counts")
+                status = 500 if failure is not None else status
+            self.counts.append(RecordedRequest(index, api, path, parsed, sha, status, None))
+            if failure is not None:
+                self.failures.append(failure)
+        if failure is not None:
+            return error_reply(api, status, failure.message.split("\n", 1)[0])
+        return count_reply(count.input_tokens if count is not None else estimate_tokens(parsed))
 
     def _answer(self, api: str | None, path: str, body: dict[str, Any] | None) -> WireReply:
         """Record one request and decide its reply (called from the HTTP handler threads)."""
@@ -197,7 +224,7 @@ class Route:
                 # Only requests the script answers move the cursor; failed ones consume nothing.
                 interaction = self.script.interactions[cursor]
                 self._cursor += 1
-                failure = self._mismatch(interaction, cursor, sha, normal)
+                failure = self._mismatch(interaction.request, cursor, sha, normal)
                 if failure is not None:
                     status = 500
                 elif interaction.response.error is not None:
@@ -233,19 +260,28 @@ class Route:
         custom = custom_tools(body) if api == OPENAI_RESPONSES else frozenset[str]()
         return render_stream(api, response, model=model, request_index=index, custom_tools=custom)
 
+    def _check_open(
+        self, path: str, body: dict[str, Any] | None
+    ) -> tuple[int, RouteFailure | None]:
+        """The failure of a request to a closed route or without a JSON body (else 200)."""
+        if self._closed:
+            message = f"route closed: a request to {path} arrived after the run ended"
+            return 410, RouteFailure("route-closed", message, None)
+        if body is None:
+            message = f"a request to {path} has no JSON object body"
+            return 400, RouteFailure("bad-request", message, None)
+        return 200, None
+
     def _check(
         self, api: str | None, path: str, body: dict[str, Any] | None, cursor: int
     ) -> tuple[int, RouteFailure | None]:
         number = cursor + 1
-        if self._closed:
-            message = f"route closed: a request to {path} arrived after the run ended"
-            return 410, RouteFailure("route-closed", message, None)
-        if api is None:
+        if api is None and not self._closed:
             message = f"unsupported path {path}: the scripted model server serves {SERVED_PATHS}"
             return 404, RouteFailure("unsupported-path", message, None)
-        if body is None:
-            message = f"a request to {path} has no JSON object body"
-            return 400, RouteFailure("bad-request", message, None)
+        status, failure = self._check_open(path, body)
+        if failure is not None:
+            return status, failure
         if self.script is None:
             message = (
                 f"no script: {self._where()} does not exist; write it or record it "
@@ -262,23 +298,30 @@ class Route:
         return 200, None
 
     def _mismatch(
-        self, interaction: Interaction, index: int, sha: str, normal: Mapping[str, Any]
+        self,
+        note: RequestNote | None,
+        index: int,
+        sha: str,
+        normal: Mapping[str, Any],
+        recorded: str = "interactions",
     ) -> RouteFailure | None:
+        """Under `match: body`, the failure of a request unlike the one recorded at
+        `<recorded>[index]` (`interactions`, or `token_counts` for a count request)."""
         if self.script is None or self.script.match != "body":
             return None
-        note = interaction.request
         expected = note.sha256 if note else None
         if expected is None or expected == sha:
             return None
+        where = f"{recorded}[{index}]"
         message = (
-            f"request mismatch: {self._where()} interactions[{index}] expects a request with "
+            f"request mismatch: {self._where()} {where} expects a request with "
             f"sha256 {expected}, request {index + 1} has {sha}; re-record the cassette"
         )
         if note is not None and note.body is not None:
             diff = request_diff(
                 note.body,
                 normal,
-                expected_label=f"recorded interactions[{index}]",
+                expected_label=f"recorded {where}",
                 actual_label=f"request {index + 1}",
             )
             message += "\n" + diff

@@ -101,14 +101,27 @@ class Interaction:
 
 
 @dataclass(frozen=True)
+class TokenCount:
+    """One recorded answer to a token-count request (Anthropic's `count_tokens`)."""
+
+    input_tokens: int
+    request: RequestNote | None = None
+
+
+@dataclass(frozen=True)
 class Script:
-    """A validated script: the interactions answered in order."""
+    """A validated script: the interactions answered in order.
+
+    `token_counts` are the recorded answers to token-count requests, answered in their own
+    order beside the interactions; a count the script does not hold is estimated.
+    """
 
     interactions: tuple[Interaction, ...]
     match: MatchMode = "order"
     version: int = 1
     source: Path | None = None
     sha256: str | None = None
+    token_counts: tuple[TokenCount, ...] = ()
 
 
 def undeclared_tool_calls(script: Script, tools: Sequence[str]) -> list[tuple[int, str]]:

@@ -22,15 +22,17 @@ from pytest_skill_eval.modelserver.script import (
     ScriptedResponse,
     ScriptError,
     StopReason,
+    TokenCount,
     ToolCall,
     Usage,
 )
 
 from .scriptlines import line_of
 
-_TOP_KEYS = ("version", "match", "interactions")
+_TOP_KEYS = ("version", "match", "interactions", "token_counts")
 _INTERACTION_KEYS = ("request", "response")
 _REQUEST_KEYS = ("api", "model", "sha256", "excerpt", "body")
+_COUNT_KEYS = ("request", "input_tokens")
 _RESPONSE_KEYS = ("text", "thinking", "tool_calls", "usage", "stop", "error", "latency_ms")
 _TOOL_CALL_KEYS = ("name", "arguments", "id")
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
@@ -86,13 +88,32 @@ def parse_script(data: object, *, source: Path | None = None, sha256: str | None
         _interaction(item, source, f"interactions[{i}]", cast(MatchMode, match))
         for i, item in enumerate(items)
     )
+    counts = top.get("token_counts") or []
+    if not isinstance(counts, list):
+        raise ScriptError(source, "token_counts", f"must be a list, got {_kind(counts)}")
     return Script(
         interactions=interactions,
         match=cast(MatchMode, match),
         version=1,
         source=source,
         sha256=sha256,
+        token_counts=tuple(
+            _token_count(item, source, f"token_counts[{i}]") for i, item in enumerate(counts)
+        ),
     )
+
+
+def _token_count(value: object, source: Path | None, where: str) -> TokenCount:
+    item = _mapping(value, source, where, _COUNT_KEYS)
+    tokens = item.get("input_tokens")
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+        raise ScriptError(
+            source, f"{where}.input_tokens", f"must be a non-negative integer, got {tokens!r}"
+        )
+    request = None
+    if item.get("request") is not None:
+        request = _request(item["request"], source, f"{where}.request")
+    return TokenCount(input_tokens=int(tokens), request=request)
 
 
 def _interaction(value: object, source: Path | None, where: str, match: MatchMode) -> Interaction:

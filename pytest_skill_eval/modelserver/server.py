@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_skill_eval.modelserver.paths import api_of
+from pytest_skill_eval.modelserver.paths import COUNT_PATHS, api_of
 from pytest_skill_eval.modelserver.rendering import Renderer, as_written
 from pytest_skill_eval.modelserver.route import Reply, Route, RouteFailure, StreamedReply
 from pytest_skill_eval.modelserver.script import Script
@@ -149,7 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         match = _ROUTE_PATH.match(path)
         sub = (match.group(2) or "/") if match else path
-        api = api_of(sub) if self.command == "POST" else None
+        api = (api_of(sub) or COUNT_PATHS.get(sub)) if self.command == "POST" else None
         token = match.group(1) if match else None
         route = self.server.owner._lookup(token) if token else None
         if route is None:

@@ -14,7 +14,7 @@ from ..evidence import layout
 from .diff import changed_files
 from .markup import Links, objects
 from .places import project_root, shown_path
-from .present import cost_label, format_number, mapping, run_spend, tool_names
+from .present import cost_label, format_number, mapping, run_spend, tool_names, tool_outcome
 from .text import GroupEvidence, ViewError, artifact_paths, read_json_file
 
 MODE_LABELS = {"scripted": "scripted", "replay": "replayed", "record": "recorded", "live": "live"}
@@ -189,17 +189,11 @@ def _message_text(message: Mapping[str, Any], kind: str = "text") -> str:
     return "\n".join(parts)
 
 
-def _outcome(call: Mapping[str, Any]) -> str:
-    if not call.get("completed"):
-        return "incomplete"
-    return "failed" if call.get("isError") else "succeeded"
-
-
 def _turn(turn: Mapping[str, Any], transcript: list[Any], simulated: bool) -> dict[str, Any]:
     messages = _turn_slice(turn, transcript)
     results = {str(m.get("toolCallId")): m for m in messages if m.get("role") == "toolResult"}
     calls = objects(turn.get("toolActivity"))
-    failed = sum(1 for c in calls if _outcome(c) != "succeeded")
+    failed = sum(1 for c in calls if tool_outcome(c) != "succeeded")
     flags = ["settled" if turn.get("settled") else "unsettled"]
     if turn.get("targetRead"):
         flags.append("target read")
@@ -237,7 +231,7 @@ def _call(call: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> 
     result = results.get(str(call.get("toolCallId")))
     return {
         "tool": call.get("toolName"),
-        "outcome": _outcome(call),
+        "outcome": tool_outcome(call),
         "args": call.get("args"),
         "output": _message_text(result) if result is not None else None,
     }

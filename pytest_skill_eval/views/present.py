@@ -153,6 +153,14 @@ def tool_names(run: Mapping[str, Any]) -> list[str]:
     return names
 
 
+def tool_outcome(call: Mapping[str, Any]) -> str:
+    """`incomplete`, `failed` (an error, or a declared command that exited non-zero, was killed
+    or timed out) or `succeeded`, as `tool-call` grades it."""
+    if not call.get("completed"):
+        return "incomplete"
+    return "failed" if call.get("isError") or call.get("exitCode", 0) != 0 else "succeeded"
+
+
 def changes_of(run: Mapping[str, Any]) -> dict[str, list[str]]:
     """The run's final workspace changes (created, modified, deleted)."""
     changes = mapping(mapping(run.get("effects")).get("changes"))

@@ -165,6 +165,14 @@ CASES: list[Any] = [
         "only valid in body groups",
     ),
     ("commands-empty", BODY, [S("/commands", [])], "/commands", "must not be empty"),
+    (
+        "command-skill-out-of-range",
+        BODY,
+        [S("/commands/1/argv", ["sh", "{{skill:0}}/a.sh", "{{skill:2}}/scripts/check.sh"])],
+        "/commands/1/argv/2",
+        "{{skill:2}} names no skill: the variants declare at most 2 skills (use {{skill:0}} to "
+        "{{skill:1}})",
+    ),
     ("commands-null", BODY, [S("/commands", None)], "/commands", "not be null"),
     ("command-duplicate-id", BODY, [S("/commands/1/id", "unit-tests")], "/commands/1/id", "dup"),
     ("command-bad-id", BODY, [S("/commands/0/id", "Unit")], "/commands/0/id", "must be an ID"),

@@ -1,4 +1,5 @@
-"""Record a Claude Code run from a provider on loopback, then replay it with `match: body`."""
+"""Record a Claude Code run from a provider on loopback, then replay it with `match: body`: its
+model requests and the token counts it asks before a large Read."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 from pytest_skill_eval.modelserver.wire import ANTHROPIC, render_stream
+from tests.support import runs
 from tests.support.http import UpstreamRequest
-from tests.support.recording import Provider, record, replay
+from tests.support.recording import Provider, Recording, record, replay
+from tests.support.runs import results
 
 pytestmark = [pytest.mark.pi, pytest.mark.claude]
 
@@ -39,11 +43,16 @@ def _text(text: str, index: int) -> Answer:
     return lambda request: _sse(ScriptedResponse(text=text), index)
 
 
-def test_a_recorded_claude_code_run_replays_with_match_body(
-    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    answers = [_read_notes, _text("Tidied.", 1), _text("Nothing else.", 2)]
-    recording = record(
+def _record(
+    pytester: pytest.Pytester,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    answers: list[Answer],
+    notes: str = "alpha\n",
+) -> Recording:
+    """Record two turns on Claude Code: the model reads notes.txt (holding `notes`), then
+    answers "Tidied." and "Nothing else." (`answers` are the provider's, in order)."""
+    return record(
         pytester,
         tmp_path,
         monkeypatch,
@@ -51,7 +60,15 @@ def test_a_recorded_claude_code_run_replays_with_match_body(
         answers,
         tools=("read", "write"),
         turns=("Tidy the notes.", "Anything else?"),
+        notes=notes,
     )
+
+
+def test_a_recorded_claude_code_run_replays_with_match_body(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = [_read_notes, _text("Tidied.", 1), _text("Nothing else.", 2)]
+    recording = _record(pytester, tmp_path, monkeypatch, answers)
     assert "{{workspace}}/notes.txt" in recording.text, (
         "the recorded read points at the placeholder"
     )
@@ -60,3 +77,48 @@ def test_a_recorded_claude_code_run_replays_with_match_body(
     (read,) = run["turns"][0]["toolActivity"]
     assert read["isError"] is False
     assert read["args"]["path"] == f"{run['workspace']}/notes.txt"  # the new workspace
+
+
+# About 46 KB: Claude Code asks the provider to count it before the model may see it whole.
+NOTES = "".join(f"Line {i:04d}: a note long enough to make the file large.\n" for i in range(800))
+# Over any model's room: Claude Code hands the model only the first lines of the file.
+COUNTED = 900_000
+
+
+def _count(request: UpstreamRequest) -> tuple[int, str, list[bytes]]:
+    assert request.path == "/v1/messages/count_tokens", request.path
+    return 200, "application/json", [f'{{"input_tokens": {COUNTED}}}'.encode()]
+
+
+def test_a_recorded_token_count_is_replayed_by_body(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replay answers the count the provider gave, so the model gets as much of a large
+    Read as it did when recorded."""
+    assert len(NOTES) > 40_000
+    answers = [_read_notes, _count, _text("Tidied.", 1), _text("Nothing else.", 2)]
+    recording = _record(pytester, tmp_path, monkeypatch, answers, notes=NOTES)
+    (counted,) = yaml.safe_load(recording.text)["token_counts"]
+    assert counted["input_tokens"] == COUNTED
+    assert NOTES.splitlines()[0] in yaml.safe_dump(counted["request"]["body"])
+    recorded = _read_result(recording.result)
+    assert 0 < len(recorded.splitlines()) < 100  # cut by the count
+
+    replay(pytester, recording, ["Tidied.", "Nothing else."])
+    # By body: the request after the Read holds what the recorded count let through.
+    assert _read_result(results(recording.root)[-1]) == recorded
+
+
+def _read_result(result: Path) -> str:
+    """The Read's result as the model received it in the request after the Read."""
+    requests = runs.model_requests(result / "groups" / "rec@claude-code" / "candidate")
+    blocks = [
+        block
+        for message in requests[1]["body"]["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    (block,) = blocks
+    text: str = block["content"]
+    return text

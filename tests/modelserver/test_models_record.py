@@ -529,16 +529,7 @@ def test_anthropic_record_sends_the_evaluator_key_and_pi_headers(
     answer = anthropic_tool_answer(f"{places['workspace']}/a.txt")
     upstream = fake_upstream([sse(answer)])
     cassette = tmp_path / "a.yaml"
-    route = RecordingRoute.open(
-        model_server,
-        api=ANTHROPIC,
-        upstream_base_url=upstream.base_url,
-        cassette_path=cassette,
-        mode="once",
-        placeholders=places,
-        upstream_headers=auth_headers(ANTHROPIC, CANARY),
-        match="body",
-    )
+    route = anthropic_recording(model_server, upstream, cassette, mode="once", placeholders=places)
     body = {
         "model": "claude-sonnet-4-5",
         "max_tokens": 4096,
@@ -574,6 +565,21 @@ def test_anthropic_record_sends_the_evaluator_key_and_pi_headers(
         "stop": "tool_use",
     }
     assert files_containing(tmp_path, CANARY) == []
+
+
+def anthropic_recording(
+    server: ScriptedModelServer, upstream: Upstream, cassette: Path, **options: Any
+) -> RecordingRoute:
+    """A route recording Anthropic traffic from `upstream` with the canary key, by body."""
+    return RecordingRoute.open(
+        server,
+        api=ANTHROPIC,
+        upstream_base_url=upstream.base_url,
+        cassette_path=cassette,
+        upstream_headers=auth_headers(ANTHROPIC, CANARY),
+        match="body",
+        **options,
+    )
 
 
 def record_one(

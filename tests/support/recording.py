@@ -68,8 +68,11 @@ def record(
     *,
     turns: Sequence[str] = ("Read the notes.", "Anything else?"),
     tools: Sequence[str] = ("read",),
+    notes: str = "alpha\n",
 ) -> Recording:
     """Record the `rec` group on `provider.host`, one request per answer, and check the take.
+
+    `notes` is the text of the workspace's `notes.txt`.
 
     The key must reach the provider on every request, the cassette directory must hold this
     host's cassette alone (a recording holds one host's requests), and the run must complete
@@ -77,7 +80,7 @@ def record(
     """
     __tracebackhide__ = True
     root = pytester.path / "root"
-    write(root / "fixture" / "notes.txt", "alpha\n")
+    write(root / "fixture" / "notes.txt", notes)
     group = Group(
         id="rec",
         type="body",

@@ -146,7 +146,9 @@ class StreamTranslator:
         for block in _blocks(message):
             if block.get("type") != "tool_result":
                 continue
-            activity = self.obs.tool_ended(block.get("tool_use_id"), block.get("is_error") is True)
+            activity = self.obs.tool_ended(
+                block.get("tool_use_id"), block.get("is_error") is True, block.get("content")
+            )
             if activity is None or activity["isError"]:
                 continue
             args = activity.get("args")

@@ -173,10 +173,10 @@ class EventTranslator:
         result = item.get("result")
         failed = failed or item.get("error") is not None
         failed = failed or (isinstance(result, dict) and result.get("is_error") is True)
-        activity = self.obs.tool_ended(call_id, failed)
+        activity = self.obs.tool_ended(call_id, failed, result)
         if activity is None:
             self._started(item)  # a completed item Codex never announced
-            activity = self.obs.tool_ended(call_id, failed)
+            activity = self.obs.tool_ended(call_id, failed, result)
         if activity is not None and item.get("type") == "command_execution":
             activity["args"] = {
                 "command": item.get("command"),

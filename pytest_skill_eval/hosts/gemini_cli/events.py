@@ -110,7 +110,7 @@ class StreamTranslator:
 
     def _tool_result(self, event: dict[str, Any]) -> None:
         failed = event.get("status") != "success"
-        activity = self.obs.tool_ended(event.get("tool_id"), failed)
+        activity = self.obs.tool_ended(event.get("tool_id"), failed, event.get("output"))
         self.obs.message({"role": "tool", "item": event})
         if activity is None or failed or not isinstance(activity.get("args"), dict):
             return

@@ -105,7 +105,7 @@ class EventTranslator:
         args = neutral_args(state.get("input"))
         self.obs.tool_started(call_id, NEUTRAL_TOOLS.get(name, name), args)
         failed = state.get("status") != "completed"
-        self.obs.tool_ended(call_id, failed)
+        self.obs.tool_ended(call_id, failed, state.get("output"))
         self.obs.message({"role": "tool", "part": dict(part)})
         self._message_id = None
         if failed or not isinstance(args, dict):

@@ -37,7 +37,9 @@ def apply_event(obs: Observation, event: dict[str, Any]) -> bool:
     if kind == "tool_execution_start":
         obs.tool_started(event.get("toolCallId"), event.get("toolName"), event.get("args"))
     elif kind == "tool_execution_end":
-        activity = obs.tool_ended(event.get("toolCallId"), event.get("isError") is True)
+        activity = obs.tool_ended(
+            event.get("toolCallId"), event.get("isError") is True, event.get("result")
+        )
         args = activity.get("args") if activity is not None else None
         if (
             activity is not None
