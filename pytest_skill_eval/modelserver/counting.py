@@ -9,15 +9,12 @@ large file as it would live.
 
 from __future__ import annotations
 
-import http.client
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from pytest_skill_eval.modelserver.upstream import connect
-from pytest_skill_eval.modelserver.wire import ANTHROPIC, WireReply, error_reply
+from pytest_skill_eval.modelserver.wire import WireReply
 
 COUNT_PATH = "/v1/messages/count_tokens"
 CHARACTERS_PER_TOKEN = 4
@@ -56,32 +53,3 @@ def counted_tokens(data: bytes) -> int | None:
     if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
         return tokens
     return None
-
-
-@dataclass(frozen=True)
-class CountAnswer:
-    """The provider's answer to a forwarded count request; `error` when it could not be had."""
-
-    status: int
-    data: bytes
-    tokens: int | None
-    error: str | None = None
-
-
-def forward_count(
-    messages_url: str, raw: bytes, headers: Mapping[str, str], timeout: float
-) -> CountAnswer:
-    """Forward a count request to the provider whose messages API is at `messages_url`."""
-    url = f"{messages_url}{COUNT_PATH.removeprefix('/v1/messages')}"
-    connection, target = connect(url, timeout)
-    try:
-        connection.request("POST", target, body=raw, headers={**headers, "Accept": "*/*"})
-        response = connection.getresponse()
-        data = response.read()
-    except (OSError, http.client.HTTPException) as error:
-        message = f"upstream unreachable: a token count could not be forwarded to {url} ({error})"
-        return CountAnswer(502, error_reply(ANTHROPIC, 502, message).body, None, message)
-    finally:
-        connection.close()
-    tokens = counted_tokens(data) if response.status == 200 else None
-    return CountAnswer(response.status, data, tokens)

@@ -13,7 +13,6 @@ from typing import Any
 from pytest_skill_eval.evidence.redact import Redactor as EvidenceRedactor
 from pytest_skill_eval.modelserver.bodies import request_excerpt
 from pytest_skill_eval.modelserver.cassette import cassette_data, write_cassette
-from pytest_skill_eval.modelserver.counting import forward_count
 from pytest_skill_eval.modelserver.paths import COUNT_PATHS, api_path
 from pytest_skill_eval.modelserver.placeholders import (
     normalise_request,
@@ -47,6 +46,7 @@ from pytest_skill_eval.modelserver.upstream import (
     Redactor,
     check_recordable,
     connect,
+    forward_count,
     outgoing_headers,
     upstream_url,
 )

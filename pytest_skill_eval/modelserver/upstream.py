@@ -8,12 +8,14 @@ import os
 import ssl
 import urllib.request
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from pytest_skill_eval.errors import ModelProviderError
+from pytest_skill_eval.modelserver.counting import COUNT_PATH, counted_tokens
 from pytest_skill_eval.modelserver.gemini import GEMINI
-from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES
+from pytest_skill_eval.modelserver.wire import ANTHROPIC, OPENAI, OPENAI_RESPONSES, error_reply
 
 RECORDABLE_APIS: tuple[str, ...] = (OPENAI, ANTHROPIC, OPENAI_RESPONSES, GEMINI)
 # What each api appends to its provider's baseUrl, as the hosts' SDKs do (Gemini names the model
@@ -210,3 +212,32 @@ def _secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
 
 def _is_version(value: str) -> bool:
     return all(ch.isdigit() or ch == "-" for ch in value)
+
+
+@dataclass(frozen=True)
+class CountAnswer:
+    """The provider's answer to a forwarded count request; `error` when it could not be had."""
+
+    status: int
+    data: bytes
+    tokens: int | None
+    error: str | None = None
+
+
+def forward_count(
+    messages_url: str, raw: bytes, headers: Mapping[str, str], timeout: float
+) -> CountAnswer:
+    """Forward a count request to the provider whose messages API is at `messages_url`."""
+    url = f"{messages_url}{COUNT_PATH.removeprefix('/v1/messages')}"
+    connection, target = connect(url, timeout)
+    try:
+        connection.request("POST", target, body=raw, headers={**headers, "Accept": "*/*"})
+        response = connection.getresponse()
+        data = response.read()
+    except (OSError, http.client.HTTPException) as error:
+        message = f"upstream unreachable: a token count could not be forwarded to {url} ({error})"
+        return CountAnswer(502, error_reply(ANTHROPIC, 502, message).body, None, message)
+    finally:
+        connection.close()
+    tokens = counted_tokens(data) if response.status == 200 else None
+    return CountAnswer(response.status, data, tokens)
