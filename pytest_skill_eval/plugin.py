@@ -152,7 +152,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         state = session.config.stash[SESSION_KEY]
         state.finish(session)
         # Before junitxml writes its file (a plain hook, run after the wrappers' first halves).
-        subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
+        subresults.record_seals(session.config, state.services.result_dirs, state.settings.trials)
     return (yield)
 
 
@@ -175,19 +175,19 @@ def pytest_terminal_summary(
 
     subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
-    shard = state.shard_dir is not None
+    shard = state.services.shard_dir is not None
     gate = config.stash.get(features.GATE_KEY, None)
     forecast: list[str] = config.stash.get(features.FORECAST_KEY, [])
     terminal_summary(
         terminalreporter,
-        state.result_dirs,
+        state.services.result_dirs,
         state.aggregate_dir,
         shard=shard,
         cwd=Path(config.invocation_params.dir),
         gate=gate,
         forecast=forecast,
     )
-    _step_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard, gate)
+    _step_summary(terminalreporter, state.services.result_dirs, state.aggregate_dir, shard, gate)
     try:
         return (yield)
     finally:

@@ -34,10 +34,10 @@ class SignificanceGate(Feature):
         """After the session finished its results (a shard's are the merge's to gate); before
         junitxml writes its file, so each rejection is a failing test case there too."""
         state = self.state
-        if state.shard_dir is None:
+        if state.services.shard_dir is None:
             from ..analysis.gate_decision import decide  # only under this mode
 
-            trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
+            trials = [state.services.result_dirs[t] for t in sorted(state.services.result_dirs)]
             decision = decide(state.settings.results_dir, trials, alpha=state.settings.alpha)
             session.config.stash[GATE_KEY] = decision
             log_gate(session.config, decision.failures())

@@ -38,10 +38,10 @@ class NoHarmGate(Feature):
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
         """After the session sealed its results: gate them, pooled with earlier ones."""
         state, settings = self.state, self.state.settings
-        if state.shard_dir is None and settings.margin is not None:
+        if state.services.shard_dir is None and settings.margin is not None:
             from ..analysis import no_harm_gate  # the controller's alone
 
-            trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
+            trials = [state.services.result_dirs[t] for t in sorted(state.services.result_dirs)]
             self.lines, passes = no_harm_gate.lines(
                 settings.results_dir, trials, margin=settings.margin, alpha=settings.alpha
             )

@@ -107,7 +107,8 @@ def pytest_sessionstart(session):
         from pytest_skill_eval.session import SESSION_KEY
         state = session.config.stash[SESSION_KEY]
         away = Path(os.environ["SKILL_EVAL_ELSEWHERE"])
-        state.result_dirs = {t: away / p.name for t, p in state.result_dirs.items()}
+        services = state.services
+        services.result_dirs = {t: away / p.name for t, p in services.result_dirs.items()}
 """
 
 
