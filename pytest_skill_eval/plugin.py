@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register --skill-eval options and their ini keys, and each loop feature's own."""
-    declared.add_options(parser)
+    declared.add_options(parser, features.fail_on_modes())
     features.add_options(parser)
 
 
@@ -71,7 +71,10 @@ def pytest_configure(config: pytest.Config) -> None:
     loop feature this process runs is registered (`features.REGISTERED`)."""
     if not options.enabled(config):
         return
-    settings = options.Settings.from_config(config)
+    modes = tuple(mode for mode, _ in features.fail_on_modes())
+    settings = options.Settings.from_config(config, modes)
+    with options.usage_errors():
+        features.check_options(config, settings)
     worker = xdist.is_worker(config)
     state = open_session(config, settings, worker=worker)
     if worker:
@@ -164,7 +167,9 @@ def pytest_terminal_summary(
     feature's lines (its own hook); last, an error no item reported."""
     if not options.enabled(config) and not xdist.is_worker(config):
         given = [
-            key for key in declared.INI_KEYS if config.getini(key) not in (None, "", [], False)
+            key
+            for key in (*declared.INI_KEYS, *features.ini_keys())
+            if config.getini(key) not in (None, "", [], False)
         ]
         hint = not_enabled_hint(Path(config.invocation_params.dir), given, config.inipath)
         if hint is not None:

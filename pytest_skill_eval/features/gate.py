@@ -20,6 +20,11 @@ class SignificanceGate(Feature):
     alone: workers never import it)."""
 
     name = "skill-eval-gate"
+    fail_on = (
+        gate_option.MODE,
+        "a comparison whose pass-to-fail pairs beat its fail-to-pass pairs beyond chance, Holm "
+        "across all comparisons at --skill-eval-alpha",
+    )
 
     def __init__(self, config: pytest.Config, state: SkillEvalSession) -> None:
         super().__init__(config, state)
