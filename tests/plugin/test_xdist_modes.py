@@ -4,6 +4,7 @@ recorded as `cancelled`."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,7 @@ def pytest_sessionstart(session):
 
 
 G0 = fast_dir("g0")  # g0's result directory
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.pi
@@ -122,7 +124,8 @@ def test_evidence_a_worker_left_elsewhere_is_infrastructure_failed_not_cancelled
 ) -> None:
     root = _root(tmp_path, 1)
     write(tmp_path / "plugins" / "elsewhere_plugin.py", ELSEWHERE)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "plugins"))
+    # The workers import the plugin from this checkout too, not from wherever it is installed.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "plugins"), str(CHECKOUT)]))
     monkeypatch.setenv("SKILL_EVAL_ELSEWHERE", str(tmp_path / "away"))
     result = run(pytester, root, "-n", "1", "-p", "elsewhere_plugin")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
