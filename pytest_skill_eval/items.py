@@ -150,7 +150,7 @@ class SkillEvalFile(pytest.File):
         state = self.config.stash[SESSION_KEY]
         settings = state.settings
         try:
-            loaded = state.definition(self.path)  # loaded once per process
+            loaded = state.services.definition(self.path)  # loaded once per process
             selection = select(loaded, settings.group_selectors, settings.variant_selector)
         except DefinitionError as error:
             raise DefinitionCollectionError(str(error)) from None
@@ -158,7 +158,7 @@ class SkillEvalFile(pytest.File):
             raise DefinitionCollectionError(f"{self.path}: {error}") from None
         units = []
         for chosen in selection:
-            for host in state.hosts_for(chosen.loaded):
+            for host in state.services.hosts_for(chosen.loaded):
                 units += [(trial, chosen, host) for trial in range(1, settings.trials + 1)]
         self._preflight(state, units)
         if settings.adaptive:
@@ -213,7 +213,7 @@ class SkillEvalFile(pytest.File):
         for loaded, variants, script_units in by_group.values():
             chosen_variants = [v for v in VARIANTS if v in variants]
             findings.problems += check_resources(
-                loaded, chosen_variants, settings.root, state.resolver
+                loaded, chosen_variants, settings.root, state.services.resolver
             )
             if settings.cassettes is not None:
                 found = check_scripts(loaded, script_units, settings.cassettes, settings.record)
@@ -282,7 +282,7 @@ class VariantItem(pytest.Item):
             state = self.config.stash[SESSION_KEY]
             self.session.shouldstop = DISK_FULL_STOP
             state.disk_full_reported = True
-            state.cancel.cancel("cancelled")
+            state.services.cancel.cancel("cancelled")
             raise SkillEvalFailure(str(error)) from None
         except EvidenceError as error:
             raise SkillEvalFailure(f"evidence could not be written: {error}") from None
@@ -294,7 +294,7 @@ class VariantItem(pytest.Item):
             stop = state.adaptive_stop(run)
             if stop is not None:
                 pytest.skip(stop.message(run.trial))
-        env = dataclasses.replace(state.environment(), next_run=self._next_run())
+        env = dataclasses.replace(state.services.environment(), next_run=self._next_run())
         record = run_variant(run, self.variant, env)
         evidence = shown_path(
             run.group_dir / self.variant, self.config.rootpath, run.group_dir.parents[2]
@@ -310,7 +310,7 @@ class VariantItem(pytest.Item):
         if record["state"] in FAILING_RUN_STATES:
             problems.append(run_problem(self.variant, record))
         if self.variant == last_selected(run):
-            outcome = run.finalise(state.environment())
+            outcome = run.finalise(state.services.environment())
             grade = outcome["grade"]
             if grade["state"] == "grade-error":
                 problems.append(grade_problem(grade))
@@ -333,7 +333,7 @@ class VariantItem(pytest.Item):
         run = following.group_run
         # Nor the first group of a trial whose result does not exist yet: a pre-start never
         # creates a result (a session stopped first would then record that trial).
-        if state.settings.adaptive or run.trial not in state.result_dirs:
+        if state.settings.adaptive or run.trial not in state.services.result_dirs:
             return None
         first = next((v for v in VARIANTS if run.selected.get(v)), None)
         return run if following.variant == first else None

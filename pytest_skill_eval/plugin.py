@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register --skill-eval options and their ini keys, and each loop feature's own."""
-    declared.add_options(parser)
+    declared.add_options(parser, features.fail_on_modes())
     features.add_options(parser)
 
 
@@ -71,7 +71,10 @@ def pytest_configure(config: pytest.Config) -> None:
     loop feature this process runs is registered (`features.REGISTERED`)."""
     if not options.enabled(config):
         return
-    settings = options.Settings.from_config(config)
+    modes = tuple(mode for mode, _ in features.fail_on_modes())
+    settings = options.Settings.from_config(config, modes)
+    with options.usage_errors():
+        features.check_options(config, settings)
     worker = xdist.is_worker(config)
     state = open_session(config, settings, worker=worker)
     if worker:
@@ -152,7 +155,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         state = session.config.stash[SESSION_KEY]
         state.finish(session)
         # Before junitxml writes its file (a plain hook, run after the wrappers' first halves).
-        subresults.record_seals(session.config, state.result_dirs, state.settings.trials)
+        subresults.record_seals(session.config, state.services.result_dirs, state.settings.trials)
     return (yield)
 
 
@@ -164,7 +167,9 @@ def pytest_terminal_summary(
     feature's lines (its own hook); last, an error no item reported."""
     if not options.enabled(config) and not xdist.is_worker(config):
         given = [
-            key for key in declared.INI_KEYS if config.getini(key) not in (None, "", [], False)
+            key
+            for key in (*declared.INI_KEYS, *features.ini_keys())
+            if config.getini(key) not in (None, "", [], False)
         ]
         hint = not_enabled_hint(Path(config.invocation_params.dir), given, config.inipath)
         if hint is not None:
@@ -175,19 +180,19 @@ def pytest_terminal_summary(
 
     subresults.name_check_counts(terminalreporter)
     state = config.stash[SESSION_KEY]
-    shard = state.shard_dir is not None
+    shard = state.services.shard_dir is not None
     gate = config.stash.get(features.GATE_KEY, None)
     forecast: list[str] = config.stash.get(features.FORECAST_KEY, [])
     terminal_summary(
         terminalreporter,
-        state.result_dirs,
+        state.services.result_dirs,
         state.aggregate_dir,
         shard=shard,
         cwd=Path(config.invocation_params.dir),
         gate=gate,
         forecast=forecast,
     )
-    _step_summary(terminalreporter, state.result_dirs, state.aggregate_dir, shard, gate)
+    _step_summary(terminalreporter, state.services.result_dirs, state.aggregate_dir, shard, gate)
     try:
         return (yield)
     finally:

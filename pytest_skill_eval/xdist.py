@@ -139,11 +139,12 @@ def hand_to_worker(node: Any) -> None:
     if not enabled(config):
         return
     state: SkillEvalSession = config.stash[SESSION_KEY]
+    services = state.services
     node.workerinput["skill_eval"] = {
-        "results": {str(k): str(v) for k, v in state.result_dirs.items()},
-        "pins": state.resolver.pinned(),
+        "results": {str(k): str(v) for k, v in services.result_dirs.items()},
+        "pins": services.resolver.pinned(),
         "binaries": hosts.handover(),
-        "ledger": state.ledger.handover() if state.ledger else None,
+        "ledger": services.ledger.handover() if services.ledger else None,
         # Resolved here, so a worker never re-resolves them against its own directory.
         "settings": state.settings.resolved_paths(),
     }
@@ -152,10 +153,11 @@ def hand_to_worker(node: Any) -> None:
 def take_from_controller(config: pytest.Config, state: SkillEvalSession) -> None:
     """Worker: adopt what the controller handed over instead of creating it again."""
     handed: dict[str, Any] = config.workerinput["skill_eval"]  # type: ignore[attr-defined]
-    state.result_dirs = {int(k): Path(v) for k, v in handed["results"].items()}
-    state.resolver = SourceResolver(state.settings.root, pinned=handed["pins"])
+    services = state.services
+    services.result_dirs = {int(k): Path(v) for k, v in handed["results"].items()}
+    services.resolver = SourceResolver(state.settings.root, pinned=handed["pins"])
     if handed.get("ledger"):
-        state.ledger = ledger_from(handed["ledger"], state.settings.ledger_url)
+        services.ledger = ledger_from(handed["ledger"], state.settings.ledger_url)
     hosts.adopt(handed["binaries"])
 
 

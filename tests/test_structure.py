@@ -232,6 +232,33 @@ def test_the_package_root_holds_the_pytest_glue_and_the_error_base_only() -> Non
     assert root - {"__init__"} <= GLUE | {"nodeids", "errors"}
 
 
+def test_a_loop_feature_is_its_module_and_its_registration_only() -> None:
+    # Deleting a feature is deleting its module and its line in REGISTERED: no other module
+    # imports it (typing-only imports included), and no other names its own options.
+    from pytest_skill_eval import features
+
+    modules = _modules()
+    for feature in features.REGISTERED:
+        own = feature.__module__
+        importers = {
+            name
+            for name, path in modules.items()
+            if own in _imports(name, path, modules, typing=True)
+        }
+        assert importers == {"pytest_skill_eval.features"}, f"{own} is imported by {importers}"
+        options = [f"--skill-eval-{name}" for name, _, _ in feature.options]
+        for name, path in modules.items():
+            if name == own:
+                continue
+            strings = [
+                node.value
+                for node in ast.walk(ast.parse(path.read_text()))
+                if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            ]
+            named = [o for o in options for text in strings if o in text]
+            assert named == [], f"{name} names {feature.__name__}'s {named}"
+
+
 def test_each_loop_feature_is_one_plugin_object_registered_by_name() -> None:
     # Adding a feature is one module in features/ and one line in REGISTERED: each module
     # defines one Feature, registered under its own stable name; plugin.py names no feature.

@@ -14,8 +14,8 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, AnyStr
 
 MARKER = "[redacted:{name}]"
 PREFIX_MIN = 8  # characters of a secret's beginning that count as the secret, mid-stream
@@ -83,27 +83,13 @@ class Redactor:
         """`text` with every secret replaced, and how often each name was replaced."""
         if self._text is None:
             return text, {}
-        counts: Counts = {}
-
-        def replace(match: re.Match[str]) -> str:
-            name = self._owner[match.group(0)]
-            counts[name] = counts.get(name, 0) + 1
-            return marker(name)
-
-        return self._text.sub(replace, text), counts
+        return _replaced(self._text, self._owner, text, marker)
 
     def redact_bytes(self, data: bytes) -> tuple[bytes, Counts]:
         """`data` with every secret replaced, and how often each name was replaced."""
         if self._bytes is None:
             return data, {}
-        counts: Counts = {}
-
-        def replace(match: re.Match[bytes]) -> bytes:
-            name = self._owner_bytes[match.group(0)]
-            counts[name] = counts.get(name, 0) + 1
-            return marker(name).encode("utf-8")
-
-        return self._bytes.sub(replace, data), counts
+        return _replaced(self._bytes, self._owner_bytes, data, lambda n: marker(n).encode())
 
     def redact_value(self, value: Any) -> tuple[Any, Counts]:
         """A JSON-like value with every secret replaced in every string, keys included."""
@@ -390,3 +376,21 @@ def credential_values(document: Any, prefix: str) -> dict[str, str]:
 
     walk(document, "")
     return found
+
+
+def _replaced(
+    pattern: re.Pattern[AnyStr],
+    owner: Mapping[AnyStr, str],
+    data: AnyStr,
+    mark: Callable[[str], AnyStr],
+) -> tuple[AnyStr, Counts]:
+    """`data` with each form `pattern` finds replaced by its owner's `mark`, and how often each
+    name was replaced."""
+    counts: Counts = {}
+
+    def replace(match: re.Match[AnyStr]) -> AnyStr:
+        name = owner[match.group(0)]
+        counts[name] = counts.get(name, 0) + 1
+        return mark(name)
+
+    return pattern.sub(replace, data), counts

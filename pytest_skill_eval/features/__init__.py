@@ -1,8 +1,9 @@
 """The loop features as plugin objects (the way pytest's `StepwisePlugin` and `LFPlugin` are).
 
-Each module here defines one `Feature` subclass: its options, its hooks and its state, each hook
-delegating to a pure function in its own layer. `REGISTERED` is the one list of them, in the
-order their terminal lines are written: adding a feature is one module and one line below.
+Each module here defines one `Feature` subclass: its options (a gate's `--skill-eval-fail-on`
+mode among them), its hooks and its state, each hook delegating to a pure function in its own
+layer. `REGISTERED` is the one list of them, in the order their terminal lines are written:
+adding a feature is one module and one line below.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .no_harm import NoHarmGate
 from .shard import ShardDeselection
 
 if TYPE_CHECKING:
+    from ..options import Settings
     from ..session import SkillEvalSession
 
 __all__ = [
@@ -29,6 +31,9 @@ __all__ = [
     "REGISTERED",
     "Feature",
     "add_options",
+    "check_options",
+    "fail_on_modes",
+    "ini_keys",
     "register",
     "unregister",
 ]
@@ -43,10 +48,27 @@ REGISTERED: tuple[type[Feature], ...] = (
 )
 
 
+def fail_on_modes() -> tuple[tuple[str, str], ...]:
+    """The `(mode, what it fails)` each gate adds to --skill-eval-fail-on, in order."""
+    return tuple(feature.fail_on for feature in REGISTERED if feature.fail_on is not None)
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Register each feature's own options."""
     for feature in REGISTERED:
         feature.add_options(parser)
+
+
+def ini_keys() -> tuple[str, ...]:
+    """The ini keys of the features' own options."""
+    names = (name for feature in REGISTERED for name, _, _ in feature.options)
+    return tuple(f"skill_eval_{name.replace('-', '_')}" for name in names)
+
+
+def check_options(config: pytest.Config, settings: Settings) -> None:
+    """Refuse a bad value of any feature's own options, before the session opens."""
+    for feature in REGISTERED:
+        feature.check_options(config, settings)
 
 
 def register(config: pytest.Config, state: SkillEvalSession) -> None:

@@ -6,8 +6,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 import pytest
 
+from ..options import declared
+
 if TYPE_CHECKING:
     from ..analysis.gate_decision import GateDecision
+    from ..options import Settings
     from ..session import SkillEvalSession
 
 DECIDED_KEY = pytest.StashKey[list[str]]()
@@ -30,6 +33,10 @@ class Feature:
 
     name: ClassVar[str]
     """The plugin name it is registered under (`skill-eval-<feature>`)."""
+    fail_on: ClassVar[tuple[str, str] | None] = None
+    """A gate's `--skill-eval-fail-on` mode and what it fails, as the option's help says."""
+    options: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+    """Its own `--skill-eval-<name> METAVAR` options (each with its ini key) and their help."""
 
     def __init__(self, config: pytest.Config, state: SkillEvalSession) -> None:
         self.config = config
@@ -38,6 +45,13 @@ class Feature:
     @classmethod
     def add_options(cls, parser: pytest.Parser) -> None:
         """Register the feature's own options (at pytest_addoption, before any session)."""
+        for name, metavar, help_text in cls.options:
+            declared.add_option(parser, name, metavar, help_text)
+
+    @classmethod
+    def check_options(cls, config: pytest.Config, settings: Settings) -> None:
+        """Refuse a bad value of its own options (an OptionValueError), in every process and
+        before the session opens, so that nothing runs or is written."""
 
     @classmethod
     def wanted(cls, state: SkillEvalSession) -> bool:

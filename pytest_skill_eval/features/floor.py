@@ -18,9 +18,9 @@ class NoiseFloor(Feature):
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """After every gate decided (their wrappers ran), before junitxml writes its file."""
         decided = session.config.stash.get(DECIDED_KEY, [])
-        record_decided(session.config, self.state.result_dirs, decided)
+        record_decided(session.config, self.state.services.result_dirs, decided)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.summarised():
-            self.write_lines(terminalreporter, floor_lines(self.state.result_dirs))
+            self.write_lines(terminalreporter, floor_lines(self.state.services.result_dirs))

@@ -33,15 +33,15 @@ class Forecast(Feature):
         estimate = Path(config.invocation_params.dir, given) if given else None
         with usage_errors():  # a ceiling the forecast exceeds is one line
             lines = run_lines(
-                state.loaded_selected(),  # narrowed by -k, as by --skill-eval-group
+                state.services.loaded_selected(),  # narrowed by -k, as by --skill-eval-group
                 selectors=settings.group_selectors,
                 variant=settings.variant_selector,
-                hosts_for=state.hosts_for,
+                hosts_for=state.services.hosts_for,
                 trials=Trials(settings.trials, auto=settings.adaptive),
-                price_of=state.endpoints.price,
+                price_of=state.services.endpoints.price,
                 estimate_dir=estimate.resolve() if estimate else None,
                 collect_only=settings.collect_only,
-                paid=state.endpoints.paid_mode is not None,
+                paid=state.services.endpoints.paid_mode is not None,
                 max_cost=settings.max_cost,
                 cassettes=settings.cassettes,
             )

@@ -20,6 +20,11 @@ class SignificanceGate(Feature):
     alone: workers never import it)."""
 
     name = "skill-eval-gate"
+    fail_on = (
+        gate_option.MODE,
+        "a comparison whose pass-to-fail pairs beat its fail-to-pass pairs beyond chance, Holm "
+        "across all comparisons at --skill-eval-alpha",
+    )
 
     def __init__(self, config: pytest.Config, state: SkillEvalSession) -> None:
         super().__init__(config, state)
@@ -34,10 +39,10 @@ class SignificanceGate(Feature):
         """After the session finished its results (a shard's are the merge's to gate); before
         junitxml writes its file, so each rejection is a failing test case there too."""
         state = self.state
-        if state.shard_dir is None:
+        if state.services.shard_dir is None:
             from ..analysis.gate_decision import decide  # only under this mode
 
-            trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
+            trials = [state.services.result_dirs[t] for t in sorted(state.services.result_dirs)]
             decision = decide(state.settings.results_dir, trials, alpha=state.settings.alpha)
             session.config.stash[GATE_KEY] = decision
             log_gate(session.config, decision.failures())

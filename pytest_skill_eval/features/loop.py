@@ -25,15 +25,16 @@ class AffectedSince(Feature):
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         """A group whose every input is unchanged does not run (workers deselect alike)."""
-        if self.state.loop.affected_since is None:
+        services = self.state.services
+        if services.loop.affected_since is None:
             return
-        inputs = self.state.environment().inputs
+        inputs = services.environment().inputs
         assert inputs is not None
         kept: list[pytest.Item] = []
         dropped: list[pytest.Item] = []
         for item in items:
             run = getattr(item, "group_run", None)
-            unchanged = run is not None and self.state.loop.unchanged(run.loaded, run.host, inputs)
+            unchanged = run is not None and services.loop.unchanged(run.loaded, run.host, inputs)
             (dropped if unchanged else kept).append(item)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
@@ -41,21 +42,21 @@ class AffectedSince(Feature):
 
     def pytest_report_collectionfinish(self) -> list[str]:
         """Which groups are affected, by which input, and which not."""
-        return [] if self.state.worker else self.state.loop.report_lines()
+        return [] if self.state.worker else self.state.services.loop.report_lines()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
         """Nothing affected is a pass; the unchanged groups as JUnit properties."""
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and (
-            self.state.loop.nothing_affected()
+            self.state.services.loop.nothing_affected()
         ):
             session.exitstatus = pytest.ExitCode.OK
-        record_unchanged(session.config, self.state.result_dirs)
+        record_unchanged(session.config, self.state.services.result_dirs)
         return (yield)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """The groups that did not run with their earlier grades; results never reusable."""
         if self.summarised():
-            loop = self.state.loop
+            loop = self.state.services.loop
             self.write_lines(terminalreporter, [*loop.unchanged_lines(), *loop.refused_lines()])

@@ -13,10 +13,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..analysis import gate_option
+from ..options import option
 from .base import DECIDED_KEY, Feature
 
 if TYPE_CHECKING:
+    from ..options import Settings
     from ..session import SkillEvalSession
+
+NO_HARM = gate_option.NO_HARM
 
 
 class NoHarmGate(Feature):
@@ -24,26 +28,45 @@ class NoHarmGate(Feature):
     (`analysis/no_harm_gate.py` decides; `analysis/noninferiority.py` is the test)."""
 
     name = "skill-eval-no-harm"
+    fail_on = (
+        NO_HARM,
+        "unless every comparison shows its candidate's pass rate is not lower than its "
+        "baseline's by --skill-eval-margin or more, at --skill-eval-alpha; too few trials fail it",
+    )
+    options = (
+        (
+            "margin",
+            "D",
+            f"with --skill-eval-fail-on {NO_HARM}: the most the candidate's pass rate may fall "
+            "below the baseline's and still be no harm, a number between 0 and 1 such as 0.1",
+        ),
+    )
 
     def __init__(self, config: pytest.Config, state: SkillEvalSession) -> None:
         super().__init__(config, state)
+        self.margin = _margin(config, state.settings.fail_on)
         self.lines: list[str] = []
+
+    @classmethod
+    def check_options(cls, config: pytest.Config, settings: Settings) -> None:
+        """--skill-eval-margin: required with this mode, refused without it."""
+        _margin(config, settings.fail_on)
 
     @classmethod
     def wanted(cls, state: SkillEvalSession) -> bool:
         """The controller's alone, and only under this mode."""
-        return not state.worker and state.settings.fail_on == gate_option.NO_HARM
+        return not state.worker and state.settings.fail_on == NO_HARM
 
     @pytest.hookimpl(wrapper=True, trylast=True)  # after the session sealed, before junitxml
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
         """After the session sealed its results: gate them, pooled with earlier ones."""
         state, settings = self.state, self.state.settings
-        if state.shard_dir is None and settings.margin is not None:
+        if state.services.shard_dir is None and self.margin is not None:
             from ..analysis import no_harm_gate  # the controller's alone
 
-            trials = [state.result_dirs[t] for t in sorted(state.result_dirs)]
+            trials = [state.services.result_dirs[t] for t in sorted(state.services.result_dirs)]
             self.lines, passes = no_harm_gate.lines(
-                settings.results_dir, trials, margin=settings.margin, alpha=settings.alpha
+                settings.results_dir, trials, margin=self.margin, alpha=settings.alpha
             )
             # The noise floor writes them as JUnit properties with the other gates' lines.
             session.config.stash.setdefault(DECIDED_KEY, []).extend(self.lines)
@@ -59,3 +82,8 @@ class NoHarmGate(Feature):
         for line in self.lines:
             red = line.startswith("no harm not shown:")
             terminalreporter.write_line(f"skill-eval: {line}", red=red, green=not red)
+
+
+def _margin(config: pytest.Config, fail_on: str) -> float | None:
+    """--skill-eval-margin under `fail_on` (an OptionValueError when it has no place)."""
+    return gate_option.margin_value(option(config, "margin"), fail_on, "--skill-eval-margin")

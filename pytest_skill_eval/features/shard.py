@@ -22,13 +22,13 @@ class ShardDeselection(Feature):
 
     @classmethod
     def wanted(cls, state: SkillEvalSession) -> bool:
-        return state.plan is not None
+        return state.services.plan is not None
 
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         """A shard keeps only its own units; the rest are deselected (JUnit stays per shard)."""
-        plan = self.state.plan
+        plan = self.state.services.plan
         assert plan is not None
         index, count = self.state.settings.shard or (1, 1)
         keep = unit_keys(shard_units(plan, index, count))
@@ -52,8 +52,12 @@ class ShardDeselection(Feature):
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """Where the shard's evidence is, by its seal."""
         state = self.state
-        if self.summarised() and state.shard_dir is not None and state.shard_root is not None:
+        if (
+            self.summarised()
+            and state.services.shard_dir is not None
+            and state.shard_root is not None
+        ):
             index, count = state.settings.shard or (1, 1)
             terminalreporter.write_line(
-                f"shard {index}/{count}: {state.shard_dir} seal sha256:{state.shard_root}"
+                f"shard {index}/{count}: {state.services.shard_dir} seal sha256:{state.shard_root}"
             )

@@ -4,6 +4,7 @@ manifest the evaluator writes, and rendered in exactly the markup Pi's guard ext
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +46,51 @@ def declared_context_block(entries: list[dict[str, Any]]) -> str:
         lines.append("</context>")
     lines.append("</declared_context>")
     return "\n".join(lines)
+
+
+# One line a neutral tool, in the words of the isolated prompt.
+TOOL_SNIPPETS = {
+    "read": "Read a file",
+    "write": "Create or overwrite a file",
+    "edit": "Replace exact text in a file",
+    "skill": "Load one of the listed skills",
+    "run_command": "Run one declared command in the workspace",
+}
+
+
+def isolated_prompt(
+    host: str,
+    tools: Sequence[str],
+    neutral: Mapping[str, str],
+    skill_tool: str,
+    entries: list[dict[str, Any]],
+    cwd: Path,
+    *,
+    listing: str | None = None,
+) -> str:
+    """The evaluator's system prompt, Pi's isolated prompt in a host's words: `host`'s name, a
+    line a tool offered by its own name (`neutral` gives the neutral tool it is; any other is a
+    declared command), the tool that loads a skill, and `listing` where the host puts its own
+    list of skills."""
+    snippet = {name: TOOL_SNIPPETS[tool] for name, tool in neutral.items()}
+    lines = [f"- {name}: {snippet.get(name, TOOL_SNIPPETS['run_command'])}" for name in tools]
+    sections = [
+        f"You are an expert coding assistant operating inside {host} for a skill "
+        "evaluation. Use only the tools and resources listed below.",
+        "Available tools:\n" + ("\n".join(lines) if lines else "(none)"),
+        "\n".join(
+            [
+                "Guidelines:",
+                f"- Use {skill_tool} to load a skill when the task matches its description.",
+                "- Resolve relative paths in a skill against that skill's directory "
+                "(the parent of its SKILL.md).",
+                "- Be concise in your responses.",
+            ]
+        ),
+    ]
+    if listing is not None:
+        sections.append(listing)
+    if entries:
+        sections.append(declared_context_block(entries))
+    sections.append(f"Current working directory: {cwd}")
+    return "\n\n".join(sections)

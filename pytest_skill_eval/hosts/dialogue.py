@@ -116,6 +116,38 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         (each host reads its events with its own)."""
         raise NotImplementedError
 
+    def _later_argv(self, prompt: str) -> list[str] | None:
+        """A later turn's command line, continuing what the turns before left (None: they left
+        nothing to continue)."""
+        raise NotImplementedError
+
+    def _delivered(self, number: int, prompt: str) -> str:
+        """Turn `number`'s prompt as the host gets it: as written."""
+        return prompt
+
+    def _settled(self, number: int, turn: Turn, going: bool) -> bool:
+        """Whether the conversation goes on after turn `number`: it went on and settled."""
+        return going and turn.settled
+
+    def _turns(self, registration: Declared) -> tuple[Observation, ProcessOutcome]:
+        """Every prompt in turn on the host `registration` declares, each later one in a new
+        process; a turn that fails or does not settle ends the conversation (later turns would
+        build on it)."""
+        for number, prompt in enumerate(self._launch.prompts, start=1):
+            if number > 1 and not self._next_process(
+                number, self._later_argv(prompt), registration
+            ):
+                break
+            turn, going = self._take_turn(number, prompt, self._delivered(number, prompt))
+            if not self._settled(number, turn, going):
+                break
+            self._after_turn(turn)
+            if turn.assistant_error is not None:
+                break
+        for turn in self._observation.turns:
+            turn.finish()
+        return self._observation, self._outcome
+
     def _next_process(self, number: int, argv: list[str] | None, registration: Declared) -> bool:
         """Start `argv` for turn `number` (None: the last turn left nothing to resume) on the
         host `registration` declares; False when the conversation cannot go on."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,26 @@ class Observation:
         """The subject read `path` (as it named it) in the current turn."""
         if self.current is not None:
             self.current.reads.append(path)
+
+    def read_by(
+        self,
+        activity: dict[str, Any],
+        skills: Mapping[str, Path],
+        skill: str,
+        *,
+        cwd: Path | None = None,
+    ) -> None:
+        """What a successful call with arguments read: a `read` call's `file_path` (under `cwd`
+        when it is given), or the file of the skill a `skill` call names by its `skill`
+        argument."""
+        args = activity["args"]
+        if activity["toolName"] == "read" and isinstance(args.get("file_path"), str):
+            path = args["file_path"]
+            self.read_succeeded(path if cwd is None else str(cwd / path))
+        elif activity["toolName"] == "skill":
+            found = skills.get(str(args.get(skill)))
+            if found is not None:
+                self.read_succeeded(str(found))
 
     def message(self, message: dict[str, Any]) -> Turn | None:
         """A finished transcript message of the current turn; returns that turn."""

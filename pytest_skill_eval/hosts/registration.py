@@ -80,8 +80,6 @@ class HostRegistration:
 
     name: str  # the `runtime.host` value, node ids' `@host`, evidence directories' host
     display_name: str  # how messages, the cross-host table and the views name it
-    # `--skill-eval-<binary_option> PATH`, ini `skill_eval_<binary_option>` (`-` as `_`)
-    binary_option: str
     package: str  # the npm package, pinned
     version: str  # the pinned version
     # The wire APIs the model server routes for it; one: it speaks that whatever the provider,
@@ -99,9 +97,12 @@ class HostRegistration:
     # A Node program: a binary with a `runtime` (`hosts.runtime.NodeBinary`) starts as
     # `<pinned node> <entry>` with a private copy of the evaluator's warm compile cache.
     runs_on_node: bool
-    # Its subpackage (`pytest_skill_eval.hosts.<name>`, the registration's `__package__`):
-    # `host.py`, `binary.py` and `tools.py` there are its implementation, check and renderer.
-    subpackage: str
+    # `--skill-eval-<binary_option> PATH`, ini `skill_eval_<binary_option>` (`-` as `_`); "":
+    # its name.
+    binary_option: str = ""
+    # Its subpackage, where `host.py`, `binary.py` and `tools.py` are its implementation, check
+    # and renderer; "": `pytest_skill_eval.hosts.<name>` (`-` as `_`).
+    subpackage: str = ""
     # The executable looked for on PATH and in node_modules/.bin; "": its `binary_option`.
     command: str = ""
     # The entry the package installs, relative to the definition root; "": the package's
@@ -128,7 +129,11 @@ class HostRegistration:
     price_source: str = SHARED_PRICE_SOURCE
 
     def __post_init__(self) -> None:
-        command = self.command or self.binary_option
+        option = self.binary_option or self.name
+        object.__setattr__(self, "binary_option", option)
+        subpackage = self.subpackage or f"{__package__}.{self.name.replace('-', '_')}"
+        object.__setattr__(self, "subpackage", subpackage)
+        command = self.command or option
         object.__setattr__(self, "command", command)
         object.__setattr__(self, "binary", self.binary or f"node_modules/.bin/{command}")
 

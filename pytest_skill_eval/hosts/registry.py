@@ -44,6 +44,17 @@ def registration_for(name: str) -> HostRegistration:
     raise UnknownHostError(f"unknown runtime.host {name!r}; known: {', '.join(names())}")
 
 
+class Registered:
+    """A `Host` implementation's `registration`: the one the registry holds under `name` when it
+    is read, so a registration replaced in-process is the one its host reads."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __get__(self, instance: object, owner: type | None = None) -> HostRegistration:
+        return registration_for(self._name)
+
+
 def by_api(api: str) -> tuple[HostRegistration, ...]:
     """The hosts whose model traffic the server must route for wire API `api`."""
     return tuple(registration for registration in registered() if api in registration.apis)

@@ -6,7 +6,6 @@ A bad value stops the invocation before anything runs, as a `pytest.UsageError` 
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -78,8 +77,6 @@ class Settings:
     pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
     # The family-wise error rate of fail-on's statistical gate.
     alpha: float = gate_option.DEFAULT_ALPHA
-    # --skill-eval-fail-on no-harm's declared margin (None under every other mode).
-    margin: float | None = None
     retries: int = 0  # runs again of a variant whose run was infrastructure-failed
     resume: str | None = None  # the result --skill-eval-resume completes (as given)
     # pytest's rootdir: hosts and the pinned Node are looked for from the root up to it.
@@ -93,11 +90,12 @@ class Settings:
         )
 
     @classmethod
-    def from_config(cls, config: pytest.Config) -> Settings:
-        """Read and check every option; the first bad one is a usage error."""
+    def from_config(cls, config: pytest.Config, modes: tuple[str, ...] = ()) -> Settings:
+        """Read and check every option; the first bad one is a usage error. `modes` are the
+        --skill-eval-fail-on modes the loop features add."""
         handed = _handed_paths(config)
         if handed is not None:
-            return cls._from_config(config, handed)
+            return cls._from_config(config, handed, modes)
         invoked = Path(config.invocation_params.dir)
         root = (_path_option(config, "root") or invoked).resolve()
         if not root.is_dir():
@@ -108,7 +106,7 @@ class Settings:
         paths = tuple(definitions(config))
         results = _path_option(config, "results")
         cassettes_raw = _path_option(config, "cassettes")
-        plan_raw = _option(config, "plan")
+        plan_raw = option(config, "plan")
         return cls._from_config(
             config,
             {
@@ -121,6 +119,7 @@ class Settings:
                 "pi_auth": _str(_ini_path(config, "skill_eval_pi_auth")),
                 "pi_models": _str(_ini_path(config, "skill_eval_pi_models")),
             },
+            modes,
         )
 
     def resolved_paths(self) -> dict[str, Any]:
@@ -137,21 +136,23 @@ class Settings:
         }
 
     @classmethod
-    def _from_config(cls, config: pytest.Config, resolved: dict[str, Any]) -> Settings:
+    def _from_config(
+        cls, config: pytest.Config, resolved: dict[str, Any], modes: tuple[str, ...]
+    ) -> Settings:
         root = Path(resolved["root"])
         paths = tuple(Path(p) for p in resolved["paths"])
         with usage_errors():
             variant = _choice(config, "variant", VARIANT_SELECTORS, None)
             trials, adaptive = _trials(config)
-            fail_on = _choice(config, "fail-on", FAIL_ON, "infrastructure")
+            fail_on = _choice(config, "fail-on", (*FAIL_ON, *modes), "infrastructure")
             record = _choice(config, "record", RECORD_MODES, "none")
             no_progress_s = _number(config, "no-progress-timeout", "seconds", NO_PROGRESS_S)
             max_cost = _number(config, "max-cost", "USD", None)
-            reserve = reserve_value(_option(config, "reserve"))
-            shard = shard_of("--skill-eval-shard", _option(config, "shard"))
-            alpha, margin = gate_option.values(functools.partial(_option, config), fail_on)
+            reserve = reserve_value(option(config, "reserve"))
+            shard = shard_of("--skill-eval-shard", option(config, "shard"))
+            alpha = gate_option.alpha_value(option(config, "alpha"))
             pi_bundle = _choice(config, "pi-bundle", ("on", "off"), "on") == "on"
-            retries = attempts.retries_value(_option(config, "retries"))
+            retries = attempts.retries_value(option(config, "retries"))
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
             raise pytest.UsageError(
@@ -170,19 +171,18 @@ class Settings:
             variant_selector=variant,
             trials=trials,
             adaptive=adaptive,
-            noise_floor=_option(config, "noise-floor") not in (None, ""),
+            noise_floor=option(config, "noise-floor") not in (None, ""),
             fail_on=fail_on,
             alpha=alpha,
-            margin=margin,
             results_dir=_path(resolved["results"]) or root / ".skill-eval" / "runs",
             cassettes=cassettes,
             record=record,
             no_progress_s=no_progress_s,
             max_cost=max_cost,
-            node=_option(config, "node") or None,
+            node=option(config, "node") or None,
             pi_bundle=pi_bundle,
             binaries=tuple(
-                (r.name, _option(config, r.binary_option)) for r in registry.registered()
+                (r.name, option(config, r.binary_option)) for r in registry.registered()
             ),
             codex_unconfined_reads=bool(
                 config.getoption("--skill-eval-codex-unconfined-reads")
@@ -195,10 +195,10 @@ class Settings:
             plan=_path(resolved["plan"]),
             shard=shard,
             hosts=_hosts(config),
-            ledger_url=_option(config, "ledger-url") or None,
+            ledger_url=option(config, "ledger-url") or None,
             reserve=reserve,
             retries=retries,
-            resume=_option(config, "resume") or None,
+            resume=option(config, "resume") or None,
             rootdir=_path(resolved.get("rootdir")),
         )
         if settings.shard is not None and settings.plan is None:
@@ -237,8 +237,9 @@ def usage_errors() -> Iterator[None]:
         raise pytest.UsageError(str(error)) from None
 
 
-def _option(config: pytest.Config, name: str) -> Any:
-    """A --skill-eval-NAME option, else its skill_eval_NAME ini key."""
+def option(config: pytest.Config, name: str) -> Any:
+    """A --skill-eval-NAME option, else its skill_eval_NAME ini key (a feature reads its own
+    options with it)."""
     value = config.getoption(f"--skill-eval-{name}")
     if value is None:
         value = config.getini(f"skill_eval_{name.replace('-', '_')}")
@@ -269,19 +270,19 @@ def _handed_paths(config: pytest.Config) -> dict[str, Any] | None:
 def _given(config: pytest.Config) -> dict[str, Any]:
     """The selection options given explicitly (a plan refuses to be contradicted)."""
     names = ("trials", "variant", "fail-on", "record")
-    given = {name: _option(config, name) for name in names if _option(config, name) is not None}
+    given = {name: option(config, name) for name in names if option(config, name) is not None}
     if selectors := _group_selectors(config):
         given["group"] = selectors[0] if len(selectors) == 1 else list(selectors)
     return given
 
 
 def _choice(config: pytest.Config, name: str, choices: tuple[str, ...], default: Any) -> Any:
-    raw = _option(config, name)
+    raw = option(config, name)
     return default if raw in (None, "") else choice(f"--skill-eval-{name}", raw, choices)
 
 
 def _number(config: pytest.Config, name: str, unit: str, default: Any) -> Any:
-    raw = _option(config, name)
+    raw = option(config, name)
     return (
         default if raw in (None, "") else number(f"--skill-eval-{name}", raw, zero=False, unit=unit)
     )
@@ -313,25 +314,25 @@ def _hosts(config: pytest.Config) -> tuple[str, ...]:
 
 def _trials(config: pytest.Config) -> tuple[int, bool]:
     """(trials, adaptive): N trials, `auto` with its maximum, or the noise floor's trials."""
-    if (floor := _option(config, "noise-floor")) not in (None, ""):
-        given = [n for n in ("trials", "max-trials", "variant", "plan") if _option(config, n)]
+    if (floor := option(config, "noise-floor")) not in (None, ""):
+        given = [n for n in ("trials", "max-trials", "variant", "plan") if option(config, n)]
         return noise_floor.floor_trials(floor, given), False
-    if str(_option(config, "trials")).strip().lower() != "auto":
-        if _option(config, "max-trials") is not None:
+    if str(option(config, "trials")).strip().lower() != "auto":
+        if option(config, "max-trials") is not None:
             raise pytest.UsageError(adaptive.MAX_WITHOUT_AUTO)
         return _positive_int(config, "trials", 1), False
     maximum = _positive_int(config, "max-trials", adaptive.DEFAULT_MAX_TRIALS)
     with usage_errors():
         adaptive.check_auto(
             maximum,
-            planned=_option(config, "plan") is not None,
-            one_variant=_option(config, "variant") is not None,
+            planned=option(config, "plan") is not None,
+            one_variant=option(config, "variant") is not None,
         )
     return maximum, True
 
 
 def _positive_int(config: pytest.Config, name: str, default: int) -> int:
-    raw = _option(config, name)
+    raw = option(config, name)
     if raw in (None, ""):
         return default
     accepted = "a positive integer such as 3" + (", or auto" if name == "trials" else "")

@@ -1,11 +1,14 @@
 """Every --skill-eval option and skill_eval_* ini key pytest is told about, with its help.
 
-`add_options` registers them; `INI_KEYS` lets the glue tell an ini file that configures the
-plugin without enabling it. Reading their values is `options.Settings`'s.
+`add_options` registers them, with the `--skill-eval-fail-on` modes the loop features add
+(`features/`, which declare their own options with `add_option`); `INI_KEYS` lets the glue tell
+an ini file that configures the plugin without enabling it. Reading their values is
+`options.Settings`'s.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -14,13 +17,11 @@ from ..analysis import adaptive, gate_option
 from ..hosts import registry
 from ..run import attempts, resume
 
-FAIL_ON = (
-    "infrastructure",
-    "candidate",
-    "any",
-    "regression",
-    gate_option.MODE,
-    gate_option.NO_HARM,
+# The modes of --skill-eval-fail-on no feature adds.
+FAIL_ON = ("infrastructure", "candidate", "any", "regression")
+FAIL_ON_HELP = (
+    "what fails the pytest run: infrastructure (default), candidate, any, regression (any "
+    "pass-to-fail)"
 )
 VARIANT_SELECTORS = ("baseline", "candidate")
 
@@ -70,9 +71,8 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "none|once|all",
         {"help": "record mode with --skill-eval-cassettes (default none: replay only)"},
     ),
-    ("fail-on", "|".join(FAIL_ON), {"help": gate_option.FAIL_ON_HELP}),
+    ("fail-on", "|".join(FAIL_ON), {"help": FAIL_ON_HELP}),
     gate_option.OPTION,
-    gate_option.MARGIN_OPTION,
     # Declared here, not in `budget.estimate`, which only a forecast (the controller's) imports.
     (
         "estimate",
@@ -148,8 +148,24 @@ INI_KEYS = (
 )
 
 
-def add_options(parser: pytest.Parser) -> None:
-    """Register --skill-eval options and their ini keys."""
+def add_option(parser: pytest.Parser, name: str, metavar: str, help_text: str) -> None:
+    """Register `--skill-eval-<name> METAVAR` and its ini key `skill_eval_<name>` (`-` as
+    `_`), which the option wins over."""
+    group = parser.getgroup("skill-eval")
+    group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, help=help_text)
+    parser.addini(f"skill_eval_{name.replace('-', '_')}", help_text, default=None)
+
+
+def fail_on_option(modes: Sequence[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
+    """--skill-eval-fail-on's metavar and help with the features' `(mode, what it fails)`."""
+    names = (*FAIL_ON, *(mode for mode, _ in modes))
+    help_text = FAIL_ON_HELP + "".join(f", {mode} ({says})" for mode, says in modes)
+    return "|".join(names), {"help": help_text}
+
+
+def add_options(parser: pytest.Parser, modes: Sequence[tuple[str, str]] = ()) -> None:
+    """Register --skill-eval options and their ini keys; `modes` are the `(mode, what it
+    fails)` the loop features add to --skill-eval-fail-on."""
     group = parser.getgroup("skill-eval", "skill evaluation (pytest-skill-eval)")
     group.addoption(
         "--skill-eval",
@@ -210,6 +226,8 @@ def add_options(parser: pytest.Parser) -> None:
         group.addoption(registration.option, metavar="PATH", default=None, help=help_text)
         parser.addini(registration.ini, help_text, default=None)
     for name, metavar, extra in _OPTIONS:
+        if name == "fail-on":
+            metavar, extra = fail_on_option(modes)
         group.addoption(f"--skill-eval-{name}", metavar=metavar, default=None, **extra)
         parser.addini(f"skill_eval_{name.replace('-', '_')}", extra["help"], default=None)
     for key, help_text in _INI_ONLY:

@@ -242,17 +242,18 @@ def problem(error: ValidationError) -> str:
 
 def check_plan(data: Any, path: Path) -> str | None:
     """Why `data` (read from `path`) is not a valid plan, in one line; None when it is."""
-    try:
-        PlanModel.model_validate(data)
-    except ValidationError as error:
-        return f"{path}: {problem(error)}"
-    return None
+    return _check(PlanModel, data, path)
 
 
 def check_shard(data: Any, path: Path) -> str | None:
     """Why `data` (read from `path`) is not a valid shard record, in one line; None when it is."""
+    return _check(ShardModel, data, path)
+
+
+def _check(model: type[BaseModel], data: Any, path: Path) -> str | None:
+    """Why `data` (read from `path`) is not a valid `model`, in one line; None when it is."""
     try:
-        ShardModel.model_validate(data)
+        model.model_validate(data)
     except ValidationError as error:
         return f"{path}: {problem(error)}"
     return None

@@ -1,8 +1,10 @@
-"""Per-process state of an invocation: its services, result directories and group runs.
+"""Per-process state of an invocation: its services, and what its items and group runs did.
 
-The services (`session/services.py`), the controller's preparation (`session/invocation.py`)
-and the finish (`session/results.py`) are the session's parts; the session holds their state,
-stashes it and is registered as a plugin for the invocation.
+The session is split by role: its `services` (`session/services.py`: sources, binaries,
+endpoints, the ledger, result directories, definitions), the controller's preparation
+(`session/invocation.py`) and the finish (`session/results.py`); the session holds the group
+runs and what was collected and reported, is stashed and is registered as a plugin for the
+invocation.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from .services import Services
 OUTCOME = {"failed": pytest.ExitCode.TESTS_FAILED, "interrupted": pytest.ExitCode.INTERRUPTED}
 
 
-class SkillEvalSession(Services):
-    """Per-process state: its services, result directories, and group runs.
+class SkillEvalSession:
+    """Per-process state: its services, its group runs and what its items did.
 
     Registered as a plugin for the invocation (it notes that items ran) and unregistered, with
     its stash key removed, at unconfigure.
@@ -39,9 +41,11 @@ class SkillEvalSession(Services):
         with usage_errors():  # `--skill-eval-reuse`, `--skill-eval-affected-since`, the plan
             loop = Loop.from_config(config, settings.results_dir)
             plan: Plan | None = load_plan(settings.plan) if settings.plan is not None else None
-        super().__init__(settings, loop, plan)
+        self.settings = settings
+        self.services = Services(
+            settings, loop, plan, keyword=config.option.keyword or "", rootpath=config.rootpath
+        )
         self.config = config
-        self.keyword, self.rootpath = config.option.keyword or "", config.rootpath
         self.worker = worker
         self.group_runs: dict[tuple[Path, str, int, str], GroupRun] = {}
         # xdist controller only: what the workers collected (group, trial, host → variants),
@@ -75,7 +79,11 @@ class SkillEvalSession(Services):
             moved = noise_floor.on_host(loaded, on, identical=self.settings.noise_floor)
             check_environment(loaded.path, moved.group, on, chosen=host is not None)
             self.group_runs[key] = GroupRun(
-                moved, self.result_dir, trial, host_chosen=host is not None, declared_host=declared
+                moved,
+                self.services.result_dir,
+                trial,
+                host_chosen=host is not None,
+                declared_host=declared,
             )
         return self.group_runs[key]
 
@@ -94,11 +102,11 @@ class SkillEvalSession(Services):
         ran: list[Path] = []
         for trial in range(1, run.trial):
             earlier = self.group_runs.get((run.loaded.path, group.id, trial, run.host))
-            ran.append(self.result_dir(trial))
+            ran.append(self.services.result_dir(trial))
             if wait and earlier is not None and any(earlier.selected.values()):
                 adaptive.wait_for_records(
                     [layout.group_dir(ran[-1], group.id, run.host)],
-                    lambda: self.cancel.cancelled,
+                    lambda: self.services.cancel.cancelled,
                     patience_s=4 * self.settings.no_progress_s,
                 )
             stop = adaptive.stop_before(group, ran, run.host, self.settings.trials)
@@ -123,7 +131,7 @@ class SkillEvalSession(Services):
     def prepare_controller(self) -> None:
         """Check the hosts in use, pin Git sources, open the ledger, write each trial's
         invocation record (`session/invocation.py`; call it under `options.usage_errors`)."""
-        invocation.prepare_controller(self)
+        invocation.prepare_controller(self.services)
 
     def install_interrupt_handler(self, session: pytest.Session) -> None:
         """First Ctrl-C cancels cleanly (evidence kept, the rest cancelled); the second stops."""
@@ -131,12 +139,12 @@ class SkillEvalSession(Services):
         def stop(reason: str) -> None:
             session.shouldstop = reason
 
-        self.cancel.on_interrupt(stop)
+        self.services.cancel.on_interrupt(stop)
 
     def finish(self, session: pytest.Session) -> None:
         """Finalise what ran and write the results (`session/results.py`); a run that stopped at a
         full disk, was cancelled or lost a worker's evidence does not pass."""
-        outcome = results.finish(self, self)
+        outcome = results.finish(self.services, self)
         if outcome is not None and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = OUTCOME[outcome]
 
@@ -175,7 +183,7 @@ def close_session(config: pytest.Config) -> None:
     state = config.stash.get(SESSION_KEY, None)
     if state is None:
         return
-    state.endpoints.close()
+    state.services.endpoints.close()
     if config.pluginmanager.is_registered(state):
         config.pluginmanager.unregister(state)
     del config.stash[SESSION_KEY]

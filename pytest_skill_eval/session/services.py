@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 class Services:
     """What every group run of this process shares, checked or opened once."""
 
-    def __init__(self, settings: Settings, loop: Loop, plan: Plan | None) -> None:
+    def __init__(
+        self, settings: Settings, loop: Loop, plan: Plan | None, *, keyword: str, rootpath: Path
+    ) -> None:
         self.settings = settings
         self.loop = loop  # `--skill-eval-reuse`, `--skill-eval-affected-since`
         self.plan = plan  # a planned run (beyond one machine): its pins are the sources'
@@ -45,9 +47,9 @@ class Services:
         # Every definition file is loaded once per process (path → what loading it gave).
         self._definitions: dict[Path, LoadedDefinition | DefinitionError] = {}
         self.loaded_groups: dict[str, LoadedGroup] = {}  # the controller's, by group id
-        # `-k` and the rootdir its parents' names are relative to (set by the session).
-        self.keyword = ""
-        self.rootpath = settings.root
+        # `-k` and the rootdir its parents' names are relative to.
+        self.keyword = keyword
+        self.rootpath = rootpath
         self.endpoints = EndpointFactory(
             cassettes=settings.cassettes,
             record=settings.record,

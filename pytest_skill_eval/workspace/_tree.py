@@ -106,11 +106,7 @@ def copy_file(source: Path, destination: Path, label: str) -> str:
             out = os.open(destination, _CREATE_FLAGS, 0o600)
         except FileExistsError as error:
             raise ResourceError(f"refusing to overwrite existing {destination}") from error
-        try:
-            digest = _pump(fd, out)
-            os.fchmod(out, mode)
-        finally:
-            os.close(out)
+        digest = _write(fd, out, mode)
     finally:
         os.close(fd)
     return digest
@@ -170,6 +166,16 @@ def _regular_mode(fd: int, label: str, shown: str) -> int:
             f"{label}: unsupported entry: {shown} (not a regular file, directory or symlink)"
         )
     return stat.S_IMODE(info.st_mode) & 0o777
+
+
+def _write(fd: int, out: int, mode: int) -> str:
+    """Copy `fd` into the new file `out`, give it `mode` and close it; the bytes' sha256."""
+    try:
+        digest = _pump(fd, out)
+        os.fchmod(out, mode)
+    finally:
+        os.close(out)
+    return digest
 
 
 def _pump(fd: int, out: int | None) -> str:
@@ -306,11 +312,7 @@ class _Walk:
                 digest = _pump(source, None)
             else:
                 written = os.open(name, _CREATE_FLAGS, 0o600, dir_fd=out)
-                try:
-                    digest = _pump(source, written)
-                    os.fchmod(written, mode)
-                finally:
-                    os.close(written)
+                digest = _write(source, written, mode)
         finally:
             os.close(source)
         self.entries.append(Entry(rel, "file", digest))

@@ -32,6 +32,17 @@ def test_skill_eval_ini_keys_without_definitions_are_named(pytester: pytest.Pyte
     )
 
 
+def test_a_loop_features_own_ini_key_without_definitions_is_named(
+    pytester: pytest.Pytester,
+) -> None:
+    # The no-harm gate declares its margin itself (`features/no_harm.py`), not `options/`.
+    pytester.makeini("[pytest]\nskill_eval_margin = 0.1\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(
+        ["skill-eval: nothing evaluated: *tox.ini sets skill_eval_margin but names no definitions*"]
+    )
+
+
 def test_without_definitions_nothing_is_said(pytester: pytest.Pytester) -> None:
     pytester.makefile(".json", data=json.dumps({"kind": "suite-ish"}))
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")

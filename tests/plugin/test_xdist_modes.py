@@ -4,6 +4,7 @@ recorded as `cancelled`."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -107,11 +108,13 @@ def pytest_sessionstart(session):
         from pytest_skill_eval.session import SESSION_KEY
         state = session.config.stash[SESSION_KEY]
         away = Path(os.environ["SKILL_EVAL_ELSEWHERE"])
-        state.result_dirs = {t: away / p.name for t, p in state.result_dirs.items()}
+        services = state.services
+        services.result_dirs = {t: away / p.name for t, p in services.result_dirs.items()}
 """
 
 
 G0 = fast_dir("g0")  # g0's result directory
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.pi
@@ -121,7 +124,8 @@ def test_evidence_a_worker_left_elsewhere_is_infrastructure_failed_not_cancelled
 ) -> None:
     root = _root(tmp_path, 1)
     write(tmp_path / "plugins" / "elsewhere_plugin.py", ELSEWHERE)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "plugins"))
+    # The workers import the plugin from this checkout too, not from wherever it is installed.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "plugins"), str(CHECKOUT)]))
     monkeypatch.setenv("SKILL_EVAL_ELSEWHERE", str(tmp_path / "away"))
     result = run(pytester, root, "-n", "1", "-p", "elsewhere_plugin")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()

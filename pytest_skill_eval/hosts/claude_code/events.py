@@ -151,15 +151,8 @@ class StreamTranslator:
             )
             if activity is None or activity["isError"]:
                 continue
-            args = activity.get("args")
-            if not isinstance(args, dict):
-                continue
-            if activity["toolName"] == "read" and isinstance(args.get("file_path"), str):
-                self.obs.read_succeeded(args["file_path"])
-            elif activity["toolName"] == "skill":
-                skill = self.skills.get(str(args.get("skill")))
-                if skill is not None:
-                    self.obs.read_succeeded(str(skill))
+            if isinstance(activity.get("args"), dict):
+                self.obs.read_by(activity, self.skills, "skill")
 
     def _result(self, event: dict[str, Any]) -> bool:
         turn = self.obs.current

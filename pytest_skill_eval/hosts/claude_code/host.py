@@ -20,8 +20,7 @@ from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..dialogue import StreamDialogue
 from ..observation import Observation
 from ..process import ProcessOutcome
-from ..registration import HostRegistration
-from ..registry import registration_for
+from ..registry import Registered
 from ..setup import install_skills, isolated_environment, make_home
 from .events import StreamTranslator
 from .prompt import prompt_arguments, thinking_settings
@@ -135,10 +134,7 @@ class ClaudeCodeDialogue(StreamDialogue[StreamTranslator]):
 class ClaudeCodeHost:
     """The Claude Code CLI (`@anthropic-ai/claude-code`, pinned)."""
 
-    @property
-    def registration(self) -> HostRegistration:
-        """Its registration as the registry holds it now."""
-        return registration_for(CLAUDE_CODE.name)
+    registration = Registered(CLAUDE_CODE.name)
 
     def __init__(self) -> None:
         self._base_url: str | None = None

@@ -21,43 +21,18 @@ from typing import Any
 
 from ...errors import HostError
 from ..context import declared_context_block, load_context
+from ..context import isolated_prompt as shared_prompt
+from .events import NEUTRAL_TOOLS
 
 # What Claude Code can express: `off` is an environment switch, the rest are `--effort` values.
 THINKING_OFF = "off"
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 THINKING_LEVELS = (THINKING_OFF, *EFFORT_LEVELS)
 
-# One line per tool the evaluator offers, in the words of the isolated prompt.
-TOOL_SNIPPETS = {
-    "Read": "Read a file",
-    "Write": "Create or overwrite a file",
-    "Edit": "Replace exact text in a file",
-    "Skill": "Load one of the listed skills",
-}
-RUN_COMMAND_SNIPPET = "Run one declared command in the workspace"
-
 
 def isolated_prompt(tools: list[str], entries: list[dict[str, Any]], cwd: Path) -> str:
     """The evaluator's system prompt: Pi's isolated prompt, with Claude Code's tool names."""
-    lines = [f"- {name}: {TOOL_SNIPPETS.get(name, RUN_COMMAND_SNIPPET)}" for name in tools]
-    sections = [
-        "You are an expert coding assistant operating inside Claude Code for a skill "
-        "evaluation. Use only the tools and resources listed below.",
-        "Available tools:\n" + ("\n".join(lines) if lines else "(none)"),
-        "\n".join(
-            [
-                "Guidelines:",
-                "- Use the Skill tool to load a skill when the task matches its description.",
-                "- Resolve relative paths in a skill against that skill's directory "
-                "(the parent of its SKILL.md).",
-                "- Be concise in your responses.",
-            ]
-        ),
-    ]
-    if entries:
-        sections.append(declared_context_block(entries))
-    sections.append(f"Current working directory: {cwd}")
-    return "\n\n".join(sections)
+    return shared_prompt("Claude Code", tools, NEUTRAL_TOOLS, "the Skill tool", entries, cwd)
 
 
 def prompt_arguments(

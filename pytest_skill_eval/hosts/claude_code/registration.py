@@ -77,5 +77,4 @@ CLAUDE_CODE = HostRegistration(
     auth_advice="name ANTHROPIC_API_KEY in runtime.environment.inherit",
     thinking=THINKING,
     runs_on_node=False,  # a native binary
-    subpackage=__package__,
 )

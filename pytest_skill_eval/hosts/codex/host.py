@@ -28,10 +28,9 @@ from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
-from ..observation import Observation
+from ..observation import Observation, Turn
 from ..process import ProcessOutcome
-from ..registration import HostRegistration
-from ..registry import registration_for
+from ..registry import Registered
 from .config import (
     DEFAULT_MODEL,
     EFFORT,
@@ -185,24 +184,19 @@ class CodexDialogue(ProcessPerTurnDialogue[EventTranslator, "CodexHost"]):
         self._process.close_stdin()  # Codex reads stdin before it starts: give it nothing
         if launch.target is not None:
             obs.delivery = {"kind": "unavailable", "turn": 1, "targetPath": str(launch.target)}
-        for number, prompt in enumerate(launch.prompts, start=1):
-            if number > 1:
-                thread = self._translator.thread_id
-                argv = None if thread is None else self._host.resume_argv(thread, prompt)
-                if not self._next_process(number, argv, self._host.registration):
-                    break
-            delivered = self._host.first_prompt if number == 1 else prompt
-            turn, going = self._take_turn(number, prompt, delivered)
-            if number == 1 and launch.target is not None:
-                self._confirm_delivery()
-            if not going or not turn.settled:
-                break
-            self._after_turn(turn)
-            if turn.assistant_error is not None or number == len(launch.prompts):
-                break  # later turns would build on a failed one
-        for turn in obs.turns:
-            turn.finish()
-        return obs, self._outcome
+        return self._turns(self._host.registration)
+
+    def _later_argv(self, prompt: str) -> list[str] | None:
+        thread = self._translator.thread_id
+        return None if thread is None else self._host.resume_argv(thread, prompt)
+
+    def _delivered(self, number: int, prompt: str) -> str:
+        return self._host.first_prompt if number == 1 else prompt
+
+    def _settled(self, number: int, turn: Turn, going: bool) -> bool:
+        if number == 1 and self._launch.target is not None:
+            self._confirm_delivery()
+        return going and turn.settled
 
     def _confirm_delivery(self) -> None:
         """Codex injected the target's SKILL.md for the mention: its rollout says so."""
@@ -225,10 +219,7 @@ class CodexDialogue(ProcessPerTurnDialogue[EventTranslator, "CodexHost"]):
 class CodexHost:
     """The OpenAI Codex CLI (`@openai/codex`, pinned)."""
 
-    @property
-    def registration(self) -> HostRegistration:
-        """Its registration as the registry holds it now."""
-        return registration_for(CODEX.name)
+    registration = Registered(CODEX.name)
 
     def __init__(self) -> None:
         self._base_url: str | None = None

@@ -52,7 +52,6 @@ UNOBSERVABLE_TOOLS = {
 CODEX = HostRegistration(
     name="codex",
     display_name="Codex",
-    binary_option="codex",
     package=PACKAGE,
     version=PINNED,
     apis=("openai-responses",),
@@ -72,5 +71,4 @@ CODEX = HostRegistration(
     credential_variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
     auth_advice="name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit",
     runs_on_node=False,  # its native binary runs directly (`binary.native_codex`), never Node
-    subpackage=__package__,
 )

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import command_server
-from ..context import declared_context_block
+from ..context import isolated_prompt as shared_prompt
+from .events import NEUTRAL_TOOLS
 
 # The neutral tools a group declares → Gemini CLI's built-in tools.
 HOST_TOOLS = {"read": "read_file", "write": "write_file", "edit": "replace"}
@@ -33,13 +34,6 @@ BUNDLED_SKILLS = ("skill-creator", "antigravity-support")
 DEFAULT_MODEL = "gemini-2.5-flash"
 # The placeholder key the CLI needs to start; the loopback server ignores it.
 LOOPBACK_KEY = "skill-eval-loopback"
-TOOL_SNIPPETS = {
-    "read_file": "Read a file",
-    "write_file": "Create or overwrite a file",
-    "replace": "Replace exact text in a file",
-    SKILL_TOOL: "Load one of the listed skills",
-}
-RUN_COMMAND_SNIPPET = "Run one declared command in the workspace"
 
 
 def host_tools(tools: Sequence[str], skills: bool) -> list[str]:
@@ -100,23 +94,6 @@ def command_server_entry(workspace: Path) -> dict[str, Any]:
 def isolated_prompt(tools: Sequence[str], entries: list[dict[str, Any]], cwd: Path) -> str:
     """The evaluator's system prompt in Gemini CLI's words; `${AgentSkills}` is where the CLI
     puts its listing of the installed skills."""
-    lines = [f"- {name}: {TOOL_SNIPPETS.get(name, RUN_COMMAND_SNIPPET)}" for name in tools]
-    sections = [
-        "You are an expert coding assistant operating inside Gemini CLI for a skill "
-        "evaluation. Use only the tools and resources listed below.",
-        "Available tools:\n" + ("\n".join(lines) if lines else "(none)"),
-        "\n".join(
-            [
-                "Guidelines:",
-                f"- Use {SKILL_TOOL} to load a skill when the task matches its description.",
-                "- Resolve relative paths in a skill against that skill's directory "
-                "(the parent of its SKILL.md).",
-                "- Be concise in your responses.",
-            ]
-        ),
-        "${AgentSkills}",
-    ]
-    if entries:
-        sections.append(declared_context_block(entries))
-    sections.append(f"Current working directory: {cwd}")
-    return "\n\n".join(sections)
+    return shared_prompt(
+        "Gemini CLI", tools, NEUTRAL_TOOLS, SKILL_TOOL, entries, cwd, listing="${AgentSkills}"
+    )

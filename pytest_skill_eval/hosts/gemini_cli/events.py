@@ -114,14 +114,7 @@ class StreamTranslator:
         self.obs.message({"role": "tool", "item": event})
         if activity is None or failed or not isinstance(activity.get("args"), dict):
             return
-        args = activity["args"]
-        if activity["toolName"] == "read" and isinstance(args.get("file_path"), str):
-            path = Path(args["file_path"])
-            self.obs.read_succeeded(str(path if path.is_absolute() else self.cwd / path))
-        elif activity["toolName"] == "skill":
-            skill = self.skills.get(str(args.get("name")))
-            if skill is not None:
-                self.obs.read_succeeded(str(skill))
+        self.obs.read_by(activity, self.skills, "name", cwd=self.cwd)
 
     def _result(self, event: dict[str, Any]) -> bool:
         turn = self.obs.current

@@ -28,6 +28,7 @@ from ..dialogue import ProcessPerTurnDialogue
 from ..layers import SystemLayerError
 from ..observation import Observation
 from ..process import ProcessOutcome
+from ..registry import Registered
 from ..setup import install_skills, isolated_environment, make_home
 from .config import (
     BUNDLED_SKILLS,
@@ -82,27 +83,17 @@ class GeminiDialogue(ProcessPerTurnDialogue[StreamTranslator, "GeminiCliHost"]):
         }
         if launch.target is not None:
             obs.delivery["reason"] = "Gemini CLI has no headless way to invoke a named skill"
-        for number, prompt in enumerate(launch.prompts, start=1):
-            if number > 1:
-                session = self._translator.session_id
-                argv = None if session is None else self._host.turn_argv(prompt, session)
-                if not self._next_process(number, argv, self._host.registration):
-                    break
-            turn, going = self._take_turn(number, prompt, prompt)
-            if not going or not turn.settled:
-                break
-            self._after_turn(turn)
-            if turn.assistant_error is not None or number == len(launch.prompts):
-                break  # later turns would build on a failed one
-        for turn in obs.turns:
-            turn.finish()
-        return obs, self._outcome
+        return self._turns(self._host.registration)
+
+    def _later_argv(self, prompt: str) -> list[str] | None:
+        session = self._translator.session_id
+        return None if session is None else self._host.turn_argv(prompt, session)
 
 
 class GeminiCliHost:
     """Google's Gemini CLI (`@google/gemini-cli`, pinned)."""
 
-    registration = GEMINI_CLI
+    registration = Registered(GEMINI_CLI.name)
     name = GEMINI_CLI.name
     display_name = GEMINI_CLI.display_name
     auth_advice = GEMINI_CLI.auth_advice

@@ -66,5 +66,4 @@ GEMINI_CLI = HostRegistration(
     credential_variables=("GEMINI_API_KEY",),
     auth_advice="name GEMINI_API_KEY in runtime.environment.inherit",
     runs_on_node=True,  # `bundle/gemini.js`, run by `node` on PATH
-    subpackage=__package__,
 )

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from ..base import Talk
 from ..dialogue import ProcessPerTurnDialogue
-from ..observation import Observation
+from ..observation import Observation, Turn
 from ..process import ProcessOutcome
 from ..registration import HostRegistration
 from .events import EventTranslator
@@ -42,24 +42,17 @@ class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator, Resumable]):
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
         """Every prompt in turn; a turn that fails ends the conversation."""
-        obs, launch = self._observation, self._launch
         self._process.close_stdin()  # opencode takes its prompt from argv
-        for number, prompt in enumerate(launch.prompts, start=1):
-            if number > 1:
-                session = self._translator.session_id
-                argv = None if session is None else self._host.resume_argv(session, prompt)
-                if not self._next_process(number, argv, self._host.registration):
-                    break
-            turn, going = self._take_turn(number, prompt, prompt)
-            if not going:
-                break  # cancelled, stalled or a protocol error: the turn never settled
-            if self._outcome.exit_code != 0 and turn.assistant_error is None:
-                code = self._outcome.exit_code
-                turn.assistant_error = f"opencode exited with status {code}"
-            obs.settle()
-            self._after_turn(turn)
-            if turn.assistant_error is not None:
-                break  # later turns would build on a failed one
-        for turn in obs.turns:
-            turn.finish()
-        return obs, self._outcome
+        return self._turns(self._host.registration)
+
+    def _later_argv(self, prompt: str) -> list[str] | None:
+        session = self._translator.session_id
+        return None if session is None else self._host.resume_argv(session, prompt)
+
+    def _settled(self, number: int, turn: Turn, going: bool) -> bool:
+        if not going:
+            return False  # cancelled, stalled or a protocol error: the turn never settled
+        if self._outcome.exit_code != 0 and turn.assistant_error is None:
+            turn.assistant_error = f"opencode exited with status {self._outcome.exit_code}"
+        self._observation.settle()
+        return True

@@ -23,8 +23,7 @@ from ...modelserver.wire import OPENAI
 from .. import command_server, setup
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..context import declared_context_block, load_context
-from ..registration import HostRegistration
-from ..registry import registration_for
+from ..registry import Registered
 from .config import (
     OpencodeConfig,
     command_server_entry,
@@ -90,10 +89,7 @@ def allowed_roots(launch: Launch) -> tuple[str, ...]:
 class OpencodeHost:
     """The opencode CLI (`opencode-ai`'s native build, pinned)."""
 
-    @property
-    def registration(self) -> HostRegistration:
-        """Its registration as the registry holds it now."""
-        return registration_for(OPENCODE.name)
+    registration = Registered(OPENCODE.name)
 
     def __init__(self) -> None:
         self._base_url: str | None = None

@@ -28,7 +28,6 @@ __all__ = ["OPENCODE", "OWNED_ENVIRONMENT"]
 OPENCODE = HostRegistration(
     name="opencode",
     display_name="opencode",
-    binary_option="opencode",
     package=PACKAGE,
     version=PINNED,
     binary=BINARY,
@@ -53,5 +52,4 @@ OPENCODE = HostRegistration(
     # Its reasoning variants are the provider's own; the evaluator passes none.
     thinking=("off",),
     runs_on_node=False,  # a native Bun executable
-    subpackage=__package__,
 )

@@ -9,8 +9,7 @@ from typing import Any
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..observation import Observation
 from ..process import HostProcess, ProcessOutcome
-from ..registration import HostRegistration
-from ..registry import registration_for
+from ..registry import Registered
 from ..setup import make_home
 from . import extensions
 from .binary import PiBinary, base_environment, pi_argv
@@ -80,10 +79,7 @@ class PiDialogue:
 class PiHost:
     """The Pi coding agent CLI (`@mariozechner/pi-coding-agent`)."""
 
-    @property
-    def registration(self) -> HostRegistration:
-        """Its registration as the registry holds it now."""
-        return registration_for(PI.name)
+    registration = Registered(PI.name)
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, agent dir and TMPDIR under `root`; the agent dir gets Pi's config files."""

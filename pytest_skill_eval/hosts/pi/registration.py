@@ -32,7 +32,6 @@ WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = ()
 PI = HostRegistration(
     name="pi",
     display_name="Pi",
-    binary_option="pi",
     package=PACKAGE,
     version=PINNED,
     # Pi speaks the provider's API: the scripted route serves chat completions, a recording
@@ -52,7 +51,6 @@ PI = HostRegistration(
     owned_environment=OWNED_ENVIRONMENT,
     auth_advice="install a Pi auth.json with the skill_eval_pi_auth ini option",
     runs_on_node=True,
-    subpackage=__package__,
     observes_context=True,  # the observer extension
     defers_first_prompt=True,  # rpc mode: the first prompt waits for `Launch.gate`
     extensions=True,
