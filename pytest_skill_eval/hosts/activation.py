@@ -64,30 +64,25 @@ def target_index(prepared: PreparedVariant) -> int | None:
 
 def activation_facts(
     activation: Activation,
-    prepared: PreparedVariant,
+    skills: Sequence[Path],
+    target: int | None,
     offered: OfferedSkillsRecord | None,
     tool_activity: Sequence[Mapping[str, Any]],
     how: tuple[str, str],
 ) -> Activation:
     """`activation` with its state, the target's offered state, the other skills read and,
-    under a script, why the script reads what the host never offered. `how` is the endpoint's
+    under a script, why the script reads what the host never offered. `skills` are the
+    variant's snapshots, `target` the target's position among them; `how` is the endpoint's
     mode and the host's display name."""
-    target = target_index(prepared)
     listed: dict[int, OfferedSkill] = {s["index"]: s for s in offered["skills"]} if offered else {}
     reads = set(activation.get("successfulReadPaths") or [])
-    read = [i for i, s in enumerate(prepared.skills) if str(_skill_file(s.path)) in reads]
-    names = {s["index"]: s["name"] for s in listed.values()}
-    others: list[SkillRef] = [
-        {"index": i, "name": names.get(i, prepared.skills[i].path.name)}
-        for i in read
-        if i != target
-    ]
+    read = [i for i, path in enumerate(skills) if str(_skill_file(path)) in reads]
+    names = {i: listed[i]["name"] if i in listed else path.name for i, path in enumerate(skills)}
+    others: list[SkillRef] = [{"index": i, "name": names[i]} for i in read if i != target]
     target_state = listed[target]["state"] if target in listed else None
-    denied = target is not None and _denied(
-        tool_activity, prepared.skills[target].path, names.get(target)
-    )
+    denied = target is not None and _denied(tool_activity, skills[target], names[target])
     state = _state(bool(activation.get("targetRead")), denied, bool(others), target_state)
-    never = [names.get(i, str(i)) for i in read if i in listed and listed[i]["state"] == "absent"]
+    never = [names[i] for i in read if i in listed and listed[i]["state"] == "absent"]
     mode, host = how
     unrealistic = None
     if never and mode in _SCRIPTED:
@@ -98,7 +93,7 @@ def activation_facts(
     return {
         **activation,
         "state": state,
-        "target": None if target is None else {"index": target, "name": names.get(target, "")},
+        "target": None if target is None else {"index": target, "name": names[target]},
         "offered": target_state,
         "otherSkillsRead": others,
         "unrealistic": unrealistic,
@@ -117,7 +112,7 @@ def _state(target_read: bool, denied: bool, others: bool, offered: str | None) -
     return "offered-cut" if offered == "cut" else "not-read"
 
 
-def _denied(activity: Sequence[Mapping[str, Any]], skill: Path, name: str | None) -> bool:
+def _denied(activity: Sequence[Mapping[str, Any]], skill: Path, name: str) -> bool:
     """Whether a tool call naming the target (its folder, or its name as a whole argument)
     ended in an error: the host refused the activation or the read."""
     folder = str(skill.resolve())
@@ -127,7 +122,7 @@ def _denied(activity: Sequence[Mapping[str, Any]], skill: Path, name: str | None
         args = call.get("args")
         text = json.dumps(args, ensure_ascii=False) if args is not None else ""
         values = args.values() if isinstance(args, Mapping) else ()
-        if folder in text or (name is not None and name in values):
+        if folder in text or name in values:
             return True
     return False
 

@@ -28,7 +28,7 @@ from ..evidence.redact import Tally
 from ..evidence.store import disk_full
 from ..workspace import ResourceError, changes, fingerprint, fingerprint_json
 from ..workspace.materialise import PreparedVariant, immutable_changes
-from .activation import activation_facts, offered_skills
+from .activation import activation_facts, offered_skills, target_index
 from .base import Endpoint, Executable, Home, Host, Launch
 from .context_records import context_artifact_of, copy_observer_records, write_request_observations
 from .credentials import how_to_declare, provider_of
@@ -328,7 +328,9 @@ def _run_record(
     offered, offered_file = written.offered
     activity = [call for turn in turns for call in turn.tool_activity]
     how = (endpoint.mode, facts.host.registration.display_name)
-    activation = activation_facts(activation, prepared, offered, activity, how)
+    skills = [snapshot.path for snapshot in prepared.skills]
+    target = target_index(prepared)
+    activation = activation_facts(activation, skills, target, offered, activity, how)
     state, error, hint = _outcome(facts, obs, outcome, late_errors)
     runtime = group.effective_runtime
     usage = simulated_usage(endpoint, sum_usage([t.usage for t in turns]))
