@@ -186,3 +186,20 @@ def test_the_html_run_page_lists_the_offered_skills(real_skills: SharedRun, tmp_
     assert "<h4>Offered skills (6)</h4>" in page
     assert "<td>cut 1024 of 1068</td>" in page
     assert "<dd>read another skill</dd>" in page
+
+
+def test_the_markdown_summary_says_the_target_was_not_offered(
+    real_skills: SharedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (result_dir,) = runs.results(real_skills.root)
+    assert cli.main(["summary", "--markdown", str(result_dir)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (bullet,) = [line for line in lines if line.startswith("- **no-front-matter** on pi, ")]
+    assert bullet.endswith(
+        "but the host did not offer the candidate's target meeting-notes intact "
+        "(not offered); the candidate's script reads a skill the host never offered"
+    )
+    row = "| long-description | offered candidate-target api-guide |"
+    (offered,) = [line for line in lines if line.startswith(row)]
+    assert "| cut 1024 of 1068 |" in offered
+    assert offered.endswith("| differs |")
