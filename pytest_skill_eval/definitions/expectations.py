@@ -58,6 +58,16 @@ class SkillReadExpectation(ExpectationBase):
 
     kind: Literal["skill-read"]
     expect: Literal["never", "on-turn", "by-turn", "not-before-turn"]
+    # An extension of schema v1: true also asks that the host offered the variant's target
+    # intact (its description whole in the catalog the model saw), false that it did not.
+    offered: Annotated[bool | None, NotNull] = None
+
+    def expected_predicate(self) -> dict[str, Any]:
+        """As every kind's, without `offered` where the definition does not ask it."""
+        predicate = super().expected_predicate()
+        if self.offered is None:
+            del predicate["offered"]
+        return predicate
 
     @model_validator(mode="after")
     def _turn_matches_expect(self) -> Self:

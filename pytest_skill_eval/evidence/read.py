@@ -27,6 +27,7 @@ from .records import (
     GradeRecord,
     GroupRecord,
     InvocationRecord,
+    OfferedSkillsRecord,
     RunRecord,
     SummaryRecord,
 )
@@ -285,6 +286,11 @@ def read_run(variant_dir: Path) -> tuple[str, RunRecord] | None:
         if present(path):
             return name, read_evidence_json(path, shapes.RUN)
     return None
+
+
+def read_offered(variant_dir: Path) -> OfferedSkillsRecord | None:
+    """The skills the host offered a variant's model (`offered-skills.json`), when recorded."""
+    return optional_json(variant_dir / layout.OFFERED_SKILLS, shapes.OFFERED_SKILLS)
 
 
 def grade_file(record: Mapping[str, Any]) -> str | None:

@@ -33,13 +33,37 @@ class RunError(TypedDict):
     cause: NotRequired[RunError | dict[str, str] | None]
 
 
+# How a declared skill reached the model (`offered-skills.json`), and what became of the
+# target in a run: read, or why not.
+OfferedState = Literal["intact", "cut", "altered", "absent", "unobservable"]
+ActivationState = Literal[
+    "read", "not-read", "not-offered", "offered-cut", "denied", "read-another-skill"
+]
+
+
+class SkillRef(TypedDict):
+    """A declared skill of a variant: its position and its name (front matter, else folder)."""
+
+    index: int
+    name: str
+
+
 class Activation(TypedDict):
-    """Whether, and in which turns, the target skill was read."""
+    """Whether, and in which turns, the target skill was read, and what else explains it."""
 
     targetRead: NotRequired[bool | None]
     firstReadTurn: NotRequired[int | None]
     readTurns: NotRequired[list[int]]
     successfulReadPaths: NotRequired[list[str]]
+    # Absent before offered skills were recorded: `read`, `not-read`, `not-offered`,
+    # `offered-cut`, `denied` or `read-another-skill`.
+    state: NotRequired[ActivationState]
+    target: NotRequired[SkillRef | None]  # the target skill by name; None: the variant has none
+    # The target's state in `offered-skills.json` (`intact`, `cut`, ...); None: no target.
+    offered: NotRequired[OfferedState | None]
+    otherSkillsRead: NotRequired[list[SkillRef]]  # declared skills read besides the target
+    # Why the script is not what a model could have done (it reads a skill never offered).
+    unrealistic: NotRequired[str | None]
 
 
 class RunArtifacts(TypedDict):
@@ -51,6 +75,7 @@ class RunArtifacts(TypedDict):
     context: NotRequired[str | None]
     transcript: NotRequired[str | None]
     modelRequests: NotRequired[str | None]
+    offeredSkills: NotRequired[str | None]
 
 
 class SystemLayerRecord(TypedDict):
@@ -203,6 +228,34 @@ class RunRecord(TypedDict):
     # --skill-eval-retries: each earlier (infrastructure-failed) attempt, in order, with its
     # state, error and evidence directory (`attempts/<n>`, relative to the variant's).
     attempts: NotRequired[list[AttemptRecord]]
+
+
+# ---------------------------------------------------------------------------------------------
+# offered-skills.json
+
+
+class OfferedSkill(TypedDict):
+    """One declared skill as the host listed it to the model."""
+
+    index: int
+    name: str
+    state: OfferedState
+    description: NotRequired[str | None]  # exactly as sent; None: not listed, or no text
+    offeredChars: NotRequired[int]  # a `cut` or `altered` description's length as sent
+    declaredChars: NotRequired[int | None]  # the SKILL.md's description; None: it has none
+    reason: NotRequired[str]  # why `unobservable`
+
+
+class OfferedSkillsRecord(TypedDict):
+    """`offered-skills.json`: what the host listed to the model in its first model request
+    that lists skills, against each declared `SKILL.md`."""
+
+    schema_version: int
+    host: str
+    skills: list[OfferedSkill]
+    # Listed names no declared skill has (the host's own skills).
+    others: list[str]
+    request: NotRequired[int | None]  # the request read (0-based); None: none listed skills
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ _RECORDS: dict[str, object] = {
     "MANIFEST": records.ManifestRecord,
     "SEAL": records.SealRecord,
     "DEFINITION": records.DefinitionRecord,
+    "OFFERED_SKILLS": records.OfferedSkillsRecord,
     "OBJECT": dict[str, Any],
 }
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     MANIFEST: TypeAdapter[records.ManifestRecord]
     SEAL: TypeAdapter[records.SealRecord]
     DEFINITION: TypeAdapter[records.DefinitionRecord]
+    OFFERED_SKILLS: TypeAdapter[records.OfferedSkillsRecord]
     OBJECT: TypeAdapter[dict[str, Any]]
 
 

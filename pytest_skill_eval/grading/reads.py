@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from pytest_skill_eval.definitions import ResourceReadExpectation, SkillReadExpectation
-from pytest_skill_eval.evidence.records import Activation
+from pytest_skill_eval.evidence.records import Activation, OfferedState
 from pytest_skill_eval.grading.support import (
     Check,
     Context,
@@ -26,12 +26,21 @@ from pytest_skill_eval.grading.support import (
 def grade_skill_read(expectation: SkillReadExpectation, ctx: Context) -> Check:
     """Whether and when the variant's target SKILL.md was read (description groups)."""
     expect, turn = expectation.expect, expectation.turn
-    expected = {"read": expect, "turn": turn}
+    expected: dict[str, Any] = {"read": expect, "turn": turn}
+    if expectation.offered is not None:
+        expected["offered"] = expectation.offered
     if not ctx.complete:
         return unavailable(expectation, expected)
     observed = _activation(ctx.run)
     if observed is None:
         return unavailable(expectation, expected)
+    offered_as_asked = True
+    if expectation.offered is not None:
+        offered = _target_offered(ctx.run)
+        if offered == "unobservable":
+            return unavailable(expectation, expected)
+        observed["offered"] = offered
+        offered_as_asked = (offered in (None, "intact")) == expectation.offered
     first = observed["firstReadTurn"]
     if expect == "never":
         passed = not observed["targetRead"]
@@ -41,7 +50,23 @@ def grade_skill_read(expectation: SkillReadExpectation, ctx: Context) -> Check:
         passed = first is not None and turn is not None and first <= turn
     else:
         passed = first is None or (turn is not None and first >= turn)
-    return graded(expectation, passed, expected, observed)
+    return graded(expectation, passed and offered_as_asked, expected, observed)
+
+
+def _target_offered(run: Mapping[str, Any]) -> OfferedState | None:
+    """The target's offered state (`intact`, `cut`, ...); None when the variant has no target;
+    `unobservable` also when the run predates the record."""
+    resources = run.get("resources")
+    if isinstance(resources, Mapping) and resources.get("targetPath", "") is None:
+        return None
+    activation = mapping_at(run.get("activation"), "activation")
+    if "offered" not in activation:
+        return "unobservable"
+    offered = activation.get("offered")
+    states: dict[Any, OfferedState] = {state: state for state in get_args(OfferedState)}
+    if offered is not None and offered not in states:
+        raise EvidenceError(f"run evidence is malformed: activation.offered is {offered!r}")
+    return None if offered is None else states[offered]
 
 
 def _activation(run: Mapping[str, Any]) -> Activation | None:

@@ -276,6 +276,9 @@ class Declared(Protocol):
     @property
     def unobservable(self) -> Mapping[str, str]: ...
 
+    @property
+    def offered(self) -> str: ...
+
 
 class Host(Protocol):
     """A coding-agent CLI the evaluator can run as a subject (selected by `runtime.host`).

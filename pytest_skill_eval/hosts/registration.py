@@ -6,10 +6,11 @@ translation) and one registration in `hosts/<name>/registration.py`, listed once
 cross-host table, the plan, the model server's route and tool dialect, price lookup, credentials
 and the binary check read the registration; none of them names a host.
 
-A registration is cheap to import: its implementation, binary check and tool renderer are found
-by convention in its own subpackage (`host.py`'s `<Name>Host`, `binary.py`'s `checked`,
-`tools.py`'s `render`) and imported only when they are needed; its price source is the shared
-one unless it names its own as `"module:attribute"`.
+A registration is cheap to import: its implementation, binary check, tool renderer and skill
+catalog reader are found by convention in its own subpackage (`host.py`'s `<Name>Host`,
+`binary.py`'s `checked`, `tools.py`'s `render`, `offered.py`'s `catalog`) and imported only when
+they are needed; its price source is the shared one unless it names its own as
+`"module:attribute"`.
 """
 
 from __future__ import annotations
@@ -172,6 +173,12 @@ class HostRegistration:
     def render(self) -> str:
         """`"module:function"` writing a neutral tool call as its own: `tools.py`'s `render`."""
         return f"{self.subpackage}.tools:render"
+
+    @property
+    def offered(self) -> str:
+        """`"module:function"` reading the skills one model request lists to the model:
+        `offered.py`'s `catalog` (`hosts.offered.CatalogReader`)."""
+        return f"{self.subpackage}.offered:catalog"
 
     def implementation(self) -> Host:
         """A new instance of its `Host` (imports the implementation now)."""

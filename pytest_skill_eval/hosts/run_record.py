@@ -16,11 +16,19 @@ from typing import Any
 from ..definitions import Group
 from ..errors import DiskFullError
 from ..evidence import EvidenceError, json_bytes, layout, utc_now, write_once
-from ..evidence.records import Activation, RunArtifacts, RunError, RunRecord, SystemLayerRecord
+from ..evidence.records import (
+    Activation,
+    OfferedSkillsRecord,
+    RunArtifacts,
+    RunError,
+    RunRecord,
+    SystemLayerRecord,
+)
 from ..evidence.redact import Tally
 from ..evidence.store import disk_full
 from ..workspace import ResourceError, changes, fingerprint, fingerprint_json
 from ..workspace.materialise import PreparedVariant, immutable_changes
+from .activation import activation_facts, offered_skills, target_index
 from .base import Endpoint, Executable, Home, Host, Launch
 from .context_records import context_artifact_of, copy_observer_records, write_request_observations
 from .credentials import how_to_declare, provider_of
@@ -85,6 +93,7 @@ def record_run(
     written = _Written(
         effects=_effects(facts, late_errors),
         model_requests=_write_model_requests(facts, late_errors),
+        offered=_write_offered(facts, late_errors),
         context=_context_artifact(facts, late_errors),
         startup_wait_ms=round(process.queued_s * 1000),
     )
@@ -98,6 +107,7 @@ class _Written:
 
     effects: dict[str, Any] | None
     model_requests: str | None
+    offered: tuple[OfferedSkillsRecord, str | None]  # the record, and its file when written
     context: dict[str, Any] | None
     startup_wait_ms: int
 
@@ -161,14 +171,31 @@ def _write_model_requests(facts: RunFacts, late_errors: list[str]) -> str | None
     requests, counts = facts.launch.redactor.redact_value(endpoint.requests())
     facts.tally.add(MODEL_REQUESTS, counts)
     lines = [json.dumps(request, ensure_ascii=False) + "\n" for request in requests]
+    return _write(facts, MODEL_REQUESTS, "".join(lines).encode("utf-8"), late_errors)
+
+
+def _write_offered(
+    facts: RunFacts, late_errors: list[str]
+) -> tuple[OfferedSkillsRecord, str | None]:
+    """What the host listed to the model, against each declared skill (`offered-skills.json`)."""
+    requests = facts.endpoint.requests() if facts.endpoint.requests is not None else None
+    record = offered_skills(facts.host.registration, facts.prepared, requests)
+    redacted: OfferedSkillsRecord
+    redacted, counts = facts.launch.redactor.redact_value(record)
+    facts.tally.add(layout.OFFERED_SKILLS, counts)
+    return redacted, _write(facts, layout.OFFERED_SKILLS, json_bytes(redacted), late_errors)
+
+
+def _write(facts: RunFacts, name: str, data: bytes, late_errors: list[str]) -> str | None:
+    """Write one evidence file of the variant once; its name, or None with the failure noted."""
     try:
-        write_once(facts.prepared.directory / MODEL_REQUESTS, "".join(lines).encode("utf-8"))
+        write_once(facts.prepared.directory / name, data)
     except EvidenceError as failure:
         late_errors.append(str(failure))
         if isinstance(failure, DiskFullError):
             facts.disk_full.append(failure)
         return None
-    return MODEL_REQUESTS
+    return name
 
 
 def _context_artifact(facts: RunFacts, late_errors: list[str]) -> dict[str, Any] | None:
@@ -298,6 +325,12 @@ def _run_record(
     events = layout.EVENTS if (directory / layout.EVENTS).is_file() else None
     stderr = layout.STDERR if (directory / layout.STDERR).is_file() else None
     turn_records, activation = _turn_records(turns, prepared)
+    offered, offered_file = written.offered
+    activity = [call for turn in turns for call in turn.tool_activity]
+    how = (endpoint.mode, facts.host.registration.display_name)
+    skills = [snapshot.path for snapshot in prepared.skills]
+    target = target_index(prepared)
+    activation = activation_facts(activation, skills, target, offered, activity, how)
     state, error, hint = _outcome(facts, obs, outcome, late_errors)
     runtime = group.effective_runtime
     usage = simulated_usage(endpoint, sum_usage([t.usage for t in turns]))
@@ -308,6 +341,7 @@ def _run_record(
         "context": CONTEXT if needs_observer(group) else None,
         "transcript": layout.TRANSCRIPT,
         "modelRequests": written.model_requests,
+        "offeredSkills": offered_file,
     }
     run: RunRecord = {
         "schema_version": 1,

@@ -19,6 +19,7 @@ from ..analysis.sequential import FUTILITY_REASONS
 from ..analysis.stats import ALPHA
 from ..common.wording import counted
 from ..evidence import layout, read
+from .offered import caveat
 from .present import format_number, mapping, p_value_text
 from .statistics import sample_size_of
 
@@ -55,8 +56,10 @@ def bottom_line(target: Path) -> list[BottomLine]:
         ]
     lines = []
     for record in read.group_records(target):
-        grade = read.read_grade(layout.record_dir(target, record), record)
-        lines.append(BottomLine(_label(record), result_text(record, grade)))
+        group_dir = layout.record_dir(target, record)
+        grade = read.read_grade(group_dir, record)
+        told = caveat(group_dir, record.get("variants") or {})
+        lines.append(BottomLine(_label(record), result_text(record, grade) + told))
     return lines
 
 

@@ -14,16 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from ..evidence import layout, read
+from .offered import KNOWN_INTACT, target_offered
 
 ABSENT = "absent"
 CANNOT_RUN = "cannot run"
+OFFERED = "offered"  # a row's kind: how each host offered a variant's target skill
 
 
 @dataclass(frozen=True, slots=True)
 class CrossHostRow:
     """One check (its state) or comparison (its transition) of a group, on each host."""
 
-    kind: str  # "check" or "comparison"
+    kind: str  # "check", "comparison" or "offered"
     id: str
     states: dict[str, str]  # host → state or transition (`absent` when that host has no grade)
 
@@ -31,6 +33,12 @@ class CrossHostRow:
     def held(self) -> bool:
         """The same state on every host that can run the group."""
         return len({s for s in self.states.values() if s != CANNOT_RUN}) <= 1
+
+    @property
+    def not_intact(self) -> bool:
+        """An `offered` row where some host did not offer the target intact."""
+        shown = [s for s in self.states.values() if s not in (CANNOT_RUN, ABSENT)]
+        return self.kind == OFFERED and not all(s.startswith(KNOWN_INTACT) for s in shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +81,7 @@ def cross_host_groups(result_dir: Path) -> list[CrossHostGroup]:
         entries = [("check", str(c["id"]), str(c["state"])) for c in checks] + [
             ("comparison", str(c["id"]), str(c["transition"])) for c in comparisons
         ]
+        entries += _offered_entries(layout.record_dir(result_dir, record), record)
         for kind, identity, state in entries:
             key = (record["id"], kind, identity)
             if key not in states:
@@ -96,6 +105,17 @@ def cross_host_groups(result_dir: Path) -> list[CrossHostGroup]:
         )
         groups.append(CrossHostGroup(group_id, tuple(hosts), table, reasons))
     return groups
+
+
+def _offered_entries(group_dir: Path, record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """An `offered` row per variant with a target: how each host offered it to the model."""
+    entries = []
+    for variant in record.get("variants") or {}:
+        found = read.read_run(group_dir / variant)
+        offered = target_offered(group_dir / variant, found[1]) if found is not None else None
+        if offered is not None:
+            entries.append((OFFERED, f"{variant}-target {offered[0]}", offered[1]))
+    return entries
 
 
 def cross_host_lines(result_dir: Path, indent: str = "  ") -> list[str]:

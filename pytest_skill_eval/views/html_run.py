@@ -13,6 +13,7 @@ from ..common.wording import counted
 from ..evidence import layout
 from .diff import changed_files
 from .markup import Links, objects
+from .offered import offered_skills, offered_text, variant_notes
 from .places import project_root, shown_path
 from .present import cost_label, format_number, mapping, run_spend, tool_names, tool_outcome
 from .text import GroupEvidence, ViewError, artifact_paths, read_json_file
@@ -39,7 +40,15 @@ def variant_view(
         "title": title,
         "state": run.get("state"),
         "mode": _mode(run, root),
-        "facts": _run_facts(run, root),
+        "facts": _run_facts(run, root) + _activation_facts(group.directory / variant, run),
+        "offered": [
+            {
+                "name": skill.get("name"),
+                "state": offered_text(skill),
+                "sent": skill.get("description"),
+            }
+            for skill in offered_skills(group.directory / variant)
+        ],
         "links": raw,
         "turns": [_turn(turn, transcript, _simulated(run)) for turn in objects(run.get("turns"))],
         "changes": changed_files(group.directory, variant, run),
@@ -121,6 +130,15 @@ def _run_facts(run: Mapping[str, Any], root: Path | None) -> list[dict[str, Any]
     if run.get("hint"):
         facts.append(_fact("hint", str(run["hint"]), "clip"))
     return facts
+
+
+def _activation_facts(variant_dir: Path, run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The activation state of a description run, and what a reader must know of it."""
+    state = mapping(run.get("activation")).get("state")
+    if run.get("evaluationType") != "description" or state is None:
+        return []
+    notes = variant_notes(variant_dir, run)
+    return [_fact("activation", str(state).replace("-", " ")), *(_fact("note", n) for n in notes)]
 
 
 def _simulated(run: Mapping[str, Any]) -> bool:

@@ -98,7 +98,7 @@ def cross_host(target: Path, data: Mapping[str, Any] | None) -> tuple[list[str],
         )
         for group in groups
         for row in group.rows
-        if row.kind == "comparison" or not row.held
+        if row.kind == "comparison" or not row.held or row.not_intact
     ]
     return hosts, rows
 

@@ -15,6 +15,7 @@ from ..evidence.iteration import REFUSED_COPY
 from . import iteration
 from .decision import Decided, bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
+from .offered import variant_notes
 from .present import escape_cell, p_value_text, reused_label, run_spend
 from .statistics import (
     aggregate_trigger_rates,
@@ -121,6 +122,11 @@ def shortest_path(path: Path, cwd: Path) -> str:
     return relative if len(relative) < len(absolute) else absolute
 
 
+def _activation_notes(variant_dir: Path) -> list[str]:
+    found = read.read_run(variant_dir)
+    return [] if found is None else variant_notes(variant_dir, found[1])
+
+
 def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: str) -> None:
     summary = read.summary_or_none(result_dir)
     state = summary["state"] if summary is not None else unsummarised
@@ -170,6 +176,8 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
                 writer.write_line(f"    {variant} {escape_cell(refused)}")
             for failed in tool_errors(group_dir / variant):
                 writer.write_line(f"    {variant} tool-error: {escape_cell(failed)}")
+            for note in _activation_notes(group_dir / variant):
+                writer.write_line(f"    {variant} {escape_cell(note)}")
         writer.write_line(f"    evidence: {group_dir}")
     for fact in read.cannot_run_facts(read.load_invocation(result_dir)):
         name = layout.group_dir_name(fact["group"], fact["host"])

@@ -34,6 +34,7 @@ WORKER_MODULES = (
     "pytest_skill_eval.hosts.subject",
     "pytest_skill_eval.hosts.pi.host",
     "pytest_skill_eval.hosts.pi.tools",
+    "pytest_skill_eval.hosts.pi.offered",
     "pytest_skill_eval.grading",
     "pytest_skill_eval.workspace.materialise",
     "pytest_skill_eval.evidence.summary",
