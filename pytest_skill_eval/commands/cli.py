@@ -27,7 +27,7 @@ from ..hosts.pi.binary import pi_executable
 from ..scale import commands as scale_commands
 from ..views import render_html, render_text
 from ..views.summary import DEFAULT_REPORT_URL, render_markdown
-from . import compare
+from . import compare, lint
 from .review import THINKING_LEVELS, ReviewSettings, review_target
 
 __all__ = ["ResultNotFoundError", "main", "resolve_result"]
@@ -126,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_summary(commands)
     scale_commands.add_parsers(commands)
     compare.add_parser(commands)
+    lint.add_parser(commands)
     return parser
 
 
@@ -198,6 +199,8 @@ def _command(args: argparse.Namespace) -> int:
         return scaled
     if args.command == "compare":
         return compare.run(args, lambda target: resolve_result(target, root))
+    if args.command == "lint":
+        return lint.run(args, root)
     result = resolve_result(args.result, root)
     if args.command == "view":
         sys.stdout.write(render_text(result, group=args.group, variant=args.variant))

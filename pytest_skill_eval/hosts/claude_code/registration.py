@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...common.skill_limits import SkillLimits
 from ..environment import BASELINE_KEYS, OwnedEnvironment
 from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
@@ -50,6 +51,16 @@ OWNED_ENVIRONMENT = OwnedEnvironment.of(
     prefixes=("CLAUDE_", "ANTHROPIC_", "DISABLE_", "BUN_"),
     allowed=("ANTHROPIC_API_KEY",),
 )
+# What 2.1.332 lists of a skill: `description - when_to_use`, one entry cut at 1,536 characters
+# (`skillListingMaxDescChars`), the whole listing at 1% of the context window at 4 characters a
+# token (`skillListingBudgetFraction`), 8,000 for the 200,000 tokens it assumes of a model it
+# does not know, past which it shortens descriptions.
+SKILL_LIMITS = SkillLimits(
+    description_cut=1536,
+    listing_fields=("when_to_use",),
+    catalog_cut=8000,
+    catalog_basis="1% of a 200,000-token context window at 4 characters a token",
+)
 # `off` disables thinking; every other level is its `--effort`.
 THINKING = ("off", "low", "medium", "high", "xhigh", "max")
 
@@ -78,4 +89,5 @@ CLAUDE_CODE = HostRegistration(
     thinking=THINKING,
     runs_on_node=False,  # a native binary
     subpackage=__package__,
+    skill_limits=SKILL_LIMITS,
 )

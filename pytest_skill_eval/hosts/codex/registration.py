@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...common.skill_limits import SkillLimits
 from ..environment import BASELINE_KEYS, OwnedEnvironment
 from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
@@ -47,6 +48,12 @@ UNOBSERVABLE_TOOLS = {
     "write": "Codex has no write tool: it changes files through apply_patch",
     "edit": "Codex has no edit tool: it changes files through apply_patch",
 }
+# What 0.171.0 lists of a skill: its description cut at 1,024 characters, without a word; and
+# `skills/.system`, where it writes its bundled skills, is no name a declared skill may take.
+SKILL_LIMITS = SkillLimits(
+    description_cut=1024,
+    reserved={".system": "Codex keeps its bundled system skills under that name"},
+)
 
 
 CODEX = HostRegistration(
@@ -73,4 +80,5 @@ CODEX = HostRegistration(
     auth_advice="name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit",
     runs_on_node=False,  # its native binary runs directly (`binary.native_codex`), never Node
     subpackage=__package__,
+    skill_limits=SKILL_LIMITS,
 )
