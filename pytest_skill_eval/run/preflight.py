@@ -23,6 +23,8 @@ from ..modelserver.scriptpaths import cassette_file, script_path
 from ..modelserver.tools import tool_argument_problems
 from ..workspace import ResolvedSource, ResourceError, SourceResolver, git_entry_kind, git_file
 
+# The neutral call that activates a skill: every host offers its own way to, whatever `tools`.
+SKILL_CALL = "skill"
 # A SKILL.md is read for its front matter: at most this many bytes.
 SKILL_FILE_LIMIT = 1024 * 1024
 _ROOT_FIX = "create it, correct the path, or pass the root it is relative to with --skill-eval-root"
@@ -200,7 +202,8 @@ def check_scripts(
         except ScriptError as error:
             findings.problems.append(f"{error} (group '{group.id}')")
             continue
-        for number, tool in undeclared_tool_calls(script, group.tools):
+        # `skill` is offered wherever skills are: each host's own way to activate one.
+        for number, tool in undeclared_tool_calls(script, (*group.tools, SKILL_CALL)):
             findings.undeclared.append(
                 f"{path}: interaction {number} calls the tool '{tool}', which group "
                 f"'{group.id}' does not declare (tools: {', '.join(group.tools)}); "

@@ -117,3 +117,24 @@ def test_collect_only_warns_of_a_description_a_host_cuts_and_shows_the_cut(
     assert "/variants/candidate/skills/0: on codex: its listing offers the model 1024 of" in output
     assert "Always reply done.') is cut; shorten the description to 1024 characters" in output
     assert "`description` is 1063 characters, over the specification's 1024" in output
+
+
+def test_collect_only_does_not_warn_that_the_documented_skill_call_will_fail(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = _root(tmp_path / "root", ["skills/answer-writer"])
+    activate = {
+        "response": {"tool_calls": [{"name": "skill", "arguments": {"name": "answer-writer"}}]}
+    }
+    write(
+        root / "scripts" / "answer" / "candidate.yaml",
+        "version: 1\ninteractions:\n"
+        + "".join(f"  - {item}\n" for item in [activate, *write_answer("yes")]).replace("'", '"'),
+    )
+
+    result = pytester.runpytest_inprocess(*skill_eval_args(root, "--collect-only", "-q"))
+
+    output = result.stdout.str()
+    assert result.ret == pytest.ExitCode.OK, output
+    assert "will fail" not in output
+    assert "UndeclaredToolWarning" not in output
