@@ -51,6 +51,8 @@ STDERR = "stderr.log"
 MODEL_REQUESTS = "model-requests.jsonl"
 CONTEXT_OBSERVATIONS = "context-observations.jsonl"
 CONTEXT_DELIVERY = "context-delivery.json"  # under the variant's resources/
+# What the host's own skill loader warned of the declared skills (a host that reports them).
+SKILL_WARNINGS = "skill-warnings.json"
 # `--skill-eval-retries`: each earlier attempt of a variant, whole, in `<variant>/attempts/<n>/`.
 ATTEMPTS = "attempts"
 # A streamed file (events, stderr) whose writing failed (a full disk) is renamed to this, so

@@ -28,6 +28,7 @@ from .records import (
     GroupRecord,
     InvocationRecord,
     RunRecord,
+    SkillWarningsRecord,
     SummaryRecord,
 )
 
@@ -285,6 +286,11 @@ def read_run(variant_dir: Path) -> tuple[str, RunRecord] | None:
         if present(path):
             return name, read_evidence_json(path, shapes.RUN)
     return None
+
+
+def skill_warnings(variant_dir: Path) -> SkillWarningsRecord | None:
+    """What the host's skill loader warned of a variant's skills (None: it reports nothing)."""
+    return optional_json(variant_dir / layout.SKILL_WARNINGS, shapes.SKILL_WARNINGS)
 
 
 def grade_file(record: Mapping[str, Any]) -> str | None:

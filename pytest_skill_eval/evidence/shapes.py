@@ -26,6 +26,7 @@ _RECORDS: dict[str, object] = {
     "MANIFEST": records.ManifestRecord,
     "SEAL": records.SealRecord,
     "DEFINITION": records.DefinitionRecord,
+    "SKILL_WARNINGS": records.SkillWarningsRecord,
     "OBJECT": dict[str, Any],
 }
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     MANIFEST: TypeAdapter[records.ManifestRecord]
     SEAL: TypeAdapter[records.SealRecord]
     DEFINITION: TypeAdapter[records.DefinitionRecord]
+    SKILL_WARNINGS: TypeAdapter[records.SkillWarningsRecord]
     OBJECT: TypeAdapter[dict[str, Any]]
 
 

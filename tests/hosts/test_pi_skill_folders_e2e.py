@@ -1,47 +1,20 @@
 """A skill's snapshot keeps its folder's name, so Pi's own check of a skill's name against its
 folder means what it says: silent for a skill whose name is its folder's (it used to warn for
-every skill, each snapshot being named `0`, `1`, …), and the real mismatch shown at collection."""
+every skill, each snapshot being named `0`, `1`, …), and the real mismatch shown at collection,
+kept as evidence from Pi's own loader, and shown in the terminal and the text view."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from pytest_skill_eval.hosts.pi.binary import pi_executable
-from tests.support.files import write
-from tests.support.paths import REPO
+from pytest_skill_eval.views.text import render_text
+from tests.support.files import read_json, write
 from tests.support.roots import Group, build, variant
-from tests.support.runs import run, run_record
+from tests.support.runs import result_dir, run, run_record
 
 pytestmark = pytest.mark.pi
-
-# Pi's own loader (`loadSkills`, what `--skill` goes through) on the given skill directories:
-# the diagnostics it keeps for each.
-PI_LOADER = """
-import { loadSkills } from "@mariozechner/pi-coding-agent";
-const paths = JSON.parse(process.argv[1]);
-const { skills, diagnostics } = loadSkills({ cwd: process.cwd(), skillPaths: paths,
-  includeDefaults: false });
-console.log(JSON.stringify({ names: skills.map((s) => s.name), diagnostics }));
-"""
-
-
-def _pi_loader(paths: list[str]) -> dict[str, Any]:
-    """What Pi 0.73.1's skill loader makes of `paths`, run on the pinned Node."""
-    node = pi_executable(None, REPO, bundle=False).command()[0]
-    done = subprocess.run(
-        [node, "--input-type=module", "-e", PI_LOADER, json.dumps(paths)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    found: dict[str, Any] = json.loads(done.stdout)
-    return found
 
 
 def _skill(root: Path, folder: str, name: str) -> str:
@@ -88,9 +61,15 @@ def test_pi_checks_a_skills_name_against_its_own_folder_not_an_index(
         ("0", "note-taker"),
         ("1", "template-skill"),
     ]
-    loaded = _pi_loader(snapshots)
-    assert loaded["names"] == ["note-taker", "template"]
-    messages = [(Path(str(d["path"])).parent.name, d["message"]) for d in loaded["diagnostics"]]
-    assert messages == [
-        ("template-skill", 'name "template" does not match parent directory "template-skill"')
-    ]
+    # Pi's own loader's warnings, kept as evidence: the mismatch, and nothing of the other.
+    mismatch = 'name "template" does not match parent directory "template-skill"'
+    kept = read_json(result_dir(root) / "groups" / "folders" / "candidate" / "skill-warnings.json")
+    assert kept == {
+        "host": "pi",
+        "warnings": [
+            {"skill": "skills/template-skill", "index": 1, "type": "warning", "message": mismatch}
+        ],
+    }
+    shown = f"pi: skills/template-skill: {mismatch}"
+    assert f"candidate skill-warning: {shown}" in output  # the terminal summary
+    assert f"  skill-warning: {shown}" in render_text(result_dir(root)).splitlines()
