@@ -182,7 +182,9 @@ def spec_findings(skill: SkillFile) -> list[Finding]:
             f"shorten it to {DESCRIPTION_LIMIT} or fewer",
         )
     name = front.get("name")
-    if not isinstance(name, str) or not name.strip():
+    if name is not None and not isinstance(name, str):
+        spec("`name` is not text", f"write it as `name: {skill.folder}`")
+    elif name is None or not name.strip():
         spec("`name` is missing", f"add `name: {skill.folder}`")
     else:
         found += [Finding("spec", skill.skill, m, f) for m, f in _name_problems(name, skill)]
@@ -232,6 +234,14 @@ def _name_problems(name: str, skill: SkillFile) -> list[tuple[str, str]]:
     return problems
 
 
+def _shown(text: str, limit: int = 160) -> str:
+    """`text` quoted, its middle left out past `limit` characters."""
+    if len(text) <= limit:
+        return repr(text)
+    half = limit // 2
+    return f"{text[:half]!r} … {text[-half:]!r} ({len(text)} characters)"
+
+
 def host_findings(skills: Sequence[SkillFile], host: SkillHost) -> list[Finding]:
     """What `host` would refuse or cut of one variant's readable skills."""
     limits = host.skill_limits
@@ -258,8 +268,8 @@ def host_findings(skills: Sequence[SkillFile], host: SkillHost) -> list[Finding]
                     "cut",
                     skill.skill,
                     f"its listing offers the model {cut} of the description's {len(entry)} "
-                    f"characters, ending {entry[cut - 40 : cut]!r}; the rest ({entry[cut:]!r}) "
-                    "is cut",
+                    f"characters, ending {entry[cut - 40 : cut]!r}; the rest "
+                    f"({_shown(entry[cut:])}) is cut",
                     f"shorten the description to {cut} characters",
                     host.name,
                 )

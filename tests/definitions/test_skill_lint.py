@@ -104,6 +104,12 @@ def test_a_missing_name_is_named_by_its_folder_and_a_spec_warning() -> None:
     assert _found([skill]) == [("spec", None, "`name` is missing")]
 
 
+def test_a_name_that_is_not_text_is_a_spec_warning() -> None:
+    skill = _skill("name: 42\ndescription: Does one thing.", "answer-42")
+    assert skill.name == "answer-42"
+    assert _found([skill]) == [("spec", None, "`name` is not text")]
+
+
 def test_compatibility_and_unknown_fields() -> None:
     over = _skill(f"{GOOD}\ncompatibility: {'c' * 501}")
     assert _found([over]) == [("spec", None, "`compatibility` must be 1–500 characters of text")]
@@ -130,6 +136,12 @@ def test_codex_cuts_a_description_at_1024_and_the_warning_shows_the_cut() -> Non
     assert [f.host for f in cuts] == ["codex"]
     assert "offers the model 1024 of the description's 1046 characters" in cuts[0].message
     assert "('p the last instruction') is cut" in cuts[0].message
+
+
+def test_a_long_cut_is_shown_by_its_two_ends() -> None:
+    description = "a" * 1024 + "b" * 100 + "c" * 200
+    [cut] = _found([_skill(f"name: my-skill\ndescription: {description}")], "codex")[1:]
+    assert cut[2].endswith(f"the rest ({'b' * 80!r} … {'c' * 80!r} (300 characters)) is cut")
 
 
 def test_claude_code_counts_when_to_use_in_the_entry_it_cuts_at_1536() -> None:
