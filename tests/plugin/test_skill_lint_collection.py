@@ -4,12 +4,14 @@ run is a collection error naming the file, what a chosen host would refuse makes
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.files import write
+from tests.support.git import run_git
 from tests.support.roots import body_group, make_root, runtime, variant, write_answer
 from tests.support.runs import skill_eval_args
 
@@ -43,6 +45,32 @@ def test_a_skill_md_without_front_matter_is_a_collection_error_naming_its_file(
         "matter (a first line ---): no host lists it; start SKILL.md with front matter"
     ) in output
     assert "Traceback" not in output
+
+
+def test_a_git_source_is_linted_as_committed_not_as_in_the_working_tree(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = _root(tmp_path / "root", ["skills/answer-writer"])
+    committed = root / "skills" / "answer-writer" / "SKILL.md"
+    fixed = committed.read_text()
+    write(committed, "# Answer writer\n\nNo front matter yet.\n")
+    run_git(root, "init", "-q")
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-q", "-m", "before the front matter")
+    write(committed, fixed)  # the working tree is right; the commit is not
+    group = json.loads((root / "groups" / "answer.json").read_text())
+    group["variants"]["baseline"] = {
+        **variant(["skills/answer-writer"], target=0),
+        "source": {"kind": "git", "ref": "HEAD"},
+    }
+    write(root / "groups" / "answer.json", json.dumps(group))
+
+    result = pytester.runpytest_inprocess(*skill_eval_args(root, "--collect-only", "-q"))
+
+    output = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, output
+    assert "/variants/baseline/skills/0: SKILL.md has no front matter" in output
+    assert "/variants/candidate/skills/0" not in output
 
 
 @pytest.mark.parametrize("hosts", [(), ("claude-code", "codex", "opencode", "pi")])
