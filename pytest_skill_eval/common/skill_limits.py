@@ -16,7 +16,8 @@ class SkillLimits:
     # Front matter fields appended to the description in the listing entry (Claude Code's
     # `when_to_use`, joined by " - "), counted against `description_cut` and `catalog_cut`.
     listing_fields: tuple[str, ...] = ()
-    # Characters of the whole listing (every entry) before the host shortens descriptions.
+    # Characters of the whole listing (every `- name: description` entry, one a line) before
+    # the host shortens descriptions.
     catalog_cut: int | None = None
     # How the catalog limit is known (shown with a catalog warning).
     catalog_basis: str = ""

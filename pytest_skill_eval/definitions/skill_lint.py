@@ -274,15 +274,16 @@ def host_findings(skills: Sequence[SkillFile], host: SkillHost) -> list[Finding]
                     host.name,
                 )
             )
-    total = sum(min(len(e), cut or len(e)) for _, e in entries)
+    # Each entry as a listing shows it: `- name: description`, one a line.
+    total = sum(len(f"- {s.name}: {e[:cut]}\n") for s, e in entries)
     if limits.catalog_cut is not None and total > limits.catalog_cut:
         found.append(
             Finding(
                 "cut",
                 ", ".join(s.skill for s in skills),
-                f"the variant's {len(skills)} descriptions total {total} characters, over the "
-                f"{limits.catalog_cut} its listing holds ({limits.catalog_basis}): it shortens "
-                "descriptions to fit",
+                f"the variant's {len(skills)} listing entries total {total} characters, over "
+                f"the {limits.catalog_cut} its listing holds ({limits.catalog_basis}): it "
+                "shortens descriptions to fit",
                 "declare fewer skills or shorter descriptions",
                 host.name,
             )

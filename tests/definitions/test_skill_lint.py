@@ -152,11 +152,13 @@ def test_claude_code_counts_when_to_use_in_the_entry_it_cuts_at_1536() -> None:
 
 
 def test_a_catalog_over_the_hosts_listing_budget_is_a_cut_warning() -> None:
-    skills = [_skill(f"name: s{i}\ndescription: {'d' * 1000}", f"s{i}") for i in range(9)]
+    skills = [_skill(f"name: s{i:02d}\ndescription: {'d' * 1000}", f"s{i:02d}") for i in range(30)]
     found = _found(skills, "claude-code")
     assert [(level, host) for level, host, _ in found] == [("cut", "claude-code")]
-    assert "9 descriptions total 9000 characters, over the 8000 its listing holds" in found[0][2]
-    assert _found(skills[:8], "claude-code") == []
+    assert (
+        "30 listing entries total 30240 characters, over the 30000 its listing holds" in found[0][2]
+    )
+    assert _found(skills[:29], "claude-code") == []
 
 
 def test_a_name_that_is_not_one_directory_entry_is_refused_where_skills_are_linked_by_name() -> (

@@ -51,15 +51,15 @@ OWNED_ENVIRONMENT = OwnedEnvironment.of(
     prefixes=("CLAUDE_", "ANTHROPIC_", "DISABLE_", "BUN_"),
     allowed=("ANTHROPIC_API_KEY",),
 )
-# What 2.1.332 lists of a skill: `description - when_to_use`, one entry cut at 1,536 characters
-# (`skillListingMaxDescChars`), the whole listing at 1% of the context window at 4 characters a
-# token (`skillListingBudgetFraction`), 8,000 for the 200,000 tokens it assumes of a model it
-# does not know, past which it shortens descriptions.
+# What 2.1.332 lists of a skill: `- name: description - when_to_use`, one entry cut at 1,536
+# characters (`skillListingMaxDescChars`); past 30,000 characters of entries (measured, run as
+# the evaluator runs it: 29 entries of 1,000 characters whole, 30 shortened) it shortens
+# descriptions to fit.
 SKILL_LIMITS = SkillLimits(
     description_cut=1536,
     listing_fields=("when_to_use",),
-    catalog_cut=8000,
-    catalog_basis="1% of a 200,000-token context window at 4 characters a token",
+    catalog_cut=30000,
+    catalog_basis="measured on Claude Code 2.1.332 as the evaluator runs it",
 )
 # `off` disables thinking; every other level is its `--effort`.
 THINKING = ("off", "low", "medium", "high", "xhigh", "max")
