@@ -21,9 +21,10 @@ from .definitions import (
 )
 from .errors import DiskFullError, EvidenceError, SkillEvalError
 from .evidence import FAILING_RUN_STATES
+from .hosts.registry import registration_for
 from .nodeids import DEFAULT_HOST, item_name
 from .run import GroupRun
-from .run.preflight import Findings, check_resources, check_scripts
+from .run.preflight import Findings, check_resources, check_scripts, check_skills
 from .run.resume import item_properties
 from .run.variant import run_variant
 from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
@@ -43,6 +44,11 @@ class UndeclaredToolWarning(pytest.PytestWarning):
 class ToolArgumentWarning(pytest.PytestWarning):
     """A script calls a neutral tool with arguments it does not take (the host will refuse the
     call; a recorded cassette may mean it: a warning only)."""
+
+
+class SkillLintWarning(pytest.PytestWarning):
+    """A declared skill breaks the Agent Skills specification, or a host would offer the model
+    less of it than it says (a cut description or catalog)."""
 
 
 class DefinitionCollectionError(SkillEvalError):
@@ -160,7 +166,7 @@ class SkillEvalFile(pytest.File):
         for chosen in selection:
             for host in state.services.hosts_for(chosen.loaded):
                 units += [(trial, chosen, host) for trial in range(1, settings.trials + 1)]
-        self._preflight(state, units)
+        refused = self._preflight(state, units)
         if settings.adaptive:
             # Trial-major: every unit a decision waits for comes before it, in every worker's
             # queue, so waiting on an earlier trial can never wait on itself.
@@ -170,6 +176,7 @@ class SkillEvalFile(pytest.File):
             # A host the invocation chose that cannot run the group: a fact of that host, so
             # its items are skips (a declared runtime.host it cannot run is refused on load).
             reason = group.cannot_run(host) if settings.hosts else None
+            reason = reason or refused.get((group.id, host))
             chosen_host = host if settings.hosts else None
             run = None if reason else self._group_run(chosen.loaded, trial, chosen_host)
             if run is not None:
@@ -194,10 +201,14 @@ class SkillEvalFile(pytest.File):
         except DefinitionError as error:
             raise DefinitionCollectionError(str(error)) from None
 
-    def _preflight(self, state: SkillEvalSession, units: list[tuple[int, Any, str]]) -> None:
+    def _preflight(
+        self, state: SkillEvalSession, units: list[tuple[int, Any, str]]
+    ) -> dict[tuple[str, str], str]:
         """Refuse before anything runs what the selected items would fail on: a declared
-        resource that is not there, a script that is missing (replaying) or invalid; warn of
-        scripted tool calls that will fail."""
+        resource that is not there, a skill no host can run (or the declared host refuses), a
+        script that is missing (replaying) or invalid; warn of scripted tool calls with wrong
+        arguments and of skills a host would cut. (group id, host) → why a chosen host would
+        refuse a skill of the group: its items are skips."""
         settings = state.settings
         findings = Findings()
         by_group: dict[str, tuple[LoadedGroup, set[str], list[tuple[str, int, str]]]] = {}
@@ -210,11 +221,26 @@ class SkillEvalFile(pytest.File):
                 if selected:
                     entry[1].add(variant)
                     entry[2].append((variant, trial, host))
+        refused: dict[tuple[str, str], str] = {}
         for loaded, variants, script_units in by_group.values():
             chosen_variants = [v for v in VARIANTS if v in variants]
-            findings.problems += check_resources(
+            missing = check_resources(
                 loaded, chosen_variants, settings.root, state.services.resolver
             )
+            findings.problems += missing
+            if not missing:
+                hosts = dict.fromkeys(host for _, _, host in script_units)
+                linted = check_skills(
+                    loaded, chosen_variants, settings.root, state.services.resolver,
+                    [registration_for(host) for host in hosts],
+                )  # fmt: skip
+                findings.problems += linted.problems
+                findings.skills += linted.skills
+                for host, reason in linted.refused.items():
+                    if not settings.hosts:  # the group's own host: nothing can run it
+                        findings.problems.append(f"{loaded.path}: cannot run on {host}: {reason}")
+                    refused[(loaded.group.id, host)] = reason
+                script_units = [u for u in script_units if u[2] not in linted.refused]
             if settings.cassettes is not None:
                 found = check_scripts(loaded, script_units, settings.cassettes, settings.record)
                 findings.problems += found.problems
@@ -224,8 +250,11 @@ class SkillEvalFile(pytest.File):
             self.warn(UndeclaredToolWarning(warning))
         for warning in dict.fromkeys(findings.arguments):
             self.warn(ToolArgumentWarning(warning))
+        for warning in dict.fromkeys(findings.skills):
+            self.warn(SkillLintWarning(warning))
         if findings.problems:
             raise DefinitionCollectionError("\n".join(dict.fromkeys(findings.problems)))
+        return refused
 
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]

@@ -53,6 +53,8 @@ CONTEXT_OBSERVATIONS = "context-observations.jsonl"
 CONTEXT_DELIVERY = "context-delivery.json"  # under the variant's resources/
 # The skills the host listed to the model, each against its declared SKILL.md.
 OFFERED_SKILLS = "offered-skills.json"
+# What the host's own skill loader warned of the declared skills (a host that reports them).
+SKILL_WARNINGS = "skill-warnings.json"
 # `--skill-eval-retries`: each earlier attempt of a variant, whole, in `<variant>/attempts/<n>/`.
 ATTEMPTS = "attempts"
 # A streamed file (events, stderr) whose writing failed (a full disk) is renamed to this, so

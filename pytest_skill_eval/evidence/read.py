@@ -29,6 +29,7 @@ from .records import (
     InvocationRecord,
     OfferedSkillsRecord,
     RunRecord,
+    SkillWarningsRecord,
     SummaryRecord,
 )
 
@@ -291,6 +292,11 @@ def read_run(variant_dir: Path) -> tuple[str, RunRecord] | None:
 def read_offered(variant_dir: Path) -> OfferedSkillsRecord | None:
     """The skills the host offered a variant's model (`offered-skills.json`), when recorded."""
     return optional_json(variant_dir / layout.OFFERED_SKILLS, shapes.OFFERED_SKILLS)
+
+
+def skill_warnings(variant_dir: Path) -> SkillWarningsRecord | None:
+    """What the host's skill loader warned of a variant's skills (None: it reports nothing)."""
+    return optional_json(variant_dir / layout.SKILL_WARNINGS, shapes.SKILL_WARNINGS)
 
 
 def grade_file(record: Mapping[str, Any]) -> str | None:

@@ -450,6 +450,23 @@ class VariantDeclaration(TypedDict):
     target: NotRequired[int | None]
 
 
+class SkillWarning(TypedDict):
+    """One warning a host's skill loader gave, named by the declared skill it is about."""
+
+    skill: str | None  # the declared path; None: a skill the warning names no path of
+    index: int | None  # its index in the variant's `skills`
+    type: str  # the host's kind of diagnostic ("warning", "collision", ...)
+    message: str  # the host's words
+
+
+class SkillWarningsRecord(TypedDict):
+    """`skill-warnings.json`: what the host's own skill loader warned of the declared skills
+    (written for a host that reports it; empty `warnings`: it warned of nothing)."""
+
+    host: str
+    warnings: list[SkillWarning]
+
+
 class DefinitionRecord(TypedDict):
     """`definition.json`: the group as declared, as the views, reviews and rates read it (the
     whole declaration is described where it is loaded, `definitions/`)."""

@@ -27,6 +27,7 @@ _RECORDS: dict[str, object] = {
     "SEAL": records.SealRecord,
     "DEFINITION": records.DefinitionRecord,
     "OFFERED_SKILLS": records.OfferedSkillsRecord,
+    "SKILL_WARNINGS": records.SkillWarningsRecord,
     "OBJECT": dict[str, Any],
 }
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     SEAL: TypeAdapter[records.SealRecord]
     DEFINITION: TypeAdapter[records.DefinitionRecord]
     OFFERED_SKILLS: TypeAdapter[records.OfferedSkillsRecord]
+    SKILL_WARNINGS: TypeAdapter[records.SkillWarningsRecord]
     OBJECT: TypeAdapter[dict[str, Any]]
 
 

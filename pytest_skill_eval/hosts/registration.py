@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..common.skill_limits import SkillLimits
 from .environment import OwnedEnvironment
 from .layers import SystemLayer
 from .workspace_layers import WorkspaceLayer
@@ -128,6 +129,8 @@ class HostRegistration:
     operator_files: bool = False
     # `"module:function"` pricing a model as this host would (a `PriceSource`).
     price_source: str = SHARED_PRICE_SOURCE
+    # What it refuses or cuts of a declared skill (`definitions/skill_lint.py` reads them).
+    skill_limits: SkillLimits = field(default_factory=SkillLimits)
 
     def __post_init__(self) -> None:
         option = self.binary_option or self.name

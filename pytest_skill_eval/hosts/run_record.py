@@ -37,6 +37,7 @@ from .launch import host_record, simulated_usage, spend_record
 from .observation import Observation, Turn, canonical_reads, sum_usage
 from .process import HostProcess, ProcessOutcome, set_aside_partial
 from .redaction import markers, redact_tree
+from .skill_warnings import keep_skill_warnings
 
 MODEL_REQUESTS = layout.MODEL_REQUESTS
 CONTEXT = layout.CONTEXT_OBSERVATIONS
@@ -90,6 +91,10 @@ def record_run(
     for problem in immutable_changes(facts.prepared):
         obs.protocol_error("immutable-resource-changed", message=problem)
     _redact_trees(facts, late_errors)
+    late_errors += keep_skill_warnings(
+        facts.home.root, facts.host.registration.name, facts.prepared.skills,
+        facts.prepared.directory, facts.launch.redactor, facts.tally,
+    )  # fmt: skip
     written = _Written(
         effects=_effects(facts, late_errors),
         model_requests=_write_model_requests(facts, late_errors),

@@ -10,17 +10,23 @@ group does not offer, are warnings (a recorded cassette may hold one on purpose)
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..common.entries import FileTooLargeError, read_inside
 from ..definitions import DefinitionError, LoadedGroup
+from ..definitions.skill_lint import SkillFile, SkillHost, lint_variant, parse_skill
 from ..modelserver.script import ScriptError, undeclared_tool_calls
 from ..modelserver.scriptparse import load_script
 from ..modelserver.scriptpaths import cassette_file, script_path
 from ..modelserver.tools import tool_argument_problems
-from ..workspace import ResolvedSource, ResourceError, SourceResolver, git_entry_kind
+from ..workspace import ResolvedSource, ResourceError, SourceResolver, git_entry_kind, git_file
 
+# The neutral call that activates a skill: every host offers its own way to, whatever `tools`.
+SKILL_CALL = "skill"
+# A SKILL.md is read for its front matter: at most this many bytes.
+SKILL_FILE_LIMIT = 1024 * 1024
 _ROOT_FIX = "create it, correct the path, or pass the root it is relative to with --skill-eval-root"
 
 
@@ -31,6 +37,52 @@ class Findings:
     problems: list[str] = field(default_factory=list)
     undeclared: list[str] = field(default_factory=list)  # calls to tools the group lacks
     arguments: list[str] = field(default_factory=list)  # neutral calls with wrong arguments
+    skills: list[str] = field(default_factory=list)  # what a host would cut, or the spec says
+    # host → why it cannot run the group (a skill it would refuse or drop)
+    refused: dict[str, str] = field(default_factory=dict)
+
+
+def check_skills(
+    loaded: LoadedGroup,
+    variants: Iterable[str],
+    root: Path,
+    resolver: SourceResolver,
+    hosts: Sequence[SkillHost],
+) -> Findings:
+    """The declared skills of the selected variants linted on `hosts` (`skill_lint`): what no
+    host can run is a problem, what a host refuses its refusal, the rest warnings."""
+    group, path = loaded.group, loaded.path
+    findings = Findings()
+    for variant in variants:
+        environment = group.variants[variant]
+        source = resolver.resolve(environment.source.kind, getattr(environment.source, "ref", None))
+        skills = [read_skill(root, source, declared) for declared in environment.skills]
+        pointers = {
+            skill.skill: f"/variants/{variant}/skills/{i}" for i, skill in enumerate(skills)
+        }
+        for finding in lint_variant(skills, hosts):
+            where = f"{path}: {pointers.get(finding.skill, f'/variants/{variant}/skills')}"
+            line = finding.line(where)
+            if finding.level == "error":
+                findings.problems.append(line)
+            elif finding.level == "refused" and finding.host is not None:
+                reason = f"{finding.message} ({finding.skill}); {finding.fix}"
+                findings.refused.setdefault(finding.host, reason)
+            else:
+                findings.skills.append(line)
+    return findings
+
+
+def read_skill(root: Path, source: ResolvedSource, declared: str) -> SkillFile:
+    """The declared skill's SKILL.md as it will be snapshotted from `source`."""
+    if source.kind == "git":
+        return parse_skill(declared, git_file(source, f"{declared}/SKILL.md"))
+    directory = os.path.realpath(Path(root) / declared)
+    try:
+        text = read_inside(directory, "SKILL.md", limit=SKILL_FILE_LIMIT)
+    except FileTooLargeError:
+        text = None
+    return parse_skill(declared, text)
 
 
 def check_resources(
@@ -150,7 +202,8 @@ def check_scripts(
         except ScriptError as error:
             findings.problems.append(f"{error} (group '{group.id}')")
             continue
-        for number, tool in undeclared_tool_calls(script, group.tools):
+        # `skill` is offered wherever skills are: each host's own way to activate one.
+        for number, tool in undeclared_tool_calls(script, (*group.tools, SKILL_CALL)):
             findings.undeclared.append(
                 f"{path}: interaction {number} calls the tool '{tool}', which group "
                 f"'{group.id}' does not declare (tools: {', '.join(group.tools)}); "

@@ -17,6 +17,7 @@ from .decision import Decided, bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
 from .offered import variant_notes
 from .present import escape_cell, p_value_text, reused_label, run_spend
+from .skill_warnings import skill_warning_lines
 from .statistics import (
     aggregate_trigger_rates,
     consistency_of,
@@ -178,6 +179,8 @@ def _result_lines(writer: Writer, trial: int, result_dir: Path, unsummarised: st
                 writer.write_line(f"    {variant} tool-error: {escape_cell(failed)}")
             for note in _activation_notes(group_dir / variant):
                 writer.write_line(f"    {variant} {escape_cell(note)}")
+            for warned in skill_warning_lines(group_dir / variant):
+                writer.write_line(f"    {variant} skill-warning: {escape_cell(warned)}")
         writer.write_line(f"    evidence: {group_dir}")
     for fact in read.cannot_run_facts(read.load_invocation(result_dir)):
         name = layout.group_dir_name(fact["group"], fact["host"])

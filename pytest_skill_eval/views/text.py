@@ -46,6 +46,7 @@ from .present import (
     tool_names,
     usage_cells,
 )
+from .skill_warnings import skill_warning_lines
 from .statistics import (
     aggregate_trigger_rates,
     consistency_cells,
@@ -340,6 +341,8 @@ def _variant_lines(result_dir: Path, group: GroupEvidence, variant: str) -> list
         if count:
             lines.append(f"  {label}: {count}")
     lines += [f"  tool-error: {escape_cell(e)}" for e in tool_errors(group.directory / variant)]
+    warned = skill_warning_lines(group.directory / variant)
+    lines += [f"  skill-warning: {escape_cell(w)}" for w in warned]
     error = run.get("error")
     if isinstance(error, Mapping) and error.get("message"):
         lines.append(f"  error: {escape_cell(str(error['message']))}")

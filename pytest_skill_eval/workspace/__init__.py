@@ -26,7 +26,7 @@ from ._entry import (
     sort_key,
     symlink_sha256,
 )
-from ._git import ResolvedSource, SourceResolver, git_entry_kind
+from ._git import ResolvedSource, SourceResolver, git_entry_kind, git_file
 from ._resources import (
     ResourceKind,
     ResourceSnapshot,
@@ -63,6 +63,7 @@ __all__ = [
     "fingerprint_from_json",
     "fingerprint_json",
     "git_entry_kind",
+    "git_file",
     "snapshot_resource",
     "snapshot_tree",
     "snapshot_workspace_turn",

@@ -181,6 +181,17 @@ def git_entry_kind(source: ResolvedSource, declared: str) -> str | None:
     return found[0].type if found else None
 
 
+def git_file(source: ResolvedSource, declared: str) -> bytes | None:
+    """The bytes of the file `declared` in the source's commit (None: no such file there)."""
+    if git_entry_kind(source, declared) != "blob":
+        return None
+    assert source.top_level is not None
+    normal = posixpath.normpath(declared)
+    git_path = f"{source.root_prefix}/{normal}" if source.root_prefix else normal
+    result = run_git(source.top_level, "cat-file", "blob", f"{source.commit}:{git_path}")
+    return result.stdout if result.returncode == 0 else None
+
+
 def materialise_git(
     source: ResolvedSource, declared: str, destination: Path, kind: str
 ) -> tuple[str, bool]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import Group
+from ..definitions.skill_lint import folder_name
 from ..evidence import layout, sha256_file, write_json_once
 from . import (
     Fingerprint,
@@ -126,6 +127,12 @@ class PreparedVariant:
         return [str(r) for r in roots]
 
 
+def skill_snapshot(resources: Path, index: int, declared: str) -> Path:
+    """`resources/skills/<index>/<folder>`: a skill's snapshot keeps the name of its folder
+    (a host checks a skill's `name` against it), under its index (two may share a name)."""
+    return resources / "skills" / str(index) / (folder_name(declared) or "skill")
+
+
 def prepare_variant(
     group: Group,
     variant: str,
@@ -139,7 +146,7 @@ def prepare_variant(
     source = resolver.resolve(environment.source.kind, getattr(environment.source, "ref", None))
     resources = variant_dir / layout.RESOURCES
     skills = tuple(
-        snapshot_resource(root, source, declared, resources / "skills" / str(i), "skill")
+        snapshot_resource(root, source, declared, skill_snapshot(resources, i, declared), "skill")
         for i, declared in enumerate(environment.skills)
     )
     context = tuple(

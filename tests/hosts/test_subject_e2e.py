@@ -74,7 +74,7 @@ def test_description_turns_record_the_skill_read_on_turn_two(pytester: pytest.Py
     assert run["process"]["args"][1:3] == ["--mode", "rpc"]
     assert "delivery" not in run  # description groups use natural prompts only
     target = run["resources"]["targetPath"]
-    assert target.endswith("/candidate/resources/skills/0/SKILL.md")
+    assert target.endswith("/candidate/resources/skills/0/changelog-keeper/SKILL.md")
     assert [t["turn"] for t in run["turns"]] == [1, 2]
     assert [t["deliveredPrompt"] for t in run["turns"]] == list(group.turns)
     first, second = run["turns"]

@@ -114,7 +114,7 @@ def test_no_path_escape_attempt_succeeds(pytester: pytest.Pytester, tmp_path: Pa
     for path in variant.rglob("*"):
         if path.is_file() and not path.is_symlink():
             assert CANARY.encode() not in path.read_bytes(), path
-    skill = variant / "resources" / "skills" / "0" / "SKILL.md"
+    skill = variant / "resources" / "skills" / "0" / "answer-writer" / "SKILL.md"
     assert "yes" in skill.read_text()
 
 

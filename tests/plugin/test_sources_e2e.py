@@ -65,8 +65,12 @@ def test_revision_group_takes_baseline_from_a_tag_and_candidate_from_the_tree(
     assert baseline["resources"]["source"]["commit"] == v1
     assert baseline["resources"]["skills"][0]["sourcePath"] == f"{v1}:skills/answer-writer"
     assert candidate["resources"]["source"]["kind"] == "working-tree"
-    old = (group / "baseline" / "resources" / "skills" / "0" / "SKILL.md").read_text()
-    new = (group / "candidate" / "resources" / "skills" / "0" / "SKILL.md").read_text()
+    old = (
+        group / "baseline" / "resources" / "skills" / "0" / "answer-writer" / "SKILL.md"
+    ).read_text()
+    new = (
+        group / "candidate" / "resources" / "skills" / "0" / "answer-writer" / "SKILL.md"
+    ).read_text()
     assert old == SKILL
     assert new == SKILL + "\nVersion two.\n"
     assert (

@@ -187,7 +187,7 @@ def test_malformed_reply_is_a_review_error_with_the_raw_response(
     assert raw in (activation / "review" / "events.jsonl").read_text("utf-8")
     # The description group's skill path names the variant; the reviewer never sees it.
     prompt = (activation / "review" / "prompt.md").read_text("utf-8")
-    assert "{{run}}/resources/skills/0/SKILL.md" in prompt
+    assert "{{run}}/resources/skills/0/changelog-keeper/SKILL.md" in prompt
     assert "candidate" not in prompt
     entry = read_json(result / "groups" / "changelog-entry" / "semantic-grade.json")
     assert entry["errors"] == ["reviewer must answer exactly 1 question"]

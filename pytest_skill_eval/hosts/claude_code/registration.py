@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...common.skill_limits import SkillLimits
 from ..environment import BASELINE_KEYS, OwnedEnvironment
 from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
@@ -50,6 +51,16 @@ OWNED_ENVIRONMENT = OwnedEnvironment.of(
     prefixes=("CLAUDE_", "ANTHROPIC_", "DISABLE_", "BUN_"),
     allowed=("ANTHROPIC_API_KEY",),
 )
+# What 2.1.332 lists of a skill: `- name: description - when_to_use`, one entry cut at 1,536
+# characters (`skillListingMaxDescChars`); past 30,000 characters of entries (measured, run as
+# the evaluator runs it: 29 entries of 1,000 characters whole, 30 shortened) it shortens
+# descriptions to fit.
+SKILL_LIMITS = SkillLimits(
+    description_cut=1536,
+    listing_fields=("when_to_use",),
+    catalog_cut=30000,
+    catalog_basis="measured on Claude Code 2.1.332 as the evaluator runs it",
+)
 # `off` disables thinking; every other level is its `--effort`.
 THINKING = ("off", "low", "medium", "high", "xhigh", "max")
 
@@ -77,4 +88,5 @@ CLAUDE_CODE = HostRegistration(
     auth_advice="name ANTHROPIC_API_KEY in runtime.environment.inherit",
     thinking=THINKING,
     runs_on_node=False,  # a native binary
+    skill_limits=SKILL_LIMITS,
 )

@@ -73,7 +73,9 @@ def install_skills(config: Path, skills: Sequence[Path]) -> tuple[dict[str, Path
     Returns name → snapshotted SKILL.md, and every path a SKILL.md is known by → the snapshot
     path its reads are recorded under.
     """
-    names = setup.install_skills(config, skills, CODEX.display_name, reserved=(".system",))
+    names = setup.install_skills(
+        config, skills, CODEX.display_name, reserved=CODEX.skill_limits.reserved
+    )
     aliases = setup.link_paths(config, skills, names)
     for snapshot in names.values():
         aliases[str(snapshot)] = str(snapshot)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...common.skill_limits import SkillLimits
 from ..environment import BASELINE_KEYS, OwnedEnvironment
 from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
@@ -47,6 +48,12 @@ UNOBSERVABLE_TOOLS = {
     "write": "Codex has no write tool: it changes files through apply_patch",
     "edit": "Codex has no edit tool: it changes files through apply_patch",
 }
+# What 0.171.0 lists of a skill: its description cut at 1,024 characters, without a word; and
+# `skills/.system`, where it writes its bundled skills, is no name a declared skill may take.
+SKILL_LIMITS = SkillLimits(
+    description_cut=1024,
+    reserved={".system": "Codex keeps its bundled system skills under that name"},
+)
 
 
 CODEX = HostRegistration(
@@ -71,4 +78,5 @@ CODEX = HostRegistration(
     credential_variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
     auth_advice="name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit",
     runs_on_node=False,  # its native binary runs directly (`binary.native_codex`), never Node
+    skill_limits=SKILL_LIMITS,
 )

@@ -17,7 +17,7 @@ does; a workspace's own settings would win over these, so they are checked inste
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,9 @@ from .events import NEUTRAL_TOOLS
 # The neutral tools a group declares → Gemini CLI's built-in tools.
 HOST_TOOLS = {"read": "read_file", "write": "write_file", "edit": "replace"}
 SKILL_TOOL = "activate_skill"
-# Skills 0.61.0 ships inside its bundle (`bundle/builtin`): never offered to a subject.
+# Skills 0.61.0 ships inside its bundle (`bundle/builtin`): never offered to a subject. A
+# declared skill of one of these names takes its place (0.61.0 lets a user skill override a
+# built-in one of its name), so that name is not disabled: it is the declared skill's.
 BUNDLED_SKILLS = ("skill-creator", "antigravity-support")
 # The model a scripted run names when the group declares the scripted default.
 DEFAULT_MODEL = "gemini-2.5-flash"
@@ -46,17 +48,19 @@ def settings(
     guard: bool,
     commands: Mapping[str, Any] | None,
     readable: Sequence[Path] = (),
+    declared: Collection[str] = (),
 ) -> dict[str, Any]:
     """The run's `settings.json`: `tools` are Gemini CLI's names; `commands` the MCP server;
     `readable` the directories beside the workspace its file tools may reach (the declared
-    resources and skill snapshots; the guard keeps them read-only)."""
+    resources and skill snapshots; the guard keeps them read-only); `declared` the names of
+    the declared skills (a bundled skill of one of them is replaced, not disabled)."""
     value: dict[str, Any] = {
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "tools": {"core": list(tools)},
-        "skills": {"disabled": list(BUNDLED_SKILLS)},
+        "skills": {"disabled": [name for name in BUNDLED_SKILLS if name not in declared]},
         "context": {
             "memoryBoundaryMarkers": [],
             "includeDirectories": [str(path) for path in readable],

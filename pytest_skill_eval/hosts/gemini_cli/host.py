@@ -31,7 +31,6 @@ from ..process import ProcessOutcome
 from ..registry import Registered
 from ..setup import install_skills, isolated_environment, make_home
 from .config import (
-    BUNDLED_SKILLS,
     DEFAULT_MODEL,
     LOOPBACK_KEY,
     command_server_entry,
@@ -149,9 +148,7 @@ class GeminiCliHost:
                 "whatever its isolated home says; remove it (or keep the project outside that "
                 "directory)"
             )
-        self.skills = install_skills(
-            home.config, launch.skills, GEMINI_CLI.display_name, reserved=BUNDLED_SKILLS
-        )
+        self.skills = install_skills(home.config, launch.skills, GEMINI_CLI.display_name)
         offered = host_tools(launch.tools, bool(launch.skills))
         entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
         commands = command_server_entry(launch.cwd) if launch.command_tool else None
@@ -159,7 +156,9 @@ class GeminiCliHost:
             offered.append(RUN_COMMAND)
         allowed = json.loads(launch.environment.get("SKILL_EVAL_ALLOWED_ROOTS") or "[]")
         readable = [Path(p) for p in allowed if isinstance(p, str) and Path(p) != launch.cwd]
-        config = settings(offered, launch.guard, commands, [*readable, *launch.skills])
+        config = settings(
+            offered, launch.guard, commands, [*readable, *launch.skills], declared=self.skills
+        )
         (home.config / "settings.json").write_text(json.dumps(config, indent=2), "utf-8")
         if launch.environment.get("SKILL_EVAL_PROMPT_MODE", "isolated") == "isolated":
             self._system_md = home.root / "system.md"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+from ...evidence import layout
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..observation import Observation
 from ..process import HostProcess, ProcessOutcome
@@ -76,6 +78,13 @@ class PiDialogue:
         )
 
 
+def skill_loader(binary: Executable) -> Path | None:
+    """Pi's skill loader (`dist/core/skills.js` beside its CLI), which `--skill` goes through;
+    None when the binary is no installed Pi package."""
+    loader = Path(os.path.realpath(binary.path)).parent / "core" / "skills.js"
+    return loader if loader.is_file() else None
+
+
 class PiHost:
     """The Pi coding agent CLI (`@mariozechner/pi-coding-agent`)."""
 
@@ -92,14 +101,22 @@ class PiHost:
         return home
 
     def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
-        """Pi's argv; operator PATH and locale, our HOME, agent dir and TMPDIR, Pi offline."""
+        """Pi's argv; operator PATH and locale, our HOME, agent dir and TMPDIR, Pi offline;
+        with skills, where Pi's skill loader is and where its warnings go."""
         env = base_environment(home.home, home.config, home.tmp)
-        return Command(self._argv(binary, launch), env)
+        loader = skill_loader(binary) if launch.skills else None
+        if loader is not None:
+            env["SKILL_EVAL_PI_SKILL_LOADER"] = str(loader)
+            env["SKILL_EVAL_SKILL_WARNINGS_PATH"] = str(home.root / layout.SKILL_WARNINGS)
+        return Command(self._argv(binary, launch, warnings=loader is not None), env)
 
     @staticmethod
-    def _argv(binary: Executable, launch: Launch) -> list[str]:
-        """Guard first, then the commands tool, the variant's bundles, the observer last."""
+    def _argv(binary: Executable, launch: Launch, *, warnings: bool = False) -> list[str]:
+        """Guard first, then the skill warnings, the commands tool, the variant's bundles, the
+        observer last."""
         loaded: list[Path] = [extensions.GUARD] if launch.guard else []
+        if warnings:
+            loaded.append(extensions.SKILL_WARNINGS)
         if launch.command_tool:
             loaded.append(extensions.COMMAND_TOOL)
         loaded += list(launch.plugins)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...common.skill_limits import SkillLimits
 from ..environment import BASELINE_KEYS, OwnedEnvironment
 from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
@@ -55,4 +56,7 @@ PI = HostRegistration(
     defers_first_prompt=True,  # rpc mode: the first prompt waits for `Launch.gate`
     extensions=True,
     operator_files=True,
+    # Each skill is given by its path (`--skill`); Pi lists a description whole, whatever its
+    # length, and warns of what breaks the specification.
+    skill_limits=SkillLimits(linked_by_name=False),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["COMMAND_TOOL", "GUARD", "OBSERVER"]
+__all__ = ["COMMAND_TOOL", "GUARD", "OBSERVER", "SKILL_WARNINGS"]
 
 _HERE = Path(__file__).resolve().parent
 
@@ -14,3 +14,5 @@ GUARD: Path = _HERE / "guard.mjs"
 COMMAND_TOOL: Path = _HERE / "command_tool.mjs"
 #: Non-mutating context observer; loaded last when a group has context-text expectations.
 OBSERVER: Path = _HERE / "observer.mjs"
+#: What Pi's skill loader warns of the declared skills; loaded when a variant declares skills.
+SKILL_WARNINGS: Path = _HERE / "skill_warnings.mjs"
