@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.commands.cli import main as cli_main
-from tests.support.roots import body_group, make_root, on_fast_host, write_answer
+from tests.support.roots import answers_root
 from tests.support.runs import aggregates, results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -33,10 +33,8 @@ PASSED = (
 
 
 def _root(tmp_path: Path, candidate: str) -> Path:
-    return make_root(
-        tmp_path / "root",
-        [body_group("regresses", **on_fast_host())],
-        {"regresses/baseline": write_answer("yes"), "regresses/candidate": write_answer(candidate)},
+    return answers_root(
+        tmp_path / "root", {"regresses/baseline": "yes", "regresses/candidate": candidate}
     )
 
 

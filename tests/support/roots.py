@@ -141,6 +141,23 @@ def fast_dir(group_id: str) -> str:
     return group_dir_name(group_id, FAST_HOST)
 
 
+def answers_root(
+    root: Path,
+    answers: Mapping[str, str | Sequence[Mapping[str, Any]]],
+    host: str = FAST_HOST,
+) -> Path:
+    """`make_root` with one body group on `host` per group the keys name (in order): a text is
+    a script writing that answer, anything else the script itself.
+    `{"g/baseline": "no", "g/candidate-trial2": "yes"}`."""
+    __tracebackhide__ = True
+    on = {} if host == "pi" else {"runtime": runtime(host=host)}
+    groups = [
+        body_group(group_id, **on) for group_id in dict.fromkeys(k.split("/")[0] for k in answers)
+    ]
+    scripts = {k: write_answer(v) if isinstance(v, str) else v for k, v in answers.items()}
+    return make_root(root, groups, scripts)
+
+
 def improving_root(root: Path, count: int, host: str = "pi") -> Path:
     """Groups g0 … g{count-1} on `host`: each baseline answers "no", each candidate "yes"
     (fail-to-pass)."""
