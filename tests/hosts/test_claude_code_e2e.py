@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.files import write
-from tests.support.roots import Group, build, kinds_group, runtime, skill, variant
-from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
+from tests.support.roots import Group, runtime, skill, variant
+from tests.support.runs import model_requests, result_dir, run_candidate, run_record
 
 pytestmark = [pytest.mark.pi, pytest.mark.claude]
-
-OPERATOR_KEY = "sk-ant-operator-secret-0000"
 
 
 def claude_runtime() -> dict[str, Any]:
@@ -34,81 +28,6 @@ def first_user_text(request: dict[str, Any]) -> str:
         blocks = [{"text": content}] if isinstance(content, str) else content
         texts += [str(b.get("text", "")) for b in blocks if isinstance(b, dict)]
     return "\n".join(texts)
-
-
-def test_one_shot_activation_guard_and_isolation(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    operator_home = pytester.path / "operator-home"
-    write(
-        operator_home / ".claude" / "skills" / "operator-only-skill" / "SKILL.md",
-        "---\nname: operator-only-skill\ndescription: Must stay invisible.\n---\nx\n",
-    )
-    monkeypatch.setenv("HOME", str(operator_home))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", OPERATOR_KEY)
-    root = pytester.path / "root"
-    write(root / "outside.txt", "not for the subject\n")
-    declared = skill(root, "changelog-keeper")
-    group = Group(
-        id="activation",
-        type="description",
-        turns=["Log that CSV export handles semicolons."],
-        tools=["read"],
-        runtime=claude_runtime(),
-        candidate=variant([declared], 0),
-        expectations=[
-            {
-                "id": "reads-skill",
-                "kind": "skill-read",
-                "variant": "candidate",
-                "expect": "by-turn",
-                "turn": 1,
-            },
-        ],
-        scripts={
-            "candidate": [
-                {"tool_calls": [{"name": "skill", "arguments": {"name": "changelog-keeper"}}]},
-                {
-                    "tool_calls": [
-                        {"name": "read", "arguments": {"path": str(root / "outside.txt")}}
-                    ]
-                },
-                {"text": "- Handle semicolons in CSV export"},
-            ]
-        },
-    )
-    suite = build(root, [group])
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
-    assert result.ret == 0, result.stdout.str()
-
-    run = run_record(root, "activation@claude-code", "candidate")
-    assert run["state"] == "complete", run["error"]
-    assert run["process"]["host"] == "claude-code"
-    assert run["binary"]["version"] == "2.1.332"
-    target = run["resources"]["targetPath"]
-    assert run["activation"]["targetRead"] is True
-    assert run["activation"]["successfulReadPaths"] == [target]
-    skill_call, outside_read = run["turns"][0]["toolActivity"]
-    assert skill_call["toolName"] == "skill"
-    assert skill_call["isError"] is False
-    # The guard refused the read outside the workspace and declared resources.
-    assert outside_read["toolName"] == "read"
-    assert outside_read["isError"] is True
-    assert run["response"] == "- Handle semicolons in CSV export"
-
-    requests = model_requests(result_dir(root) / "groups/activation@claude-code/candidate")
-    assert len(requests) == 3
-    listing = first_user_text(requests[0])
-    assert "- changelog-keeper:" in listing
-    assert "operator-only-skill" not in listing  # the operator's ~/.claude/skills never reaches it
-    assert "Base directory for this skill" in first_user_text(requests[1])
-    assert "path escapes the evaluation environment" in json.dumps(requests[2]["body"])
-    # The operator's key was never handed over, so it cannot be in any evidence.
-    for path in result_dir(root).rglob("*"):
-        if path.is_file():
-            assert OPERATOR_KEY.encode() not in path.read_bytes(), path
 
 
 def test_body_delivers_the_target_on_turn_one_and_writes(pytester: pytest.Pytester) -> None:
@@ -146,10 +65,7 @@ def test_body_delivers_the_target_on_turn_one_and_writes(pytester: pytest.Pytest
             ]
         },
     )
-    suite = build(root, [group])
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [group])
     assert result.ret == 0, result.stdout.str()
 
     run = run_record(root, "body-write@claude-code", "candidate")
@@ -227,10 +143,7 @@ def test_declared_commands_run_through_the_evaluators_tool_server(
             ]
         },
     )
-    suite = build(root, [group])
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [group])
     assert result.ret == 0, result.stdout.str()
 
     run = run_record(root, "commands@claude-code", "candidate")
@@ -293,10 +206,7 @@ def test_runtime_prompt_isolated_and_host(pytester: pytest.Pytester) -> None:
         )
         for mode in ("isolated", "host")
     ]
-    suite = build(root, groups)
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, groups)
     assert result.ret == 0, result.stdout.str()
     groups_dir = result_dir(root) / "groups"
 
@@ -315,58 +225,6 @@ def test_runtime_prompt_isolated_and_host(pytester: pytest.Pytester) -> None:
     assert appended.endswith("Always answer in haiku.\n</file>\n</context>\n</declared_context>")
     assert '<declared_context>\n<context declared-path="context/contract.md">' in appended
     assert not any("operating inside Claude Code for a skill evaluation" in b for b in blocks)
-
-
-CLAUDE_MD_CANARY = "CLAUDE-MD-CANARY-9b2e"
-
-
-def test_isolated_in_a_network_namespace_with_claude_md_files_planted(
-    pytester: pytest.Pytester,
-) -> None:
-    """Only loopback exists, and no CLAUDE.md of the operator or above the root is read."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("needs unshare and ip (util-linux, iproute2) for a network namespace")
-    probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True, check=False)
-    if probe.returncode != 0:
-        pytest.skip(f"unprivileged network namespaces are unavailable: {probe.stderr!r}")
-    operator_home = pytester.path / "operator-home"
-    write(operator_home / "CLAUDE.md", f"{CLAUDE_MD_CANARY} home\n")
-    write(operator_home / ".claude" / "CLAUDE.md", f"{CLAUDE_MD_CANARY} user\n")
-    write(pytester.path / "CLAUDE.md", f"{CLAUDE_MD_CANARY} above the root\n")
-    root = pytester.path / "root"
-    write(root / "CLAUDE.md", f"{CLAUDE_MD_CANARY} the root\n")
-    declared = skill(root, "changelog-keeper")
-    group = Group(
-        id="netns",
-        type="description",
-        turns=["Log that CSV export handles semicolons."],
-        tools=["read"],
-        runtime=claude_runtime(),
-        candidate=variant([declared], 0),
-        scripts={
-            "candidate": [
-                {"tool_calls": [{"name": "skill", "arguments": {"name": "changelog-keeper"}}]},
-                {"text": "Logged."},
-            ]
-        },
-    )
-    suite = build(root, [group])
-    args = skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    script = 'ip link set lo up && exec "$@"'
-    command = ["unshare", "-rn", "sh", "-c", script, "sh", sys.executable, "-m", "pytest", *args]
-    environment = {**os.environ, "HOME": str(operator_home)}
-    finished = subprocess.run(
-        command, cwd=pytester.path, env=environment, capture_output=True, text=True, check=False
-    )
-    assert finished.returncode == 0, finished.stdout + finished.stderr
-
-    run = run_record(root, "netns@claude-code", "candidate")
-    assert run["state"] == "complete", run["error"]
-    assert run["activation"]["targetRead"] is True
-    requests = model_requests(result_dir(root) / "groups/netns@claude-code/candidate")
-    assert len(requests) == 2
-    for request in requests:
-        assert CLAUDE_MD_CANARY not in json.dumps(request["body"])
 
 
 def test_context_text_is_observed_from_the_requests_the_server_received(
@@ -402,10 +260,7 @@ def test_context_text_is_observed_from_the_requests_the_server_received(
         )
         for mode in ("isolated", "host")
     ]
-    suite = build(root, groups)
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, groups)
     assert result.ret == 0, result.stdout.str()
     for mode in ("isolated", "host"):
         group_dir = result_dir(root) / "groups" / f"context-{mode}@claude-code"
@@ -425,61 +280,3 @@ def test_context_text_is_observed_from_the_requests_the_server_received(
             (2, "system-prompt"),
             (2, "provider-context"),
         ]
-
-
-def test_activation_by_turn_and_the_remaining_kinds(pytester: pytest.Pytester) -> None:
-    """Multi-turn activation on turn 2, and resource-read, path and json on Claude Code."""
-    root = pytester.path / "root"
-    write(root / "fixture" / "notes.txt", "alpha\n")
-    declared = skill(root, "note-taker")
-    description = Group(
-        id="by-turn",
-        type="description",
-        turns=["Hello there.", "Log that CSV export handles semicolons."],
-        tools=["read"],
-        runtime=claude_runtime(),
-        candidate=variant([declared], 0),
-        expectations=[
-            {
-                "id": "reads-on-two",
-                "kind": "skill-read",
-                "variant": "candidate",
-                "expect": "by-turn",
-                "turn": 2,
-            },
-            {
-                "id": "not-on-one",
-                "kind": "skill-read",
-                "variant": "candidate",
-                "expect": "by-turn",
-                "turn": 1,
-            },
-        ],
-        scripts={
-            "candidate": [
-                {"text": "Hi."},
-                {"tool_calls": [{"name": "skill", "arguments": {"name": "note-taker"}}]},
-                {"text": "Logged."},
-            ]
-        },
-    )
-    body = kinds_group(root, claude_runtime())
-    suite = build(root, [description, body])
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
-    assert result.ret == 0, result.stdout.str()
-    states: dict[str, str] = {}
-    for group_id in ("by-turn", "kinds"):
-        group_dir = result_dir(root) / "groups" / f"{group_id}@claude-code"
-        grade = json.loads((group_dir / "deterministic-grade.json").read_text(encoding="utf-8"))
-        states |= {c["id"]: c["state"] for c in grade["checks"]}
-    assert states == {
-        "reads-on-two": "pass",
-        "not-on-one": "fail",
-        "read-guide": "pass",
-        "wrote": "pass",
-        "status": "pass",
-    }
-    run = run_record(root, "by-turn@claude-code", "candidate")
-    assert run["activation"]["readTurns"] == [2]

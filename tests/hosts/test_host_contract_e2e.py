@@ -1,6 +1,7 @@
 """Every registered host through the same cases: the shipped example suite, offline, from the
 scripts every host shares, gives Pi's states and transitions (what a host cannot observe is
-`unavailable`, not guessed), and its evidence names the host. What only one host shows is its
+`unavailable`, not guessed), and its evidence names the host; a skill's reference file read and
+a JSON file written grade resource-read, path and json checks. What only one host shows is its
 adapter's; every host at once: `test_all_hosts_e2e.py`."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.nodeids import DEFAULT_HOST
 from pytest_skill_eval.run.providers import SCRIPTED_PRICES
 from tests.support import runs
-from tests.support.files import read_json
+from tests.support.files import read_json, write
+from tests.support.roots import kinds_group, runtime
 
 # What the example suite's scripts give on Pi (tests/plugin/test_example_e2e.py asserts the same).
 EXPECTED = {
@@ -137,3 +139,16 @@ def test_the_example_suite_gives_pis_outcomes_on_each_host(
             assert usage["cost"]["total"] == pytest.approx(table)
             assert run["spend"] == {"usd": pytest.approx(table), "simulated": True}
             ADAPTERS.get(host, Adapter()).run(group_dir / variant, run)
+
+
+@pytest.mark.parametrize("registration", HOSTS)
+def test_resource_read_path_and_json_are_observed_on_each_host(
+    registration: HostRegistration, pytester: pytest.Pytester
+) -> None:
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    group = kinds_group(root, runtime(host=registration.name))
+    result = runs.run_candidate(pytester, root, [group])
+    assert result.ret == 0, result.stdout.str()
+    group_dir = layout.group_dir(runs.result_dir(root), "kinds", registration.name)
+    assert runs.check_states(group_dir) == {"read-guide": "pass", "wrote": "pass", "status": "pass"}
