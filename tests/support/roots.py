@@ -158,6 +158,15 @@ def answers_root(
     return make_root(root, groups, scripts)
 
 
+def unscripted_root(root: Path) -> Path:
+    """One body group on Pi and an empty scripts folder: a root for runs refused before any
+    subject starts."""
+    __tracebackhide__ = True
+    made = make_root(root, [body_group("g")], {})
+    (made / "scripts").mkdir()
+    return made
+
+
 def improving_root(root: Path, count: int, host: str = "pi") -> Path:
     """Groups g0 … g{count-1} on `host`: each baseline answers "no", each candidate "yes"
     (fail-to-pass)."""

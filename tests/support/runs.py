@@ -56,6 +56,19 @@ def run_candidate(
     return pytester.runpytest_subprocess(*args)
 
 
+def refusal(result: pytest.RunResult, *hidden: str) -> str:
+    """The one `ERROR:` line of a run refused before anything ran: no traceback, and none of
+    `hidden` in what it printed."""
+    __tracebackhide__ = True
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    printed = result.stderr.str() + result.stdout.str()
+    assert "Traceback" not in printed
+    for secret in hidden:
+        assert secret not in printed
+    (line,) = [text for text in result.stderr.str().splitlines() if text.startswith("ERROR: ")]
+    return line
+
+
 def run_detached(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     """Run the suite at `root` in a child pytest that needs no `pytester` (any fixture scope).
 
@@ -118,6 +131,14 @@ def check_states(group_dir: Path) -> dict[str, str]:
     __tracebackhide__ = True
     grade = read_json(group_dir / "deterministic-grade.json")
     return {check["id"]: check["state"] for check in grade["checks"]}
+
+
+def outcome(group_dir: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """A group's check states and its comparisons' transitions, by id."""
+    __tracebackhide__ = True
+    grade = read_json(group_dir / "deterministic-grade.json")
+    transitions = {c["id"]: c["transition"] for c in grade["comparisons"]}
+    return check_states(group_dir), transitions
 
 
 def run_facts(result_dir: Path, *, changes: bool = False) -> dict[str, Any]:
