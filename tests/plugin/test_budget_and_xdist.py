@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,7 +12,14 @@ from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import read_json
 from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
-from tests.support.runs import junit_states, results, run, run_facts, skill_eval_args
+from tests.support.runs import (
+    junit_states,
+    ran_and_cancelled,
+    results,
+    run,
+    run_facts,
+    skill_eval_args,
+)
 from tests.support.shared import SharedRun
 
 pytestmark = pytest.mark.pi
@@ -49,13 +55,7 @@ def test_budget_stops_starting_subjects_once_the_ledger_passes_the_ceiling(
     summary = read_json(result_dir / "summary.json")
     assert summary["budget"]["exhausted"] is True
     assert summary["state"] == "cancelled"
-    runs: list[dict[str, Any]] = [
-        read_json(result_dir / "groups" / f"g{i}" / v / "run.json")
-        for i in range(6)
-        for v in ("baseline", "candidate")
-    ]
-    ran = [r for r in runs if r.get("process")]
-    cancelled = [r for r in runs if r["state"] == "cancelled"]
+    ran, cancelled = ran_and_cancelled(result_dir, [f"g{i}" for i in range(6)])
     assert all(r["state"] == "complete" for r in ran)
     assert all(r["provider"]["mode"] == "live" for r in ran)
     assert all("budget exhausted" in r["error"]["message"] for r in cancelled)

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -139,6 +139,21 @@ def outcome(group_dir: Path) -> tuple[dict[str, str], dict[str, str]]:
     grade = read_json(group_dir / "deterministic-grade.json")
     transitions = {c["id"]: c["transition"] for c in grade["comparisons"]}
     return check_states(group_dir), transitions
+
+
+def ran_and_cancelled(
+    result_dir: Path, groups: Iterable[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Both variants' run records of `groups` (directory names): those whose subject started,
+    and those cancelled."""
+    __tracebackhide__ = True
+    records: list[dict[str, Any]] = [
+        read_json(result_dir / "groups" / group / variant / "run.json")
+        for group in groups
+        for variant in ("baseline", "candidate")
+    ]
+    ran = [r for r in records if r.get("process")]
+    return ran, [r for r in records if r["state"] == "cancelled"]
 
 
 def run_facts(result_dir: Path, *, changes: bool = False) -> dict[str, Any]:
