@@ -36,10 +36,8 @@ def test_body_delivers_the_target_on_turn_one_and_writes(pytester: pytest.Pytest
     declared = skill(root, "note-taker")
     group = Group(
         id="body-write",
-        type="body",
         turns=["Tidy the notes.", "Anything else?"],
         tools=["read", "write", "edit"],
-        fixture="fixture",
         runtime=claude_runtime(),
         candidate=variant([declared], 0),
         scripts={
@@ -115,10 +113,8 @@ def test_declared_commands_run_through_the_evaluators_tool_server(
     declared = skill(root, "note-taker")
     group = Group(
         id="commands",
-        type="body",
         turns=["Check the notes."],
         tools=["read", "run_command"],
-        fixture="fixture",
         runtime={**claude_runtime(), "environment": {"literal": {"GREETING": "hi"}, "inherit": []}},
         candidate=variant([declared], 0),
         commands=[
@@ -248,10 +244,8 @@ def test_context_text_is_observed_from_the_requests_the_server_received(
     groups = [
         Group(
             id=f"context-{mode}",
-            type="body",
             turns=["Tidy the notes.", "Again, please."],
             tools=["read"],
-            fixture="fixture",
             # One of them keeps its session (runtime.session): Claude Code's own transcript.
             runtime={**claude_runtime(), "prompt": mode, "session": mode == "host"},
             candidate=variant([declared], 0, ["context/style.md"]),

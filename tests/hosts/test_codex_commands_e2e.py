@@ -27,10 +27,8 @@ def commands_group(root: Path) -> Group:
     outside = root.parent / "outside" / "secret.txt"
     return Group(
         id="commands",
-        type="body",
         turns=["Check the notes."],
         tools=["read", "run_command"],
-        fixture="fixture",
         runtime=runtime(literal={"GREETING": "hi"}),
         candidate=variant([declared], 0),
         commands=[

@@ -64,10 +64,8 @@ def test_body_delivers_the_target_on_turn_one_and_writes_and_edits(
     declared = skill(root, "note-taker")
     group = Group(
         id="body-write",
-        type="body",
         turns=["Tidy the notes."],
         tools=["read", "write", "edit"],
-        fixture="fixture",
         runtime=codex_runtime(),
         candidate=variant([declared], 0),
         expectations=[
@@ -168,10 +166,8 @@ def test_declared_context_reaches_the_model_in_both_prompt_modes(
     declared = skill(root, "note-taker")
     group = Group(
         id="context",
-        type="body",
         turns=["Tidy the notes."],
         tools=["read"],
-        fixture="fixture",
         runtime={**codex_runtime(), "prompt": mode},
         candidate=variant([declared], 0, context=["context/style.md"]),
         expectations=[

@@ -45,10 +45,8 @@ def test_a_planted_codex_layer_stops_the_next_turn(pytester: pytest.Pytester, pl
     read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
     group = Group(
         id="plant",
-        type="body",
         turns=["Set the project up.", "Check the notes."],
         tools=["read", "write"] if commands is None else ["read", "run_command"],
-        fixture="fixture",
         commands=commands,
         runtime=runtime(host="codex"),
         candidate=variant([skill(root, "note-taker")], 0),

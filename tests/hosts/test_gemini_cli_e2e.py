@@ -56,10 +56,8 @@ def commands_group(declared: str) -> Group:
     """Gemini CLI's own system prompt with declared context, and declared commands."""
     return Group(
         id="commands",
-        type="body",
         turns=["Check the notes."],
         tools=["read", "run_command"],
-        fixture="fixture",
         runtime=runtime(prompt="host", host="gemini-cli"),
         candidate=variant([declared], 0, ["context/style.md"]),
         commands=[{"id": "look", "argv": ["sh", "-c", "echo looked in $(pwd)"]}],
@@ -91,10 +89,8 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     declared = skill(root, "note-taker")
     group = Group(
         id="gemini",
-        type="body",
         turns=["Tidy the notes.", "Anything else?"],
         tools=["read", "write", "edit"],
-        fixture="fixture",
         runtime=runtime(host="gemini-cli"),
         candidate=variant([declared], 0, ["context/style.md"]),
         expectations=[context_check("system-prompt", "CONTEXT-MARKER-7")],

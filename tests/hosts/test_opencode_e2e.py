@@ -109,10 +109,8 @@ def _body(root: Path) -> Group:
     ]
     return Group(
         id="body",
-        type="body",
         turns=["Tidy the notes."],
         tools=["read", "write", "edit"],
-        fixture="fixture",
         runtime=runtime(host="opencode"),
         candidate=variant([declared], 0, context=["context/style.md"]),
         expectations=[{**e, "variant": "candidate"} for e in expect],
@@ -129,10 +127,8 @@ def _commands(root: Path) -> Group:
     """Declared commands: the evaluator's tool runs one; opencode's shell is never offered."""
     return Group(
         id="commands",
-        type="body",
         turns=["Say hello."],
         tools=["read", "run_command"],
-        fixture="fixture",
         runtime=runtime(host="opencode"),
         candidate=variant([skill(root, "note-taker")], 0),
         commands=[{"id": "hello", "argv": ["sh", "-c", "echo COMMAND-RAN-31 > ran.txt"]}],

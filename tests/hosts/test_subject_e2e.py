@@ -131,10 +131,8 @@ def test_body_tools_commands_usage_and_cost(pytester: pytest.Pytester) -> None:
     interactions.append({"text": "Done.", "usage": {"input": 2000, "output": 5}})
     group = Group(
         id="tools-at-work",
-        type="body",
         turns=["Tidy the notes."],
         tools=["read", "write", "edit", "run_command"],
-        fixture="fixture",
         candidate=variant([declared], 0),
         commands=[
             {"id": "fails", "argv": ["python3", "-c", "import sys; print('out'); sys.exit(3)"]},
@@ -238,10 +236,8 @@ def test_guard_blocks_escapes_and_the_run_records_them(pytester: pytest.Pytester
     ]
     group = Group(
         id="escapes",
-        type="body",
         turns=["Look around."],
         tools=["read", "write", "edit", "run_command"],
-        fixture="fixture",
         candidate=variant([declared], 0),
         commands=[
             {"id": "link-file", "argv": ["ln", "-s", str(secret), "link.txt"]},
@@ -332,9 +328,9 @@ def test_operator_setup_never_reaches_the_subject_and_host_mode_keeps_pis_prompt
     declared = skill(root, "note-taker")
     group = Group(
         id="host-isolation",
-        type="body",
         turns=["Show me the environment."],
         tools=["read", "run_command"],
+        fixture=None,
         candidate=variant([declared], 0, ["context/house-rules.md"]),
         commands=[{"id": "show-env", "argv": ["env"]}],
         runtime={

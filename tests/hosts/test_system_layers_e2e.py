@@ -50,10 +50,8 @@ def _group(root: Path, host: str) -> Group:
         script.append({"tool_calls": [{"name": "run_command", "arguments": {"command": "env"}}]})
     return Group(
         id="layers",
-        type="body",
         turns=["Check the notes."],
         tools=["read", "run_command"] if commands else ["read"],
-        fixture="fixture",
         runtime=runtime(host=host),
         candidate=variant([skill(root, "note-taker")], 0),
         commands=[{"id": "env", "argv": ["env"]}] if commands else None,
@@ -238,10 +236,8 @@ def test_a_layer_planted_by_one_subject_never_reaches_the_next(pytester: pytest.
     write(root / "fixture" / "notes.txt", "alpha\n")
     group = Group(
         id="planter",
-        type="body",
         turns=["Check the notes."],
         tools=["read", "run_command"],
-        fixture="fixture",
         runtime=runtime(host="claude-code"),
         baseline=variant(),
         candidate=variant([skill(root, "note-taker")], 0),
@@ -331,10 +327,8 @@ def test_a_codex_layer_that_appears_between_turns_stops_the_next_turn(
     read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
     group = Group(
         id="between",
-        type="body",
         turns=["Check the notes.", "Check them again."],
         tools=["read"],
-        fixture="fixture",
         runtime=runtime(host="codex"),
         candidate=variant([skill(root, "note-taker")], 0),
         scripts={"candidate": [read, {"text": "Checked."}, read, {"text": "Again."}]},

@@ -62,10 +62,8 @@ def _group(root: Path, host: str, markers: Path) -> Group:
     read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
     return Group(
         id="plant",
-        type="body",
         turns=["Set the project up.", "Check the notes."],
         tools=["read", "run_command"],
-        fixture="fixture",
         commands=[{"id": "setup", "argv": ["sh", "-c", script]}],
         runtime=runtime(host=host),
         candidate=variant([skill(root, "note-taker")], 0),

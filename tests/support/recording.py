@@ -80,10 +80,8 @@ def record(
     write(root / "fixture" / "notes.txt", "alpha\n")
     group = Group(
         id="rec",
-        type="body",
         turns=list(turns),
         tools=list(tools),
-        fixture="fixture",
         runtime=runtime(host=provider.host),
         candidate=variant([skill(root, "note-taker")], 0),
     )

@@ -186,17 +186,20 @@ def skill(root: Path, name: str, body: str = "Follow these steps.\n") -> str:
     return f"skills/{name}"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Group:
-    """A group definition plus the scripts its variants replay (responses, one per call)."""
+    """A group definition plus the scripts its variants replay (responses, one per call).
+
+    A body group's workspace starts as the root's `fixture` folder unless `fixture` names
+    another (None: an empty workspace); a description group has no fixture."""
 
     id: str
-    type: str
+    type: str = "body"
     turns: Sequence[str]
     tools: Sequence[str]
     candidate: dict[str, Any]
     baseline: dict[str, Any] = field(default_factory=variant)
-    fixture: str | None = None
+    fixture: str | None = "fixture"
     commands: Sequence[Mapping[str, Any]] | None = None
     runtime: Mapping[str, Any] | None = None
     expectations: Sequence[Mapping[str, Any]] = ()
@@ -214,7 +217,7 @@ class Group:
             "id": self.id,
             "type": self.type,
             "input": prompt,
-            "fixture": self.fixture,
+            "fixture": self.fixture if self.type == "body" else None,
             "tools": list(self.tools),
             "variants": {"baseline": self.baseline, "candidate": self.candidate},
             "expectations": list(self.expectations),
@@ -262,10 +265,8 @@ def kinds_group(root: Path, runtime: dict[str, Any]) -> Group:
     write(root / declared / "references" / "guide.md", "Write result.json.\n")
     return Group(
         id="kinds",
-        type="body",
         turns=["Tidy the notes."],
         tools=["read", "write"],
-        fixture="fixture",
         runtime=runtime,
         candidate=variant([declared], 0),
         expectations=[
