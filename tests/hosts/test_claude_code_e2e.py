@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -107,99 +106,3 @@ def test_declared_commands_run_through_the_evaluators_tool_server(
     refused, is_error = results[3]
     assert is_error
     assert "rm-rf" in refused
-
-
-def system_text(request: dict[str, Any]) -> list[str]:
-    """The request's system prompt, block by block."""
-    system = request["body"]["system"]
-    return [system] if isinstance(system, str) else [str(b.get("text", "")) for b in system]
-
-
-def test_runtime_prompt_isolated_and_host(pytester: pytest.Pytester) -> None:
-    root = pytester.path / "root"
-    write(root / "context" / "contract.md", "Always answer in haiku.\n")
-    declared = skill(root, "changelog-keeper")
-    groups = [
-        Group(
-            id=f"prompt-{mode}",
-            type="description",
-            turns=["Log that CSV export handles semicolons."],
-            tools=["read"],
-            runtime={**claude_runtime(), "prompt": mode},
-            candidate=variant([declared], 0, ["context/contract.md"]),
-            scripts={"candidate": [{"text": "Logged."}]},
-        )
-        for mode in ("isolated", "host")
-    ]
-    result = run_candidate(pytester, root, groups)
-    assert result.ret == 0, result.stdout.str()
-    groups_dir = result_dir(root) / "groups"
-
-    (isolated,) = model_requests(groups_dir / "prompt-isolated@claude-code/candidate")
-    blocks = system_text(isolated)
-    evaluator = blocks[-1]
-    assert evaluator.startswith("You are an expert coding assistant operating inside Claude Code")
-    assert "Always answer in haiku." in evaluator
-    assert "Current working directory: " in evaluator
-    assert not any("You are Claude Code" in b for b in blocks)  # the host's prompt is gone
-
-    (host,) = model_requests(groups_dir / "prompt-host@claude-code/candidate")
-    blocks = system_text(host)
-    assert any("You are Claude Code, Anthropic's official CLI" in b for b in blocks)
-    appended = blocks[-1].rstrip()
-    assert appended.endswith("Always answer in haiku.\n</file>\n</context>\n</declared_context>")
-    assert '<declared_context>\n<context declared-path="context/contract.md">' in appended
-    assert not any("operating inside Claude Code for a skill evaluation" in b for b in blocks)
-
-
-def test_context_text_is_observed_from_the_requests_the_server_received(
-    pytester: pytest.Pytester,
-) -> None:
-    root = pytester.path / "root"
-    write(root / "fixture" / "notes.txt", "alpha\n")
-    write(root / "context" / "style.md", "Always write CONTEXT-MARKER-3 in replies.\n")
-    declared = skill(root, "note-taker")
-    expectations = [
-        {
-            "id": f"context-{surface}",
-            "kind": "context-text",
-            "variant": "candidate",
-            "surface": surface,
-            "value": value,
-            "expect": "contains",
-        }
-        for surface, value in (("system-prompt", "CONTEXT-MARKER-3"), ("provider-context", "Again"))
-    ]
-    groups = [
-        Group(
-            id=f"context-{mode}",
-            turns=["Tidy the notes.", "Again, please."],
-            tools=["read"],
-            # One of them keeps its session (runtime.session): Claude Code's own transcript.
-            runtime={**claude_runtime(), "prompt": mode, "session": mode == "host"},
-            candidate=variant([declared], 0, ["context/style.md"]),
-            expectations=expectations,
-            scripts={"candidate": [{"text": "Tidied."}, {"text": "Tidied again."}]},
-        )
-        for mode in ("isolated", "host")
-    ]
-    result = run_candidate(pytester, root, groups)
-    assert result.ret == 0, result.stdout.str()
-    for mode in ("isolated", "host"):
-        group_dir = result_dir(root) / "groups" / f"context-{mode}@claude-code"
-        grade = json.loads((group_dir / "deterministic-grade.json").read_text(encoding="utf-8"))
-        assert {c["id"]: c["state"] for c in grade["checks"]} == {
-            "context-system-prompt": "pass",
-            "context-provider-context": "pass",
-        }, mode
-        lines = (group_dir / "candidate" / "context-observations.jsonl").read_text("utf-8")
-        records = [json.loads(line) for line in lines.splitlines()]
-        sessions = sorted((group_dir / "candidate" / "session").rglob("*.jsonl"))
-        assert bool(sessions) is (mode == "host"), sessions
-        # One system prompt per turn, one provider context per request, given to its turn.
-        assert [(r["turn"], r["surface"]) for r in records] == [
-            (1, "system-prompt"),
-            (1, "provider-context"),
-            (2, "system-prompt"),
-            (2, "provider-context"),
-        ]

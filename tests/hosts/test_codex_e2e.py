@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.files import read_json, write
+from tests.support.files import write
 from tests.support.roots import Group, build, kinds_group, runtime, skill, variant
 from tests.support.runs import (
     model_requests,
@@ -61,47 +61,3 @@ def test_a_model_error_fails_the_turn_once_without_retries(pytester: pytest.Pyte
     assert "model refused the request" in json.dumps(run["process"]) + json.dumps(run["error"])
     # The provider is configured never to retry: one request, one scripted answer consumed.
     assert len(model_requests(result_dir(root) / "groups/broken@codex/candidate")) == 1
-
-
-@pytest.mark.parametrize("mode", ["isolated", "host"])
-def test_declared_context_reaches_the_model_in_both_prompt_modes(
-    pytester: pytest.Pytester, mode: str
-) -> None:
-    root = pytester.path / "root"
-    write(root / "fixture" / "notes.txt", "alpha\n")
-    write(root / "context" / "style.md", "Always write CONTEXT-MARKER-7 in replies.\n")
-    declared = skill(root, "note-taker")
-    group = Group(
-        id="context",
-        turns=["Tidy the notes."],
-        tools=["read"],
-        runtime={**codex_runtime(), "prompt": mode},
-        candidate=variant([declared], 0, context=["context/style.md"]),
-        expectations=[
-            {
-                "id": "context-seen",
-                "kind": "context-text",
-                "variant": "candidate",
-                "value": "CONTEXT-MARKER-7",
-                "expect": "contains",
-            },
-        ],
-        scripts={"candidate": [{"text": "Tidied."}]},
-    )
-    result = run_candidate(pytester, root, [group])
-    assert result.ret == 0, result.stdout.str()
-    requests = model_requests(result_dir(root) / "groups/context@codex/candidate")
-    instructions = requests[0]["body"].get("instructions") or ""
-    developer = "\n".join(
-        str(block.get("text", ""))
-        for item in requests[0]["body"]["input"]
-        if item.get("role") == "developer"
-        for block in item.get("content", [])
-    )
-    if mode == "isolated":
-        # The evaluator's instructions replace Codex's own, the declared context after them.
-        assert "skill evaluation" in instructions + developer
-    assert "CONTEXT-MARKER-7" in instructions + developer
-    grade = read_json(result_dir(root) / "groups/context@codex/deterministic-grade.json")
-    (check,) = grade["checks"]
-    assert check["state"] == "pass", check
