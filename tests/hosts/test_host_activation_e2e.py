@@ -159,6 +159,7 @@ def test_activation_by_turn_the_guard_and_nothing_of_the_operators(
     assert run["process"]["host"] == name
     assert run["binary"]["version"] == registration_for(name).version
     target = run["resources"]["targetPath"]
+    assert run["activation"]["targetRead"] is True
     assert run["activation"]["readTurns"] == [2]
     assert target in run["activation"]["successfulReadPaths"]
     if host.exact_reads:
