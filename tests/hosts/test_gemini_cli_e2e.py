@@ -20,7 +20,7 @@ import pytest
 from tests.support.files import write
 from tests.support.namespaces import loopback_only, loopback_only_available
 from tests.support.operator import assert_in_no_file, invisible_skill
-from tests.support.roots import Group, build, runtime, skill, variant
+from tests.support.roots import Group, build, context_check, runtime, skill, variant
 from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
 
 pytestmark = [pytest.mark.pi, pytest.mark.gemini]
@@ -38,18 +38,6 @@ Run = tuple[Path, dict[str, Any], list[dict[str, Any]]]
 
 
 NETNS = loopback_only_available()
-
-
-def context_check(surface: str, value: str) -> dict[str, Any]:
-    """A `context-text` expectation on the candidate."""
-    return {
-        "id": f"context-{surface}",
-        "kind": "context-text",
-        "variant": "candidate",
-        "surface": surface,
-        "value": value,
-        "expect": "contains",
-    }
 
 
 def commands_group(declared: str) -> Group:

@@ -21,6 +21,7 @@ import pytest
 
 from pytest_skill_eval.hosts.registry import registration_for
 from tests.support.files import write
+from tests.support.hosts import host_params
 from tests.support.namespaces import loopback_only, loopback_only_available
 from tests.support.operator import assert_in_no_file, invisible_skill
 from tests.support.roots import Group, build, runtime, skill, variant
@@ -87,7 +88,6 @@ HOSTS = {
         checks=_codex,
     ),
 }
-MARKS = {"claude-code": pytest.mark.claude, "codex": pytest.mark.codex}
 
 
 def _group(root: Path, host: str) -> Group:
@@ -132,9 +132,7 @@ def _operator(home: Path, host: Host, monkeypatch: pytest.MonkeyPatch) -> str:
     return key
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(name, marks=MARKS[name]) for name in HOSTS], ids=list(HOSTS)
-)
+@pytest.mark.parametrize("name", host_params(HOSTS))
 def test_activation_by_turn_the_guard_and_nothing_of_the_operators(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:

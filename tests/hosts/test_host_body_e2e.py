@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.files import write
+from tests.support.hosts import host_params
 from tests.support.roots import Group, runtime, skill, variant
 from tests.support.runs import check_states, model_requests, result_dir, run_candidate, run_record
 
@@ -99,11 +100,10 @@ HOSTS = {
         checks=_codex,
     ),
 }
-MARKS = {"claude-code": pytest.mark.claude, "codex": pytest.mark.codex}
 REPLIES = ("Tidied.", "Nothing else.")
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=MARKS[name]) for name in HOSTS])
+@pytest.mark.parametrize("name", host_params(HOSTS))
 def test_body_delivers_the_target_on_turn_one_and_edits_and_writes(
     pytester: pytest.Pytester, name: str
 ) -> None:

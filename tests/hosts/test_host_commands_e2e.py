@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from tests.support.files import write
+from tests.support.hosts import host_params
 from tests.support.roots import Group, runtime, skill, variant
 from tests.support.runs import model_requests, result_dir, run_candidate, run_record, tool_results
 
@@ -89,7 +90,6 @@ HOSTS = {
     "claude-code": Host(_anthropic, exact=True, checks=_claude_code),
     "codex": Host(_responses, exact=False, checks=_codex),
 }
-MARKS = {"claude-code": pytest.mark.claude, "codex": pytest.mark.codex}
 
 
 def _group(root: Path, host: str) -> Group:
@@ -131,7 +131,7 @@ def _left_behind() -> list[psutil.Process]:
     return found
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=MARKS.get(n, ())) for n in HOSTS])
+@pytest.mark.parametrize("name", host_params(HOSTS))
 def test_declared_commands_give_pis_command_facts(pytester: pytest.Pytester, name: str) -> None:
     host = HOSTS[name]
     root = pytester.path / "root"

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from tests.support.files import write
-from tests.support.roots import Group, runtime, skill, variant
+from tests.support.hosts import host_params
+from tests.support.roots import Group, context_check, runtime, skill, variant
 from tests.support.runs import check_states, model_requests, result_dir, run_candidate
 
 pytestmark = pytest.mark.pi
@@ -69,21 +70,9 @@ HOSTS = {
     "claude-code": Host(_claude_code, session=True),  # Claude Code's own transcript
     "codex": Host(_codex, session=False),
 }
-MARKS = {"claude-code": pytest.mark.claude, "codex": pytest.mark.codex}
 
 
-def _expectation(surface: str, value: str) -> dict[str, str]:
-    return {
-        "id": f"context-{surface}",
-        "kind": "context-text",
-        "variant": "candidate",
-        "surface": surface,
-        "value": value,
-        "expect": "contains",
-    }
-
-
-@pytest.mark.parametrize("name", [pytest.param(name, marks=MARKS[name]) for name in HOSTS])
+@pytest.mark.parametrize("name", host_params(HOSTS))
 def test_declared_context_reaches_the_model_and_is_observed_in_both_prompt_modes(
     pytester: pytest.Pytester, name: str
 ) -> None:
@@ -104,8 +93,8 @@ def test_declared_context_reaches_the_model_and_is_observed_in_both_prompt_modes
             },
             candidate=variant([declared], 0, ["context/style.md"]),
             expectations=[
-                _expectation("system-prompt", "CONTEXT-MARKER-3"),
-                _expectation("provider-context", "Again"),
+                context_check("system-prompt", "CONTEXT-MARKER-3"),
+                context_check("provider-context", "Again"),
             ],
             scripts={"candidate": [{"text": "Tidied."}, {"text": "Tidied again."}]},
         )

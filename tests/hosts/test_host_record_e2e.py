@@ -20,6 +20,7 @@ import pytest
 from pytest_skill_eval.modelserver.gemini import GEMINI
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
 from pytest_skill_eval.modelserver.wire import ANTHROPIC, render_stream
+from tests.support.hosts import host_params
 from tests.support.http import Scripted, UpstreamRequest, responses_sse
 from tests.support.recording import Provider, Recording, openai_provider, record, replay
 
@@ -167,14 +168,9 @@ HOSTS = {
         checks=_opencode_recorded,
     ),
 }
-MARKS = {
-    "claude-code": pytest.mark.claude,
-    "codex": pytest.mark.codex,
-    "gemini-cli": pytest.mark.gemini,
-}
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=MARKS.get(name, ())) for name in HOSTS])
+@pytest.mark.parametrize("name", host_params(HOSTS))
 def test_a_recorded_run_replays_with_match_body(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from pytest_skill_eval.hosts.claude_code.registration import SYSTEM_LAYERS as CLAUDE_CODE_LAYERS
 from tests.support.files import write
+from tests.support.hosts import MARKS
 from tests.support.namespaces import with_layered_etc
 from tests.support.roots import Group, build, runtime, skill, variant
 from tests.support.runs import (
@@ -187,11 +188,6 @@ LAYERS = {
         ("/etc/opencode (managed configuration", "AGENTS.md"),
     ),
 }
-MARKS = {
-    "claude-code": (pytest.mark.claude,),
-    "codex": (pytest.mark.codex,),
-    "gemini-cli": (pytest.mark.gemini,),
-}
 
 
 @pytest.mark.parametrize(
@@ -290,6 +286,7 @@ from pathlib import Path
 from pytest_skill_eval.hosts import registry
 from pytest_skill_eval.hosts.codex import host as codex_host
 from pytest_skill_eval.hosts.layers import SystemLayer
+from tests.support.hosts import MARKS
 
 LAYER = Path(__file__).parent / "etc-codex" / "config.toml"
 registry.REGISTERED = tuple(

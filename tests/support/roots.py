@@ -258,6 +258,18 @@ def build(root: Path, groups: Iterable[Group], suite_id: str = "subject-e2e") ->
     return write_suite(root, ids, suite_id)
 
 
+def context_check(surface: str, value: str) -> dict[str, Any]:
+    """A `context-text` expectation on the candidate: `surface` contains `value`."""
+    return {
+        "id": f"context-{surface}",
+        "kind": "context-text",
+        "variant": "candidate",
+        "surface": surface,
+        "value": value,
+        "expect": "contains",
+    }
+
+
 def kinds_group(root: Path, runtime: dict[str, Any]) -> Group:
     """A body group whose candidate reads its skill's reference file and writes result.json:
     resource-read, path and json checks, for any host."""
