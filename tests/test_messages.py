@@ -179,6 +179,23 @@ def _b_source(definition: dict[str, Any]) -> None:
     definition["variants"]["candidate"]["source"] = {"kind": "git", "revision": "HEAD~1"}
 
 
+def _refused(
+    option: str, value: str, *said: str, before: tuple[str, ...] = (), ident: str = ""
+) -> Any:
+    """A row for a value `option` does not accept (after the options `before`): the line names
+    the option, echoes the value quoted, and says `said`."""
+    name = ident or "option-" + option.removeprefix("--skill-eval-")
+    return pytest.param(Plugin((*before, option, value)), [option, f'"{value}"', *said], id=name)
+
+
+def _plan_refused(option: str, value: str, *said: str, quote: str = '"') -> Any:
+    """A row for a value `skill-eval plan`'s `option` does not accept: the line names the
+    option, echoes the value (in `quote`s) and says `said`."""
+    argv = ("plan", "{root}/suite.json", option, value, "-o", "{root}/plan.json")
+    expected = [option, f"{quote}{value}{quote}", *said]
+    return pytest.param(Cli(argv), expected, id="cli-plan-" + option.removeprefix("--"))
+
+
 COMPARE = ("compare", "{root}/.skill-eval/runs/a", "{root}/.skill-eval/runs/b", "--force")
 SCRIPTS = ("--skill-eval-cassettes", "{root}/scripts")
 
@@ -215,70 +232,35 @@ CASES: list[Any] = [
         ["skill_eval_pi_auth", "no-auth.json", "no such file"],
         id="ini-pi-auth-missing",
     ),
-    pytest.param(
-        Plugin(("--skill-eval-record", "onc")),
-        ["--skill-eval-record", '"onc"', "none, once, all"],
-        id="option-record",
+    _refused("--skill-eval-record", "onc", "none, once, all"),
+    _refused("--skill-eval-trials", "three", "positive integer", "auto"),
+    _refused(
+        "--skill-eval-max-trials", "x", "positive integer", before=("--skill-eval-trials", "auto")
     ),
-    pytest.param(
-        Plugin(("--skill-eval-trials", "three")),
-        ["--skill-eval-trials", '"three"', "positive integer", "auto"],
-        id="option-trials",
+    _refused("--skill-eval-max-cost", "abc", "number of USD"),
+    _refused("--skill-eval-no-progress-timeout", "soon", "number of seconds"),
+    _refused("--skill-eval-reserve", "lots", "number of USD"),
+    _refused("--skill-eval-shard", "3/2", "K/N"),
+    _refused("--skill-eval-variant", "both", "baseline, candidate"),
+    _refused("--skill-eval-fail-on", "sometimes", "any, regression, significant-regression"),
+    _refused(
+        "--skill-eval-alpha",
+        "5%",
+        "between 0 and 1",
+        before=("--skill-eval-fail-on", "significant-regression"),
     ),
-    pytest.param(
-        Plugin(("--skill-eval-trials", "auto", "--skill-eval-max-trials", "x")),
-        ["--skill-eval-max-trials", '"x"', "positive integer"],
-        id="option-max-trials",
-    ),
-    pytest.param(
-        Plugin(("--skill-eval-max-cost", "abc")),
-        ["--skill-eval-max-cost", '"abc"', "number of USD"],
-        id="option-max-cost",
-    ),
-    pytest.param(
-        Plugin(("--skill-eval-no-progress-timeout", "soon")),
-        ["--skill-eval-no-progress-timeout", '"soon"', "number of seconds"],
-        id="option-no-progress-timeout",
-    ),
-    pytest.param(
-        Plugin(("--skill-eval-reserve", "lots")),
-        ["--skill-eval-reserve", '"lots"', "number of USD"],
-        id="option-reserve",
-    ),
-    pytest.param(
-        Plugin(("--skill-eval-shard", "3/2")),
-        ["--skill-eval-shard", '"3/2"', "K/N"],
-        id="option-shard",
-    ),
-    pytest.param(
-        Plugin(("--skill-eval-variant", "both")),
-        ["--skill-eval-variant", '"both"', "baseline, candidate"],
-        id="option-variant",
-    ),
-    pytest.param(
-        Plugin(("--skill-eval-fail-on", "sometimes")),
-        ["--skill-eval-fail-on", '"sometimes"', "any, regression, significant-regression"],
-        id="option-fail-on",
-    ),
-    pytest.param(
-        Plugin(("--skill-eval-fail-on", "significant-regression", "--skill-eval-alpha", "5%")),
-        ["--skill-eval-alpha", '"5%"', "between 0 and 1"],
-        id="option-alpha",
-    ),
-    pytest.param(
-        Plugin(("--skill-eval-host", "cursor")),
-        ["--skill-eval-host", '"cursor"', "pi, claude-code, codex, gemini-cli"],
-        id="option-host",
-    ),
+    _refused("--skill-eval-host", "cursor", "pi, claude-code, codex, gemini-cli"),
     pytest.param(
         Plugin(("--skill-eval-cassettes", "{root}/no-scripts")),
         ["--skill-eval-cassettes", "no-scripts"],
         id="option-cassettes-missing",
     ),
-    pytest.param(
-        Plugin(("--skill-eval-trials", "auto", "--skill-eval-max-trials", "1")),
-        ["--skill-eval-max-trials", '"1"', "2 or more"],
-        id="option-max-trials-auto",
+    _refused(
+        "--skill-eval-max-trials",
+        "1",
+        "2 or more",
+        before=("--skill-eval-trials", "auto"),
+        ident="option-max-trials-auto",
     ),
     pytest.param(
         Plugin(("--skill-eval-group", "changelog-entyr")),
@@ -315,36 +297,16 @@ CASES: list[Any] = [
         ["Cannot find result", "no-such-result"],
         id="cli-missing-result",
     ),
-    pytest.param(
-        Cli(("plan", "{root}/suite.json", "--max-cost", "abc", "-o", "{root}/plan.json")),
-        ["--max-cost", '"abc"', "number of USD"],
-        id="cli-plan-max-cost",
-    ),
-    pytest.param(
-        Cli(("plan", "{root}/suite.json", "--trials", "three", "-o", "{root}/plan.json")),
-        ["--trials", '"three"', "positive integer"],
-        id="cli-plan-trials",
-    ),
-    pytest.param(
-        Cli(("plan", "{root}/suite.json", "--host", "cursor", "-o", "{root}/plan.json")),
-        ["--host", '"cursor"', "pi, claude-code, codex, gemini-cli"],
-        id="cli-plan-host",
-    ),
-    pytest.param(
-        Cli(("plan", "{root}/suite.json", "--record", "onc", "-o", "{root}/plan.json")),
-        ["--record", "'onc'", "'none', 'once', 'all'"],
-        id="cli-plan-record",
-    ),
+    _plan_refused("--max-cost", "abc", "number of USD"),
+    _plan_refused("--trials", "three", "positive integer"),
+    _plan_refused("--host", "cursor", "pi, claude-code, codex, gemini-cli"),
+    _plan_refused("--record", "onc", "'none', 'once', 'all'", quote="'"),
     pytest.param(
         Cli(("plan", "{root}/no-suite.json", "-o", "{root}/plan.json")),
         ["no-suite.json", "does not exist"],
         id="cli-plan-missing-suite",
     ),
-    pytest.param(
-        Cli(("plan", "{root}/suite.json", "--variant", "both", "-o", "{root}/plan.json")),
-        ["--variant", "'both'", "'baseline', 'candidate'"],
-        id="cli-plan-variant",
-    ),
+    _plan_refused("--variant", "both", "'baseline', 'candidate'", quote="'"),
     pytest.param(
         Cli(("merge", "{root}/no-plan.json", "{root}/shard1")),
         ["no-plan.json", "cannot read plan"],

@@ -7,35 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.roots import body_group, make_root
-from tests.support.runs import run
+from tests.support.roots import unscripted_root
+from tests.support.runs import refusal, run
 
 SECRET = "opt-pw-77d1"
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    made = make_root(tmp_path / "root", [body_group("g")], {})
-    (made / "scripts").mkdir()
-    return made
-
-
-def _refused(result: pytest.RunResult) -> str:
-    __tracebackhide__ = True
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
-    err = result.stderr.str()
-    assert "Traceback" not in err + result.stdout.str()
-    assert SECRET not in err + result.stdout.str()
-    (line,) = [text for text in err.splitlines() if text.startswith("ERROR: ")]
-    return line
+    return unscripted_root(tmp_path / "root")
 
 
 def test_an_http_ledger_url_says_redis_replaced_the_ledger_service(
     pytester: pytest.Pytester, root: Path
 ) -> None:
     url = f"http://ci:{SECRET}@10.0.0.5:8765"
-    line = _refused(
-        run(pytester, root, "--skill-eval-ledger-url", url, "--skill-eval-max-cost", "5")
+    line = refusal(
+        run(pytester, root, "--skill-eval-ledger-url", url, "--skill-eval-max-cost", "5"), SECRET
     )
     assert line == (
         "ERROR: --skill-eval-ledger-url http://ci@10.0.0.5:8765: the ledger service "
@@ -47,18 +35,18 @@ def test_an_http_ledger_url_says_redis_replaced_the_ledger_service(
 
 def test_a_redis_ledger_needs_a_ceiling(pytester: pytest.Pytester, root: Path) -> None:
     url = f"redis://:{SECRET}@127.0.0.1:6379/0"
-    line = _refused(run(pytester, root, "--skill-eval-ledger-url", url))
+    line = refusal(run(pytester, root, "--skill-eval-ledger-url", url), SECRET)
     assert line.startswith("ERROR: --skill-eval-ledger-url needs a ceiling: give ")
 
 
 def test_a_reserve_needs_a_shared_ledger(pytester: pytest.Pytester, root: Path) -> None:
-    line = _refused(run(pytester, root, "--skill-eval-reserve", "1"))
+    line = refusal(run(pytester, root, "--skill-eval-reserve", "1"), SECRET)
     assert line.startswith("ERROR: --skill-eval-reserve holds room in a shared ledger")
 
 
 def test_a_negative_reserve_is_refused(pytester: pytest.Pytester, root: Path) -> None:
     pytester.makeini("[pytest]\nskill_eval_reserve = -2\n")
-    line = _refused(run(pytester, root))
+    line = refusal(run(pytester, root), SECRET)
     assert line == (
         'ERROR: --skill-eval-reserve "-2" is not accepted; use a number of USD zero or more, '
         "such as 2.5"

@@ -61,6 +61,13 @@ class PiRun:
     sandbox: Sandbox
     argv: list[str] = field(default_factory=list)
 
+    def passed(self) -> PiRun:
+        """This run, once Pi exited 0 and the scripted server answered every request."""
+        __tracebackhide__ = True
+        assert self.returncode == 0, self.stderr
+        assert self.failures == []
+        return self
+
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         """Events of one type, in order."""
         __tracebackhide__ = True

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_skill_eval.hosts.pi.extensions import COMMAND_TOOL, GUARD
-from tests.support.shared import once_value, shared_setup
+from tests.support.shared import shared_pi_run
 
 pytestmark = pytest.mark.pi
 
@@ -55,24 +54,17 @@ def _command_run(pi_launcher: Any, base: Path) -> Any:
         ],
     }
     env = {"SKILL_EVAL_COMMANDS": json.dumps(COMMANDS), "LITERAL_SETTING": "kept"}
-    run = pi_launcher.run_json(
+    return pi_launcher.run_json(
         sandbox,
         script,
         ["Run the commands."],
         extensions=[GUARD, COMMAND_TOOL],
         tools=["run_command"],
         env=env,
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.failures == []
-    return run
+    ).passed()
 
 
-@pytest.fixture(scope="module")
-@shared_setup
-def command_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
-    return once_value(tmp_path_factory, "command-tool", partial(_command_run, pi_launcher))
+command_run = shared_pi_run("command-tool", _command_run)
 
 
 def argv_line(ident: str) -> str:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_skill_eval.hosts.pi.extensions import GUARD
-from tests.support.shared import once_value, shared_setup
+from tests.support.shared import shared_pi_run
 
 pytestmark = pytest.mark.pi
 
@@ -82,24 +81,17 @@ def _read_run(pi_launcher: Any, base: Path) -> Any:
         "SKILL_EVAL_ALLOWED_ROOTS": json.dumps([str(ws), str(skill)]),
         "SKILL_EVAL_ALLOWED_TOOLS": json.dumps(["read"]),
     }
-    run = pi_launcher.run_json(
+    return pi_launcher.run_json(
         sandbox,
         two_step_script(calls),
         ["Read everything."],
         extensions=[GUARD],
         tools=["read", "ls"],
         env=env,
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.failures == []
-    return run
+    ).passed()
 
 
-@pytest.fixture(scope="module")
-@shared_setup
-def read_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
-    return once_value(tmp_path_factory, "guard-read", partial(_read_run, pi_launcher))
+read_run = shared_pi_run("guard-read", _read_run)
 
 
 @pytest.mark.parametrize("ident", ["in_rel", "in_at", "in_abs"])
@@ -168,23 +160,16 @@ def _write_run(pi_launcher: Any, base: Path) -> Any:
         call("edit_link", "edit", path="link-file.txt", edits=edits),
         call("edit_out", "edit", path="../outside/target.txt", edits=edits),
     ]
-    run = pi_launcher.run_json(
+    return pi_launcher.run_json(
         sandbox,
         two_step_script(calls),
         ["Write everything."],
         extensions=[GUARD],
         tools=["read", "write", "edit"],
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.failures == []
-    return run
+    ).passed()
 
 
-@pytest.fixture(scope="module")
-@shared_setup
-def write_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
-    return once_value(tmp_path_factory, "guard-write", partial(_write_run, pi_launcher))
+write_run = shared_pi_run("guard-write", _write_run)
 
 
 def test_write_into_a_new_nested_dir_inside_the_workspace_is_allowed(write_run: Any) -> None:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_skill_eval.hosts.pi.extensions import GUARD, OBSERVER
-from tests.support.shared import once_value, shared_setup
+from tests.support.shared import shared_pi_run
 
 pytestmark = pytest.mark.pi
 
@@ -57,18 +56,12 @@ def _counted_run(pi_launcher: Any, base: Path) -> Any:
         extensions=[GUARD, OBSERVER],
         tools=["read"],
         env=env,
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.failures == []
+    ).passed()
     assert len(run.requests) == 3
     return run
 
 
-@pytest.fixture(scope="module")
-@shared_setup
-def counted_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
-    return once_value(tmp_path_factory, "observer-counted", partial(_counted_run, pi_launcher))
+counted_run = shared_pi_run("observer-counted", _counted_run)
 
 
 def test_records_follow_prompts_and_requests(counted_run: Any) -> None:
@@ -148,7 +141,7 @@ def test_turn_numbers_come_from_the_turn_file(pi_launcher: Any, tmp_path: Path) 
         "version": 1,
         "interactions": [{"response": {"text": "one"}}, {"response": {"text": "two"}}],
     }
-    run = pi_launcher.run_rpc(
+    pi_launcher.run_rpc(
         sandbox,
         script,
         [FIRST, SECOND],
@@ -159,9 +152,7 @@ def test_turn_numbers_come_from_the_turn_file(pi_launcher: Any, tmp_path: Path) 
             "SKILL_EVAL_TURN_FILE": str(turn_file),
         },
         before_prompt=lambda turn: turn_file.write_text(f"{evaluator_turns[turn]}\n"),
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.failures == []
+    ).passed()
     records = without_timestamps(read_records(observations))
     summary = [
         (r["surface"], r["turn"], r.get("providerRequest"), r.get("requestInTurn")) for r in records

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_skill_eval.hosts.pi.extensions import GUARD
-from tests.support.shared import once_value, shared_setup
+from tests.support.shared import shared_pi_run
 
 pytestmark = pytest.mark.pi
 
@@ -84,7 +83,7 @@ def _isolated_run(pi_launcher: Any, base: Path) -> Any:
         "SKILL_EVAL_CONTEXT_MANIFEST": str(manifest),
         "SKILL_EVAL_PROMPT_MODE": "isolated",
     }
-    run = pi_launcher.run_json(
+    return pi_launcher.run_json(
         sandbox,
         READ_THEN_ANSWER,
         ["Fix the lint."],
@@ -92,17 +91,10 @@ def _isolated_run(pi_launcher: Any, base: Path) -> Any:
         tools=["read", "write"],
         env=env,
         skills=[visible, hidden],
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.failures == []
-    return run
+    ).passed()
 
 
-@pytest.fixture(scope="module")
-@shared_setup
-def isolated_run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Built once per test run (tests.support.shared): one Pi start, not one per worker."""
-    return once_value(tmp_path_factory, "prompt-isolated", partial(_isolated_run, pi_launcher))
+isolated_run = shared_pi_run("prompt-isolated", _isolated_run)
 
 
 def test_isolated_prompt_replaces_pis_prompt_exactly(isolated_run: Any) -> None:
@@ -157,17 +149,14 @@ def run_host(pi_launcher: Any, base: Path, *, with_context: bool) -> Any:
     env = {"SKILL_EVAL_PROMPT_MODE": "host"}
     if with_context:
         env["SKILL_EVAL_CONTEXT_MANIFEST"] = str(write_manifest(sandbox.root))
-    run = pi_launcher.run_json(
+    return pi_launcher.run_json(
         sandbox,
         READ_THEN_ANSWER,
         ["Go."],
         extensions=[GUARD],
         tools=["read", "write"],
         env=env,
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.failures == []
-    return run
+    ).passed()
 
 
 def assert_pis_own_prompt(text: str, workspace: Path) -> None:

@@ -107,6 +107,34 @@ def case(
     return Case(name, scenario, expectation, state, observed or {}, variant)
 
 
+def text_cases(
+    kind: str,
+    present: str,
+    absent: str,
+    equals: tuple[str, str] | None = None,
+    seen: dict[str, Any] | None = None,
+    missed: dict[str, Any] | None = None,
+    **where: Any,
+) -> list[Case]:
+    """What every text kind grades alike, on the body scenario: `contains` and `not-contains`
+    of a text `present` and one `absent`, each passing and failing, and (`equals`: the whole
+    text, a part of it) `equals`. `seen` and `missed`: what the passing and the failing
+    `contains` observe."""
+    matches = [
+        ("contains", "pass", "contains", present, seen),
+        ("contains-other", "fail", "contains", absent, missed),
+        ("not-contains", "pass", "not-contains", absent, None),
+        ("not-contains-present", "fail", "not-contains", present, None),
+    ]
+    if equals is not None:
+        matches += [("equals", "pass", "equals", equals[0], None)]
+        matches += [("equals-part", "fail", "equals", equals[1], None)]
+    return [
+        case(name, "body", state, observed, kind=kind, expect=expect, value=value, **where)
+        for name, state, expect, value, observed in matches
+    ]
+
+
 SKILL_READ = [
     case(
         "never-read-fails",
@@ -459,42 +487,12 @@ CHANGED_PATHS = [
 ]
 
 FILE_TEXT = [
-    case(
-        "contains",
-        "body",
-        "pass",
-        kind="file-text",
+    *text_cases(
+        "file-text",
+        '"status": "complete"',
+        "incomplete",
+        seen={"file": "present", "sha256": sha256(RESULT_JSON.encode()), "turn": None},
         path="result.json",
-        expect="contains",
-        value='"status": "complete"',
-        observed={"file": "present", "sha256": sha256(RESULT_JSON.encode()), "turn": None},
-    ),
-    case(
-        "contains-absent-text",
-        "body",
-        "fail",
-        kind="file-text",
-        path="result.json",
-        expect="contains",
-        value="incomplete",
-    ),
-    case(
-        "not-contains",
-        "body",
-        "pass",
-        kind="file-text",
-        path="result.json",
-        expect="not-contains",
-        value="incomplete",
-    ),
-    case(
-        "not-contains-present",
-        "body",
-        "fail",
-        kind="file-text",
-        path="result.json",
-        expect="not-contains",
-        value="complete",
     ),
     # A missing file fails every expect, even not-contains.
     case(
@@ -650,29 +648,13 @@ JSON = [
 ]
 
 RESPONSE_TEXT = [
-    case(
-        "contains",
-        "body",
-        "pass",
-        kind="response-text",
-        expect="contains",
-        value="result.json is complete",
-        observed={"response": FINAL_RESPONSE, "turn": 2},
+    *text_cases(
+        "response-text",
+        "result.json is complete",
+        "failed",
+        equals=(FINAL_RESPONSE, "Done"),
+        seen={"response": FINAL_RESPONSE, "turn": 2},
     ),
-    case("contains-other", "body", "fail", kind="response-text", expect="contains", value="failed"),
-    case(
-        "not-contains", "body", "pass", kind="response-text", expect="not-contains", value="failed"
-    ),
-    case(
-        "not-contains-present",
-        "body",
-        "fail",
-        kind="response-text",
-        expect="not-contains",
-        value="Done",
-    ),
-    case("equals", "body", "pass", kind="response-text", expect="equals", value=FINAL_RESPONSE),
-    case("equals-prefix", "body", "fail", kind="response-text", expect="equals", value="Done"),
     case(
         "turn-1-contains",
         "body",
@@ -849,14 +831,13 @@ TOOL_CALL = [
 ]
 
 CONTEXT_TEXT = [
-    case(
-        "contains-default-surface",
-        "body",
-        "pass",
-        kind="context-text",
-        expect="contains",
-        value="Use tabs",
-        observed={
+    # No surface given: the system prompt.
+    *text_cases(
+        "context-text",
+        "Use tabs",
+        "Use spaces",
+        equals=(SYSTEM_PROMPT, "Use tabs"),
+        seen={
             "surface": "system-prompt",
             "turn": 2,
             "request": 1,
@@ -864,34 +845,8 @@ CONTEXT_TEXT = [
             "matched": True,
             "preview": SYSTEM_PROMPT[:240],
         },
+        missed={"matched": False},
     ),
-    case(
-        "contains-other",
-        "body",
-        "fail",
-        kind="context-text",
-        expect="contains",
-        value="Use spaces",
-        observed={"matched": False},
-    ),
-    case(
-        "not-contains",
-        "body",
-        "pass",
-        kind="context-text",
-        expect="not-contains",
-        value="Use spaces",
-    ),
-    case(
-        "not-contains-present",
-        "body",
-        "fail",
-        kind="context-text",
-        expect="not-contains",
-        value="Use tabs",
-    ),
-    case("equals", "body", "pass", kind="context-text", expect="equals", value=SYSTEM_PROMPT),
-    case("equals-part", "body", "fail", kind="context-text", expect="equals", value="Use tabs"),
     case(
         "provider-request-2",
         "body",

@@ -15,10 +15,11 @@ import pytest
 
 from pytest_skill_eval.commands import cli
 from pytest_skill_eval.hosts.registry import names, registration_for
-from tests.hosts.test_host_contract_e2e import EXPECTED, _outcome
 from tests.support import runs
+from tests.support.example import OUTCOMES
 from tests.support.files import read_json
 from tests.support.paths import EXAMPLE
+from tests.support.runs import outcome
 from tests.support.shared import SharedRun, shared_run, shared_setup
 
 pytestmark = [pytest.mark.pi, pytest.mark.claude, pytest.mark.codex, pytest.mark.gemini]
@@ -46,7 +47,7 @@ def every_host(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
 
 def _expected(host: str, group_id: str) -> tuple[dict[str, str], dict[str, str]]:
     """Pi's states and transitions, with a check on a tool the host cannot show unavailable."""
-    checks, transitions = EXPECTED[group_id]
+    checks, transitions = OUTCOMES[group_id]
     if group_id == "changelog-entry" and "read" in registration_for(host).unobservable:
         checks = {**checks, "candidate-read-first": "unavailable"}
     return checks, transitions
@@ -67,10 +68,10 @@ def test_every_host_gives_pis_outcomes_from_the_same_scripts(every_host: SharedR
     for result_dir in trial_dirs:
         assert read_json(result_dir / "invocation.json")["hosts"] == list(HOSTS)
         for host in HOSTS:
-            for group_id in EXPECTED:
+            for group_id in OUTCOMES:
                 name = group_id if host == "pi" else f"{group_id}@{host}"
                 group_dir = result_dir / "groups" / name
-                assert _outcome(group_dir) == _expected(host, group_id), (host, group_id)
+                assert outcome(group_dir) == _expected(host, group_id), (host, group_id)
                 run = read_json(group_dir / "candidate" / "run.json")
                 assert run["host"] == {"name": host, "chosenBy": "invocation", "declared": "pi"}
                 assert run["provider"]["mode"] == "scripted"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import write
-from tests.support.roots import Group, build, runtime, skill, variant
-from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
+from tests.support.roots import Group, runtime, skill, variant
+from tests.support.runs import model_requests, result_dir, run_candidate, run_record
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
@@ -45,20 +45,14 @@ def test_a_planted_codex_layer_stops_the_next_turn(pytester: pytest.Pytester, pl
     read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
     group = Group(
         id="plant",
-        type="body",
         turns=["Set the project up.", "Check the notes."],
         tools=["read", "write"] if commands is None else ["read", "run_command"],
-        fixture="fixture",
         commands=commands,
         runtime=runtime(host="codex"),
         candidate=variant([skill(root, "note-taker")], 0),
         scripts={"candidate": [planting, {"text": "Set up."}, read, {"text": "Done."}]},
     )
-    suite = build(root, [group])
-
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [group])
 
     output = result.stdout.str() + result.stderr.str()
     run = run_record(root, "plant@codex", "candidate")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,9 @@ from typing import Any
 import pytest
 
 from tests.support.files import write
-from tests.support.roots import Group, build, kinds_group, runtime, skill, variant
+from tests.support.namespaces import loopback_only, loopback_only_available
+from tests.support.operator import assert_in_no_file, invisible_skill
+from tests.support.roots import Group, build, context_check, runtime, skill, variant
 from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
 
 pytestmark = [pytest.mark.pi, pytest.mark.gemini]
@@ -36,37 +37,15 @@ def all_text(request: dict[str, Any]) -> str:
 Run = tuple[Path, dict[str, Any], list[dict[str, Any]]]
 
 
-def _netns_available() -> bool:
-    """`unshare -rn` gives a network namespace with only loopback on this machine."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        return False
-    probe = ["unshare", "-rn", "sh", "-c", "ip link set lo up"]
-    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
-
-
-NETNS = _netns_available()
-
-
-def context_check(surface: str, value: str) -> dict[str, Any]:
-    """A `context-text` expectation on the candidate."""
-    return {
-        "id": f"context-{surface}",
-        "kind": "context-text",
-        "variant": "candidate",
-        "surface": surface,
-        "value": value,
-        "expect": "contains",
-    }
+NETNS = loopback_only_available()
 
 
 def commands_group(declared: str) -> Group:
     """Gemini CLI's own system prompt with declared context, and declared commands."""
     return Group(
         id="commands",
-        type="body",
         turns=["Check the notes."],
         tools=["read", "run_command"],
-        fixture="fixture",
         runtime=runtime(prompt="host", host="gemini-cli"),
         candidate=variant([declared], 0, ["context/style.md"]),
         commands=[{"id": "look", "argv": ["sh", "-c", "echo looked in $(pwd)"]}],
@@ -86,10 +65,7 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """One two-turn run on Gemini CLI, an operator's home and instructions files planted."""
     base = tmp_path_factory.mktemp("gemini")
     operator_home = base / "operator-home"
-    write(
-        operator_home / ".gemini" / "skills" / "operator-only-skill" / "SKILL.md",
-        "---\nname: operator-only-skill\ndescription: Must stay invisible.\n---\nx\n",
-    )
+    invisible_skill(operator_home / ".gemini" / "skills", "operator-only-skill")
     write(operator_home / ".gemini" / "GEMINI.md", "OPERATOR-MEMORY-MARKER\n")
     write(operator_home / ".gemini" / ".env", "GEMINI_SYSTEM_MD=/nonexistent\n")
     write(base / "GEMINI.md", "ABOVE-ROOT-MEMORY-MARKER\n")
@@ -101,10 +77,8 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     declared = skill(root, "note-taker")
     group = Group(
         id="gemini",
-        type="body",
         turns=["Tidy the notes.", "Anything else?"],
         tools=["read", "write", "edit"],
-        fixture="fixture",
         runtime=runtime(host="gemini-cli"),
         candidate=variant([declared], 0, ["context/style.md"]),
         expectations=[context_check("system-prompt", "CONTEXT-MARKER-7")],
@@ -145,8 +119,7 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
             ]
         },
     )
-    kinds = kinds_group(root, runtime(host="gemini-cli"))
-    build(root, [group, commands_group(declared), kinds])
+    build(root, [group, commands_group(declared)])
     environment = {**os.environ, "HOME": str(operator_home), "GEMINI_API_KEY": OPERATOR_KEY}
     environment = {k: v for k, v in environment.items() if not k.startswith("PYTEST_")}
     command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
@@ -154,7 +127,7 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     command += skill_eval_args(root, "--skill-eval-variant", "candidate")
     if NETNS:
         # Loopback only: the whole run happens in a network namespace with nothing else.
-        command = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *command]
+        command = loopback_only(command)
     done = subprocess.run(
         command, cwd=root, env=environment, capture_output=True, text=True, check=False
     )
@@ -225,9 +198,7 @@ def test_nothing_of_the_operators_reaches_the_model(
             "antigravity",
         ):
             assert marker not in text
-    for path in result_dir(root).rglob("*"):
-        if path.is_file():
-            assert OPERATOR_KEY.encode() not in path.read_bytes(), path
+    assert_in_no_file(result_dir(root), OPERATOR_KEY)
 
 
 def test_declared_context_reaches_the_system_prompt_in_both_prompt_modes(gemini_run: Run) -> None:
@@ -259,15 +230,3 @@ def test_the_runs_need_no_network_but_loopback(gemini_run: Run) -> None:
     _, run, requests = gemini_run
     assert run["state"] == "complete", run["error"]
     assert len(requests) == 5
-
-
-def test_resource_read_path_and_json_are_observed(gemini_run: Run) -> None:
-    root, _, _ = gemini_run
-    grade = json.loads(
-        (result_dir(root) / "groups/kinds@gemini-cli/deterministic-grade.json").read_text("utf-8")
-    )
-    assert {c["id"]: c["state"] for c in grade["checks"]} == {
-        "read-guide": "pass",
-        "wrote": "pass",
-        "status": "pass",
-    }

@@ -121,10 +121,8 @@ def planting_group(root: Path, name: str, files: dict[str, str]) -> Group:
     read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
     return Group(
         id=f"plant-{name}",
-        type="body",
         turns=["Set the project up.", "Check the notes."],
         tools=["read", "write"] if commands is None else ["read", "write", "run_command"],
-        fixture="fixture",
         commands=commands,
         # The memory reaches the model in Gemini CLI's own prompt (the isolated one replaces it).
         runtime=runtime(host="gemini-cli", prompt="host" if "memory" in name else "isolated"),
@@ -140,7 +138,6 @@ def declared_group() -> Group:
     read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
     return Group(
         id="declared",
-        type="body",
         turns=["Check the notes.", "Check them again."],
         tools=["read", "write"],
         fixture="fixture-memory",

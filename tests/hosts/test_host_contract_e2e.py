@@ -1,6 +1,7 @@
 """Every registered host through the same cases: the shipped example suite, offline, from the
 scripts every host shares, gives Pi's states and transitions (what a host cannot observe is
-`unavailable`, not guessed), and its evidence names the host. What only one host shows is its
+`unavailable`, not guessed), and its evidence names the host; a skill's reference file read and
+a JSON file written grade resource-read, path and json checks. What only one host shows is its
 adapter's; every host at once: `test_all_hosts_e2e.py`."""
 
 from __future__ import annotations
@@ -18,37 +19,13 @@ from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.nodeids import DEFAULT_HOST
 from pytest_skill_eval.run.providers import SCRIPTED_PRICES
 from tests.support import runs
-from tests.support.files import read_json
+from tests.support.example import OUTCOMES
+from tests.support.files import read_json, write
+from tests.support.roots import kinds_group, runtime
 
-# What the example suite's scripts give on Pi (tests/plugin/test_example_e2e.py asserts the same).
-EXPECTED = {
-    "natural-activation": (
-        {"baseline-reads-skill": "fail", "candidate-reads-skill": "pass"},
-        {"skill-read-on-first-turn": "fail-to-pass"},
-    ),
-    "changelog-entry": (
-        {
-            "baseline-entry": "fail",
-            "candidate-entry": "pass",
-            "baseline-only-changelog": "pass",
-            "candidate-only-changelog": "pass",
-            "candidate-read-first": "pass",
-            "candidate-reply": "pass",
-        },
-        {"entry-in-fixed": "fail-to-pass", "only-changelog": "pass-to-pass"},
-    ),
-}
 # The example's checks that are a `tool-call` on a neutral tool: unavailable where the host
 # cannot observe that tool (its registration's `unobservable`).
 TOOL_CALL_CHECKS = {"candidate-read-first": "read"}
-
-
-def _outcome(group_dir: Path) -> tuple[dict[str, str], dict[str, str]]:
-    grade: dict[str, Any] = read_json(group_dir / "deterministic-grade.json")
-    return (
-        {c["id"]: c["state"] for c in grade["checks"]},
-        {c["id"]: c["transition"] for c in grade["comparisons"]},
-    )
 
 
 def _codex_run(variant_dir: Path, run: dict[str, Any]) -> None:
@@ -88,7 +65,7 @@ def _expected(registration: HostRegistration) -> dict[str, tuple[dict[str, str],
     }
     return {
         group: ({k: unavailable.get(k, v) for k, v in checks.items()}, transitions)
-        for group, (checks, transitions) in EXPECTED.items()
+        for group, (checks, transitions) in OUTCOMES.items()
     }
 
 
@@ -119,11 +96,11 @@ def test_the_example_suite_gives_pis_outcomes_on_each_host(
         ("natural-activation", host),
         ("changelog-entry", host),
     ]
-    names = sorted(layout.group_dir_name(g, host) for g in EXPECTED)
+    names = sorted(layout.group_dir_name(g, host) for g in OUTCOMES)
     assert sorted(p.name for p in (result_dir / "groups").iterdir()) == names
     for group_id, expected in _expected(registration).items():
         group_dir = layout.group_dir(result_dir, group_id, host)
-        assert _outcome(group_dir) == expected, group_id
+        assert runs.outcome(group_dir) == expected, group_id
         for variant in ("baseline", "candidate"):
             run = read_json(group_dir / variant / "run.json")
             assert run["host"] == {"name": host, "chosenBy": "invocation", "declared": DEFAULT_HOST}
@@ -137,3 +114,16 @@ def test_the_example_suite_gives_pis_outcomes_on_each_host(
             assert usage["cost"]["total"] == pytest.approx(table)
             assert run["spend"] == {"usd": pytest.approx(table), "simulated": True}
             ADAPTERS.get(host, Adapter()).run(group_dir / variant, run)
+
+
+@pytest.mark.parametrize("registration", HOSTS)
+def test_resource_read_path_and_json_are_observed_on_each_host(
+    registration: HostRegistration, pytester: pytest.Pytester
+) -> None:
+    root = pytester.path / "root"
+    write(root / "fixture" / "notes.txt", "alpha\n")
+    group = kinds_group(root, runtime(host=registration.name))
+    result = runs.run_candidate(pytester, root, [group])
+    assert result.ret == 0, result.stdout.str()
+    group_dir = layout.group_dir(runs.result_dir(root), "kinds", registration.name)
+    assert runs.check_states(group_dir) == {"read-guide": "pass", "wrote": "pass", "status": "pass"}

@@ -28,10 +28,8 @@ def _writes(root: Path, group_id: str, **extra: Any) -> Group:
     calls.append({"name": "write", "arguments": {"path": f"{group_id}.txt", "content": "ok\n"}})
     return Group(
         id=group_id,
-        type="body",
         turns=["Leave a note."],
         tools=["read", "write", *extra.pop("tools", [])],
-        fixture="fixture",
         candidate=variant([declared], 0),
         expectations=[
             {

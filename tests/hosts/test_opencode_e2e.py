@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,8 @@ from typing import Any
 import pytest
 
 from tests.support.files import read_json, write
+from tests.support.namespaces import loopback_only, loopback_only_available
+from tests.support.operator import assert_in_no_file, invisible_skill
 from tests.support.roots import Group, build, runtime, skill, variant
 from tests.support.runs import model_requests, skill_eval_args
 
@@ -39,18 +40,6 @@ OPERATOR_MARKERS = (
 )
 
 
-def _netns_available() -> bool:
-    """`unshare -rn` gives a network namespace with only loopback on this machine."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        return False
-    probe = ["unshare", "-rn", "sh", "-c", "ip link set lo up"]
-    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
-
-
-def _skill_md(name: str) -> str:
-    return f"---\nname: {name}\ndescription: Must stay invisible.\n---\nx\n"
-
-
 def _operator_home(home: Path) -> None:
     """Everything opencode would read from an operator's home, each with a marker."""
     config = home / ".config" / "opencode"
@@ -61,7 +50,7 @@ def _operator_home(home: Path) -> None:
         (home / ".claude" / "skills", "claude-home-skill"),
         (home / ".agents" / "skills", "agents-home-skill"),
     ):
-        write(skills / name / "SKILL.md", _skill_md(name))
+        invisible_skill(skills, name)
     write(home / ".claude" / "CLAUDE.md", "OPERATOR-GLOBAL-AGENTS\n")
 
 
@@ -120,10 +109,8 @@ def _body(root: Path) -> Group:
     ]
     return Group(
         id="body",
-        type="body",
         turns=["Tidy the notes."],
         tools=["read", "write", "edit"],
-        fixture="fixture",
         runtime=runtime(host="opencode"),
         candidate=variant([declared], 0, context=["context/style.md"]),
         expectations=[{**e, "variant": "candidate"} for e in expect],
@@ -140,10 +127,8 @@ def _commands(root: Path) -> Group:
     """Declared commands: the evaluator's tool runs one; opencode's shell is never offered."""
     return Group(
         id="commands",
-        type="body",
         turns=["Say hello."],
         tools=["read", "run_command"],
-        fixture="fixture",
         runtime=runtime(host="opencode"),
         candidate=variant([skill(root, "note-taker")], 0),
         commands=[{"id": "hello", "argv": ["sh", "-c", "echo COMMAND-RAN-31 > ran.txt"]}],
@@ -183,12 +168,8 @@ def opencode_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, b
         "OPENCODE_CONFIG_CONTENT": json.dumps({"model": "operator/operator-model"}),
         "OPENAI_API_KEY": OPERATOR_KEY,
     }
-    netns = _netns_available()
-    command = pytest_argv
-    if netns:
-        # Only loopback exists in this namespace: any other connection attempt fails.
-        inner = f"ip link set lo up && exec {shlex.join(pytest_argv)}"
-        command = ["unshare", "-rn", "sh", "-c", inner]
+    netns = loopback_only_available()
+    command = loopback_only(pytest_argv) if netns else pytest_argv
     done = subprocess.run(
         command, cwd=root, env=env, capture_output=True, text=True, check=False, timeout=600
     )
@@ -270,9 +251,7 @@ def test_the_operators_home_config_instructions_and_keys_never_reach_the_subject
             sent = _texts(request)
             for marker in OPERATOR_MARKERS:
                 assert marker not in sent, (group, marker)
-    for path in (root / ".skill-eval").rglob("*"):
-        if path.is_file():
-            assert OPERATOR_KEY.encode() not in path.read_bytes(), path
+    assert_in_no_file(root / ".skill-eval", OPERATOR_KEY)
     # Nothing of opencode's was added to the workspace.
     workspace = Path(_run(root, "body")["workspace"])
     assert sorted(p.name for p in workspace.iterdir()) == ["notes.txt", "result.json"]

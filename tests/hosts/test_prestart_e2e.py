@@ -32,10 +32,8 @@ def _build(root: Path, baseline_latency: int) -> Path:
     declared = skill(root, "note-taker")
     group = Group(
         id="overlap",
-        type="body",
         turns=["Read the notes.", "Append beta to them."],
         tools=["read", "write"],
-        fixture="fixture",
         candidate=variant([declared], 0),
         scripts={
             "baseline": [
@@ -225,10 +223,8 @@ def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
     declared = skill(root, "note-taker")
     group = Group(
         id="stopped",
-        type="body",
         turns=["Read the notes.", "Append beta to them."],
         tools=["read"],
-        fixture="fixture",
         candidate=variant([declared], 0),
         # The baseline's script ends after turn one: its run fails, and -x stops the session
         # before the candidate's item, whose Pi was started during the baseline's first reply.
@@ -264,10 +260,8 @@ def _two_groups(root: Path, first_candidate: list[dict[str, Any]], turns: int = 
     groups = [
         Group(
             id=group_id,
-            type="body",
             turns=prompts,
             tools=["read"],
-            fixture="fixture",
             candidate=variant([declared], 0),
             scripts={
                 "baseline": replies,
@@ -366,9 +360,9 @@ def test_a_next_group_that_cannot_be_held_is_not_pre_started(pytester: pytest.Py
     groups = [
         Group(
             id="first",
-            type="body",
             turns=["Read the notes."],
             tools=["read"],
+            fixture=None,
             candidate=variant([declared], 0),
             scripts={
                 "baseline": [{"text": "Nothing."}],

@@ -23,7 +23,7 @@ def test_a_pi_that_cannot_start_is_an_infrastructure_failure_on_record(tmp_path:
     root = tmp_path / "root"
     root.mkdir()
     definition = Group(
-        id="no-pi", type="body", turns=["Hello."], tools=["read"], candidate=variant()
+        id="no-pi", turns=["Hello."], tools=["read"], fixture=None, candidate=variant()
     ).definition()
     group = parse_group(definition, root / "group.json", registered())
     group_dir = tmp_path / "result" / "groups" / "no-pi"
@@ -89,7 +89,7 @@ def _stuck_subject(tmp_path: Path) -> tuple[GroupModel, PreparedVariant, PiBinar
     )
     fake.chmod(0o755)
     definition = Group(
-        id="stuck", type="body", turns=["Hello."], tools=["read"], candidate=variant()
+        id="stuck", turns=["Hello."], tools=["read"], fixture=None, candidate=variant()
     ).definition()
     group = parse_group(definition, root / "group.json", registered())
     group_dir = tmp_path / "result" / "groups" / "stuck"

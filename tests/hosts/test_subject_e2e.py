@@ -9,13 +9,13 @@ import pytest
 
 from pytest_skill_eval.modelserver.scripted import SCRIPTED_API_KEY
 from tests.support.files import tree_bytes, write
-from tests.support.roots import Group, build, skill, variant
+from tests.support.roots import Group, skill, variant
 from tests.support.runs import (
     activity,
     model_requests,
     result_dir,
+    run_candidate,
     run_record,
-    skill_eval_args,
     system_message,
     tool_results,
 )
@@ -62,10 +62,7 @@ def test_description_turns_record_the_skill_read_on_turn_two(pytester: pytest.Py
             ]
         },
     )
-    suite = build(root, [group])
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [group])
     assert result.ret == 0, result.stdout.str()
 
     run = run_record(root, "late-read", "candidate")
@@ -134,10 +131,8 @@ def test_body_tools_commands_usage_and_cost(pytester: pytest.Pytester) -> None:
     interactions.append({"text": "Done.", "usage": {"input": 2000, "output": 5}})
     group = Group(
         id="tools-at-work",
-        type="body",
         turns=["Tidy the notes."],
         tools=["read", "write", "edit", "run_command"],
-        fixture="fixture",
         candidate=variant([declared], 0),
         commands=[
             {"id": "fails", "argv": ["python3", "-c", "import sys; print('out'); sys.exit(3)"]},
@@ -149,10 +144,7 @@ def test_body_tools_commands_usage_and_cost(pytester: pytest.Pytester) -> None:
         ],
         scripts={"candidate": interactions},
     )
-    suite = build(root, [group])
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [group])
     assert result.ret == 0, result.stdout.str()
 
     run = run_record(root, "tools-at-work", "candidate")
@@ -244,10 +236,8 @@ def test_guard_blocks_escapes_and_the_run_records_them(pytester: pytest.Pytester
     ]
     group = Group(
         id="escapes",
-        type="body",
         turns=["Look around."],
         tools=["read", "write", "edit", "run_command"],
-        fixture="fixture",
         candidate=variant([declared], 0),
         commands=[
             {"id": "link-file", "argv": ["ln", "-s", str(secret), "link.txt"]},
@@ -266,10 +256,7 @@ def test_guard_blocks_escapes_and_the_run_records_them(pytester: pytest.Pytester
             ]
         },
     )
-    suite = build(root, [group])
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [group])
     assert result.ret == 0, result.stdout.str()
 
     run = run_record(root, "escapes", "candidate")
@@ -341,9 +328,9 @@ def test_operator_setup_never_reaches_the_subject_and_host_mode_keeps_pis_prompt
     declared = skill(root, "note-taker")
     group = Group(
         id="host-isolation",
-        type="body",
         turns=["Show me the environment."],
         tools=["read", "run_command"],
+        fixture=None,
         candidate=variant([declared], 0, ["context/house-rules.md"]),
         commands=[{"id": "show-env", "argv": ["env"]}],
         runtime={
@@ -360,10 +347,7 @@ def test_operator_setup_never_reaches_the_subject_and_host_mode_keeps_pis_prompt
             ]
         },
     )
-    suite = build(root, [group])
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [group])
     assert result.ret == 0, result.stdout.str()
 
     run = run_record(root, "host-isolation", "candidate")
@@ -427,10 +411,7 @@ def test_isolated_mode_replaces_the_prompt_and_delivers_bom_context(
         candidate=variant([declared], 0, ["context/style.md"]),
         scripts={"candidate": [{"text": "Short sentences."}]},
     )
-    suite = build(root, [group])
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [group])
     assert result.ret == 0, result.stdout.str()
 
     run = run_record(root, "isolated-bom", "candidate")

@@ -56,10 +56,8 @@ def test_killing_pi_mid_turn_is_infrastructure_failed_with_the_partial_turn_kept
     declared = skill(root, "note-taker")
     group = Group(
         id="killed",
-        type="body",
         turns=["Read the notes.", "This turn is never sent."],
         tools=["read"],
-        fixture="fixture",
         candidate=variant([declared], 0),
         scripts={
             "candidate": [

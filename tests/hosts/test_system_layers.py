@@ -109,9 +109,9 @@ def _claude_subject(tmp_path: Path) -> tuple[GroupModel, PreparedVariant]:
     root.mkdir()
     definition = Group(
         id="layers",
-        type="body",
         turns=["Hello."],
         tools=["read"],
+        fixture=None,
         runtime=runtime(host="claude-code"),
         candidate=variant(),
     ).definition()

@@ -6,15 +6,24 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from pytest_skill_eval.hosts.claude_code.registration import SYSTEM_LAYERS as CLAUDE_CODE_LAYERS
 from tests.support.files import write
+from tests.support.hosts import MARKS
 from tests.support.namespaces import with_layered_etc
 from tests.support.roots import Group, build, runtime, skill, variant
-from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
+from tests.support.runs import (
+    model_requests,
+    result_dir,
+    run_candidate,
+    run_record,
+    skill_eval_args,
+)
 
 pytestmark = pytest.mark.pi
 
@@ -42,10 +51,8 @@ def _group(root: Path, host: str) -> Group:
         script.append({"tool_calls": [{"name": "run_command", "arguments": {"command": "env"}}]})
     return Group(
         id="layers",
-        type="body",
         turns=["Check the notes."],
         tools=["read", "run_command"] if commands else ["read"],
-        fixture="fixture",
         runtime=runtime(host=host),
         candidate=variant([skill(root, "note-taker")], 0),
         commands=[{"id": "env", "argv": ["env"]}] if commands else None,
@@ -64,14 +71,15 @@ def _run_with_etc(
 
 
 def _assert_refused_before_any_subject(
-    result: pytest.RunResult, root: Path, named: str, canary: Path
+    result: pytest.RunResult, root: Path, named: tuple[str, ...], canary: Path
 ) -> None:
     __tracebackhide__ = True
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR, output  # not a failed (or passed) run
     refusals = [line for line in output.splitlines() if "system-wide configuration" in line]
     assert len(refusals) == 1, output
-    assert named in refusals[0], output
+    for name in named:
+        assert name in refusals[0], output
     assert "Traceback" not in output, output
     assert not list(root.glob(".skill-eval/runs/*/groups")), output  # no group ever started
     assert not canary.exists()  # no hook of the layer ran
@@ -80,83 +88,129 @@ def _assert_refused_before_any_subject(
             assert ENV_CANARY.encode() not in path.read_bytes(), path
 
 
-CLAUDE_LAYERS = {
-    "managed-settings": ("claude-code/managed-settings.json", None),
-    "drop-in": (
-        "claude-code/managed-settings.d/50-hooks.json",
-        "/etc/claude-code/managed-settings.d (managed settings drop-ins: '50-hooks.json')",
+@dataclass(frozen=True)
+class Layer:
+    """A system-wide layer of one host, planted under /etc: what the refusal must name."""
+
+    host: str
+    planted: str  # below /etc
+    content: Callable[[Path], str]  # the file's, given the canary a hook in it would touch
+    named: tuple[str, ...]  # each in the one line that refuses the invocation
+
+
+def _text(content: str) -> Callable[[Path], str]:
+    return lambda canary: content
+
+
+def _hooks_file(canary: Path) -> str:
+    return json.dumps(_hooks(canary))
+
+
+def _mcp_file(canary: Path) -> str:
+    return json.dumps({"mcpServers": {"managed": {"command": "touch", "args": [str(canary)]}}})
+
+
+LAYERS = {
+    "claude-code-managed-settings": Layer(
+        "claude-code",
+        "claude-code/managed-settings.json",
+        _hooks_file,
+        ("/etc/claude-code/managed-settings.json",),
     ),
-    "managed-mcp": ("claude-code/managed-mcp.json", "/etc/claude-code/managed-mcp.json"),
-    "managed-memory": ("claude-code/CLAUDE.md", "/etc/claude-code/CLAUDE.md"),
-    "managed-skills": ("claude-code/.claude/skills/managed/SKILL.md", "/etc/claude-code/.claude"),
-}
-
-
-@pytest.mark.claude
-@pytest.mark.parametrize("layer", list(CLAUDE_LAYERS))
-def test_a_claude_code_managed_layer_refuses_the_invocation(
-    pytester: pytest.Pytester, layer: str
-) -> None:
-    planted, named = CLAUDE_LAYERS[layer]
-    canary = pytester.path / "hook-ran"
-    upper = pytester.path / "etc-upper"
-    content = {
-        "managed-mcp": json.dumps(
-            {"mcpServers": {"managed": {"command": "touch", "args": [str(canary)]}}}
-        ),
-        "managed-memory": f"Always print {ENV_CANARY}.\n",
-        "managed-skills": f"---\nname: managed\ndescription: {ENV_CANARY}\n---\nx\n",
-    }.get(layer, json.dumps(_hooks(canary)))
-    write(upper / planted, content)
-    root = pytester.path / "root"
-    suite = build(root, [_group(root, "claude-code")])
-
-    result = _run_with_etc(pytester, upper, root, suite)
-
-    _assert_refused_before_any_subject(result, root, named or f"/etc/{planted}", canary)
-    assert not os.path.lexists(f"/etc/{planted}")  # the real /etc never saw it
-
-
-CODEX_LAYERS = {
-    "config": (
+    "claude-code-drop-in": Layer(
+        "claude-code",
+        "claude-code/managed-settings.d/50-hooks.json",
+        _hooks_file,
+        ("/etc/claude-code/managed-settings.d (managed settings drop-ins: '50-hooks.json')",),
+    ),
+    "claude-code-managed-mcp": Layer(
+        "claude-code",
+        "claude-code/managed-mcp.json",
+        _mcp_file,
+        ("/etc/claude-code/managed-mcp.json",),
+    ),
+    "claude-code-managed-memory": Layer(
+        "claude-code",
+        "claude-code/CLAUDE.md",
+        _text(f"Always print {ENV_CANARY}.\n"),
+        ("/etc/claude-code/CLAUDE.md",),
+    ),
+    "claude-code-managed-skills": Layer(
+        "claude-code",
+        "claude-code/.claude/skills/managed/SKILL.md",
+        _text(f"---\nname: managed\ndescription: {ENV_CANARY}\n---\nx\n"),
+        ("/etc/claude-code/.claude",),
+    ),
+    "codex-config": Layer(
+        "codex",
         "codex/config.toml",
-        f'[shell_environment_policy]\nset = {{ LAYER_CANARY = "{ENV_CANARY}" }}\n',
-        "/etc/codex/config.toml",
+        _text(f'[shell_environment_policy]\nset = {{ LAYER_CANARY = "{ENV_CANARY}" }}\n'),
+        ("/etc/codex/config.toml",),
     ),
     # Codex reads command rules from /etc/codex/rules too: this one would refuse the `cat` the
     # subject's read becomes.
-    "rules": (
+    "codex-rules": Layer(
+        "codex",
         "codex/rules/50-forbid.rules",
-        'prefix_rule(pattern=["cat"], decision="forbidden")\n',
-        "/etc/codex/rules (system command rules: '50-forbid.rules')",
+        _text('prefix_rule(pattern=["cat"], decision="forbidden")\n'),
+        ("/etc/codex/rules (system command rules: '50-forbid.rules')",),
+    ),
+    # Gemini CLI reads /etc/gemini-cli whatever HOME says: its system settings (moved into the
+    # run's home by the launch, yet refused where they exist) and its system policies, which
+    # nothing moves.
+    "gemini-cli-settings": Layer(
+        "gemini-cli",
+        "gemini-cli/settings.json",
+        _text(
+            json.dumps(
+                {"hooks": {"BeforeTool": [{"matcher": "*", "hooks": [{"type": "command"}]}]}}
+            )
+        ),
+        ("/etc/gemini-cli (system settings, system defaults and system policies:",),
+    ),
+    "gemini-cli-policies": Layer(
+        "gemini-cli",
+        "gemini-cli/policies/50-deny.toml",
+        _text('[[rule]]\ntoolName = "read_file"\ndecision = "deny"\npriority = 900\n'),
+        ("/etc/gemini-cli (system settings, system defaults and system policies:",),
+    ),
+    # opencode's managed configuration directory.
+    "opencode-config": Layer(
+        "opencode",
+        "opencode/opencode.json",
+        _text(json.dumps({"instructions": [f"/tmp/{ENV_CANARY}.md"]})),
+        ("/etc/opencode (managed configuration", "opencode.json"),
+    ),
+    "opencode-instructions": Layer(
+        "opencode",
+        "opencode/AGENTS.md",
+        _text(f"Always print {ENV_CANARY}.\n"),
+        ("/etc/opencode (managed configuration", "AGENTS.md"),
     ),
 }
 
 
-@pytest.mark.codex
-@pytest.mark.parametrize("layer", list(CODEX_LAYERS))
-def test_a_codex_system_layer_refuses_the_invocation(pytester: pytest.Pytester, layer: str) -> None:
-    planted, content, named = CODEX_LAYERS[layer]
-    canary = pytester.path / "never"
+@pytest.mark.parametrize(
+    "layer",
+    [pytest.param(v, id=k, marks=MARKS.get(v.host, ())) for k, v in LAYERS.items()],
+)
+def test_a_system_layer_refuses_the_invocation(pytester: pytest.Pytester, layer: Layer) -> None:
+    canary = pytester.path / "hook-ran"
     upper = pytester.path / "etc-upper"
-    write(upper / planted, content)
+    write(upper / layer.planted, layer.content(canary))
     root = pytester.path / "root"
-    suite = build(root, [_group(root, "codex")])
+    suite = build(root, [_group(root, layer.host)])
 
     result = _run_with_etc(pytester, upper, root, suite)
 
-    _assert_refused_before_any_subject(result, root, named, canary)
-    assert not os.path.lexists(f"/etc/{planted}")
+    _assert_refused_before_any_subject(result, root, layer.named, canary)
+    assert not os.path.lexists(f"/etc/{layer.planted}")  # the real /etc never saw it
 
 
 @pytest.mark.claude
 def test_a_claude_code_run_records_each_layer_it_kept_out(pytester: pytest.Pytester) -> None:
     root = pytester.path / "root"
-    suite = build(root, [_group(root, "claude-code")])
-
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [_group(root, "claude-code")])
 
     assert result.ret == 0, result.stdout.str()
     run = run_record(root, "layers@claude-code", "candidate")
@@ -178,10 +232,8 @@ def test_a_layer_planted_by_one_subject_never_reaches_the_next(pytester: pytest.
     write(root / "fixture" / "notes.txt", "alpha\n")
     group = Group(
         id="planter",
-        type="body",
         turns=["Check the notes."],
         tools=["read", "run_command"],
-        fixture="fixture",
         runtime=runtime(host="claude-code"),
         baseline=variant(),
         candidate=variant([skill(root, "note-taker")], 0),
@@ -234,6 +286,7 @@ from pathlib import Path
 from pytest_skill_eval.hosts import registry
 from pytest_skill_eval.hosts.codex import host as codex_host
 from pytest_skill_eval.hosts.layers import SystemLayer
+from tests.support.hosts import MARKS
 
 LAYER = Path(__file__).parent / "etc-codex" / "config.toml"
 registry.REGISTERED = tuple(
@@ -271,19 +324,13 @@ def test_a_codex_layer_that_appears_between_turns_stops_the_next_turn(
     read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
     group = Group(
         id="between",
-        type="body",
         turns=["Check the notes.", "Check them again."],
         tools=["read"],
-        fixture="fixture",
         runtime=runtime(host="codex"),
         candidate=variant([skill(root, "note-taker")], 0),
         scripts={"candidate": [read, {"text": "Checked."}, read, {"text": "Again."}]},
     )
-    suite = build(root, [group])
-
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [group])
 
     output = result.stdout.str() + result.stderr.str()
     assert layer.is_file(), output  # the machine did change between the turns
@@ -296,36 +343,3 @@ def test_a_codex_layer_that_appears_between_turns_stops_the_next_turn(
     variant_dir = result_dir(root) / "groups" / "between@codex" / "candidate"
     assert len(model_requests(variant_dir)) == 2
     assert "Traceback" not in output
-
-
-# Gemini CLI reads /etc/gemini-cli whatever HOME says: its system settings (moved into the run's
-# home by the launch, yet refused where they exist) and its system policies, which nothing moves.
-GEMINI_LAYERS = {
-    "settings": (
-        "gemini-cli/settings.json",
-        json.dumps({"hooks": {"BeforeTool": [{"matcher": "*", "hooks": [{"type": "command"}]}]}}),
-    ),
-    "policies": (
-        "gemini-cli/policies/50-deny.toml",
-        '[[rule]]\ntoolName = "read_file"\ndecision = "deny"\npriority = 900\n',
-    ),
-}
-
-
-@pytest.mark.gemini
-@pytest.mark.parametrize("layer", list(GEMINI_LAYERS))
-def test_a_gemini_cli_system_layer_refuses_the_invocation(
-    pytester: pytest.Pytester, layer: str
-) -> None:
-    planted, content = GEMINI_LAYERS[layer]
-    canary = pytester.path / "never"
-    upper = pytester.path / "etc-upper"
-    write(upper / planted, content)
-    root = pytester.path / "root"
-    suite = build(root, [_group(root, "gemini-cli")])
-
-    result = _run_with_etc(pytester, upper, root, suite)
-
-    named = "/etc/gemini-cli (system settings, system defaults and system policies:"
-    _assert_refused_before_any_subject(result, root, named, canary)
-    assert not os.path.lexists(f"/etc/{planted}")

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from tests.support.files import write
-from tests.support.roots import Group, build, runtime, skill, variant
-from tests.support.runs import model_requests, result_dir, run_record, skill_eval_args
+from tests.support.roots import Group, runtime, skill, variant
+from tests.support.runs import model_requests, result_dir, run_candidate, run_record
 
 pytestmark = pytest.mark.pi
 
@@ -62,10 +62,8 @@ def _group(root: Path, host: str, markers: Path) -> Group:
     read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}
     return Group(
         id="plant",
-        type="body",
         turns=["Set the project up.", "Check the notes."],
         tools=["read", "run_command"],
-        fixture="fixture",
         commands=[{"id": "setup", "argv": ["sh", "-c", script]}],
         runtime=runtime(host=host),
         candidate=variant([skill(root, "note-taker")], 0),
@@ -96,11 +94,7 @@ def test_what_a_subject_plants_never_configures_its_next_turn(
     markers.mkdir()
     root = pytester.path / "root"
     write(root / "fixture" / "notes.txt", "alpha\n")
-    suite = build(root, [_group(root, host, markers)])
-
-    result = pytester.runpytest_subprocess(
-        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
-    )
+    result = run_candidate(pytester, root, [_group(root, host, markers)])
 
     output = result.stdout.str() + result.stderr.str()
     run = run_record(root, f"plant@{host}", "candidate")

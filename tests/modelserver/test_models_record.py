@@ -7,8 +7,6 @@ import datetime
 import http.client
 import json
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream, stream_parser
 from pytest_skill_eval.modelserver.upstream import RecordError, auth_headers
 from pytest_skill_eval.modelserver.wire import render_stream
+from tests.support.http import anthropic_url, openai_url, post, recording_route
 
 OPENAI = "openai-completions"
 ANTHROPIC = "anthropic-messages"
@@ -341,31 +340,6 @@ def openai_body(places: dict[str, str], user: str) -> dict[str, Any]:
     }
 
 
-def post(
-    url: str, body: dict[str, Any], headers: dict[str, str] | None = None
-) -> tuple[int, bytes]:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", **(headers or {})},
-        method="POST",
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, error.read()
-
-
-def openai_url(server: ScriptedModelServer, token: str) -> str:
-    return f"{server.base_url}/r/{token}/v1/chat/completions"
-
-
-def anthropic_url(server: ScriptedModelServer, token: str) -> str:
-    return f"{server.base_url}/r/{token}/v1/messages"
-
-
 def files_containing(root: Path, needle: str) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
 
@@ -377,12 +351,10 @@ def test_record_all_relays_the_stream_and_writes_a_cassette(
     answer = openai_tool_answer(f"{places['skill:0']}/SKILL.md")
     upstream = fake_upstream([sse(answer)])
     cassette = tmp_path / "cassettes" / "g" / "baseline.yaml"
-    route = RecordingRoute.open(
+    route = recording_route(
         model_server,
-        api=OPENAI,
-        upstream_base_url=f"{upstream.base_url}/v1",
-        cassette_path=cassette,
-        mode="all",
+        upstream,
+        cassette,
         placeholders=places,
         upstream_headers=auth_headers(OPENAI, CANARY),
     )
@@ -435,13 +407,7 @@ def test_relay_streams_before_the_upstream_answer_ends(
     pieces = split(openai_text_answer("streamed"), 50)
     upstream = fake_upstream([(200, SSE, pieces)])
     upstream.gate = threading.Event()
-    route = RecordingRoute.open(
-        model_server,
-        api=OPENAI,
-        upstream_base_url=f"{upstream.base_url}/v1",
-        cassette_path=tmp_path / "c.yaml",
-        mode="all",
-    )
+    route = recording_route(model_server, upstream, tmp_path / "c.yaml")
     connection = http.client.HTTPConnection("127.0.0.1", int(model_server.base_url.split(":")[-1]))
     connection.request(
         "POST",
@@ -470,13 +436,7 @@ def test_answer_pi_abandons_is_not_recorded(
     upstream = fake_upstream([(200, SSE, pieces)])
     upstream.gate = threading.Event()
     cassette = tmp_path / "c.yaml"
-    route = RecordingRoute.open(
-        model_server,
-        api=OPENAI,
-        upstream_base_url=f"{upstream.base_url}/v1",
-        cassette_path=cassette,
-        mode="all",
-    )
+    route = recording_route(model_server, upstream, cassette)
     connection = http.client.HTTPConnection("127.0.0.1", int(model_server.base_url.split(":")[-1]))
     connection.request(
         "POST",
@@ -503,13 +463,7 @@ def test_cut_upstream_stream_is_relayed_but_not_recorded(
     cut = anthropic_tool_answer("/x").split(b"event: message_delta")[0]
     upstream = fake_upstream([sse(openai_text_answer("kept")), sse(cut)])
     cassette = tmp_path / "c.yaml"
-    route = RecordingRoute.open(
-        model_server,
-        api=OPENAI,
-        upstream_base_url=f"{upstream.base_url}/v1",
-        cassette_path=cassette,
-        mode="all",
-    )
+    route = recording_route(model_server, upstream, cassette)
     url = openai_url(model_server, route.token)
     assert answer_text(post(url, openai_body(places, "one"))[1]) == "kept"
     # An Anthropic stream is not what an OpenAI route expects: nothing in it parses.
@@ -592,15 +546,7 @@ def record_one(
 ) -> list[dict[str, Any]]:
     """Record one request per text (each answered by that text); return the bodies sent."""
     upstream = start([sse(openai_text_answer(t)) for t in texts])
-    route = RecordingRoute.open(
-        server,
-        api=OPENAI,
-        upstream_base_url=f"{upstream.base_url}/v1",
-        cassette_path=cassette,
-        mode="all",
-        placeholders=places,
-        match=match,
-    )
+    route = recording_route(server, upstream, cassette, placeholders=places, match=match)
     bodies = [
         openai_body(places, f"question {i} in {places['workspace']}") for i in range(len(texts))
     ]
@@ -629,14 +575,8 @@ def test_once_replays_what_exists_and_appends_the_rest(
     upstream = fake_upstream([sse(openai_text_answer("second, live"))])
     existing = load_existing(cassette)
     assert existing is not None
-    route = RecordingRoute.open(
-        model_server,
-        api=OPENAI,
-        upstream_base_url=f"{upstream.base_url}/v1",
-        cassette_path=cassette,
-        existing=existing,
-        mode="once",
-        placeholders=places,
+    route = recording_route(
+        model_server, upstream, cassette, mode="once", existing=existing, placeholders=places
     )
     url = openai_url(model_server, route.token)
     status, reply = post(url, openai_body(places, "question 0"))
@@ -685,14 +625,7 @@ def test_all_rerecords_over_an_existing_cassette(
         encoding="utf-8",
     )
     upstream = fake_upstream([sse(openai_text_answer("fresh"))])
-    route = RecordingRoute.open(
-        model_server,
-        api=OPENAI,
-        upstream_base_url=f"{upstream.base_url}/v1",
-        cassette_path=cassette,
-        existing=load_script(cassette),
-        mode="all",
-    )
+    route = recording_route(model_server, upstream, cassette, existing=load_script(cassette))
     status, reply = post(
         openai_url(model_server, route.token), openai_body(ws_places(tmp_path), "q")
     )
@@ -818,13 +751,8 @@ def test_upstream_error_is_recorded_with_the_key_redacted(
     error = {"error": {"message": f"Incorrect API key provided: {CANARY}.", "type": "auth"}}
     upstream = fake_upstream([(401, "application/json", [json.dumps(error).encode()])])
     cassette = tmp_path / "c.yaml"
-    route = RecordingRoute.open(
-        model_server,
-        api=OPENAI,
-        upstream_base_url=f"{upstream.base_url}/v1",
-        cassette_path=cassette,
-        mode="all",
-        upstream_headers=auth_headers(OPENAI, CANARY),
+    route = recording_route(
+        model_server, upstream, cassette, upstream_headers=auth_headers(OPENAI, CANARY)
     )
     status, reply = post(
         openai_url(model_server, route.token), openai_body(ws_places(tmp_path), "q")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.sse import SseDecoder
 from pytest_skill_eval.modelserver.streams import error_message, parse_stream, stream_parser
 from pytest_skill_eval.modelserver.wire import OPENAI_RESPONSES, render_stream
+from tests.support.http import post
 
 DATA = Path(__file__).parent / "data" / "codex"
 RESPONSES = "openai-responses"
@@ -316,18 +315,6 @@ def test_parsing_inverts_the_responses_renderer(response: ScriptedResponse, spli
 
 
 # --- the server route ------------------------------------------------------------------------
-
-
-def post(url: str, body: dict[str, Any]) -> tuple[int, bytes]:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, error.read()
 
 
 def test_server_answers_post_v1_responses(model_server: ScriptedModelServer) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,13 +14,12 @@ import yaml
 
 from pytest_skill_eval.modelserver.bodies import observations, request_context, request_excerpt
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
-from pytest_skill_eval.modelserver.record import RecordingRoute
 from pytest_skill_eval.modelserver.script import ToolCall, Usage
 from pytest_skill_eval.modelserver.scriptparse import load_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.streams import parse_stream
 from pytest_skill_eval.modelserver.upstream import auth_headers
-from tests.support.http import FakeUpstream, Scripted, responses_sse
+from tests.support.http import FakeUpstream, Scripted, post, recording_route, responses_sse
 
 DATA = Path(__file__).parent / "data" / "codex"
 RESPONSES = "openai-responses"
@@ -212,21 +209,6 @@ def test_observations_are_shaped_like_the_observer_records() -> None:
 # --- record, then replay ---------------------------------------------------------------------
 
 
-def post(url: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, bytes]:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", **headers},
-        method="POST",
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, error.read()
-
-
 def split(data: bytes, size: int = 41) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)]
 
@@ -259,12 +241,11 @@ def record(
 ) -> tuple[FakeUpstream, list[tuple[int, bytes]], list[bytes]]:
     answers = [responses_sse(call=CALL), responses_sse(text="The note says hello secret 4242")]
     upstream = start([(200, SSE, split(a)) for a in answers])
-    route = RecordingRoute.open(
+    route = recording_route(
         server,
+        upstream,
+        cassette,
         api=RESPONSES,
-        upstream_base_url=f"{upstream.base_url}/v1",
-        cassette_path=cassette,
-        mode="all",
         placeholders={"workspace": workspace},
         upstream_headers=auth_headers(RESPONSES, CANARY),
         match="body",

@@ -7,7 +7,6 @@ import json
 import threading
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,6 +17,7 @@ from pytest_skill_eval.modelserver.placeholders import normalise_request, reques
 from pytest_skill_eval.modelserver.script import Script
 from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from tests.support.http import Reply, anthropic_url, openai_url, post_reply
 
 OPENAI = "openai-completions"
 ANTHROPIC = "anthropic-messages"
@@ -26,42 +26,11 @@ SKILL = "/abs/run-17/skills/0"
 PLACEHOLDERS = {"workspace": WS, "skill:0": SKILL}
 
 
-@dataclass
-class Reply:
-    status: int
-    content_type: str
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
 def script(*responses: dict[str, Any], **top: Any) -> Script:
     return parse_script(
         {"version": 1, **top, "interactions": [{"response": r} for r in responses]},
         source=Path("/suite/cassettes/g/baseline.yaml"),
     )
-
-
-def post(url: str, body: Any, *, raw: bytes | None = None) -> Reply:
-    data = raw if raw is not None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        url, data=data, headers={"Content-Type": "application/json"}, method="POST"
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return Reply(response.status, response.headers["Content-Type"], response.read())
-    except urllib.error.HTTPError as error:
-        with error:
-            return Reply(error.code, error.headers["Content-Type"], error.read())
-
-
-def openai_url(server: ScriptedModelServer, token: str) -> str:
-    return f"{server.base_url}/r/{token}/v1/chat/completions"
-
-
-def anthropic_url(server: ScriptedModelServer, token: str) -> str:
-    return f"{server.base_url}/r/{token}/v1/messages"
 
 
 def openai_chunks(reply: Reply) -> list[dict[str, Any]]:
@@ -103,7 +72,7 @@ def test_openai_text_and_thinking_stream(model_server: ScriptedModelServer) -> N
     route = model_server.open_route(
         script({"thinking": "Let me think.", "text": LONG_TEXT}), source=None, placeholders={}
     )
-    chunks = openai_chunks(post(openai_url(model_server, route.token), BODY))
+    chunks = openai_chunks(post_reply(openai_url(model_server, route.token), BODY))
     assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     assert all(c["object"] == "chat.completion.chunk" for c in chunks)
     assert all(c["model"] == "scripted" for c in chunks)
@@ -154,7 +123,7 @@ def test_openai_tool_calls_with_placeholders(model_server: ScriptedModelServer) 
         source=None,
         placeholders=PLACEHOLDERS,
     )
-    chunks = openai_chunks(post(openai_url(model_server, route.token), BODY))
+    chunks = openai_chunks(post_reply(openai_url(model_server, route.token), BODY))
     calls: dict[int, dict[str, Any]] = {}
     for chunk in chunks:
         for part in chunk["choices"][0]["delta"].get("tool_calls", []) if chunk["choices"] else []:
@@ -191,14 +160,14 @@ def test_openai_usage_numbers_with_cache(model_server: ScriptedModelServer) -> N
         source=None,
         placeholders={},
     )
-    first = openai_chunks(post(openai_url(model_server, route.token), BODY))[-1]["usage"]
+    first = openai_chunks(post_reply(openai_url(model_server, route.token), BODY))[-1]["usage"]
     assert first == {
         "prompt_tokens": 1500,
         "completion_tokens": 40,
         "total_tokens": 1540,
         "prompt_tokens_details": {"cached_tokens": 500},
     }
-    second = openai_chunks(post(openai_url(model_server, route.token), BODY))[-1]["usage"]
+    second = openai_chunks(post_reply(openai_url(model_server, route.token), BODY))[-1]["usage"]
     # Pi reads cacheRead = cached - cache_write and input = prompt - cached.
     assert second == {
         "prompt_tokens": 31,
@@ -215,9 +184,9 @@ def test_openai_length_and_broken_stream(model_server: ScriptedModelServer) -> N
         placeholders={},
     )
     url = openai_url(model_server, route.token)
-    length = openai_chunks(post(url, BODY))
+    length = openai_chunks(post_reply(url, BODY))
     assert [c["choices"][0]["finish_reason"] for c in length if c["choices"]][-1] == "length"
-    broken = openai_chunks(post(url, BODY))
+    broken = openai_chunks(post_reply(url, BODY))
     assert deltas(broken, "content") == "half"
     assert [c["choices"][0]["finish_reason"] for c in broken if c["choices"]][-1] == "error"
     assert route.failures == []
@@ -239,7 +208,7 @@ def test_anthropic_text_thinking_and_usage(model_server: ScriptedModelServer) ->
         placeholders=PLACEHOLDERS,
     )
     body = {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}
-    events = anthropic_events(post(anthropic_url(model_server, route.token), body))
+    events = anthropic_events(post_reply(anthropic_url(model_server, route.token), body))
     names = [name for name, _ in events]
     assert names[0] == "message_start"
     assert names[-2:] == ["message_delta", "message_stop"]
@@ -288,7 +257,7 @@ def test_anthropic_tool_use_with_placeholders(model_server: ScriptedModelServer)
         source=None,
         placeholders=PLACEHOLDERS,
     )
-    events = anthropic_events(post(anthropic_url(model_server, route.token), BODY))
+    events = anthropic_events(post_reply(anthropic_url(model_server, route.token), BODY))
     starts = [d for n, d in events if n == "content_block_start"]
     assert [s["content_block"]["type"] for s in starts] == ["tool_use", "tool_use"]
     assert [s["content_block"]["id"] for s in starts] == ["toolu_0_0", "toolu_custom"]
@@ -312,9 +281,9 @@ def test_anthropic_length_and_broken_stream(model_server: ScriptedModelServer) -
         placeholders={},
     )
     url = anthropic_url(model_server, route.token)
-    length = anthropic_events(post(url, BODY))
+    length = anthropic_events(post_reply(url, BODY))
     assert length[-2][1]["delta"]["stop_reason"] == "max_tokens"
-    broken = anthropic_events(post(url, BODY))
+    broken = anthropic_events(post_reply(url, BODY))
     assert [n for n, _ in broken][-1] == "error"
     assert "message_stop" not in [n for n, _ in broken]
     assert broken[-1][1]["error"]["type"] == "api_error"
@@ -332,7 +301,7 @@ def test_error_interaction_in_each_api_shape(model_server: ScriptedModelServer) 
             source=None,
             placeholders=PLACEHOLDERS,
         )
-        reply = post(url_of(model_server, route.token), BODY)
+        reply = post_reply(url_of(model_server, route.token), BODY)
         assert reply.status == 529
         assert reply.content_type == "application/json"
         if api == OPENAI:
@@ -344,7 +313,7 @@ def test_error_interaction_in_each_api_shape(model_server: ScriptedModelServer) 
             }
         # An error interaction is ordinary model behaviour and consumes its turn.
         assert route.failures == []
-        assert post(url_of(model_server, route.token), BODY).status == 200
+        assert post_reply(url_of(model_server, route.token), BODY).status == 200
         assert [r.status for r in route.requests] == [529, 200]
 
 
@@ -352,8 +321,8 @@ def test_exhausted_script_is_500_and_a_failure(model_server: ScriptedModelServer
     source = Path("/suite/cassettes/g/candidate.yaml")
     route = model_server.open_route(script({"text": "only"}), source=source, placeholders={})
     url = anthropic_url(model_server, route.token)
-    assert post(url, BODY).status == 200
-    reply = post(url, BODY)
+    assert post_reply(url, BODY).status == 200
+    reply = post_reply(url, BODY)
     assert reply.status == 500
     expected = f"script exhausted: {source} has 1 interaction, request 2 has none"
     assert reply.json()["error"]["message"] == expected
@@ -371,9 +340,9 @@ def test_exhausted_openai_uses_openai_shape(model_server: ScriptedModelServer) -
         script({"text": "a"}, {"text": "b"}), source=None, placeholders={}
     )
     url = openai_url(model_server, route.token)
-    post(url, BODY)
-    post(url, BODY)
-    reply = post(url, BODY)
+    post_reply(url, BODY)
+    post_reply(url, BODY)
+    reply = post_reply(url, BODY)
     assert reply.status == 500
     assert reply.json()["error"]["message"] == (
         "script exhausted: /suite/cassettes/g/baseline.yaml has 2 interactions, request 3 has none"
@@ -383,7 +352,7 @@ def test_exhausted_openai_uses_openai_shape(model_server: ScriptedModelServer) -
 def test_missing_script_fails_every_request(model_server: ScriptedModelServer) -> None:
     expected_file = Path("/suite/cassettes/g/baseline-trial2.yaml")
     route = model_server.open_route(None, source=expected_file, placeholders={})
-    reply = post(openai_url(model_server, route.token), BODY)
+    reply = post_reply(openai_url(model_server, route.token), BODY)
     assert reply.status == 500
     assert str(expected_file) in reply.json()["error"]["message"]
     assert [f.reason for f in route.failures] == ["missing-script"]
@@ -391,7 +360,7 @@ def test_missing_script_fails_every_request(model_server: ScriptedModelServer) -
 
 def test_unknown_token_is_500_and_a_stray_failure() -> None:
     with ScriptedModelServer() as server:
-        reply = post(openai_url(server, "not-a-real-token"), BODY)
+        reply = post_reply(openai_url(server, "not-a-real-token"), BODY)
         assert reply.status == 500
         assert "unknown route" in reply.json()["error"]["message"]
         assert [f.reason for f in server.stray_failures] == ["unknown-route"]
@@ -399,16 +368,16 @@ def test_unknown_token_is_500_and_a_stray_failure() -> None:
 
 def test_unsupported_path_is_404_and_a_failure(model_server: ScriptedModelServer) -> None:
     route = model_server.open_route(script({"text": "a"}), source=None, placeholders={})
-    reply = post(f"{model_server.base_url}/r/{route.token}/v1/embeddings", BODY)
+    reply = post_reply(f"{model_server.base_url}/r/{route.token}/v1/embeddings", BODY)
     assert reply.status == 404
     assert [f.reason for f in route.failures] == ["unsupported-path"]
     # The failed request consumed nothing.
-    assert post(openai_url(model_server, route.token), BODY).status == 200
+    assert post_reply(openai_url(model_server, route.token), BODY).status == 200
 
 
 def test_bad_json_body_is_400_and_a_failure(model_server: ScriptedModelServer) -> None:
     route = model_server.open_route(script({"text": "a"}), source=None, placeholders={})
-    reply = post(openai_url(model_server, route.token), None, raw=b"{not json")
+    reply = post_reply(openai_url(model_server, route.token), None, raw=b"{not json")
     assert reply.status == 400
     assert [f.reason for f in route.failures] == ["bad-request"]
 
@@ -417,10 +386,10 @@ def test_closed_route_answers_410_and_records(model_server: ScriptedModelServer)
     route = model_server.open_route(
         script({"text": "a"}, {"text": "b"}), source=None, placeholders={}
     )
-    assert post(openai_url(model_server, route.token), BODY).status == 200
+    assert post_reply(openai_url(model_server, route.token), BODY).status == 200
     route.close()
     assert route.closed
-    reply = post(openai_url(model_server, route.token), BODY)
+    reply = post_reply(openai_url(model_server, route.token), BODY)
     assert reply.status == 410
     assert [f.reason for f in route.failures] == ["route-closed"]
 
@@ -439,8 +408,8 @@ def test_requests_are_recorded_with_normalised_hash(model_server: ScriptedModelS
         },
         {"model": "m", "messages": [{"role": "tool", "content": f"{SKILL}/SKILL.md"}]},
     ]
-    post(openai_url(model_server, route.token), bodies[0])
-    post(anthropic_url(model_server, route.token), bodies[1])
+    post_reply(openai_url(model_server, route.token), bodies[0])
+    post_reply(anthropic_url(model_server, route.token), bodies[1])
     assert [(r.index, r.api, r.path, r.status) for r in route.requests] == [
         (0, OPENAI, "/v1/chat/completions", 200),
         (1, ANTHROPIC, "/v1/messages", 200),
@@ -481,9 +450,9 @@ def test_body_match_accepts_same_request_and_rejects_other(
         "model": "m",
         "messages": [{"role": "user", "content": f"in {WS}\nCurrent date: 2031-12-31"}],
     }
-    assert deltas(openai_chunks(post(url, same)), "content") == "matched"
+    assert deltas(openai_chunks(post_reply(url, same)), "content") == "matched"
     different = {"model": "m", "messages": [{"role": "user", "content": "something else"}]}
-    reply = post(url, different)
+    reply = post_reply(url, different)
     assert reply.status == 500
     assert (
         "request mismatch: /c/g/baseline.yaml interactions[1]" in reply.json()["error"]["message"]
@@ -505,7 +474,7 @@ def test_route_base_urls(model_server: ScriptedModelServer) -> None:
 def test_query_string_is_ignored(model_server: ScriptedModelServer) -> None:
     # The Anthropic SDK's beta client posts to /v1/messages?beta=true.
     route = model_server.open_route(script({"text": "q"}), source=None, placeholders={})
-    reply = post(anthropic_url(model_server, route.token) + "?beta=true", BODY)
+    reply = post_reply(anthropic_url(model_server, route.token) + "?beta=true", BODY)
     assert reply.status == 200
     assert route.requests[0].path == "/v1/messages"
 
@@ -546,7 +515,7 @@ def test_two_routes_concurrently_each_get_their_script(model_server: ScriptedMod
         try:
             for _ in range(turns):
                 barrier.wait(timeout=30)
-                reply = post(url_of(model_server, routes[name].token), BODY)
+                reply = post_reply(url_of(model_server, routes[name].token), BODY)
                 if url_of is openai_url:
                     seen[name].append(deltas(openai_chunks(reply), "content"))
                 else:
@@ -578,7 +547,7 @@ def test_latency_interaction_still_answers(model_server: ScriptedModelServer) ->
         script({"text": "slow", "latency_ms": 30}), source=None, placeholders={}
     )
     assert (
-        deltas(openai_chunks(post(openai_url(model_server, route.token), BODY)), "content")
+        deltas(openai_chunks(post_reply(openai_url(model_server, route.token), BODY)), "content")
         == "slow"
     )
 

@@ -10,7 +10,8 @@ import pytest
 
 from pytest_skill_eval.hosts.dialect import renderer
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
-from tests.modelserver.test_models_server_http import BODY, openai_chunks, openai_url, post, script
+from tests.modelserver.test_models_server_http import BODY, openai_chunks, script
+from tests.support.http import openai_url, post_reply
 
 EDIT = {"name": "edit", "arguments": {"path": "a.md", "oldText": "x", "newText": "y"}}
 
@@ -21,7 +22,7 @@ def _offering(*tools: str) -> dict[str, Any]:
 
 def _calls(server: ScriptedModelServer, token: str, body: dict[str, Any]) -> list[Any]:
     calls: dict[int, dict[str, Any]] = {}
-    for chunk in openai_chunks(post(openai_url(server, token), body)):
+    for chunk in openai_chunks(post_reply(openai_url(server, token), body)):
         for part in chunk["choices"][0]["delta"].get("tool_calls", []) if chunk["choices"] else []:
             call = calls.setdefault(part["index"], {"arguments": ""})
             call["name"] = part["function"].get("name") or call.get("name")

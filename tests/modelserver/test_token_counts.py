@@ -25,11 +25,10 @@ from tests.modelserver.test_models_record import (
     CANARY,
     anthropic_recording,
     anthropic_tool_answer,
-    anthropic_url,
     files_containing,
-    post,
     sse,
 )
+from tests.support.http import anthropic_url, post
 
 ANTHROPIC = "anthropic-messages"
 StartUpstream = Callable[[list[Any]], Any]

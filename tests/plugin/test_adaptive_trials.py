@@ -14,7 +14,7 @@ from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.views.html import render_html
 from pytest_skill_eval.views.text import render_aggregate_text
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, on_fast_host, write_answer
+from tests.support.roots import answers_root, body_group, make_root, on_fast_host, write_answer
 from tests.support.runs import aggregates, results, run, skill_eval_args
 
 pytestmark = pytest.mark.pi
@@ -86,11 +86,7 @@ def test_a_comparison_that_cannot_resolve_stops_for_futility_and_says_why(
 ) -> None:
     # Seven discordant pairs are the fewest that resolve: with two trials at most, trial 1's
     # agreement leaves nothing trial 2 could change, so it is not run.
-    root = make_root(
-        tmp_path / "root",
-        [body_group("same", **on_fast_host())],
-        {"same/baseline": write_answer("yes"), "same/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"same/baseline": "yes", "same/candidate": "yes"})
     result = run(
         pytester, root, "--skill-eval-trials", "auto", "--skill-eval-max-trials", "2", "-rs"
     )

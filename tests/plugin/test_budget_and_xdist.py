@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-from xml.etree import ElementTree
 
 import pytest
 
@@ -14,7 +12,14 @@ from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import read_json
 from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
-from tests.support.runs import results, run, skill_eval_args
+from tests.support.runs import (
+    junit_states,
+    ran_and_cancelled,
+    results,
+    run,
+    run_facts,
+    skill_eval_args,
+)
 from tests.support.shared import SharedRun
 
 pytestmark = pytest.mark.pi
@@ -50,13 +55,7 @@ def test_budget_stops_starting_subjects_once_the_ledger_passes_the_ceiling(
     summary = read_json(result_dir / "summary.json")
     assert summary["budget"]["exhausted"] is True
     assert summary["state"] == "cancelled"
-    runs: list[dict[str, Any]] = [
-        read_json(result_dir / "groups" / f"g{i}" / v / "run.json")
-        for i in range(6)
-        for v in ("baseline", "candidate")
-    ]
-    ran = [r for r in runs if r.get("process")]
-    cancelled = [r for r in runs if r["state"] == "cancelled"]
+    ran, cancelled = ran_and_cancelled(result_dir, [f"g{i}" for i in range(6)])
     assert all(r["state"] == "complete" for r in ran)
     assert all(r["provider"]["mode"] == "live" for r in ran)
     assert all("budget exhausted" in r["error"]["message"] for r in cancelled)
@@ -68,40 +67,16 @@ def test_budget_stops_starting_subjects_once_the_ledger_passes_the_ceiling(
     assert len(cancelled) >= 6
 
 
-def _facts(root: Path) -> dict[str, Any]:
-    (result_dir,) = results(root)
-    facts: dict[str, Any] = {"summary": read_json(result_dir / "summary.json")["state"]}
-    for group_dir in sorted((result_dir / "groups").iterdir()):
-        grade = read_json(group_dir / "deterministic-grade.json")
-        record = read_json(group_dir / "group.json")
-        facts[group_dir.name] = {
-            "state": record["state"],
-            "variants": record["variants"],
-            "checks": [(c["id"], c["state"], c["observed"]) for c in grade["checks"]],
-            "comparisons": [(c["id"], c["transition"]) for c in grade["comparisons"]],
-            "changes": [
-                read_json(group_dir / v / "run.json")["effects"]["changes"]
-                for v in ("baseline", "candidate")
-            ],
-        }
-    return facts
-
-
-def _junit_rows(junit: Path) -> list[tuple[str, str | None]]:
-    rows = []
-    for case in ElementTree.parse(junit).getroot().iter("testcase"):
-        props = {p.get("name"): p.get("value") for p in case.iter("property")}
-        rows.append((str(case.get("name")), props.get("state")))
-    return sorted(rows)
-
-
 @pytest.mark.codex
 def test_serial_and_parallel_runs_give_the_same_facts(
     parallel_run: SharedRun, serial_run: SharedRun
 ) -> None:
     # The -n 2 run first: the shard tests, starting beside this one, build the serial run.
-    facts = [_facts(serial_run.root), _facts(parallel_run.root)]
-    rows = [_junit_rows(serial_run.junit), _junit_rows(parallel_run.junit)]
+    facts = []
+    for done in (serial_run, parallel_run):
+        (result,) = results(done.root)
+        facts.append(run_facts(result, changes=True))
+    rows = [junit_states(serial_run.junit), junit_states(parallel_run.junit)]
     assert facts[0] == facts[1]
     # JUnit is complete under -n too: 6 items, 6 checks, 3 comparisons, same states.
     assert rows[0] == rows[1]

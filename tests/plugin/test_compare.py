@@ -113,15 +113,21 @@ def test_json_carries_the_same_rows(runs: Path, capsys: pytest.CaptureFixture[st
     assert report["onlyIn"] == {"a": [], "b": []}
 
 
+def _regressed(runs: Path, trials: int) -> tuple[Path, Path, list[Path]]:
+    """Two aggregates of `trials` copies each: the candidate's entry check passes in every
+    trial of the first, fails in every one of the second (its trials, the third)."""
+    passing = [copy_result(runs, f"p{i}") for i in range(trials)]
+    failing = [copy_result(runs, f"f{i}") for i in range(trials)]
+    for trial in failing:
+        set_check(trial, GROUP, "candidate-entry", "fail")
+    before = write_aggregate(runs, passing, trials, None)
+    return before, write_aggregate(runs, failing, trials, None), failing
+
+
 def test_aggregates_regress_only_when_the_interval_excludes_zero(
     runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    passing = [copy_result(runs, f"p{i}") for i in range(5)]
-    failing = [copy_result(runs, f"f{i}") for i in range(5)]
-    for trial in failing:
-        set_check(trial, GROUP, "candidate-entry", "fail")
-    a = write_aggregate(runs, passing, 5, None)
-    b = write_aggregate(runs, failing, 5, None)
+    a, b, failing = _regressed(runs, 5)
     report_text = compare(capsys, str(a), str(b))[1]
     first = rows(report_text)[0]
     assert first[:4] == ["check", "regression", GROUP, "candidate-entry"]
@@ -144,14 +150,17 @@ def _definitions(a: Path, b: Path) -> str:
     )
 
 
+def _definition_changed(runs: Path, change: Callable[[Any], None]) -> tuple[Path, Path]:
+    """Two copies of the result, A and B; B's saved definition of GROUP changed by `change`."""
+    a, b = copy_result(runs, "a"), copy_result(runs, "b")
+    edit_json(b / "groups" / GROUP / "definition.json", change)
+    return a, b
+
+
 def test_a_model_differing_beyond_the_axis_is_refused_even_forced(
     runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    a, b = copy_result(runs, "a"), copy_result(runs, "b")
-    edit_json(
-        b / "groups" / GROUP / "definition.json",
-        lambda d: d.update(model={"model": "scripted/other"}),
-    )
+    a, b = _definition_changed(runs, lambda d: d.update(model={"model": "scripted/other"}))
     expected = [
         "skill-eval: compare: A and B differ in model (unset vs scripted/other) in group "
         f"{GROUP} ({_definitions(a, b)}), not only in revision: compare results that differ in "
@@ -168,11 +177,7 @@ def test_a_model_differing_beyond_the_axis_is_refused_even_forced(
 def test_a_definition_differing_beyond_every_axis_is_refused_naming_both_fingerprints(
     runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    a, b = copy_result(runs, "a"), copy_result(runs, "b")
-    edit_json(
-        b / "groups" / GROUP / "definition.json",
-        lambda d: d.update(input={"prompt": "Something else."}),
-    )
+    a, b = _definition_changed(runs, lambda d: d.update(input={"prompt": "Something else."}))
     # One group file saved differently (as an option may change it): the saved definitions'
     # own fingerprints tell the sides apart.
     err = compare(capsys, str(a), str(b))[2]
@@ -217,11 +222,7 @@ def test_only_a_missing_definition_is_overridden_by_force(
 def test_each_axis_allows_only_its_own_fields(
     runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    a, b = copy_result(runs, "a"), copy_result(runs, "b")
-    edit_json(
-        b / "groups" / GROUP / "definition.json",
-        lambda d: d.update(runtime={"host": "claude-code"}),
-    )
+    a, b = _definition_changed(runs, lambda d: d.update(runtime={"host": "claude-code"}))
     assert compare(capsys, str(a), str(b), "--axis", "host")[0] == 0
     code, _, err = compare(capsys, str(a), str(b), "--axis", "model", "--force")
     assert code == 2
@@ -279,12 +280,7 @@ def test_fail_on_significant_regression_needs_more_than_one_flip(
     # One trial each way: a flip, but one-sided Fisher p = 1/2 is no evidence.
     code, _, err = compare(capsys, str(a), str(b), "--fail-on", "significant-regression")
     assert (code, err) == (0, "")
-    passing = [copy_result(runs, f"p{i}") for i in range(6)]
-    failing = [copy_result(runs, f"f{i}") for i in range(6)]
-    for trial in failing:
-        set_check(trial, GROUP, "candidate-entry", "fail")
-    before = write_aggregate(runs, passing, 6, None)
-    after = write_aggregate(runs, failing, 6, None)
+    before, after, _ = _regressed(runs, 6)
     code, _, err = compare(capsys, str(before), str(after), "--fail-on", "significant-regression")
     assert code == 1
     # 6/6 -> 0/6: one-sided Fisher p = 1 / C(12, 6) = 1/924; 14 rows (8 checks, 3 comparisons

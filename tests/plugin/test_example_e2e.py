@@ -9,6 +9,7 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.support import runs
+from tests.support.example import OUTCOMES
 from tests.support.files import read_json
 from tests.support.shared import SharedRun
 
@@ -71,18 +72,7 @@ def test_example_suite_runs_with_real_pi_and_keeps_evidence(example_run: SharedR
     assert transcript[0]["content"][0]["text"].startswith('<skill name="changelog-keeper"')
     assert "changelog-keeper" not in json.dumps(read_json(body / "baseline" / "transcript.json"))
 
-    grade = read_json(body / "deterministic-grade.json")
-    states = {c["id"]: c["state"] for c in grade["checks"]}
-    assert states == {
-        "baseline-entry": "fail",
-        "candidate-entry": "pass",
-        "baseline-only-changelog": "pass",
-        "candidate-only-changelog": "pass",
-        "candidate-read-first": "pass",
-        "candidate-reply": "pass",
-    }
-    transitions = {c["id"]: c["transition"] for c in grade["comparisons"]}
-    assert transitions == {"entry-in-fixed": "fail-to-pass", "only-changelog": "pass-to-pass"}
+    assert runs.outcome(body) == OUTCOMES["changelog-entry"]
 
     activation = result_dir / "groups" / "natural-activation"
     cand = read_json(activation / "candidate" / "run.json")

@@ -8,14 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import (
-    body_group,
-    fast_dir,
-    make_root,
-    on_fast_host,
-    write_answer,
-    write_script,
-)
+from tests.support.roots import answers_root, fast_dir, write_answer, write_script
 from tests.support.runs import results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -24,14 +17,13 @@ pytestmark = [pytest.mark.pi, pytest.mark.codex]
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """`improves`: baseline fails, candidate passes. `regresses`: the other way round."""
-    return make_root(
+    return answers_root(
         tmp_path / "root",
-        [body_group("improves", **on_fast_host()), body_group("regresses", **on_fast_host())],
         {
-            "improves/baseline": write_answer("no"),
-            "improves/candidate": write_answer("yes"),
-            "regresses/baseline": write_answer("yes"),
-            "regresses/candidate": write_answer("no"),
+            "improves/baseline": "no",
+            "improves/candidate": "yes",
+            "regresses/baseline": "yes",
+            "regresses/candidate": "no",
         },
     )
 

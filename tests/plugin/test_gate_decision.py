@@ -9,12 +9,13 @@ says so in one line: what it tested, over how many trials, at which alpha.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from pytest_skill_eval.commands.cli import main as cli_main
-from tests.support.roots import body_group, make_root, on_fast_host, write_answer
+from tests.support.roots import answers_root
 from tests.support.runs import aggregates, results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -33,10 +34,8 @@ PASSED = (
 
 
 def _root(tmp_path: Path, candidate: str) -> Path:
-    return make_root(
-        tmp_path / "root",
-        [body_group("regresses", **on_fast_host())],
-        {"regresses/baseline": write_answer("yes"), "regresses/candidate": write_answer(candidate)},
+    return answers_root(
+        tmp_path / "root", {"regresses/baseline": "yes", "regresses/candidate": candidate}
     )
 
 
@@ -45,25 +44,48 @@ def _report(target: Path, out: Path) -> str:
     return out.read_text(encoding="utf-8")
 
 
-def test_a_rejected_comparison_fails_everywhere_it_is_shown(
-    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = _root(tmp_path, "no")
+@dataclass(frozen=True)
+class Gated:
+    """A gated run: its root, what pytest said, its JUnit suite and the CI job's summary."""
+
+    root: Path
+    done: pytest.RunResult
+    suite: ET.Element
+    summary: str
+
+
+def _gated(
+    pytester: pytest.Pytester,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    candidate: str,
+    ret: int,
+    *extra: str,
+) -> Gated:
+    """The gate on a root whose candidate answers `candidate`; pytest must exit `ret`."""
+    root = _root(tmp_path, candidate)
     step_summary = tmp_path / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
     junit = tmp_path / "junit.xml"
-    done = run(pytester, root, *GATE, "--skill-eval-trials", "7", f"--junitxml={junit}")
-    assert done.ret == 1, done.stdout.str()
-    lines = done.stdout.lines
+    done = run(pytester, root, *GATE, *extra, f"--junitxml={junit}")
+    assert done.ret == ret, done.stdout.str()
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+    return Gated(root, done, suite, step_summary.read_text(encoding="utf-8"))
+
+
+def test_a_rejected_comparison_fails_everywhere_it_is_shown(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gated = _gated(pytester, tmp_path, monkeypatch, "no", 1, "--skill-eval-trials", "7")
+    lines = gated.done.stdout.lines
     # The bottom line leads with the gate; pytest's final line counts it as failed.
     bottom = next(i for i, line in enumerate(lines) if "bottom line" in line and "---" in line)
     assert lines[bottom + 1] == FAILED
     assert "1 failed" in lines[-1], lines[-1]
     # JUnit: a failing test case naming the comparison, both counts and the pool.
-    suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite is not None
-    assert suite.get("failures") == "1"
-    cases = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert gated.suite.get("failures") == "1"
+    cases = [c for c in gated.suite.iter("testcase") if c.find("failure") is not None]
     assert [c.get("name") for c in cases] == ["significance-gate[regresses/says-yes]"]
     failure = cases[0].find("failure")
     assert failure is not None
@@ -72,10 +94,9 @@ def test_a_rejected_comparison_fails_everywhere_it_is_shown(
     assert "this run's 7" in text
     assert "pooled 7 results:" in text
     # The CI job page's summary leads with it, and the HTML report does too.
-    summary = step_summary.read_text(encoding="utf-8")
-    first = summary.split("**Bottom line**", 1)[1].strip().splitlines()[0]
+    first = gated.summary.split("**Bottom line**", 1)[1].strip().splitlines()[0]
     assert first.startswith("- **significance gate**: significant-regression gate FAILED")
-    html = _report(aggregates(root)[-1], tmp_path / "report.html")
+    html = _report(aggregates(gated.root)[-1], tmp_path / "report.html")
     assert 'class="gate gate-failed"' in html
     assert html.index("gate-failed") < html.index("Trials</h2>")
 
@@ -83,22 +104,16 @@ def test_a_rejected_comparison_fails_everywhere_it_is_shown(
 def test_a_passing_gate_says_what_it_tested(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = _root(tmp_path, "yes")
-    step_summary = tmp_path / "step-summary.md"
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
-    junit = tmp_path / "junit.xml"
-    done = run(pytester, root, *GATE, f"--junitxml={junit}")
-    assert done.ret == 0, done.stdout.str()
-    assert PASSED in done.stdout.lines
-    assert "failed" not in done.stdout.lines[-1]
-    suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite is not None
-    assert suite.get("failures") == "0"
-    assert f"- **significance gate**: {PASSED}" in step_summary.read_text(encoding="utf-8")
-    html = _report(results(root)[-1], tmp_path / "report.html")
+    gated = _gated(pytester, tmp_path, monkeypatch, "yes", 0)
+    assert PASSED in gated.done.stdout.lines
+    assert "failed" not in gated.done.stdout.lines[-1]
+    assert gated.suite.get("failures") == "0"
+    assert f"- **significance gate**: {PASSED}" in gated.summary
+    html = _report(results(gated.root)[-1], tmp_path / "report.html")
     assert 'class="gate gate-passed"' in html
     # Shareable outputs name no file on this machine.
-    for shared in (html, step_summary.read_text(encoding="utf-8"), junit.read_text()):
+    junit = (tmp_path / "junit.xml").read_text()
+    for shared in (html, gated.summary, junit):
         assert str(tmp_path) not in shared
 
 

@@ -19,14 +19,7 @@ import pytest
 
 from pytest_skill_eval.evidence import sealed_root
 from pytest_skill_eval.views.summary import render_markdown
-from tests.support.roots import (
-    body_group,
-    fast_dir,
-    make_root,
-    on_fast_host,
-    write_answer,
-    write_script,
-)
+from tests.support.roots import answers_root, fast_dir, write_answer, write_script
 from tests.support.runs import aggregates, results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -67,10 +60,8 @@ def _new_prompt(root: Path, group: str) -> None:
 def test_copies_count_once_other_inputs_are_set_aside_and_the_gate_names_what_it_pooled(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("regresses", **on_fast_host())],
-        {"regresses/baseline": write_answer("yes"), "regresses/candidate": write_answer("no")},
+    root = answers_root(
+        tmp_path / "root", {"regresses/baseline": "yes", "regresses/candidate": "no"}
     )
     # Six pass-to-fail pairs: the always-valid p = 2^6 / C(12, 6) = 0.069, the gate passes.
     first = run(pytester, root, *GATE, "--skill-eval-trials", "6")
@@ -131,14 +122,13 @@ def test_copies_count_once_other_inputs_are_set_aside_and_the_gate_names_what_it
     ) in changed.stdout.lines
 
 
-def _answers_root(tmp_path: Path, **scripts: list[dict[str, Any]]) -> Path:
-    return make_root(
+def _answers_root(tmp_path: Path, **answers: str) -> Path:
+    return answers_root(
         tmp_path / "root",
-        [body_group("answers", **on_fast_host())],
         {
-            "answers/baseline": write_answer("yes"),
-            "answers/candidate": write_answer("yes"),
-            **{f"answers/{key.replace('_', '-')}": value for key, value in scripts.items()},
+            "answers/baseline": "yes",
+            "answers/candidate": "yes",
+            **{f"answers/{key.replace('_', '-')}": value for key, value in answers.items()},
         },
     )
 
@@ -178,7 +168,7 @@ def test_the_floor_that_decides_is_named_and_one_of_other_inputs_is_set_aside(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     # Trial 2's candidate says no: identical arms disagree, the check is flaky.
-    root = _answers_root(tmp_path, candidate_trial2=write_answer("no"))
+    root = _answers_root(tmp_path, candidate_trial2="no")
     floor = run(pytester, root, "--skill-eval-noise-floor", "2")
     assert floor.ret == 0, floor.stdout.str()
     (genuine,) = aggregates(root)

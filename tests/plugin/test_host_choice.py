@@ -148,39 +148,12 @@ def test_declared_commands_run_on_claude_code(pytester: pytest.Pytester) -> None
     assert _items(result)
 
 
-def test_an_aggregate_keeps_a_groups_hosts_apart(tmp_path: Path) -> None:
+def _trials(tmp_path: Path) -> list[Path]:
+    """Two trials' results of group g on Pi and Claude Code, its one check passing on both."""
     grade = {
         "checks": [{"id": "c", "variant": "candidate", "kind": "skill-read", "state": "pass"}],
         "comparisons": [],
     }
-    trials = []
-    for number in (1, 2):
-        result = tmp_path / f"trial{number}"
-        records = []
-        for host in ("pi", "claude-code"):
-            group = layout.group_dir(result, "g", host)
-            group.mkdir(parents=True)
-            (group / layout.GRADE).write_text(json.dumps(grade))
-            record = {"id": "g", "state": "complete", "artifacts": {"grade": layout.GRADE}}
-            records.append(record | ({"host": host} if host != "pi" else {}))
-        summary = {"state": "complete", "groups": records}
-        (result / layout.SUMMARY).write_text(json.dumps(summary))
-        trials.append(result)
-    groups = aggregate("agg", trials, 2)["groups"]
-    assert [(g["id"], g.get("host"), g["trials"]) for g in groups] == [
-        ("g", None, 2),
-        ("g", "claude-code", 2),
-    ]
-
-
-def test_a_host_that_cannot_run_a_group_is_a_column_of_its_own_counted_apart(
-    tmp_path: Path,
-) -> None:
-    grade = {
-        "checks": [{"id": "c", "variant": "candidate", "kind": "skill-read", "state": "pass"}],
-        "comparisons": [],
-    }
-    reason = "declared commands (run_command) are not offered on runtime.host codex yet"
     trials = []
     for number in (1, 2):
         result = tmp_path / f"trial{number}"
@@ -195,10 +168,27 @@ def test_a_host_that_cannot_run_a_group_is_a_column_of_its_own_counted_apart(
             records.append(record)
         summary = {"state": "complete", "groups": records}
         (result / layout.SUMMARY).write_text(json.dumps(summary))
+        trials.append(result)
+    return trials
+
+
+def test_an_aggregate_keeps_a_groups_hosts_apart(tmp_path: Path) -> None:
+    groups = aggregate("agg", _trials(tmp_path), 2)["groups"]
+    assert [(g["id"], g.get("host"), g["trials"]) for g in groups] == [
+        ("g", None, 2),
+        ("g", "claude-code", 2),
+    ]
+
+
+def test_a_host_that_cannot_run_a_group_is_a_column_of_its_own_counted_apart(
+    tmp_path: Path,
+) -> None:
+    reason = "declared commands (run_command) are not offered on runtime.host codex yet"
+    trials = _trials(tmp_path)
+    for result in trials:
         cannot = [{"group": "g", "host": "codex", "reason": reason}]
         invocation = {"hosts": ["pi", "claude-code", "codex"], "cannotRun": cannot}
         (result / layout.INVOCATION).write_text(json.dumps(invocation))
-        trials.append(result)
     assert cross_host_lines(trials[0]) == [
         "  cross-host g (pi, claude-code, codex): held on every host that can run it",
         f"    codex cannot run: {reason}",

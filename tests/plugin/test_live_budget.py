@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,7 +12,7 @@ from pytest_skill_eval.modelserver.wire import OPENAI, render_stream
 from tests.support.files import read_json
 from tests.support.http import FakeUpstream, UpstreamRequest
 from tests.support.roots import body_group, make_root
-from tests.support.runs import results, skill_eval_args
+from tests.support.runs import ran_and_cancelled, results, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -64,13 +63,7 @@ def test_recording_is_charged_the_registry_price_and_the_ceiling_binds(
     result.stdout.fnmatch_lines([f"*budget: spent * of {CEILING} USD - budget exhausted*"])
     result_dir = results(root)[-1]
     summary = read_json(result_dir / "summary.json")
-    runs: list[dict[str, Any]] = [
-        read_json(result_dir / "groups" / f"g{i}" / v / "run.json")
-        for i in range(6)
-        for v in ("baseline", "candidate")
-    ]
-    ran = [r for r in runs if r.get("process")]
-    cancelled = [r for r in runs if r["state"] == "cancelled"]
+    ran, cancelled = ran_and_cancelled(result_dir, [f"g{i}" for i in range(6)])
     assert all(r["state"] == "complete" and r["provider"]["mode"] == "record" for r in ran)
     assert all("budget exhausted" in r["error"]["message"] for r in cancelled)
     assert len(ran) + len(cancelled) == SUBJECTS

@@ -15,7 +15,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from tests.support.roots import body_group, make_root, on_fast_host, write_answer
+from tests.support.roots import answers_root
 from tests.support.runs import run
 
 pytestmark = [pytest.mark.codex]
@@ -26,14 +26,9 @@ GATE = ("--skill-eval-fail-on", "no-harm", "--skill-eval-margin", "0.5")
 def test_no_harm_within_the_margin_is_shown_once_enough_trials_pool(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root = make_root(
+    root = answers_root(
         tmp_path / "root",
-        [body_group("holds", **on_fast_host())],
-        {
-            "holds/baseline": write_answer("yes"),
-            "holds/candidate": write_answer("yes"),
-            "holds/candidate-trial2": write_answer("no"),
-        },
+        {"holds/baseline": "yes", "holds/candidate": "yes", "holds/candidate-trial2": "no"},
     )
     few = run(pytester, root, *GATE, "--skill-eval-trials", "3")
     assert few.ret == 1, few.stdout.str()
@@ -59,11 +54,7 @@ def test_no_harm_within_the_margin_is_shown_once_enough_trials_pool(
 def test_a_candidate_worse_beyond_the_margin_fails(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("breaks", **on_fast_host())],
-        {"breaks/baseline": write_answer("yes"), "breaks/candidate": write_answer("no")},
-    )
+    root = answers_root(tmp_path / "root", {"breaks/baseline": "yes", "breaks/candidate": "no"})
     junit = tmp_path / "junit.xml"
     result = run(pytester, root, *GATE, "--skill-eval-trials", "4", f"--junitxml={junit}")
     assert result.ret == 1, result.stdout.str()
@@ -98,11 +89,7 @@ def test_a_candidate_worse_beyond_the_margin_fails(
 def test_a_margin_missing_or_misplaced_is_one_usage_line(
     pytester: pytest.Pytester, tmp_path: Path, given: tuple[str, ...], said: str
 ) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("holds", **on_fast_host())],
-        {"holds/baseline": write_answer("yes"), "holds/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"holds/baseline": "yes", "holds/candidate": "yes"})
     result = run(pytester, root, *given)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {said}"])

@@ -13,14 +13,7 @@ import pytest
 
 from pytest_skill_eval.views.summary import render_markdown
 from tests.support.files import read_json
-from tests.support.roots import (
-    body_group,
-    fast_dir,
-    make_root,
-    on_fast_host,
-    write_answer,
-    write_script,
-)
+from tests.support.roots import answers_root, fast_dir, write_answer, write_script
 from tests.support.runs import aggregates, results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -31,14 +24,13 @@ CANDIDATE_CHECK = f"{fast_dir('answers')}::candidate-says-yes"
 def test_identical_arms_that_disagree_mark_the_check_flaky_and_it_never_gates(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root = make_root(
+    root = answers_root(
         tmp_path / "root",
-        [body_group("answers", **on_fast_host())],
         {
-            "answers/baseline": write_answer("yes"),
-            "answers/candidate": write_answer("yes"),
-            "answers/candidate-trial2": write_answer("no"),
-            "answers/candidate-trial3": write_answer("yes"),
+            "answers/baseline": "yes",
+            "answers/candidate": "yes",
+            "answers/candidate-trial2": "no",
+            "answers/candidate-trial3": "yes",
         },
     )
     floor_run = run(pytester, root, "--skill-eval-noise-floor", "3")
@@ -86,7 +78,7 @@ def test_identical_arms_that_disagree_mark_the_check_flaky_and_it_never_gates(
 def test_the_noise_floor_refuses_a_trial_count_of_its_own(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root = make_root(tmp_path / "root", [body_group("answers", **on_fast_host())], {})
+    root = answers_root(tmp_path / "root", {"answers/baseline": "yes", "answers/candidate": "yes"})
     both = run(pytester, root, "--skill-eval-noise-floor", "3", "--skill-eval-trials", "2")
     assert both.ret == pytest.ExitCode.USAGE_ERROR
     both.stderr.fnmatch_lines(

@@ -22,7 +22,7 @@ from pytest_skill_eval.run.providers import EndpointFactory
 from pytest_skill_eval.run.variant import run_variant
 from pytest_skill_eval.workspace import SourceResolver
 from tests.support.files import read_json
-from tests.support.roots import FAST_HOST, body_group, make_root, on_fast_host, write_answer
+from tests.support.roots import FAST_HOST, answers_root
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
@@ -34,11 +34,7 @@ def pi() -> Any:
 
 
 def _group_run(tmp_path: Path, pi: Any) -> tuple[GroupRun, Environment, EndpointFactory]:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("answer", **on_fast_host())],
-        {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"answer/baseline": "no", "answer/candidate": "yes"})
     loaded = load_definition(root / "suite.json", root, registered())
     result = tmp_path / "result"
     result.mkdir()

@@ -20,7 +20,7 @@ from pytest_skill_eval.hosts.pi.bundle import MANIFEST, cache_root
 from pytest_skill_eval.hosts.runtime import PINNED
 from tests.support import runs
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import answers_root
 from tests.support.shared import SharedRun
 
 pytestmark = pytest.mark.pi
@@ -106,9 +106,7 @@ def test_the_operators_own_node_runs_pi_when_named_and_is_recorded_as_such(
 ) -> None:
     node = shutil.which("node")
     assert node is not None, "the tests need a node on PATH"
-    root = make_root(
-        tmp_path / "root", [body_group("answer")], {"answer/baseline": write_answer("no")}
-    )
+    root = answers_root(tmp_path / "root", {"answer/baseline": "no"}, host="pi")
     result = runs.run(pytester, root, "--skill-eval-node", node, "--skill-eval-variant", "baseline")
     assert result.ret == 0, result.stdout.str()
     pi = runs.run_record(root, "answer", "baseline")["binary"]

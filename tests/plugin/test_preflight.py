@@ -13,9 +13,9 @@ from pytest_skill_eval.views.text import render_text
 from tests.support.files import write
 from tests.support.git import run_git
 from tests.support.roots import (
+    answers_root,
     body_group,
     make_root,
-    on_fast_host,
     runtime,
     variant,
     write_answer,
@@ -216,11 +216,7 @@ def test_a_neutral_tool_call_with_a_wrong_argument_is_a_collection_warning(
 def test_a_tool_error_the_host_reported_is_in_the_failure_detail_and_the_text_view(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("answer", **on_fast_host())],
-        {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"answer/baseline": "no", "answer/candidate": "yes"})
     failing = {"name": "read", "arguments": {"path": "no-such-file.txt"}}
     write_script(
         root / "scripts" / "answer" / "candidate.yaml",

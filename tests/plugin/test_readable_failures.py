@@ -13,7 +13,7 @@ import pytest
 from pytest_skill_eval.views.summary import render_markdown
 from pytest_skill_eval.views.text import render_text
 from tests.support.files import read_json
-from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
+from tests.support.roots import answers_root, fast_dir
 from tests.support.runs import aggregates, results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -25,11 +25,7 @@ ANSWER = "x" * 400 + "ye5, said the model" + "z" * 400
 def test_a_failed_file_text_check_shows_an_excerpt_around_the_expectation(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("answers", **on_fast_host())],
-        {"answers/baseline": write_answer("yes"), "answers/candidate": write_answer(ANSWER)},
-    )
+    root = answers_root(tmp_path / "root", {"answers/baseline": "yes", "answers/candidate": ANSWER})
     junit = tmp_path / "junit.xml"
     result = run(pytester, root, "-v", "--skill-eval-fail-on=candidate", f"--junitxml={junit}")
     assert result.ret == 1, result.stdout.str()
@@ -72,11 +68,7 @@ def test_a_failed_file_text_check_shows_an_excerpt_around_the_expectation(
 def test_adaptive_trials_print_one_line_per_group_and_trial_then_the_aggregate(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("same", **on_fast_host())],
-        {"same/baseline": write_answer("yes"), "same/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"same/baseline": "yes", "same/candidate": "yes"})
     # Arms that agree in every trial stop for futility after 6 of at most 20.
     result = run(pytester, root, "--skill-eval-trials", "auto")
     assert result.ret == 0, result.stdout.str()

@@ -17,9 +17,9 @@ from pytest_skill_eval.evidence.seal import sealed_root, verify_result
 from pytest_skill_eval.evidence.store import sha256_file
 from tests.support.files import read_json
 from tests.support.roots import (
+    answers_root,
     body_group,
     fast_dir,
-    make_root,
     on_fast_host,
     write_answer,
     write_script,
@@ -73,14 +73,13 @@ def _assert_resumed(old: Path, new: Path, carried: str, rerun: str) -> None:
 def test_a_result_with_an_infrastructure_failure_is_completed_into_a_new_verified_result(
     tmp_path: Path,
 ) -> None:
-    root = make_root(
+    root = answers_root(
         tmp_path / "root",
-        [body_group("steady", **on_fast_host()), body_group("outage", **on_fast_host())],
         {
-            "steady/baseline": write_answer("yes"),
-            "steady/candidate": write_answer("yes"),
+            "steady/baseline": "yes",
+            "steady/candidate": "yes",
             "outage/baseline": OUTAGE,
-            "outage/candidate": write_answer("yes"),
+            "outage/candidate": "yes",
         },
     )
     run_detached(root)
@@ -110,14 +109,13 @@ def test_a_result_with_an_infrastructure_failure_is_completed_into_a_new_verifie
 
 def test_a_killed_run_is_completed_into_a_new_verified_result(tmp_path: Path) -> None:
     slow = [{"response": {**write_answer("yes")[0]["response"], "latency_ms": 600_000}}]
-    root = make_root(
+    root = answers_root(
         tmp_path / "root",
-        [body_group("first", **on_fast_host()), body_group("slow", **on_fast_host())],
         {
-            "first/baseline": write_answer("yes"),
-            "first/candidate": write_answer("yes"),
+            "first/baseline": "yes",
+            "first/candidate": "yes",
             "slow/baseline": slow,
-            "slow/candidate": write_answer("yes"),
+            "slow/candidate": "yes",
         },
     )
     args = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
@@ -153,11 +151,7 @@ def test_a_killed_run_is_completed_into_a_new_verified_result(tmp_path: Path) ->
 
 
 def test_resuming_what_is_not_a_result_is_one_usage_line(tmp_path: Path) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("steady", **on_fast_host())],
-        {"steady/baseline": write_answer("yes"), "steady/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"steady/baseline": "yes", "steady/candidate": "yes"})
     done = run_detached(root, "--skill-eval-resume", "20990101000000-00000000")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "Traceback" not in done.stderr
@@ -177,11 +171,7 @@ def _refusal(done: subprocess.CompletedProcess[str]) -> str:
 def test_a_changed_definition_or_evidence_that_does_not_verify_is_refused(
     tmp_path: Path,
 ) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("steady", **on_fast_host())],
-        {"steady/baseline": write_answer("yes"), "steady/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"steady/baseline": "yes", "steady/candidate": "yes"})
     run_detached(root)
     (old,) = results(root)
     runs = root / ".skill-eval" / "runs"
@@ -214,15 +204,15 @@ def test_a_carried_group_after_a_re_run_one_on_pi_is_never_touched_by_a_pre_star
     # the model, the next group's first variant would be pre-started; a carried group is not.
     slow = write_answer("yes")
     slow[0]["response"]["latency_ms"] = 1500
-    root = make_root(
+    root = answers_root(
         tmp_path / "root",
-        [body_group("outage"), body_group("steady")],
         {
             "outage/baseline": OUTAGE,
             "outage/candidate": slow,
-            "steady/baseline": write_answer("yes"),
-            "steady/candidate": write_answer("yes"),
+            "steady/baseline": "yes",
+            "steady/candidate": "yes",
         },
+        host="pi",
     )
     run_detached(root, "-p", "no:randomly")
     (old,) = results(root)

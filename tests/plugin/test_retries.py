@@ -14,7 +14,7 @@ import pytest
 from pytest_skill_eval.evidence.seal import verify_result
 from tests.support.files import read_json
 from tests.support.http import FakeUpstream, responses_sse
-from tests.support.roots import body_group, fast_dir, make_root, on_fast_host, write_answer
+from tests.support.roots import answers_root, body_group, fast_dir, make_root, on_fast_host
 from tests.support.runs import results, run_detached
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -25,16 +25,13 @@ OUTAGE = [{"response": {"error": {"status": 503, "message": "scripted outage"}}}
 def test_an_infrastructure_failure_is_retried_keeping_every_attempt_and_a_check_failure_never(
     tmp_path: Path,
 ) -> None:
-    root = make_root(
+    root = answers_root(
         tmp_path / "root",
-        [body_group("outage", **on_fast_host()), body_group("wrong", **on_fast_host())],
         {
-            # Every attempt of outage's baseline meets a provider outage (a 503).
             "outage/baseline": OUTAGE,
-            "outage/candidate": write_answer("yes"),
-            # wrong's candidate completes and fails its check: a finding, never retried.
-            "wrong/baseline": write_answer("yes"),
-            "wrong/candidate": write_answer("no"),
+            "outage/candidate": "yes",
+            "wrong/baseline": "yes",
+            "wrong/candidate": "no",
         },
     )
     junit = tmp_path / "junit.xml"
@@ -92,11 +89,7 @@ def test_an_infrastructure_failure_is_retried_keeping_every_attempt_and_a_check_
 
 
 def test_the_aggregate_counts_the_retries_of_every_trial(tmp_path: Path) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("outage", **on_fast_host())],
-        {"outage/baseline": OUTAGE, "outage/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"outage/baseline": OUTAGE, "outage/candidate": "yes"})
     run_detached(root, "--skill-eval-retries", "1", "--skill-eval-trials", "2")
     (aggregate,) = (root / ".skill-eval" / "runs").glob("*/aggregate.json")
     (group,) = read_json(aggregate)["groups"]
@@ -117,11 +110,7 @@ def test_the_aggregate_counts_the_retries_of_every_trial(tmp_path: Path) -> None
 
 
 def test_without_retries_an_infrastructure_failure_is_recorded_once(tmp_path: Path) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("outage", **on_fast_host())],
-        {"outage/baseline": OUTAGE, "outage/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"outage/baseline": OUTAGE, "outage/candidate": "yes"})
     run_detached(root)
     (result,) = results(root)
     baseline = result / "groups" / fast_dir("outage") / "baseline"
@@ -131,11 +120,7 @@ def test_without_retries_an_infrastructure_failure_is_recorded_once(tmp_path: Pa
 
 @pytest.mark.parametrize("value", ["-1", "two", "1.5"])
 def test_a_retries_value_that_is_not_a_count_is_one_usage_line(tmp_path: Path, value: str) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("outage", **on_fast_host())],
-        {"outage/baseline": OUTAGE, "outage/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"outage/baseline": OUTAGE, "outage/candidate": "yes"})
     done = run_detached(root, f"--skill-eval-retries={value}")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "Traceback" not in done.stderr

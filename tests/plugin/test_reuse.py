@@ -89,6 +89,29 @@ def _result(shared: SharedRun) -> Path:
     return result
 
 
+def _with_results(shared: SharedRun, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the root with its results: the root, and the earlier result in it."""
+    root = tmp_path / "root"
+    shutil.copytree(shared.root, root, symlinks=True)
+    return root, root / ".skill-eval" / "runs" / _result(shared).name
+
+
+def _rerun(root: Path, source: Path, *args: str) -> tuple[str, Path]:
+    """Run the root again with `args` (it must pass): what it printed, and its new result."""
+    done = run_detached(root, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout, next(r for r in results(root) if r.name != source.name)
+
+
+def _records(result: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The run record of each group and variant of `result`."""
+    return {
+        (g, v): read_json(result / "groups" / g / v / "run.json")
+        for g in ("g0", "g1")
+        for v in ("baseline", "candidate")
+    }
+
+
 def _copy_root(shared: SharedRun, target: Path) -> Path:
     """The definition root (its Git history too) without its results."""
     shutil.copytree(
@@ -280,11 +303,7 @@ def test_reusing_the_baselines_halves_the_subjects_started(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     new = next(r for r in results(root) if r.name != source.name)
-    runs = {
-        (g, v): read_json(new / "groups" / g / v / "run.json")
-        for g in ("g0", "g1")
-        for v in ("baseline", "candidate")
-    }
+    runs = _records(new)
     reused = sorted(key for key, run in runs.items() if "reused" in run)
     started = sorted(key for key, run in runs.items() if "reused" not in run)
     assert reused == [("g0", "baseline"), ("g1", "baseline")]
@@ -322,10 +341,9 @@ def test_reusing_the_baselines_halves_the_subjects_started(
 
 def _since(earlier: SharedRun, tmp_path: Path) -> tuple[Path, Path]:
     """A copy of the root and its results where only g0's context changed since the result."""
-    root = tmp_path / "root"
-    shutil.copytree(earlier.root, root, symlinks=True)
+    root, source = _with_results(earlier, tmp_path)
     _context(root)
-    return root, root / ".skill-eval" / "runs" / _result(earlier).name
+    return root, source
 
 
 def test_collect_only_shows_which_groups_a_change_affects_and_why(
@@ -346,9 +364,9 @@ def test_only_the_affected_groups_run_the_rest_are_referenced_by_seal(
 ) -> None:
     root, source = _since(earlier, tmp_path)
     junit = tmp_path / "junit.xml"
-    done = run_detached(root, "--skill-eval-affected-since", source.name, f"--junitxml={junit}")
-    assert done.returncode == 0, done.stdout + done.stderr
-    new = next(r for r in results(root) if r.name != source.name)
+    printed, new = _rerun(
+        root, source, "--skill-eval-affected-since", source.name, f"--junitxml={junit}"
+    )
     assert sorted(p.name for p in (new / "groups").iterdir()) == ["g0"]
     since = read_json(new / "invocation.json")["affectedSince"]
     root_hash = read_json(source / "seal.json")["root"]
@@ -361,7 +379,7 @@ def test_only_the_affected_groups_run_the_rest_are_referenced_by_seal(
     manifest = source / "groups" / "g1" / "manifest.json"
     assert unchanged["manifest"] == "sha256:" + hashlib.sha256(manifest.read_bytes()).hexdigest()
     assert f"skill-eval: group g1 [unchanged] grade=complete: {source / 'groups' / 'g1'}" in (
-        done.stdout
+        printed
     )
     assert cli_main(["verify", str(new)]) == 0
     # The view, the Markdown summary and JUnit name it too: its earlier grade, by seal.
@@ -465,9 +483,7 @@ def test_a_source_forged_between_its_check_and_the_copy_runs_fresh_and_says_why(
     # End to end: the source's seal is verified when the session starts; the root's own
     # conftest forges it (an edited baseline, its manifest rewritten) just before any test
     # runs. Its group g0 runs fresh, never claiming the earlier seal; g1 is still reused.
-    root = tmp_path / "root"
-    shutil.copytree(earlier.root, root, symlinks=True)
-    source = root / ".skill-eval" / "runs" / _result(earlier).name
+    root, source = _with_results(earlier, tmp_path)
     group = source / "groups" / "g0"
     write(
         root / "conftest.py",
@@ -485,14 +501,8 @@ def test_a_source_forged_between_its_check_and_the_copy_runs_fresh_and_says_why(
         "    (group / 'manifest.json').unlink()\n"
         "    (group / 'manifest.json').write_text(json.dumps(manifest))\n",
     )
-    done = run_detached(root, "--skill-eval-reuse", source.name)
-    assert done.returncode == 0, done.stdout + done.stderr
-    new = next(r for r in results(root) if r.name != source.name)
-    runs = {
-        (g, v): read_json(new / "groups" / g / v / "run.json")
-        for g in ("g0", "g1")
-        for v in ("baseline", "candidate")
-    }
+    printed, new = _rerun(root, source, "--skill-eval-reuse", source.name)
+    runs = _records(new)
     assert sorted(k for k, run in runs.items() if "reused" in run) == [
         ("g1", "baseline"),
         ("g1", "candidate"),
@@ -503,7 +513,7 @@ def test_a_source_forged_between_its_check_and_the_copy_runs_fresh_and_says_why(
     )
     assert runs[("g0", "baseline")]["notReused"] == refusal
     assert runs[("g0", "baseline")]["state"] == "complete"
-    assert f"    baseline {refusal}\n" in done.stdout
+    assert f"    baseline {refusal}\n" in printed
     assert cli_main(["verify", str(new)]) == 0
 
 
@@ -512,12 +522,8 @@ def test_runs_reused_whole_add_no_observation_to_the_gate(
 ) -> None:
     # Nothing changed: every run is copied, no subject starts, and the significance gate,
     # which pools earlier sealed trials of the same inputs, counts each pair once.
-    root = tmp_path / "root"
-    shutil.copytree(earlier.root, root, symlinks=True)
-    source = root / ".skill-eval" / "runs" / _result(earlier).name
-    done = run_detached(root, "--skill-eval-reuse", "latest")
-    assert done.returncode == 0, done.stdout + done.stderr
-    new = next(r for r in results(root) if r.name != source.name)
+    root, source = _with_results(earlier, tmp_path)
+    _, new = _rerun(root, source, "--skill-eval-reuse", "latest")
     for group_id in ("g0", "g1"):
         for name in ("baseline", "candidate"):
             run = read_json(new / "groups" / group_id / name / "run.json")

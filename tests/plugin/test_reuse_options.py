@@ -7,31 +7,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.roots import body_group, make_root
-from tests.support.runs import run
+from tests.support.roots import unscripted_root
+from tests.support.runs import refusal, run
 from tests.views.conftest import build_result
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    made = make_root(tmp_path / "root", [body_group("g")], {})
-    (made / "scripts").mkdir()
-    return made
-
-
-def _refused(result: pytest.RunResult) -> str:
-    __tracebackhide__ = True
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
-    assert "Traceback" not in result.stderr.str() + result.stdout.str()
-    (line,) = [text for text in result.stderr.str().splitlines() if text.startswith("ERROR: ")]
-    return line
+    return unscripted_root(tmp_path / "root")
 
 
 @pytest.mark.parametrize("option", ["--skill-eval-reuse", "--skill-eval-affected-since"])
 def test_a_result_that_is_not_there_is_one_line(
     pytester: pytest.Pytester, root: Path, option: str
 ) -> None:
-    line = _refused(run(pytester, root, option, "20990101000000-nosuch"))
+    line = refusal(run(pytester, root, option, "20990101000000-nosuch"))
     assert line.startswith(f"ERROR: {option} 20990101000000-nosuch: no such result (looked in ")
     assert line.endswith("pass a result id a run printed, latest, or a result directory")
 
@@ -39,7 +29,7 @@ def test_a_result_that_is_not_there_is_one_line(
 def test_latest_without_a_finished_result_says_to_run_once_first(
     pytester: pytest.Pytester, root: Path
 ) -> None:
-    line = _refused(run(pytester, root, "--skill-eval-reuse", "latest"))
+    line = refusal(run(pytester, root, "--skill-eval-reuse", "latest"))
     assert line.startswith("ERROR: --skill-eval-reuse latest: no finished result in ")
 
 
@@ -48,7 +38,7 @@ def test_affected_since_a_result_whose_seal_fails_is_refused(
 ) -> None:
     result = build_result(tmp_path / "earlier")
     (result / "summary.json").write_text("{}", encoding="utf-8")
-    line = _refused(run(pytester, root, "--skill-eval-affected-since", str(result)))
+    line = refusal(run(pytester, root, "--skill-eval-affected-since", str(result)))
     prefix = f"ERROR: --skill-eval-affected-since {result}: {result.name}: its seal does not "
     assert line.startswith(prefix)
     assert line.endswith("pass a sealed result that verifies (skill-eval verify)")

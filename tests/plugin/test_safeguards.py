@@ -11,16 +11,14 @@ from pytest_skill_eval.hosts.pi.config import pi_agent_files
 from pytest_skill_eval.modelserver.scriptparse import parse_script
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from tests.support.files import read_json, stand_in_pi
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import answers_root, body_group, make_root
 from tests.support.runs import results, run, skill_eval_args
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    return make_root(
-        tmp_path / "root",
-        [body_group("answer")],
-        {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
+    return answers_root(
+        tmp_path / "root", {"answer/baseline": "no", "answer/candidate": "yes"}, host="pi"
     )
 
 

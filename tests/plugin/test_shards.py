@@ -4,48 +4,23 @@ never arrives is `shard-missing`; a shard whose definitions changed is refused."
 
 from __future__ import annotations
 
-import json
 import shutil
 from functools import partial
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree
 
 import pytest
 
 from pytest_skill_eval.commands.cli import main as skill_eval
 from tests.support.files import read_json
 from tests.support.roots import FAST_HOST, fast_dir, improving_root
-from tests.support.runs import run_detached
+from tests.support.runs import junit_states, run_detached, run_facts
 from tests.support.shared import SharedRun, once, shared_setup
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 GROUPS = ("g0", "g1", "g2")
 G1, G2 = (fast_dir(g) for g in GROUPS[1:])  # result directories of the groups
-
-
-def _facts(result_dir: Path) -> dict[str, Any]:
-    facts: dict[str, Any] = {"summary": read_json(result_dir / "summary.json")["state"]}
-    for group_dir in sorted((result_dir / "groups").iterdir()):
-        grade = read_json(group_dir / "deterministic-grade.json")
-        record = read_json(group_dir / "group.json")
-        facts[group_dir.name] = {
-            "state": record["state"],
-            "variants": record["variants"],
-            "checks": [(c["id"], c["state"], json.dumps(c["observed"])) for c in grade["checks"]],
-            "comparisons": [(c["id"], c["transition"]) for c in grade["comparisons"]],
-        }
-    return facts
-
-
-def _junit_rows(*files: Path) -> list[tuple[str, str | None]]:
-    rows = []
-    for junit in files:
-        for case in ElementTree.parse(junit).getroot().iter("testcase"):
-            props = {p.get("name"): p.get("value") for p in case.iter("property")}
-            rows.append((str(case.get("name")), props.get("state")))
-    return sorted(rows)
 
 
 def _shards(serial_run: SharedRun, base: Path) -> None:
@@ -86,10 +61,10 @@ def test_three_shards_merge_into_what_one_machine_writes(
     assert skill_eval(["merge", str(plan), *map(str, runs["shards"]), "-o", str(out)]) == 0
     (merged,) = (p for p in out.iterdir() if not p.name.startswith("."))
     assert merged.name == read_json(plan)["results"][0]["id"]
-    assert _facts(merged) == _facts(runs["serial"])
-    assert _facts(merged)[G1]["comparisons"] == [("says-yes", "fail-to-pass")]
+    assert run_facts(merged) == run_facts(runs["serial"])
+    assert run_facts(merged)[G1]["comparisons"] == [("says-yes", "fail-to-pass")]
     junit = [base / f"shard{k}.xml" for k in (1, 2, 3)]
-    assert _junit_rows(*junit) == _junit_rows(base / "serial.xml")
+    assert junit_states(*junit) == junit_states(base / "serial.xml")
     assert skill_eval(["verify", str(merged)]) == 0
     invocation = read_json(merged / "invocation.json")
     assert [g["id"] for g in invocation["definitions"][0]["groups"]] == list(GROUPS)

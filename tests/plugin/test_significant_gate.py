@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, on_fast_host, write_answer
+from tests.support.roots import answers_root
 from tests.support.runs import aggregates, results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -24,10 +24,8 @@ GATE = ("--skill-eval-fail-on", "significant-regression")
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    return make_root(
-        tmp_path / "root",
-        [body_group("regresses", **on_fast_host())],
-        {"regresses/baseline": write_answer("yes"), "regresses/candidate": write_answer("no")},
+    return answers_root(
+        tmp_path / "root", {"regresses/baseline": "yes", "regresses/candidate": "no"}
     )
 
 

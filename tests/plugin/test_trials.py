@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.files import read_json
-from tests.support.roots import body_group, make_root, on_fast_host, write_answer
+from tests.support.roots import answers_root
 from tests.support.runs import aggregates, results, run
 
 pytestmark = [pytest.mark.pi, pytest.mark.codex]
@@ -16,14 +16,13 @@ pytestmark = [pytest.mark.pi, pytest.mark.codex]
 
 def test_three_trials_with_per_trial_scripts(pytester: pytest.Pytester, tmp_path: Path) -> None:
     # Trial 1 and 2: baseline fails, candidate passes. Trial 3: the other way round.
-    root = make_root(
+    root = answers_root(
         tmp_path / "root",
-        [body_group("answer", **on_fast_host())],
         {
-            "answer/baseline": write_answer("no"),
-            "answer/candidate": write_answer("yes"),
-            "answer/baseline-trial3": write_answer("yes"),
-            "answer/candidate-trial3": write_answer("no"),
+            "answer/baseline": "no",
+            "answer/candidate": "yes",
+            "answer/baseline-trial3": "yes",
+            "answer/candidate-trial3": "no",
         },
     )
     result = run(pytester, root, "--skill-eval-trials", "3")

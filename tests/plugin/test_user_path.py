@@ -9,10 +9,10 @@ import pytest
 
 from tests.support.files import read_json, write
 from tests.support.roots import (
+    answers_root,
     body_group,
     fast_dir,
     make_root,
-    on_fast_host,
     write_answer,
     write_script,
 )
@@ -22,11 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[2]
 
 
 def _root(path: Path, baseline: str = "no") -> Path:
-    return make_root(
-        path,
-        [body_group("answer")],
-        {"answer/baseline": write_answer(baseline), "answer/candidate": write_answer("yes")},
-    )
+    return answers_root(path, {"answer/baseline": baseline, "answer/candidate": "yes"}, host="pi")
 
 
 # -- item 2: a script that ends too early ----------------------------------------------------
@@ -125,15 +121,14 @@ def test_pi_exiting_for_want_of_an_api_key_says_how_to_declare_credentials(
 def test_last_failed_reruns_both_variants_of_the_failed_group_only(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    on = on_fast_host()  # --lf is pytest's: any host will do
-    root = make_root(
+    # On the fast host: --lf is pytest's, any host will do.
+    root = answers_root(
         tmp_path / "root",
-        [body_group("bad", **on), body_group("good", **on)],
         {
-            "bad/baseline": write_answer("no"),  # the baseline's check fails
-            "bad/candidate": write_answer("yes"),
-            "good/baseline": write_answer("yes"),
-            "good/candidate": write_answer("yes"),
+            "bad/baseline": "no",  # the baseline's check fails
+            "bad/candidate": "yes",
+            "good/baseline": "yes",
+            "good/candidate": "yes",
         },
     )
     args = skill_eval_args(root, "--skill-eval-fail-on", "any")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.imports import ADAPTERS, DEFERRED, WORKER_MODULES, loaded_after, own
-from tests.support.roots import body_group, make_root, write_answer
+from tests.support.roots import answers_root
 from tests.support.runs import results, run
 
 # Written into the run's directory: each process of the run (the controller, each worker)
@@ -62,11 +62,7 @@ def test_a_worker_that_ran_a_pi_group_imported_what_the_benchmark_measures_and_n
     out = tmp_path / "imports"
     out.mkdir()
     pytester.makeconftest(PROBE.format(adapters=ADAPTERS, out=str(out)))
-    root = make_root(
-        tmp_path / "root",
-        [body_group("g0")],
-        {"g0/baseline": write_answer("no"), "g0/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"g0/baseline": "no", "g0/candidate": "yes"}, host="pi")
     result = run(pytester, root, "-n", "1")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     (result_dir,) = results(root)

@@ -147,6 +147,19 @@ def _ledger_env(password: str | None = None) -> dict[str, str]:
     return env
 
 
+def _run(
+    command: list[str], machine: Path, upstream: FakeUpstream, password: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`command` run on `machine` with the ledger's environment (and `password`); then the
+    upstream stops."""
+    try:
+        return subprocess.run(
+            command, cwd=machine, env=_ledger_env(password), capture_output=True, text=True
+        )
+    finally:
+        upstream.stop()
+
+
 def _every_byte(*dirs: Path) -> bytes:
     return b"".join(p.read_bytes() for d in dirs for p in d.rglob("*") if p.is_file())
 
@@ -226,16 +239,12 @@ def test_a_redis_stopped_mid_run_fails_the_remaining_subjects_clearly(
     upstream = FakeUpstream([answer_then_stop] * 8)
     machine = _machine(codex_priced, "stopped")
     url = own_redis_server.url(password=False)
-    try:
-        done = subprocess.run(
-            [*_recording(machine, plan, "1/1", upstream, url), "--skill-eval-reserve", "1"],
-            cwd=machine,
-            env=_ledger_env(PASSWORD),
-            capture_output=True,
-            text=True,
-        )
-    finally:
-        upstream.stop()
+    done = _run(
+        [*_recording(machine, plan, "1/1", upstream, url), "--skill-eval-reserve", "1"],
+        machine,
+        upstream,
+        PASSWORD,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     runs = _runs(machine / ".skill-eval" / "runs")
@@ -266,16 +275,9 @@ def test_a_redis_refusing_the_password_fails_the_subjects_before_they_start(
     machine = _machine(codex_priced, "refused")
     upstream = FakeUpstream([])
     url = redis_server.url(password=False)
-    try:
-        done = subprocess.run(
-            _recording(machine, plan, "1/1", upstream, url),
-            cwd=machine,
-            env=_ledger_env("not-the-password"),
-            capture_output=True,
-            text=True,
-        )
-    finally:
-        upstream.stop()
+    done = _run(
+        _recording(machine, plan, "1/1", upstream, url), machine, upstream, "not-the-password"
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     runs = _runs(machine / ".skill-eval" / "runs")
@@ -297,19 +299,14 @@ def test_a_shard_asking_for_another_ceiling_on_the_same_ledger_is_refused(
     RedisLedger.open(redis_server.url(), read_json(plan)["id"], 3.0, 1.0)
     machine = _machine(codex_priced, "mismatch")
     upstream = FakeUpstream([])
-    try:
-        done = subprocess.run(
-            [
-                *_recording(machine, plan, "1/1", upstream, redis_server.url()),
-                *("--skill-eval-max-cost", "5", "--skill-eval-reserve", "1"),
-            ],
-            cwd=machine,
-            env=_ledger_env(),
-            capture_output=True,
-            text=True,
-        )
-    finally:
-        upstream.stop()
+    done = _run(
+        [
+            *_recording(machine, plan, "1/1", upstream, redis_server.url()),
+            *("--skill-eval-max-cost", "5", "--skill-eval-reserve", "1"),
+        ],
+        machine,
+        upstream,
+    )
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     (line,) = [text for text in done.stderr.splitlines() if text.startswith("ERROR: ")]
@@ -334,16 +331,7 @@ def test_without_a_plan_the_ledger_is_the_invocations_own(
         "--skill-eval-max-cost", "2", "--skill-eval-reserve", "1", cassettes=False,
     )  # fmt: skip
     command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(machine)]
-    try:
-        done = subprocess.run(
-            [*command, *args],
-            cwd=machine,
-            env=_ledger_env(PASSWORD),
-            capture_output=True,
-            text=True,
-        )
-    finally:
-        upstream.stop()
+    done = _run([*command, *args], machine, upstream, PASSWORD)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "budget: spent 2.0 of 2.0 USD - budget exhausted" in done.stdout
     (result,) = [p for p in (machine / ".skill-eval" / "runs").iterdir() if p.is_dir()]

@@ -1,14 +1,22 @@
-"""A fake upstream provider on 127.0.0.1 for recording tests: scripted answers, kept requests."""
+"""HTTP on 127.0.0.1 for the model server's tests: a fake upstream provider for recording tests
+(scripted answers, kept requests), and the posts a subject would send."""
 
 from __future__ import annotations
 
 import json
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from pytest_skill_eval.modelserver.record import RecordingRoute
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.wire import OPENAI
 
 # What the fake provider answers: HTTP status, content type and the body pieces it streams.
 # A callable gets the request (so an answer can depend on what Pi sent) and returns that.
@@ -169,4 +177,71 @@ def responses_sse(
     return b"".join(
         f"event: {f['type']}\ndata: {json.dumps({**f, 'sequence_number': n})}\n\n".encode()
         for n, f in enumerate(frames)
+    )
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server answered one post."""
+
+    status: int
+    content_type: str
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def post_reply(
+    url: str, body: Any, *, headers: dict[str, str] | None = None, raw: bytes | None = None
+) -> Reply:
+    """POST `body` as JSON (or the bytes `raw`) to `url`; an HTTP error is a reply too."""
+    data = raw if raw is not None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url,
+        data=data,
+        headers={"Content-Type": "application/json", **(headers or {})},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return Reply(response.status, response.headers["Content-Type"], response.read())
+    except urllib.error.HTTPError as error:
+        with error:
+            return Reply(error.code, error.headers["Content-Type"], error.read())
+
+
+def post(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """POST `body` as JSON to `url`: the status and the body of the answer."""
+    reply = post_reply(url, body, headers=headers)
+    return reply.status, reply.body
+
+
+def openai_url(server: ScriptedModelServer, token: str) -> str:
+    """Route `token`'s OpenAI chat-completions endpoint on `server`."""
+    return f"{server.base_url}/r/{token}/v1/chat/completions"
+
+
+def anthropic_url(server: ScriptedModelServer, token: str) -> str:
+    """Route `token`'s Anthropic messages endpoint on `server`."""
+    return f"{server.base_url}/r/{token}/v1/messages"
+
+
+def recording_route(
+    server: ScriptedModelServer,
+    upstream: FakeUpstream,
+    cassette: Path,
+    *,
+    api: str = OPENAI,
+    mode: str = "all",
+    **options: Any,
+) -> RecordingRoute:
+    """A route on `server` relaying `api` to `upstream` (its `/v1`) and recording `cassette`."""
+    return RecordingRoute.open(
+        server,
+        api=api,
+        upstream_base_url=f"{upstream.base_url}/v1",
+        cassette_path=cassette,
+        mode=mode,
+        **options,
     )

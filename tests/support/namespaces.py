@@ -1,4 +1,5 @@
-"""Planting files in /etc for one child process only: a private mount namespace with an overlay.
+"""Namespaces for one child process only: /etc with a test's files laid over it (a private
+mount namespace with an overlay), or a network with nothing but loopback.
 
 The child sees the real /etc with a test's directory laid over it (overlayfs); the real /etc,
 and every other process, never sees what the test planted.
@@ -37,3 +38,17 @@ def with_layered_etc(upper: Path, command: Sequence[str]) -> list[str]:
     if probe.returncode != 0:
         pytest.skip(f"cannot lay an overlay over /etc here: {probe.stderr!r}")
     return [*prefix, f'{_OVERLAY} && exec "$@"', "sh", str(upper), str(work), *command]
+
+
+def loopback_only_available() -> bool:
+    """`unshare -rn` gives a network namespace with only loopback (up) on this machine."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    probe = ["unshare", "-rn", "sh", "-c", "ip link set lo up"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
+def loopback_only(command: Sequence[str]) -> list[str]:
+    """`command` run in a new network namespace where only loopback exists: any other connection
+    attempt fails."""
+    return ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *command]

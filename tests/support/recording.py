@@ -4,7 +4,7 @@ Every host records and replays the same way: one group `rec` whose candidate rea
 `notes.txt` over two turns, three upstream answers, a cassette named after the host, and an
 API key (a canary) that must reach the provider in its header yet never be written to the
 evidence or the cassette. Only the wire format, the provider's answers and a few checks on them
-differ from host to host; those stay in each host's test.
+differ from host to host: the rows of `tests/hosts/test_host_record_e2e.py`.
 """
 
 from __future__ import annotations
@@ -83,10 +83,8 @@ def record(
     write(root / "fixture" / "notes.txt", notes)
     group = Group(
         id="rec",
-        type="body",
         turns=list(turns),
         tools=list(tools),
-        fixture="fixture",
         runtime=runtime(host=provider.host),
         candidate=variant([skill(root, "note-taker")], 0),
     )

@@ -141,6 +141,32 @@ def fast_dir(group_id: str) -> str:
     return group_dir_name(group_id, FAST_HOST)
 
 
+def answers_root(
+    root: Path,
+    answers: Mapping[str, str | Sequence[Mapping[str, Any]]],
+    host: str = FAST_HOST,
+) -> Path:
+    """`make_root` with one body group on `host` per group the keys name (in order): a text is
+    a script writing that answer, anything else the script itself.
+    `{"g/baseline": "no", "g/candidate-trial2": "yes"}`."""
+    __tracebackhide__ = True
+    on = {} if host == "pi" else {"runtime": runtime(host=host)}
+    groups = [
+        body_group(group_id, **on) for group_id in dict.fromkeys(k.split("/")[0] for k in answers)
+    ]
+    scripts = {k: write_answer(v) if isinstance(v, str) else v for k, v in answers.items()}
+    return make_root(root, groups, scripts)
+
+
+def unscripted_root(root: Path) -> Path:
+    """One body group on Pi and an empty scripts folder: a root for runs refused before any
+    subject starts."""
+    __tracebackhide__ = True
+    made = make_root(root, [body_group("g")], {})
+    (made / "scripts").mkdir()
+    return made
+
+
 def improving_root(root: Path, count: int, host: str = "pi") -> Path:
     """Groups g0 … g{count-1} on `host`: each baseline answers "no", each candidate "yes"
     (fail-to-pass)."""
@@ -160,17 +186,20 @@ def skill(root: Path, name: str, body: str = "Follow these steps.\n") -> str:
     return f"skills/{name}"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Group:
-    """A group definition plus the scripts its variants replay (responses, one per call)."""
+    """A group definition plus the scripts its variants replay (responses, one per call).
+
+    A body group's workspace starts as the root's `fixture` folder unless `fixture` names
+    another (None: an empty workspace); a description group has no fixture."""
 
     id: str
-    type: str
+    type: str = "body"
     turns: Sequence[str]
     tools: Sequence[str]
     candidate: dict[str, Any]
     baseline: dict[str, Any] = field(default_factory=variant)
-    fixture: str | None = None
+    fixture: str | None = "fixture"
     commands: Sequence[Mapping[str, Any]] | None = None
     runtime: Mapping[str, Any] | None = None
     expectations: Sequence[Mapping[str, Any]] = ()
@@ -188,7 +217,7 @@ class Group:
             "id": self.id,
             "type": self.type,
             "input": prompt,
-            "fixture": self.fixture,
+            "fixture": self.fixture if self.type == "body" else None,
             "tools": list(self.tools),
             "variants": {"baseline": self.baseline, "candidate": self.candidate},
             "expectations": list(self.expectations),
@@ -229,6 +258,18 @@ def build(root: Path, groups: Iterable[Group], suite_id: str = "subject-e2e") ->
     return write_suite(root, ids, suite_id)
 
 
+def context_check(surface: str, value: str) -> dict[str, Any]:
+    """A `context-text` expectation on the candidate: `surface` contains `value`."""
+    return {
+        "id": f"context-{surface}",
+        "kind": "context-text",
+        "variant": "candidate",
+        "surface": surface,
+        "value": value,
+        "expect": "contains",
+    }
+
+
 def kinds_group(root: Path, runtime: dict[str, Any]) -> Group:
     """A body group whose candidate reads its skill's reference file and writes result.json:
     resource-read, path and json checks, for any host."""
@@ -236,10 +277,8 @@ def kinds_group(root: Path, runtime: dict[str, Any]) -> Group:
     write(root / declared / "references" / "guide.md", "Write result.json.\n")
     return Group(
         id="kinds",
-        type="body",
         turns=["Tidy the notes."],
         tools=["read", "write"],
-        fixture="fixture",
         runtime=runtime,
         candidate=variant([declared], 0),
         expectations=[

@@ -6,13 +6,15 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
 from tests.support.files import read_json
+from tests.support.roots import Group, build
 
 
 def skill_eval_args(
@@ -41,6 +43,30 @@ def run(pytester: pytest.Pytester, root: Path, *extra: str) -> pytest.RunResult:
     """Run the suite at `root` through the plugin, scripted, in a subprocess."""
     __tracebackhide__ = True
     return pytester.runpytest_subprocess(*skill_eval_args(root, *extra))
+
+
+def run_candidate(
+    pytester: pytest.Pytester, root: Path, groups: Sequence[Group], *extra: str
+) -> pytest.RunResult:
+    """Write `groups` at `root` and run their candidates through the plugin, scripted, in a
+    subprocess."""
+    __tracebackhide__ = True
+    suite = build(root, groups)
+    args = skill_eval_args(root, "--skill-eval-variant", "candidate", *extra, suite=suite)
+    return pytester.runpytest_subprocess(*args)
+
+
+def refusal(result: pytest.RunResult, *hidden: str) -> str:
+    """The one `ERROR:` line of a run refused before anything ran: no traceback, and none of
+    `hidden` in what it printed."""
+    __tracebackhide__ = True
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    printed = result.stderr.str() + result.stdout.str()
+    assert "Traceback" not in printed
+    for secret in hidden:
+        assert secret not in printed
+    (line,) = [text for text in result.stderr.str().splitlines() if text.startswith("ERROR: ")]
+    return line
 
 
 def run_detached(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -98,6 +124,70 @@ def run_record(root: Path, group: str, name: str) -> dict[str, Any]:
     __tracebackhide__ = True
     record: dict[str, Any] = read_json(result_dir(root) / "groups" / group / name / "run.json")
     return record
+
+
+def check_states(group_dir: Path) -> dict[str, str]:
+    """Each check's state in a group's deterministic grade, by id."""
+    __tracebackhide__ = True
+    grade = read_json(group_dir / "deterministic-grade.json")
+    return {check["id"]: check["state"] for check in grade["checks"]}
+
+
+def outcome(group_dir: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """A group's check states and its comparisons' transitions, by id."""
+    __tracebackhide__ = True
+    grade = read_json(group_dir / "deterministic-grade.json")
+    transitions = {c["id"]: c["transition"] for c in grade["comparisons"]}
+    return check_states(group_dir), transitions
+
+
+def ran_and_cancelled(
+    result_dir: Path, groups: Iterable[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Both variants' run records of `groups` (directory names): those whose subject started,
+    and those cancelled."""
+    __tracebackhide__ = True
+    records: list[dict[str, Any]] = [
+        read_json(result_dir / "groups" / group / variant / "run.json")
+        for group in groups
+        for variant in ("baseline", "candidate")
+    ]
+    ran = [r for r in records if r.get("process")]
+    return ran, [r for r in records if r["state"] == "cancelled"]
+
+
+def run_facts(result_dir: Path, *, changes: bool = False) -> dict[str, Any]:
+    """What a result decided, to compare with another's: its state and, by group directory, the
+    group's and its variants' states, each check's state and observation, each comparison's
+    transition (and, with `changes`, what each variant changed in its workspace)."""
+    __tracebackhide__ = True
+    facts: dict[str, Any] = {"summary": read_json(result_dir / "summary.json")["state"]}
+    for group_dir in sorted((result_dir / "groups").iterdir()):
+        grade = read_json(group_dir / "deterministic-grade.json")
+        record = read_json(group_dir / "group.json")
+        facts[group_dir.name] = {
+            "state": record["state"],
+            "variants": record["variants"],
+            "checks": [(c["id"], c["state"], c["observed"]) for c in grade["checks"]],
+            "comparisons": [(c["id"], c["transition"]) for c in grade["comparisons"]],
+        }
+        if changes:
+            facts[group_dir.name]["changes"] = [
+                read_json(group_dir / v / "run.json")["effects"]["changes"]
+                for v in ("baseline", "candidate")
+            ]
+    return facts
+
+
+def junit_states(*files: Path) -> list[tuple[str, str | None]]:
+    """Each JUnit test case of `files` with the state property it carries, sorted."""
+    __tracebackhide__ = True
+    rows = []
+    for junit in files:
+        for case in ElementTree.parse(junit).getroot().iter("testcase"):
+            props = {p.get("name"): p.get("value") for p in case.iter("property")}
+            rows.append((str(case.get("name")), props.get("state")))
+    return sorted(rows)
 
 
 def model_requests(variant_dir: Path) -> list[dict[str, Any]]:

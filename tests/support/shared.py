@@ -15,6 +15,7 @@ import pickle
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -99,6 +100,18 @@ def shared_setup(function: F) -> F:
     __tracebackhide__ = True
     function.shared_setup = True  # type: ignore[attr-defined]
     return function
+
+
+def shared_pi_run(name: str, build: Callable[[Any, Path], Any]) -> Any:
+    """A module-scoped fixture (`shared_setup`): the run `build(pi_launcher, directory)` makes,
+    built once per test run under `name`: one Pi start, not one per worker."""
+
+    @pytest.fixture(scope="module")
+    @shared_setup
+    def run(pi_launcher: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+        return once_value(tmp_path_factory, name, partial(build, pi_launcher))
+
+    return run
 
 
 def is_shared_setup(function: object) -> bool:

@@ -52,10 +52,8 @@ def test_codex_edits_outside_the_workspace_are_refused_and_never_read(tmp_path: 
     write(root / "fixture" / "README.md", "A task.\n")
     group = Group(
         id="reads",
-        type="body",
         turns=["Tidy the notes."],
         tools=["read", "write", "edit"],
-        fixture="fixture",
         runtime=runtime(host="codex"),
         candidate=variant(),
         scripts={

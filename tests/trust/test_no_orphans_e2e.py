@@ -41,10 +41,8 @@ def test_kill_9_of_pytest_leaves_no_process_of_the_subject_and_no_home(
     declared = skill(root, "sleeper")
     group = Group(
         id="sleepy",
-        type="body",
         turns=["Wait for a while."],
         tools=["read", "run_command"],
-        fixture="fixture",
         candidate=variant([declared], 0),
         # `; true` keeps sh alive as the parent of sleep: a child of a child of Pi.
         commands=[{"id": "nap", "argv": ["sh", "-c", "sleep 300; true"], "timeout_ms": 600_000}],

@@ -24,10 +24,8 @@ BAD = b"bad\xff.txt"
 def _planting_group(command: list[str]) -> Group:
     return Group(
         id="planted",
-        type="body",
         turns=["Prepare the workspace."],
         tools=["read", "run_command"],
-        fixture="fixture",
         candidate=variant([], None),
         commands=[{"id": "plant", "argv": command}],
         scripts={

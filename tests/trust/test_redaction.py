@@ -13,11 +13,10 @@ import pytest
 from pytest_skill_eval.evidence.redact import Redactor, Tally, credential_values
 from pytest_skill_eval.hosts.process import EndOfStream, HostProcess, ProcessOutcome
 from pytest_skill_eval.hosts.redaction import redact_tree
-from pytest_skill_eval.modelserver.record import RecordingRoute
 from pytest_skill_eval.modelserver.server import ScriptedModelServer
 from pytest_skill_eval.modelserver.upstream import auth_headers
 from pytest_skill_eval.modelserver.wire import OPENAI
-from tests.support.http import FakeUpstream
+from tests.support.http import FakeUpstream, recording_route
 
 SECRET = 'sk-"canary"\\7f3a-é'
 
@@ -146,12 +145,10 @@ def test_a_cassette_being_recorded_keeps_no_secret_of_the_run(tmp_path: Path) ->
     cassette = tmp_path / "c.yaml"
     try:
         with ScriptedModelServer() as server:
-            route = RecordingRoute.open(
+            route = recording_route(
                 server,
-                api=OPENAI,
-                upstream_base_url=f"{upstream.base_url}/v1",
-                cassette_path=cassette,
-                mode="all",
+                upstream,
+                cassette,
                 upstream_headers=auth_headers(OPENAI, "sk-upstream-key-000000"),
             )
             route.use_redactor(Redactor({"CANARY": secret}))

@@ -62,10 +62,8 @@ def test_a_crashed_pi_leaves_an_error_that_names_the_signal(pytester: pytest.Pyt
     declared = skill(root, "note-taker")
     group = Group(
         id="crashed",
-        type="body",
         turns=["Read the notes."],
         tools=["read"],
-        fixture="fixture",
         candidate=variant([declared], 0),
         scripts={"candidate": [{"text": "Too late.", "latency_ms": SLOW}]},
     )

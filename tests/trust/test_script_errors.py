@@ -70,9 +70,9 @@ def test_a_lone_surrogate_is_one_collection_error_and_no_traceback(
     declared = skill(root, "note-taker")
     group = Group(
         id="surrogate",
-        type="body",
         turns=["Say something."],
         tools=["read"],
+        fixture=None,
         candidate=variant([declared], 0),
     )
     suite = build(root, [group])

@@ -21,7 +21,7 @@ from pytest_skill_eval.views.terminal import LEGEND
 from tests.support import runs
 from tests.support.files import read_json, write
 from tests.support.github_markdown import shown
-from tests.support.roots import body_group, make_root, on_fast_host, write_answer
+from tests.support.roots import answers_root, body_group, make_root, on_fast_host, write_answer
 from tests.support.shared import SharedRun
 
 pytestmark = pytest.mark.pi
@@ -190,11 +190,7 @@ def test_the_readme_shows_the_example_bottom_line_as_it_prints(example_run: Shar
 def test_an_aggregate_ends_with_each_comparison_unresolved_and_the_trials_it_would_need(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    root = make_root(
-        tmp_path / "root",
-        [body_group("answer", **on_fast_host())],
-        {"answer/baseline": write_answer("no"), "answer/candidate": write_answer("yes")},
-    )
+    root = answers_root(tmp_path / "root", {"answer/baseline": "no", "answer/candidate": "yes"})
     outcome = runs.run(pytester, root, "--skill-eval-trials", "2")
     assert outcome.ret == 0, outcome.stdout.str()
     (aggregate,) = runs.aggregates(root)
