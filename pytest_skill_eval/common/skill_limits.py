@@ -26,3 +26,6 @@ class SkillLimits:
     # The host links each skill into its skills directory by name (a name that is not one
     # directory entry cannot be installed); else it is given the skill's path.
     linked_by_name: bool = True
+    # The host lists a SKILL.md without front matter (under its folder's name, with text of its
+    # own as the description); else it drops it, so the model is never offered it.
+    lists_without_front_matter: bool = False

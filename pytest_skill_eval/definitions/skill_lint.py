@@ -4,10 +4,11 @@ each host's own rules.
 A host declares what it does with a skill's front matter as `SkillLimits` (its registration,
 `hosts/<name>/registration.py`); this module reads them, and only it. A finding is one of:
 
-- `error`: no host can run the skill (no front matter, unparseable YAML, no description, two
-  skills of one variant with one name): a collection error naming the file;
-- `refused`: that host would refuse or drop the skill: the group's items on it are a
-  `cannot run on <host>` skip;
+- `error`: no host can run the skill (unparseable front matter, no description, two skills of
+  one variant with one name): a collection error naming the file;
+- `refused`: that host would refuse or drop the skill (a name it keeps; no front matter on a
+  host that lists only skills with it): the group's items on it are a `cannot run on <host>`
+  skip;
 - `cut`: that host would offer the model less than the skill says (a description or catalog
   cut): a warning showing the cut;
 - `spec`: the skill breaks the specification in a way hosts tolerate: a warning.
@@ -57,6 +58,8 @@ EXTENSION_FIELDS = frozenset(
 UNLINKABLE = ("", ".", "..")
 
 Level = Literal["error", "refused", "cut", "spec"]
+NO_FRONT_MATTER = "SKILL.md has no front matter (a first line ---)"
+FRONT_FIX = "start SKILL.md with front matter: ---, name: …, description: …, ---"
 
 
 class SkillHost(Protocol):
@@ -122,7 +125,7 @@ def parse_skill(skill: str, text: bytes | None, folder: str | None = None) -> Sk
     except UnicodeDecodeError:
         return SkillFile(skill, where, None, "SKILL.md is not UTF-8 text")
     if not lines or lines[0].strip() != "---":
-        return SkillFile(skill, where, None, "SKILL.md has no front matter (a first line ---)")
+        return SkillFile(skill, where, None, NO_FRONT_MATTER)
     end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
     if end is None:
         return SkillFile(skill, where, None, "SKILL.md's front matter has no closing ---")
@@ -155,16 +158,22 @@ def lint_variant(skills: Sequence[SkillFile], hosts: Iterable[SkillHost]) -> lis
                 )
             )
         seen.setdefault(skill.name, skill.skill)
+    unlisted = [s for s in skills if s.problem == NO_FRONT_MATTER]
     for host in hosts:
-        findings += host_findings(readable, host)
+        findings += host_findings([*readable, *unlisted], host)
     return findings
 
 
 def spec_findings(skill: SkillFile) -> list[Finding]:
     """What breaks the Agent Skills specification in one skill's front matter."""
     if skill.front is None:
-        fix = "start SKILL.md with front matter: ---, name: …, description: …, ---"
-        return [Finding("error", skill.skill, f"{skill.problem}: no host lists it", fix)]
+        if skill.problem == NO_FRONT_MATTER:  # each host's own rule (`host_findings`)
+            return [
+                Finding(
+                    "spec", skill.skill, f"{skill.problem}: the specification wants it", FRONT_FIX
+                )
+            ]
+        return [Finding("error", skill.skill, f"{skill.problem}: no host lists it", FRONT_FIX)]
     front = skill.front
     found: list[Finding] = []
 
@@ -245,7 +254,8 @@ def _shown(text: str, limit: int = 160) -> str:
 def host_findings(skills: Sequence[SkillFile], host: SkillHost) -> list[Finding]:
     """What `host` would refuse or cut of one variant's readable skills."""
     limits = host.skill_limits
-    found: list[Finding] = []
+    found = [_front_matter_finding(s, host) for s in skills if s.front is None]
+    skills = [s for s in skills if s.front is not None]
     for skill in skills:
         why = limits.reserved.get(skill.name)
         if (
@@ -289,3 +299,16 @@ def host_findings(skills: Sequence[SkillFile], host: SkillHost) -> list[Finding]
             )
         )
     return found
+
+
+def _front_matter_finding(skill: SkillFile, host: SkillHost) -> Finding:
+    """What `host` does with a SKILL.md without front matter: drops it, or lists it with a
+    description of its own (the model never sees one the author wrote)."""
+    if host.skill_limits.lists_without_front_matter:
+        message = (
+            "it lists a SKILL.md without front matter under its folder's name, with a "
+            "description of its own: the model is offered none the skill declares"
+        )
+        return Finding("cut", skill.skill, message, FRONT_FIX, host.name)
+    message = f"{skill.problem}: it does not list the skill, so the model is never offered it"
+    return Finding("refused", skill.skill, message, FRONT_FIX, host.name)

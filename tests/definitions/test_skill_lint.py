@@ -43,7 +43,6 @@ def test_a_skill_that_keeps_every_rule_has_no_finding_on_any_host() -> None:
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        (b"# No front matter\n", "SKILL.md has no front matter"),
         (b"---\nname: x\n", "SKILL.md's front matter has no closing ---"),
         (b"---\nname: [x\ndescription: y\n---\n", "SKILL.md's front matter is not valid YAML"),
         (b"---\n- a list\n---\n", "SKILL.md's front matter is not a YAML mapping"),
@@ -59,6 +58,27 @@ def test_a_skill_md_without_readable_front_matter_is_an_error_no_host_lists(
     assert found[0].message.startswith(problem), found[0].message
     assert "no host lists it" in found[0].message
     assert "start SKILL.md with front matter" in found[0].fix
+
+
+def test_a_skill_md_without_front_matter_is_refused_where_a_host_drops_it() -> None:
+    """Pi, Codex, Gemini CLI and opencode never list it; Claude Code lists it under its
+    folder's name with a description of its own: a cut, the declared one never offered."""
+    found = lint_variant([parse_skill("skills/x", b"# No front matter\n")], registered())
+    levels = {f.host: f.level for f in found}
+    assert levels == {
+        None: "spec",
+        "pi": "refused",
+        "codex": "refused",
+        "gemini-cli": "refused",
+        "opencode": "refused",
+        "claude-code": "cut",
+    }
+    assert all(
+        f.message.startswith("SKILL.md has no front matter")
+        for f in found
+        if f.host in ("pi", None)
+    )
+    assert "description of its own" in next(f.message for f in found if f.host == "claude-code")
 
 
 def test_a_missing_description_is_an_error_and_an_over_long_one_a_spec_warning() -> None:

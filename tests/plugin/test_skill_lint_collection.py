@@ -30,7 +30,7 @@ def _hosts(*names: str) -> list[str]:
     return [arg for name in names for arg in ("--skill-eval-host", name)]
 
 
-def test_a_skill_md_without_front_matter_is_a_collection_error_naming_its_file(
+def test_a_skill_md_without_front_matter_on_a_host_that_drops_it_is_a_collection_error(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     root = _root(tmp_path / "root", ["skills/plain"])
@@ -41,8 +41,8 @@ def test_a_skill_md_without_front_matter_is_a_collection_error_naming_its_file(
     output = result.stdout.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED, output
     assert (
-        f"{root / 'groups' / 'answer.json'}: /variants/candidate/skills/0: SKILL.md has no front "
-        "matter (a first line ---): no host lists it; start SKILL.md with front matter"
+        f"{root / 'groups' / 'answer.json'}: cannot run on pi: SKILL.md has no front matter (a "
+        "first line ---): it does not list the skill, so the model is never offered it"
     ) in output
     assert "Traceback" not in output
 

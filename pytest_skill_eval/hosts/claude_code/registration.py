@@ -60,6 +60,7 @@ SKILL_LIMITS = SkillLimits(
     listing_fields=("when_to_use",),
     catalog_cut=30000,
     catalog_basis="measured on Claude Code 2.1.332 as the evaluator runs it",
+    lists_without_front_matter=True,  # its first heading as the description
 )
 # `off` disables thinking; every other level is its `--effort`.
 THINKING = ("off", "low", "medium", "high", "xhigh", "max")
