@@ -20,6 +20,17 @@ from typing import Annotated, Any, Literal, NotRequired
 from typing_extensions import TypedDict
 
 from .constraints import Holds, Number, SafeHost, SafeId
+from .observed import (
+    ContextArtifact,
+    Delivery,
+    Effects,
+    ModelRecord,
+    Process,
+    ProviderRecord,
+    RecordedUsage,
+    SpendRecord,
+    Turn,
+)
 
 # ---------------------------------------------------------------------------------------------
 # run.json (or its fallback run-error.json)
@@ -74,46 +85,13 @@ class HostBinaryRecord(TypedDict):
     form: NotRequired[dict[str, str]]
 
 
-class ToolCall(TypedDict):
-    """One tool call of a turn."""
+class EnvironmentRecord(TypedDict):
+    """The subject's environment: every variable name it had, the literal values the group
+    declared and the names it inherited."""
 
-    toolCallId: NotRequired[str | None]
-    toolName: NotRequired[str | None]
-
-
-class ChangeSet(TypedDict):
-    """Paths created, modified and deleted (`path_b64` and other keys beside them are free)."""
-
-    created: NotRequired[list[Any] | None]
-    modified: NotRequired[list[Any] | None]
-    deleted: NotRequired[list[Any] | None]
-
-
-class TurnWorkspace(TypedDict):
-    """What a turn changed in the workspace."""
-
-    changesSincePrevious: NotRequired[ChangeSet | None]
-
-
-class Turn(TypedDict):
-    """What a reader relies on in one turn of a run (the host layer writes the rest)."""
-
-    turn: NotRequired[int]
-    toolActivity: NotRequired[list[ToolCall] | None]
-    workspace: NotRequired[TurnWorkspace | None]
-
-
-class Effects(TypedDict):
-    """What a run changed, by kind (created, modified, deleted)."""
-
-    changes: NotRequired[ChangeSet | None]
-
-
-class Process(TypedDict):
-    """How the subject's process ended."""
-
-    protocolErrors: NotRequired[list[Any] | None]
-    parseErrors: NotRequired[list[Any] | None]
+    names: list[str]
+    literal: dict[str, str]
+    inherit: list[str]
 
 
 class RunResources(TypedDict):
@@ -153,20 +131,19 @@ class RunRecord(TypedDict):
     nonce: NotRequired[str]
     prompt: NotRequired[str | None]
     prompts: NotRequired[list[str]]
-    turns: NotRequired[Annotated[list[dict[str, Any]], Holds(list[Turn])]]
+    turns: NotRequired[list[Turn]]
     successfulReadPaths: NotRequired[list[str]]
     # Declared tools whose calls this host cannot show, each with the reason.
     unobservableTools: NotRequired[dict[str, str]]
     activation: NotRequired[Activation]
     response: NotRequired[str | None]
-    usage: NotRequired[dict[str, Any] | None]
+    usage: NotRequired[RecordedUsage]
     # Requests the model endpoint received (loopback), else assistant replies observed (Pi
     # live); None where neither can be seen.
     modelCalls: NotRequired[int | None]
-    # {"usd", "simulated"}: what the run cost, and whether it was only simulated.
-    spend: NotRequired[dict[str, Any]]
-    effects: NotRequired[Annotated[dict[str, Any] | None, Holds(Effects | None)]]
-    contextObservationArtifact: NotRequired[dict[str, Any] | None]
+    spend: NotRequired[SpendRecord]
+    effects: NotRequired[Effects | None]
+    contextObservationArtifact: NotRequired[ContextArtifact | None]
     artifacts: NotRequired[RunArtifacts]
     error: NotRequired[RunError | dict[str, Any] | None]
     # Present once a subject started (or its variant was prepared).
@@ -175,16 +152,16 @@ class RunRecord(TypedDict):
     workspace: NotRequired[str]
     resources: NotRequired[Annotated[dict[str, Any], Holds(RunResources)]]
     tools: NotRequired[list[str]]
-    commands: NotRequired[list[dict[str, Any]]]
-    model: NotRequired[dict[str, Any]]
-    provider: NotRequired[dict[str, Any]]
+    commands: NotRequired[list[dict[str, object]]]  # each declared command, as declared
+    model: NotRequired[ModelRecord]
+    provider: NotRequired[ProviderRecord]
     # The host's binary (every host, under one key; results before it kept Pi's under `pi`).
     binary: NotRequired[HostBinaryRecord]
-    pi: NotRequired[dict[str, Any]]
-    environment: NotRequired[dict[str, Any]]
-    process: NotRequired[Annotated[dict[str, Any], Holds(Process)]]
+    pi: NotRequired[dict[str, object]]
+    environment: NotRequired[EnvironmentRecord]
+    process: NotRequired[Process]
     hint: NotRequired[str | None]
-    delivery: NotRequired[Any]
+    delivery: NotRequired[Delivery | None]
     # Every system-wide or managed layer of the host (none for Pi) and how it was kept out.
     systemLayers: NotRequired[list[SystemLayerRecord]]
     # {"name", "chosenBy": "definition"|"invocation", "declared"}: off Pi, or chosen by

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..evidence.observed import ProcessTiming
 from ..evidence.redact import Redactor
 from ..evidence.store import utc_now
 from ..modelserver.route import Route
@@ -103,7 +104,7 @@ class PromptGate:
         count = received
         return lambda: count() + (1 if self.waiting else 0)
 
-    def timing(self) -> dict[str, Any]:
+    def timing(self) -> ProcessTiming:
         """The run record's `process` timing: a prompt in argv goes out at the spawn."""
         return {"spawnedAt": self.spawned_at, "promptedAt": self.prompted_at or self.spawned_at}
 

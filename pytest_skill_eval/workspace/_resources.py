@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..evidence.observed import TurnWorkspace
 from . import _tree
 from ._changes import (
     changes,
@@ -175,7 +176,7 @@ def verify_unchanged(snapshot: ResourceSnapshot) -> str | None:
 
 def snapshot_workspace_turn(
     workspace: Path, destination: Path, before: Fingerprint, previous: Fingerprint | None
-) -> dict[str, Any]:
+) -> TurnWorkspace:
     """Copy the workspace after a turn; report changes since the run began and since last turn."""
     label = "workspace"
     first = fingerprint(workspace, escaping="record", label=label)

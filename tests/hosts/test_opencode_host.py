@@ -124,7 +124,9 @@ def test_events_become_the_neutral_observation() -> None:
         ("read", False),
         ("run_command", False),
     ]
-    assert turn.tool_activity[1]["args"]["path"] == "/etc/passwd"
+    args = turn.tool_activity[1].get("args")
+    assert isinstance(args, dict)
+    assert args["path"] == "/etc/passwd"
     assert turn.reads == [SNAPSHOT, SNAPSHOT]
     assert turn.response == "Ahoy, matey"
     assert turn.usage is not None
