@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from typing_extensions import TypedDict
 
 from .constraints import Holds, Number, SafeHost, SafeId
+from .inputs import RunResources
 from .observed import (
     ContextArtifact,
     Delivery,
@@ -42,6 +43,10 @@ class RunError(TypedDict):
     kind: str
     message: str
     cause: NotRequired[RunError | dict[str, str] | None]
+
+
+# A reader meets errors of any shape in older results; it checks the parts it uses.
+RecordedError = Annotated[RunError | dict[str, str] | None, Holds(dict[str, object] | None)]
 
 
 class Activation(TypedDict):
@@ -94,12 +99,6 @@ class EnvironmentRecord(TypedDict):
     inherit: list[str]
 
 
-class RunResources(TypedDict):
-    """The resource snapshots a run recorded."""
-
-    skills: NotRequired[list[Any] | None]
-
-
 class HostChoice(TypedDict):
     """The host a run ran on, who chose it and the host its group declared."""
 
@@ -114,7 +113,7 @@ class AttemptRecord(TypedDict):
 
     attempt: int
     state: str
-    error: RunError | dict[str, Any] | None
+    error: RecordedError
     evidence: str
 
 
@@ -145,12 +144,12 @@ class RunRecord(TypedDict):
     effects: NotRequired[Effects | None]
     contextObservationArtifact: NotRequired[ContextArtifact | None]
     artifacts: NotRequired[RunArtifacts]
-    error: NotRequired[RunError | dict[str, Any] | None]
+    error: NotRequired[RecordedError]
     # Present once a subject started (or its variant was prepared).
     startedAt: NotRequired[str]
     completedAt: NotRequired[str]
     workspace: NotRequired[str]
-    resources: NotRequired[Annotated[dict[str, Any], Holds(RunResources)]]
+    resources: NotRequired[RunResources]
     tools: NotRequired[list[str]]
     commands: NotRequired[list[dict[str, object]]]  # each declared command, as declared
     model: NotRequired[ModelRecord]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..evidence.inputs import SnapshotRecord
 from ..evidence.observed import TurnWorkspace
 from . import _tree
 from ._changes import (
@@ -41,7 +42,7 @@ class ResourceSnapshot:
     path: Path
     files: Fingerprint
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SnapshotRecord:
         """The evidence form."""
         return {
             "declaredPath": self.declared_path,
