@@ -188,7 +188,7 @@ def test_the_generated_config_is_the_hardened_one_with_the_loopback_provider() -
     assert parsed["project_root_markers"] == []
     assert parsed["model_reasoning_effort"] == "high"
     assert config.enforced(confined=False)["reads"] == "unconfined"
-    assert "mount namespace" in config.enforced(confined=True)["reads"]
+    assert "mount namespace" in str(config.enforced(confined=True)["reads"])
 
 
 def test_declared_tools_choose_the_sandbox() -> None:
