@@ -334,6 +334,47 @@ class CannotRun(TypedDict):
     reason: str
 
 
+class InvocationProvider(TypedDict):
+    """Where the invocation's scripts or cassettes lie, and whether it records."""
+
+    cassettes: NotRequired[str | None]
+    record: NotRequired[str]
+
+
+class FloorTrial(TypedDict):
+    """A trial of a noise floor: its id and its seal root (`sha256:<root>`)."""
+
+    id: str
+    root: str
+
+
+class FlakyGate(TypedDict):
+    """The noise floor that decides for a run (None: none does), the checks it found flaky
+    (which never gate), its trials, and the newer floors set aside with why."""
+
+    noiseFloor: str | None
+    checks: list[str]
+    trials: list[FloorTrial]
+    setAside: list[str]
+
+
+class CarriedGroup(TypedDict):
+    """A group a resumed result carried over, by directory name, with its manifest's sha256."""
+
+    group: str
+    manifest: str
+
+
+class ResumedFrom(TypedDict):
+    """The result a resumed one completes: its id, where it lies, its seal root (None: never
+    sealed), and each group carried over from it."""
+
+    id: str
+    path: str
+    root: str | None
+    groups: list[CarriedGroup]
+
+
 class InvocationRecord(TypedDict):
     """`invocation.json`: what a result was run from, written before any group starts."""
 
@@ -343,7 +384,7 @@ class InvocationRecord(TypedDict):
     definitions: NotRequired[list[InvocationDefinition]]
     selection: NotRequired[Selection]
     pins: NotRequired[Any]
-    provider: NotRequired[dict[str, Any]]
+    provider: NotRequired[InvocationProvider]
     failOn: NotRequired[str]
     alpha: NotRequired[float]  # the significance gate's, under failOn significant-regression
     startedAt: NotRequired[str]
@@ -356,10 +397,8 @@ class InvocationRecord(TypedDict):
     # keeps the well-formed entries (`read.cannot_run_facts`).
     cannotRun: NotRequired[list[CannotRun] | Any]
     identicalArms: NotRequired[bool]  # a noise-floor trial: the baseline arm is the candidate's
-    flakyGate: NotRequired[dict[str, Any]]  # the newest noise floor's flaky checks: never gate
-    # --skill-eval-resume: the result this one completes, its seal root (None: never sealed),
-    # and each group carried over from it with the sha256 of its manifest.
-    resumedFrom: NotRequired[dict[str, Any]]
+    flakyGate: NotRequired[FlakyGate]
+    resumedFrom: NotRequired[ResumedFrom]  # --skill-eval-resume
 
 
 # ---------------------------------------------------------------------------------------------
