@@ -12,6 +12,16 @@ from typing import Any
 from ..common.wording import counted
 from ..evidence import layout
 from .diff import changed_files
+from .html_parts import (
+    Badge,
+    Call,
+    Fact,
+    Message,
+    MessageCall,
+    MissingVariant,
+    TurnView,
+    VariantView,
+)
 from .markup import Links, objects
 from .places import project_root, shown_path
 from .present import cost_label, format_number, mapping, run_spend, tool_names
@@ -22,7 +32,7 @@ MODE_LABELS = {"scripted": "scripted", "replay": "replayed", "record": "recorded
 
 def variant_view(
     result_dir: Path, group: GroupEvidence, variant: str, links: Links
-) -> dict[str, Any]:
+) -> VariantView | MissingVariant:
     run = group.runs.get(variant)
     title = variant.capitalize()
     if run is None:
@@ -46,7 +56,7 @@ def variant_view(
     }
 
 
-def _mode(run: Mapping[str, Any], root: Path | None) -> dict[str, str] | None:
+def _mode(run: Mapping[str, Any], root: Path | None) -> Badge | None:
     provider = run.get("provider")
     if not isinstance(provider, Mapping) or not provider.get("mode"):
         return None
@@ -59,13 +69,13 @@ def _mode(run: Mapping[str, Any], root: Path | None) -> dict[str, str] | None:
     return {"css": css, "title": title, "label": MODE_LABELS.get(mode, mode)}
 
 
-def _fact(name: str, value: Any, form: str = "text", cassette: Any = None) -> dict[str, Any]:
+def _fact(name: str, value: object, form: str = "text", cassette: object = None) -> Fact:
     """One fact row; `form` says how the template shows `value` (text, clip, json, usage...)."""
     return {"name": name, "value": value, "form": form, "cassette": cassette}
 
 
-def _run_facts(run: Mapping[str, Any], root: Path | None) -> list[dict[str, Any]]:
-    facts: list[dict[str, Any]] = []
+def _run_facts(run: Mapping[str, Any], root: Path | None) -> list[Fact]:
+    facts: list[Fact] = []
     provider = run.get("provider")
     if isinstance(provider, Mapping):
         label = MODE_LABELS.get(str(provider.get("mode")), provider.get("mode"))
@@ -195,7 +205,7 @@ def _outcome(call: Mapping[str, Any]) -> str:
     return "failed" if call.get("isError") else "succeeded"
 
 
-def _turn(turn: Mapping[str, Any], transcript: list[Any], simulated: bool) -> dict[str, Any]:
+def _turn(turn: Mapping[str, Any], transcript: list[Any], simulated: bool) -> TurnView:
     messages = _turn_slice(turn, transcript)
     results = {str(m.get("toolCallId")): m for m in messages if m.get("role") == "toolResult"}
     calls = objects(turn.get("toolActivity"))
@@ -233,7 +243,7 @@ def _turn(turn: Mapping[str, Any], transcript: list[Any], simulated: bool) -> di
     }
 
 
-def _call(call: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def _call(call: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> Call:
     result = results.get(str(call.get("toolCallId")))
     return {
         "tool": call.get("toolName"),
@@ -243,9 +253,9 @@ def _call(call: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> 
     }
 
 
-def _message(message: Mapping[str, Any]) -> dict[str, Any]:
+def _message(message: Mapping[str, Any]) -> Message:
     content = message.get("content")
-    calls = [
+    calls: list[MessageCall] = [
         {"name": block.get("name"), "arguments": block.get("arguments")}
         for block in (content if isinstance(content, list) else [])
         if isinstance(block, Mapping) and block.get("type") == "toolCall"
