@@ -249,6 +249,36 @@ class TriggerRate(TypedDict):
     difference: NotRequired[dict[str, TriggerDifference | None]]
 
 
+class CannotRunTrials(TypedDict):
+    """A group a chosen host cannot run, why, and how many trials said so."""
+
+    group: str
+    host: str
+    reason: str
+    trials: int
+
+
+class CrossHostRow(TypedDict):
+    """A check's counts or a comparison's transitions on each host (None: not graded there),
+    and whether they are the same on every host."""
+
+    kind: str
+    id: str
+    hosts: dict[str, dict[str, int | None] | None]
+    held: bool
+
+
+class CrossHostTable(TypedDict):
+    """A group run on several hosts: its rows, whether all held, and each host that cannot
+    run it with the reason."""
+
+    id: str
+    hosts: list[str]
+    held: bool
+    rows: list[CrossHostRow]
+    cannotRun: NotRequired[dict[str, str]]
+
+
 class AggregateRecord(TypedDict):
     """`aggregate.json`: counts and statistics over trials (reference §6.5)."""
 
@@ -266,8 +296,8 @@ class AggregateRecord(TypedDict):
     noiseFloor: NotRequired[dict[str, Any]]  # `--skill-eval-noise-floor` (`noise_floor.py`)
     # Groups run on several hosts: per check/comparison the counts on each host, and whether
     # they held on every host.
-    crossHost: NotRequired[list[dict[str, Any]]]
+    crossHost: NotRequired[list[CrossHostTable]]
     # The groups a chosen host cannot run, with the trials that said so: counted apart.
-    cannotRun: NotRequired[list[dict[str, Any]]]
+    cannotRun: NotRequired[list[CannotRunTrials]]
     # Absent from aggregates written before trigger rates were recorded.
     triggerRates: NotRequired[list[TriggerRate]]
