@@ -170,6 +170,26 @@ class ProviderRecord(TypedDict):
     sha256: NotRequired[str | None]
 
 
+class ModelRequest(TypedDict):
+    """One request the loopback model endpoint received, in arrival order: a line of
+    `model-requests.jsonl`."""
+
+    index: int
+    api: str | None
+    path: str
+    sha256: str
+    body: dict[str, object]
+
+
+class EndpointFailure(TypedDict):
+    """A failure of the loopback model endpoint, recorded as the run's protocol error: its
+    reason, message and the script interaction it concerns (None: none)."""
+
+    reason: str
+    message: str
+    interaction: int | None
+
+
 class ProcessTiming(TypedDict):
     """When the host's process was spawned and its first prompt went out."""
 
