@@ -14,7 +14,7 @@ from pydantic import AfterValidator
 # pydantic reads TypedDicts from typing_extensions only, before Python 3.12.
 from typing_extensions import TypedDict
 
-from .constraints import Count, Interval, Number, SafeHost, SafeId
+from .constraints import Count, Holds, Interval, Number, SafeHost, SafeId
 from .records import Budget
 
 
@@ -36,7 +36,8 @@ class AggregateInputs(TypedDict):
     """Whether every trial ran from the same inputs."""
 
     identical: bool
-    fingerprints: NotRequired[list[Fingerprint] | list[dict[str, Any]]]
+    # The first trial's; a reader tolerates any objects here (older aggregates).
+    fingerprints: NotRequired[Annotated[list[Fingerprint], Holds(list[dict[str, object]])]]
 
 
 class Rate(TypedDict):
@@ -243,7 +244,7 @@ class TriggerDifference(TypedDict):
 class TriggerRate(TypedDict):
     """Activation and false activation rates of one target skill over a suite and its trials."""
 
-    skill: NotRequired[TriggerSkill | dict[str, Any]]
+    skill: NotRequired[Annotated[TriggerSkill, Holds(TriggerSkill | dict[str, object])]]
     groups: NotRequired[list[str]]
     variants: NotRequired[dict[str, TriggerVariant]]
     difference: NotRequired[dict[str, TriggerDifference | None]]
@@ -279,6 +280,28 @@ class CrossHostTable(TypedDict):
     cannotRun: NotRequired[dict[str, str]]
 
 
+class FloorCheck(TypedDict):
+    """A comparison's candidate check on identical arms: how often its arms disagreed over the
+    trials that observed both, the rate with its interval, and whether that makes it flaky."""
+
+    group: str
+    comparison: str
+    baseline: str
+    disagreements: int
+    trials: int
+    rate: NotRequired[Number | None]
+    interval: NotRequired[Interval | None]
+    flaky: NotRequired[bool]
+
+
+class NoiseFloor(TypedDict):
+    """A noise-floor run's measure: its trials, each check's disagreement, the flaky bound."""
+
+    trials: int
+    perCheck: dict[str, FloorCheck]
+    bound: Number
+
+
 class AggregateRecord(TypedDict):
     """`aggregate.json`: counts and statistics over trials (reference §6.5)."""
 
@@ -292,8 +315,8 @@ class AggregateRecord(TypedDict):
     groups: NotRequired[list[AggregateGroup]]
     completedAt: NotRequired[str]
     budget: NotRequired[Budget]
-    adaptive: NotRequired[AdaptiveRun | dict[str, Any]]
-    noiseFloor: NotRequired[dict[str, Any]]  # `--skill-eval-noise-floor` (`noise_floor.py`)
+    adaptive: NotRequired[Annotated[AdaptiveRun, Holds(AdaptiveRun | dict[str, object])]]
+    noiseFloor: NotRequired[NoiseFloor]  # `--skill-eval-noise-floor` (`noise_floor.py`)
     # Groups run on several hosts: per check/comparison the counts on each host, and whether
     # they held on every host.
     crossHost: NotRequired[list[CrossHostTable]]
