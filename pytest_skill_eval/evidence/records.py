@@ -417,7 +417,7 @@ class DefinitionRecord(TypedDict):
     whole declaration is described where it is loaded, `definitions/`)."""
 
     type: NotRequired[str | None]
-    input: NotRequired[dict[str, Any] | None]
+    input: NotRequired[dict[str, object] | None]
     variants: NotRequired[dict[str, VariantDeclaration] | None]
     expectations: NotRequired[list[Any] | None]
     review_questions: NotRequired[list[Any] | None]

@@ -26,7 +26,7 @@ _RECORDS: dict[str, object] = {
     "MANIFEST": records.ManifestRecord,
     "SEAL": records.SealRecord,
     "DEFINITION": records.DefinitionRecord,
-    "OBJECT": dict[str, Any],
+    "OBJECT": dict[str, object],  # a JSON object, whatever it holds
 }
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     MANIFEST: TypeAdapter[records.ManifestRecord]
     SEAL: TypeAdapter[records.SealRecord]
     DEFINITION: TypeAdapter[records.DefinitionRecord]
-    OBJECT: TypeAdapter[dict[str, Any]]
+    OBJECT: TypeAdapter[dict[str, object]]
 
 
 def lenient(record: Any) -> TypeAdapter[Any]:
