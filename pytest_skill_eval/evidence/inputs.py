@@ -77,6 +77,28 @@ class ContextDelivery(TypedDict):
     sha256: str | None
 
 
+class ContextFile(TypedDict):
+    """One file of a declared context resource, with its digest and text."""
+
+    path: str
+    sha256: str
+    content: str
+
+
+class ContextEntry(TypedDict):
+    """One declared context resource and its files."""
+
+    declaredPath: str
+    files: list[ContextFile]
+
+
+class ContextManifest(TypedDict):
+    """The context delivery manifest a variant's hosts give the model its context from."""
+
+    schema_version: int
+    entries: list[ContextEntry]
+
+
 class RunResources(TypedDict):
     """`run.json`'s `resources`: what the run was given."""
 

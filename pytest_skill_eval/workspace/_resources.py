@@ -8,9 +8,9 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from ..evidence.inputs import SnapshotRecord
+from ..evidence.inputs import ContextEntry, ContextFile, ContextManifest, SnapshotRecord
 from ..evidence.observed import TurnWorkspace
 from . import _tree
 from ._changes import (
@@ -142,11 +142,11 @@ def _context_texts(snapshot: ResourceSnapshot, single: bool) -> list[tuple[str, 
     return texts
 
 
-def context_manifest(snapshots: Sequence[ResourceSnapshot]) -> dict[str, Any]:
+def context_manifest(snapshots: Sequence[ResourceSnapshot]) -> ContextManifest:
     """The context delivery manifest for the guard extension (schema_version 1)."""
-    entries = []
+    entries: list[ContextEntry] = []
     for snapshot in snapshots:
-        files = [
+        files: list[ContextFile] = [
             {"path": path, "sha256": digest, "content": text}
             for path, digest, text in _context_texts(snapshot, _looks_single(snapshot))
         ]

@@ -15,9 +15,8 @@ has is its `--effort` (a model without effort support keeps its own thinking bud
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ...errors import HostError
 from ..context import declared_context_block, load_context
@@ -37,7 +36,7 @@ TOOL_SNIPPETS = {
 RUN_COMMAND_SNIPPET = "Run one declared command in the workspace"
 
 
-def isolated_prompt(tools: list[str], entries: list[dict[str, Any]], cwd: Path) -> str:
+def isolated_prompt(tools: list[str], entries: Sequence[Mapping[str, object]], cwd: Path) -> str:
     """The evaluator's system prompt: Pi's isolated prompt, with Claude Code's tool names."""
     lines = [f"- {name}: {TOOL_SNIPPETS.get(name, RUN_COMMAND_SNIPPET)}" for name in tools]
     sections = [

@@ -17,9 +17,9 @@ does; a workspace's own settings would win over these, so they are checked inste
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from .. import command_server
 from ..context import declared_context_block
@@ -124,7 +124,9 @@ def command_server_entry(workspace: Path) -> McpServer:
     }
 
 
-def isolated_prompt(tools: Sequence[str], entries: list[dict[str, Any]], cwd: Path) -> str:
+def isolated_prompt(
+    tools: Sequence[str], entries: Sequence[Mapping[str, object]], cwd: Path
+) -> str:
     """The evaluator's system prompt in Gemini CLI's words; `${AgentSkills}` is where the CLI
     puts its listing of the installed skills."""
     lines = [f"- {name}: {TOOL_SNIPPETS.get(name, RUN_COMMAND_SNIPPET)}" for name in tools]
