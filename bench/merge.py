@@ -16,6 +16,7 @@ from bench.common import emit
 from pytest_skill_eval.evidence import layout, sha256_file, write_json_once, write_manifest
 from pytest_skill_eval.evidence.store import new_result_id, utc_now
 from pytest_skill_eval.scale.merge import merge
+from pytest_skill_eval.scale.models import PlanModel
 from pytest_skill_eval.scale.plan import Plan
 from pytest_skill_eval.scale.shard import seal_shard
 from tests.support.roots import VARIANTS, body_group
@@ -57,7 +58,7 @@ def _plan(path: Path) -> Plan:
         "createdAt": utc_now(),
     }
     write_json_once(path, data)
-    return Plan(path, data, sha256_file(path))
+    return Plan(path, PlanModel.model_validate(data), sha256_file(path))
 
 
 def _group(group_dir: Path, group_id: str, position: int) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from ..definitions import VARIANTS
 from ..evidence import layout, read
 from ..evidence.locate import aggregates
-from ..evidence.records import InvocationRecord
+from ..evidence.records import FlakyGate, InvocationRecord
 from .admission import (
     DUPLICATE,
     OTHER_INPUTS,
@@ -36,7 +36,7 @@ class Recorder:
 
     results_dir: Path
     identical: bool  # a noise-floor run: its trials' arms are identical
-    chosen: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # by `fingerprint`
+    chosen: dict[str, FlakyGate | None] = field(default_factory=dict)  # by `fingerprint`
 
     def record(self, invocation: InvocationRecord) -> None:
         """A noise-floor trial says `identicalArms` (its baseline is no baseline); any other
@@ -51,7 +51,7 @@ class Recorder:
             self.chosen[inputs] = deciding(self.results_dir, inputs)
         floor = self.chosen[inputs]
         if floor is not None:
-            invocation["flakyGate"] = dict(floor)
+            invocation["flakyGate"] = floor.copy()
 
 
 def fingerprint(record: Mapping[str, Any]) -> str:
@@ -68,7 +68,7 @@ def fingerprint(record: Mapping[str, Any]) -> str:
     return json.dumps(found, sort_keys=True)
 
 
-def deciding(results_dir: Path, inputs: str) -> dict[str, Any] | None:
+def deciding(results_dir: Path, inputs: str) -> FlakyGate | None:
     """The `flakyGate` of a run of `inputs` (`fingerprint`) under `results_dir`, or None.
 
     The floor that decides is the newest aggregate with a noise floor whose trials and record

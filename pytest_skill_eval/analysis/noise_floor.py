@@ -31,6 +31,7 @@ from ..common.wording import counted
 from ..definitions.loader import LoadedGroup
 from ..errors import SkillEvalError
 from ..evidence import layout, read
+from ..evidence.aggregates import FloorCheck, NoiseFloor
 from .stats import wilson_interval
 
 BOUND = 0.0
@@ -81,9 +82,9 @@ def check_key(group_label: str, check_id: str) -> str:
     return f"{group_label}::{check_id}"
 
 
-def measure(trials: Sequence[Path]) -> dict[str, Any]:
+def measure(trials: Sequence[Path]) -> NoiseFloor:
     """The `noiseFloor` of an aggregate over the trials of a noise-floor run."""
-    per_check: dict[str, dict[str, Any]] = {}
+    per_check: dict[str, FloorCheck] = {}
     for result_dir in trials:
         summary = read.summary_or_none(result_dir)
         for record in summary["groups"] if summary else []:

@@ -16,7 +16,10 @@ from ..evidence.aggregates import (
     AggregateComparison,
     AggregateGroup,
     AggregateRecord,
+    CannotRunTrials,
     Consistency,
+    CrossHostRow,
+    CrossHostTable,
     Fingerprint,
     GroupAdaptive,
     Rate,
@@ -24,7 +27,6 @@ from ..evidence.aggregates import (
     TrialRow,
     Unpaired,
 )
-from ..evidence.iteration import retries_in
 from ..evidence.records import Budget
 from ..evidence.states import aggregate_state
 from ..evidence.store import utc_now
@@ -41,6 +43,7 @@ from .stats import (
     pass_hat_k,
     wilson_interval,
 )
+from .tally import TRANSITIONS, CheckTally, ComparisonTally, GroupTally, count_group, recorded
 from .triggers import trigger_rates
 from .usage import group_usage
 
@@ -48,102 +51,31 @@ __all__ = ["ALPHA", "Z95", "aggregate", "mcnemar_exact", "wilson_interval", "wri
 
 # The fewest discordant pairs for which the exact two-sided McNemar test can reach p < 0.05.
 EXACT_MIN_DISCORDANT = next(d for d in range(1, 64) if mcnemar_exact(d, 0) < ALPHA)
-TRANSITIONS = ("pass-to-pass", "pass-to-fail", "fail-to-pass", "fail-to-fail", "unavailable")
-
-
-def _counts() -> dict[str, int]:
-    return {"pass": 0, "fail": 0, "unavailable": 0}
-
-
-def _count_grade(entry: dict[str, Any], grade: Mapping[str, Any], index: int, count: int) -> None:
-    """Count one trial's grade of a group into its aggregate entry (trial `index` of `count`)."""
-    for check in grade.get("checks", []):
-        row = entry["checks"].setdefault(
-            check["id"],
-            {"id": check["id"], "variant": check["variant"], "kind": check["kind"]} | _counts(),
-        )
-        if check["state"] in ("pass", "fail", "unavailable"):
-            row[check["state"]] += 1
-    for comparison in grade.get("comparisons", []):
-        row = entry["comparisons"].setdefault(
-            comparison["id"],
-            {
-                "id": comparison["id"],
-                "kind": comparison["kind"],
-                "baseline": _counts(),
-                "candidate": _counts(),
-                "transitions": dict.fromkeys(TRANSITIONS, 0),
-            },
-        )
-        for variant in VARIANTS:
-            state = comparison[variant]["state"]
-            if state in ("pass", "fail", "unavailable"):
-                row[variant][state] += 1
-        transition = comparison["transition"]
-        row["transitions"][transition] = row["transitions"].get(transition, 0) + 1
-        # Trial by trial, for the sequential test: read here, never again.
-        sequence = entry["sequences"].setdefault(comparison["id"], [None] * count)
-        sequence[index] = transition
 
 
 def _group_row(
-    entry: dict[str, Any], adaptive: bool, requested: int, exhausted: bool
+    entry: GroupTally, adaptive: bool, requested: int, exhausted: bool
 ) -> AggregateGroup:
     """A group's aggregate row: its checks' and comparisons' statistics over the trials."""
-    checks = [_check_stats(row) for row in entry["checks"].values()]
-    reused = sorted(entry.get("reused") or ())
-    comparisons = [_comparison_stats(row, reused) for row in entry["comparisons"].values()]
+    checks = [_check_stats(row) for row in entry.checks.values()]
+    reused = sorted(entry.reused)
+    comparisons = [_comparison_stats(row, reused) for row in entry.comparisons.values()]
     row: AggregateGroup = {
-        "id": entry["id"],
-        "trials": entry["trials"],
+        "id": entry.id,
+        "trials": entry.trials,
         "comparisons": comparisons,
         "checks": checks,
     }
-    if entry["host"] != layout.DEFAULT_HOST:
-        row["host"] = entry["host"]
-    usage = group_usage(entry["results"], {"id": entry["id"], "host": entry["host"]})
+    if entry.host != layout.DEFAULT_HOST:
+        row["host"] = entry.host
+    usage = group_usage(entry.results, {"id": entry.id, "host": entry.host})
     if usage is not None:
         row["usage"] = usage
-    if entry.get("retries"):
-        row["retries"] = entry["retries"]
+    if entry.retries:
+        row["retries"] = entry.retries
     if adaptive:
         row["adaptive"] = _adaptive_group(comparisons, entry, requested, exhausted)
     return row
-
-
-def _count_group(
-    groups: dict[str, dict[str, Any]],
-    group: Mapping[str, Any],
-    result_dir: Path,
-    index: int,
-    trials: int,
-) -> None:
-    """Add one trial's record of a group to its entry (made on first sight) in `groups`."""
-    host = layout.record_host(group)
-    entry = groups.setdefault(
-        layout.group_dir_name(group["id"], host),
-        {
-            "id": group["id"],
-            "host": host,
-            "trials": 0,
-            "cancelled": 0,
-            "sequences": {},
-            "checks": {},
-            "comparisons": {},
-            "results": [],
-        },
-    )
-    entry["results"].append(result_dir)
-    entry["trials"] += 1
-    entry["cancelled"] += group["state"] == "cancelled"
-    record_dir = layout.record_dir(result_dir, group)
-    entry.setdefault("reused", set()).update(reused_arms(record_dir))
-    retried = retries_in(record_dir, group)
-    if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
-        entry["retries"] = entry.get("retries", 0) + retried
-    grade = read.read_grade(record_dir, group)
-    if grade is not None:
-        _count_grade(entry, grade, index, trials)
 
 
 def aggregate(
@@ -161,9 +93,9 @@ def aggregate(
     stopped.
     """
     trial_rows: list[TrialRow] = []
-    groups: dict[str, dict[str, Any]] = {}
+    groups: dict[str, GroupTally] = {}
     fingerprints: list[Fingerprint] = []
-    cannot: dict[tuple[str, str], dict[str, Any]] = {}
+    cannot: dict[tuple[str, str], CannotRunTrials] = {}
     for index, result_dir in enumerate(trials):
         summary = read.summary_or_none(result_dir)
         trial_rows.append(
@@ -176,10 +108,18 @@ def aggregate(
             )
         for fact in read.cannot_run_facts(invocation):
             # Counted apart: a host that cannot run a group is neither its pass nor its fail.
-            counted = cannot.setdefault((fact["group"], fact["host"]), {**fact, "trials": 0})
+            counted = cannot.setdefault(
+                (fact["group"], fact["host"]),
+                {
+                    "group": fact["group"],
+                    "host": fact["host"],
+                    "reason": fact["reason"],
+                    "trials": 0,
+                },
+            )
             counted["trials"] += 1
         for group in summary["groups"] if summary else []:
-            _count_group(groups, group, result_dir, index, len(trials))
+            count_group(groups, group, result_dir, index, len(trials))
     exhausted = bool(budget and budget.get("exhausted"))
     out_groups = [_group_row(e, adaptive, requested, exhausted) for e in groups.values()]
     identical = all(f == fingerprints[0] for f in fingerprints) if fingerprints else True
@@ -222,37 +162,40 @@ def _adaptive_run(requested: int, run: int) -> AdaptiveRun:
 
 
 def cross_host(
-    groups: Sequence[AggregateGroup], cannot_run: Sequence[Mapping[str, Any]] = ()
-) -> list[dict[str, Any]]:
+    groups: Sequence[AggregateGroup], cannot_run: Sequence[CannotRunTrials] = ()
+) -> list[CrossHostTable]:
     """Per group that ran on several hosts: each check's and comparison's counts per host, and
     whether they held on every host that can run it (the same counts everywhere); a host that
     cannot run it is named with the reason, without counts."""
     by_id: dict[str, list[AggregateGroup]] = {}
     for group in groups:
         by_id.setdefault(group["id"], []).append(group)
-    tables = []
+    tables: list[CrossHostTable] = []
     for group_id, runs in by_id.items():
         reasons = {f["host"]: f["reason"] for f in cannot_run if f["group"] == group_id}
         if len(runs) + len(reasons) < 2:
             continue
         hosts = [layout.record_host(run) for run in runs]
-        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        rows: dict[tuple[str, str], dict[str, dict[str, int | None]]] = {}
         for host, run in zip(hosts, runs, strict=True):
             for check in run["checks"]:
-                counts = {state: check[state] for state in ("pass", "fail", "unavailable")}
-                row = rows.setdefault(("check", check["id"]), {"hosts": {}})
-                row["hosts"][host] = counts
+                counts: dict[str, int | None] = {
+                    "pass": check.get("pass"),
+                    "fail": check.get("fail"),
+                    "unavailable": check.get("unavailable"),
+                }
+                rows.setdefault(("check", check["id"]), {})[host] = counts
             for comparison in run["comparisons"]:
-                row = rows.setdefault(("comparison", comparison["id"]), {"hosts": {}})
-                row["hosts"][host] = dict(comparison["transitions"])
-        out_rows = []
-        for (kind, identity), row in rows.items():
-            per_host = {host: row["hosts"].get(host) for host in hosts}
+                transitions: dict[str, int | None] = dict(comparison.get("transitions") or {})
+                rows.setdefault(("comparison", comparison["id"]), {})[host] = transitions
+        out_rows: list[CrossHostRow] = []
+        for (kind, identity), by_host in rows.items():
+            per_host = {host: by_host.get(host) for host in hosts}
             values = [json_key(v) for v in per_host.values()]
             out_rows.append(
                 {"kind": kind, "id": identity, "hosts": per_host, "held": len(set(values)) == 1}
             )
-        table = {
+        table: CrossHostTable = {
             "id": group_id,
             "hosts": [*hosts, *reasons],
             "held": all(row["held"] for row in out_rows),
@@ -271,7 +214,7 @@ def json_key(value: Any) -> str:
 
 def _adaptive_group(
     comparisons: list[AggregateComparison],
-    entry: Mapping[str, Any],
+    entry: GroupTally,
     maximum: int,
     exhausted: bool,
 ) -> GroupAdaptive:
@@ -281,11 +224,11 @@ def _adaptive_group(
     one stopped at the maximum, for futility (`cannot-resolve`, `unlikely-to-resolve`), because
     the budget ran out, or because the run ended early (cancelled, deselected).
     """
-    seen: Mapping[str, list[str | None]] = entry["sequences"]
-    used = entry["trials"] - entry["cancelled"]
-    if exhausted and entry["cancelled"]:
+    seen: Mapping[str, list[str | None]] = entry.sequences
+    used = entry.trials - entry.cancelled
+    if exhausted and entry.cancelled:
         unresolved_reason = "budget-exhausted"
-    elif entry["trials"] >= maximum:
+    elif entry.trials >= maximum:
         unresolved_reason = "max-trials"
     else:
         unresolved_reason = "incomplete"
@@ -294,7 +237,7 @@ def _adaptive_group(
         decision = decide(seen.get(comparison["id"], []), maximum=maximum)
         if decision.resolved_at is not None:
             reason = "resolved"
-        elif unresolved_reason == "incomplete" and not entry["cancelled"] and decision.futility:
+        elif unresolved_reason == "incomplete" and not entry.cancelled and decision.futility:
             reason = decision.futility
         else:
             reason = unresolved_reason
@@ -333,7 +276,7 @@ def write_aggregate(
     )
 
 
-def _check_stats(row: dict[str, Any]) -> AggregateCheck:
+def _check_stats(row: CheckTally) -> AggregateCheck:
     observed = row["pass"] + row["fail"]
     interval = wilson_interval(row["pass"], observed)
     return {
@@ -380,13 +323,7 @@ def sample_size(transitions: Mapping[str, int]) -> SampleSize | None:
     return {"pairs": needed, "more": max(0, needed - pairs)}
 
 
-def reused_arms(group_dir: Path) -> set[str]:
-    """The variants of a group run copied from another invocation (`--skill-eval-reuse`)."""
-    found = {v: read.read_run(group_dir / v) for v in VARIANTS}
-    return {v for v, run in found.items() if run is not None and "reused" in run[1]}
-
-
-def _comparison_stats(row: dict[str, Any], reused: Sequence[str] = ()) -> AggregateComparison:
+def _comparison_stats(row: ComparisonTally, reused: Sequence[str] = ()) -> AggregateComparison:
     transitions = row["transitions"]
     f2p, p2f = transitions.get("fail-to-pass", 0), transitions.get("pass-to-fail", 0)
     p = mcnemar_exact(f2p, p2f)
@@ -417,8 +354,8 @@ def _comparison_stats(row: dict[str, Any], reused: Sequence[str] = ()) -> Aggreg
     stats: AggregateComparison = {
         "id": row["id"],
         "kind": row["kind"],
-        "baseline": row["baseline"],
-        "candidate": row["candidate"],
+        "baseline": recorded(row["baseline"]),
+        "candidate": recorded(row["candidate"]),
         "transitions": transitions,
         "rates": rates,
         "discordant": {"fail-to-pass": f2p, "pass-to-fail": p2f},

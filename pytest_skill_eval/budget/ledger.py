@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import NotRequired, Protocol, TypedDict
 
+from ..evidence.records import Budget
 from ..evidence.store import atomic_write
 
 
@@ -36,6 +37,18 @@ def amount_of(value: object) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
+class Handover(TypedDict):
+    """Where an xdist worker finds the controller's ledger: its kind, the file (`file`) or
+    the Redis URL without the password, key and reserve (`redis`), and the ceiling."""
+
+    kind: str
+    maxCost: float
+    path: NotRequired[str]
+    url: NotRequired[str]
+    key: NotRequired[str]
+    reserve: NotRequired[float | None]
+
+
 class Ledger(Protocol):
     """Spend against a ceiling, asked before each subject starts and charged after it ends."""
 
@@ -45,10 +58,10 @@ class Ledger(Protocol):
     def charge(self, amount: float) -> None:
         """Add a finished subject's spend; the ledger is exhausted once it reaches the ceiling."""
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Budget:
         """`{maxCost, spent, exhausted}` for summaries, aggregates and shard records."""
 
-    def handover(self) -> dict[str, Any]:
+    def handover(self) -> Handover:
         """What an xdist worker needs to open the same ledger (`ledger_from`); no secrets."""
 
     def close(self) -> None:
@@ -72,11 +85,11 @@ class FileLedger:
         return ledger
 
     @contextmanager
-    def _locked(self) -> Iterator[dict[str, Any]]:
+    def _locked(self) -> Iterator[dict[str, object]]:
         with open(self.path.with_suffix(".lock"), "a+") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
-                state: dict[str, Any] = {}
+                state: dict[str, object] = {}
                 if self.path.is_file() and self.path.stat().st_size:
                     state = json.loads(self.path.read_text(encoding="utf-8"))
                 before = dict(state)
@@ -97,14 +110,16 @@ class FileLedger:
         that is not a finite amount zero or more exhausts it: no sum could be trusted."""
         with self._locked() as state:
             spent = amount_of(state.get("spent", 0.0))
+            total: float | None = None
             if amount_of(amount) is None or spent is None:
                 state["exhausted"] = True
                 refused = f"was charged {amount!r} USD on {state.get('spent')!r} spent"
             else:
                 refused = ""
-                state["spent"] = round(spent + amount, 10)
-            state["charges"] = int(state.get("charges", 0)) + 1
-            if not refused and state["spent"] >= self.max_cost:
+                total = state["spent"] = round(spent + amount, 10)
+            charges = state.get("charges", 0)
+            state["charges"] = int(charges if isinstance(charges, int | float | str) else 0) + 1
+            if total is not None and total >= self.max_cost:
                 state["exhausted"] = True
         if refused:
             raise LedgerError(
@@ -112,16 +127,17 @@ class FileLedger:
                 "is marked exhausted, no further subject starts"
             )
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Budget:
         """`{maxCost, spent, exhausted}` for summaries and aggregates."""
         with self._locked() as state:
+            spent = state.get("spent", 0.0)
             return {
                 "maxCost": self.max_cost,
-                "spent": round(float(state.get("spent", 0.0)), 10),
+                "spent": round(float(spent if isinstance(spent, int | float | str) else 0.0), 10),
                 "exhausted": bool(state.get("exhausted")),
             }
 
-    def handover(self) -> dict[str, Any]:
+    def handover(self) -> Handover:
         """The file and ceiling (workers share the controller's filesystem)."""
         return {"kind": "file", "path": str(self.path), "maxCost": self.max_cost}
 

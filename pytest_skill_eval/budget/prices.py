@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..hosts.base import Executable
 from ..hosts.pi.config import model_cost
@@ -29,7 +28,7 @@ class PriceTable:
         # Host name → its checked binary, for a price source that reads one; None: none is read.
         self.binaries = binaries
 
-    def providers(self) -> dict[str, Any]:
+    def providers(self) -> dict[str, object]:
         """The models file's providers (empty without one)."""
         if self.models is None:
             return {}

@@ -35,7 +35,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SkillEvalError
-from .ledger import LedgerError, amount_of
+from ..evidence.records import Budget
+from .ledger import Handover, LedgerError, amount_of
 from .ledger_url import PASSWORD_ENV, check_url, has_password, safe_url, scrub, secrets_of
 
 __all__ = [
@@ -282,7 +283,7 @@ class RedisLedger:
         with self._lock:
             self._holding = False
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Budget:
         """`{maxCost, spent, exhausted}` from Redis (the last state seen, if it is gone)."""
         try:
             values = self._redis.hmget(self._keys[0], ["spent", "exhausted"])
@@ -299,7 +300,7 @@ class RedisLedger:
             "exhausted": self.last.get("exhausted") == "1",
         }
 
-    def handover(self) -> dict[str, Any]:
+    def handover(self) -> Handover:
         """Where the ledger is, without the password (a worker takes it from its own settings
         or environment)."""
         return {

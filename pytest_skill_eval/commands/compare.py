@@ -16,18 +16,18 @@ import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..analysis.gate_option import margin_value
-from ..analysis.stats import ALPHA, fisher_exact, newcombe_difference
+from ..analysis.stats import ALPHA
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
 from ..evidence import layout, read
-from ..views.present import format_interval, format_number, row
 from .compare_gate import FAIL_ON, gate_lines
+from .compare_report import CheckRow, ComparisonRow, Counts, Report, Row, change, render
 
 AXES = ("revision", "model", "host")
 STATUS_ORDER = ("regression", "improvement", "no-change", "unresolved", "unavailable")
@@ -44,17 +44,14 @@ class AxisError(CompareError):
 
 
 @dataclass(frozen=True, slots=True)
-class Counts:
-    """Pass, fail and unavailable counts of one check on one side."""
+class GroupCounts:
+    """One group's counts on one side: each check's (variant, kind, counts) and each
+    comparison's (kind, counts per variant, transition counts)."""
 
-    passes: int = 0
-    fails: int = 0
-    unavailable: int = 0
-
-    @property
-    def observed(self) -> int:
-        """Trials whose check passed or failed (unavailable ones are no observation)."""
-        return self.passes + self.fails
+    checks: dict[str, tuple[str, str, Counts]] = field(default_factory=dict)
+    comparisons: dict[str, tuple[str, dict[str, Counts], dict[str, object]]] = field(
+        default_factory=dict
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +61,7 @@ class Side:
     path: Path
     id: str
     kind: str
-    groups: dict[str, dict[str, Any]]
-    """Group id to {"checks": {id: (variant, kind, Counts)}, "comparisons": {id: (...)}}."""
+    groups: dict[str, GroupCounts]
     group_dirs: dict[str, Path]
     """Group id to a group directory holding its definition record (the first trial's)."""
     hosts: tuple[str, ...] = ()
@@ -148,17 +144,17 @@ def load_side(path: Path) -> Side:
     """Counts per group, check and comparison of a result or an aggregate directory."""
     if read.is_aggregate(path):
         data = read.load_aggregate(path)
-        groups: dict[str, dict[str, Any]] = {}
+        groups: dict[str, GroupCounts] = {}
         for group in data.get("groups") or []:
-            entry = groups.setdefault(str(group.get("id")), {"checks": {}, "comparisons": {}})
+            entry = groups.setdefault(str(group.get("id")), GroupCounts())
             for check in group.get("checks") or []:
-                entry["checks"][str(check.get("id"))] = (
+                entry.checks[str(check.get("id"))] = (
                     str(check.get("variant")),
                     str(check.get("kind")),
                     _counts(check),
                 )
             for comparison in group.get("comparisons") or []:
-                entry["comparisons"][str(comparison.get("id"))] = _comparison_entry(comparison)
+                entry.comparisons[str(comparison.get("id"))] = _comparison_entry(comparison)
         trials = [t for t in read.aggregate_trial_dirs(path) if t.is_dir()]
         dirs = {}
         for identity in groups:
@@ -174,19 +170,19 @@ def load_side(path: Path) -> Side:
     groups, dirs = {}, {}
     for record in read.select_groups(summary, None):
         evidence = read.load_group(path, record)
-        entry = groups.setdefault(evidence.id, {"checks": {}, "comparisons": {}})
+        entry = groups.setdefault(evidence.id, GroupCounts())
         dirs[evidence.id] = evidence.directory
         grade = evidence.grade or {}
         for check in grade.get("checks") or []:
             state = check.get("state")
-            entry["checks"][str(check.get("id"))] = (
+            entry.checks[str(check.get("id"))] = (
                 str(check.get("variant")),
                 str(check.get("kind")),
                 Counts(int(state == "pass"), int(state == "fail"), int(state == "unavailable")),
             )
         for comparison in grade.get("comparisons") or []:
             sides = {v: read.mapping(comparison.get(v)).get("state") for v in VARIANTS}
-            entry["comparisons"][str(comparison.get("id"))] = (
+            entry.comparisons[str(comparison.get("id"))] = (
                 str(comparison.get("kind")),
                 {
                     v: Counts(int(s == "pass"), int(s == "fail"), int(s == "unavailable"))
@@ -205,7 +201,9 @@ def _counts(data: Mapping[str, Any]) -> Counts:
     )
 
 
-def _comparison_entry(comparison: Mapping[str, Any]) -> tuple[str, dict[str, Counts], Any]:
+def _comparison_entry(
+    comparison: Mapping[str, Any],
+) -> tuple[str, dict[str, Counts], dict[str, object]]:
     transitions = {k: v for k, v in read.mapping(comparison.get("transitions")).items() if v}
     return (
         str(comparison.get("kind")),
@@ -218,8 +216,9 @@ def _comparison_entry(comparison: Mapping[str, Any]) -> tuple[str, dict[str, Cou
 # Axes: only the compared one may differ
 
 
-def axis_values(definition: Mapping[str, Any]) -> dict[str, Any]:
-    """What each axis reads in a group definition: the variants' sources, model, runtime host."""
+def axis_values(definition: Mapping[str, Any]) -> dict[str, object]:
+    """What each axis reads in a group definition, by axis: the variants' sources (by variant),
+    the model, the runtime's host."""
     variants = read.mapping(definition.get("variants"))
     return {
         "revision": {name: read.mapping(v).get("source") for name, v in variants.items()},
@@ -228,9 +227,9 @@ def axis_values(definition: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def without_axes(definition: Mapping[str, Any]) -> dict[str, Any]:
+def without_axes(definition: Mapping[str, Any]) -> dict[str, object]:
     """A group definition with every axis's fields removed: what no comparison may change."""
-    stripped = copy.deepcopy(dict(definition))
+    stripped: dict[str, object] = copy.deepcopy(dict(definition))
     for variant in read.mapping(stripped.get("variants")).values():
         if isinstance(variant, dict):
             variant.pop("source", None)
@@ -331,7 +330,8 @@ def _check_group(
         if other == "revision":
             field = next(differing_fields(first, second))
             variant = field.split(".")[0]
-            shown = (_shown(first.get(variant)), _shown(second.get(variant)))
+            sources = (read.mapping(first), read.mapping(second))
+            shown = (_shown(sources[0].get(variant)), _shown(sources[1].get(variant)))
             where = f" in group {identity}'s variants.{variant}.source ({files})"
         else:
             shown, where = (_shown(first), _shown(second)), f" in group {identity} ({files})"
@@ -350,7 +350,7 @@ def _check_group(
 # The comparison
 
 
-def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> dict[str, Any]:
+def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> Report:
     """The report of B against A: both sides, refusals overridden, rows (regressions first)."""
     if axis not in AXES:
         raise CompareError(f"unknown axis {axis!r} (use {', '.join(AXES)})")
@@ -363,27 +363,35 @@ def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> dict
             + ", so A and B cannot be checked for differences beyond the axis; use results "
             "whose definitions are all present, or pass --force to compare anyway"
         )
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for identity in (g for g in a.groups if g in b.groups):
         ga, gb = a.groups[identity], b.groups[identity]
-        for check_id in (c for c in ga["checks"] if c in gb["checks"]):
-            variant, kind, counts_a = ga["checks"][check_id]
-            counts_b = gb["checks"][check_id][2]
-            rows.append(
-                {"type": "check", "group": identity, "id": check_id, "variant": variant}
-                | {"kind": kind}
-                | _change(counts_a, counts_b)
-            )
-        for comparison_id in (c for c in ga["comparisons"] if c in gb["comparisons"]):
-            kind, sides_a, transitions_a = ga["comparisons"][comparison_id]
-            sides_b, transitions_b = gb["comparisons"][comparison_id][1:]
+        for check_id in (c for c in ga.checks if c in gb.checks):
+            variant, kind, counts_a = ga.checks[check_id]
+            counts_b = gb.checks[check_id][2]
+            check: CheckRow = {
+                "type": "check",
+                "group": identity,
+                "id": check_id,
+                "variant": variant,
+                "kind": kind,
+                **change(counts_a, counts_b),
+            }
+            rows.append(check)
+        for comparison_id in (c for c in ga.comparisons if c in gb.comparisons):
+            kind, sides_a, transitions_a = ga.comparisons[comparison_id]
+            sides_b, transitions_b = gb.comparisons[comparison_id][1:]
             for variant in VARIANTS:
-                rows.append(
-                    {"type": "comparison", "group": identity, "id": comparison_id}
-                    | {"variant": variant, "kind": kind}
-                    | _change(sides_a[variant], sides_b[variant])
-                    | {"transitions": {"a": transitions_a, "b": transitions_b}}
-                )
+                side: ComparisonRow = {
+                    "type": "comparison",
+                    "group": identity,
+                    "id": comparison_id,
+                    "variant": variant,
+                    "kind": kind,
+                    **change(sides_a[variant], sides_b[variant]),
+                    "transitions": {"a": transitions_a, "b": transitions_b},
+                }
+                rows.append(side)
     rows.sort(key=lambda r: r["status"] != "regression")  # stable: suite order otherwise
     only = {
         "a": [g for g in a.groups if g not in b.groups],
@@ -401,78 +409,3 @@ def compare(a_dir: Path, b_dir: Path, *, axis: str, force: bool = False) -> dict
         "regressions": sum(1 for r in rows if r["status"] == "regression"),
         "rows": rows,
     }
-
-
-def _change(a: Counts, b: Counts) -> dict[str, Any]:
-    """The change from A to B of one pass rate: difference, Newcombe interval, Fisher p, status."""
-    difference = newcombe_difference(a.passes, a.observed, b.passes, b.observed)
-    p_value = fisher_exact(a.passes, a.observed, b.passes, b.observed)
-    if difference is None:
-        status = "unavailable"
-    elif a.observed == 1 and b.observed == 1:
-        # One trial each: a flip is all there is to see, and it is reported as such.
-        status = {1.0: "improvement", -1.0: "regression"}.get(difference[0], "no-change")
-    elif difference[2] < 0:
-        status = "regression"
-    elif difference[1] > 0:
-        status = "improvement"
-    else:
-        status = "no-change" if difference[0] == 0 else "unresolved"
-    return {
-        "a": _side(a),
-        "b": _side(b),
-        "change": difference[0] if difference else None,
-        "interval": list(difference[1:]) if difference else None,
-        "fisherP": p_value,
-        "status": status,
-    }
-
-
-def _side(counts: Counts) -> dict[str, Any]:
-    rate = counts.passes / counts.observed if counts.observed else None
-    return {
-        "pass": counts.passes,
-        "fail": counts.fails,
-        "unavailable": counts.unavailable,
-        "passRate": rate,
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-# Text
-
-
-def render(report: Mapping[str, Any]) -> str:
-    """TAB-separated rows like `skill-eval view`: header, refusals overridden, rows."""
-    a, b = report["a"], report["b"]
-    lines = [
-        f"Compare {a['id']} -> {b['id']} axis={report['axis']} regressions={report['regressions']}",
-        row("a", a["kind"], a["path"]),
-        row("b", b["kind"], b["path"]),
-    ]
-    lines.extend(row("forced", line) for line in report["definitionDifferences"])
-    for side, groups in report["onlyIn"].items():
-        lines.extend(row("only-in", side, group) for group in groups)
-    for entry in report["rows"]:
-        cells = [
-            entry["type"],
-            entry["status"],
-            entry["group"],
-            entry["id"],
-            entry["variant"],
-            entry["kind"],
-            f"a={entry['a']['pass']}/{entry['a']['pass'] + entry['a']['fail']}",
-            f"b={entry['b']['pass']}/{entry['b']['pass'] + entry['b']['fail']}",
-            f"change={format_number(entry['change'])}",
-            f"interval={format_interval(entry['interval'])}",
-            f"fisher-p={format_number(entry['fisherP'])}",
-        ]
-        if entry["type"] == "comparison":
-            for side in ("a", "b"):
-                shown = entry["transitions"][side]
-                cells.append(
-                    f"{side}-transitions="
-                    + (",".join(f"{k}:{v}" for k, v in shown.items()) or "none")
-                )
-        lines.append(row(*cells))
-    return "\n".join(lines) + "\n"

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import SkillEvalError
 from ..evidence import atomic_write, entry_digest, json_bytes, layout, utc_now
+from ..evidence.observed import Usage
 from ..evidence.read import aggregate_trial_dirs, is_finished
 from ..hosts import host_for
 from ..hosts.base import Endpoint, Launch, ServedModel, Talk
@@ -104,7 +105,7 @@ class _ReviewerRun:
     """What the reviewer process produced."""
 
     response: str = ""
-    usage: dict[str, Any] | None = None
+    usage: Usage | None = None
     errors: list[str] = field(default_factory=list)
 
 

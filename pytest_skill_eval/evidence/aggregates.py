@@ -14,7 +14,7 @@ from pydantic import AfterValidator
 # pydantic reads TypedDicts from typing_extensions only, before Python 3.12.
 from typing_extensions import TypedDict
 
-from .constraints import Count, Interval, Number, SafeHost, SafeId
+from .constraints import Count, Holds, Interval, Number, SafeHost, SafeId
 from .records import Budget
 
 
@@ -36,7 +36,8 @@ class AggregateInputs(TypedDict):
     """Whether every trial ran from the same inputs."""
 
     identical: bool
-    fingerprints: NotRequired[list[Fingerprint] | list[dict[str, Any]]]
+    # The first trial's; a reader tolerates any objects here (older aggregates).
+    fingerprints: NotRequired[Annotated[list[Fingerprint], Holds(list[dict[str, object]])]]
 
 
 class Rate(TypedDict):
@@ -243,10 +244,62 @@ class TriggerDifference(TypedDict):
 class TriggerRate(TypedDict):
     """Activation and false activation rates of one target skill over a suite and its trials."""
 
-    skill: NotRequired[TriggerSkill | dict[str, Any]]
+    skill: NotRequired[Annotated[TriggerSkill, Holds(TriggerSkill | dict[str, object])]]
     groups: NotRequired[list[str]]
     variants: NotRequired[dict[str, TriggerVariant]]
     difference: NotRequired[dict[str, TriggerDifference | None]]
+
+
+class CannotRunTrials(TypedDict):
+    """A group a chosen host cannot run, why, and how many trials said so."""
+
+    group: str
+    host: str
+    reason: str
+    trials: int
+
+
+class CrossHostRow(TypedDict):
+    """A check's counts or a comparison's transitions on each host (None: not graded there),
+    and whether they are the same on every host."""
+
+    kind: str
+    id: str
+    hosts: dict[str, dict[str, int | None] | None]
+    held: bool
+
+
+class CrossHostTable(TypedDict):
+    """A group run on several hosts: its rows, whether all held, and each host that cannot
+    run it with the reason."""
+
+    id: str
+    hosts: list[str]
+    held: bool
+    rows: list[CrossHostRow]
+    cannotRun: NotRequired[dict[str, str]]
+
+
+class FloorCheck(TypedDict):
+    """A comparison's candidate check on identical arms: how often its arms disagreed over the
+    trials that observed both, the rate with its interval, and whether that makes it flaky."""
+
+    group: str
+    comparison: str
+    baseline: str
+    disagreements: int
+    trials: int
+    rate: NotRequired[Number | None]
+    interval: NotRequired[Interval | None]
+    flaky: NotRequired[bool]
+
+
+class NoiseFloor(TypedDict):
+    """A noise-floor run's measure: its trials, each check's disagreement, the flaky bound."""
+
+    trials: int
+    perCheck: dict[str, FloorCheck]
+    bound: Number
 
 
 class AggregateRecord(TypedDict):
@@ -262,12 +315,12 @@ class AggregateRecord(TypedDict):
     groups: NotRequired[list[AggregateGroup]]
     completedAt: NotRequired[str]
     budget: NotRequired[Budget]
-    adaptive: NotRequired[AdaptiveRun | dict[str, Any]]
-    noiseFloor: NotRequired[dict[str, Any]]  # `--skill-eval-noise-floor` (`noise_floor.py`)
+    adaptive: NotRequired[Annotated[AdaptiveRun, Holds(AdaptiveRun | dict[str, object])]]
+    noiseFloor: NotRequired[NoiseFloor]  # `--skill-eval-noise-floor` (`noise_floor.py`)
     # Groups run on several hosts: per check/comparison the counts on each host, and whether
     # they held on every host.
-    crossHost: NotRequired[list[dict[str, Any]]]
+    crossHost: NotRequired[list[CrossHostTable]]
     # The groups a chosen host cannot run, with the trials that said so: counted apart.
-    cannotRun: NotRequired[list[dict[str, Any]]]
+    cannotRun: NotRequired[list[CannotRunTrials]]
     # Absent from aggregates written before trigger rates were recorded.
     triggerRates: NotRequired[list[TriggerRate]]

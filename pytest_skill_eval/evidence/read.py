@@ -27,11 +27,10 @@ from .records import (
     GradeRecord,
     GroupRecord,
     InvocationRecord,
-    OfferedSkillsRecord,
     RunRecord,
-    SkillWarningsRecord,
     SummaryRecord,
 )
+from .skill_records import OfferedSkillsRecord, SkillWarningsRecord
 
 _POSITION = re.compile(r"[0-9]+")
 

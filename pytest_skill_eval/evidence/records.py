@@ -20,6 +20,19 @@ from typing import Annotated, Any, Literal, NotRequired
 from typing_extensions import TypedDict
 
 from .constraints import Holds, Number, SafeHost, SafeId
+from .inputs import RunResources
+from .observed import (
+    ContextArtifact,
+    Delivery,
+    Effects,
+    ModelRecord,
+    Process,
+    ProviderRecord,
+    RecordedUsage,
+    SpendRecord,
+    Turn,
+)
+from .skill_records import Activation
 
 # ---------------------------------------------------------------------------------------------
 # run.json (or its fallback run-error.json)
@@ -33,37 +46,8 @@ class RunError(TypedDict):
     cause: NotRequired[RunError | dict[str, str] | None]
 
 
-# How a declared skill reached the model (`offered-skills.json`), and what became of the
-# target in a run: read, or why not.
-OfferedState = Literal["intact", "cut", "altered", "absent", "unobservable"]
-ActivationState = Literal[
-    "read", "not-read", "not-offered", "offered-cut", "denied", "read-another-skill"
-]
-
-
-class SkillRef(TypedDict):
-    """A declared skill of a variant: its position and its name (front matter, else folder)."""
-
-    index: int
-    name: str
-
-
-class Activation(TypedDict):
-    """Whether, and in which turns, the target skill was read, and what else explains it."""
-
-    targetRead: NotRequired[bool | None]
-    firstReadTurn: NotRequired[int | None]
-    readTurns: NotRequired[list[int]]
-    successfulReadPaths: NotRequired[list[str]]
-    # Absent before offered skills were recorded: `read`, `not-read`, `not-offered`,
-    # `offered-cut`, `denied` or `read-another-skill`.
-    state: NotRequired[ActivationState]
-    target: NotRequired[SkillRef | None]  # the target skill by name; None: the variant has none
-    # The target's state in `offered-skills.json` (`intact`, `cut`, ...); None: no target.
-    offered: NotRequired[OfferedState | None]
-    otherSkillsRead: NotRequired[list[SkillRef]]  # declared skills read besides the target
-    # Why the script is not what a model could have done (it reads a skill never offered).
-    unrealistic: NotRequired[str | None]
+# A reader meets errors of any shape in older results; it checks the parts it uses.
+RecordedError = Annotated[RunError | dict[str, str] | None, Holds(dict[str, object] | None)]
 
 
 class RunArtifacts(TypedDict):
@@ -92,59 +76,20 @@ class HostBinaryRecord(TypedDict):
 
     version: NotRequired[str]
     command: NotRequired[str]
-    enforced: NotRequired[dict[str, Any]]
+    enforced: NotRequired[dict[str, str | bool]]
     # A Node host: the runtime it ran on ({kind: pinned|option, path, version}) and, for Pi,
     # the form that ran ({kind: stock} or {kind: bundle, sha256}).
     runtime: NotRequired[dict[str, str]]
     form: NotRequired[dict[str, str]]
 
 
-class ToolCall(TypedDict):
-    """One tool call of a turn."""
+class EnvironmentRecord(TypedDict):
+    """The subject's environment: every variable name it had, the literal values the group
+    declared and the names it inherited."""
 
-    toolCallId: NotRequired[str | None]
-    toolName: NotRequired[str | None]
-
-
-class ChangeSet(TypedDict):
-    """Paths created, modified and deleted (`path_b64` and other keys beside them are free)."""
-
-    created: NotRequired[list[Any] | None]
-    modified: NotRequired[list[Any] | None]
-    deleted: NotRequired[list[Any] | None]
-
-
-class TurnWorkspace(TypedDict):
-    """What a turn changed in the workspace."""
-
-    changesSincePrevious: NotRequired[ChangeSet | None]
-
-
-class Turn(TypedDict):
-    """What a reader relies on in one turn of a run (the host layer writes the rest)."""
-
-    turn: NotRequired[int]
-    toolActivity: NotRequired[list[ToolCall] | None]
-    workspace: NotRequired[TurnWorkspace | None]
-
-
-class Effects(TypedDict):
-    """What a run changed, by kind (created, modified, deleted)."""
-
-    changes: NotRequired[ChangeSet | None]
-
-
-class Process(TypedDict):
-    """How the subject's process ended."""
-
-    protocolErrors: NotRequired[list[Any] | None]
-    parseErrors: NotRequired[list[Any] | None]
-
-
-class RunResources(TypedDict):
-    """The resource snapshots a run recorded."""
-
-    skills: NotRequired[list[Any] | None]
+    names: list[str]
+    literal: dict[str, str]
+    inherit: list[str]
 
 
 class HostChoice(TypedDict):
@@ -161,7 +106,7 @@ class AttemptRecord(TypedDict):
 
     attempt: int
     state: str
-    error: RunError | dict[str, Any] | None
+    error: RecordedError
     evidence: str
 
 
@@ -178,38 +123,37 @@ class RunRecord(TypedDict):
     nonce: NotRequired[str]
     prompt: NotRequired[str | None]
     prompts: NotRequired[list[str]]
-    turns: NotRequired[Annotated[list[dict[str, Any]], Holds(list[Turn])]]
+    turns: NotRequired[list[Turn]]
     successfulReadPaths: NotRequired[list[str]]
     # Declared tools whose calls this host cannot show, each with the reason.
     unobservableTools: NotRequired[dict[str, str]]
     activation: NotRequired[Activation]
     response: NotRequired[str | None]
-    usage: NotRequired[dict[str, Any] | None]
+    usage: NotRequired[RecordedUsage]
     # Requests the model endpoint received (loopback), else assistant replies observed (Pi
     # live); None where neither can be seen.
     modelCalls: NotRequired[int | None]
-    # {"usd", "simulated"}: what the run cost, and whether it was only simulated.
-    spend: NotRequired[dict[str, Any]]
-    effects: NotRequired[Annotated[dict[str, Any] | None, Holds(Effects | None)]]
-    contextObservationArtifact: NotRequired[dict[str, Any] | None]
+    spend: NotRequired[SpendRecord]
+    effects: NotRequired[Effects | None]
+    contextObservationArtifact: NotRequired[ContextArtifact | None]
     artifacts: NotRequired[RunArtifacts]
-    error: NotRequired[RunError | dict[str, Any] | None]
+    error: NotRequired[RecordedError]
     # Present once a subject started (or its variant was prepared).
     startedAt: NotRequired[str]
     completedAt: NotRequired[str]
     workspace: NotRequired[str]
-    resources: NotRequired[Annotated[dict[str, Any], Holds(RunResources)]]
+    resources: NotRequired[RunResources]
     tools: NotRequired[list[str]]
-    commands: NotRequired[list[dict[str, Any]]]
-    model: NotRequired[dict[str, Any]]
-    provider: NotRequired[dict[str, Any]]
+    commands: NotRequired[list[dict[str, object]]]  # each declared command, as declared
+    model: NotRequired[ModelRecord]
+    provider: NotRequired[ProviderRecord]
     # The host's binary (every host, under one key; results before it kept Pi's under `pi`).
     binary: NotRequired[HostBinaryRecord]
-    pi: NotRequired[dict[str, Any]]
-    environment: NotRequired[dict[str, Any]]
-    process: NotRequired[Annotated[dict[str, Any], Holds(Process)]]
+    pi: NotRequired[dict[str, object]]
+    environment: NotRequired[EnvironmentRecord]
+    process: NotRequired[Process]
     hint: NotRequired[str | None]
-    delivery: NotRequired[Any]
+    delivery: NotRequired[Delivery | None]
     # Every system-wide or managed layer of the host (none for Pi) and how it was kept out.
     systemLayers: NotRequired[list[SystemLayerRecord]]
     # {"name", "chosenBy": "definition"|"invocation", "declared"}: off Pi, or chosen by
@@ -228,34 +172,6 @@ class RunRecord(TypedDict):
     # --skill-eval-retries: each earlier (infrastructure-failed) attempt, in order, with its
     # state, error and evidence directory (`attempts/<n>`, relative to the variant's).
     attempts: NotRequired[list[AttemptRecord]]
-
-
-# ---------------------------------------------------------------------------------------------
-# offered-skills.json
-
-
-class OfferedSkill(TypedDict):
-    """One declared skill as the host listed it to the model."""
-
-    index: int
-    name: str
-    state: OfferedState
-    description: NotRequired[str | None]  # exactly as sent; None: not listed, or no text
-    offeredChars: NotRequired[int]  # a `cut` or `altered` description's length as sent
-    declaredChars: NotRequired[int | None]  # the SKILL.md's description; None: it has none
-    reason: NotRequired[str]  # why `unobservable`
-
-
-class OfferedSkillsRecord(TypedDict):
-    """`offered-skills.json`: what the host listed to the model in its first model request
-    that lists skills, against each declared `SKILL.md`."""
-
-    schema_version: int
-    host: str
-    skills: list[OfferedSkill]
-    # Listed names no declared skill has (the host's own skills).
-    others: list[str]
-    request: NotRequired[int | None]  # the request read (0-based); None: none listed skills
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,6 +327,47 @@ class CannotRun(TypedDict):
     reason: str
 
 
+class InvocationProvider(TypedDict):
+    """Where the invocation's scripts or cassettes lie, and whether it records."""
+
+    cassettes: NotRequired[str | None]
+    record: NotRequired[str]
+
+
+class FloorTrial(TypedDict):
+    """A trial of a noise floor: its id and its seal root (`sha256:<root>`)."""
+
+    id: str
+    root: str
+
+
+class FlakyGate(TypedDict):
+    """The noise floor that decides for a run (None: none does), the checks it found flaky
+    (which never gate), its trials, and the newer floors set aside with why."""
+
+    noiseFloor: str | None
+    checks: list[str]
+    trials: list[FloorTrial]
+    setAside: list[str]
+
+
+class CarriedGroup(TypedDict):
+    """A group a resumed result carried over, by directory name, with its manifest's sha256."""
+
+    group: str
+    manifest: str
+
+
+class ResumedFrom(TypedDict):
+    """The result a resumed one completes: its id, where it lies, its seal root (None: never
+    sealed), and each group carried over from it."""
+
+    id: str
+    path: str
+    root: str | None
+    groups: list[CarriedGroup]
+
+
 class InvocationRecord(TypedDict):
     """`invocation.json`: what a result was run from, written before any group starts."""
 
@@ -420,7 +377,7 @@ class InvocationRecord(TypedDict):
     definitions: NotRequired[list[InvocationDefinition]]
     selection: NotRequired[Selection]
     pins: NotRequired[Any]
-    provider: NotRequired[dict[str, Any]]
+    provider: NotRequired[InvocationProvider]
     failOn: NotRequired[str]
     alpha: NotRequired[float]  # the significance gate's, under failOn significant-regression
     startedAt: NotRequired[str]
@@ -433,10 +390,8 @@ class InvocationRecord(TypedDict):
     # keeps the well-formed entries (`read.cannot_run_facts`).
     cannotRun: NotRequired[list[CannotRun] | Any]
     identicalArms: NotRequired[bool]  # a noise-floor trial: the baseline arm is the candidate's
-    flakyGate: NotRequired[dict[str, Any]]  # the newest noise floor's flaky checks: never gate
-    # --skill-eval-resume: the result this one completes, its seal root (None: never sealed),
-    # and each group carried over from it with the sha256 of its manifest.
-    resumedFrom: NotRequired[dict[str, Any]]
+    flakyGate: NotRequired[FlakyGate]
+    resumedFrom: NotRequired[ResumedFrom]  # --skill-eval-resume
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,29 +405,12 @@ class VariantDeclaration(TypedDict):
     target: NotRequired[int | None]
 
 
-class SkillWarning(TypedDict):
-    """One warning a host's skill loader gave, named by the declared skill it is about."""
-
-    skill: str | None  # the declared path; None: a skill the warning names no path of
-    index: int | None  # its index in the variant's `skills`
-    type: str  # the host's kind of diagnostic ("warning", "collision", ...)
-    message: str  # the host's words
-
-
-class SkillWarningsRecord(TypedDict):
-    """`skill-warnings.json`: what the host's own skill loader warned of the declared skills
-    (written for a host that reports it; empty `warnings`: it warned of nothing)."""
-
-    host: str
-    warnings: list[SkillWarning]
-
-
 class DefinitionRecord(TypedDict):
     """`definition.json`: the group as declared, as the views, reviews and rates read it (the
     whole declaration is described where it is loaded, `definitions/`)."""
 
     type: NotRequired[str | None]
-    input: NotRequired[dict[str, Any] | None]
+    input: NotRequired[dict[str, object] | None]
     variants: NotRequired[dict[str, VariantDeclaration] | None]
     expectations: NotRequired[list[Any] | None]
     review_questions: NotRequired[list[Any] | None]

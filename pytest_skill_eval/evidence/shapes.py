@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from . import aggregates, records
+from . import aggregates, records, skill_records
 
 # Each adapter is built at its first use: building them all cost about 0.1 s of CPU at import,
 # which every xdist worker paid and none needs (a worker writes evidence, it reads none back).
@@ -26,9 +26,9 @@ _RECORDS: dict[str, object] = {
     "MANIFEST": records.ManifestRecord,
     "SEAL": records.SealRecord,
     "DEFINITION": records.DefinitionRecord,
-    "OFFERED_SKILLS": records.OfferedSkillsRecord,
-    "SKILL_WARNINGS": records.SkillWarningsRecord,
-    "OBJECT": dict[str, Any],
+    "OFFERED_SKILLS": skill_records.OfferedSkillsRecord,
+    "SKILL_WARNINGS": skill_records.SkillWarningsRecord,
+    "OBJECT": dict[str, object],  # a JSON object, whatever it holds
 }
 
 if TYPE_CHECKING:
@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     MANIFEST: TypeAdapter[records.ManifestRecord]
     SEAL: TypeAdapter[records.SealRecord]
     DEFINITION: TypeAdapter[records.DefinitionRecord]
-    OFFERED_SKILLS: TypeAdapter[records.OfferedSkillsRecord]
-    SKILL_WARNINGS: TypeAdapter[records.SkillWarningsRecord]
-    OBJECT: TypeAdapter[dict[str, Any]]
+    OFFERED_SKILLS: TypeAdapter[skill_records.OfferedSkillsRecord]
+    SKILL_WARNINGS: TypeAdapter[skill_records.SkillWarningsRecord]
+    OBJECT: TypeAdapter[dict[str, object]]
 
 
 def lenient(record: Any) -> TypeAdapter[Any]:

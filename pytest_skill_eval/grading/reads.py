@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, get_args
 
 from pytest_skill_eval.definitions import ResourceReadExpectation, SkillReadExpectation
-from pytest_skill_eval.evidence.records import Activation, OfferedState
+from pytest_skill_eval.evidence.skill_records import Activation, OfferedState
 from pytest_skill_eval.grading.support import (
     Check,
     Context,

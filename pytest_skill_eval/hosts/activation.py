@@ -2,7 +2,7 @@
 the model (`offered-skills.json`, written here), the other declared skills the run read, a read
 the host refused, and a script that reads what no model was offered.
 
-The state (`records.ActivationState`), first that holds:
+The state (`skill_records.ActivationState`), first that holds:
 `read` (the target's SKILL.md was read), `denied` (a call naming the target ended in an error,
 the host's refusal), `read-another-skill` (another declared skill's SKILL.md was read),
 `not-offered` (the host never listed the target), `offered-cut` (it listed the target's
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..evidence.records import (
+from ..evidence.skill_records import (
     Activation,
     ActivationState,
     OfferedSkill,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..evidence.observed import EndpointFailure, ModelRequest, ProcessTiming
 from ..evidence.redact import Redactor
 from ..evidence.store import utc_now
 from ..modelserver.route import Route
@@ -103,7 +104,7 @@ class PromptGate:
         count = received
         return lambda: count() + (1 if self.waiting else 0)
 
-    def timing(self) -> dict[str, Any]:
+    def timing(self) -> ProcessTiming:
         """The run record's `process` timing: a prompt in argv goes out at the spawn."""
         return {"spawnedAt": self.spawned_at, "promptedAt": self.prompted_at or self.spawned_at}
 
@@ -138,14 +139,14 @@ class Endpoint:
     model: dict[str, str] | None  # {"model": "provider/id", "thinking"?: level}
     served: ServedModel | None = None  # None: the host talks to the live provider itself
     # Live runs only, in the host's own format: the operator's provider table and credentials.
-    live_models: dict[str, Any] | None = None
+    live_models: dict[str, object] | None = None
     auth_json: bytes | None = None
     cassette: str | None = None
     cassette_sha256: str | None = None
-    failures: Callable[[], list[dict[str, Any]]] = list
+    failures: Callable[[], list[EndpointFailure]] = list
     # What the model endpoint received, one `{index, api, path, sha256, body}` per request;
     # None when the traffic is not ours to see (live mode).
-    requests: Callable[[], list[dict[str, Any]]] | None = None
+    requests: Callable[[], list[ModelRequest]] | None = None
     # How many requests the endpoint has received so far (cheap; polled while a host starts);
     # None when the traffic is not ours to see.
     received: Callable[[], int] | None = None

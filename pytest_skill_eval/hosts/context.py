@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ..errors import HostError
 
@@ -19,7 +18,7 @@ def _escape_attribute(value: str) -> str:
     return _escape_text(value).replace('"', "&quot;").replace("'", "&apos;")
 
 
-def load_context(manifest: str) -> list[dict[str, Any]]:
+def load_context(manifest: str) -> list[Mapping[str, object]]:
     """The entries of the context delivery manifest (schema_version 1); none without one."""
     if not manifest:
         return []
@@ -35,12 +34,13 @@ def load_context(manifest: str) -> list[dict[str, Any]]:
     return [e for e in entries if isinstance(e, dict)]
 
 
-def declared_context_block(entries: list[dict[str, Any]]) -> str:
+def declared_context_block(entries: Sequence[Mapping[str, object]]) -> str:
     """The declared context, in exactly the markup Pi's guard gives the model."""
     lines = ["<declared_context>"]
     for entry in entries:
         lines.append(f'<context declared-path="{_escape_attribute(str(entry["declaredPath"]))}">')
-        for item in entry.get("files", []):
+        files = entry.get("files", [])
+        for item in files if isinstance(files, list) else []:
             path, content = _escape_attribute(str(item["path"])), _escape_text(item["content"])
             lines.append(f'<file path="{path}">\n{content}</file>')
         lines.append("</context>")
@@ -63,7 +63,7 @@ def isolated_prompt(
     tools: Sequence[str],
     neutral: Mapping[str, str],
     skill_tool: str,
-    entries: list[dict[str, Any]],
+    entries: Sequence[Mapping[str, object]],
     cwd: Path,
     *,
     listing: str | None = None,

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..common.entries import FileTooLargeError, read_inside
 from ..evidence import layout, sha256_bytes
+from ..evidence.observed import ContextArtifact
 from ..evidence.read import MAX_JSON_BYTES
 from ..evidence.redact import Counts, Redactor, Tally
 from ..modelserver.bodies import observations
@@ -76,7 +77,7 @@ def _write_lines(lines: Any, path: Path, redactor: Redactor, tally: Tally) -> No
     tally.add(CONTEXT, counts)
 
 
-def context_artifact_of(variant_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+def context_artifact_of(variant_dir: Path) -> tuple[ContextArtifact | None, str | None]:
     """The run record's `contextObservationArtifact`, or why there is none."""
     path = variant_dir / CONTEXT
     if not path.is_file():
@@ -96,7 +97,7 @@ def context_artifact_of(variant_dir: Path) -> tuple[dict[str, Any] | None, str |
         surfaces.setdefault(str(record.get("surface")), None)
     if count == 0:
         return None, None
-    artifact = {
+    artifact: ContextArtifact = {
         "path": CONTEXT,
         "sha256": sha256_bytes(data),
         "bytes": len(data),

@@ -8,10 +8,10 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from ..evidence.observed import SpendRecord, Usage, UsageCost
 from ..evidence.records import HostBinaryRecord
 from ..evidence.states import SIMULATED_MODES
 from .base import Endpoint, Executable, Home, Host, Launch
@@ -103,7 +103,7 @@ def host_record(host: Host, binary: Executable) -> HostBinaryRecord:
     return record
 
 
-def simulated_usage(endpoint: Endpoint, usage: dict[str, Any] | None) -> dict[str, Any] | None:
+def simulated_usage(endpoint: Endpoint, usage: Usage | None) -> Usage | None:
     """A scripted or replayed run's usage priced by the evaluator's one table (the route's
     `cost`), whatever the host priced it at: hosts price an unknown model each their own way
     (Claude Code a third higher than the table), and simulated cost must compare across hosts.
@@ -112,20 +112,24 @@ def simulated_usage(endpoint: Endpoint, usage: dict[str, Any] | None) -> dict[st
     if usage is None or endpoint.mode not in SIMULATED_MODES or served is None:
         return usage
     prices = served.cost or {}
-    cost = {key: usage.get(key, 0) * prices.get(key, 0.0) / 1_000_000 for key in USAGE_FIELDS}
-    return {**usage, "cost": {**{k: round(v, 12) for k, v in cost.items()},
-                              "total": round(sum(cost.values()), 12)}}  # fmt: skip
+    priced: UsageCost = {}
+    total = 0.0
+    for key in USAGE_FIELDS:
+        cost = usage.get(key, 0) * prices.get(key, 0.0) / 1_000_000
+        priced[key] = round(cost, 12)
+        total += cost
+    priced["total"] = round(total, 12)
+    return {**usage, "cost": priced}
 
 
-def spend_record(endpoint: Endpoint, usage: Mapping[str, Any] | None) -> dict[str, Any]:
+def spend_record(endpoint: Endpoint, usage: Usage | None) -> SpendRecord:
     """What the run cost in USD, and whether that money was spent or only simulated.
 
     A recording route prices what went upstream (replayed parts of a cassette are free); a
     live run costs what the host priced from the provider's usage; scripted and replayed
     runs report the host's priced usage as `simulated`, and the ledger never charges them.
     """
-    cost = (usage or {}).get("cost")
-    reported = cost.get("total") if isinstance(cost, Mapping) else None
+    reported = usage["cost"].get("total") if usage is not None else None
     usd = float(reported) if isinstance(reported, int | float) else 0.0
     if endpoint.spend is not None:
         usd = endpoint.spend()

@@ -7,39 +7,60 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from ..definitions.models import COMMAND_TOOL
+from ..evidence.observed import (
+    Delivery,
+    ObservedModel,
+    ParseError,
+    ToolCall,
+    TurnWorkspace,
+    Usage,
+    UsageCost,
+)
 from .command_results import exit_code_of
 
-USAGE_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
-COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite", "total")
+UsageField = Literal["input", "output", "cacheRead", "cacheWrite"]
+CostField = Literal["input", "output", "cacheRead", "cacheWrite", "total"]
+USAGE_FIELDS: tuple[UsageField, ...] = ("input", "output", "cacheRead", "cacheWrite")
+COST_FIELDS: tuple[CostField, ...] = ("input", "output", "cacheRead", "cacheWrite", "total")
 
 
-def _number(value: Any) -> float:
+def _number(value: object) -> float:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
-def merge_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None:
+def text_or_none(value: object) -> str | None:
+    """A host's id or name as recorded: a string, else None."""
+    return value if isinstance(value, str) else None
+
+
+def merge_usage(total: Usage | None, usage: object) -> Usage | None:
     """Sum a message's usage (`input`, `output`, `cacheRead`, `cacheWrite`, `cost`) into a
     running total (missing values count as 0)."""
     if not isinstance(usage, dict):
         return total
-    merged: dict[str, Any] = total or dict.fromkeys(USAGE_FIELDS, 0) | {
-        "cost": dict.fromkeys(COST_FIELDS, 0)
+    merged: Usage = total or {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
     }
     for key in USAGE_FIELDS:
         merged[key] = merged[key] + _number(usage.get(key))
     raw_cost = usage.get("cost")
-    cost: dict[str, Any] = raw_cost if isinstance(raw_cost, dict) else {}
-    for key in COST_FIELDS:
-        merged["cost"][key] = round(merged["cost"][key] + _number(cost.get(key)), 12)
+    cost: dict[object, object] = raw_cost if isinstance(raw_cost, dict) else {}
+    merged_cost: UsageCost = merged["cost"]
+    for name in COST_FIELDS:
+        merged_cost[name] = round(merged_cost[name] + _number(cost.get(name)), 12)
     return merged
 
 
-def sum_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+def sum_usage(usages: list[Usage | None]) -> Usage | None:
     """Sum per-turn usage into a run total; None when no turn carried usage."""
-    total: dict[str, Any] | None = None
+    total: Usage | None = None
     for usage in usages:
         if usage is not None:
             total = merge_usage(total, {**usage})
@@ -58,14 +79,14 @@ class Turn:
     response: str = ""
     transcript_end: int = 0
     reads: list[str] = field(default_factory=list)
-    tool_activity: list[dict[str, Any]] = field(default_factory=list)
+    tool_activity: list[ToolCall] = field(default_factory=list)
     prompt_accepted: bool = False
-    usage: dict[str, Any] | None = None
+    usage: Usage | None = None
     model_calls: int = 0  # assistant replies observed (hosts that report each one)
     assistant_error: str | None = None
     settled: bool = False
     wall_time_ms: int | None = None
-    workspace: dict[str, Any] | None = None
+    workspace: TurnWorkspace | None = None
 
     def observed(self) -> bool:
         """Whether anything at all happened in this turn (kept even when interrupted)."""
@@ -91,12 +112,13 @@ class Observation:
     """Evidence gathered from a host's event stream, in host-neutral form."""
 
     turns: list[Turn] = field(default_factory=list)
-    transcript: list[dict[str, Any]] = field(default_factory=list)
-    parse_errors: list[dict[str, Any]] = field(default_factory=list)
-    protocol_errors: list[dict[str, Any]] = field(default_factory=list)
-    model: dict[str, Any] | None = None
-    delivery: dict[str, Any] | None = None
-    _pending_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    transcript: list[dict[str, object]] = field(default_factory=list)  # the host's messages
+    parse_errors: list[ParseError] = field(default_factory=list)
+    # Each with its `reason` and the details the failure has (open: they are the host's).
+    protocol_errors: list[dict[str, object]] = field(default_factory=list)
+    model: ObservedModel | None = None
+    delivery: Delivery | None = None
+    _pending_tools: dict[str, ToolCall] = field(default_factory=dict)
 
     @property
     def current(self) -> Turn | None:
@@ -112,16 +134,16 @@ class Observation:
         self.turns.append(turn)
         return turn
 
-    def protocol_error(self, reason: str, **details: Any) -> None:
+    def protocol_error(self, reason: str, **details: object) -> None:
         """Record a protocol error (any makes the run infrastructure-failed)."""
         self.protocol_errors.append({"reason": reason, **details})
 
-    def tool_started(self, call_id: Any, name: Any, args: Any) -> None:
+    def tool_started(self, call_id: str | None, name: str | None, args: object) -> None:
         """A tool call began in the current turn."""
         turn = self.current
         if turn is None:
             return
-        activity = {
+        activity: ToolCall = {
             "toolCallId": call_id,
             "toolName": name,
             "args": args,
@@ -131,9 +153,7 @@ class Observation:
         turn.tool_activity.append(activity)
         self._pending_tools[str(call_id)] = activity
 
-    def tool_ended(
-        self, call_id: Any, is_error: bool, output: object = None
-    ) -> dict[str, Any] | None:
+    def tool_ended(self, call_id: object, is_error: bool, output: object = None) -> ToolCall | None:
         """A tool call ended; returns its activity record (None when it never began).
 
         `output` is the result as the host reports it: a declared command's exit code is read
@@ -156,7 +176,7 @@ class Observation:
 
     def read_by(
         self,
-        activity: dict[str, Any],
+        activity: ToolCall,
         skills: Mapping[str, Path],
         skill: str,
         *,
@@ -165,16 +185,18 @@ class Observation:
         """What a successful call with arguments read: a `read` call's `file_path` (under `cwd`
         when it is given), or the file of the skill a `skill` call names by its `skill`
         argument."""
-        args = activity["args"]
-        if activity["toolName"] == "read" and isinstance(args.get("file_path"), str):
-            path = args["file_path"]
+        args = activity.get("args")
+        if not isinstance(args, Mapping):
+            return
+        path = args.get("file_path")
+        if activity.get("toolName") == "read" and isinstance(path, str):
             self.read_succeeded(path if cwd is None else str(cwd / path))
-        elif activity["toolName"] == "skill":
+        elif activity.get("toolName") == "skill":
             found = skills.get(str(args.get(skill)))
             if found is not None:
                 self.read_succeeded(str(found))
 
-    def message(self, message: dict[str, Any]) -> Turn | None:
+    def message(self, message: dict[str, object]) -> Turn | None:
         """A finished transcript message of the current turn; returns that turn."""
         turn = self.current
         if turn is None:
@@ -187,8 +209,8 @@ class Observation:
         self,
         turn: Turn,
         text: str,
-        usage: Any,
-        model: dict[str, Any] | None,
+        usage: object,
+        model: ObservedModel | None,
         error: str | None,
     ) -> None:
         """An assistant message: its text, usage, the model that answered, a failure."""

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from ..evidence.records import OfferedSkill, OfferedSkillsRecord, OfferedState
+from ..evidence.skill_records import OfferedSkill, OfferedSkillsRecord, OfferedState
 from ..modelserver.bodies import request_context
 
 SCHEMA_VERSION = 1

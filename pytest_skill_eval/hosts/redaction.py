@@ -27,7 +27,8 @@ def subject_redactor(group: Group, endpoint: Endpoint, environment: Mapping[str,
     """
     secrets: dict[str, str] = {}
     if endpoint.live_models is not None:
-        for provider, entry in dict(endpoint.live_models.get("providers") or {}).items():
+        providers = endpoint.live_models.get("providers")
+        for provider, entry in (providers if isinstance(providers, dict) else {}).items():
             key = entry.get("apiKey") if isinstance(entry, dict) else None
             # An apiKey that names a variable is read from it: only an inherited one is set.
             if isinstance(key, str) and key and not _VARIABLE_NAME.fullmatch(key):

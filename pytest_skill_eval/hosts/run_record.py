@@ -11,20 +11,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..definitions import Group
 from ..errors import DiskFullError
 from ..evidence import EvidenceError, json_bytes, layout, utc_now, write_once
-from ..evidence.records import (
-    Activation,
-    OfferedSkillsRecord,
-    RunArtifacts,
-    RunError,
-    RunRecord,
-    SystemLayerRecord,
-)
+from ..evidence.observed import ContextArtifact, Effects, Process, TranscriptSpan
+from ..evidence.observed import Turn as TurnRecord
+from ..evidence.records import RunArtifacts, RunError, RunRecord, SystemLayerRecord
 from ..evidence.redact import Tally
+from ..evidence.skill_records import Activation, OfferedSkillsRecord
 from ..evidence.store import disk_full
 from ..workspace import ResourceError, changes, fingerprint, fingerprint_json
 from ..workspace.materialise import PreparedVariant, immutable_changes
@@ -48,7 +43,7 @@ class SubjectResult:
     """The run record (run.json without the transcript) and the artifacts beside it."""
 
     run: RunRecord  # carried on as the group's record
-    transcript: list[dict[str, Any]]
+    transcript: list[dict[str, object]]  # the host's messages, redacted
     response: str
     # The results disk filled while the run was recorded: what could be written is, and the
     # invocation stops once the run record is on disk.
@@ -110,10 +105,10 @@ def record_run(
 class _Written:
     """What the steps after the run made, for the record."""
 
-    effects: dict[str, Any] | None
+    effects: Effects | None
     model_requests: str | None
     offered: tuple[OfferedSkillsRecord, str | None]  # the record, and its file when written
-    context: dict[str, Any] | None
+    context: ContextArtifact | None
     startup_wait_ms: int
 
 
@@ -151,7 +146,7 @@ def _redact_trees(facts: RunFacts, late_errors: list[str]) -> None:
             late_errors.append(f"could not redact the {what} after the run: {failure}")
 
 
-def _effects(facts: RunFacts, late_errors: list[str]) -> dict[str, Any] | None:
+def _effects(facts: RunFacts, late_errors: list[str]) -> Effects | None:
     """A body group's workspace before and after the run, and what changed between them."""
     prepared = facts.prepared
     if facts.group.type != "body":
@@ -203,7 +198,7 @@ def _write(facts: RunFacts, name: str, data: bytes, late_errors: list[str]) -> s
     return name
 
 
-def _context_artifact(facts: RunFacts, late_errors: list[str]) -> dict[str, Any] | None:
+def _context_artifact(facts: RunFacts, late_errors: list[str]) -> ContextArtifact | None:
     """What the model received, for `context-text`: from inside the host when it observes it,
     else from the requests the loopback server saw."""
     endpoint, directory = facts.endpoint, facts.prepared.directory
@@ -223,10 +218,10 @@ def _context_artifact(facts: RunFacts, late_errors: list[str]) -> dict[str, Any]
 
 def _turn_records(
     turns: Sequence[Turn], prepared: PreparedVariant
-) -> tuple[list[dict[str, Any]], Activation]:
+) -> tuple[list[TurnRecord], Activation]:
     """Each turn's record, and whether (and in which turns) the target skill was read."""
     target = str(prepared.target_path) if prepared.target_path else None
-    records: list[dict[str, Any]] = []
+    records: list[TurnRecord] = []
     all_reads: dict[str, None] = {}
     read_turns: list[int] = []
     for turn in turns:
@@ -235,7 +230,7 @@ def _turn_records(
         target_read = target is not None and target in reads
         if target_read:
             read_turns.append(turn.turn)
-        transcript = {
+        transcript: TranscriptSpan = {
             "file": layout.TRANSCRIPT,
             "start": turn.transcript_start,
             "end": turn.transcript_end,
@@ -296,7 +291,7 @@ def _outcome(
 
 def _process_record(
     facts: RunFacts, obs: Observation, outcome: ProcessOutcome, stderr: str | None, wait_ms: int
-) -> dict[str, Any]:
+) -> Process:
     """How the host's process ran and ended."""
     return {
         "command": facts.argv[0],

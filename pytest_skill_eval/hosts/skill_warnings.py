@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..evidence import EvidenceError, layout, write_json_once
-from ..evidence.records import SkillWarning, SkillWarningsRecord
 from ..evidence.redact import Redactor, Tally
+from ..evidence.skill_records import SkillWarning, SkillWarningsRecord
 from ..workspace import ResourceSnapshot
 
 

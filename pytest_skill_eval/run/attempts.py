@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import SkillEvalError
 from ..evidence import layout
-from ..evidence.records import AttemptRecord
+from ..evidence.records import AttemptRecord, RunRecord
 
 RETRIED_STATE = "infrastructure-failed"
 
@@ -64,7 +64,7 @@ def retryable(run: Mapping[str, Any], earlier: int, retries: int, cancelled: boo
     )
 
 
-def set_aside(variant_dir: Path, attempt: int, run: Mapping[str, Any]) -> AttemptRecord:
+def set_aside(variant_dir: Path, attempt: int, run: RunRecord) -> AttemptRecord:
     """Move a finished attempt's whole directory to `<variant>/attempts/<attempt>/`.
 
     The variant directory is renamed away, made again with its `attempts/`, and the attempt
@@ -86,7 +86,7 @@ def set_aside(variant_dir: Path, attempt: int, run: Mapping[str, Any]) -> Attemp
     return {
         "attempt": attempt,
         "state": str(run.get("state")),
-        "error": dict(error) if isinstance(error, Mapping) else None,
+        "error": error.copy() if isinstance(error, Mapping) else None,
         "evidence": target.relative_to(variant_dir).as_posix(),
     }
 

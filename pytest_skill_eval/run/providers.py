@@ -8,11 +8,11 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..budget.prices import PriceTable
 from ..definitions import LoadedDefinition, LoadedGroup, ModelChoice
 from ..errors import ModelProviderError
+from ..evidence.observed import EndpointFailure, ModelRequest
 from ..hosts.base import Endpoint, Executable, ServedModel
 from ..hosts.credentials import live_subjects, refuse_live_without_credentials
 from ..hosts.dialect import renderer
@@ -102,7 +102,7 @@ class EndpointFactory:
             return "live"
         return "record" if self.record != "none" else None
 
-    def _models_table(self) -> dict[str, Any]:
+    def _models_table(self) -> dict[str, object]:
         return self.prices.providers()
 
     def price(self, provider: str, model_id: str, host: str) -> Mapping[str, float] | None:
@@ -262,7 +262,7 @@ class EndpointFactory:
             redact_with=route.use_redactor,
         )
 
-        def failures() -> list[dict[str, Any]]:
+        def failures() -> list[EndpointFailure]:
             # Save before the run is recorded, so a cassette that cannot be written is evidence.
             route.save()
             endpoint.cassette_sha256 = route.cassette_sha256
@@ -274,12 +274,13 @@ class EndpointFactory:
     def _upstream(self, provider: str, model_id: str, host: str) -> Upstream:
         """Where a provider really lives: the ini models.json, else the known public APIs; the
         wire format is the host's own where it speaks only one."""
-        entry: dict[str, Any] = self._models_table().get(provider) or {}
+        found = self._models_table().get(provider)
+        entry: Mapping[str, object] = found if isinstance(found, dict) else {}
         known = KNOWN_PROVIDERS.get(provider)
         fixed = registration_for(host).fixed_api
-        api = fixed or entry.get("api") or (known[0] if known else None)
-        base_url = self.upstream_url or entry.get("baseUrl") or (known[1] if known else None)
-        key_name = entry.get("apiKey") or (known[2] if known else None)
+        api = fixed or _text(entry.get("api")) or (known[0] if known else None)
+        base_url = self.upstream_url or _text(entry.get("baseUrl")) or (known[1] if known else None)
+        key_name = _text(entry.get("apiKey")) or (known[2] if known else None)
         if not api or not base_url or not key_name:
             raise EndpointError(
                 f"cannot record provider {provider!r}: name it in the models.json given by "
@@ -313,14 +314,19 @@ def _model_argument(model: str, declared: ModelChoice | None) -> dict[str, str]:
     return argument
 
 
-def _failures(route: Route) -> list[dict[str, Any]]:
+def _text(value: object) -> str | None:
+    """A models.json field that names something: a string, else nothing."""
+    return value if isinstance(value, str) else None
+
+
+def _failures(route: Route) -> list[EndpointFailure]:
     return [
         {"reason": f.reason, "message": f.message, "interaction": f.interaction}
         for f in route.failures
     ]
 
 
-def _requests(route: Route) -> list[dict[str, Any]]:
+def _requests(route: Route) -> list[ModelRequest]:
     return [
         {"index": r.index, "api": r.api, "path": r.path, "sha256": r.sha256, "body": r.body}
         for r in list(route.requests)

@@ -207,11 +207,11 @@ def unstartable(
     its ledger unusable, the group's resources not ready: `problem`), or None."""
     try:
         exhausted = ledger is not None and ledger.exhausted()
-        spend = ledger.snapshot() if ledger is not None and exhausted else {}
+        spend = ledger.snapshot() if ledger is not None and exhausted else None
     except OSError as error:
         msg = {"kind": "infrastructure", "message": f"budget ledger unusable: {error}"}
         return synthetic_run(group, variant, "infrastructure-failed", msg)
-    if exhausted:
+    if exhausted and spend is not None:
         msg = {
             "kind": "cancellation",
             "message": f"budget exhausted: spent {spend['spent']} of {spend['maxCost']} USD "

@@ -21,7 +21,7 @@ from ..evidence import layout, read, sealed_root
 from ..evidence.copy import copy_group_tree
 from ..evidence.iteration import RESUMED_FROM, attempts_of, carried_groups
 from ..evidence.locate import is_result, results
-from ..evidence.records import InvocationRecord
+from ..evidence.records import CarriedGroup, InvocationRecord
 from ..evidence.seal import planned_groups, verify_result
 from ..evidence.store import sha256_file, verify_group
 from .inputs import changed_inputs
@@ -134,7 +134,7 @@ def _carry_over(
             )
     planned = _planned(invocation)
     selected = set(planned_groups(invocation))
-    carried: list[dict[str, str]] = []
+    carried: list[CarriedGroup] = []
     groups = layout.groups_dir(source).iterdir()
     # A link among the groups is no evidence of this result: never followed, never carried.
     for group_dir in sorted(p for p in groups if p.is_dir() and not p.is_symlink()):
@@ -174,8 +174,12 @@ def _carry_over(
                 f"--skill-eval-resume: {group_dir} changed while it was being copied; resume again"
             )
         carried.append({"group": name, "manifest": manifest})
-    record: dict[str, Any] = {"id": source.name, "path": str(source), "root": root}
-    invocation["resumedFrom"] = record | {"groups": carried}
+    invocation["resumedFrom"] = {
+        "id": source.name,
+        "path": str(source),
+        "root": root,
+        "groups": carried,
+    }
 
 
 def _changed_input(now: Mapping[str, str], run: Mapping[str, Any]) -> str | None:

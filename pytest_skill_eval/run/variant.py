@@ -215,7 +215,7 @@ def conclude(
 
 def _charge(result: SubjectResult, env: Environment) -> None:
     """Charge a live run's spend to the ledger (scripted and replayed spend is never charged)."""
-    spend = result.run.get("spend") or {}
+    spend = result.run.get("spend")
     if env.ledger is None or not spend or spend.get("simulated"):
         return
     try:

@@ -130,7 +130,7 @@ def merge(
     units = plan.units()
     out = Path(os.path.realpath(out))
     targets = [_inside(out, plan.result_id(t)) for t in range(1, plan.trials + 1)]
-    aggregate_id = plan.data.get("aggregate")
+    aggregate_id = plan.model.aggregate
     aggregate_target = _inside(out, aggregate_id) if aggregate_id else None
     missing = [u for u in units if not _delivered(u, arrived)]
     refused = refusals(shards)
@@ -308,21 +308,21 @@ def _record_missing(
     """A unit (on `host`) no shard delivered: its selected variants `infrastructure-failed`,
     shard-missing."""
     entry = plan.group_entry(unit.group)
-    root = Path(plan.data["root"])
-    path = root / entry["path"]
-    declared = parse_group(entry["definition"], path, registered())
+    root = Path(plan.model.root)
+    path = root / entry.path
+    declared = parse_group(entry.definition, path, registered())
     loaded = LoadedGroup(
         path=path,
-        position=int(entry["position"]),
+        position=entry.position,
         group=declared.on_host(host),
-        raw=entry["definition"],
-        sha256=entry["sha256"],
+        raw=entry.definition,
+        sha256=entry.sha256,
     )
     stopped = CancelToken()
     stopped.cancel(SHARD_MISSING)
     env = Environment(
         root=root,
-        resolver=SourceResolver(root, pinned=plan.data["pins"]),
+        resolver=SourceResolver(root, pinned=plan.model.pins),
         cancel=stopped,
         binary=_never,
         endpoint=_never,

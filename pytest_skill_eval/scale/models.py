@@ -240,9 +240,12 @@ def problem(error: ValidationError) -> str:
     return f"field {location}: {message}" if location else message
 
 
-def check_plan(data: Any, path: Path) -> str | None:
-    """Why `data` (read from `path`) is not a valid plan, in one line; None when it is."""
-    return _check(PlanModel, data, path)
+def parse_plan(data: object, path: Path) -> tuple[PlanModel | None, str]:
+    """`data` (read from `path`) as a plan, or None and why it is not one, in one line."""
+    try:
+        return PlanModel.model_validate(data), ""
+    except ValidationError as error:
+        return None, f"{path}: {problem(error)}"
 
 
 def check_shard(data: Any, path: Path) -> str | None:

@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..definitions import (
     VARIANTS,
@@ -38,6 +38,9 @@ from ..hosts import check_environment
 from ..hosts.registry import registered
 from ..run.inputs import resource_digest
 from ..workspace import ResourceError, SourceResolver
+
+if TYPE_CHECKING:
+    from .models import PlanModel, PlannedGroup
 
 PLAN_KIND = "plan"
 
@@ -72,49 +75,60 @@ class Unit:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Plan:
-    """A loaded plan file; `data` is the JSON exactly as written."""
+    """A loaded plan file, as its description (`scale/models.py`) validated it."""
 
     path: Path
-    data: dict[str, Any]
+    model: PlanModel
     sha256: str
 
     @property
     def id(self) -> str:
         """The plan's id (also names shard directories)."""
-        return str(self.data["id"])
+        return self.model.id
 
     @property
     def trials(self) -> int:
         """How many trials (results) the plan makes."""
-        return int(self.data["selection"]["trials"])
+        return self.model.selection.trials
 
     @property
     def hosts(self) -> tuple[str, ...]:
         """The hosts the plan chose for every group (`--host`); empty: each its declared one."""
-        return tuple(self.data["selection"].get("hosts") or ())
+        return tuple(self.model.selection.hosts or ())
 
     def result_id(self, trial: int) -> str:
         """The pinned result id of a trial."""
-        return str(self.data["results"][trial - 1]["id"])
+        return self.model.results[trial - 1].id
 
     def units(self) -> list[Unit]:
         """Every work unit, in plan order (trial, then suite order)."""
         return [
             Unit(
-                u["group"],
-                int(u["trial"]),
-                int(u["position"]),
-                tuple(u["variants"]),
-                None if u.get("seconds") is None else float(u["seconds"]),
-                tuple(u.get("hosts") or (layout.DEFAULT_HOST,)),
+                u.group,
+                u.trial,
+                u.position,
+                tuple(u.variants),
+                u.seconds,
+                tuple(u.hosts or (layout.DEFAULT_HOST,)),
             )
-            for u in self.data["units"]
+            for u in self.model.units
         ]
 
-    def group_entry(self, group_id: str) -> dict[str, Any]:
+    def group_entry(self, group_id: str) -> PlannedGroup:
         """`{definition, sha256, resources, path}` of a planned group."""
-        entry: dict[str, Any] = self.data["groups"][group_id]
-        return entry
+        return self.model.groups[group_id]
+
+
+class Pinned(TypedDict):
+    """The settings a plan pins, by `Settings` field."""
+
+    trials: int
+    group_selectors: tuple[str, ...]
+    variant_selector: str | None
+    fail_on: str
+    record: str
+    max_cost: float | None
+    hosts: tuple[str, ...]
 
 
 def _definition_entry(loaded: LoadedDefinition, root: Path) -> dict[str, Any]:
@@ -284,12 +298,12 @@ def load_plan(path: Path) -> Plan:
         raise PlanError(f"{path} is not a plan (make one with `skill-eval plan`)")
     if data.get("schema_version") != 1:
         raise PlanError(f"{path}: unsupported plan schema_version {data.get('schema_version')!r}")
-    from .models import check_plan  # its pydantic models are built only by runs with a plan
+    from .models import parse_plan  # its pydantic models are built only by runs with a plan
 
-    problem = check_plan(data, path)
-    if problem is not None:
+    model, problem = parse_plan(data, path)
+    if model is None:
         raise PlanError(f"{problem}; the plan is damaged: make a new one with `skill-eval plan`")
-    return Plan(path, data, digest)
+    return Plan(path, model, digest)
 
 
 def adopt_plan(
@@ -298,7 +312,7 @@ def adopt_plan(
     hosts: tuple[str, ...],
     max_cost: float | None,
     shards: int,
-) -> dict[str, Any]:
+) -> Pinned:
     """The settings the plan at `path` pins (trials, selection, hosts, ceiling), by `Settings`
     field; an option `given` (or `hosts`) that contradicts it refuses.
 
@@ -306,12 +320,13 @@ def adopt_plan(
     `shards` gets ceiling / `shards` (1 when a Redis ledger binds every shard together).
     """
     plan = load_plan(path)
-    pinned = {
+    selection = plan.model.selection
+    pinned: dict[str, object] = {
         "trials": plan.trials,
-        "group": plan.data["selection"]["group"],
-        "variant": plan.data["selection"]["variant"],
-        "fail-on": plan.data["failOn"],
-        "record": plan.data["provider"]["record"],
+        "group": selection.group,
+        "variant": selection.variant,
+        "fail-on": plan.model.failOn,
+        "record": plan.model.provider.record,
     }
     for name, value in given.items():
         if str(value) != str(pinned[name]):
@@ -326,15 +341,13 @@ def adopt_plan(
             f"which pins {' '.join(planned_hosts) or 'each group its declared host'}; drop the "
             "option (or the skill_eval_hosts ini key) or make a new plan with --host"
         )
-    ceiling = max_cost if max_cost is not None else plan.data.get("maxCost")
+    ceiling = max_cost if max_cost is not None else plan.model.maxCost
     return {
         "trials": plan.trials,
-        "group_selectors": tuple(
-            [pinned["group"]] if isinstance(pinned["group"], str) else pinned["group"] or ()
-        ),
-        "variant_selector": pinned["variant"],
-        "fail_on": str(pinned["fail-on"]),
-        "record": str(pinned["record"]),
+        "group_selectors": (selection.group,) if selection.group is not None else (),
+        "variant_selector": selection.variant,
+        "fail_on": plan.model.failOn,
+        "record": plan.model.provider.record,
         "max_cost": float(ceiling) / shards if ceiling is not None else None,
         "hosts": planned_hosts,
     }
@@ -344,22 +357,22 @@ def check_groups(plan: Plan, loaded: Iterable[LoadedGroup], root: Path) -> None:
     """Refuse to run a shard whose definitions or resources differ from what the plan pinned."""
     seen: set[str] = set()
     for group in loaded:
-        entry = plan.data["groups"].get(group.group.id)
+        entry = plan.model.groups.get(group.group.id)
         if entry is None:
             continue  # not selected by the plan: never collected into a unit
         seen.add(group.group.id)
-        if group.sha256 != entry["sha256"]:
+        if group.sha256 != entry.sha256:
             raise PlanError(
                 f"group {group.group.id!r}: its definition {group.path} (sha256 "
                 f"{group.sha256[:12]}…) differs from the one the plan {plan.path} pinned "
-                f"({entry['sha256'][:12]}…); run every shard from the same definitions"
+                f"({entry.sha256[:12]}…); run every shard from the same definitions"
             )
-        if resource_fingerprint(group, root) != entry["resources"]:
+        if resource_fingerprint(group, root) != entry.resources:
             raise PlanError(
                 f"group {group.group.id!r}: its fixture, skills or context under {root} differ "
                 f"from what the plan {plan.path} pinned; run every shard from the same files"
             )
-    missing = sorted(set(plan.data["groups"]) - seen)
+    missing = sorted(set(plan.model.groups) - seen)
     if missing:
         raise PlanError(
             f"the plan {plan.path} has groups these definitions lack: {', '.join(missing)}"
@@ -390,51 +403,50 @@ def invocation_record(
     plan: Plan, trial: int, root: Path | None = None, started_at: str | None = None
 ) -> InvocationRecord:
     """`invocation.json` of a planned trial, as a single-machine controller would write it."""
-    base = root or Path(plan.data["root"])
-    provider = plan.data["provider"]
-    cassettes = provider["cassettes"]
-    selection = plan.data["selection"]
+    base = root or Path(plan.model.root)
+    provider = plan.model.provider
+    cassettes = provider.cassettes
+    selection = plan.model.selection
     record: InvocationRecord = {
         "schema_version": 1,
         "id": plan.result_id(trial),
         "root": str(base),
         "definitions": [
             {
-                "path": str(base / d["path"]),
-                "kind": d["kind"],
-                "id": d["id"],
+                "path": str(base / d.path),
+                "kind": d.kind,
+                "id": d.id,
                 "groups": [
                     {
-                        "id": g["id"],
-                        "position": g["position"],
-                        "path": str(base / g["path"]),
-                        "sha256": g["sha256"],
+                        "id": g.id,
+                        "position": g.position,
+                        "path": str(base / g.path),
+                        "sha256": g.sha256,
                     }
-                    for g in d["groups"]
+                    for g in d.groups
                 ],
             }
-            for d in plan.data["definitions"]
+            for d in plan.model.definitions
         ],
         "selection": {
-            "group": selection["group"],
-            "variant": selection["variant"],
+            "group": selection.group,
+            "variant": selection.variant,
             "trial": trial,
-            "trials": selection["trials"],
+            "trials": selection.trials,
         },
-        "pins": plan.data["pins"],
+        "pins": plan.model.pins,
         "provider": {
             "cassettes": str(base / cassettes) if cassettes is not None else None,
-            "record": provider["record"],
+            "record": provider.record,
         },
-        "failOn": plan.data["failOn"],
+        "failOn": plan.model.failOn,
         "startedAt": started_at or utc_now(),
     }
-    if selection.get("hosts"):
+    if selection.hosts:
         # As a single machine records hosts its invocation chose, and what they cannot run.
-        record["hosts"] = list(selection["hosts"])
+        record["hosts"] = list(selection.hosts)
         record["cannotRun"] = [
-            {"group": f["group"], "host": f["host"], "reason": f["reason"]}
-            for f in plan.data.get("cannotRun", [])
+            {"group": f.group, "host": f.host, "reason": f.reason} for f in plan.model.cannotRun
         ]
     return record
 

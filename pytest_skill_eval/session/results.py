@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from ..analysis import adaptive
 from ..analysis.trials import write_aggregate
@@ -16,6 +16,7 @@ from ..definitions import VARIANTS, LoadedGroup
 from ..errors import DiskFullError
 from ..evidence import layout, read
 from ..evidence import summary as result_records
+from ..evidence.records import Budget
 from ..evidence.summary import discard_unused_result, write_summary
 from ..hosts.process import CancelToken
 from ..run.group import GroupRun
@@ -107,7 +108,7 @@ def finish(services: Services, state: Finishing) -> Outcome:
     return "failed" if state.evidence_missing else None
 
 
-def _write_summaries(services: Services, state: Finishing, budget: dict[str, Any] | None) -> None:
+def _write_summaries(services: Services, state: Finishing, budget: Budget | None) -> None:
     """Each trial's summary.json, and with several trials the aggregate over them."""
     settings, result_dirs = services.settings, services.result_dirs
     if settings.adaptive:

@@ -38,7 +38,7 @@ class Services:
         self.plan = plan  # a planned run (beyond one machine): its pins are the sources'
         self.cancel = CancelToken()
         self.resolver = SourceResolver(
-            settings.root, pinned=plan.data["pins"] if plan is not None else None
+            settings.root, pinned=plan.model.pins if plan is not None else None
         )
         self.result_dirs: dict[int, Path] = {}
         self.shard_dir: Path | None = None  # a shard of a planned run: its directory

@@ -9,7 +9,7 @@ script, no network, and every value passes the template's escaper.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from ..evidence import layout
 from .markup import objects
@@ -21,9 +21,63 @@ BAR_WIDTH = 160
 """Width of a rate bar in SVG user units; 0% is at x=0 and 100% at x=BAR_WIDTH."""
 
 
-def result_glance(groups: Sequence[GroupEvidence]) -> dict[str, Any]:
+class Comparison(TypedDict):
+    """A comparison's column: its transition (one result) or each transition's count."""
+
+    id: object
+    transitions: list[tuple[object, object]]
+
+
+class Row(TypedDict):
+    """A group's row: its state and host (one result) and its comparisons."""
+
+    id: object
+    state: object
+    host: str | None
+    comparisons: list[Comparison]
+
+
+class Bar(TypedDict):
+    """SVG geometry of one rate bar; an undrawn bar (no observation) has only its label."""
+
+    drawn: bool
+    label: str
+    width: int
+    ci_x: NotRequired[str]
+    ci_width: NotRequired[str]
+    point_x: NotRequired[str]
+    title: NotRequired[str]
+
+
+class ConsistencyCell(TypedDict):
+    """pass@k and pass^k at the largest k, as percentages."""
+
+    k: int
+    at: str
+    hat: str
+
+
+class CheckBar(TypedDict):
+    """One check's rate bar in one variant."""
+
+    group: object
+    id: object
+    variant: str
+    bar: Bar
+    consistency: ConsistencyCell | None
+
+
+class Glance(TypedDict):
+    """The at-a-glance section: the rows, whether they differ by host, and the check bars."""
+
+    groups: list[Row]
+    per_host: bool
+    checks: list[CheckBar]
+
+
+def result_glance(groups: Sequence[GroupEvidence]) -> Glance:
     """Groups × comparisons of one result: each comparison's transition, and the host."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for group in groups:
         runs = [group.runs.get(v) or {} for v in VARIANTS]
         hosts = sorted({str(mapping(r.get("process")).get("host")) for r in runs if r} - {"None"})
@@ -43,12 +97,12 @@ def result_glance(groups: Sequence[GroupEvidence]) -> dict[str, Any]:
     return {"groups": rows, "per_host": len(seen) > 1, "checks": []}
 
 
-def aggregate_glance(groups: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def aggregate_glance(groups: Sequence[Mapping[str, object]]) -> Glance:
     """Groups × comparisons with transition counts, and every check's rate bar per variant."""
-    rows: list[dict[str, Any]] = []
-    checks: list[dict[str, Any]] = []
+    rows: list[Row] = []
+    checks: list[CheckBar] = []
     for group in groups:
-        comparisons = []
+        comparisons: list[Comparison] = []
         for comparison in objects(group.get("comparisons")):
             counts = mapping(comparison.get("transitions"))
             comparisons.append(
@@ -91,7 +145,7 @@ def aggregate_glance(groups: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"groups": rows, "per_host": False, "checks": checks}
 
 
-def rate_bar(rate: Rate, fails: int) -> dict[str, Any]:
+def rate_bar(rate: Rate, fails: int) -> Bar:
     """SVG geometry of one rate: the interval as a band, the rate as a tick, and the label."""
     label = f"{rate.passes}/{rate.passes + fails}"
     if rate.rate is None or rate.interval is None:

@@ -18,6 +18,23 @@ from ..evidence.read import load_aggregate, load_invocation
 from .decision import bottom_line
 from .glance import aggregate_glance, result_glance
 from .hosts import CrossHostGroup, aggregate_cross_host, cross_host_groups
+from .html_parts import (
+    AggregateCheck,
+    AggregateComparison,
+    AggregateGroup,
+    Comparison,
+    CrossHost,
+    Decision,
+    GradeError,
+    GroupError,
+    GroupView,
+    RateBar,
+    RateView,
+    Review,
+    Trigger,
+    TriggerRow,
+    TriggerSide,
+)
 from .html_run import variant_view
 from .markup import ENVIRONMENT, Links, objects
 from .places import placed_text, project_root, shown_path
@@ -103,7 +120,7 @@ def _result_document(result_dir: Path, links: Links) -> str:
     )
 
 
-def _decision(target: Path) -> dict[str, Any]:
+def _decision(target: Path) -> Decision:
     """The bottom line that leads the report: the significance gate's decision when the run
     was gated (decided again from the evidence, as the run decided it), then each group's."""
     gate = recorded_decision(target)
@@ -120,7 +137,7 @@ def _trials_root(aggregate_dir: Path, data: Mapping[str, Any]) -> Path | None:
     return project_root(first) if first is not None and first.is_dir() else None
 
 
-def _cross_host(groups: list[CrossHostGroup]) -> list[dict[str, Any]]:
+def _cross_host(groups: list[CrossHostGroup]) -> list[CrossHost]:
     return [
         {
             "id": group.id,
@@ -151,7 +168,7 @@ def _budget(budget: Any) -> dict[str, str] | None:
 # One group
 
 
-def _group(result_dir: Path, group: GroupEvidence, links: Links) -> dict[str, Any]:
+def _group(result_dir: Path, group: GroupEvidence, links: Links) -> GroupView:
     record, definition, grade = group.record, group.definition, group.grade or {}
     first_run = group.runs.get("baseline") or group.runs.get("candidate")
     states = mapping(record.get("variants"))
@@ -182,14 +199,8 @@ def _group(result_dir: Path, group: GroupEvidence, links: Links) -> dict[str, An
             }
             for check in grade.get("checks") or []
         ],
-        "grade_errors": [
-            {"id": e.get("id") or "system", "reason": str(e.get("reason"))}
-            for e in objects(grade.get("errors"))
-        ],
-        "group_errors": [
-            {"artifact": e.get("artifact") or e.get("kind"), "message": str(e.get("message"))}
-            for e in objects(record.get("errors"))
-        ],
+        "grade_errors": [_grade_error(e) for e in objects(grade.get("errors"))],
+        "group_errors": [_group_error(e) for e in objects(record.get("errors"))],
         "comparisons": [_comparison(c) for c in grade.get("comparisons") or []],
         "review": _review(group.review),
         "variants": [variant_view(result_dir, group, v, links) for v in VARIANTS],
@@ -198,7 +209,16 @@ def _group(result_dir: Path, group: GroupEvidence, links: Links) -> dict[str, An
     }
 
 
-def _comparison(comparison: Mapping[str, Any]) -> dict[str, Any]:
+def _grade_error(error: Mapping[str, object]) -> GradeError:
+    return {"id": error.get("id") or "system", "reason": str(error.get("reason"))}
+
+
+def _group_error(error: Mapping[str, object]) -> GroupError:
+    artifact = error.get("artifact") or error.get("kind")
+    return {"artifact": artifact, "message": str(error.get("message"))}
+
+
+def _comparison(comparison: Mapping[str, Any]) -> Comparison:
     sides = [mapping(comparison.get(side)) for side in VARIANTS]
     return {
         "id": comparison.get("id"),
@@ -208,7 +228,7 @@ def _comparison(comparison: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _review(review: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _review(review: Mapping[str, Any] | None) -> Review | None:
     if not isinstance(review, Mapping):
         return None
     answers = [
@@ -231,10 +251,10 @@ def _percent(value: float | None) -> str:
     return "unavailable" if value is None else f"{value * 100:.1f}%"
 
 
-def _rate(rate: Rate) -> dict[str, Any]:
+def _rate(rate: Rate) -> RateView:
     """A rate as shown: the interval bar's positions (percent of its width) and the numbers."""
     interval = rate.interval
-    bar = None
+    bar: RateBar | None = None
     if interval is not None and rate.rate is not None:
         lo, hi = (max(0.0, min(1.0, v)) for v in interval)
         point = max(0.0, min(1.0, rate.rate))
@@ -295,14 +315,14 @@ def _aggregate_document(aggregate_dir: Path, links: Links) -> str:
     )
 
 
-def _triggers(rates: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _triggers(rates: Sequence[Mapping[str, Any]]) -> list[Trigger]:
     """Trigger rates as shown: per skill, per rate, the variants that observed or left out runs."""
-    shown = []
+    shown: list[Trigger] = []
     for entry in rates:
         variants, differences = mapping(entry.get("variants")), mapping(entry.get("difference"))
-        rows = []
+        rows: list[TriggerRow] = []
         for name, label in RATE_LABELS.items():
-            sides = []
+            sides: list[TriggerSide] = []
             for variant in VARIANTS:
                 counts = mapping(mapping(variants.get(variant)).get(name))
                 left_out = excluded_text(counts)
@@ -347,8 +367,8 @@ def _signed(value: Any) -> str:
     return f"{float(value) * 100:+.1f} pp" if isinstance(value, int | float) else "unavailable"
 
 
-def _aggregate_group(group: Mapping[str, Any]) -> dict[str, Any]:
-    comparisons = []
+def _aggregate_group(group: Mapping[str, Any]) -> AggregateGroup:
+    comparisons: list[AggregateComparison] = []
     for comparison in objects(group.get("comparisons")):
         baseline, candidate, p_value, unresolved = comparison_stats(comparison)
         transitions = ", ".join(
@@ -369,7 +389,7 @@ def _aggregate_group(group: Mapping[str, Any]) -> dict[str, Any]:
                 "sequential": sequential_text(comparison),
             }
         )
-    checks = [
+    checks: list[AggregateCheck] = [
         {
             "id": check.get("id"),
             "variant": check.get("variant"),

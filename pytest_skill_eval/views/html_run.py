@@ -12,6 +12,16 @@ from typing import Any
 from ..common.wording import counted
 from ..evidence import layout
 from .diff import changed_files
+from .html_parts import (
+    Badge,
+    Call,
+    Fact,
+    Message,
+    MessageCall,
+    MissingVariant,
+    TurnView,
+    VariantView,
+)
 from .markup import Links, objects
 from .offered import offered_skills, offered_text, variant_notes
 from .places import project_root, shown_path
@@ -23,7 +33,7 @@ MODE_LABELS = {"scripted": "scripted", "replay": "replayed", "record": "recorded
 
 def variant_view(
     result_dir: Path, group: GroupEvidence, variant: str, links: Links
-) -> dict[str, Any]:
+) -> VariantView | MissingVariant:
     run = group.runs.get(variant)
     title = variant.capitalize()
     if run is None:
@@ -55,7 +65,7 @@ def variant_view(
     }
 
 
-def _mode(run: Mapping[str, Any], root: Path | None) -> dict[str, str] | None:
+def _mode(run: Mapping[str, Any], root: Path | None) -> Badge | None:
     provider = run.get("provider")
     if not isinstance(provider, Mapping) or not provider.get("mode"):
         return None
@@ -68,13 +78,13 @@ def _mode(run: Mapping[str, Any], root: Path | None) -> dict[str, str] | None:
     return {"css": css, "title": title, "label": MODE_LABELS.get(mode, mode)}
 
 
-def _fact(name: str, value: Any, form: str = "text", cassette: Any = None) -> dict[str, Any]:
+def _fact(name: str, value: object, form: str = "text", cassette: object = None) -> Fact:
     """One fact row; `form` says how the template shows `value` (text, clip, json, usage...)."""
     return {"name": name, "value": value, "form": form, "cassette": cassette}
 
 
-def _run_facts(run: Mapping[str, Any], root: Path | None) -> list[dict[str, Any]]:
-    facts: list[dict[str, Any]] = []
+def _run_facts(run: Mapping[str, Any], root: Path | None) -> list[Fact]:
+    facts: list[Fact] = []
     provider = run.get("provider")
     if isinstance(provider, Mapping):
         label = MODE_LABELS.get(str(provider.get("mode")), provider.get("mode"))
@@ -132,7 +142,7 @@ def _run_facts(run: Mapping[str, Any], root: Path | None) -> list[dict[str, Any]
     return facts
 
 
-def _activation_facts(variant_dir: Path, run: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _activation_facts(variant_dir: Path, run: Mapping[str, Any]) -> list[Fact]:
     """The activation state of a description run, and what a reader must know of it."""
     state = mapping(run.get("activation")).get("state")
     if run.get("evaluationType") != "description" or state is None:
@@ -207,7 +217,7 @@ def _message_text(message: Mapping[str, Any], kind: str = "text") -> str:
     return "\n".join(parts)
 
 
-def _turn(turn: Mapping[str, Any], transcript: list[Any], simulated: bool) -> dict[str, Any]:
+def _turn(turn: Mapping[str, Any], transcript: list[Any], simulated: bool) -> TurnView:
     messages = _turn_slice(turn, transcript)
     results = {str(m.get("toolCallId")): m for m in messages if m.get("role") == "toolResult"}
     calls = objects(turn.get("toolActivity"))
@@ -245,7 +255,7 @@ def _turn(turn: Mapping[str, Any], transcript: list[Any], simulated: bool) -> di
     }
 
 
-def _call(call: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def _call(call: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> Call:
     result = results.get(str(call.get("toolCallId")))
     return {
         "tool": call.get("toolName"),
@@ -255,9 +265,9 @@ def _call(call: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> 
     }
 
 
-def _message(message: Mapping[str, Any]) -> dict[str, Any]:
+def _message(message: Mapping[str, Any]) -> Message:
     content = message.get("content")
-    calls = [
+    calls: list[MessageCall] = [
         {"name": block.get("name"), "arguments": block.get("arguments")}
         for block in (content if isinstance(content, list) else [])
         if isinstance(block, Mapping) and block.get("type") == "toolCall"

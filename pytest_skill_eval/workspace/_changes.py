@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..common.entries import b64_map, recorded_path
+from ..evidence.observed import ChangeSet
 from ._entry import Fingerprint, sort_key
 
 
@@ -21,9 +21,9 @@ class Changes:
         """Every changed path, sorted in fingerprint order."""
         return tuple(sorted({*self.created, *self.modified, *self.deleted}, key=sort_key))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChangeSet:
         """The evidence form; paths that are not UTF-8 are escaped, their bytes in ``path_b64``."""
-        result: dict[str, Any] = {
+        result: ChangeSet = {
             "created": [recorded_path(p) for p in self.created],
             "modified": [recorded_path(p) for p in self.modified],
             "deleted": [recorded_path(p) for p in self.deleted],

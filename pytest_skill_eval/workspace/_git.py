@@ -11,8 +11,9 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Literal
 
+from ..evidence.inputs import SourceRecord
 from ._entry import inside
 from ._tree import ResourceError
 
@@ -32,10 +33,10 @@ class ResolvedSource:
     root_prefix: str
     root: Path | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SourceRecord:
         """The evidence form (`resources.source` in run.json)."""
         if self.kind == "working-tree":
-            data: dict[str, Any] = {"kind": "working-tree"}
+            data: SourceRecord = {"kind": "working-tree"}
             if self.root is not None:
                 data["root"] = str(self.root)
             return data

@@ -8,8 +8,10 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from ..evidence.inputs import ContextEntry, ContextFile, ContextManifest, SnapshotRecord
+from ..evidence.observed import TurnWorkspace
 from . import _tree
 from ._changes import (
     changes,
@@ -40,7 +42,7 @@ class ResourceSnapshot:
     path: Path
     files: Fingerprint
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SnapshotRecord:
         """The evidence form."""
         return {
             "declaredPath": self.declared_path,
@@ -140,11 +142,11 @@ def _context_texts(snapshot: ResourceSnapshot, single: bool) -> list[tuple[str, 
     return texts
 
 
-def context_manifest(snapshots: Sequence[ResourceSnapshot]) -> dict[str, Any]:
+def context_manifest(snapshots: Sequence[ResourceSnapshot]) -> ContextManifest:
     """The context delivery manifest for the guard extension (schema_version 1)."""
-    entries = []
+    entries: list[ContextEntry] = []
     for snapshot in snapshots:
-        files = [
+        files: list[ContextFile] = [
             {"path": path, "sha256": digest, "content": text}
             for path, digest, text in _context_texts(snapshot, _looks_single(snapshot))
         ]
@@ -175,7 +177,7 @@ def verify_unchanged(snapshot: ResourceSnapshot) -> str | None:
 
 def snapshot_workspace_turn(
     workspace: Path, destination: Path, before: Fingerprint, previous: Fingerprint | None
-) -> dict[str, Any]:
+) -> TurnWorkspace:
     """Copy the workspace after a turn; report changes since the run began and since last turn."""
     label = "workspace"
     first = fingerprint(workspace, escaping="record", label=label)

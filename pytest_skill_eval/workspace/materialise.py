@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..definitions import Group
 from ..definitions.skill_lint import folder_name
 from ..evidence import layout, sha256_file, write_json_once
+from ..evidence.inputs import BundleRecord, ContextDelivery, RunResources, RuntimeRecord
 from . import (
     Fingerprint,
     ResolvedSource,
@@ -36,7 +36,7 @@ class BundleSnapshot:
     root: Path
     resources: tuple[ResourceSnapshot, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BundleRecord:
         """Evidence form."""
         return {
             "entry": self.entry,
@@ -52,7 +52,7 @@ class GroupResources:
     fixture: ResourceSnapshot | None
     bundles: tuple[BundleSnapshot, ...]
 
-    def runtime_json(self, group: Group) -> dict[str, Any]:
+    def runtime_json(self, group: Group) -> RuntimeRecord:
         """The runtime record: declared profile plus bundle snapshots (never inherited values)."""
         runtime = group.effective_runtime
         return {
@@ -108,7 +108,7 @@ class PreparedVariant:
     bundle_roots: tuple[Path, ...]
     bundle_snapshots: tuple[ResourceSnapshot, ...]
     context_manifest: Path | None
-    context_delivery: dict[str, Any]
+    context_delivery: ContextDelivery
     target_path: Path | None
     session_dir: Path | None
     before: Fingerprint
@@ -154,7 +154,7 @@ def prepare_variant(
         for i, declared in enumerate(environment.context)
     )
     manifest_path: Path | None = None
-    delivery: dict[str, Any] = {"kind": "none", "manifestPath": None, "sha256": None}
+    delivery: ContextDelivery = {"kind": "none", "manifestPath": None, "sha256": None}
     manifest_file = resources / layout.CONTEXT_DELIVERY
     manifest_sha256 = write_json_once(manifest_file, context_manifest(context))
     if context:
@@ -217,7 +217,7 @@ def prepare_variant(
 
 def resources_json(
     prepared: PreparedVariant, group_resources: GroupResources, group: Group
-) -> dict[str, Any]:
+) -> RunResources:
     """The `resources` record of run.json."""
     fixture = group_resources.fixture
     return {

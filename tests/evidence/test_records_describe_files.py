@@ -125,6 +125,6 @@ def test_an_aggregate_over_a_real_result_is_its_description(
 
 def test_a_field_the_description_lacks_is_named() -> None:
     run = {"state": "complete", "turns": [{"anything": 1}], "surplus": {"x": 1}}
-    assert list(undescribed(run, _record("RUN"))) == ["/surplus"]
+    assert list(undescribed(run, _record("RUN"))) == ["/turns/0/anything", "/surplus"]
     grade = {"checks": [{"id": "a", "state": "pass", "details": 1}]}
     assert list(undescribed(grade, _record("GRADE"))) == ["/checks/0/details"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.evidence.records import Activation, OfferedSkillsRecord, OfferedState
+from pytest_skill_eval.evidence.skill_records import Activation, OfferedSkillsRecord, OfferedState
 from pytest_skill_eval.hosts.activation import activation_facts
 
 SCRIPTED = ("scripted", "Pi")

@@ -15,7 +15,11 @@ from pytest_skill_eval.hosts.opencode.binary import (
     check_opencode,
     locate_opencode,
 )
-from pytest_skill_eval.hosts.opencode.config import OpencodeConfig
+from pytest_skill_eval.hosts.opencode.config import (
+    Document,
+    OpencodeConfig,
+    command_server_entry,
+)
 from pytest_skill_eval.hosts.opencode.events import EventTranslator
 from pytest_skill_eval.hosts.opencode.host import install_skills, quiet_installer
 from pytest_skill_eval.hosts.opencode.registration import OPENCODE
@@ -25,7 +29,7 @@ from tests.support.files import write
 SNAPSHOT = "/results/resources/skills/0/SKILL.md"
 
 
-def _config(**changes: Any) -> dict[str, Any]:
+def _config(**changes: Any) -> Document:
     values: dict[str, Any] = {
         "base_url": "http://127.0.0.1:1/r/t/v1",
         "model": "scripted",
@@ -33,8 +37,7 @@ def _config(**changes: Any) -> dict[str, Any]:
         "skills": ("greet",),
         "allowed_roots": ("/ws", "/snap/greet"),
     }
-    document: dict[str, Any] = OpencodeConfig(**(values | changes)).document()
-    return document
+    return OpencodeConfig(**(values | changes)).document()
 
 
 def test_the_config_denies_shells_the_web_outside_paths_and_other_skills() -> None:
@@ -59,7 +62,7 @@ def test_the_config_denies_shells_the_web_outside_paths_and_other_skills() -> No
 
 
 def test_the_config_prices_the_model_and_offers_declared_commands() -> None:
-    server = {"type": "local", "command": ["python", "-I", "server.py"]}
+    server = command_server_entry("python", "server.py", {}, 60_000)
     document = _config(
         tools=("write",), prices={"input": 1.5, "output": 6.0}, command_server=server
     )
@@ -124,7 +127,9 @@ def test_events_become_the_neutral_observation() -> None:
         ("read", False),
         ("run_command", False),
     ]
-    assert turn.tool_activity[1]["args"]["path"] == "/etc/passwd"
+    args = turn.tool_activity[1].get("args")
+    assert isinstance(args, dict)
+    assert args["path"] == "/etc/passwd"
     assert turn.reads == [SNAPSHOT, SNAPSHOT]
     assert turn.response == "Ahoy, matey"
     assert turn.usage is not None

@@ -49,9 +49,9 @@ def test_a_pi_that_cannot_start_is_an_infrastructure_failure_on_record(tmp_path:
     assert run["state"] == "infrastructure-failed"
     assert run["turns"] == []
     assert run["process"]["terminationReason"] == "process-error"
-    [error] = run["process"]["protocolErrors"]
+    [error] = run["process"]["protocolErrors"] or []
     assert error["reason"] == "process-error"
-    assert str(missing) in error["message"]
+    assert str(missing) in str(error["message"])
     assert run["artifacts"]["events"] is None  # nothing was ever read from Pi
     assert run["artifacts"]["modelRequests"] == "model-requests.jsonl"
     assert (prepared.directory / "model-requests.jsonl").read_bytes() == b""

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 from pytest_skill_eval.analysis.floor_choice import deciding, fingerprint
 from pytest_skill_eval.analysis.trials import write_aggregate
 from pytest_skill_eval.evidence import read
+from pytest_skill_eval.evidence.records import FlakyGate
 from tests.trials.test_gate_pool import Runs
 
 
@@ -23,7 +23,7 @@ def _floor(runs: Runs, trials: list[Path], name: str) -> Path:
     return Path(shutil.move(written, runs.dir / name))
 
 
-def _decided(runs: Runs, trial: Path) -> dict[str, Any]:
+def _decided(runs: Runs, trial: Path) -> FlakyGate:
     inputs = fingerprint(read.mapping(read.load_invocation(trial)))
     found = deciding(runs.dir, inputs)
     assert found is not None

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..observation import Observation
+from ...evidence.observed import Usage
+from ..observation import Observation, text_or_none
 from .registration import RUN_COMMAND as CLAUDE_CODE_RUN_COMMAND
 
 NEUTRAL_TOOLS = {
@@ -28,14 +29,14 @@ NEUTRAL_TOOLS = {
 _COMMAND_NAME = re.compile(r"<command-name>/([^<\s]+)</command-name>")
 
 
-def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _blocks(message: Mapping[str, object]) -> list[dict[str, object]]:
     content = message.get("content")
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def _text(message: Mapping[str, Any]) -> str:
+def _text(message: Mapping[str, object]) -> str:
     return "".join(str(b.get("text", "")) for b in _blocks(message) if b.get("type") == "text")
 
 
@@ -50,7 +51,7 @@ def neutral_args(tool: str, arguments: Any) -> Any:
     return arguments
 
 
-def neutral_usage(usage: Any, cost: float) -> dict[str, Any] | None:
+def neutral_usage(usage: object, cost: float) -> Usage | None:
     """A `result` event's usage in the neutral shape, with the host-reported cost as total."""
     if not isinstance(usage, dict):
         return None
@@ -80,7 +81,7 @@ class StreamTranslator:
     _message_id: str | None = None
     _cost_so_far: float = 0.0
 
-    def apply(self, event: dict[str, Any]) -> bool:
+    def apply(self, event: Mapping[str, object]) -> bool:
         """Apply one event; True when it settles the current turn (a `result`)."""
         kind = event.get("type")
         turn = self.obs.current
@@ -102,7 +103,7 @@ class StreamTranslator:
             self._init(event)
         return False
 
-    def _init(self, event: dict[str, Any]) -> None:
+    def _init(self, event: Mapping[str, object]) -> None:
         """A declared command that cannot be offered is the evaluator's failure, not the model's."""
         if self.command_server is None:
             return
@@ -121,13 +122,13 @@ class StreamTranslator:
                 message=f"the evaluator's command tool server is {status or 'missing'}",
             )
 
-    def _assistant(self, message: dict[str, Any]) -> None:
+    def _assistant(self, message: dict[str, object]) -> None:
         turn = self.obs.message(message)
         if turn is None:
             return
         # Claude Code sends one event per content block, all with the message's id.
         same = message.get("id") is not None and message.get("id") == self._message_id
-        self._message_id = message.get("id") if isinstance(message.get("id"), str) else None
+        self._message_id = text_or_none(message.get("id"))
         text = _text(message)
         model = message.get("model")
         turn.response = (turn.response + text) if same else text
@@ -137,12 +138,12 @@ class StreamTranslator:
             if block.get("type") == "tool_use":
                 name = str(block.get("name"))
                 self.obs.tool_started(
-                    block.get("id"),
+                    text_or_none(block.get("id")),
                     NEUTRAL_TOOLS.get(name, name),
                     neutral_args(name, block.get("input")),
                 )
 
-    def _tool_results(self, message: dict[str, Any]) -> None:
+    def _tool_results(self, message: dict[str, object]) -> None:
         for block in _blocks(message):
             if block.get("type") != "tool_result":
                 continue
@@ -154,7 +155,7 @@ class StreamTranslator:
             if isinstance(activity.get("args"), dict):
                 self.obs.read_by(activity, self.skills, "skill")
 
-    def _result(self, event: dict[str, Any]) -> bool:
+    def _result(self, event: Mapping[str, object]) -> bool:
         turn = self.obs.current
         if turn is None:
             return False
@@ -164,8 +165,8 @@ class StreamTranslator:
             # The host reports the session's running total; a turn costs the difference.
             cost, self._cost_so_far = max(0.0, total - self._cost_so_far), float(total)
         turn.usage = neutral_usage(event.get("usage"), cost)
-        if isinstance(event.get("result"), str) and not turn.response:
-            turn.response = event["result"]
+        if isinstance(result := event.get("result"), str) and not turn.response:
+            turn.response = result
         if event.get("is_error") is True or event.get("subtype") not in ("success", None):
             detail = event.get("result") or event.get("subtype") or "error"
             turn.assistant_error = turn.assistant_error or f"Claude Code reported: {detail}"

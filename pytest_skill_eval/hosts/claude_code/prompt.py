@@ -15,9 +15,8 @@ has is its `--effort` (a model without effort support keeps its own thinking bud
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ...errors import HostError
 from ..context import declared_context_block, load_context
@@ -30,7 +29,7 @@ EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 THINKING_LEVELS = (THINKING_OFF, *EFFORT_LEVELS)
 
 
-def isolated_prompt(tools: list[str], entries: list[dict[str, Any]], cwd: Path) -> str:
+def isolated_prompt(tools: list[str], entries: Sequence[Mapping[str, object]], cwd: Path) -> str:
     """The evaluator's system prompt: Pi's isolated prompt, with Claude Code's tool names."""
     return shared_prompt("Claude Code", tools, NEUTRAL_TOOLS, "the Skill tool", entries, cwd)
 

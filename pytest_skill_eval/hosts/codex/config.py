@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from .registration import KEY_ENV
 
@@ -46,9 +46,22 @@ WRITE_TOOLS = ("write", "edit")
 STARTUP_TIMEOUT_S = 60
 
 
+class McpTable(TypedDict):
+    """`[mcp_servers.skill-eval]` of config.toml."""
+
+    command: str
+    args: list[str]
+    cwd: str
+    env_vars: list[str]
+    startup_timeout_sec: int
+    tool_timeout_sec: float
+    required: bool
+    default_tools_approval_mode: str
+
+
 def command_server_table(
     python: str, script: str, workspace: str, forwarded: Sequence[str], timeout_s: float
-) -> dict[str, Any]:
+) -> McpTable:
     """`[mcp_servers.skill-eval]`: the server started as `python -I script` in the workspace.
 
     Codex gives an MCP server only a few variables of its own; `env_vars` names the others it
@@ -85,11 +98,11 @@ class CodexConfig:
     # `runtime.prompt: host`: the declared context, added to Codex's own instructions.
     developer_instructions: str | None = None
     # Declared commands: the evaluator's MCP server (`hosts/command_server.py`), its table.
-    command_server: Mapping[str, Any] | None = None
+    command_server: McpTable | None = None
 
-    def values(self) -> dict[str, Any]:
-        """The top-level keys, then the tables, as TOML will hold them."""
-        top: dict[str, Any] = {
+    def values(self) -> dict[str, object]:
+        """The top-level keys (JSON scalars and arrays), then the tables under their `[name]`."""
+        top: dict[str, object] = {
             "model": self.model,
             "check_for_update_on_startup": False,
             "web_search": "disabled",
@@ -106,7 +119,7 @@ class CodexConfig:
             top["model_instructions_file"] = self.instructions_file
         if self.developer_instructions is not None:
             top["developer_instructions"] = self.developer_instructions
-        tables: dict[str, dict[str, Any]] = {
+        tables: dict[str, Mapping[str, object]] = {
             "analytics": {"enabled": False},
             "otel": {"exporter": "none"},
             "features": dict.fromkeys(FEATURES_OFF, False),
@@ -116,7 +129,7 @@ class CodexConfig:
             "sandbox_workspace_write": {"network_access": False},
         }
         if self.command_server is not None:
-            tables[f"mcp_servers.{SERVER_NAME}"] = dict(self.command_server)
+            tables[f"mcp_servers.{SERVER_NAME}"] = self.command_server.copy()
         if self.base_url is not None:
             tables[f"model_providers.{PROVIDER}"] = {
                 "name": "pytest-skill-eval loopback",
@@ -140,7 +153,7 @@ class CodexConfig:
                 lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
         return "\n".join(lines) + "\n"
 
-    def enforced(self, confined: bool) -> dict[str, Any]:
+    def enforced(self, confined: bool) -> dict[str, str | bool]:
         """What the run record says this run enforced (and what it did not)."""
         return {
             "sandbox": self.sandbox,

@@ -16,9 +16,9 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from ..observation import Observation
+from ...evidence.observed import Usage
+from ..observation import Observation, text_or_none
 
 SHELL_TOOL = "exec_command"
 # Declared commands: the evaluator's MCP server (`hosts/command_server.py`) and its tool.
@@ -75,7 +75,7 @@ def named_paths(command: str) -> list[str]:
     return paths
 
 
-def mcp_tool_name(item: Mapping[str, Any]) -> str:
+def mcp_tool_name(item: Mapping[str, object]) -> str:
     """The neutral `run_command` for the evaluator's own server's tool; any other MCP tool
     keeps Codex's `mcp__<server>__<tool>`."""
     server, tool = item.get("server"), item.get("tool")
@@ -84,7 +84,7 @@ def mcp_tool_name(item: Mapping[str, Any]) -> str:
     return f"mcp__{server}__{tool}"
 
 
-def _count(usage: Mapping[str, Any], key: str) -> int:
+def _count(usage: Mapping[str, object], key: str) -> int:
     value = usage.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -114,11 +114,11 @@ class EventTranslator:
     thread_id: str | None = None
     _thread_usage: dict[str, int] = field(default_factory=dict)
 
-    def apply(self, event: dict[str, Any]) -> bool:
+    def apply(self, event: Mapping[str, object]) -> bool:
         """Apply one event; True when it settles the current turn (`turn.completed`/`failed`)."""
         kind = event.get("type")
-        if kind == "thread.started" and isinstance(event.get("thread_id"), str):
-            self.thread_id = event["thread_id"]
+        if kind == "thread.started" and isinstance(thread := event.get("thread_id"), str):
+            self.thread_id = thread
             return False
         turn = self.obs.current
         if turn is None:
@@ -142,17 +142,18 @@ class EventTranslator:
             self.obs.message({"role": "host", "error": str(event.get("message") or "")})
         return False
 
-    def _started(self, item: dict[str, Any]) -> None:
+    def _started(self, item: Mapping[str, object]) -> None:
+        call = text_or_none(item.get("id"))
         if item.get("type") == "command_execution":
-            self.obs.tool_started(item.get("id"), SHELL_TOOL, {"command": item.get("command")})
+            self.obs.tool_started(call, SHELL_TOOL, {"command": item.get("command")})
         elif item.get("type") == "file_change":
-            self.obs.tool_started(item.get("id"), PATCH_TOOL, {"changes": item.get("changes")})
+            self.obs.tool_started(call, PATCH_TOOL, {"changes": item.get("changes")})
         elif item.get("type") == "mcp_tool_call":
             arguments = item.get("arguments")
             args = arguments if isinstance(arguments, dict) else {"arguments": arguments}
-            self.obs.tool_started(item.get("id"), mcp_tool_name(item), args)
+            self.obs.tool_started(call, mcp_tool_name(item), args)
 
-    def _completed(self, item: dict[str, Any]) -> None:
+    def _completed(self, item: dict[str, object]) -> None:
         kind = item.get("type")
         turn = self.obs.current
         if turn is None:
@@ -167,7 +168,7 @@ class EventTranslator:
             # Codex reports warnings (unknown model metadata, deprecated keys) as error items.
             self.obs.message({"role": "host", "warning": str(item.get("message") or "")})
 
-    def _tool_completed(self, item: dict[str, Any]) -> None:
+    def _tool_completed(self, item: dict[str, object]) -> None:
         call_id = item.get("id")
         failed = item.get("status") != "completed" or item.get("exit_code") not in (0, None)
         result = item.get("result")
@@ -192,7 +193,7 @@ class EventTranslator:
         for path in dict.fromkeys(reads):
             self.obs.read_succeeded(path)
 
-    def _turn_usage(self, usage: Mapping[str, Any]) -> dict[str, Any]:
+    def _turn_usage(self, usage: Mapping[str, object]) -> Usage:
         """This turn's usage: the thread's total now minus the total after the turn before."""
         totals = {key: _count(usage, raw) for key, raw in _USAGE.items()}
         previous = self._thread_usage
@@ -201,4 +202,10 @@ class EventTranslator:
         else:
             turn = totals
         self._thread_usage = totals
-        return {**turn, "cost": {"total": priced(turn, self.prices)}}
+        return {
+            "input": turn["input"],
+            "output": turn["output"],
+            "cacheRead": turn["cacheRead"],
+            "cacheWrite": turn["cacheWrite"],
+            "cost": {"total": priced(turn, self.prices)},
+        }

@@ -16,7 +16,6 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ...common.entries import files_inside
 from ...modelserver.route import Route
@@ -36,6 +35,7 @@ from .config import (
     EFFORT,
     LOOPBACK_KEY,
     CodexConfig,
+    McpTable,
     command_server_table,
     sandbox_mode,
 )
@@ -107,7 +107,7 @@ def codex_config(
     )
 
 
-def command_server(launch: Launch, forwarded: Sequence[str]) -> dict[str, Any]:
+def command_server(launch: Launch, forwarded: Sequence[str]) -> McpTable:
     """The `[mcp_servers]` table offering the declared commands (`hosts/command_server.py`)."""
     declared = json.loads(launch.environment.get("SKILL_EVAL_COMMANDS") or "[]")
     longest = max(
@@ -235,7 +235,7 @@ class CodexHost:
         self._confine: list[str] | None = None  # the bwrap prefix; None: reads unconfined
 
     @property
-    def enforced(self) -> dict[str, Any] | None:
+    def enforced(self) -> dict[str, str | bool] | None:
         """What this run's configuration enforced, for the run record."""
         if self._config is None:
             return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from .. import command_server
 from ..context import isolated_prompt as shared_prompt
@@ -38,6 +38,30 @@ DEFAULT_MODEL = "gemini-2.5-flash"
 LOOPBACK_KEY = "skill-eval-loopback"
 
 
+class McpServer(TypedDict):
+    """The evaluator's MCP server as Gemini CLI starts it, trusted (no confirmation)."""
+
+    command: str
+    args: list[str]
+    cwd: str
+    trust: bool
+
+
+class Settings(TypedDict):
+    """The run's `settings.json`, section by section."""
+
+    privacy: dict[str, bool]
+    telemetry: dict[str, bool]
+    general: dict[str, bool]
+    security: dict[str, dict[str, str]]
+    tools: dict[str, list[str]]
+    skills: dict[str, list[str]]
+    context: dict[str, list[str] | bool]
+    advanced: dict[str, bool]
+    hooks: NotRequired[dict[str, list[dict[str, object]]]]
+    mcpServers: NotRequired[dict[str, McpServer]]
+
+
 def host_tools(tools: Sequence[str], skills: bool) -> list[str]:
     """Gemini CLI's tools for the declared neutral ones, and `activate_skill` with skills."""
     return [HOST_TOOLS[t] for t in tools if t in HOST_TOOLS] + ([SKILL_TOOL] if skills else [])
@@ -46,15 +70,15 @@ def host_tools(tools: Sequence[str], skills: bool) -> list[str]:
 def settings(
     tools: Sequence[str],
     guard: bool,
-    commands: Mapping[str, Any] | None,
+    commands: McpServer | None,
     readable: Sequence[Path] = (),
     declared: Collection[str] = (),
-) -> dict[str, Any]:
+) -> Settings:
     """The run's `settings.json`: `tools` are Gemini CLI's names; `commands` the MCP server;
     `readable` the directories beside the workspace its file tools may reach (the declared
     resources and skill snapshots; the guard keeps them read-only); `declared` the names of
     the declared skills (a bundled skill of one of them is replaced, not disabled)."""
-    value: dict[str, Any] = {
+    value: Settings = {
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
@@ -70,10 +94,13 @@ def settings(
     }
     if guard:
         command = f"{sys.executable} -I {guard_script()}"
-        hook = {"matcher": "*", "hooks": [{"type": "command", "command": command}]}
+        hook: dict[str, object] = {
+            "matcher": "*",
+            "hooks": [{"type": "command", "command": command}],
+        }
         value["hooks"] = {"BeforeTool": [hook]}
     if commands is not None:
-        value["mcpServers"] = {command_server.SERVER_NAME: dict(commands)}
+        value["mcpServers"] = {command_server.SERVER_NAME: commands.copy()}
     return value
 
 
@@ -84,7 +111,7 @@ def guard_script() -> Path:
     return Path(hook_guard.__file__)
 
 
-def command_server_entry(workspace: Path) -> dict[str, Any]:
+def command_server_entry(workspace: Path) -> McpServer:
     """The evaluator's MCP server offering the declared commands (it inherits the CLI's
     environment: the group's, with `SKILL_EVAL_COMMANDS`)."""
     return {
@@ -95,7 +122,9 @@ def command_server_entry(workspace: Path) -> dict[str, Any]:
     }
 
 
-def isolated_prompt(tools: Sequence[str], entries: list[dict[str, Any]], cwd: Path) -> str:
+def isolated_prompt(
+    tools: Sequence[str], entries: Sequence[Mapping[str, object]], cwd: Path
+) -> str:
     """The evaluator's system prompt in Gemini CLI's words; `${AgentSkills}` is where the CLI
     puts its listing of the installed skills."""
     return shared_prompt(

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..observation import Observation
+from ...evidence.observed import Usage
+from ..observation import USAGE_FIELDS, Observation, text_or_none
 from .registration import RUN_COMMAND
 
 NEUTRAL_TOOLS = {
@@ -27,7 +28,6 @@ NEUTRAL_TOOLS = {
     "activate_skill": "skill",
     RUN_COMMAND: "run_command",
 }
-_PRICED = ("input", "output", "cacheRead", "cacheWrite")
 
 
 def neutral_args(tool: str, arguments: Any) -> Any:
@@ -41,24 +41,26 @@ def neutral_args(tool: str, arguments: Any) -> Any:
     return arguments
 
 
-def _count(stats: Mapping[str, Any], key: str) -> int:
+def _count(stats: Mapping[str, object], key: str) -> int:
     value = stats.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def neutral_usage(stats: Any, prices: Mapping[str, float] | None) -> dict[str, Any] | None:
+def neutral_usage(stats: object, prices: Mapping[str, float] | None) -> Usage | None:
     """A `result`'s stats in the neutral shape: cached tokens are inside `input_tokens`."""
     if not isinstance(stats, dict):
         return None
     cached = _count(stats, "cached")
-    usage = {
+    usage: Usage = {
         "input": max(0, _count(stats, "input_tokens") - cached),
         "output": _count(stats, "output_tokens"),
         "cacheRead": cached,
         "cacheWrite": 0,
+        "cost": {},
     }
-    total = sum(usage[k] * (prices or {}).get(k, 0.0) for k in _PRICED) / 1e6
-    return {**usage, "cost": {"total": round(total, 12)}}
+    total = sum(usage[k] * (prices or {}).get(k, 0.0) for k in USAGE_FIELDS) / 1e6
+    usage["cost"]["total"] = round(total, 12)
+    return usage
 
 
 @dataclass
@@ -73,14 +75,14 @@ class StreamTranslator:
     session_id: str | None = None
     _text: list[str] = field(default_factory=list)
 
-    def apply(self, event: dict[str, Any]) -> bool:
+    def apply(self, event: Mapping[str, object]) -> bool:
         """Apply one event; True when it settles the current turn (a `result`)."""
         kind = event.get("type")
         if kind == "init":
-            if isinstance(event.get("session_id"), str):
-                self.session_id = event["session_id"]
-            if isinstance(event.get("model"), str):
-                self.obs.model = {"provider": "google", "model": event["model"]}
+            if isinstance(session := event.get("session_id"), str):
+                self.session_id = session
+            if isinstance(model := event.get("model"), str):
+                self.obs.model = {"provider": "google", "model": model}
             return False
         turn = self.obs.current
         if turn is None:
@@ -91,7 +93,8 @@ class StreamTranslator:
             self._flush()
             name = str(event.get("tool_name"))
             args = neutral_args(name, event.get("parameters"))
-            self.obs.tool_started(event.get("tool_id"), NEUTRAL_TOOLS.get(name, name), args)
+            call = text_or_none(event.get("tool_id"))
+            self.obs.tool_started(call, NEUTRAL_TOOLS.get(name, name), args)
         elif kind == "tool_result":
             self._tool_result(event)
         elif kind == "error":
@@ -108,15 +111,16 @@ class StreamTranslator:
         if turn is not None and text:
             turn.response = text
 
-    def _tool_result(self, event: dict[str, Any]) -> None:
+    def _tool_result(self, event: Mapping[str, object]) -> None:
         failed = event.get("status") != "success"
         activity = self.obs.tool_ended(event.get("tool_id"), failed, event.get("output"))
         self.obs.message({"role": "tool", "item": event})
-        if activity is None or failed or not isinstance(activity.get("args"), dict):
+        args = activity.get("args") if activity is not None else None
+        if activity is None or failed or not isinstance(args, dict):
             return
         self.obs.read_by(activity, self.skills, "name", cwd=self.cwd)
 
-    def _result(self, event: dict[str, Any]) -> bool:
+    def _result(self, event: Mapping[str, object]) -> bool:
         turn = self.obs.current
         if turn is None:
             return False

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from .registration import RUN_COMMAND
 
@@ -31,6 +31,56 @@ _PRICE_KEYS = {"input": "input", "output": "output", "cacheRead": "cache_read"}
 _PRICE_KEYS |= {"cacheWrite": "cache_write"}
 
 
+class McpEntry(TypedDict):
+    """An `mcp` entry of opencode.json: a local server, its command, environment and timeout."""
+
+    type: str
+    command: list[str]
+    environment: dict[str, str]
+    enabled: bool
+    timeout: int
+
+
+class ModelEntry(TypedDict):
+    """The provider's one model: its name, tool calls on, its prices and declared options."""
+
+    name: str
+    tool_call: bool
+    cost: NotRequired[dict[str, float]]
+    options: NotRequired[dict[str, object]]
+
+
+class ProviderEntry(TypedDict):
+    """The loopback provider: the SDK it goes through, its options and its model."""
+
+    npm: str
+    name: str
+    options: dict[str, str]
+    models: dict[str, ModelEntry]
+
+
+# A permission: allow or deny, or a pattern → allow/deny table (paths, skills).
+Permission = str | dict[str, str]
+
+
+class Document(TypedDict):
+    """The whole opencode.json."""
+
+    autoupdate: bool
+    share: str
+    snapshot: bool
+    model: str
+    small_model: str
+    enabled_providers: list[str]
+    provider: dict[str, ProviderEntry]
+    permission: dict[str, Permission]
+    instructions: list[str]
+    lsp: bool
+    formatter: bool
+    mcp: dict[str, McpEntry]
+    agent: NotRequired[dict[str, dict[str, str]]]
+
+
 @dataclass(frozen=True)
 class OpencodeConfig:
     """What one run's opencode.json says."""
@@ -43,13 +93,13 @@ class OpencodeConfig:
     prices: Mapping[str, float] | None = None
     instructions: tuple[str, ...] = ()
     prompt: str | None = None  # replaces opencode's own system prompt (isolated mode)
-    command_server: Mapping[str, Any] | None = None
-    variant: Mapping[str, Any] = field(default_factory=dict)
+    command_server: McpEntry | None = None
+    variant: Mapping[str, object] = field(default_factory=dict)
 
-    def permission(self) -> dict[str, Any]:
+    def permission(self) -> dict[str, Permission]:
         """Undeclared tools, shells, the web, outside paths and other skills: all denied."""
         allowed = {PERMISSIONS[t] for t in self.tools if t in PERMISSIONS}
-        value: dict[str, Any] = {
+        value: dict[str, Permission] = {
             "*": "deny",
             "bash": "deny",
             "webfetch": "deny",
@@ -69,9 +119,9 @@ class OpencodeConfig:
             value[RUN_COMMAND] = "allow"
         return value
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> Document:
         """The whole opencode.json."""
-        model: dict[str, Any] = {"name": self.model, "tool_call": True}
+        model: ModelEntry = {"name": self.model, "tool_call": True}
         if self.prices:
             model["cost"] = {
                 key: self.prices.get(neutral, 0.0) for neutral, key in _PRICE_KEYS.items()
@@ -79,7 +129,7 @@ class OpencodeConfig:
         if self.variant:
             model["options"] = dict(self.variant)
         options = {"apiKey": LOOPBACK_KEY} | ({"baseURL": self.base_url} if self.base_url else {})
-        document: dict[str, Any] = {
+        document: Document = {
             "autoupdate": False,
             "share": "disabled",
             "snapshot": False,
@@ -103,7 +153,7 @@ class OpencodeConfig:
         if self.prompt is not None:
             document["agent"] = {"build": {"prompt": self.prompt}}
         if self.command_server is not None:
-            document["mcp"] = {COMMAND_SERVER: dict(self.command_server)}
+            document["mcp"] = {COMMAND_SERVER: self.command_server.copy()}
         return document
 
     def json(self) -> str:
@@ -113,7 +163,7 @@ class OpencodeConfig:
 
 def command_server_entry(
     python: str, script: str, environment: Mapping[str, str], timeout_ms: int
-) -> dict[str, Any]:
+) -> McpEntry:
     """The `mcp` entry that starts the evaluator's declared-commands server for opencode."""
     return {
         "type": "local",

@@ -15,18 +15,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..observation import Observation
+from ...evidence.observed import Usage
+from ..observation import Observation, text_or_none
 from .registration import RUN_COMMAND
 
 NEUTRAL_TOOLS = {RUN_COMMAND: "run_command"}
 
 
-def _count(values: Mapping[str, Any], key: str) -> int:
+def _count(values: Mapping[str, object], key: str) -> int:
     value = values.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def step_usage(part: Mapping[str, Any]) -> dict[str, Any] | None:
+def step_usage(part: Mapping[str, object]) -> Usage | None:
     """A `step_finish` part's tokens and cost in the neutral usage shape."""
     tokens = part.get("tokens")
     if not isinstance(tokens, dict):
@@ -64,16 +65,16 @@ class EventTranslator:
     session_id: str | None = None
     _message_id: str | None = None
 
-    def apply(self, event: dict[str, Any]) -> bool:
+    def apply(self, event: Mapping[str, object]) -> bool:
         """Apply one event; never settles a turn (the end of the process does)."""
-        if self.session_id is None and isinstance(event.get("sessionID"), str):
-            self.session_id = event["sessionID"]
+        if self.session_id is None and isinstance(session := event.get("sessionID"), str):
+            self.session_id = session
         turn = self.obs.current
         if turn is None:
             return False
         kind = event.get("type")
-        part = event.get("part")
-        part = part if isinstance(part, dict) else {}
+        raw_part = event.get("part")
+        part: dict[str, object] = raw_part if isinstance(raw_part, dict) else {}
         if kind == "text":
             self._text(part)
         elif kind == "tool_use":
@@ -86,7 +87,7 @@ class EventTranslator:
             self._error(event.get("error"))
         return False
 
-    def _text(self, part: Mapping[str, Any]) -> None:
+    def _text(self, part: Mapping[str, object]) -> None:
         turn = self.obs.current
         text = part.get("text")
         if turn is None or not isinstance(text, str):
@@ -94,16 +95,16 @@ class EventTranslator:
         self.obs.message({"role": "assistant", "content": [{"type": "text", "text": text}]})
         # The texts of one message make its reply; a later message's replace it.
         same = part.get("messageID") is not None and part.get("messageID") == self._message_id
-        self._message_id = part.get("messageID") if isinstance(part.get("messageID"), str) else None
+        self._message_id = text_or_none(part.get("messageID"))
         turn.response = turn.response + text if same else text
 
-    def _tool(self, part: Mapping[str, Any]) -> None:
+    def _tool(self, part: Mapping[str, object]) -> None:
         state = part.get("state")
         state = state if isinstance(state, dict) else {}
         name = str(part.get("tool"))
         call_id = part.get("callID")
         args = neutral_args(state.get("input"))
-        self.obs.tool_started(call_id, NEUTRAL_TOOLS.get(name, name), args)
+        self.obs.tool_started(text_or_none(call_id), NEUTRAL_TOOLS.get(name, name), args)
         failed = state.get("status") != "completed"
         self.obs.tool_ended(call_id, failed, state.get("output"))
         self.obs.message({"role": "tool", "part": dict(part)})
@@ -118,7 +119,7 @@ class EventTranslator:
             if snapshot is not None:
                 self.obs.read_succeeded(snapshot)
 
-    def _error(self, error: Any) -> None:
+    def _error(self, error: object) -> None:
         turn = self.obs.current
         if turn is None:
             return

@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from pytest_skill_eval.errors import ModelProviderError
 from pytest_skill_eval.modelserver.route import Route
@@ -30,6 +30,46 @@ REGISTRY_FILE = Path("@mariozechner") / "pi-ai" / "dist" / "models.generated.js"
 _REGISTRY_START = "export const MODELS = "
 _BARE_KEY = re.compile(r"^(\s*)([A-Za-z_$][\w$]*):", re.MULTILINE)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+class PiModel(TypedDict):
+    """One model of a `models.json` provider: its id and name, limits and prices."""
+
+    id: str
+    name: str
+    reasoning: bool
+    input: list[str]
+    contextWindow: int
+    maxTokens: int
+    cost: dict[str, float]
+
+
+class PiProvider(TypedDict):
+    """One provider of `models.json`: where it is, the wire format it speaks and its models."""
+
+    baseUrl: str
+    api: str
+    apiKey: str
+    models: list[PiModel]
+    compat: NotRequired[dict[str, bool]]
+
+
+class PiModels(TypedDict):
+    """Pi's `models.json`."""
+
+    providers: dict[str, PiProvider]
+
+
+class PiSettings(TypedDict):
+    """Pi's `settings.json` (a live run leaves the model to argv)."""
+
+    defaultProvider: NotRequired[str]
+    defaultModel: NotRequired[str]
+    defaultThinkingLevel: str
+    quietStartup: bool
+    enableInstallTelemetry: bool
+    retry: dict[str, object]
+    compaction: dict[str, bool]
 
 
 class ModelSpecError(ModelProviderError, ValueError):
@@ -55,7 +95,7 @@ def pi_agent_files(
     provider: str = DEFAULT_PROVIDER,
     model_id: str = DEFAULT_MODEL,
     cost: Mapping[str, float] | None = None,
-) -> dict[str, Any]:
+) -> PiModels:
     """The `models.json` content routing `provider/model_id` to `route` over `api`."""
     if api not in PI_APIS:
         raise ValueError(f"unsupported api {api!r}; expected one of {', '.join(PI_APIS)}")
@@ -63,7 +103,7 @@ def pi_agent_files(
     missing = [key for key in _COST_KEYS if key not in prices]
     if missing:
         raise ValueError(f"cost lacks {', '.join(missing)} (USD per million tokens)")
-    model: dict[str, Any] = {
+    model: PiModel = {
         "id": model_id,
         "name": model_id,
         "reasoning": False,
@@ -72,7 +112,7 @@ def pi_agent_files(
         "maxTokens": 4096,
         "cost": {key: prices[key] for key in _COST_KEYS},
     }
-    entry: dict[str, Any] = {
+    entry: PiProvider = {
         "baseUrl": route.base_url(api),
         "api": api,
         "apiKey": SCRIPTED_API_KEY,
@@ -83,9 +123,7 @@ def pi_agent_files(
     return {"providers": {provider: entry}}
 
 
-def settings_json(
-    provider: str = DEFAULT_PROVIDER, model_id: str = DEFAULT_MODEL
-) -> dict[str, Any]:
+def settings_json(provider: str = DEFAULT_PROVIDER, model_id: str = DEFAULT_MODEL) -> PiSettings:
     """The `settings.json` content: retries and compaction off, quiet, no telemetry."""
     return {
         "defaultProvider": provider,
@@ -99,11 +137,10 @@ def settings_json(
     }
 
 
-def live_settings_json() -> dict[str, Any]:
+def live_settings_json() -> PiSettings:
     """`settings.json` for a live run: the same quiet, retry-free Pi, its model left to argv."""
     settings = settings_json()
-    for key in ("defaultProvider", "defaultModel"):
-        settings.pop(key)
+    del settings["defaultProvider"], settings["defaultModel"]
     return settings
 
 

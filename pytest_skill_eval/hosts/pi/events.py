@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
-from ..observation import Observation, Turn
+from ...evidence.observed import ObservedModel
+from ..observation import Observation, Turn, text_or_none
 
 
-def message_text(message: dict[str, Any]) -> str:
+def message_text(message: Mapping[str, object]) -> str:
     """Assistant text: string content, or the text parts joined with no separator."""
     content = message.get("content")
     if isinstance(content, str):
@@ -21,7 +22,7 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def apply_event(obs: Observation, event: dict[str, Any]) -> bool:
+def apply_event(obs: Observation, event: Mapping[str, object]) -> bool:
     """Apply one Pi event; returns True when it settles the current turn."""
     kind = event.get("type")
     if kind == "extension_error":
@@ -35,7 +36,8 @@ def apply_event(obs: Observation, event: dict[str, Any]) -> bool:
     if obs.current is None:
         return False
     if kind == "tool_execution_start":
-        obs.tool_started(event.get("toolCallId"), event.get("toolName"), event.get("args"))
+        call, name = text_or_none(event.get("toolCallId")), text_or_none(event.get("toolName"))
+        obs.tool_started(call, name, event.get("args"))
     elif kind == "tool_execution_end":
         activity = obs.tool_ended(
             event.get("toolCallId"), event.get("isError") is True, event.get("result")
@@ -49,8 +51,7 @@ def apply_event(obs: Observation, event: dict[str, Any]) -> bool:
             and isinstance(args.get("path"), str)
         ):
             obs.read_succeeded(args["path"])
-    elif kind == "message_end" and isinstance(event.get("message"), dict):
-        message = event["message"]
+    elif kind == "message_end" and isinstance(message := event.get("message"), dict):
         turn = obs.message(message)
         if turn is not None and message.get("role") == "assistant":
             _assistant(obs, turn, message)
@@ -61,12 +62,13 @@ def apply_event(obs: Observation, event: dict[str, Any]) -> bool:
     return False
 
 
-def _assistant(obs: Observation, turn: Turn, message: dict[str, Any]) -> None:
-    model = None
-    if isinstance(message.get("provider"), str) or isinstance(message.get("model"), str):
-        model = {"provider": message.get("provider"), "model": message.get("model")}
+def _assistant(obs: Observation, turn: Turn, message: dict[str, object]) -> None:
+    model: ObservedModel | None = None
+    provider, name = message.get("provider"), message.get("model")
+    if isinstance(provider, str) or isinstance(name, str):
+        model = {"provider": text_or_none(provider), "model": text_or_none(name)}
     reason = message.get("stopReason")
     error = None
     if reason in ("error", "aborted"):
-        error = message.get("errorMessage") or f"assistant stopped with {reason}"
+        error = str(message.get("errorMessage") or f"assistant stopped with {reason}")
     obs.assistant_reply(turn, message_text(message), message.get("usage"), model, error)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from ...evidence import layout
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk
@@ -15,16 +14,18 @@ from ..registry import Registered
 from ..setup import make_home
 from . import extensions
 from .binary import PiBinary, base_environment, pi_argv
-from .config import live_settings_json, pi_agent_files, settings_json
+from .config import PiModels, PiSettings, live_settings_json, pi_agent_files, settings_json
 from .driver import Conversation, run_one_shot, run_turns
 from .registration import PI
 
 
-def agent_files(endpoint: Endpoint) -> dict[str, Any]:
+def agent_files(endpoint: Endpoint) -> dict[str, PiSettings | PiModels | dict[str, object]]:
     """`settings.json` and `models.json` (when there is one) for the agent directory."""
     served = endpoint.served
     if served is None:
-        files: dict[str, Any] = {"settings.json": live_settings_json()}
+        files: dict[str, PiSettings | PiModels | dict[str, object]] = {
+            "settings.json": live_settings_json()
+        }
         if endpoint.live_models is not None:
             files["models.json"] = endpoint.live_models
         return files
