@@ -183,42 +183,33 @@ def test_an_imported_trigger_set_replays_its_templates_on_pi_and_passes(tmp_path
     assert "should-trigger-01: the skill changed 1 of 1 comparison for the better" in ran.stdout
 
 
-@pytest.mark.parametrize(
-    ("name", "content", "needle"),
-    [
-        ("evals.json", "{not json", "not JSON (line 1, column 2"),
-        ("evals.json", '{"cases": []}', "neither an evals.json (an object with evals)"),
-        ("evals.json", '{"evals": [{"id": 1}]}', "evals[0] has no prompt"),
-        ("triggers.json", '[{"query": "x"}]', "query 1 needs a query string and should_trigger"),
-        ("evals.json", '{"evals": [{"prompt": "p", "files": ["gone.md"]}]}', "gone.md"),
-    ],
-)
-def test_an_unreadable_json_source_is_one_line_naming_it(
-    tmp_path: Path, name: str, content: str, needle: str
-) -> None:
-    source = write(_skill(tmp_path) / "evals" / name, content)
-    done = skill_eval("import", str(source))
-    assert_one_line_error(done, str(source), needle)
-    assert done.returncode == 2
-    assert not (tmp_path / "skills" / "evals").exists()
+JSON = "skills/changelog-keeper/evals"
+CASES = "changelog-kit/evals"
 
 
 @pytest.mark.parametrize(
     ("path", "content", "needle"),
     [
-        ("evals/adds-entry/case.yaml", "graders: [\n", "not YAML (line 2)"),
-        ("evals/prose/graders/criteria.md", "---\nweight: 1\n---\nok\n", "needs type:"),
-        ("evals/prose/prompt.md", "---\n---\n\nTODO: describe it\n", "TODO template line"),
+        (f"{JSON}/evals.json", "{not json", "not JSON (line 1, column 2"),
+        (f"{JSON}/evals.json", '{"cases": []}', "neither an evals.json (an object with evals)"),
+        (f"{JSON}/evals.json", '{"evals": [{"id": 1}]}', "evals[0] has no prompt"),
+        (f"{JSON}/triggers.json", '[{"query": "x"}]', "query 1 needs a query string and"),
+        (f"{JSON}/evals.json", '{"evals": [{"prompt": "p", "files": ["gone.md"]}]}', "gone.md"),
+        (f"{CASES}/adds-entry/case.yaml", "graders: [\n", "not YAML (line 2)"),
+        (f"{CASES}/prose/graders/criteria.md", "---\nweight: 1\n---\nok\n", "needs type:"),
+        (f"{CASES}/prose/prompt.md", "---\n---\n\nTODO: describe it\n", "TODO template line"),
     ],
 )
-def test_an_unreadable_case_is_one_line_naming_its_file(
+def test_an_unreadable_source_is_one_line_naming_its_file_and_writes_nothing(
     tmp_path: Path, path: str, content: str, needle: str
 ) -> None:
     plugin = _plugin(tmp_path)
-    write(plugin / path, content)
-    done = skill_eval("import", str(plugin))
-    assert_one_line_error(done, needle)
-    assert str(plugin / "evals") in done.stderr
+    _skill(tmp_path)
+    broken = write(tmp_path / path, content)
+    done = skill_eval("import", str(plugin if path.startswith(CASES) else broken))
+    assert_one_line_error(done, str(broken), needle)
+    assert done.returncode == 2
+    assert not (tmp_path / "skills" / "evals").exists()
     assert not (plugin / "skill-eval").exists()
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from .agent_skills import import_evals, import_triggers, kind_of
 from .plugin_eval import import_plugin
 from .reading import read_json
-from .suite import NOT_IMPORTED, REPORT, Imported, SourceError, write_suite
+from .suite import REPORT, Fidelity, Imported, SourceError, write_suite
 
 __all__ = ["SourceError", "add_parser", "run"]
 
@@ -93,7 +93,7 @@ def summarise(imported: Imported, folder: Path, root: Path) -> None:
     """What was written, what could not be carried, and how to run it."""
     print(f"wrote {folder / 'suite.json'} ({len(imported.groups)} groups, script templates)")
     for note in imported.notes:
-        if note.fidelity == NOT_IMPORTED:
+        if note.fidelity == Fidelity.NOT_IMPORTED:
             print(f"not imported: {note.where}: {note.item}: {note.becomes}")
     print(f"what became of each item: {folder / REPORT}")
     suite = os.path.relpath(folder / "suite.json", root)

@@ -12,16 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scaffold import definition_id
-from .suite import (
-    APPROXIMATE,
-    EXACT,
-    NOT_GRADED,
-    NOT_IMPORTED,
-    Imported,
-    SourceError,
-    body_group,
-    description_group,
-)
+from .suite import Fidelity, Imported, SourceError, Subject, body_group, description_group
 
 SPELLINGS = ("assertions", "expectations")
 
@@ -40,7 +31,9 @@ def import_evals(path: Path, data: dict[str, Any], skill: Path) -> Imported:
     imported = Imported(path, definition_id(f"{skill.name}-evals", "skill"))
     named = data.get("skill_name")
     if isinstance(named, str) and named != skill.name:
-        imported.note("skill_name", named, NOT_IMPORTED, f"the suite evaluates {skill.name}")
+        imported.note(
+            "skill_name", named, Fidelity.NOT_IMPORTED, f"the suite evaluates {skill.name}"
+        )
     for index, case in enumerate(data["evals"]):
         where = f"{path}: evals[{index}]"
         if not isinstance(case, dict) or not isinstance(case.get("prompt"), str):
@@ -51,23 +44,19 @@ def import_evals(path: Path, data: dict[str, Any], skill: Path) -> Imported:
         if isinstance(expected, str) and expected.strip():
             questions.insert(0, f"Does the outcome match what is expected: {expected.strip()}")
         fixture = add_files(imported, ident, case.get("files") or [], skill, where)
-        imported.groups.append(
-            body_group(
-                ident,
-                case["prompt"],
-                [skill.name],
-                0,
-                tools=["read", "write", "edit"],
-                fixture=fixture,
-                expectations=[],
-                questions=questions,
-            )
-        )
+        subject = Subject(ident, case["prompt"], (skill.name,), 0)
+        tools = ["read", "write", "edit"]
+        definition = subject.definition("body", tools, [], questions, fixture)
+        imported.groups.append(body_group(subject, definition))
         label = f"eval {case.get('id', index + 1)}"
-        imported.note(label, "prompt", APPROXIMATE, f"body group {ident} (the skill delivered)")
+        imported.note(
+            label, "prompt", Fidelity.APPROXIMATE, f"body group {ident} (the skill delivered)"
+        )
         for key in SPELLINGS:
             for text in case.get(key) or []:
-                imported.note(label, f"{key[:-1]}: {text}", NOT_GRADED, "a review question")
+                imported.note(
+                    label, f"{key[:-1]}: {text}", Fidelity.NOT_GRADED, "a review question"
+                )
     return imported
 
 
@@ -84,7 +73,7 @@ def add_files(
         if not source.is_file():
             raise SourceError(f"{where}: files names {source}, which is not a file")
         imported.fixtures[f"{folder}/{Path(name).name}"] = source
-        imported.note(ident, f"file {name}", EXACT, f"{folder}/{Path(name).name}")
+        imported.note(ident, f"file {name}", Fidelity.EXACT, f"{folder}/{Path(name).name}")
     return folder
 
 
@@ -99,14 +88,14 @@ def import_triggers(path: Path, data: list[dict[str, Any]], skill: Path) -> Impo
             )
         ident = f"{'should' if fires else 'should-not'}-trigger-{index:02d}"
         imported.groups.append(
-            description_group(ident, query["query"], [skill.name], 0, reads=fires)
+            description_group(Subject(ident, query["query"], (skill.name,), 0), reads=fires)
         )
         check = "`skill-read` `by-turn` 1" if fires else "`skill-read` `never`"
-        imported.note(f"query {index}", query["query"], EXACT, f"group {ident}: {check}")
+        imported.note(f"query {index}", query["query"], Fidelity.EXACT, f"group {ident}: {check}")
     imported.note(
         "the set",
         "runs per query, trigger-rate threshold, train/validation split",
-        NOT_IMPORTED,
+        Fidelity.NOT_IMPORTED,
         "trials come from --skill-eval-trials; the rate is each group's reads over its trials",
     )
     return imported

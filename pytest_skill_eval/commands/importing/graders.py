@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .suite import APPROXIMATE, EXACT, NOT_GRADED, NOT_IMPORTED, paired
+from .suite import Fidelity, paired
 
 # Claude Code's tool names and the neutral tools a body group offers.
 NEUTRAL = {"Read": "read", "Write": "write", "Edit": "edit"}
@@ -30,15 +30,15 @@ class Mapped:
     expectations: list[dict[str, Any]] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
     # (fidelity, item, becomes), noted under the case by the caller.
-    notes: list[tuple[str, str, str]] = field(default_factory=list)
+    notes: list[tuple[Fidelity, str, str]] = field(default_factory=list)
 
     def exact(self, item: str, ident: str, check: dict[str, Any], both: bool) -> None:
         self.expectations += paired(ident, check, both=both)
         becomes = f"`{check['kind']}` `{check['expect']}`" + ("" if both else ", candidate only")
-        self.notes.append((EXACT, item, becomes))
+        self.notes.append((Fidelity.EXACT, item, becomes))
 
     def cannot(self, item: str, why: str) -> None:
-        self.notes.append((NOT_IMPORTED, item, why))
+        self.notes.append((Fidelity.NOT_IMPORTED, item, why))
 
 
 def literal(pattern: str) -> str | None:
@@ -129,7 +129,7 @@ def tool_grader(grader: dict[str, Any], name: str, both: bool, mapped: Mapped) -
         mapped.expectations += paired(name, check, both=both)
         mapped.notes.append(
             (
-                APPROXIMATE,
+                Fidelity.APPROXIMATE,
                 item,
                 "`tool-call` with `argumentContains` (neutral arguments, not "
                 "Claude Code's input JSON)",
@@ -170,7 +170,7 @@ def map_graders(graders: list[dict[str, Any]]) -> Mapped:
             if kind == "baseline":
                 question += f" (compared with the reference run {grader.get('baseline_file')})"
             mapped.questions.append(question)
-            mapped.notes.append((NOT_GRADED, f"{name} ({kind})", "a review question"))
+            mapped.notes.append((Fidelity.NOT_GRADED, f"{name} ({kind})", "a review question"))
         elif kind == "tool_order":
             mapped.cannot(f"{name} (tool_order)", "no check orders tool calls")
         else:

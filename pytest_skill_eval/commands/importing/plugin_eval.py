@@ -17,16 +17,7 @@ from typing import Any
 from ..scaffold import definition_id
 from .graders import NEUTRAL, literal, map_graders
 from .reading import frontmatter, read_json, read_yaml
-from .suite import (
-    APPROXIMATE,
-    EXACT,
-    NOT_GRADED,
-    NOT_IMPORTED,
-    Imported,
-    SourceError,
-    body_group,
-    description_group,
-)
+from .suite import Fidelity, Imported, SourceError, Subject, body_group, description_group
 
 NOT_CASES = ("results", "mocks")
 # Frontmatter keys of prompt.md that are the case's own; the others are execution keys.
@@ -64,7 +55,7 @@ def import_plugin(plugin: Path, target: str | None) -> Imported:
     imported = Imported(plugin, definition_id(name, "plugin"))
     for part in PLUGIN_PARTS:
         if (plugin / part).exists() or (eval_dir / part).exists():
-            imported.note(name, part, NOT_IMPORTED, "only SKILL.md packages are evaluated")
+            imported.note(name, part, Fidelity.NOT_IMPORTED, "only SKILL.md packages are evaluated")
     cases = case_folders(eval_dir)
     if not cases:
         raise SourceError(f"{eval_dir}: no case (a folder with case.yaml, prompt.md or graders/)")
@@ -161,36 +152,34 @@ def add_case(
         least, most = grader.get("min", 1), grader.get("max")
         item = f"{grader['name']} (tool_used Skill)"
         if most not in (None, 0) or (most is None and least != 1):
-            imported.note(where, item, NOT_IMPORTED, f"min {least}, max {most}: no read counts")
+            imported.note(
+                where, item, Fidelity.NOT_IMPORTED, f"min {least}, max {most}: no read counts"
+            )
             continue
         group_id = imported.unique_id(f"{ident[:56]}-trigger")
         reads = most is None
-        imported.groups.append(description_group(group_id, prompt, skills, target, reads=reads))
+        subject = Subject(group_id, prompt, tuple(skills), target)
+        imported.groups.append(description_group(subject, reads=reads))
         becomes = f"group {group_id}: `skill-read` `{'by-turn' if reads else 'never'}` on both"
-        imported.note(where, item, EXACT, becomes + " variants (the baseline is measured too)")
+        imported.note(
+            where, item, Fidelity.EXACT, becomes + " variants (the baseline is measured too)"
+        )
     if others:
         mapped = map_graders(others)
         group_id = imported.unique_id(ident)
         tools = body_tools(imported, where, case["execution"].get("allowed_tools") or [])
-        group = body_group(
-            group_id,
-            prompt,
-            skills,
-            target,
-            tools=tools,
-            fixture=None,
-            expectations=mapped.expectations,
-            questions=mapped.questions,
-        )
+        subject = Subject(group_id, prompt, tuple(skills), target)
+        checks, questions = mapped.expectations, mapped.questions
+        group = body_group(subject, subject.definition("body", tools, checks, questions))
         model = case["execution"].get("model")
         if isinstance(model, str):
             group.definition["model"] = {"model": f"anthropic/{model}"}
-            imported.note(where, "execution.model", EXACT, f"model anthropic/{model}")
+            imported.note(where, "execution.model", Fidelity.EXACT, f"model anthropic/{model}")
         imported.groups.append(group)
         imported.note(
             where,
             "the case",
-            APPROXIMATE,
+            Fidelity.APPROXIMATE,
             f"body group {group_id}: the skill is delivered on turn one, where the case loads "
             "the plugin and lets the agent choose",
         )
@@ -207,7 +196,9 @@ def body_tools(imported: Imported, where: str, allowed: list[Any]) -> list[str]:
         if neutral is not None:
             tools += [] if neutral in tools else [neutral]
         elif tool not in DROPPED_TOOLS:
-            imported.note(where, f"allowed_tools {tool}", NOT_IMPORTED, "not a neutral tool")
+            imported.note(
+                where, f"allowed_tools {tool}", Fidelity.NOT_IMPORTED, "not a neutral tool"
+            )
     return tools
 
 
@@ -215,11 +206,11 @@ def field_notes(imported: Imported, where: str, case: dict[str, Any]) -> None:
     """A note for each field of the case that no group field carries."""
     for key in ("description", "expected_outcome"):
         if case.get(key):
-            imported.note(where, key, NOT_GRADED, f"kept here only: {case[key]}")
+            imported.note(where, key, Fidelity.NOT_GRADED, f"kept here only: {case[key]}")
     for path, why in UNMAPPED_FIELDS:
         value: Any = case
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
         if value not in (None, [], {}, ""):
             shown = json.dumps(value, ensure_ascii=False)
-            imported.note(where, f"{'.'.join(path)} {shown}", NOT_IMPORTED, why)
+            imported.note(where, f"{'.'.join(path)} {shown}", Fidelity.NOT_IMPORTED, why)

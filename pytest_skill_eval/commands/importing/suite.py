@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,14 @@ from ..scaffold import json_text, script_text, text_answer, tool_call
 
 REPORT = "IMPORTED.md"
 
-# How faithfully a source item is carried, in the order IMPORTED.md lists them.
-EXACT = "exact"
-APPROXIMATE = "approximate"
-NOT_GRADED = "not graded"
-NOT_IMPORTED = "not imported"
-FIDELITIES = (EXACT, APPROXIMATE, NOT_GRADED, NOT_IMPORTED)
+
+class Fidelity(StrEnum):
+    """How faithfully a source item is carried, in the order IMPORTED.md lists them."""
+
+    EXACT = "exact"
+    APPROXIMATE = "approximate"
+    NOT_GRADED = "not graded"  # a review question, answered by the advisory reviewer
+    NOT_IMPORTED = "not imported"
 
 
 class SourceError(SkillEvalError):
@@ -38,7 +41,7 @@ class Note:
 
     where: str  # the case, eval or query it belongs to
     item: str  # the grader, field or assertion
-    fidelity: str  # one of FIDELITIES
+    fidelity: Fidelity
     becomes: str  # what it became, or why nothing could
 
 
@@ -64,7 +67,7 @@ class Imported:
     fixtures: dict[str, Path] = field(default_factory=dict)  # path in the suite -> source file
     notes: list[Note] = field(default_factory=list)
 
-    def note(self, where: str, item: str, fidelity: str, becomes: str) -> None:
+    def note(self, where: str, item: str, fidelity: Fidelity, becomes: str) -> None:
         self.notes.append(Note(where, item, fidelity, becomes))
 
     def unique_id(self, ident: str) -> str:
@@ -96,64 +99,63 @@ def paired(ident: str, check: dict[str, Any], *, both: bool = True) -> list[dict
     ]
 
 
-def description_group(
-    ident: str, prompt: str, skills: list[str], target: int, *, reads: bool
-) -> Group:
-    """Does `prompt` make the agent read the target (`reads`), or leave it unread?"""
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What a group is about: its id, its prompt, and the candidate's skills and target."""
+
+    ident: str
+    prompt: str
+    skills: tuple[str, ...]
+    target: int
+
+    def definition(
+        self,
+        kind: str,
+        tools: list[str],
+        expectations: list[dict[str, Any]],
+        questions: list[str],
+        fixture: str | None = None,
+    ) -> dict[str, Any]:
+        """The group definition of type `kind` (description or body)."""
+        return {
+            "schema_version": 1,
+            "kind": "group",
+            "id": self.ident,
+            "type": kind,
+            "input": {"prompt": self.prompt},
+            "fixture": fixture,
+            "tools": tools,
+            "variants": variants(list(self.skills), self.target),
+            "expectations": expectations,
+            "review_questions": questions,
+        }
+
+
+def description_group(subject: Subject, *, reads: bool) -> Group:
+    """Does the prompt make the agent read the target (`reads`), or leave it unread?"""
     check: dict[str, Any] = {"kind": "skill-read", "expect": "by-turn", "turn": 1}
     if not reads:
         check = {"kind": "skill-read", "expect": "never"}
-    definition = {
-        "schema_version": 1,
-        "kind": "group",
-        "id": ident,
-        "type": "description",
-        "input": {"prompt": prompt},
-        "fixture": None,
-        "tools": ["read"],
-        "variants": variants(skills, target),
-        "expectations": paired("reads-skill" if reads else "leaves-skill", check),
-        "review_questions": [],
-    }
+    checks = paired("reads-skill" if reads else "leaves-skill", check)
     candidate = script_text(
         "Template: the model answers without reading the skill; replace it by a recording.",
         text_answer("Here is my answer.", 900),
     )
     if reads:
-        skill = f"{{{{skill:{target}}}}}"
+        skill = f"{{{{skill:{subject.target}}}}}"
         candidate = script_text(
             f"Template: the model reads the target skill ({skill}), then answers; replace it "
             "by a recording.",
             tool_call("read", 1100, path=f"{skill}/SKILL.md"),
             text_answer("Following the skill's instructions.", 1500),
         )
+    definition = subject.definition("description", ["read"], checks, [])
     return Group(definition, {"baseline": BASELINE, "candidate": candidate})
 
 
-def body_group(
-    ident: str,
-    prompt: str,
-    skills: list[str],
-    target: int,
-    *,
-    tools: list[str],
-    fixture: str | None,
-    expectations: list[dict[str, Any]],
-    questions: list[str],
-) -> Group:
-    """The work the delivered skill guides, with the checks that map and the questions."""
-    definition = {
-        "schema_version": 1,
-        "kind": "group",
-        "id": ident,
-        "type": "body",
-        "input": {"prompt": prompt},
-        "fixture": fixture,
-        "tools": tools,
-        "variants": variants(skills, target),
-        "expectations": expectations,
-        "review_questions": questions,
-    }
+def body_group(subject: Subject, definition: dict[str, Any]) -> Group:
+    """A body group of `definition` (made by `subject.definition("body", …)`), whose candidate
+    template only answers: the work the checks look for is the user's to script or record."""
     candidate = script_text(
         "Template: the skill is delivered and the model only answers; replace it by a "
         "recording (--skill-eval-record) or script the work the checks look for.",
@@ -225,7 +227,7 @@ def report(imported: Imported) -> str:
         "`skill-eval review`, advisory and never graded.",
         "",
     ]
-    for fidelity in FIDELITIES:
+    for fidelity in Fidelity:
         notes = [note for note in imported.notes if note.fidelity == fidelity]
         if not notes:
             continue
