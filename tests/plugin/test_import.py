@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.commands.importing.graders import text_check
 from tests.plugin.test_init import _pytest
 from tests.support.files import read_json, write
 from tests.support.paths import EXAMPLE
@@ -198,6 +199,7 @@ CASES = "changelog-kit/evals"
         (f"{CASES}/adds-entry/case.yaml", "graders: [\n", "not YAML (line 2)"),
         (f"{CASES}/prose/graders/criteria.md", "---\nweight: 1\n---\nok\n", "needs type:"),
         (f"{CASES}/prose/prompt.md", "---\n---\n\nTODO: describe it\n", "TODO template line"),
+        (f"{CASES}/adds-entry/case.yaml", 'schema_version: "2.0"\n', "is not 1.x"),
     ],
 )
 def test_an_unreadable_source_is_one_line_naming_its_file_and_writes_nothing(
@@ -217,3 +219,29 @@ def test_a_json_source_far_from_any_skill_asks_for_it(tmp_path: Path) -> None:
     source = write(tmp_path / "triggers.json", '[{"query": "x", "should_trigger": true}]')
     done = skill_eval("import", str(source))
     assert_one_line_error(done, f"{source}: no SKILL.md in its folder or above; pass --skill")
+
+
+@pytest.mark.parametrize(
+    ("grader", "check"),
+    [
+        ({"pattern": "docs/CHANGELOG"}, ("contains", "docs/CHANGELOG")),
+        ({"pattern": "CHANGELOG.md"}, None),
+        ({"pattern": "v1\\.2"}, ("contains", "v1.2")),
+        ({"pattern": "^done$"}, ("equals", "done")),
+        ({"pattern": "TODO", "match": "count:0"}, ("not-contains", "TODO")),
+        ({"pattern": "TODO", "match": "not_contains", "flags": "g"}, ("not-contains", "TODO")),
+        ({"pattern": "\\d+ tests"}, None),
+        ({"pattern": "a|b"}, None),
+        ({"pattern": "done", "flags": "i"}, None),
+        ({"pattern": "done", "match": "count:2"}, None),
+    ],
+)
+def test_a_regex_maps_to_a_text_check_only_when_it_is_a_literal(
+    grader: dict[str, str], check: tuple[str, str] | None
+) -> None:
+    mapped, why = text_check(grader, "response-text")
+    if check is None:
+        assert mapped is None
+        assert why
+    else:
+        assert mapped == {"kind": "response-text", "expect": check[0], "value": check[1]}

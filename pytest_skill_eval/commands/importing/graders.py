@@ -19,7 +19,7 @@ from .suite import Fidelity, paired
 NEUTRAL = {"Read": "read", "Write": "write", "Edit": "edit"}
 # JavaScript flags that do not change what a single test of a literal matches.
 HARMLESS_FLAGS = set("gd")
-METACHARACTERS = set(".^$*+?()[]{}|\\/")
+METACHARACTERS = set(".^$*+?()[]{}|")
 GLOB = re.compile(r"[*?\[\]{}]")
 
 

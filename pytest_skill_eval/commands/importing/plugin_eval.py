@@ -88,6 +88,9 @@ def load_case(folder: Path) -> dict[str, Any]:
         data = read_yaml(path)
         if not isinstance(data, dict):
             raise SourceError(f"{path}: not a mapping of case fields")
+        major = str(data.get("schema_version", "1")).split(".", 1)[0]
+        if not major.isdigit() or int(major) > 1:
+            raise SourceError(f"{path}: schema_version {data.get('schema_version')} is not 1.x")
         case.update(data)
     case["execution"] = dict(case.get("execution") or {})
     case["graders"] = list(case.get("graders") or [])
