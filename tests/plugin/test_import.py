@@ -73,6 +73,8 @@ def test_a_plugin_imports_its_mapped_graders_and_lists_the_rest_and_collects(
         "not imported: case adds-entry: reads-twice (tool_used Read): min 2, max unbounded",
         "not imported: case adds-entry: allowed_tools Bash",
         "not imported: case adds-entry: runs 3",
+        "not graded: case prose: criteria (llm): a review question",
+        "approximate: case adds-entry: the case: body group adds-entry: the skill is delivered",
     ):
         assert line in done.stdout
     body = read_json(plugin / "skill-eval" / "groups" / "adds-entry.json")
@@ -200,6 +202,7 @@ CASES = "changelog-kit/evals"
         (f"{CASES}/prose/graders/criteria.md", "---\nweight: 1\n---\nok\n", "needs type:"),
         (f"{CASES}/prose/prompt.md", "---\n---\n\nTODO: describe it\n", "TODO template line"),
         (f"{CASES}/adds-entry/case.yaml", 'schema_version: "2.0"\n', "is not 1.x"),
+        (f"{CASES}/adds-entry/case.yaml", "graders: {}\n", "graders must be a list"),
     ],
 )
 def test_an_unreadable_source_is_one_line_naming_its_file_and_writes_nothing(
@@ -212,6 +215,16 @@ def test_an_unreadable_source_is_one_line_naming_its_file_and_writes_nothing(
     assert_one_line_error(done, str(broken), needle)
     assert done.returncode == 2
     assert not (tmp_path / "skills" / "evals").exists()
+    assert not (plugin / "skill-eval").exists()
+
+
+def test_a_plugin_whose_graders_all_fail_to_map_writes_nothing(tmp_path: Path) -> None:
+    plugin = _plugin(tmp_path)
+    shutil.rmtree(plugin / "evals")
+    case = "execution: {prompt: Go.}\ngraders: [{name: a, type: tool_used, tool: Skill, min: 2}]\n"
+    write(plugin / "evals" / "counted" / "case.yaml", case)
+    done = skill_eval("import", str(plugin))
+    assert_one_line_error(done, f"{plugin}: no case, eval or query maps to a group")
     assert not (plugin / "skill-eval").exists()
 
 

@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         importer = import_evals if kind == "evals" else import_triggers
         imported = importer(source, data, skill)
         default = root / "evals" / imported.suite_id
+    if not imported.groups:
+        raise SourceError(f"{source}: no case, eval or query maps to a group; nothing written")
     folder = Path(args.out).resolve() if args.out else default
     if not folder.is_relative_to(root):
         raise SourceError(f"--out {folder}: must lie inside the definition root {root}")
@@ -93,8 +95,8 @@ def summarise(imported: Imported, folder: Path, root: Path) -> None:
     """What was written, what could not be carried, and how to run it."""
     print(f"wrote {folder / 'suite.json'} ({len(imported.groups)} groups, script templates)")
     for note in imported.notes:
-        if note.fidelity == Fidelity.NOT_IMPORTED:
-            print(f"not imported: {note.where}: {note.item}: {note.becomes}")
+        if note.fidelity != Fidelity.EXACT:
+            print(f"{note.fidelity}: {note.where}: {note.item}: {note.becomes}")
     print(f"what became of each item: {folder / REPORT}")
     suite = os.path.relpath(folder / "suite.json", root)
     scripts = os.path.relpath(folder / "scripts", root)

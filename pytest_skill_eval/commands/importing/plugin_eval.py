@@ -91,6 +91,9 @@ def load_case(folder: Path) -> dict[str, Any]:
         major = str(data.get("schema_version", "1")).split(".", 1)[0]
         if not major.isdigit() or int(major) > 1:
             raise SourceError(f"{path}: schema_version {data.get('schema_version')} is not 1.x")
+        for key, kind in (("execution", dict), ("context", dict), ("graders", list)):
+            if not isinstance(data.get(key, kind()), kind):
+                raise SourceError(f"{path}: {key} must be a {kind.__name__}")
         case.update(data)
     case["execution"] = dict(case.get("execution") or {})
     case["graders"] = list(case.get("graders") or [])
