@@ -47,6 +47,7 @@ def _plugin(tmp_path: Path) -> Path:
     judge = "---\ntype: llm\n---\n\nThe answer invents no feature.\n"
     write(prose / "graders" / "criteria.md", judge)
     write(prose / "graders" / "quiet.md", "---\ntype: tool_used\ntool: Skill\nmax: 0\n---\n")
+    write(plugin / "evals" / "mocks" / "tracker.json", "{}")
     return plugin
 
 
@@ -73,6 +74,7 @@ def test_a_plugin_imports_its_mapped_graders_and_lists_the_rest_and_collects(
         "not imported: case adds-entry: reads-twice (tool_used Read): min 2, max unbounded",
         "not imported: case adds-entry: allowed_tools Bash",
         "not imported: case adds-entry: runs 3",
+        "not imported: changelog-kit: mocks: MCP mocks: no MCP server is mocked",
         "not graded: case prose: criteria (llm): a review question",
         "approximate: case adds-entry: the case: body group adds-entry: the skill is delivered",
     ):

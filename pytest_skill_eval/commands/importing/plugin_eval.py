@@ -23,8 +23,14 @@ NOT_CASES = ("results", "mocks")
 # Frontmatter keys of prompt.md that are the case's own; the others are execution keys.
 TOP_LEVEL = ("schema_version", "name", "description", "tags", "plugins", "runs", "expected_outcome")
 DROPPED_TOOLS = ("Glob", "Grep", "LS", "Skill")
-# Plugin parts that are not SKILL.md packages.
-PLUGIN_PARTS = ("commands", "agents", "hooks", ".mcp.json", "mocks")
+# Plugin parts that are not SKILL.md packages, and why each is left out.
+PLUGIN_PARTS = {
+    "commands": "only SKILL.md packages are evaluated",
+    "agents": "only SKILL.md packages are evaluated",
+    "hooks": "only SKILL.md packages are evaluated",
+    ".mcp.json": "no MCP server is given to the agent",
+    "mocks": "MCP mocks: no MCP server is mocked, so graders on mock calls cannot map",
+}
 # Fields kept only in IMPORTED.md: (key path, why).
 UNMAPPED_FIELDS = (
     (("runs",), "one --skill-eval-trials for the whole invocation"),
@@ -53,9 +59,9 @@ def import_plugin(plugin: Path, target: str | None) -> Imported:
         raise SourceError(f"{plugin / 'skills'}: no skills/<name>/SKILL.md; import reads skills")
     name = str(meta.get("name") or plugin.name)
     imported = Imported(plugin, definition_id(name, "plugin"))
-    for part in PLUGIN_PARTS:
+    for part, why in PLUGIN_PARTS.items():
         if (plugin / part).exists() or (eval_dir / part).exists():
-            imported.note(name, part, Fidelity.NOT_IMPORTED, "only SKILL.md packages are evaluated")
+            imported.note(name, part, Fidelity.NOT_IMPORTED, why)
     cases = case_folders(eval_dir)
     if not cases:
         raise SourceError(f"{eval_dir}: no case (a folder with case.yaml, prompt.md or graders/)")
