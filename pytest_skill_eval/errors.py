@@ -33,6 +33,7 @@ can fix. Errors that belong to one module stay there (`DefinitionError` in `defi
         DamagedEvidenceError              evidence/read.py
       ReviewError                         commands/review.py
       CompareError                        commands/compare.py
+      SourceError                         commands/importing/suite.py
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from ..hosts.pi.binary import pi_executable
 from ..scale import commands as scale_commands
 from ..views import render_html, render_text
 from ..views.summary import DEFAULT_REPORT_URL, render_markdown
-from . import compare, lint, scaffold
+from . import compare, importing, lint, scaffold
 from .review import THINKING_LEVELS, ReviewSettings, review_target
 
 __all__ = ["ResultNotFoundError", "main", "resolve_result"]
@@ -128,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_parser(commands)
     scaffold.add_parser(commands)
     lint.add_parser(commands)
+    importing.add_parser(commands)
     return parser
 
 
@@ -208,6 +209,8 @@ def _command(args: argparse.Namespace) -> int:
         return scaffold.run(args)
     if args.command == "lint":
         return lint.run(args, root)
+    if args.command == "import":
+        return importing.run(args)
     result = resolve_result(args.result, root)
     if args.command == "view":
         sys.stdout.write(render_text(result, group=args.group, variant=args.variant))

@@ -46,9 +46,15 @@ class Skill:
     @property
     def suite_id(self) -> str:
         """A valid definition id made of the skill's name."""
-        words = re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
-        ident = words if words[:1].isalpha() else f"skill-{words}".rstrip("-")
-        return ident[:64].rstrip("-")
+        return definition_id(self.name, "skill")
+
+
+def definition_id(name: str, prefix: str) -> str:
+    """A valid definition id made of `name`: lowercase words joined by `-`, at most 64
+    characters, starting with a letter (`prefix-` is put before one that does not)."""
+    words = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    ident = words if words[:1].isalpha() else f"{prefix}-{words}".rstrip("-")
+    return ident[:64].rstrip("-")
 
 
 def add_parser(commands: Any) -> None:
@@ -183,7 +189,7 @@ def scaffold_files(skill: Skill) -> dict[str, str]:
     suite = _suite(skill)
     scripts = f"{suite}/scripts"
     return {
-        f"{suite}/suite.json": _json(
+        f"{suite}/suite.json": json_text(
             {
                 "schema_version": 1,
                 "kind": "suite",
@@ -191,8 +197,8 @@ def scaffold_files(skill: Skill) -> dict[str, str]:
                 "groups": ["groups/description.json", "groups/body.json"],
             }
         ),
-        f"{suite}/groups/description.json": _json(description_group(skill)),
-        f"{suite}/groups/body.json": _json(body_group(skill, f"{suite}/fixtures/project")),
+        f"{suite}/groups/description.json": json_text(description_group(skill)),
+        f"{suite}/groups/body.json": json_text(body_group(skill, f"{suite}/fixtures/project")),
         f"{suite}/fixtures/project/README.md": (
             "# The project the agent works on\n\n"
             "Each variant gets a fresh copy of this folder as its workspace: replace it with the "
@@ -279,40 +285,40 @@ def body_group(skill: Skill, fixture: str) -> dict[str, Any]:
     }
 
 
-def _json(data: dict[str, Any]) -> str:
+def json_text(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _script(comment: str, *responses: dict[str, Any]) -> str:
+def script_text(comment: str, *responses: dict[str, Any]) -> str:
     """A script (docs/scripts.md): `comment`, then one interaction per response."""
     script = {"version": 1, "interactions": [{"response": r} for r in responses]}
     return f"# {comment}\n" + yaml.safe_dump(script, sort_keys=False, allow_unicode=True)
 
 
-def _call(tool: str, input_tokens: int, **arguments: str) -> dict[str, Any]:
+def tool_call(tool: str, input_tokens: int, **arguments: str) -> dict[str, Any]:
     call = {"name": tool, "arguments": arguments}
     return {"tool_calls": [call], "usage": {"input": input_tokens, "output": 20}}
 
 
-def _text(text: str, input_tokens: int) -> dict[str, Any]:
+def text_answer(text: str, input_tokens: int) -> dict[str, Any]:
     return {"text": text, "usage": {"input": input_tokens, "output": 10}}
 
 
-DESCRIPTION_BASELINE = _script(
+DESCRIPTION_BASELINE = script_text(
     "Without the skill the model answers from the prompt alone.",
-    _text("Here is how I would go about it.", 900),
+    text_answer("Here is how I would go about it.", 900),
 )
-DESCRIPTION_CANDIDATE = _script(
+DESCRIPTION_CANDIDATE = script_text(
     "With the skill registered the model reads it first ({{skill:0}}: the first skill's folder).",
-    _call("read", 1100, path="{{skill:0}}/SKILL.md"),
-    _text("Following the skill's instructions.", 1500),
+    tool_call("read", 1100, path="{{skill:0}}/SKILL.md"),
+    text_answer("Following the skill's instructions.", 1500),
 )
-BODY_BASELINE = _script(
+BODY_BASELINE = script_text(
     "Without the skill the model only replies; it writes no file.",
-    _text("I would start by looking at the project.", 1000),
+    text_answer("I would start by looking at the project.", 1000),
 )
-BODY_CANDIDATE = _script(
+BODY_CANDIDATE = script_text(
     "With the skill delivered the model writes its outcome, then says where it is.",
-    _call("write", 1600, path=OUTPUT, content="The outcome, as the skill asks for it."),
-    _text(f"Wrote the outcome to {OUTPUT}.", 1900),
+    tool_call("write", 1600, path=OUTPUT, content="The outcome, as the skill asks for it."),
+    text_answer(f"Wrote the outcome to {OUTPUT}.", 1900),
 )
