@@ -29,7 +29,7 @@ from ..evidence.records import Budget
 from ..evidence.states import aggregate_state
 from ..evidence.store import utc_now
 from ..evidence.summary import write_aggregate as write_aggregate_record
-from . import noise_floor
+from . import noise_floor, offered
 from .sequential import FUTILITY_REASONS, METHOD, METHOD_TEXT, decide
 from .stats import (
     ALPHA,
@@ -98,6 +98,7 @@ def _group_row(
         "trials": entry["trials"],
         "comparisons": comparisons,
         "checks": checks,
+        "offered": list(entry.get("offered", {}).values()),
     }
     if entry["host"] != layout.DEFAULT_HOST:
         row["host"] = entry["host"]
@@ -141,6 +142,7 @@ def _count_group(
     retried = retries_in(record_dir, group)
     if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
         entry["retries"] = entry.get("retries", 0) + retried
+    offered.count_group(entry.setdefault("offered", {}), record_dir, group.get("variants"))
     grade = read.read_grade(record_dir, group)
     if grade is not None:
         _count_grade(entry, grade, index, trials)
@@ -224,9 +226,8 @@ def _adaptive_run(requested: int, run: int) -> AdaptiveRun:
 def cross_host(
     groups: Sequence[AggregateGroup], cannot_run: Sequence[Mapping[str, Any]] = ()
 ) -> list[dict[str, Any]]:
-    """Per group that ran on several hosts: each check's and comparison's counts per host, and
-    whether they held on every host that can run it (the same counts everywhere); a host that
-    cannot run it is named with the reason, without counts."""
+    """Per group on several hosts: per host the counts of each check, comparison and offered
+    target, held when the same on every host that can run it (one that cannot: its reason)."""
     by_id: dict[str, list[AggregateGroup]] = {}
     for group in groups:
         by_id.setdefault(group["id"], []).append(group)
@@ -245,6 +246,8 @@ def cross_host(
             for comparison in run["comparisons"]:
                 row = rows.setdefault(("comparison", comparison["id"]), {"hosts": {}})
                 row["hosts"][host] = dict(comparison["transitions"])
+            for key, trials in offered.cross_host_cells(run):
+                rows.setdefault(key, {"hosts": {}})["hosts"][host] = trials
         out_rows = []
         for (kind, identity), row in rows.items():
             per_host = {host: row["hosts"].get(host) for host in hosts}

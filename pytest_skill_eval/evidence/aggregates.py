@@ -15,7 +15,7 @@ from pydantic import AfterValidator
 from typing_extensions import TypedDict
 
 from .constraints import Count, Interval, Number, SafeHost, SafeId
-from .records import Budget
+from .records import Budget, OfferedState
 
 
 class TrialRow(TypedDict):
@@ -170,6 +170,15 @@ class ArmUsage(TypedDict):
     spentUsd: NotRequired[dict[str, float | None]]
 
 
+class TargetOffered(TypedDict):
+    """How the host offered a description variant's target over the trials: how many trials
+    saw it in each state of `offered-skills.json` (`absent`: not offered)."""
+
+    variant: str
+    target: str  # the target's name
+    trials: dict[OfferedState, Count]
+
+
 class AggregateGroup(TypedDict):
     """Counts and statistics of one group over the trials."""
 
@@ -184,6 +193,8 @@ class AggregateGroup(TypedDict):
     usage: NotRequired[ArmUsage]
     # --skill-eval-retries: attempts beyond each run's first, over every trial (absent: none).
     retries: NotRequired[int]
+    # Per description variant with a target, how it was offered (absent: no such variant).
+    offered: NotRequired[list[TargetOffered]]
 
 
 class AdaptiveRun(TypedDict):
@@ -229,6 +240,8 @@ class TriggerVariant(TypedDict):
     """One variant's targets (None: no target) and its two rates."""
 
     targets: NotRequired[list[TriggerSkill | None] | list[Any]]
+    # The runs counted, per state in which the host offered the target (absent: none recorded).
+    offered: NotRequired[dict[OfferedState, Count]]
     activation: NotRequired[TriggerCounts]
     falseActivation: NotRequired[TriggerCounts]
 
