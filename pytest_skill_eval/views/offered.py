@@ -17,7 +17,7 @@ from typing import Any
 from ..analysis.offered import KNOWN_INTACT, not_intact
 from ..common.wording import counted
 from ..evidence import read
-from .present import mapping
+from .present import mapping, row
 
 INTACT = "intact"
 
@@ -72,6 +72,24 @@ def variant_notes(variant_dir: Path, run: Mapping[str, Any]) -> list[str]:
     if activation.get("unrealistic"):
         notes.append(f"unrealistic script: {activation['unrealistic']}")
     return notes
+
+
+def activation_rows(variant_dir: Path, run: Mapping[str, Any]) -> list[str]:
+    """The text view's rows of a description run's activation: its state, how its target was
+    offered, the other declared skills it read and, under a script, why the script is not what
+    a model could have done; none for a run that recorded no state."""
+    activation = mapping(run.get("activation"))
+    if run.get("evaluationType") != "description" or not activation.get("state"):
+        return []
+    rows = [row("  activation", str(activation["state"]))]
+    offered = target_offered(variant_dir, run)
+    if offered is not None:
+        rows.append(row("  target-offered", *offered))
+    others = [str(mapping(s).get("name")) for s in activation.get("otherSkillsRead") or []]
+    rows.append(row("  other-skills-read", ",".join(others) or "none"))
+    if activation.get("unrealistic"):
+        rows.append(row("  unrealistic-script", str(activation["unrealistic"])))
+    return rows
 
 
 def caveat(group_dir: Path, variants: Iterable[str]) -> str:

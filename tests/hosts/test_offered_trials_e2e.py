@@ -1,6 +1,7 @@
 """Over trials, what a host offered of a description group's target: the aggregate counts the
 trials per offered state, and its cross-host table, bottom line, Markdown summary, text view and
-trigger rates say when the target was not offered intact.
+trigger rates say when the target was not offered intact; a trial's text view shows each
+variant's activation.
 
 Two trials on Pi and Codex of two groups of the real-skills suite: `long-description`, whose
 1,068-character description Codex cuts at 1,024 (Pi offers it whole), and `no-front-matter`,
@@ -114,3 +115,20 @@ def test_the_aggregate_text_view_says_so(
     assert any(
         line.startswith("trigger\tskills/api-guide@") and line.endswith("(cut 2)") for line in lines
     )
+
+
+def test_a_trials_text_view_shows_each_variants_activation(
+    two_trials: SharedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trial = runs.results(two_trials.root)[0]
+    assert cli.main(["view", str(trial)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines.count("  activation\tread") == 4  # each group's candidate, on both hosts
+    assert lines.count("  activation\tnot-read") == 4  # each baseline, without a skill
+    assert lines.count("  other-skills-read\tnone") == 8
+    assert lines.count("  target-offered\tapi-guide\tcut 1024 of 1068") == 1  # Codex's
+    assert lines.count("  target-offered\tapi-guide\tintact") == 1  # Pi's
+    assert lines.count("  target-offered\tmeeting-notes\tnot offered") == 2
+    flags = [line for line in lines if line.startswith("  unrealistic-script\t")]
+    assert [flag.split(", which ")[1].split(" never")[0] for flag in flags] == ["Pi", "Codex"]
+    assert all("the script reads the SKILL.md of meeting-notes" in flag for flag in flags)
