@@ -44,6 +44,13 @@ def count_run(counts: dict[OfferedState, int], run: Mapping[str, Any] | None) ->
         counts[found[1]] += 1
 
 
+def record(row: AggregateGroup, counted: Mapping[str, TargetOffered] | None) -> None:
+    """Set an aggregate group's `offered` from what `count_group` counted; left out when no
+    trial recorded a target's state, so an aggregate of older runs is derived as it was."""
+    if counted:
+        row["offered"] = list(counted.values())
+
+
 def count_group(counted: dict[str, TargetOffered], group_dir: Path, variants: Any) -> None:
     """Add one trial's runs of a group to `counted`, keyed by variant."""
     for variant in variants or ():

@@ -98,8 +98,8 @@ def _group_row(
         "trials": entry["trials"],
         "comparisons": comparisons,
         "checks": checks,
-        "offered": list(entry.get("offered", {}).values()),
     }
+    offered.record(row, entry.get("offered"))
     if entry["host"] != layout.DEFAULT_HOST:
         row["host"] = entry["host"]
     usage = group_usage(entry["results"], {"id": entry["id"], "host": entry["host"]})
