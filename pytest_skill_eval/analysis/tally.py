@@ -10,9 +10,10 @@ from typing import Any, NotRequired, TypedDict
 
 from ..definitions import VARIANTS
 from ..evidence import layout, read
-from ..evidence.aggregates import Counts
+from ..evidence.aggregates import Counts, TargetOffered
 from ..evidence.iteration import retries_in
 from ..evidence.records import GradeRecord
+from . import offered
 
 TRANSITIONS = ("pass-to-pass", "pass-to-fail", "fail-to-pass", "fail-to-fail", "unavailable")
 
@@ -74,6 +75,7 @@ class GroupTally:
     results: list[Path] = field(default_factory=list)
     reused: set[str] = field(default_factory=set)
     retries: int = 0
+    offered: dict[str, TargetOffered] = field(default_factory=dict)  # by variant
 
     def count_grade(self, grade: GradeRecord, index: int, count: int) -> None:
         """Count one trial's grade (trial `index` of `count`)."""
@@ -130,6 +132,7 @@ def count_group(
     retried = retries_in(record_dir, group)
     if retried:  # --skill-eval-retries: attempts beyond each run's first, when any
         tally.retries += retried
+    offered.count_group(tally.offered, record_dir, group.get("variants"))
     grade = read.read_grade(record_dir, group)
     if grade is not None:
         tally.count_grade(grade, index, trials)

@@ -31,7 +31,7 @@ from ..evidence.records import Budget
 from ..evidence.states import aggregate_state
 from ..evidence.store import utc_now
 from ..evidence.summary import write_aggregate as write_aggregate_record
-from . import noise_floor
+from . import noise_floor, offered
 from .sequential import FUTILITY_REASONS, METHOD, METHOD_TEXT, decide
 from .stats import (
     ALPHA,
@@ -66,6 +66,7 @@ def _group_row(
         "comparisons": comparisons,
         "checks": checks,
     }
+    offered.record(row, entry.offered)
     if entry.host != layout.DEFAULT_HOST:
         row["host"] = entry.host
     usage = group_usage(entry.results, {"id": entry.id, "host": entry.host})
@@ -164,9 +165,9 @@ def _adaptive_run(requested: int, run: int) -> AdaptiveRun:
 def cross_host(
     groups: Sequence[AggregateGroup], cannot_run: Sequence[CannotRunTrials] = ()
 ) -> list[CrossHostTable]:
-    """Per group that ran on several hosts: each check's and comparison's counts per host, and
-    whether they held on every host that can run it (the same counts everywhere); a host that
-    cannot run it is named with the reason, without counts."""
+    """Per group that ran on several hosts: each check's, comparison's and offered target's
+    counts per host, and whether they held on every host that can run it (the same counts
+    everywhere); a host that cannot run it is named with the reason, without counts."""
     by_id: dict[str, list[AggregateGroup]] = {}
     for group in groups:
         by_id.setdefault(group["id"], []).append(group)
@@ -188,6 +189,8 @@ def cross_host(
             for comparison in run["comparisons"]:
                 transitions: dict[str, int | None] = dict(comparison.get("transitions") or {})
                 rows.setdefault(("comparison", comparison["id"]), {})[host] = transitions
+            for key, trials in offered.cross_host_cells(run):
+                rows.setdefault(key, {})[host] = trials
         out_rows: list[CrossHostRow] = []
         for (kind, identity), by_host in rows.items():
             per_host = {host: by_host.get(host) for host in hosts}

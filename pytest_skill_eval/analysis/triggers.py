@@ -10,6 +10,8 @@ They are counted beside the rate instead, as are complete runs whose read was no
 The target is identified by its snapshot (declared path and content sha256 from `run.json`),
 keyed by the candidate's target, the skill under evaluation. Rates are computed from the
 evidence at read time, so a single result needs no extra record and an aggregate stores them.
+Beside its rates, each variant counts its runs by how the host offered the target
+(`offered.py`), so that a rate over runs whose target was cut or never listed says so.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from ..evidence.aggregates import (
     TriggerSkill,
     TriggerVariant,
 )
+from ..evidence.skill_records import OfferedState
 from ..evidence.states import FAILING_RUN_STATES
+from .offered import count_run
 from .stats import newcombe_difference, wilson_interval
 
 POSITIVE = frozenset({"on-turn", "by-turn", "not-before-turn"})
@@ -71,6 +75,7 @@ class _Skill:
     groups: set[str] = field(default_factory=set)
     targets: dict[str, list[TriggerSkill | None]] = field(default_factory=dict)
     tallies: dict[tuple[str, str], _Tally] = field(default_factory=dict)
+    offered: dict[str, dict[OfferedState, int]] = field(default_factory=dict)
 
     def tally(self, variant: str, rate: str) -> _Tally:
         return self.tallies.setdefault((variant, rate), _Tally())
@@ -123,6 +128,7 @@ def _add_group(entry: _Skill, group: read.GroupEvidence) -> None:
             target = entry.skill  # resolved from the other runs, as for the key
         if target not in seen:
             seen.append(target)
+        count_run(entry.offered.setdefault(variant, {}), group.runs.get(variant))
         observed = _target_read(own)
         if expects & POSITIVE:
             entry.tally(variant, "activation").record(state, observed)
@@ -165,6 +171,8 @@ def _finish(entry: _Skill) -> TriggerRate:
             "activation": entry.tally(variant, "activation").counts(),
             "falseActivation": entry.tally(variant, "falseActivation").counts(),
         }
+        if entry.offered.get(variant):
+            variants[variant]["offered"] = entry.offered[variant]
     difference: dict[str, TriggerDifference | None] = {}
     for rate in RATES:
         base, cand = entry.tally("baseline", rate), entry.tally("candidate", rate)

@@ -16,6 +16,7 @@ from typing_extensions import TypedDict
 
 from .constraints import Count, Holds, Interval, Number, SafeHost, SafeId
 from .records import Budget
+from .skill_records import OfferedState
 
 
 class TrialRow(TypedDict):
@@ -171,6 +172,15 @@ class ArmUsage(TypedDict):
     spentUsd: NotRequired[dict[str, float | None]]
 
 
+class TargetOffered(TypedDict):
+    """How the host offered a description variant's target over the trials: how many trials
+    saw it in each state of `offered-skills.json` (`absent`: not offered)."""
+
+    variant: str
+    target: str  # the target's name
+    trials: dict[OfferedState, Count]
+
+
 class AggregateGroup(TypedDict):
     """Counts and statistics of one group over the trials."""
 
@@ -185,6 +195,8 @@ class AggregateGroup(TypedDict):
     usage: NotRequired[ArmUsage]
     # --skill-eval-retries: attempts beyond each run's first, over every trial (absent: none).
     retries: NotRequired[int]
+    # Per description variant with a target, how it was offered (absent: no such variant).
+    offered: NotRequired[list[TargetOffered]]
 
 
 class AdaptiveRun(TypedDict):
@@ -230,6 +242,8 @@ class TriggerVariant(TypedDict):
     """One variant's targets (None: no target) and its two rates."""
 
     targets: NotRequired[list[TriggerSkill | None] | list[Any]]
+    # The runs counted, per state in which the host offered the target (absent: none recorded).
+    offered: NotRequired[dict[OfferedState, Count]]
     activation: NotRequired[TriggerCounts]
     falseActivation: NotRequired[TriggerCounts]
 

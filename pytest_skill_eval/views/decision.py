@@ -19,7 +19,7 @@ from ..analysis.sequential import FUTILITY_REASONS
 from ..analysis.stats import ALPHA
 from ..common.wording import counted
 from ..evidence import layout, read
-from .offered import caveat
+from .offered import aggregate_caveat, caveat
 from .present import format_number, mapping, p_value_text
 from .statistics import sample_size_of
 
@@ -50,7 +50,10 @@ def bottom_line(target: Path) -> list[BottomLine]:
     if read.is_aggregate(target):
         data = read.load_aggregate(target)
         return [
-            BottomLine(_label(group), aggregate_text(group, data.get("trials") or []))
+            BottomLine(
+                _label(group),
+                aggregate_text(group, data.get("trials") or []) + aggregate_caveat(group),
+            )
             for group in data.get("groups") or []
             if isinstance(group, Mapping)
         ]

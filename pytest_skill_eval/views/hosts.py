@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analysis.offered import KNOWN_INTACT
 from ..evidence import layout, read
-from .offered import KNOWN_INTACT, target_offered
+from .offered import target_offered
 
 ABSENT = "absent"
 CANNOT_RUN = "cannot run"
@@ -36,9 +37,13 @@ class CrossHostRow:
 
     @property
     def not_intact(self) -> bool:
-        """An `offered` row where some host did not offer the target intact."""
+        """An `offered` row where some host did not offer the target intact (in a result, the
+        state; in an aggregate, trials per state: `intact=1 cut=1`)."""
         shown = [s for s in self.states.values() if s not in (CANNOT_RUN, ABSENT)]
-        return self.kind == OFFERED and not all(s.startswith(KNOWN_INTACT) for s in shown)
+        cells = [s.split() if "=" in s else [s] for s in shown]
+        return self.kind == OFFERED and not all(
+            part.startswith(KNOWN_INTACT) for cell in cells for part in cell
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@ the host refused, and a script that reads what the host never offered.
 
 Every place that shows a result says it in these words: the terminal summary and the text view
 (a line per variant), the bottom line (`decision.py`), the cross-host table (`hosts.py`) and the
-HTML run page (`html_run.py`).
+HTML run page (`html_run.py`). Over trials, the aggregate's counts of each state
+(`analysis/offered.py`) are said here too: in its bottom line and beside each trigger rate.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..analysis.offered import KNOWN_INTACT, not_intact
+from ..common.wording import counted
 from ..evidence import read
-from .present import mapping
+from .present import mapping, row
 
 INTACT = "intact"
-# What a view shows of a target it cannot call not intact: intact, or nothing could be seen.
-KNOWN_INTACT = (INTACT, "unobservable")
 
 
 def offered_text(skill: Mapping[str, Any]) -> str:
@@ -73,6 +74,24 @@ def variant_notes(variant_dir: Path, run: Mapping[str, Any]) -> list[str]:
     return notes
 
 
+def activation_rows(variant_dir: Path, run: Mapping[str, Any]) -> list[str]:
+    """The text view's rows of a description run's activation: its state, how its target was
+    offered, the other declared skills it read and, under a script, why the script is not what
+    a model could have done; none for a run that recorded no state."""
+    activation = mapping(run.get("activation"))
+    if run.get("evaluationType") != "description" or not activation.get("state"):
+        return []
+    rows = [row("  activation", str(activation["state"]))]
+    offered = target_offered(variant_dir, run)
+    if offered is not None:
+        rows.append(row("  target-offered", *offered))
+    others = [str(mapping(s).get("name")) for s in activation.get("otherSkillsRead") or []]
+    rows.append(row("  other-skills-read", ",".join(others) or "none"))
+    if activation.get("unrealistic"):
+        rows.append(row("  unrealistic-script", str(activation["unrealistic"])))
+    return rows
+
+
 def caveat(group_dir: Path, variants: Iterable[str]) -> str:
     """What the bottom line must add about a group: each variant whose target the host did not
     offer intact, and each script that reads a skill never offered; "" when there is none."""
@@ -90,4 +109,26 @@ def caveat(group_dir: Path, variants: Iterable[str]) -> str:
             parts.append(text)
         if mapping(run.get("activation")).get("unrealistic"):
             parts.append(f"the {variant}'s script reads a skill the host never offered")
+    return "; but " + "; ".join(parts) if parts else ""
+
+
+def counts_text(counts: Mapping[str, int], unit: str) -> str:
+    """`in 2 of 3 trials (cut 1, not offered 1)` of the states that are not intact; "" when
+    every counted run saw the target intact (or could not be seen)."""
+    shown = not_intact(counts)
+    if not shown:
+        return ""
+    states = ", ".join(f"{'not offered' if s == 'absent' else s} {n}" for s, n in shown.items())
+    return f"in {sum(shown.values())} of {counted(sum(counts.values()), unit)} ({states})"
+
+
+def aggregate_caveat(group: Mapping[str, Any]) -> str:
+    """What an aggregate's bottom line must add about a group: each variant whose target the
+    host did not offer intact in some trials; "" when there is none."""
+    parts = []
+    for target in group.get("offered") or []:
+        said = counts_text(mapping(mapping(target).get("trials")), "trial")
+        if said:
+            variant, name = mapping(target).get("variant"), mapping(target).get("target")
+            parts.append(f"the host did not offer the {variant}'s target {name} intact {said}")
     return "; but " + "; ".join(parts) if parts else ""

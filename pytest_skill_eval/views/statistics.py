@@ -14,6 +14,7 @@ from ..analysis.sequential import FUTILITY
 from ..analysis.trials import consistency, sample_size
 from ..analysis.triggers import EXCLUDED, RATES, trigger_rates
 from ..evidence.aggregates import Consistency, SampleSize, TriggerRate
+from .offered import counts_text
 from .present import escape_cell, format_interval, format_number, mapping
 
 RATE_LABELS = {"activation": "activation", "falseActivation": "false-activation"}
@@ -67,6 +68,7 @@ def trigger_text_rows(rates: Sequence[Mapping[str, Any]]) -> list[str]:
                             f"interval={format_interval(_pair(counts.get('interval')))}",
                             f"excluded={excluded_text(counts)}",
                             f"unobserved={counts.get('unobserved') or 0}",
+                            *_not_offered_cells(mapping(variants.get(variant))),
                         ]
                     )
                 )
@@ -106,9 +108,24 @@ def trigger_terminal_lines(rates: Sequence[Mapping[str, Any]]) -> list[str]:
                 )
             if parts:
                 lines.append(
-                    f"  trigger {skill_label(rate)} {RATE_LABELS[name]}: " + "; ".join(parts)
+                    f"  trigger {skill_label(rate)} {RATE_LABELS[name]}: "
+                    + "; ".join(parts)
+                    + _not_offered_note(variants)
                 )
     return lines
+
+
+def _not_offered_note(variants: Mapping[str, Any]) -> str:
+    """`; the candidate's target was not offered intact in 2 of 2 runs (cut 2)`, or ""."""
+    said = counts_text(mapping(mapping(variants.get("candidate")).get("offered")), "run")
+    return f"; the candidate's target was not offered intact {said}" if said else ""
+
+
+def _not_offered_cells(variant: Mapping[str, Any]) -> list[str]:
+    """A `target-not-intact=in 2 of 2 runs (cut 2)` cell when the host did not offer the
+    variant's target intact in some of its runs."""
+    said = counts_text(mapping(variant.get("offered")), "run")
+    return [f"target-not-intact={said}"] if said else []
 
 
 def consistency_of(check: Mapping[str, Any]) -> list[Consistency]:

@@ -24,6 +24,7 @@ from ..evidence.read import load_summary as load_summary
 from ..evidence.read import select_groups as select_groups
 from .decision import bottom_line
 from .hosts import aggregate_cross_host_lines, cross_host_lines
+from .offered import activation_rows
 from .present import (
     Rate,
     changes_of,
@@ -313,6 +314,7 @@ def _variant_lines(result_dir: Path, group: GroupEvidence, variant: str) -> list
         read_turns = ",".join(str(t) for t in activation.get("readTurns") or []) or "none"
         lines.append(f"  {prefix}target-read: {read}")
         lines.append(f"  {prefix}read-turns: {read_turns}")
+        lines.extend(activation_rows(group.directory / variant, run))
     delivery = run.get("delivery")
     if run.get("evaluationType") == "body" and isinstance(delivery, Mapping):
         lines.append(f"  delivery: {delivery.get('kind')} on turn {delivery.get('turn')}")

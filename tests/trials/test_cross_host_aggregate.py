@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_skill_eval.analysis.trials import cross_host
-from pytest_skill_eval.views.hosts import aggregate_cross_host_lines
+from pytest_skill_eval.views.hosts import CrossHostRow, aggregate_cross_host_lines
 
 
 def _group(host: str | None, passes: int, f2p: int) -> Any:
@@ -46,3 +46,14 @@ def test_counts_per_host_and_whether_they_held() -> None:
         "    comparison k: pi=[fail-to-pass=2 pass-to-pass=1] "
         "claude-code=[fail-to-pass=2 pass-to-pass=1] held",
     ]
+
+
+def test_an_offered_row_is_not_intact_when_some_trials_saw_the_target_cut() -> None:
+    mixed = CrossHostRow(
+        "offered", "candidate-target t", {"pi": "intact=2", "codex": "intact=1 cut=1"}
+    )
+    assert mixed.not_intact
+    seen = CrossHostRow(
+        "offered", "candidate-target t", {"pi": "intact=2", "codex": "unobservable=2"}
+    )
+    assert not seen.not_intact
