@@ -24,7 +24,6 @@ from pytest_skill_eval.modelserver.sse import (
     compact_json,
     count,
     halves,
-    json_object,
     pieces,
     sse_event,
 )
@@ -253,10 +252,8 @@ class ResponsesStreamParser(StreamParser):
 
     def _event(self, event: SseEvent) -> None:
         state = self._state
-        state.events += 1
-        data = json_object(event.data)
+        data = self._counted_json(event)
         if data is None:
-            state.problems.append(f"an event is not a JSON object: {event.data[:80]!r}")
             return
         kind = data.get("type", event.event)
         index = data.get("output_index")

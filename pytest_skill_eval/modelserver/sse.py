@@ -196,6 +196,14 @@ class StreamParser:
     def _event(self, event: SseEvent) -> None:
         raise NotImplementedError
 
+    def _counted_json(self, event: SseEvent) -> dict[str, Any] | None:
+        """Count `event`; its data as a JSON object, or None (a problem noted) when it is not."""
+        self._state.events += 1
+        data = json_object(event.data)
+        if data is None:
+            self._state.problems.append(f"an event is not a JSON object: {event.data[:80]!r}")
+        return data
+
 
 def call_arguments(call: PendingCall, problems: list[str]) -> dict[str, Any]:
     """The arguments object of a finished call; a problem when its JSON is not an object."""

@@ -132,10 +132,8 @@ class AnthropicStreamParser(StreamParser):
 
     def _event(self, event: SseEvent) -> None:
         state = self._state
-        state.events += 1
-        data = json_object(event.data)
+        data = self._counted_json(event)
         if data is None:
-            state.problems.append(f"an event is not a JSON object: {event.data[:80]!r}")
             return
         kind = data.get("type", event.event)
         if kind == "message_start":
