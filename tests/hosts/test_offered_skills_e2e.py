@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -78,6 +79,16 @@ def _offered(run: SharedRun, group_id: str, host: str) -> dict[str, Any]:
     return record
 
 
+def _skips(junit: Path) -> list[tuple[str, str]]:
+    """(test name, skip message) of each skipped case of a JUnit file."""
+    cases = ElementTree.parse(junit).getroot().iter("testcase")
+    return [
+        (case.get("name", ""), skip.get("message", ""))
+        for case in cases
+        for skip in case.iter("skipped")
+    ]
+
+
 def _activation(run: SharedRun, group_id: str, host: str) -> dict[str, Any]:
     record: dict[str, Any] = read_json(_group(run, group_id, host) / "candidate" / "run.json")
     activation: dict[str, Any] = record["activation"]
@@ -128,13 +139,20 @@ def test_a_skill_without_front_matter_is_refused_before_spend_where_a_host_drops
         if host == "claude-code":
             continue
         assert not _group(real_skills, "no-front-matter", host).exists(), host
-        label = "no-front-matter" if host == "pi" else f"no-front-matter@{host}"
-        assert any(
-            label in line
-            and f"cannot run on {host}: SKILL.md has no front matter" in line
-            and "the model is never offered it" in line
-            for line in lines
-        ), host
+    skipped = _skips(real_skills.junit)
+    for host in HOSTS:
+        if host == "claude-code":
+            continue
+        reasons = [
+            reason
+            for name, reason in skipped
+            if name.startswith("no-front-matter")
+            and (f"@{host}" in name if host != "pi" else "@" not in name)
+        ]
+        assert reasons, (host, skipped)
+        for reason in reasons:
+            assert f"cannot run on {host}: SKILL.md has no front matter" in reason, reason
+            assert "the model is never offered it" in reason, reason
     activation = _activation(real_skills, "no-front-matter", "claude-code")
     assert activation["state"] == "read"
     assert activation["target"] == {"index": 0, "name": "meeting-notes"}
@@ -191,7 +209,8 @@ def test_the_markdown_summary_says_the_target_was_not_offered(
     (bullet,) = [
         line
         for line in lines
-        if line.startswith("- **no-front-matter** on ") and "did not offer" in line
+        if line.startswith("- **no-front-matter\\@\u2060claude-code**: ")
+        and "did not offer" in line
     ]
     assert bullet.endswith(
         "but the host did not offer the candidate's target meeting-notes intact "
