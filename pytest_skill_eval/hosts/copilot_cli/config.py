@@ -6,7 +6,8 @@ own skill directories ignored, hooks off, no update checks. The declared skills 
 `$COPILOT_HOME/skills`, its personal skills directory, so nothing is added to the workspace.
 Flags: only the declared tools offered (`--available-tools`), every path outside the workspace,
 the declared roots and the skills refused by its own path check (no `--allow-all-paths`, the
-temporary directory disallowed, the rest `--add-dir`), no custom instructions, no `ask_user`.
+temporary directory disallowed, the rest `--add-dir`), no custom instructions, no `ask_user`;
+declared context is the instructions of a custom agent in `$COPILOT_HOME/agents` (`--agent`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ PROJECT_SKILLS = (".github/skills", ".claude/skills", ".agents/skills")
 TOOLS = {"read": ("view",), "write": ("create",), "edit": ("edit",)}
 SKILL_TOOL = "skill"
 DEFAULT_MODEL = "scripted"
+# The custom agent carrying the declared context (`write_agent`).
+AGENT = "skill-eval"
 # The placeholder key its provider sends; the loopback server ignores it.
 LOOPBACK_KEY = "skill-eval-loopback"
 
@@ -74,6 +77,17 @@ def command_server_config(environment: Mapping[str, str]) -> str:
     return json.dumps({"mcpServers": {command_server.SERVER_NAME: server}})
 
 
+def write_agent(config: Path, context: str) -> str:
+    """A custom agent in the isolated `COPILOT_HOME` whose instructions are the declared
+    `context` (custom instructions are off, so this is how context reaches the model); its
+    name, for `--agent`."""
+    agents = config / "agents"
+    agents.mkdir(exist_ok=True)
+    head = f"---\nname: {AGENT}\ndescription: The subject of a skill evaluation.\n---\n"
+    (agents / f"{AGENT}.agent.md").write_text(head + context + "\n", encoding="utf-8")
+    return AGENT
+
+
 @dataclass(frozen=True)
 class Flags:
     """The command-line flags every turn of one run takes."""
@@ -82,6 +96,7 @@ class Flags:
     roots: tuple[str, ...]
     model: str | None
     mcp: str | None = None
+    agent: str | None = None
 
     def argv(self) -> list[str]:
         """The flags, in order."""
@@ -93,6 +108,8 @@ class Flags:
             argv += ["--add-dir", root]
         if self.mcp is not None:
             argv += ["--additional-mcp-config", self.mcp]
+        if self.agent is not None:
+            argv += ["--agent", self.agent]
         if self.model is not None:
             argv += ["--model", self.model]
         return argv

@@ -18,6 +18,7 @@ from pathlib import Path
 from ...modelserver.wire import OPENAI
 from .. import setup
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk
+from ..context import declared_context_block, load_context
 from ..registry import Registered
 from .config import (
     BUILTIN_SKILLS,
@@ -26,6 +27,7 @@ from .config import (
     available_tools,
     command_server_config,
     live_model,
+    write_agent,
     write_settings,
 )
 from .dialogue import CopilotCliDialogue
@@ -101,7 +103,10 @@ class CopilotCliHost:
         write_settings(home.config, launch.cwd)
         mcp = command_server_config(launch.environment) if launch.command_tool else None
         tools = available_tools(launch.tools, launch.command_tool)
-        self._flags = Flags(tuple(tools), allowed_roots(launch, home.config), None, mcp)
+        entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
+        agent = write_agent(home.config, declared_context_block(entries)) if entries else None
+        roots = allowed_roots(launch, home.config)
+        self._flags = Flags(tuple(tools), roots, None, mcp, agent)
         self._command = str(binary.path)
         return self._argv(launch.prompts[0], 1)
 
