@@ -34,6 +34,10 @@ from .dialogue import CopilotCliDialogue
 from .environment import PACKAGE_CACHE, QUIET, package_cache
 from .registration import COPILOT_CLI
 
+# Every run's session, in its own isolated COPILOT_HOME: one fixed id, so the session folder
+# its system prompt names is the same in a recording and its replay.
+SESSION = "5ce1e7a1-0000-4000-8000-000000000001"
+
 
 def xdg_dirs(home: Path) -> dict[str, Path]:
     """The four XDG base directories, inside the isolated `home`."""
@@ -116,7 +120,8 @@ class CopilotCliHost:
         return self._root / f"usage-{number}.json"
 
     def _argv(self, prompt: str, number: int, *more: str) -> list[str]:
-        argv = [self._command, "-p", prompt, *more, *self._flags.argv()]
+        argv = [self._command, "-p", prompt, *(more or ("--session-id", SESSION))]
+        argv += self._flags.argv()
         return [*argv, "--usage-output-file", str(self.usage_file(number))]
 
     def resume_argv(self, session: str, prompt: str, number: int) -> list[str]:
