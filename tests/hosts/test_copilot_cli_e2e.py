@@ -165,6 +165,13 @@ def copilot_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, bo
     write(root / "layers" / ".github" / "copilot-instructions.md", "WORKSPACE-AGENTS-MD\n")
     skill_dir = root / "layers" / ".github" / "skills" / "workspace-github-skill"
     write(skill_dir / "SKILL.md", _skill_md("workspace-github-skill"))
+    # Its MCP servers and hooks, each of which would leave a file beside the root if it ran.
+    for layer in (".mcp.json", ".copilot/mcp-config.json", ".github/copilot/settings.json"):
+        ran = ["-c", f"touch {base / 'ran-from-workspace'}"]
+        server = {"type": "local", "command": "sh", "args": ran, "tools": ["*"]}
+        hook = {"type": "command", "bash": shlex.join(["sh", *ran])}
+        document = {"mcpServers": {"workspace": server}, "hooks": {"sessionStart": [hook]}}
+        write(root / "layers" / layer, json.dumps(document))
     suite = build(root, [_activation(root), _body(root), _commands(root)])
     args = skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     pytest_argv = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
@@ -259,6 +266,8 @@ def test_the_operators_home_workspace_layers_and_keys_never_reach_the_subject(
     for path in (root / ".skill-eval").rglob("*"):
         if path.is_file():
             assert OPERATOR_KEY.encode() not in path.read_bytes(), path
+    # The workspace's MCP servers and hooks never ran: the workspace is not trusted.
+    assert not (root.parent.parent / "ran-from-workspace").exists()
     # Nothing of Copilot CLI's was added to the workspace.
     workspace = Path(_run(root, "body")["workspace"])
     assert sorted(p.name for p in workspace.iterdir()) == ["notes.txt", "result.json"]

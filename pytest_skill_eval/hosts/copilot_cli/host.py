@@ -116,7 +116,8 @@ class CopilotCliHost:
 
     def usage_file(self, number: int) -> Path:
         """Where turn `number`'s process writes the session's token totals."""
-        assert self._root is not None
+        if self._root is None:
+            raise RuntimeError("Copilot CLI's home was not prepared")
         return self._root / f"usage-{number}.json"
 
     def _argv(self, prompt: str, number: int, *more: str) -> list[str]:
