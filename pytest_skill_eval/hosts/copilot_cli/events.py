@@ -37,7 +37,7 @@ def session_usage(report: Any) -> dict[str, int]:
     """The tokens a `--usage-output-file` report counts over every model of the session."""
     totals = dict.fromkeys(_USAGE_KEYS, 0)
     metrics = report.get("modelMetrics") if isinstance(report, dict) else None
-    for model in (metrics or {}).values():
+    for model in metrics.values() if isinstance(metrics, dict) else ():
         usage = model.get("usage") if isinstance(model, dict) else None
         if isinstance(usage, dict):
             for neutral, key in _USAGE_KEYS.items():

@@ -30,9 +30,12 @@ def render(call: ToolCall, skill: str | None, workspace: Path | None) -> list[To
     args: dict[str, Any] = dict(call.arguments)
     path = args.pop("path", None)
     if call.name == "read" and isinstance(path, str):
-        return [
-            dataclasses.replace(call, name="view", arguments={"path": _absolute(path, workspace)})
-        ]
+        arguments: dict[str, Any] = {"path": _absolute(path, workspace)}
+        offset, limit = args.get("offset"), args.get("limit")
+        if isinstance(offset, int) or isinstance(limit, int):
+            start = offset if isinstance(offset, int) else 1
+            arguments["view_range"] = [start, start + limit - 1 if isinstance(limit, int) else -1]
+        return [dataclasses.replace(call, name="view", arguments=arguments)]
     if call.name == "write" and isinstance(path, str):
         content = {"path": _absolute(path, workspace), "file_text": args.get("content", "")}
         return [dataclasses.replace(call, name="create", arguments=content)]
