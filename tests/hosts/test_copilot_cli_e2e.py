@@ -37,6 +37,7 @@ OPERATOR_MARKERS = (
     "workspace-github-skill",
     "customize-cloud-agent",
     "github-pr-media",
+    "nested-root-skill",
 )
 
 
@@ -83,6 +84,9 @@ def _body(root: Path) -> Group:
     """A body group: a skill resource read, an edit, a write, declared context."""
     declared = skill(root, "note-taker")
     write(root / declared / "references" / "guide.md", "Write result.json.\n")
+    # A project skill directory inside a root it is given with `--add-dir`: never loaded.
+    nested = root / declared / ".github" / "skills" / "nested-root-skill"
+    write(nested / "SKILL.md", _skill_md("nested-root-skill"))
     write(root / "fixture" / "notes.txt", "alpha\nbeta\n")
     write(root / "context" / "style.md", "Always write CONTEXT-MARKER-7 in replies.\n")
     expect: list[dict[str, Any]] = [

@@ -37,20 +37,22 @@ AGENT = "skill-eval"
 LOOPBACK_KEY = "skill-eval-loopback"
 
 
-def settings(workspace: Path) -> dict[str, Any]:
-    """The user settings of one run."""
+def settings(workspace: Path, roots: Sequence[str] = ()) -> dict[str, Any]:
+    """The user settings of one run: the project skill directories of the workspace and of
+    every `--add-dir` root (which it would load as trusted) ignored."""
+    places = [workspace, *(Path(root) for root in roots)]
     return {
         "disabledSkills": list(BUILTIN_SKILLS),
-        "ignoredSkillsLocations": [str(workspace / d) for d in PROJECT_SKILLS],
+        "ignoredSkillsLocations": [str(p / d) for p in places for d in PROJECT_SKILLS],
         "disableAllHooks": True,
         "autoUpdate": False,
         "trustedFolders": [],
     }
 
 
-def write_settings(config: Path, workspace: Path) -> None:
+def write_settings(config: Path, workspace: Path, roots: Sequence[str] = ()) -> None:
     """`settings.json` in the isolated `COPILOT_HOME`."""
-    text = json.dumps(settings(workspace), indent=2, sort_keys=True) + "\n"
+    text = json.dumps(settings(workspace, roots), indent=2, sort_keys=True) + "\n"
     (config / "settings.json").write_text(text, encoding="utf-8")
 
 

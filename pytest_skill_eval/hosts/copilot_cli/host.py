@@ -104,12 +104,12 @@ class CopilotCliHost:
         )
         self._skills = {name: str(snapshot) for name, snapshot in installed.items()}
         self._skills |= setup.link_paths(home.config, launch.skills, installed)
-        write_settings(home.config, launch.cwd)
         mcp = command_server_config(launch.environment) if launch.command_tool else None
         tools = available_tools(launch.tools, launch.command_tool)
         entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
         agent = write_agent(home.config, declared_context_block(entries)) if entries else None
         roots = allowed_roots(launch, home.config)
+        write_settings(home.config, launch.cwd, roots)
         self._flags = Flags(tuple(tools), roots, None, mcp, agent)
         self._command = str(binary.path)
         return self._argv(launch.prompts[0], 1)
