@@ -8,6 +8,7 @@ from collections.abc import Callable
 from bench import (
     claude_overhead,
     codex_overhead,
+    copilot_overhead,
     gemini_overhead,
     imports,
     materialise,
@@ -29,6 +30,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "codex-overhead": codex_overhead.main,
     "gemini-overhead": gemini_overhead.main,
     "opencode-overhead": opencode_overhead.main,
+    "copilot-overhead": copilot_overhead.main,
     "startup": startup.main,
     "import": imports.main,
 }

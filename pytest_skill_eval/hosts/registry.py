@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .claude_code.registration import CLAUDE_CODE
 from .codex.registration import CODEX
+from .copilot_cli.registration import COPILOT_CLI
 from .gemini_cli.registration import GEMINI_CLI
 from .opencode.registration import OPENCODE
 from .pi.registration import PI
@@ -22,6 +23,7 @@ REGISTERED: tuple[HostRegistration, ...] = (
     CODEX,
     GEMINI_CLI,
     OPENCODE,
+    COPILOT_CLI,
 )
 
 

@@ -38,6 +38,11 @@ _HOST_VALUES = (
     (re.compile(r"Today's date is \d{4}-\d{2}-\d{2}"), "Today's date is {{date}}"),
     # Gemini CLI's date line, in its locale's words.
     (re.compile(r"Today's date is \w+, \w+ \d{1,2}, \d{4}"), "Today's date is {{date}}"),
+    # Copilot CLI's time stamp on each user message.
+    (
+        re.compile(r"<current_datetime>[^<]*</current_datetime>"),
+        "<current_datetime>{{datetime}}</current_datetime>",
+    ),
     (re.compile(r'"device_id":"[^"]*"'), '"device_id":"{{device_id}}"'),
     (re.compile(r'"session_id":"[^"]*"'), '"session_id":"{{session_id}}"'),
     # Anchored at a word's start: unanchored, a long word without the home in it (a file's

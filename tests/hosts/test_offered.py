@@ -62,6 +62,13 @@ BODIES: dict[str, dict[str, Any]] = {
     "opencode": {
         "messages": [{"role": "system", "content": XML}, {"role": "user", "content": "hi"}]
     },
+    # Copilot CLI lists them inside its `skill` tool's guidelines.
+    "copilot-cli": {
+        "messages": [
+            {"role": "system", "content": f"<tools>\n<skill>\n{XML}\n</skill>\n</tools>"},
+            {"role": "user", "content": "hi"},
+        ]
+    },
 }
 LISTED = {
     "pi": (Listed("template-skill", "Keep <config> & sync.\n"), Listed("notes", "Take notes.")),
@@ -72,7 +79,7 @@ LISTED = {
     ),
     "codex": (Listed("template-skill", "Keep <config> & sync."), Listed("notes", "Take no...")),
 }
-LISTED["gemini-cli"] = LISTED["opencode"] = LISTED["pi"]
+LISTED["gemini-cli"] = LISTED["opencode"] = LISTED["copilot-cli"] = LISTED["pi"]
 
 
 @pytest.mark.parametrize("host", names())
