@@ -13,6 +13,8 @@ class SkillLimits:
 
     # Characters of one listing entry the model is offered; a longer one is cut to it.
     description_cut: int | None = None
+    # Characters of a description past which the host drops the skill (never lists it).
+    description_drop: int | None = None
     # Front matter fields appended to the description in the listing entry (Claude Code's
     # `when_to_use`, joined by " - "), counted against `description_cut` and `catalog_cut`.
     listing_fields: tuple[str, ...] = ()

@@ -269,6 +269,7 @@ def host_findings(skills: Sequence[SkillFile], host: SkillHost) -> list[Finding]
             message = f"it cannot install a skill named {skill.name!r}: {why}"
             fix = "rename the skill, or run it on another host"
             found.append(Finding("refused", skill.skill, message, fix, host.name))
+        found += _dropped(skill, host)
     cut = limits.description_cut
     entries = [(s, s.entry(limits)) for s in skills]
     for skill, entry in entries:
@@ -312,3 +313,18 @@ def _front_matter_finding(skill: SkillFile, host: SkillHost) -> Finding:
         return Finding("cut", skill.skill, message, FRONT_FIX, host.name)
     message = f"{skill.problem}: it does not list the skill, so the model is never offered it"
     return Finding("refused", skill.skill, message, FRONT_FIX, host.name)
+
+
+def _dropped(skill: SkillFile, host: SkillHost) -> list[Finding]:
+    """`host` drops a skill whose description is longer than it lists at all."""
+    drop = host.skill_limits.description_drop
+    description = (skill.front or {}).get("description")
+    if drop is None or not isinstance(description, str) or len(description) <= drop:
+        return []
+    message = (
+        f"its description is {len(description)} characters, and it drops a skill whose "
+        f"description is over {drop}: the model is never offered it"
+    )
+    return [
+        Finding("refused", skill.skill, message, f"shorten the description to {drop}", host.name)
+    ]

@@ -46,8 +46,11 @@ def test_findings_exit_1_one_line_each_with_the_file_and_the_fix(
         "description's 1119 characters, ending 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'; the "
         f"rest ('{'x' * 76} Use when asked to.') is cut; shorten the description to 1024 "
         "characters",
+        f"{tmp_path / 'long' / 'SKILL.md'}: on copilot-cli: its description is 1119 characters, "
+        "and it drops a skill whose description is over 1024: the model is never offered it; "
+        "shorten the description to 1024",
     ]
-    assert err == "skill-eval lint: 4 findings\n"
+    assert err == "skill-eval lint: 5 findings\n"
 
 
 def test_host_limits_only_for_the_hosts_asked(

@@ -61,7 +61,7 @@ def test_a_skill_md_without_readable_front_matter_is_an_error_no_host_lists(
 
 
 def test_a_skill_md_without_front_matter_is_refused_where_a_host_drops_it() -> None:
-    """Pi, Codex, Gemini CLI and opencode never list it; Claude Code lists it under its
+    """Pi, Codex, Gemini CLI, opencode and Copilot CLI never list it; Claude Code lists it under its
     folder's name with a description of its own: a cut, the declared one never offered."""
     found = lint_variant([parse_skill("skills/x", b"# No front matter\n")], registered())
     levels = {f.host: f.level for f in found}
@@ -71,6 +71,7 @@ def test_a_skill_md_without_front_matter_is_refused_where_a_host_drops_it() -> N
         "codex": "refused",
         "gemini-cli": "refused",
         "opencode": "refused",
+        "copilot-cli": "refused",
         "claude-code": "cut",
     }
     assert all(
@@ -79,6 +80,16 @@ def test_a_skill_md_without_front_matter_is_refused_where_a_host_drops_it() -> N
         if f.host in ("pi", None)
     )
     assert "description of its own" in next(f.message for f in found if f.host == "claude-code")
+
+
+def test_copilot_cli_refuses_a_skill_whose_description_it_would_drop() -> None:
+    skill = _skill(f"name: my-skill\ndescription: {'d' * 1025}")
+    found = [f for f in lint_variant([skill], registered()) if f.host == "copilot-cli"]
+    message = "its description is 1025 characters, and it drops a skill whose description is "
+    assert [(f.level, f.message.split(":")[0]) for f in found] == [
+        ("refused", message + "over 1024")
+    ]
+    assert _found([_skill(f"name: my-skill\ndescription: {'d' * 1024}")], "copilot-cli") == []
 
 
 def test_a_missing_description_is_an_error_and_an_over_long_one_a_spec_warning() -> None:
@@ -186,7 +197,8 @@ def test_a_name_that_is_not_one_directory_entry_is_refused_where_skills_are_link
 ):
     skill = _skill("name: a/b\ndescription: Does one thing.", "b")
     refused = [f.host for f in lint_variant([skill], registered()) if f.level == "refused"]
-    assert refused == ["claude-code", "codex", "gemini-cli", "opencode"]  # never Pi: by path
+    # never Pi: it is given each skill by path
+    assert refused == ["claude-code", "codex", "gemini-cli", "opencode", "copilot-cli"]
 
 
 def test_a_name_a_host_reserves_makes_it_refuse_the_skill_there_only() -> None:

@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from tests.hosts.test_opencode_e2e import _netns_available, _skill_md, _texts
+from tests.hosts.test_opencode_e2e import _texts
 from tests.support.files import read_json, write
+from tests.support.namespaces import loopback_only_available
 from tests.support.roots import Group, build, runtime, skill, variant
 from tests.support.runs import model_requests, skill_eval_args
 
@@ -39,6 +40,11 @@ OPERATOR_MARKERS = (
     "github-pr-media",
     "nested-root-skill",
 )
+
+
+def _skill_md(name: str) -> str:
+    """A skill `name` planted where a subject must never see it."""
+    return f"---\nname: {name}\ndescription: Must stay invisible.\n---\nx\n"
 
 
 def _operator_home(home: Path) -> None:
@@ -188,7 +194,7 @@ def copilot_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, bo
         "GITHUB_TOKEN": OPERATOR_KEY,
         "GH_TOKEN": OPERATOR_KEY,
     }
-    netns = _netns_available()
+    netns = loopback_only_available()
     command = pytest_argv
     if netns:
         # Only loopback exists in this namespace: any other connection attempt fails.

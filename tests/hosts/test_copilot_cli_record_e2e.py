@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.test_opencode_record_e2e import _chat_sse, _sse
+from tests.hosts.test_host_record_e2e import _chat_sse, _sse
 from tests.support.recording import openai_provider, record, replay
 
 pytestmark = pytest.mark.pi

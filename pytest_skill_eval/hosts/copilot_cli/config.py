@@ -20,11 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import command_server
-from .registration import RUN_COMMAND
+from .registration import BUILTIN_SKILLS, RUN_COMMAND
 
-# The skills bundled with 1.0.102 (`builtin/` in its package): never offered, and no declared
-# skill may take their names (it would be disabled with them).
-BUILTIN_SKILLS = ("customize-cloud-agent", "discover-resources", "github-pr-media")
 # The workspace directories it reads project skills from, ignored (`ignoredSkillsLocations`).
 PROJECT_SKILLS = (".github/skills", ".claude/skills", ".agents/skills")
 # The neutral tools a group declares → Copilot CLI's tools for them.

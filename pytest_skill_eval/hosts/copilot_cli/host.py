@@ -21,7 +21,6 @@ from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..context import declared_context_block, load_context
 from ..registry import Registered
 from .config import (
-    BUILTIN_SKILLS,
     LOOPBACK_KEY,
     Flags,
     available_tools,
@@ -32,7 +31,7 @@ from .config import (
 )
 from .dialogue import CopilotCliDialogue
 from .environment import PACKAGE_CACHE, QUIET, package_cache
-from .registration import COPILOT_CLI
+from .registration import BUILTIN_SKILLS, COPILOT_CLI
 
 # Every run's session, in its own isolated COPILOT_HOME: one fixed id, so the session folder
 # its system prompt names is the same in a recording and its replay.

@@ -3,6 +3,7 @@ imported."""
 
 from __future__ import annotations
 
+from ...common.skill_limits import SkillLimits
 from ..registration import HostRegistration, ToolDialect
 from ..workspace_layers import WorkspaceLayer
 from .environment import OWNED_ENVIRONMENT
@@ -34,6 +35,17 @@ WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = (
 )
 # The evaluator's MCP server (`hosts/command_server.py`) and the name Copilot CLI gives its tool.
 RUN_COMMAND = "skill-eval-run_command"
+# The skills bundled with 1.0.102 (`builtin/` in its package): never offered, and no declared
+# skill may take their names (it would be disabled with them).
+BUILTIN_SKILLS = ("customize-cloud-agent", "discover-resources", "github-pr-media")
+# What 1.0.102 does with a skill: a description over 1,024 characters drops the whole skill (it
+# is never listed, where Codex cuts it), as does a SKILL.md without front matter.
+SKILL_LIMITS = SkillLimits(
+    description_drop=1024,
+    reserved=dict.fromkeys(
+        BUILTIN_SKILLS, "Copilot CLI's bundled skill of that name is disabled by name"
+    ),
+)
 
 __all__ = ["COPILOT_CLI", "OWNED_ENVIRONMENT"]
 
@@ -64,4 +76,5 @@ COPILOT_CLI = HostRegistration(
     # Its reasoning effort is the provider's; the evaluator passes none.
     thinking=("off",),
     runs_on_node=False,  # a native executable
+    skill_limits=SKILL_LIMITS,
 )
