@@ -131,6 +131,9 @@ class HostRegistration:
     price_source: str = SHARED_PRICE_SOURCE
     # What it refuses or cuts of a declared skill (`definitions/skill_lint.py` reads them).
     skill_limits: SkillLimits = field(default_factory=SkillLimits)
+    # What it writes anew into each run's model requests (a date, ids): a regular expression and
+    # the placeholder text that stands for it, so a recorded request matches a replayed one.
+    request_stamps: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         option = self.binary_option or self.name

@@ -7,7 +7,7 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
@@ -31,20 +31,12 @@ _TOOL_OUTPUT_TEXT = (
 )
 _TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 _GEMINI_CALLS = ("functionCall", "functionResponse")
-# Claude Code's per-run values: the date reminder, the ids in `metadata.user_id` (a fresh
-# config dir is a fresh device), and the isolated home its skills are listed under (made by
-# `tempfile.mkdtemp(prefix="skill-eval-<host>-")` for each run).
+# What a host writes anew into each run's requests (a date, its device and session ids) is
+# declared by the host (`HostRegistration.request_stamps`: a pattern and what stands for it) and
+# handed to its route. Every host's isolated home its skills are listed under (made by
+# `tempfile.mkdtemp(prefix="skill-eval-<host>-")` for each run) is one more.
+Stamps = Sequence[tuple[str, str]]
 _HOST_VALUES = (
-    (re.compile(r"Today's date is \d{4}-\d{2}-\d{2}"), "Today's date is {{date}}"),
-    # Gemini CLI's date line, in its locale's words.
-    (re.compile(r"Today's date is \w+, \w+ \d{1,2}, \d{4}"), "Today's date is {{date}}"),
-    # Copilot CLI's time stamp on each user message.
-    (
-        re.compile(r"<current_datetime>[^<]*</current_datetime>"),
-        "<current_datetime>{{datetime}}</current_datetime>",
-    ),
-    (re.compile(r'"device_id":"[^"]*"'), '"device_id":"{{device_id}}"'),
-    (re.compile(r'"session_id":"[^"]*"'), '"session_id":"{{session_id}}"'),
     # Anchored at a word's start: unanchored, a long word without the home in it (a file's
     # content in a tool call) was scanned from each of its characters, holding the GIL for
     # hours on a few megabytes, so that not even the no-progress watchdog could run.
@@ -94,14 +86,16 @@ def fill_response(response: ScriptedResponse, placeholders: Mapping[str, str]) -
     )
 
 
-def normaliser(placeholders: Mapping[str, str]) -> Callable[[str], str]:
-    """A function putting `{{name}}` back for placeholder values and `{{date}}` in the date line."""
+def normaliser(placeholders: Mapping[str, str], stamps: Stamps = ()) -> Callable[[str], str]:
+    """A function putting `{{name}}` back for placeholder values, `{{date}}` in the date line and
+    the host's `stamps` (pattern, replacement) back to their placeholders."""
     # Longest values first, so a skill path inside the workspace keeps its own name.
     pairs = sorted(
         ((name, value) for name, value in placeholders.items() if value),
         key=lambda pair: len(pair[1]),
         reverse=True,
     )
+    declared = [(re.compile(pattern), replacement) for pattern, replacement in stamps]
     patterns = [
         # A value only counts as a whole path: "/ws" must not rewrite "/ws2".
         (re.compile(re.escape(value) + r"(?![\w-])"), "{{" + name + "}}")
@@ -111,7 +105,7 @@ def normaliser(placeholders: Mapping[str, str]) -> Callable[[str], str]:
     def text(value: str) -> str:
         for pattern, replacement in patterns:
             value = pattern.sub(_constant(replacement), value)
-        for pattern, replacement in _HOST_VALUES:
+        for pattern, replacement in (*declared, *_HOST_VALUES):
             value = pattern.sub(_constant(replacement), value)
         return _DATE_LINE.sub("Current date: {{date}}", value)
 
@@ -123,16 +117,18 @@ def normalise_value(value: Any, placeholders: Mapping[str, str]) -> Any:
     return _walk(value, normaliser(placeholders), signatures=False)
 
 
-def normalise_request(body: Mapping[str, Any], placeholders: Mapping[str, str]) -> dict[str, Any]:
+def normalise_request(
+    body: Mapping[str, Any], placeholders: Mapping[str, str], stamps: Stamps = ()
+) -> dict[str, Any]:
     """Replace placeholder values (absolute paths) by `{{name}}` and the date line by `{{date}}`.
 
     Anthropic thinking-block signatures become `{{signature}}`: they are opaque per answer, so a
     replayed answer (which cannot carry the provider's signature) must hash like the recording;
     the ids Gemini CLI gives its calls (`functionCall`/`functionResponse` `id`) `{{call_id}}`.
     A Responses request (it has `input` items) also loses its per-run values; see
-    `normalise_responses`.
+    `normalise_responses`. `stamps` are the serving host's own per-run values.
     """
-    text = normaliser(placeholders)
+    text = normaliser(placeholders, stamps)
     normal = {k: _walk(v, text, signatures=True) for k, v in body.items()}
     if isinstance(normal.get("input"), list) and "messages" not in normal:
         normal = normalise_responses(normal)

@@ -15,6 +15,7 @@ from pytest_skill_eval.modelserver.bodies import request_excerpt
 from pytest_skill_eval.modelserver.cassette import cassette_data, write_cassette
 from pytest_skill_eval.modelserver.paths import COUNT_PATHS, api_path
 from pytest_skill_eval.modelserver.placeholders import (
+    Stamps,
     normalise_request,
     normalise_response,
     request_sha256,
@@ -84,6 +85,7 @@ class RecordingRoute(Route):
         upstream_timeout_s: float = 300.0,
         prices: Mapping[str, float] | None = None,
         render: Renderer = as_written,
+        stamps: Stamps = (),
     ) -> RecordingRoute:
         """Register a route on `server` that records real model traffic into `cassette_path`.
 
@@ -108,6 +110,7 @@ class RecordingRoute(Route):
             prices=prices,
         )
         route.render = render
+        route.stamps = tuple(stamps)
         server.register(route)
         return route
 
@@ -250,7 +253,7 @@ class RecordingRoute(Route):
             return self._count_upstream(api, path, raw, headers)
         body = json_object(raw)
         parsed = body if body is not None else {}
-        normal = normalise_request(parsed, self.placeholders)
+        normal = normalise_request(parsed, self.placeholders, self.stamps)
         sha = request_sha256(normal)
         replayed: Interaction | None = None
         slot: int | None = None
@@ -313,7 +316,7 @@ class RecordingRoute(Route):
             local = self._closed or body is None or index < len(kept)
         if local or body is None:
             return super()._serve(api, path, raw, headers)
-        normal = normalise_request(body, self.placeholders)
+        normal = normalise_request(body, self.placeholders, self.stamps)
         sha = request_sha256(normal)
         with self._lock:
             self.counts.append(RecordedRequest(index, api, path, body, sha, 200, None))

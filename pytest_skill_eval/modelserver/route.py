@@ -17,6 +17,7 @@ from pytest_skill_eval.modelserver.counting import count_reply, estimate_tokens
 from pytest_skill_eval.modelserver.gemini import GEMINI, model_of
 from pytest_skill_eval.modelserver.paths import COUNT_PATHS, SERVED_PATHS
 from pytest_skill_eval.modelserver.placeholders import (
+    Stamps,
     fill_response,
     normalise_request,
     request_diff,
@@ -108,10 +109,12 @@ class Route:
         placeholders: Mapping[str, str],
         workspace: Path | None = None,
         render: Renderer = as_written,
+        stamps: Stamps = (),
     ) -> None:
         self.token = token
         self.workspace = workspace
         self.render = render
+        self.stamps = tuple(stamps)  # the served host's per-run values in its requests
         self.script = script
         self.source = source if source is not None else (script.source if script else None)
         self.placeholders: dict[str, str] = dict(placeholders)
@@ -193,7 +196,7 @@ class Route:
         Counts are kept in `counts`, apart from the model requests: they are no model call.
         """
         parsed = body if body is not None else {}
-        normal = normalise_request(parsed, self.placeholders)
+        normal = normalise_request(parsed, self.placeholders, self.stamps)
         sha = request_sha256(normal)
         with self._lock:
             index = len(self.counts)
@@ -213,7 +216,7 @@ class Route:
     def _answer(self, api: str | None, path: str, body: dict[str, Any] | None) -> WireReply:
         """Record one request and decide its reply (called from the HTTP handler threads)."""
         parsed = body if body is not None else {}
-        normal = normalise_request(parsed, self.placeholders)
+        normal = normalise_request(parsed, self.placeholders, self.stamps)
         sha = request_sha256(normal)
         interaction: Interaction | None = None
         with self._lock:

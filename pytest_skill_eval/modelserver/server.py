@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_skill_eval.modelserver.paths import COUNT_PATHS, api_of
+from pytest_skill_eval.modelserver.placeholders import Stamps
 from pytest_skill_eval.modelserver.rendering import Renderer, as_written
 from pytest_skill_eval.modelserver.route import Reply, Route, RouteFailure, StreamedReply
 from pytest_skill_eval.modelserver.script import Script
@@ -91,14 +92,16 @@ class ScriptedModelServer:
         placeholders: Mapping[str, str] | None = None,
         workspace: Path | None = None,
         render: Renderer = as_written,
+        stamps: Stamps = (),
     ) -> Route:
         """Register a route answering from `script` (None: every request fails as missing).
 
         `workspace` is the subject's workspace, where files its script names are read from;
-        `render` writes its neutral tool calls as the served host's.
+        `render` writes its neutral tool calls as the served host's; `stamps` are that host's
+        per-run values in its requests (`normalise_request`).
         """
         token = secrets.token_urlsafe(16)
-        route = Route(self, token, script, source, placeholders or {}, workspace, render)
+        route = Route(self, token, script, source, placeholders or {}, workspace, render, stamps)
         self.register(route)
         return route
 

@@ -187,6 +187,7 @@ class EndpointFactory:
             placeholders=placeholders,
             workspace=workspace,
             render=renderer(host),
+            stamps=registration_for(host).request_stamps,
         )
         recorded = any(i.request is not None for i in script.interactions)
         return Endpoint(
@@ -247,6 +248,7 @@ class EndpointFactory:
             upstream_headers=auth_headers(upstream.api, upstream.key),
             prices=price,
             render=renderer(host),
+            stamps=registration_for(host).request_stamps,
         )
         endpoint = Endpoint(
             mode="record",

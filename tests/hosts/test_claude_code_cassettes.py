@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pytest_skill_eval.hosts.registry import registration_for
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
 from pytest_skill_eval.modelserver.scriptpaths import cassette_file, script_path
 
@@ -28,13 +29,23 @@ def test_claude_codes_per_run_values_normalise_away() -> None:
     second = body(
         "/var/t/skill-eval-claude-code-5x_exnzu", "bc97" * 16, "63a9-ff", "2027-01-02", "/r/2/ws"
     )
+    stamps = registration_for("claude-code").request_stamps
     normal = [
-        normalise_request(b, {"workspace": w}) for b, w in ((first, "/r/1/ws"), (second, "/r/2/ws"))
+        normalise_request(b, {"workspace": w}, stamps)
+        for b, w in ((first, "/r/1/ws"), (second, "/r/2/ws"))
     ]
     assert request_sha256(normal[0]) == request_sha256(normal[1])
     text = json.dumps(normal[0])
     for name in ("host_home", "device_id", "session_id", "date", "workspace"):
         assert "{{" + name + "}}" in text
+
+
+def test_each_host_declares_its_own_per_run_values() -> None:
+    """A date line is a host's own: another host's route leaves it as written."""
+    dated = {"system": [{"type": "text", "text": "Today's date is 2026-12-01."}]}
+    for host, stamped in (("claude-code", True), ("pi", False), ("codex", False)):
+        normal = normalise_request(dated, {}, registration_for(host).request_stamps)
+        assert ("{{date}}" in json.dumps(normal)) is stamped, host
 
 
 def test_a_host_other_than_pi_records_and_replays_its_own_cassette(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_skill_eval.hosts.dialect import render_for_host, renderer
 from pytest_skill_eval.hosts.gemini_cli.registration import RUN_COMMAND as GEMINI_RUN_COMMAND
+from pytest_skill_eval.hosts.registry import registration_for
 from pytest_skill_eval.modelserver.gemini import (
     GEMINI,
     function_names,
@@ -171,6 +172,7 @@ def test_gemini_clis_per_run_values_do_not_change_a_requests_hash() -> None:
             ]
         }
 
-    first = normalise_request(body("1796183730799", "Wednesday, December 2, 2026"), {})
-    second = normalise_request(body("1796190000001", "Thursday, December 3, 2026"), {})
+    stamps = registration_for("gemini-cli").request_stamps  # its date line
+    first = normalise_request(body("1796183730799", "Wednesday, December 2, 2026"), {}, stamps)
+    second = normalise_request(body("1796190000001", "Thursday, December 3, 2026"), {}, stamps)
     assert request_sha256(first) == request_sha256(second)

@@ -90,4 +90,10 @@ CLAUDE_CODE = HostRegistration(
     thinking=THINKING,
     runs_on_node=False,  # a native binary
     skill_limits=SKILL_LIMITS,
+    # Its date reminder, and the ids in `metadata.user_id` (a fresh config dir is a fresh device).
+    request_stamps=(
+        (r"Today's date is \d{4}-\d{2}-\d{2}", "Today's date is {{date}}"),
+        (r'"device_id":"[^"]*"', '"device_id":"{{device_id}}"'),
+        (r'"session_id":"[^"]*"', '"session_id":"{{session_id}}"'),
+    ),
 )

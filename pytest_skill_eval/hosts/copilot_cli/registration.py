@@ -77,4 +77,11 @@ COPILOT_CLI = HostRegistration(
     thinking=("off",),
     runs_on_node=False,  # a native executable
     skill_limits=SKILL_LIMITS,
+    # The time stamp on each user message.
+    request_stamps=(
+        (
+            r"<current_datetime>[^<]*</current_datetime>",
+            "<current_datetime>{{datetime}}</current_datetime>",
+        ),
+    ),
 )

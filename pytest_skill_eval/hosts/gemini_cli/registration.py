@@ -66,4 +66,6 @@ GEMINI_CLI = HostRegistration(
     credential_variables=("GEMINI_API_KEY",),
     auth_advice="name GEMINI_API_KEY in runtime.environment.inherit",
     runs_on_node=True,  # `bundle/gemini.js`, run by `node` on PATH
+    # Its date line, in its locale's words.
+    request_stamps=((r"Today's date is \w+, \w+ \d{1,2}, \d{4}", "Today's date is {{date}}"),),
 )
