@@ -18,9 +18,9 @@ from pytest_skill_eval.hosts.opencode.environment import (
     NPM_REGISTRY,
     QUIET,
     REFUSING_REGISTRY,
-    xdg_dirs,
 )
 from pytest_skill_eval.hosts.opencode.host import TITLE, quiet_installer
+from pytest_skill_eval.hosts.setup import xdg_dirs
 from pytest_skill_eval.modelserver.route import Route
 from pytest_skill_eval.modelserver.wire import OPENAI
 

@@ -169,6 +169,11 @@ class Observation:
                 activity["exitCode"] = code
         return activity
 
+    def delivery_unavailable(self, target: Path | None) -> None:
+        """The host cannot hand the `target` skill over explicitly (none when None)."""
+        if target is not None:
+            self.delivery = {"kind": "unavailable", "turn": 1, "targetPath": str(target)}
+
     def read_succeeded(self, path: str) -> None:
         """The subject read `path` (as it named it) in the current turn."""
         if self.current is not None:
@@ -244,6 +249,30 @@ class Observation:
     def assistant_error(self) -> str | None:
         """The first turn's assistant error."""
         return next((t.assistant_error for t in self.turns if t.assistant_error), None)
+
+
+@dataclass
+class SkillReadTranslator:
+    """Applies a host's events to an observation, with the session they belong to.
+
+    `skills` maps each visible skill's name, and every path its SKILL.md is known by, to the
+    snapshot path reads are recorded under.
+    """
+
+    obs: Observation
+    skills: Mapping[str, str]
+    session_id: str | None = None
+
+    def file_read(self, path: object) -> None:
+        """A read of `path` that succeeded: of the snapshot when it is a SKILL.md's."""
+        if isinstance(path, str):
+            self.obs.read_succeeded(self.skills.get(path, path))
+
+    def skill_called(self, name: object) -> None:
+        """A call of the skill tool that succeeded: a read of skill `name`'s snapshot."""
+        snapshot = self.skills.get(name) if isinstance(name, str) else None
+        if snapshot is not None:
+            self.obs.read_succeeded(snapshot)
 
 
 def canonical_reads(raw_paths: list[str], workspace: Path) -> list[str]:

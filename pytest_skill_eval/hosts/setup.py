@@ -1,5 +1,5 @@
-"""The set-up the hosts share: a host's isolated home, the declared skills linked into its
-skills directory, and the environment it starts from.
+"""The set-up the hosts share: a host's isolated home and its XDG directories, the declared
+skills linked into its skills directory, and the environment it starts from.
 
 Each host says only what is its own (where its config directory lives, which skill names it
 reserves, the variables it adds); making the directories, checking and linking the skills and
@@ -30,6 +30,16 @@ def make_home(root: Path, config: Path, *more: Path) -> Home:
     for directory in more:
         directory.mkdir(parents=True, exist_ok=True)
     return home
+
+
+def xdg_dirs(home: Path) -> dict[str, Path]:
+    """The four XDG base directories, inside the isolated `home`."""
+    return {
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_DATA_HOME": home / ".local" / "share",
+        "XDG_CACHE_HOME": home / ".cache",
+        "XDG_STATE_HOME": home / ".local" / "state",
+    }
 
 
 def install_skills(

@@ -184,8 +184,7 @@ class CodexDialogue(ProcessPerTurnDialogue[EventTranslator, "CodexHost"]):
         """Every prompt in turn; the target skill is mentioned explicitly on turn one."""
         launch, obs = self._launch, self._observation
         self._process.close_stdin()  # Codex reads stdin before it starts: give it nothing
-        if launch.target is not None:
-            obs.delivery = {"kind": "unavailable", "turn": 1, "targetPath": str(launch.target)}
+        obs.delivery_unavailable(launch.target)
         return self._turns(self._host.registration)
 
     def _later_argv(self, prompt: str) -> list[str] | None:

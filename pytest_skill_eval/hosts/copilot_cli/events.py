@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..observation import Observation
+from ..observation import SkillReadTranslator
 from .registration import RUN_COMMAND
 
 NEUTRAL_TOOLS = {"view": "read", "create": "write", RUN_COMMAND: "run_command"}
@@ -53,16 +53,9 @@ def turn_usage(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str,
 
 
 @dataclass
-class EventTranslator:
-    """Applies events to an observation.
+class EventTranslator(SkillReadTranslator):
+    """Applies Copilot CLI's events to an observation."""
 
-    `skills` maps each visible skill's name, and every path its SKILL.md is known by, to the
-    snapshot path reads are recorded under.
-    """
-
-    obs: Observation
-    skills: Mapping[str, str]
-    session_id: str | None = None
     _calls: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
     def apply(self, event: dict[str, Any]) -> bool:
@@ -117,10 +110,7 @@ class EventTranslator:
         self.obs.message({"role": "tool", "toolCallId": call_id, "success": not failed})
         if failed or not isinstance(args, dict):
             return
-        if name == "view" and isinstance(args.get("path"), str):
-            path = args["path"]
-            self.obs.read_succeeded(self.skills.get(path, path))
-        elif name == "skill" and isinstance(args.get("skill"), str):
-            snapshot = self.skills.get(args["skill"])
-            if snapshot is not None:
-                self.obs.read_succeeded(snapshot)
+        if name == "view":
+            self.file_read(args.get("path"))
+        elif name == "skill":
+            self.skill_called(args.get("skill"))

@@ -38,16 +38,6 @@ from .registration import BUILTIN_SKILLS, COPILOT_CLI
 SESSION = "5ce1e7a1-0000-4000-8000-000000000001"
 
 
-def xdg_dirs(home: Path) -> dict[str, Path]:
-    """The four XDG base directories, inside the isolated `home`."""
-    return {
-        "XDG_CONFIG_HOME": home / ".config",
-        "XDG_DATA_HOME": home / ".local" / "share",
-        "XDG_CACHE_HOME": home / ".cache",
-        "XDG_STATE_HOME": home / ".local" / "state",
-    }
-
-
 def allowed_roots(launch: Launch, config: Path) -> tuple[str, ...]:
     """The declared resources, the skills' snapshots and the skills directory: with the
     workspace, every path its path check lets a tool reach."""
@@ -73,7 +63,7 @@ class CopilotCliHost:
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, COPILOT_HOME, the XDG directories and TMPDIR under `root`."""
         config = root / "home" / ".copilot"
-        home = setup.make_home(root, config, *xdg_dirs(root / "home").values())
+        home = setup.make_home(root, config, *setup.xdg_dirs(root / "home").values())
         self._root = root
         if endpoint.served is not None:
             self._base_url = endpoint.served.route.base_url(OPENAI)
@@ -82,7 +72,7 @@ class CopilotCliHost:
     def environment(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home, offline, the evaluator's provider."""
         env = setup.isolated_environment(home, COPILOT_HOME=str(home.config)) | QUIET
-        env |= {name: str(path) for name, path in xdg_dirs(home.home).items()}
+        env |= {name: str(path) for name, path in setup.xdg_dirs(home.home).items()}
         env[PACKAGE_CACHE] = str(package_cache(COPILOT_CLI.version))
         if self._base_url is not None:
             env["COPILOT_PROVIDER_BASE_URL"] = self._base_url
@@ -131,13 +121,8 @@ class CopilotCliHost:
     def converse(self, talk: Talk) -> CopilotCliDialogue:
         """`--output-format json` events pumped into the observation, a process per turn."""
         dialogue = CopilotCliDialogue(talk, self, self._skills)
-        if talk.launch.target is not None:
-            # Its skill tool is the model's to call: no way to hand a skill over explicitly.
-            dialogue.observation.delivery = {
-                "kind": "unavailable",
-                "turn": 1,
-                "targetPath": str(talk.launch.target),
-            }
+        # Its skill tool is the model's to call: no way to hand a skill over explicitly.
+        dialogue.observation.delivery_unavailable(talk.launch.target)
         return dialogue
 
     def cleanup(self, home: Home) -> None:

@@ -1,10 +1,8 @@
-"""The environment opencode runs in: its isolated home and XDG directories, the switches that
-turn off every source of configuration, skills, updates and traffic besides the evaluator's,
-and the variables of its isolation no definition may set."""
+"""The environment opencode runs in: the switches that turn off every source of configuration,
+skills, updates and traffic besides the evaluator's, and the variables of its isolation no
+definition may set."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from ..environment import BASELINE_KEYS, OwnedEnvironment
 
@@ -33,13 +31,3 @@ OWNED_ENVIRONMENT = OwnedEnvironment.of(
     (*BASELINE_KEYS, *QUIET, NPM_REGISTRY),
     prefixes=("OPENCODE_", "NPM_CONFIG_", "BUN_"),
 )
-
-
-def xdg_dirs(home: Path) -> dict[str, Path]:
-    """The four XDG base directories, inside the isolated `home`."""
-    return {
-        "XDG_CONFIG_HOME": home / ".config",
-        "XDG_DATA_HOME": home / ".local" / "share",
-        "XDG_CACHE_HOME": home / ".cache",
-        "XDG_STATE_HOME": home / ".local" / "state",
-    }

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...evidence.observed import Usage
-from ..observation import Observation, text_or_none
+from ..observation import SkillReadTranslator, text_or_none
 from .registration import RUN_COMMAND
 
 NEUTRAL_TOOLS = {RUN_COMMAND: "run_command"}
@@ -53,16 +53,9 @@ def neutral_args(arguments: Any) -> Any:
 
 
 @dataclass
-class EventTranslator:
-    """Applies events to an observation.
+class EventTranslator(SkillReadTranslator):
+    """Applies opencode's events to an observation."""
 
-    `skills` maps each visible skill's name, and every path its SKILL.md is known by, to the
-    snapshot path reads are recorded under.
-    """
-
-    obs: Observation
-    skills: Mapping[str, str]
-    session_id: str | None = None
     _message_id: str | None = None
 
     def apply(self, event: Mapping[str, object]) -> bool:
@@ -111,13 +104,10 @@ class EventTranslator:
         self._message_id = None
         if failed or not isinstance(args, dict):
             return
-        if name == "read" and isinstance(args.get("filePath"), str):
-            path = args["filePath"]
-            self.obs.read_succeeded(self.skills.get(path, path))
-        elif name == "skill" and isinstance(args.get("name"), str):
-            snapshot = self.skills.get(args["name"])
-            if snapshot is not None:
-                self.obs.read_succeeded(snapshot)
+        if name == "read":
+            self.file_read(args.get("filePath"))
+        elif name == "skill":
+            self.skill_called(args.get("name"))
 
     def _error(self, error: object) -> None:
         turn = self.obs.current

@@ -31,7 +31,7 @@ from .config import (
     names,
 )
 from .dialogue import OpencodeDialogue
-from .environment import NPM_REGISTRY, QUIET, REFUSING_REGISTRY, xdg_dirs
+from .environment import NPM_REGISTRY, QUIET, REFUSING_REGISTRY
 from .registration import OPENCODE, PINNED
 
 COMMAND_SERVER = Path(command_server.__file__)
@@ -101,7 +101,7 @@ class OpencodeHost:
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, the four XDG directories and TMPDIR under `root`; nothing of the operator's."""
         config = root / "home" / ".config" / "opencode"
-        home = setup.make_home(root, config, *xdg_dirs(root / "home").values())
+        home = setup.make_home(root, config, *setup.xdg_dirs(root / "home").values())
         for directory in (home.config, home.home / ".opencode"):
             quiet_installer(directory)
         if endpoint.served is not None:
@@ -112,7 +112,7 @@ class OpencodeHost:
     def environment(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home and XDG dirs, no traffic beside the model's."""
         env = setup.isolated_environment(home) | QUIET
-        env |= {name: str(path) for name, path in xdg_dirs(home.home).items()}
+        env |= {name: str(path) for name, path in setup.xdg_dirs(home.home).items()}
         env[NPM_REGISTRY] = REFUSING_REGISTRY
         return env
 
@@ -174,13 +174,8 @@ class OpencodeHost:
     def converse(self, talk: Talk) -> OpencodeDialogue:
         """`--format json` events pumped into the observation, a process per turn."""
         dialogue = OpencodeDialogue(talk, self, self._skills)
-        if talk.launch.target is not None:
-            # opencode has no way to hand a skill over explicitly that its events would confirm.
-            dialogue.observation.delivery = {
-                "kind": "unavailable",
-                "turn": 1,
-                "targetPath": str(talk.launch.target),
-            }
+        # opencode has no way to hand a skill over explicitly that its events would confirm.
+        dialogue.observation.delivery_unavailable(talk.launch.target)
         return dialogue
 
     def cleanup(self, home: Home) -> None:
