@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from ..definitions.models import COMMAND_TOOL
 from ..evidence.observed import (
@@ -259,20 +259,24 @@ class SkillReadTranslator:
     snapshot path reads are recorded under.
     """
 
+    # The host's file-read tool and its path argument; its skill tool's skill-name argument.
+    read_tool: ClassVar[tuple[str, str]] = ("read", "path")
+    skill_argument: ClassVar[str] = "name"
+
     obs: Observation
     skills: Mapping[str, str]
     session_id: str | None = None
 
-    def file_read(self, path: object) -> None:
-        """A read of `path` that succeeded: of the snapshot when it is a SKILL.md's."""
-        if isinstance(path, str):
+    def tool_succeeded(self, name: str, args: object) -> None:
+        """A call of tool `name` with `args` that succeeded: a read when it read a file (of the
+        snapshot when it is a SKILL.md's) or called the skill tool (of that skill's snapshot)."""
+        if not isinstance(args, dict):
+            return
+        path, skill = args.get(self.read_tool[1]), args.get(self.skill_argument)
+        if name == self.read_tool[0] and isinstance(path, str):
             self.obs.read_succeeded(self.skills.get(path, path))
-
-    def skill_called(self, name: object) -> None:
-        """A call of the skill tool that succeeded: a read of skill `name`'s snapshot."""
-        snapshot = self.skills.get(name) if isinstance(name, str) else None
-        if snapshot is not None:
-            self.obs.read_succeeded(snapshot)
+        elif name == "skill" and isinstance(skill, str) and skill in self.skills:
+            self.obs.read_succeeded(self.skills[skill])
 
 
 def canonical_reads(raw_paths: list[str], workspace: Path) -> list[str]:

@@ -56,6 +56,9 @@ def turn_usage(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str,
 class EventTranslator(SkillReadTranslator):
     """Applies Copilot CLI's events to an observation."""
 
+    read_tool = ("view", "path")
+    skill_argument = "skill"
+
     _calls: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
     def apply(self, event: dict[str, Any]) -> bool:
@@ -108,9 +111,5 @@ class EventTranslator(SkillReadTranslator):
         output = result.get("content", result.get("message")) if isinstance(result, dict) else None
         self.obs.tool_ended(call_id, failed, output)
         self.obs.message({"role": "tool", "toolCallId": call_id, "success": not failed})
-        if failed or not isinstance(args, dict):
-            return
-        if name == "view":
-            self.file_read(args.get("path"))
-        elif name == "skill":
-            self.skill_called(args.get("skill"))
+        if not failed:
+            self.tool_succeeded(name, args)

@@ -56,6 +56,8 @@ def neutral_args(arguments: Any) -> Any:
 class EventTranslator(SkillReadTranslator):
     """Applies opencode's events to an observation."""
 
+    read_tool = ("read", "filePath")
+
     _message_id: str | None = None
 
     def apply(self, event: Mapping[str, object]) -> bool:
@@ -102,12 +104,8 @@ class EventTranslator(SkillReadTranslator):
         self.obs.tool_ended(call_id, failed, state.get("output"))
         self.obs.message({"role": "tool", "part": dict(part)})
         self._message_id = None
-        if failed or not isinstance(args, dict):
-            return
-        if name == "read":
-            self.file_read(args.get("filePath"))
-        elif name == "skill":
-            self.skill_called(args.get("name"))
+        if not failed:
+            self.tool_succeeded(name, args)
 
     def _error(self, error: object) -> None:
         turn = self.obs.current
