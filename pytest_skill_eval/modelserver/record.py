@@ -258,7 +258,6 @@ class RecordingRoute(Route):
         replayed: Interaction | None = None
         slot: int | None = None
         with self._lock:
-            index = len(self.requests)
             cursor = self._cursor
             status, failure = self._precheck(api, path, body)
             if failure is None:
@@ -274,18 +273,8 @@ class RecordingRoute(Route):
                     slot = len(self._slots)
                     self._slots.append(None)
                     self._open.add(slot)
-            self._note(
-                RecordedRequest(
-                    index=index,
-                    api=api,
-                    path=path,
-                    body=parsed,
-                    sha256=sha,
-                    status=status,
-                    interaction=None if failure is not None and replayed is None else cursor,
-                ),
-                failure,
-            )
+            answered = None if failure is not None and replayed is None else cursor
+            index = self._note(api, path, parsed, sha, status, answered, failure)
         if failure is not None or api is None:
             message = failure.message if failure is not None else "no interaction"
             return error_reply(api or self.api, status, message.split("\n", 1)[0])
