@@ -329,19 +329,13 @@ class RecordingRoute(Route):
     def _precheck(
         self, api: str | None, path: str, body: dict[str, Any] | None
     ) -> tuple[int, RouteFailure | None]:
-        if self._closed:
-            message = f"route closed: a request to {path} arrived after the run ended"
-            return 410, RouteFailure("route-closed", message, None)
-        if api != self.api:
+        if api != self.api and not self._closed:
             message = (
                 f"unsupported path {path}: this recording route forwards {self.api} requests "
                 f"({api_path(self.api)}) only"
             )
             return 404, RouteFailure("unsupported-path", message, None)
-        if body is None:
-            message = f"a request to {path} has no JSON object body"
-            return 400, RouteFailure("bad-request", message, None)
-        return 200, None
+        return self._check_open(path, body)
 
     def _forward(
         self, slot: int, number: int, raw: bytes, headers: Mapping[str, str], note: RequestNote
