@@ -94,11 +94,11 @@ def _parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"skill-eval {metadata.version('pytest-skill-eval')}"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    check = commands.add_parser(
+    check = _result_command(
+        commands,
         "verify",
         help="re-hash a result against its manifests and its seal and report any difference",
     )
-    check.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     check.add_argument(
         "--seal",
         dest="expected_root",
@@ -111,16 +111,16 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="definition root holding .skill-eval/runs (as for plan; default: --root or .)",
     )
-    view = commands.add_parser(
-        "view", help="the text view of a result or aggregate: grade first, TAB-separated rows"
+    view = _result_command(
+        commands,
+        "view",
+        help="the text view of a result or aggregate: grade first, TAB-separated rows",
     )
-    view.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     view.add_argument("--group", help="one group, by id or one-based position")
     view.add_argument("--variant", help="baseline or candidate")
-    report = commands.add_parser(
-        "report", help="write a self-contained HTML report of a result or aggregate"
+    report = _result_command(
+        commands, "report", help="write a self-contained HTML report of a result or aggregate"
     )
-    report.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     report.add_argument("--html", required=True, metavar="OUT", help="the HTML file to write")
     _add_review(commands)
     _add_summary(commands)
@@ -132,14 +132,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _result_command(commands: Any, name: str, help: str) -> argparse.ArgumentParser:
+    """A subcommand on one result or aggregate, named by its positional `result`."""
+    command: argparse.ArgumentParser = commands.add_parser(name, help=help)
+    command.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
+    return command
+
+
 def _add_review(commands: Any) -> None:
     """`skill-eval review`: the advisory reviewer."""
-    review = commands.add_parser(
+    review = _result_command(
+        commands,
         "review",
         help="advisory review: a reviewer model answers the group's review questions about "
         "two anonymous runs (never canonical evidence)",
     )
-    review.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     review.add_argument("--model", required=True, help="reviewer model as provider/model")
     review.add_argument("--thinking", choices=THINKING_LEVELS, help="reviewer thinking level")
     review.add_argument("--group", help="one group, by id or one-based position")
@@ -165,12 +172,12 @@ def _add_review(commands: Any) -> None:
 
 def _add_summary(commands: Any) -> None:
     """`skill-eval summary --markdown`: the decision-first summary for pull requests."""
-    summary = commands.add_parser(
+    summary = _result_command(
+        commands,
         "summary",
         help="a decision-first Markdown summary of a result or aggregate for pull requests and "
         "CI job pages (no agent output, no workspace content)",
     )
-    summary.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
     summary.add_argument(
         "--markdown", action="store_true", required=True, help="print it as Markdown"
     )

@@ -17,6 +17,7 @@ from pytest_skill_eval.grading.support import (
     Check,
     Context,
     EvidenceError,
+    expected_of,
     graded,
     is_within,
     list_at,
@@ -43,7 +44,7 @@ CONTEXT_CHANGED = "context observation artifact changed after run persistence"
 def grade_response_text(expectation: ResponseTextExpectation, ctx: Context) -> Check:
     """Text of the final response, or of one turn's last assistant message."""
     expect, value, turn = expectation.expect, expectation.value, expectation.turn
-    expected = {"expect": expect, "value": value, "turn": turn}
+    expected = expected_of(expectation, "expect", "value", "turn")
     if not ctx.complete:
         return unavailable(expectation, expected)
     if turn is None:
@@ -66,17 +67,10 @@ def grade_response_text(expectation: ResponseTextExpectation, ctx: Context) -> C
 def grade_tool_call(expectation: ToolCallExpectation, ctx: Context) -> Check:
     """Calls of one tool, optionally narrowed by substrings of their compact JSON arguments."""
     tool, expect, turn = expectation.tool, expectation.expect, expectation.turn
-    contains, excludes = (
-        list(expectation.argument_contains),
-        list(expectation.argument_not_contains),
+    contains, excludes = expectation.argument_contains, expectation.argument_not_contains
+    expected = expected_of(
+        expectation, "tool", "expect", "argument_contains", "argument_not_contains", "turn"
     )
-    expected = {
-        "tool": tool,
-        "expect": expect,
-        "argumentContains": contains,
-        "argumentNotContains": excludes,
-        "turn": turn,
-    }
     if not ctx.complete:
         return unavailable(expectation, expected)
     unseen = ctx.run.get("unobservableTools")
@@ -139,22 +133,10 @@ def _succeeded(call: Mapping[str, Any]) -> bool:
 
 def grade_context_text(expectation: ContextTextExpectation, ctx: Context) -> Check:
     """Text the subject's model saw at one surface, request and turn (observer evidence)."""
-    expect, value, surface, request, turn = (
-        expectation.expect,
-        expectation.value,
-        expectation.surface,
-        expectation.request,
-        expectation.turn,
-    )
-    expected = {
-        "expect": expect,
-        "value": value,
-        "surface": surface,
-        "request": request,
-        "turn": turn,
-    }
+    expected = expected_of(expectation, "expect", "value", "surface", "request", "turn")
     if not ctx.complete:
         return unavailable(expectation, expected)
+    surface, turn = expectation.surface, expectation.turn
     observations = _context_observations(ctx)
     if observations is None:
         return unavailable(expectation, expected)
@@ -163,13 +145,14 @@ def grade_context_text(expectation: ContextTextExpectation, ctx: Context) -> Che
         for o in observations
         if o.get("surface") == surface and (turn is None or _same_int(o.get("turn"), turn))
     ]
-    entry = _select(candidates, request)
+    entry = _select(candidates, expectation.request)
     if entry is None:
         return unavailable(expectation, expected)
     text = entry.get("text")
     if not isinstance(text, str) and surface == "system-prompt":
         text = entry.get("systemPrompt")
     text = string_at(text, "context observation text")
+    expect, value = expectation.expect, expectation.value
     matched = text_matches(expect, text, value)
     observed = {
         "surface": surface,

@@ -12,6 +12,7 @@ from pytest_skill_eval.grading.support import (
     Check,
     Context,
     EvidenceError,
+    expected_of,
     fingerprint,
     graded,
     is_within,
@@ -93,23 +94,12 @@ def _is_int(value: object) -> bool:
 
 def grade_resource_read(expectation: ResourceReadExpectation, ctx: Context) -> Check:
     """Whether one declared workspace, skill or context file was successfully read."""
-    resource, index, path, turn = (
-        expectation.resource,
-        expectation.index,
-        expectation.path,
-        expectation.turn,
-    )
-    expected = {
-        "expect": expectation.expect,
-        "resource": resource,
-        "index": index,
-        "path": path,
-        "turn": turn,
-    }
+    expected = expected_of(expectation, "expect", "resource", "index", "path", "turn")
     if not ctx.complete:
         return unavailable(expectation, expected)
 
-    root, known = _resource_root(ctx, resource, index)
+    resource, path, turn = expectation.resource, expectation.path, expectation.turn
+    root, known = _resource_root(ctx, resource, expectation.index)
     canonical_root = os.path.realpath(root)
     canonical = os.path.realpath(os.path.join(canonical_root, *path.split("/")))
     if not is_within(canonical, canonical_root):

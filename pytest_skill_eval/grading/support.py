@@ -45,6 +45,17 @@ class Context:
         return self.run.get("state") == "complete"
 
 
+def expected_of(expectation: Expectation, *fields: str) -> dict[str, Any]:
+    """The `expected` record of a check: the named fields, in this order, under their
+    declared (definition-file) names; a tuple field is recorded as a list."""
+    declared = type(expectation).model_fields
+    record: dict[str, Any] = {}
+    for name in fields:
+        value = getattr(expectation, name)
+        record[declared[name].alias or name] = list(value) if isinstance(value, tuple) else value
+    return record
+
+
 def graded(expectation: Expectation, passed: bool, expected: Any, observed: Any) -> Check:
     """A check of `expectation` that passed or failed."""
     return _check(expectation, "pass" if passed else "fail", expected, observed)

@@ -14,6 +14,7 @@ from pytest_skill_eval.definitions import (
 from pytest_skill_eval.grading.support import (
     Check,
     Context,
+    expected_of,
     graded,
     read_workspace_file,
     sha256_hex,
@@ -32,7 +33,7 @@ from pytest_skill_eval.grading.values import (
 def grade_path(expectation: PathExpectation, ctx: Context) -> Check:
     """Whether a workspace path exists (a directory or symlink counts as present)."""
     expect, path, turn = expectation.expect, expectation.path, expectation.turn
-    expected = {"expect": expect, "path": path, "turn": turn}
+    expected = expected_of(expectation, "expect", "path", "turn")
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
         return unavailable(expectation, expected)
@@ -61,13 +62,8 @@ def grade_changed_paths(expectation: ChangedPathsExpectation, ctx: Context) -> C
 
 def grade_file_text(expectation: FileTextExpectation, ctx: Context) -> Check:
     """Text of a workspace file; a missing file fails every expect, even not-contains."""
-    expect, path, value, turn = (
-        expectation.expect,
-        expectation.path,
-        expectation.value,
-        expectation.turn,
-    )
-    expected = {"expect": expect, "path": path, "value": value, "turn": turn}
+    expected = expected_of(expectation, "expect", "path", "value", "turn")
+    path, turn = expectation.path, expectation.turn
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
         return unavailable(expectation, expected)
@@ -79,6 +75,7 @@ def grade_file_text(expectation: FileTextExpectation, ctx: Context) -> Check:
         "turn": turn,
     }
     text = None if data is None else data.decode("utf-8", errors="replace")
+    expect, value = expectation.expect, expectation.value
     passed = text is not None and text_matches(expect, text, value)
     if text is not None and not passed:
         # The hash proves what was read; the excerpt shows the reader where it went wrong.
@@ -88,19 +85,14 @@ def grade_file_text(expectation: FileTextExpectation, ctx: Context) -> Check:
 
 def grade_json(expectation: JsonExpectation, ctx: Context) -> Check:
     """Presence, validity and RFC 6901 fields of a JSON workspace file."""
-    expect, path, pointer, value, turn = (
-        expectation.expect,
-        expectation.path,
-        expectation.pointer,
-        expectation.value,
-        expectation.turn,
-    )
-    expected = {"expect": expect, "path": path, "pointer": pointer, "value": value, "turn": turn}
+    expected = expected_of(expectation, "expect", "path", "pointer", "value", "turn")
+    path, turn = expectation.path, expectation.turn
     workspace = workspace_evidence(ctx, turn) if ctx.complete else None
     if workspace is None:
         return unavailable(expectation, expected)
     data = read_workspace_file(workspace, path)
-    observed = _observe_json(path, data, pointer, turn)
+    observed = _observe_json(path, data, expectation.pointer, turn)
+    expect = expectation.expect
     if expect in ("available", "missing"):
         passed = observed["file"] == ("present" if expect == "available" else "missing")
     elif expect in ("valid", "malformed"):
@@ -110,7 +102,7 @@ def grade_json(expectation: JsonExpectation, ctx: Context) -> Check:
     elif expect == "field-absent":
         passed = observed["field"] == "absent"
     else:
-        passed = observed["field"] == "present" and json_equal(observed["value"], value)
+        passed = observed["field"] == "present" and json_equal(observed["value"], expectation.value)
     return graded(expectation, passed, expected, observed)
 
 

@@ -258,7 +258,6 @@ class RecordingRoute(Route):
         replayed: Interaction | None = None
         slot: int | None = None
         with self._lock:
-            index = len(self.requests)
             cursor = self._cursor
             status, failure = self._precheck(api, path, body)
             if failure is None:
@@ -274,18 +273,8 @@ class RecordingRoute(Route):
                     slot = len(self._slots)
                     self._slots.append(None)
                     self._open.add(slot)
-            self._note(
-                RecordedRequest(
-                    index=index,
-                    api=api,
-                    path=path,
-                    body=parsed,
-                    sha256=sha,
-                    status=status,
-                    interaction=None if failure is not None and replayed is None else cursor,
-                ),
-                failure,
-            )
+            answered = None if failure is not None and replayed is None else cursor
+            index = self._note(api, path, parsed, sha, status, answered, failure)
         if failure is not None or api is None:
             message = failure.message if failure is not None else "no interaction"
             return error_reply(api or self.api, status, message.split("\n", 1)[0])
@@ -340,19 +329,13 @@ class RecordingRoute(Route):
     def _precheck(
         self, api: str | None, path: str, body: dict[str, Any] | None
     ) -> tuple[int, RouteFailure | None]:
-        if self._closed:
-            message = f"route closed: a request to {path} arrived after the run ended"
-            return 410, RouteFailure("route-closed", message, None)
-        if api != self.api:
+        if api != self.api and not self._closed:
             message = (
                 f"unsupported path {path}: this recording route forwards {self.api} requests "
                 f"({api_path(self.api)}) only"
             )
             return 404, RouteFailure("unsupported-path", message, None)
-        if body is None:
-            message = f"a request to {path} has no JSON object body"
-            return 400, RouteFailure("bad-request", message, None)
-        return 200, None
+        return self._check_open(path, body)
 
     def _forward(
         self, slot: int, number: int, raw: bytes, headers: Mapping[str, str], note: RequestNote

@@ -19,8 +19,7 @@ from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall, Usa
 from pytest_skill_eval.modelserver.sse import (
     ParsedStream,
     PendingCall,
-    SseEvent,
-    StreamParser,
+    TypedStreamParser,
     compact_json,
     count,
     halves,
@@ -241,7 +240,7 @@ class _Item:
     custom: bool = False
 
 
-class ResponsesStreamParser(StreamParser):
+class ResponsesStreamParser(TypedStreamParser):
     """Responses events: output items by `output_index`, then completed, incomplete or failed."""
 
     api = RESPONSES
@@ -250,12 +249,8 @@ class ResponsesStreamParser(StreamParser):
         super().__init__()
         self._items: dict[int, _Item] = {}
 
-    def _event(self, event: SseEvent) -> None:
+    def _typed(self, kind: str | None, data: dict[str, Any]) -> None:
         state = self._state
-        data = self._counted_json(event)
-        if data is None:
-            return
-        kind = data.get("type", event.event)
         index = data.get("output_index")
         delta = data.get("delta")
         if kind in ("response.output_item.added", "response.output_item.done"):

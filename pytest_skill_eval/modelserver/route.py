@@ -162,11 +162,23 @@ class Route:
     ) -> None:
         self.close()
 
-    def _note(self, request: RecordedRequest, failure: RouteFailure | None) -> None:
+    def _note(
+        self,
+        api: str | None,
+        path: str,
+        body: dict[str, Any],
+        sha: str,
+        status: int,
+        interaction: int | None,
+        failure: RouteFailure | None,
+    ) -> int:
+        """Record one request (and its failure) under the next arrival index, and return it."""
         # Callers hold the lock: the request list and the failures stay in arrival order.
+        index = len(self.requests)
         if failure is not None:
             self.failures.append(failure)
-        self.requests.append(request)
+        self.requests.append(RecordedRequest(index, api, path, body, sha, status, interaction))
+        return index
 
     def _where(self) -> str:
         return str(self.source) if self.source is not None else "<inline script>"
@@ -220,7 +232,6 @@ class Route:
         sha = request_sha256(normal)
         interaction: Interaction | None = None
         with self._lock:
-            index = len(self.requests)
             cursor = self._cursor
             status, failure = self._check(api, path, body, cursor)
             if failure is None and self.script is not None:
@@ -232,18 +243,8 @@ class Route:
                     status = 500
                 elif interaction.response.error is not None:
                     status = interaction.response.error.status
-            self._note(
-                RecordedRequest(
-                    index=index,
-                    api=api,
-                    path=path,
-                    body=parsed,
-                    sha256=sha,
-                    status=status,
-                    interaction=None if interaction is None else cursor,
-                ),
-                failure,
-            )
+            answered = None if interaction is None else cursor
+            self._note(api, path, parsed, sha, status, answered, failure)
         if failure is not None or interaction is None or api is None:
             message = failure.message if failure is not None else "no interaction"
             # Pi shows the first line; the route failure keeps the whole message (with a diff).

@@ -205,6 +205,18 @@ class StreamParser:
         return data
 
 
+class TypedStreamParser(StreamParser):
+    """A stream of JSON object events named by their `type` field, else by the SSE event name."""
+
+    def _event(self, event: SseEvent) -> None:
+        data = self._counted_json(event)
+        if data is not None:
+            self._typed(data.get("type", event.event), data)
+
+    def _typed(self, kind: str | None, data: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
 def call_arguments(call: PendingCall, problems: list[str]) -> dict[str, Any]:
     """The arguments object of a finished call; a problem when its JSON is not an object."""
     if not call.arguments.strip():

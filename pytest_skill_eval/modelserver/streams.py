@@ -14,6 +14,7 @@ from pytest_skill_eval.modelserver.sse import (
     SseDecoder,
     SseEvent,
     StreamParser,
+    TypedStreamParser,
     count,
     json_object,
 )
@@ -120,7 +121,7 @@ class OpenAIStreamParser(StreamParser):
                 call.arguments += arguments
 
 
-class AnthropicStreamParser(StreamParser):
+class AnthropicStreamParser(TypedStreamParser):
     """Anthropic messages events: message_start, content_block_*, message_delta, message_stop."""
 
     api = ANTHROPIC
@@ -130,12 +131,8 @@ class AnthropicStreamParser(StreamParser):
         self._blocks: dict[int, dict[str, Any]] = {}
         self._order: list[int] = []
 
-    def _event(self, event: SseEvent) -> None:
+    def _typed(self, kind: str | None, data: dict[str, Any]) -> None:
         state = self._state
-        data = self._counted_json(event)
-        if data is None:
-            return
-        kind = data.get("type", event.event)
         if kind == "message_start":
             message = data.get("message")
             usage = message.get("usage") if isinstance(message, dict) else None
