@@ -1,7 +1,9 @@
-"""Run the benchmarks: `python -m bench [NAME ...]` (all of them by default)."""
+"""Run the benchmarks: `python -m bench [NAME ...] [--groups N]` (all of them by default;
+`--groups` sizes the merge benchmark)."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 
@@ -36,13 +38,21 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
 
 def main(argv: list[str]) -> int:
     """Run the named benchmarks (all by default), each printing one JSON line."""
-    names = argv or list(BENCHMARKS)
-    unknown = [n for n in names if n not in BENCHMARKS]
+    benchmarks = dict(BENCHMARKS)
+    if "--groups" in argv:
+        at = argv.index("--groups")
+        if at + 1 >= len(argv) or not argv[at + 1].isdigit():
+            print("--groups takes a number of groups, e.g. --groups 10000")
+            return 2
+        benchmarks["merge"] = functools.partial(merge.main, int(argv[at + 1]))
+        argv = [*argv[:at], *argv[at + 2 :]]
+    names = argv or list(benchmarks)
+    unknown = [n for n in names if n not in benchmarks]
     if unknown:
-        print(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+        print(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(benchmarks)}")
         return 2
     for name in names:
-        BENCHMARKS[name]()
+        benchmarks[name]()
     return 0
 
 

@@ -24,10 +24,10 @@ GROUPS = 1000
 SHARDS = 4
 
 
-def _plan(path: Path) -> Plan:
+def _plan(path: Path, count: int) -> Plan:
     result_id = new_result_id()
     groups = {}
-    for index in range(GROUPS):
+    for index in range(count):
         group_id = f"g{index:04d}"
         groups[group_id] = {
             "path": f"groups/{group_id}.json",
@@ -86,11 +86,11 @@ def _group(group_dir: Path, group_id: str, position: int) -> None:
     write_manifest(group_dir)
 
 
-def main() -> dict[str, object]:
-    """Build the shards, then time one merge of them."""
+def main(groups: int = GROUPS) -> dict[str, object]:
+    """Build the shards of `groups` groups, then time one merge of them."""
     with tempfile.TemporaryDirectory(prefix="bench-merge-") as scratch:
         base = Path(scratch)
-        plan = _plan(base / "plan.json")
+        plan = _plan(base / "plan.json", groups)
         units = plan.units()
         for k in range(1, SHARDS + 1):
             shard = layout.shard_dir(base / "runs", plan.id, k, SHARDS, new_result_id())
@@ -118,7 +118,12 @@ def main() -> dict[str, object]:
         seconds = time.perf_counter() - start
         assert not outcome.missing, outcome.missing
     return emit(
-        "merge", groups=GROUPS, variants=2, shards=SHARDS, seconds=round(seconds, 3), bar_s=10.0
+        "merge",
+        groups=groups,
+        variants=2,
+        shards=SHARDS,
+        seconds=round(seconds, 3),
+        bar_s=10.0 if groups <= GROUPS else 30.0,
     )
 
 

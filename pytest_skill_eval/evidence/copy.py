@@ -14,9 +14,10 @@ copy, nor the other way round. Each copy keeps its own rule for what it meets:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Protocol
 
@@ -24,6 +25,7 @@ from ..common.entries import open_regular
 from ..definitions import VARIANTS
 from ..errors import EvidenceError
 from . import layout
+from .store import link_digest
 
 _CHUNK = 1024 * 1024
 
@@ -61,7 +63,13 @@ def copy_file(source: Path, target: Path, mode: int, digest: _Digest | None = No
     return True
 
 
-def copy_group_tree(source: Path, target: Path, *, fifos: bool = False) -> None:
+def copy_group_tree(
+    source: Path,
+    target: Path,
+    *,
+    fifos: bool = False,
+    digests: MutableMapping[str, str] | None = None,
+) -> None:
     """Copy a group directory exactly, never following a link.
 
     A symlink is copied as a link only where the run records one as evidence: what a subject
@@ -93,7 +101,8 @@ def _recorded_link(relative: Path) -> bool:
     return turn and parts[3] == "workspace"
 
 
-def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> None:
+def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> str | None:
+    """Copy one entry; the manifest digest of what was written (None: nothing with content)."""
     mode = os.lstat(source).st_mode
     if not stat.S_ISREG(mode) and not _recorded_link(relative):
         kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
@@ -102,12 +111,16 @@ def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> None
             "a shard's evidence is merged only from inside it"
         )
     if stat.S_ISLNK(mode):
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISREG(mode):
-        # The manifest re-hash then proves the copy.
-        if not copy_file(source, target, mode):
+        text = os.readlink(source)
+        os.symlink(text, target)
+        return link_digest(text)
+    if stat.S_ISREG(mode):
+        # The digest of the bytes written then proves the copy against its manifest.
+        digest = hashlib.sha256()
+        if not copy_file(source, target, mode, digest):
             raise CopyError(f"{source} changed while it was being merged; merge again")
-    elif fifos and stat.S_ISFIFO(mode):
+        return digest.hexdigest()
+    if fifos and stat.S_ISFIFO(mode):
         os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
     elif fifos:
         raise CopyError(
@@ -115,3 +128,4 @@ def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> None
             "linked into another result"
         )
     # Else a FIFO, socket or device is never opened, linked or made: refused (`refusals`).
+    return None

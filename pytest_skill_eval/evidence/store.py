@@ -253,6 +253,11 @@ def _walk(
     return sorted(found), sorted(directories)
 
 
+def link_digest(text: str) -> str:
+    """Manifest digest of a symlink: of its link text, marked as a link's."""
+    return hashlib.sha256(b"symlink\0" + os.fsencode(text)).hexdigest()
+
+
 def entry_digest(path: Path) -> str:
     """Manifest digest of one entry: file bytes, or the link text for a symlink.
 
@@ -264,7 +269,7 @@ def entry_digest(path: Path) -> str:
         with open(opened, "rb") as handle:
             return hashlib.file_digest(handle, "sha256").hexdigest()
     if stat.S_ISLNK(opened.st_mode):
-        return hashlib.sha256(b"symlink\0" + os.fsencode(os.readlink(path))).hexdigest()
+        return link_digest(os.readlink(path))
     return special_kind(opened.st_mode) or "directory"
 
 
@@ -301,14 +306,19 @@ def covers_directories(manifest: ManifestRecord) -> bool:
     return isinstance(manifest.get("directories"), list)
 
 
-def verify_group(group_dir: Path, refused: Collection[str] = ()) -> list[str]:
+def verify_group(
+    group_dir: Path, refused: Collection[str] = (), known: Mapping[str, str] | None = None
+) -> list[str]:
     """Differences between a group directory and its manifest, one line each.
 
     A manifest of the earlier format (no `directories`) is checked for its files only: its
     directories are not claimed (`skill-eval verify` says which groups that is). `refused`
     names the entries a merge did not copy (recorded in the merged seal): each may be absent
-    where its manifest records a FIFO, socket or device, and only there.
+    where its manifest records a FIFO, socket or device, and only there. `known` gives the
+    digests of entries whose bytes were hashed as this process wrote them (a copy it just
+    made, `copy_group_tree`): those are not read again.
     """
+    digests = known or {}
     manifest_path = group_dir / layout.MANIFEST
     if not os.path.lexists(manifest_path):
         return [f"missing manifest: {manifest_path}"]
@@ -328,7 +338,7 @@ def verify_group(group_dir: Path, refused: Collection[str] = ()) -> list[str]:
                 problems.append(f"missing: {group_dir / rel}")
             continue
         try:
-            same = entry_digest(path) == digest
+            same = (digests.get(rel) or entry_digest(path)) == digest
         except OSError as error:
             problems.append(f"unreadable: {path} ({error.strerror or error})")
             continue
