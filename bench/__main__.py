@@ -10,6 +10,7 @@ from collections.abc import Callable
 from bench import (
     claude_overhead,
     codex_overhead,
+    gate,
     gemini_overhead,
     imports,
     materialise,
@@ -28,6 +29,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "materialise": materialise.main,
     "memory": memory.main,
     "merge": merge.main,
+    "gate": gate.main,
     "codex-overhead": codex_overhead.main,
     "gemini-overhead": gemini_overhead.main,
     "opencode-overhead": opencode_overhead.main,
