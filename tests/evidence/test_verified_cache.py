@@ -15,19 +15,14 @@ from pytest_skill_eval.analysis.admission import differences
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import layout, verified
 from pytest_skill_eval.evidence.summary import write_invocation, write_summary
-from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.registry import registered
-from pytest_skill_eval.run import Environment, GroupRun
+from pytest_skill_eval.run import GroupRun
 from pytest_skill_eval.run.variant import run_variant
-from pytest_skill_eval.workspace import SourceResolver
+from tests.support.cancelled import cancelled_environment
 from tests.support.roots import body_group, make_root
 
 RESULT = "20260101000000-0123456789abcdef"
 COPY = "20260101000001-0123456789abcdef"
-
-
-def _no_subject(*_: object) -> object:
-    raise AssertionError("a cancelled group never starts a subject")
 
 
 @pytest.fixture
@@ -39,16 +34,7 @@ def result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     result_dir = tmp_path / "runs" / RESULT
     result_dir.mkdir(parents=True)
     write_invocation(result_dir, {"schema_version": 1, "id": RESULT})
-    cancel = CancelToken()
-    cancel.cancel("cancelled")
-    env = Environment(
-        root=root,
-        resolver=SourceResolver(root),
-        cancel=cancel,
-        binary=_no_subject,  # type: ignore[arg-type]
-        endpoint=_no_subject,  # type: ignore[arg-type]
-        no_progress_s=600,
-    )
+    env = cancelled_environment(root)
     run = GroupRun(loaded.groups[0], lambda trial: result_dir, 1)
     for name in ("baseline", "candidate"):
         run_variant(run, name, env)
