@@ -25,6 +25,7 @@ import hmac
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -77,23 +78,26 @@ def stat_digest(result: Path) -> str | None:
     or None when one cannot be looked at."""
     digest = hashlib.sha256()
     try:
-        for directory, dirnames, filenames in os.walk(result, onerror=_raise):
-            dirnames.sort()
-            for name in ("", *sorted(filenames)):
-                path = os.path.join(directory, name) if name else directory
-                info = os.lstat(path)
-                fields = (
-                    os.path.relpath(path, result), info.st_mode, info.st_dev, info.st_ino,
-                    info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_nlink,
-                )  # fmt: skip
-                digest.update(repr(fields).encode("utf-8", "surrogateescape") + b"\0")
+        for line in _stat_lines(os.fspath(result), "."):
+            digest.update(line)
     except OSError:
         return None
     return digest.hexdigest()
 
 
-def _raise(error: OSError) -> None:
-    raise error
+def _stat_lines(path: str, relative: str) -> Iterator[bytes]:
+    """One entry's `lstat` as a line and, for a directory (never a link to one), each of its
+    entries' in name order."""
+    info = os.lstat(path)
+    yield (
+        f"{relative!r} {info.st_mode} {info.st_dev} {info.st_ino} {info.st_size} "
+        f"{info.st_mtime_ns} {info.st_ctime_ns} {info.st_nlink}\0".encode()
+    )
+    if stat.S_ISDIR(info.st_mode):
+        with os.scandir(path) as entries:
+            names = sorted(entry.name for entry in entries)
+        for name in names:
+            yield from _stat_lines(os.path.join(path, name), f"{relative}/{name}")
 
 
 @cache
