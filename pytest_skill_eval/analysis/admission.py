@@ -42,7 +42,7 @@ def differences(target: Path) -> list[str]:
         if incomplete is not None:
             return [incomplete]
         stats = verified.stat_digest(result)
-        if verified.remembered(result, stats):
+        if verified.remembered(result, stats) is not None:
             return []  # verified before, and not one entry of it changed since
         problems = verify(result)
         if not problems:

@@ -94,9 +94,7 @@ def _stat_lines(path: str, relative: str) -> Iterator[bytes]:
         f"{info.st_mtime_ns} {info.st_ctime_ns} {info.st_nlink}\0".encode()
     )
     if stat.S_ISDIR(info.st_mode):
-        with os.scandir(path) as entries:
-            names = sorted(entry.name for entry in entries)
-        for name in names:
+        for name in sorted(os.listdir(path)):
             yield from _stat_lines(os.path.join(path, name), f"{relative}/{name}")
 
 
@@ -109,11 +107,11 @@ def _readers() -> str:
     return hashlib.sha256(repr(found).encode("utf-8")).hexdigest()
 
 
-def _token(key: bytes, result: Path, stats: str) -> str | None:
+def _token(key: bytes, result: Path, stats: str, facts: str) -> str | None:
     root = sealed_root(result)
     if root is None:
         return None
-    message = "\0".join((FORMAT, _readers(), os.path.realpath(result), root, stats))
+    message = "\0".join((FORMAT, _readers(), os.path.realpath(result), root, stats, facts))
     return hmac.new(key, message.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
 
 
@@ -122,35 +120,37 @@ def _entry(directory: Path, result: Path) -> Path:
     return directory / "results" / name
 
 
-def remembered(result: Path, stats: str | None) -> bool:
-    """Whether `result`, as `stats` (`stat_digest`) finds it now, verified before unchanged."""
+def remembered(result: Path, stats: str | None) -> str | None:
+    """When `result`, as `stats` (`stat_digest`) finds it now, verified before unchanged: the
+    facts remembered with it ("" for none); else None."""
     directory = cache_dir()
     key = _key(directory)
     if key is None or stats is None:
-        return False
+        return None
     try:
-        token = _token(key, result, stats)
-        kept = _entry(directory, result).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return token is not None and hmac.compare_digest(kept, token)
+        kept, _, facts = _entry(directory, result).read_text(encoding="utf-8").partition("\n")
+        token = _token(key, result, stats, facts)
+    except (OSError, UnicodeError, ValueError):
+        return None
+    return facts if token is not None and hmac.compare_digest(kept, token) else None
 
 
-def remember(result: Path, stats: str | None) -> None:
-    """Remember that `result` verified, when it is still as `stats` found it before it was
-    verified (else what verified may not be what is there: nothing is remembered)."""
+def remember(result: Path, stats: str | None, facts: str = "") -> None:
+    """Remember that `result` verified, with `facts` read from it then (one line of text, the
+    token covers it), when it is still as `stats` found it before it was verified (else what
+    verified may not be what is there: nothing is remembered)."""
     directory = cache_dir()
     key = _key(directory)
-    if key is None or stats is None or stat_digest(result) != stats:
+    if key is None or stats is None or "\n" in facts or stat_digest(result) != stats:
         return
     try:
-        token = _token(key, result, stats)
+        token = _token(key, result, stats, facts)
         if token is None:
             return
         entry = _entry(directory, result)
         entry.parent.mkdir(exist_ok=True, mode=0o700)
         staged = entry.with_name(f".{entry.name}.{secrets.token_hex(4)}")
-        staged.write_text(token, encoding="ascii")
+        staged.write_text(f"{token}\n{facts}", encoding="utf-8")
         os.replace(staged, entry)
-    except (OSError, ValueError):
+    except (OSError, UnicodeError, ValueError):
         return  # not remembered: the next run verifies it in full
