@@ -21,7 +21,7 @@ from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Protocol
 
-from ..common.entries import open_regular
+from ..common.entries import open_regular, recorded_path
 from ..definitions import VARIANTS
 from ..errors import EvidenceError
 from . import layout
@@ -79,12 +79,19 @@ def copy_group_tree(
     file there. A FIFO, socket or device in a workspace is neither opened nor copied (its
     manifest records it by kind; the merge names it as refused); with `fifos` (a resumed
     group, the user's own), a FIFO is made again, and a socket or device refuses the group.
+
+    With `digests`, each file and link copied is entered there under its manifest path with
+    the manifest digest of what was written (a file's bytes hashed as they pass), so the copy
+    is proved against its manifest without being read again (`verify_group`'s `known`).
     """
     for relative, names in walk(source):
         destination = target / relative
         destination.mkdir(parents=True, exist_ok=destination != target)
         for name in names:
-            _copy_entry(source / relative / name, destination / name, relative / name, fifos)
+            rel = relative / name
+            digest = _copy_entry(source / rel, destination / name, rel, fifos)
+            if digests is not None and digest is not None:
+                digests[recorded_path(rel.as_posix())] = digest
 
 
 def _recorded_link(relative: Path) -> bool:
