@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import pytest_skill_eval.evidence.shard_seal as shard_seal
-from pytest_skill_eval.analysis.admission import differences
+from pytest_skill_eval.analysis.admission import UNVERIFIED, differences
+from pytest_skill_eval.analysis.gate import pooled
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import layout, verified
 from pytest_skill_eval.evidence.summary import write_invocation, write_summary
@@ -21,8 +22,9 @@ from pytest_skill_eval.run.variant import run_variant
 from tests.support.cancelled import cancelled_environment
 from tests.support.roots import body_group, make_root
 
-RESULT = "20260101000000-0123456789abcdef"
-COPY = "20260101000001-0123456789abcdef"
+RESULT = "20260101000002-01234567"
+COPY = "20260101000001-01234567"
+EARLIER = "20260101000000-01234567"
 
 
 @pytest.fixture
@@ -87,12 +89,7 @@ def test_a_planted_result_with_a_planted_token_is_still_verified_in_full(
     assert differences(result) == []
     # Planted beside it: a copy with one file changed, its times kept, and tokens for it (the
     # verified result's own, and an unkeyed digest of the copy's entries).
-    planted = result.with_name(COPY)
-    shutil.copytree(result, planted, symlinks=True)
-    answer = layout.group_dir(planted, "answer") / layout.GRADE
-    before = os.stat(answer)
-    answer.write_bytes(answer.read_bytes().replace(b"{", b" {", 1))
-    os.utime(answer, ns=(before.st_atime_ns, before.st_mtime_ns))
+    planted = _plant(result, COPY)
     for token in (
         _entry(result).read_text(encoding="ascii"),
         hashlib.sha256(str(verified.stat_digest(planted)).encode()).hexdigest(),
@@ -110,3 +107,29 @@ def test_a_key_others_can_read_is_never_used(result: Path, verifications: list[P
     verified._keys.clear()
     assert differences(result) == []
     assert verifications == [result, result]
+
+
+def _plant(source: Path, name: str) -> Path:
+    """A copy of `source` named `name` beside it, one file changed with its times kept."""
+    planted = source.with_name(name)
+    shutil.copytree(source, planted, symlinks=True)
+    grade = layout.group_dir(planted, "answer") / layout.GRADE
+    before = os.stat(grade)
+    grade.write_bytes(grade.read_bytes().replace(b"{", b" {", 1))
+    os.utime(grade, ns=(before.st_atime_ns, before.st_mtime_ns))
+    return planted
+
+
+def test_the_gate_sets_aside_a_planted_result_whose_token_it_did_not_make(
+    result: Path, verifications: list[Path]
+) -> None:
+    earlier = result.with_name(EARLIER)
+    shutil.copytree(result, earlier, symlinks=True)
+    assert pooled(result.parent, [result]).trials == [earlier, result]
+    assert pooled(result.parent, [result]).trials == [earlier, result]
+    assert verifications == [earlier]  # remembered with what the gate read of it
+    planted = _plant(earlier, COPY)
+    _entry(planted).write_text(_entry(earlier).read_text(encoding="utf-8"), encoding="utf-8")
+    pool = pooled(result.parent, [result])
+    assert pool.set_aside.reasons == {UNVERIFIED: [COPY]}
+    assert verifications == [earlier, planted]
