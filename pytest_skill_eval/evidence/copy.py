@@ -41,11 +41,11 @@ class _Digest(Protocol):
 def walk(source: Path) -> Iterator[tuple[Path, list[str]]]:
     """Each directory of `source` (itself first) relative to it, with its entries sorted: files,
     FIFOs and links, a link to a directory among them and never followed."""
-    for directory, dirnames, filenames in os.walk(source):
-        base = Path(directory)
-        links = [d for d in dirnames if (base / d).is_symlink()]
+    top = os.fspath(source)
+    for directory, dirnames, filenames in os.walk(top):
+        links = [d for d in dirnames if os.path.islink(os.path.join(directory, d))]
         dirnames[:] = sorted(d for d in dirnames if d not in links)
-        yield base.relative_to(source), sorted((*filenames, *links))
+        yield Path(directory[len(top) + 1 :] or "."), sorted((*filenames, *links))
 
 
 def copy_file(source: Path, target: Path, mode: int, digest: _Digest | None = None) -> bool:

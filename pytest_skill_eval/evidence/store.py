@@ -231,9 +231,11 @@ def _walk(
 
     found: list[tuple[str, Path]] = []
     directories: list[str] = []
-    for directory, dirnames, filenames in os.walk(root, onerror=unlisted):
+    top = os.fspath(root)
+    for directory, dirnames, filenames in os.walk(top, onerror=unlisted):
         dirnames.sort()
         base = Path(directory)
+        prefix = f"{directory[len(top) + 1 :]}/".lstrip("/")  # "" at the top
         links = []
         for name in list(dirnames):
             try:
@@ -244,12 +246,8 @@ def _walk(
                     raise
                 dirnames.remove(name)
                 unreadable.append((base / name, error))
-        for name in (*filenames, *links):
-            full = base / name
-            found.append((full.relative_to(root).as_posix(), full))
-        directories.extend(
-            (base / name).relative_to(root).as_posix() for name in dirnames if name not in links
-        )
+        found.extend((prefix + name, base / name) for name in (*filenames, *links))
+        directories.extend(prefix + name for name in dirnames if name not in links)
     return sorted(found), sorted(directories)
 
 
