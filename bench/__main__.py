@@ -1,7 +1,9 @@
-"""Run the benchmarks: `python -m bench [NAME ...]` (all of them by default)."""
+"""Run the benchmarks: `python -m bench [NAME ...] [--groups N]` (all of them by default;
+`--groups` sizes the merge benchmark)."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 
@@ -9,6 +11,7 @@ from bench import (
     claude_overhead,
     codex_overhead,
     copilot_overhead,
+    gate,
     gemini_overhead,
     imports,
     materialise,
@@ -27,6 +30,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "materialise": materialise.main,
     "memory": memory.main,
     "merge": merge.main,
+    "gate": gate.main,
     "codex-overhead": codex_overhead.main,
     "gemini-overhead": gemini_overhead.main,
     "opencode-overhead": opencode_overhead.main,
@@ -38,13 +42,21 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
 
 def main(argv: list[str]) -> int:
     """Run the named benchmarks (all by default), each printing one JSON line."""
-    names = argv or list(BENCHMARKS)
-    unknown = [n for n in names if n not in BENCHMARKS]
+    benchmarks = dict(BENCHMARKS)
+    if "--groups" in argv:
+        at = argv.index("--groups")
+        if at + 1 >= len(argv) or not argv[at + 1].isdigit():
+            print("--groups takes a number of groups, e.g. --groups 10000")
+            return 2
+        benchmarks["merge"] = functools.partial(merge.main, int(argv[at + 1]))
+        argv = [*argv[:at], *argv[at + 2 :]]
+    names = argv or list(benchmarks)
+    unknown = [n for n in names if n not in benchmarks]
     if unknown:
-        print(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+        print(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(benchmarks)}")
         return 2
     for name in names:
-        BENCHMARKS[name]()
+        benchmarks[name]()
     return 0
 
 

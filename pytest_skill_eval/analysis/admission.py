@@ -20,7 +20,7 @@ from pathlib import Path
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
-from ..evidence import layout, read, sealed_root, unfinished
+from ..evidence import layout, read, sealed_root, unfinished, verified
 from ..evidence.store import sha256_file
 
 UNVERIFIED = "seal does not verify (skill-eval verify names what changed)"
@@ -31,7 +31,8 @@ DUPLICATE = "duplicate (the same subject runs, counted once)"
 def differences(target: Path) -> list[str]:
     """What `skill-eval verify` finds changed in a result or an aggregate; empty: it verifies.
 
-    Records this version cannot read count as a difference too.
+    Records this version cannot read count as a difference too. A result that verified
+    before and has not changed since is not read again (`evidence/verified.py`).
     """
     from ..evidence.shard_seal import verify  # the verifier of `skill-eval verify`
     from .trials import verify_aggregate  # which imports the noise floor, which reads evidence
@@ -40,10 +41,14 @@ def differences(target: Path) -> list[str]:
         incomplete = unfinished(result)
         if incomplete is not None:
             return [incomplete]
+        stats = verified.stat_digest(result)
+        if verified.remembered(result, stats) is not None:
+            return []  # verified before, and not one entry of it changed since
         problems = verify(result)
         if not problems:
             read.load_summary(result)
             read.load_invocation(result)
+            verified.remember(result, stats)
         return problems
 
     try:

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..common.wording import counted
 from ..definitions import VARIANTS
-from ..evidence import layout, read
+from ..evidence import layout, read, verified
 from ..evidence.layout import INPUT_NAMES
 from ..evidence.locate import results
 from .admission import (
@@ -127,16 +127,17 @@ def pooled(
         for candidate in reversed(results(results_dir, sealed=True))
         if candidate.resolve() not in current and (before is None or _in_order(candidate) < before)
     ]
-    verified = []
+    admitted: list[tuple[Path, _Read]] = []
     for candidate in candidates:
-        if differences(candidate):
+        found = _admitted(candidate)
+        if found is None:
             aside.add(UNVERIFIED, candidate.name)
         else:
-            verified.append(candidate)
-    for candidate in sorted(verified, key=_in_order):
-        if _identical_arms(candidate):
+            admitted.append((candidate, found))
+    for candidate, found in sorted(admitted, key=lambda pair: pair[1].order):
+        if found.identical_arms:
             continue
-        runs = _same_runs(candidate, same)
+        runs = _same_runs(found, same)
         if runs is None:
             aside.add(OTHER_INPUTS, candidate.name)
             continue
@@ -165,20 +166,75 @@ def _identical_arms(result: Path) -> bool:
 
 
 def _same_runs(
-    result_dir: Path, same: Mapping[tuple[str, str], set[str]]
+    found: _Read, same: Mapping[tuple[str, str], set[str]]
 ) -> list[frozenset[str]] | None:
     """What each run of a result's groups that ran from the definitions and inputs of `same`
     is known by (`admission.run_identities`), or None when none of its groups did."""
-    recorded, _ = definitions(result_dir)
-    summary = read.summary_or_none(result_dir)
     runs: list[frozenset[str]] | None = None
-    for group in summary["groups"] if summary else []:
-        key = (str(group["id"]), layout.record_host(group))
-        if identity(result_dir, group, recorded.get(key[0])) in same.get(key, set()):
-            group_dir = layout.record_dir(result_dir, group)
-            found = [run_identities(result_dir, group_dir / v) for v in VARIANTS]
-            runs = [*(runs or []), *filter(None, found)]
+    for group_id, host, ran_from, known in found.groups:
+        if ran_from in same.get((group_id, host), set()):
+            runs = [*(runs or []), *(frozenset(run) for run in known if run)]
     return runs
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What the gate reads of a verified earlier result: when it ran (`_in_order`), whether it
+    is a noise-floor trial, and per summarised group its id, host, `identity` and what each of
+    its variants' runs is known by (`admission.run_identities`)."""
+
+    order: tuple[str, int, str]
+    identical_arms: bool
+    groups: tuple[tuple[str, str, str, tuple[tuple[str, ...], ...]], ...]
+
+    def text(self) -> str:
+        """One line of JSON, remembered with the result's verification."""
+        return json.dumps([self.order, self.identical_arms, self.groups])
+
+    @classmethod
+    def parse(cls, text: str) -> _Read | None:
+        """What `text` remembered, or None when it is not what `text()` writes."""
+        try:
+            (name, trial, identity_), arms, groups = json.loads(text)
+            return cls(
+                (str(name), int(trial), str(identity_)),
+                bool(arms),
+                tuple(
+                    (str(g), str(h), str(i), tuple(tuple(map(str, run)) for run in runs))
+                    for g, h, i, runs in groups
+                ),
+            )
+        except (ValueError, TypeError):
+            return None
+
+
+def _read(result: Path) -> _Read:
+    """What the gate reads of a result (`_Read`), from its files."""
+    recorded, _ = definitions(result)
+    summary = read.summary_or_none(result)
+    groups = []
+    for group in summary["groups"] if summary else []:
+        group_id, group_dir = str(group["id"]), layout.record_dir(result, group)
+        ran_from = identity(result, group, recorded.get(group_id))
+        known = tuple(tuple(sorted(run_identities(result, group_dir / v))) for v in VARIANTS)
+        groups.append((group_id, layout.record_host(group), ran_from, known))
+    return _Read(_in_order(result), _identical_arms(result), tuple(groups))
+
+
+def _admitted(result: Path) -> _Read | None:
+    """What the gate reads of an earlier result when it verifies (`admission.differences`),
+    else None. It is remembered with the result's verification (`evidence/verified.py`), so a
+    result unchanged since is neither verified nor read again."""
+    stats = verified.stat_digest(result)
+    kept = verified.remembered(result, stats)
+    found = _Read.parse(kept) if kept else None
+    if found is not None:
+        return found
+    if kept is None and differences(result):
+        return None
+    found = _read(result)
+    verified.remember(result, stats, found.text())
+    return found
 
 
 Key = tuple[str, str, str]

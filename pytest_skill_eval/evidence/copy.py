@@ -14,16 +14,18 @@ copy, nor the other way round. Each copy keeps its own rule for what it meets:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Protocol
 
-from ..common.entries import open_regular
+from ..common.entries import open_regular, recorded_path
 from ..definitions import VARIANTS
 from ..errors import EvidenceError
 from . import layout
+from .store import link_digest
 
 _CHUNK = 1024 * 1024
 
@@ -39,11 +41,11 @@ class _Digest(Protocol):
 def walk(source: Path) -> Iterator[tuple[Path, list[str]]]:
     """Each directory of `source` (itself first) relative to it, with its entries sorted: files,
     FIFOs and links, a link to a directory among them and never followed."""
-    for directory, dirnames, filenames in os.walk(source):
-        base = Path(directory)
-        links = [d for d in dirnames if (base / d).is_symlink()]
+    top = os.fspath(source)
+    for directory, dirnames, filenames in os.walk(top):
+        links = [d for d in dirnames if os.path.islink(os.path.join(directory, d))]
         dirnames[:] = sorted(d for d in dirnames if d not in links)
-        yield base.relative_to(source), sorted((*filenames, *links))
+        yield Path(directory[len(top) + 1 :] or "."), sorted((*filenames, *links))
 
 
 def copy_file(source: Path, target: Path, mode: int, digest: _Digest | None = None) -> bool:
@@ -61,7 +63,13 @@ def copy_file(source: Path, target: Path, mode: int, digest: _Digest | None = No
     return True
 
 
-def copy_group_tree(source: Path, target: Path, *, fifos: bool = False) -> None:
+def copy_group_tree(
+    source: Path,
+    target: Path,
+    *,
+    fifos: bool = False,
+    digests: MutableMapping[str, str] | None = None,
+) -> None:
     """Copy a group directory exactly, never following a link.
 
     A symlink is copied as a link only where the run records one as evidence: what a subject
@@ -71,12 +79,19 @@ def copy_group_tree(source: Path, target: Path, *, fifos: bool = False) -> None:
     file there. A FIFO, socket or device in a workspace is neither opened nor copied (its
     manifest records it by kind; the merge names it as refused); with `fifos` (a resumed
     group, the user's own), a FIFO is made again, and a socket or device refuses the group.
+
+    With `digests`, each file and link copied is entered there under its manifest path with
+    the manifest digest of what was written (a file's bytes hashed as they pass), so the copy
+    is proved against its manifest without being read again (`verify_group`'s `known`).
     """
     for relative, names in walk(source):
         destination = target / relative
         destination.mkdir(parents=True, exist_ok=destination != target)
         for name in names:
-            _copy_entry(source / relative / name, destination / name, relative / name, fifos)
+            rel = relative / name
+            digest = _copy_entry(source / rel, destination / name, rel, fifos)
+            if digests is not None and digest is not None:
+                digests[recorded_path(rel.as_posix())] = digest
 
 
 def _recorded_link(relative: Path) -> bool:
@@ -93,7 +108,8 @@ def _recorded_link(relative: Path) -> bool:
     return turn and parts[3] == "workspace"
 
 
-def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> None:
+def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> str | None:
+    """Copy one entry; the manifest digest of what was written (None: nothing with content)."""
     mode = os.lstat(source).st_mode
     if not stat.S_ISREG(mode) and not _recorded_link(relative):
         kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
@@ -102,12 +118,16 @@ def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> None
             "a shard's evidence is merged only from inside it"
         )
     if stat.S_ISLNK(mode):
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISREG(mode):
-        # The manifest re-hash then proves the copy.
-        if not copy_file(source, target, mode):
+        text = os.readlink(source)
+        os.symlink(text, target)
+        return link_digest(text)
+    if stat.S_ISREG(mode):
+        # The digest of the bytes written then proves the copy against its manifest.
+        digest = hashlib.sha256()
+        if not copy_file(source, target, mode, digest):
             raise CopyError(f"{source} changed while it was being merged; merge again")
-    elif fifos and stat.S_ISFIFO(mode):
+        return digest.hexdigest()
+    if fifos and stat.S_ISFIFO(mode):
         os.mkfifo(target, stat.S_IMODE(mode))  # never opened: a FIFO would block
     elif fifos:
         raise CopyError(
@@ -115,3 +135,4 @@ def _copy_entry(source: Path, target: Path, relative: Path, fifos: bool) -> None
             "linked into another result"
         )
     # Else a FIFO, socket or device is never opened, linked or made: refused (`refusals`).
+    return None

@@ -231,9 +231,11 @@ def _walk(
 
     found: list[tuple[str, Path]] = []
     directories: list[str] = []
-    for directory, dirnames, filenames in os.walk(root, onerror=unlisted):
+    top = os.fspath(root)
+    for directory, dirnames, filenames in os.walk(top, onerror=unlisted):
         dirnames.sort()
         base = Path(directory)
+        prefix = f"{directory[len(top) + 1 :]}/".lstrip("/")  # "" at the top
         links = []
         for name in list(dirnames):
             try:
@@ -244,13 +246,14 @@ def _walk(
                     raise
                 dirnames.remove(name)
                 unreadable.append((base / name, error))
-        for name in (*filenames, *links):
-            full = base / name
-            found.append((full.relative_to(root).as_posix(), full))
-        directories.extend(
-            (base / name).relative_to(root).as_posix() for name in dirnames if name not in links
-        )
+        found.extend((prefix + name, base / name) for name in (*filenames, *links))
+        directories.extend(prefix + name for name in dirnames if name not in links)
     return sorted(found), sorted(directories)
+
+
+def link_digest(text: str) -> str:
+    """Manifest digest of a symlink: of its link text, marked as a link's."""
+    return hashlib.sha256(b"symlink\0" + os.fsencode(text)).hexdigest()
 
 
 def entry_digest(path: Path) -> str:
@@ -264,7 +267,7 @@ def entry_digest(path: Path) -> str:
         with open(opened, "rb") as handle:
             return hashlib.file_digest(handle, "sha256").hexdigest()
     if stat.S_ISLNK(opened.st_mode):
-        return hashlib.sha256(b"symlink\0" + os.fsencode(os.readlink(path))).hexdigest()
+        return link_digest(os.readlink(path))
     return special_kind(opened.st_mode) or "directory"
 
 
@@ -301,14 +304,19 @@ def covers_directories(manifest: ManifestRecord) -> bool:
     return isinstance(manifest.get("directories"), list)
 
 
-def verify_group(group_dir: Path, refused: Collection[str] = ()) -> list[str]:
+def verify_group(
+    group_dir: Path, refused: Collection[str] = (), known: Mapping[str, str] | None = None
+) -> list[str]:
     """Differences between a group directory and its manifest, one line each.
 
     A manifest of the earlier format (no `directories`) is checked for its files only: its
     directories are not claimed (`skill-eval verify` says which groups that is). `refused`
     names the entries a merge did not copy (recorded in the merged seal): each may be absent
-    where its manifest records a FIFO, socket or device, and only there.
+    where its manifest records a FIFO, socket or device, and only there. `known` gives the
+    digests of entries whose bytes were hashed as this process wrote them (a copy it just
+    made, `copy_group_tree`): those are not read again.
     """
+    digests = known or {}
     manifest_path = group_dir / layout.MANIFEST
     if not os.path.lexists(manifest_path):
         return [f"missing manifest: {manifest_path}"]
@@ -328,7 +336,7 @@ def verify_group(group_dir: Path, refused: Collection[str] = ()) -> list[str]:
                 problems.append(f"missing: {group_dir / rel}")
             continue
         try:
-            same = entry_digest(path) == digest
+            same = (digests.get(rel) or entry_digest(path)) == digest
         except OSError as error:
             problems.append(f"unreadable: {path} ({error.strerror or error})")
             continue

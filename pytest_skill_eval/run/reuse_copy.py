@@ -27,7 +27,7 @@ from ..evidence import layout, shapes
 from ..evidence.copy import copy_file, walk
 from ..evidence.read import MAX_JSON_BYTES, evidence_bytes, parse_evidence_json
 from ..evidence.seal import seal_root
-from ..evidence.store import covers_directories, sha256_bytes
+from ..evidence.store import covers_directories, link_digest, sha256_bytes
 
 T = TypeVar("T")
 # Read (not copied) and written again by the new result when it persists the reused run; a
@@ -148,7 +148,7 @@ def _copy_entry(source: Path, target: Path, expected: str, in_workspace: bool) -
     mode = os.lstat(source).st_mode
     if stat.S_ISLNK(mode) and in_workspace:
         text = os.readlink(source)
-        if hashlib.sha256(b"symlink\0" + os.fsencode(text)).hexdigest() != expected:
+        if link_digest(text) != expected:
             raise _changed(source)
         os.symlink(text, target)
     elif stat.S_ISFIFO(mode) and in_workspace:

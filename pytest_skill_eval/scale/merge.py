@@ -1,14 +1,14 @@
 """`skill-eval merge`: join the shards of a plan into the result(s) one machine would have written.
 
 Every arrived group is copied (never hard-linked, so a shard changed later cannot reach the
-sealed result) and re-hashed against its manifest. Only regular files are copied, and the
-links a subject left in its workspace (as links): a FIFO, socket or device left there, which
-its manifest records by kind, is refused, named on the output and in the merged seal
-(`refused`, beside the shard roots), and never placed in the result. Every planned unit must
-arrive
-exactly once; a unit no shard delivered is recorded `infrastructure-failed` (`shard-missing`),
-never `cancelled`. Then `invocation.json`, `summary.json` and, for several trials, the aggregate
-are written with the same writers a single-machine run uses. The merge is staged beside the
+sealed result) and proved against its manifest by the bytes it wrote, hashed as they pass.
+Only regular files are copied, and the links a subject left in its workspace (as links): a
+FIFO, socket or device left there, which its manifest records by kind, is refused, named on
+the output and in the merged seal (`refused`, beside the shard roots), and never placed in
+the result. Every planned unit must arrive exactly once; a unit no shard delivered is
+recorded `infrastructure-failed` (`shard-missing`), never `cancelled`. Then `invocation.json`,
+`summary.json` and, for several trials, the aggregate are written with the same writers a
+single-machine run uses. The merge is staged beside the
 target and moved into place at the end, so it is all or nothing; re-running it on the same
 shards finds the result already there and leaves it as it is, once `existing` has proven it is
 the one this merge writes (else it is other evidence, refused). Every timestamp a merge writes
@@ -284,8 +284,9 @@ def _place(unit: Unit, source: ShardGroup, target: Path, refused: set[str]) -> N
     """Copy one arrived group and prove the copy against its manifest (but for the `refused`
     entries it records by kind), and that manifest against the one its shard's root was
     computed over (the bytes hashed, not a re-read)."""
+    written: dict[str, str] = {}
     try:
-        copy_group_tree(source.path, target)
+        copy_group_tree(source.path, target, digests=written)
     except CopyError as error:
         raise MergeError(str(error)) from None
     copied = target / layout.MANIFEST
@@ -294,7 +295,7 @@ def _place(unit: Unit, source: ShardGroup, target: Path, refused: set[str]) -> N
             f"{source.path / layout.MANIFEST} changed while it was being merged: it is not the "
             "manifest its shard's root was computed over; merge again"
         )
-    problems = verify_group(target, refused)
+    problems = verify_group(target, refused, written)
     if problems:
         raise MergeError(
             f"group {unit.group} (trial {unit.trial}) from {source.path} does not match its "

@@ -10,13 +10,12 @@ import pytest_skill_eval.evidence.store as store
 from pytest_skill_eval.definitions import load_definition
 from pytest_skill_eval.evidence import EvidenceError, layout, read
 from pytest_skill_eval.evidence.summary import write_summary
-from pytest_skill_eval.hosts.process import CancelToken
 from pytest_skill_eval.hosts.registry import registered
-from pytest_skill_eval.run import Environment, GroupRun
+from pytest_skill_eval.run import GroupRun
 from pytest_skill_eval.run.variant import run_variant
 from pytest_skill_eval.views import render_html, render_text
 from pytest_skill_eval.views.terminal import terminal_summary
-from pytest_skill_eval.workspace import SourceResolver
+from tests.support.cancelled import cancelled_environment
 from tests.support.roots import body_group, make_root
 
 INJECTED = "injected failure writing the baseline run record"
@@ -33,10 +32,6 @@ class _Lines:
         self.lines.append(str(line))
 
 
-def _no_subject(*_: object) -> object:
-    raise AssertionError("a cancelled group never starts a subject")
-
-
 @pytest.fixture
 def result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A finished result whose baseline run.json failed to persist (no Pi: runs are cancelled)."""
@@ -44,16 +39,7 @@ def result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     loaded = load_definition(root / "suite.json", root, registered())
     result_dir = tmp_path / "runs" / "result"
     result_dir.mkdir(parents=True)
-    cancel = CancelToken()
-    cancel.cancel("cancelled")
-    env = Environment(
-        root=root,
-        resolver=SourceResolver(root),
-        cancel=cancel,
-        binary=_no_subject,  # type: ignore[arg-type]
-        endpoint=_no_subject,  # type: ignore[arg-type]
-        no_progress_s=600,
-    )
+    env = cancelled_environment(root)
     real = store.write_once
 
     def write_once(path: Path, data: bytes) -> str:
