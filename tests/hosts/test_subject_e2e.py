@@ -84,6 +84,11 @@ def test_description_turns_record_the_skill_read_on_turn_two(pytester: pytest.Py
         "firstReadTurn": 2,
         "readTurns": [2],
         "successfulReadPaths": [target],
+        "state": "read",
+        "target": {"index": 0, "name": "changelog-keeper"},
+        "offered": "intact",
+        "otherSkillsRead": [],
+        "unrealistic": None,
     }
     assert first["response"] == "A small project."
     assert run["response"] == second["response"] == "- Handle semicolons in CSV export"

@@ -66,7 +66,7 @@ def test_turn_scoped_expectations_get_a_snapshot_and_change_sets_per_turn(
     }
 
 
-def test_a_target_pi_does_not_register_leaves_delivery_unavailable(
+def test_a_target_pi_would_not_register_is_refused_before_spend(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     root = make_root(
@@ -77,14 +77,13 @@ def test_a_target_pi_does_not_register_leaves_delivery_unavailable(
             "undelivered/candidate": [{"response": {"text": "done"}}],
         },
     )
-    # Pi silently drops a skill without a description, so no /skill: command exists for it.
+    # Pi silently drops a skill without a description, so no /skill: command would exist for
+    # it: the skill linter stops the invocation at collection, naming the file and the fix.
     (root / "skills" / "answer-writer" / "SKILL.md").write_text("---\nname: answer-writer\n---\n")
     result = run(pytester, root)
-    assert result.ret == 1
+    assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(
-        ["*candidate run is infrastructure-failed*did not register the exact target skill*"]
+        ["*groups/undelivered.json: /variants/candidate/skills/0: `description` is missing*"]
     )
-    record = read_json(results(root)[-1] / "groups" / "undelivered" / "candidate" / "run.json")
-    assert record["delivery"]["kind"] == "unavailable"
-    assert record["turns"] == []
-    assert record["process"]["terminationReason"] == "protocol-error"
+    runs_dir = root / ".skill-eval" / "runs"
+    assert not runs_dir.is_dir() or results(root) == []  # nothing ran, nothing spent

@@ -39,7 +39,7 @@ def _three_groups(root: Path) -> Path:
 
 def test_three_groups_on_every_host_fit_in_sixty_lines(tmp_path: Path) -> None:
     hosts = names()
-    assert len(hosts) == 5
+    assert len(hosts) == 6
     root = _three_groups(tmp_path / "root")
     done = runs.run_detached(root, *(a for host in hosts for a in ("--skill-eval-host", host)))
     assert done.returncode == 0, done.stdout + done.stderr
