@@ -20,14 +20,24 @@ from typing import Any
 
 import pytest
 
-from tests.support.files import read_json, write
+from tests.support.files import write
+from tests.support.host_case_groups import (
+    activation_case,
+    body_case,
+    candidate_run,
+    chat_texts,
+    check_states,
+    commands_case,
+    group_dir,
+)
 from tests.support.namespaces import loopback_only, loopback_only_available
 from tests.support.operator import assert_in_no_file, invisible_skill
-from tests.support.roots import Group, build, runtime, skill, variant
+from tests.support.roots import build
 from tests.support.runs import model_requests, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
+HOST = "opencode"
 OPERATOR_KEY = "sk-proj-operator-secret-0c0d"
 OPERATOR_MARKERS = (
     "operator-config-skill",
@@ -54,99 +64,6 @@ def _operator_home(home: Path) -> None:
     write(home / ".claude" / "CLAUDE.md", "OPERATOR-GLOBAL-AGENTS\n")
 
 
-def _activation(root: Path) -> Group:
-    """Two turns: a greeting, then the skill by opencode's own tool and a read outside."""
-    outside = root / "outside.txt"
-    return Group(
-        id="activation",
-        type="description",
-        turns=["Hello there.", "Log that CSV export handles semicolons."],
-        tools=["read"],
-        runtime=runtime(host="opencode"),
-        candidate=variant([skill(root, "changelog-keeper")], 0),
-        expectations=[
-            {"id": "reads-skill", "kind": "skill-read", "variant": "candidate",
-             "expect": "by-turn", "turn": 2},
-        ],
-        scripts={
-            "candidate": [
-                {"text": "Hi."},
-                {"tool_calls": [{"name": "skill", "arguments": {"name": "changelog-keeper"}}]},
-                {"tool_calls": [{"name": "read", "arguments": {"path": str(outside)}}]},
-                {"text": "- Handle semicolons in CSV export"},
-            ]
-        },
-    )  # fmt: skip
-
-
-def _body(root: Path) -> Group:
-    """A body group: a skill resource read, an edit, a write, declared context."""
-    declared = skill(root, "note-taker")
-    write(root / declared / "references" / "guide.md", "Write result.json.\n")
-    write(root / "fixture" / "notes.txt", "alpha\nbeta\n")
-    write(root / "context" / "style.md", "Always write CONTEXT-MARKER-7 in replies.\n")
-    expect: list[dict[str, Any]] = [
-        {"id": "read-guide", "kind": "resource-read", "resource": "skill", "index": 0,
-         "path": "references/guide.md", "expect": "read"},
-        {"id": "wrote", "kind": "path", "path": "result.json", "expect": "exists"},
-        {"id": "status", "kind": "json", "path": "result.json", "expect": "field-equals",
-         "pointer": "/status", "value": "complete"},
-        {"id": "changed", "kind": "changed-paths", "expect": "equals",
-         "paths": ["notes.txt", "result.json"]},
-        {"id": "edited", "kind": "file-text", "path": "notes.txt", "expect": "equals",
-         "value": "alpha\ngamma\n"},
-        {"id": "reply", "kind": "response-text", "expect": "equals", "value": "Tidied."},
-        {"id": "edit-tool", "kind": "tool-call", "tool": "edit", "expect": "succeeded",
-         "argumentContains": ["notes.txt"]},
-        {"id": "context-seen", "kind": "context-text", "value": "CONTEXT-MARKER-7",
-         "expect": "contains"},
-    ]  # fmt: skip
-    calls = [
-        ("read", {"path": "{{skill:0}}/references/guide.md"}),
-        ("read", {"path": "notes.txt"}),
-        ("edit", {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}),
-        ("write", {"path": "result.json", "content": '{"status": "complete"}'}),
-    ]
-    return Group(
-        id="body",
-        turns=["Tidy the notes."],
-        tools=["read", "write", "edit"],
-        runtime=runtime(host="opencode"),
-        candidate=variant([declared], 0, context=["context/style.md"]),
-        expectations=[{**e, "variant": "candidate"} for e in expect],
-        scripts={
-            "candidate": [
-                *({"tool_calls": [{"name": n, "arguments": a}]} for n, a in calls),
-                {"text": "Tidied."},
-            ]
-        },
-    )
-
-
-def _commands(root: Path) -> Group:
-    """Declared commands: the evaluator's tool runs one; opencode's shell is never offered."""
-    return Group(
-        id="commands",
-        turns=["Say hello."],
-        tools=["read", "run_command"],
-        runtime=runtime(host="opencode"),
-        candidate=variant([skill(root, "note-taker")], 0),
-        commands=[{"id": "hello", "argv": ["sh", "-c", "echo COMMAND-RAN-31 > ran.txt"]}],
-        expectations=[
-            {"id": "ran", "kind": "tool-call", "variant": "candidate", "tool": "run_command",
-             "expect": "succeeded"},
-            {"id": "ran-file", "kind": "path", "variant": "candidate", "path": "ran.txt",
-             "expect": "exists"},
-        ],
-        scripts={
-            "candidate": [
-                {"tool_calls": [{"name": "run_command", "arguments": {"command": "hello"}}]},
-                {"text": "Said."},
-            ]
-        },
-    )  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def opencode_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, bool]:
     """The three groups run once: (definition root, output, whether only loopback existed)."""
@@ -157,7 +74,7 @@ def opencode_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, b
     write(root.parent / "AGENTS.md", "ABOVE-ROOT-AGENTS\n")
     write(root.parent / "CLAUDE.md", "ABOVE-ROOT-CLAUDE\n")
     write(root / "outside.txt", "not for the subject\n")
-    suite = build(root, [_activation(root), _body(root), _commands(root)])
+    suite = build(root, [case(root, HOST) for case in (activation_case, body_case, commands_case)])
     args = skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
     pytest_argv = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
     pytest_argv += [f"--basetemp={base / 'basetemp'}", *args]
@@ -178,33 +95,11 @@ def opencode_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, b
     return root, output, netns
 
 
-def _group_dir(root: Path, group: str) -> Path:
-    (result,) = (root / ".skill-eval" / "runs").iterdir()
-    return result / "groups" / f"{group}@opencode"
-
-
-def _run(root: Path, group: str) -> dict[str, Any]:
-    run: dict[str, Any] = read_json(_group_dir(root, group) / "candidate" / "run.json")
-    return run
-
-
-def _checks(root: Path, group: str) -> dict[str, str]:
-    grade = read_json(_group_dir(root, group) / "deterministic-grade.json")
-    return {c["id"]: c["state"] for c in grade["checks"]}
-
-
-def _texts(request: dict[str, Any]) -> str:
-    """Every text the model was sent in one chat-completions request, and its tool names."""
-    body = request["body"]
-    tools = [t.get("function", {}).get("name") for t in body.get("tools", [])]
-    return json.dumps(body.get("messages", [])) + json.dumps(tools)
-
-
 def test_multi_turn_activation_through_opencodes_skill_tool(
     opencode_run: tuple[Path, str, bool],
 ) -> None:
     root, _, _ = opencode_run
-    run = _run(root, "activation")
+    run = candidate_run(root, "activation", HOST)
     assert run["state"] == "complete", run["error"]
     assert run["process"]["host"] == "opencode"
     assert run["binary"]["version"] == "1.18.33"
@@ -217,10 +112,10 @@ def test_multi_turn_activation_through_opencodes_skill_tool(
         ("read", True),  # outside the workspace and declared resources: refused
     ]
     assert run["response"] == "- Handle semicolons in CSV export"
-    assert _checks(root, "activation") == {"reads-skill": "pass"}
+    assert check_states(root, "activation", HOST) == {"reads-skill": "pass"}
     # Turn two continued turn one's session: its first request carries turn one.
-    requests = model_requests(_group_dir(root, "activation") / "candidate")
-    assert "Hello there." in _texts(requests[1])
+    requests = model_requests(group_dir(root, "activation", HOST) / "candidate")
+    assert "Hello there." in chat_texts(requests[1])
     assert run["process"]["args"].count("--session") == 0  # turn one's command line
 
 
@@ -228,10 +123,10 @@ def test_no_title_request_and_only_the_declared_skill_and_tools(
     opencode_run: tuple[Path, str, bool],
 ) -> None:
     root, _, _ = opencode_run
-    requests = model_requests(_group_dir(root, "activation") / "candidate")
+    requests = model_requests(group_dir(root, "activation", HOST) / "candidate")
     # Four scripted answers, four requests: opencode never asked the model for a title.
     assert len(requests) == 4
-    assert not any("title generator" in _texts(r) for r in requests)
+    assert not any("title generator" in chat_texts(r) for r in requests)
     body = requests[0]["body"]
     system = body["messages"][0]["content"]
     assert "<name>changelog-keeper</name>" in system
@@ -247,13 +142,13 @@ def test_the_operators_home_config_instructions_and_keys_never_reach_the_subject
 ) -> None:
     root, _, _ = opencode_run
     for group in ("activation", "body", "commands"):
-        for request in model_requests(_group_dir(root, group) / "candidate"):
-            sent = _texts(request)
+        for request in model_requests(group_dir(root, group, HOST) / "candidate"):
+            sent = chat_texts(request)
             for marker in OPERATOR_MARKERS:
                 assert marker not in sent, (group, marker)
     assert_in_no_file(root / ".skill-eval", OPERATOR_KEY)
     # Nothing of opencode's was added to the workspace.
-    workspace = Path(_run(root, "body")["workspace"])
+    workspace = Path(candidate_run(root, "body", HOST)["workspace"])
     assert sorted(p.name for p in workspace.iterdir()) == ["notes.txt", "result.json"]
 
 
@@ -261,8 +156,10 @@ def test_every_kind_grades_on_opencode_and_context_reaches_the_model(
     opencode_run: tuple[Path, str, bool],
 ) -> None:
     root, _, _ = opencode_run
-    assert set(_checks(root, "body").values()) == {"pass"}, _checks(root, "body")
-    run = _run(root, "body")
+    assert set(check_states(root, "body", HOST).values()) == {"pass"}, check_states(
+        root, "body", HOST
+    )
+    run = candidate_run(root, "body", HOST)
     assert run["delivery"]["kind"] == "unavailable"
     activity = [(a["toolName"], a["isError"]) for a in run["turns"][0]["toolActivity"]]
     assert activity == [("read", False), ("read", False), ("edit", False), ("write", False)]
@@ -272,8 +169,8 @@ def test_declared_commands_run_through_the_evaluators_tool_never_a_shell(
     opencode_run: tuple[Path, str, bool],
 ) -> None:
     root, _, _ = opencode_run
-    assert _checks(root, "commands") == {"ran": "pass", "ran-file": "pass"}
-    requests = model_requests(_group_dir(root, "commands") / "candidate")
+    assert check_states(root, "commands", HOST) == {"ran": "pass", "ran-file": "pass"}
+    requests = model_requests(group_dir(root, "commands", HOST) / "candidate")
     tools = {t["function"]["name"] for t in requests[0]["body"]["tools"]}
     assert "bash" not in tools
     assert "skill-eval_run_command" in tools
@@ -286,7 +183,7 @@ def test_only_loopback_traffic(opencode_run: tuple[Path, str, bool]) -> None:
     # In a namespace with nothing but loopback every run completed: opencode needed nothing
     # else (that its plugin installer asks nothing is `test_opencodes_plugin_installer_…`).
     for group in ("activation", "body", "commands"):
-        run = _run(root, group)
+        run = candidate_run(root, group, HOST)
         assert run["state"] == "complete", (group, run["error"])
     assert "Traceback" not in output
 
