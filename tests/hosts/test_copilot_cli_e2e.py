@@ -28,7 +28,7 @@ from tests.support.host_case_groups import (
     commands_case,
     group_dir,
 )
-from tests.support.namespaces import loopback_only_available
+from tests.support.namespaces import loopback_only, loopback_only_available
 from tests.support.operator import invisible_skill
 from tests.support.roots import build
 from tests.support.runs import model_requests, skill_eval_args
@@ -99,11 +99,7 @@ def copilot_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, bo
         "GH_TOKEN": OPERATOR_KEY,
     }
     netns = loopback_only_available()
-    command = pytest_argv
-    if netns:
-        # Only loopback exists in this namespace: any other connection attempt fails.
-        inner = f"ip link set lo up && exec {shlex.join(pytest_argv)}"
-        command = ["unshare", "-rn", "sh", "-c", inner]
+    command = loopback_only(pytest_argv) if netns else pytest_argv
     done = subprocess.run(
         command, cwd=root, env=env, capture_output=True, text=True, check=False, timeout=600
     )
