@@ -116,7 +116,9 @@ def _parser() -> argparse.ArgumentParser:
         "view",
         help="the text view of a result or aggregate: grade first, TAB-separated rows",
     )
-    view.add_argument("--group", help="one group, by id or one-based position")
+    view.add_argument(
+        "--group", help="one group, by id or one-based position; ID@HOST for one host"
+    )
     view.add_argument("--variant", help="baseline or candidate")
     report = _result_command(
         commands, "report", help="write a self-contained HTML report of a result or aggregate"
@@ -149,7 +151,9 @@ def _add_review(commands: Any) -> None:
     )
     review.add_argument("--model", required=True, help="reviewer model as provider/model")
     review.add_argument("--thinking", choices=THINKING_LEVELS, help="reviewer thinking level")
-    review.add_argument("--group", help="one group, by id or one-based position")
+    review.add_argument(
+        "--group", help="one group, by id or one-based position; ID@HOST for one host"
+    )
     review.add_argument(
         "--cassettes",
         metavar="DIR",

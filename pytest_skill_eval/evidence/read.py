@@ -367,21 +367,42 @@ def load_group(result_dir: Path, record: Mapping[str, Any]) -> GroupEvidence:
 
 
 def select_groups(summary: Mapping[str, Any], group: str | None) -> list[Mapping[str, Any]]:
-    """The summarised groups selected by position (`^\\d+$`) or id; all when `group` is None."""
+    """The summarised groups selected by position (`^\\d+$`) or id, on every host it ran on, or
+    on one host with `@host` (`2@codex`, `lint@codex`, as JUnit names a variant's item); all when
+    `group` is None."""
     records: list[Mapping[str, Any]] = [g for g in summary["groups"] if isinstance(g, dict)]
     if group is None:
         return records
-    if _POSITION.fullmatch(group):
-        chosen = [r for r in records if r.get("position") == int(group)]
+    selector, at, host = group.rpartition("@") if "@" in group else (group, "", "")
+    if _POSITION.fullmatch(selector):
+        chosen = [r for r in records if r.get("position") == int(selector)]
     else:
-        chosen = [r for r in records if r.get("id") == group]
+        chosen = [r for r in records if r.get("id") == selector]
+    if at:
+        chosen = [r for r in chosen if layout.record_host(r) == host]
     if not chosen:
-        known = ", ".join(f"{r.get('position')}={r.get('id')}" for r in records) or "none"
         raise ReadError(
-            f"Unknown group selector: {group} (this result has groups {known}; "
-            "give an id or a 1-based position)"
+            f"Unknown group selector: {group} (this result has groups {_known_groups(records)}; "
+            "give an id or a 1-based position, and @host for one host)"
         )
     return chosen
+
+
+def _known_groups(records: list[Mapping[str, Any]]) -> str:
+    """Each group once, `position=id`, with the hosts it ran on where any is not Pi's alone."""
+    hosts: dict[tuple[object, object], list[str]] = {}
+    for record in records:
+        hosts.setdefault((record.get("position"), record.get("id")), []).append(
+            layout.record_host(record)
+        )
+    return (
+        ", ".join(
+            f"{position}={group_id}"
+            + ("" if names == [layout.DEFAULT_HOST] else f" (on {', '.join(names)})")
+            for (position, group_id), names in hosts.items()
+        )
+        or "none"
+    )
 
 
 def run_cost(run: Mapping[str, Any]) -> float | None:

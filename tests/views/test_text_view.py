@@ -338,3 +338,23 @@ def test_declared_turns_are_listed_with_multi_line_prompts_indented(result_dir: 
         "    Second",
         "    and more.",
     ]
+
+
+def test_a_group_is_selected_on_one_host_as_junit_names_it() -> None:
+    from pytest_skill_eval.evidence.read import ReadError, select_groups
+
+    summary = {
+        "groups": [
+            {"id": "lint", "position": 1},
+            {"id": "lint", "position": 1, "host": "codex"},
+            {"id": "long", "position": 2},
+            {"id": "long", "position": 2, "host": "codex"},
+        ]
+    }
+    assert select_groups(summary, "long@codex") == [summary["groups"][3]]
+    assert select_groups(summary, "1@pi") == [summary["groups"][0]]
+    assert len(select_groups(summary, "long")) == 2
+    with pytest.raises(ReadError) as caught:
+        select_groups(summary, "long@gemini-cli")
+    # Each group once, with its hosts: not one `position=id` per host.
+    assert "1=lint (on pi, codex), 2=long (on pi, codex); " in str(caught.value)
