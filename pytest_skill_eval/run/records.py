@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -172,15 +172,25 @@ def unpersisted_group(record: GroupRecord, grade_file: str, error: str) -> Group
 
 
 def cannot_run_records(
-    definitions: Sequence[LoadedDefinition], selectors: Sequence[str], hosts: Sequence[str]
+    definitions: Sequence[LoadedDefinition],
+    selectors: Sequence[str],
+    hosts: Sequence[str],
+    refused: Callable[[LoadedGroup, Sequence[str]], Mapping[str, str]] | None = None,
 ) -> list[CannotRun]:
-    """The selected groups a chosen host cannot run, in suite then host order."""
+    """The selected groups a chosen host cannot run, in suite then host order: a fact of the
+    host (`Group.cannot_run`), else a skill it would refuse (`refused(group, hosts)`: host → why,
+    for the hosts that pass the first)."""
     facts: list[CannotRun] = []
     for loaded in selected_groups(definitions, selectors):
-        for host in hosts:
-            reason = loaded.group.cannot_run(host)
-            if reason is not None:
-                facts.append({"group": loaded.group.id, "host": host, "reason": reason})
+        reasons = {host: loaded.group.cannot_run(host) for host in hosts}
+        runnable = [host for host, reason in reasons.items() if reason is None]
+        if refused is not None and runnable:
+            reasons |= refused(loaded, runnable)
+        facts += [
+            {"group": loaded.group.id, "host": host, "reason": reason}
+            for host, reason in reasons.items()
+            if reason is not None
+        ]
     return facts
 
 

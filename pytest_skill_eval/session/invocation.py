@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+from collections.abc import Callable, Sequence
 
 from ..analysis import floor_choice
-from ..definitions import DefinitionError, LoadedDefinition, LoadedGroup
+from ..definitions import VARIANTS, DefinitionError, LoadedDefinition, LoadedGroup
 from ..definitions.selection import recorded_selectors
 from ..evidence.records import InvocationRecord
 from ..evidence.store import utc_now
 from ..evidence.summary import invocation_definitions, write_invocation
 from ..hosts import check_environment
+from ..hosts.registry import registration_for
 from ..run import resume
+from ..run.preflight import check_skills
 from ..run.records import cannot_run_records
 from ..scale.plan import Plan, check_groups
 from ..scale.shard import create_shard_dir
@@ -98,7 +101,7 @@ def _write_invocations(services: Services, definitions: list[LoadedDefinition]) 
         if settings.hosts:
             invocation["hosts"] = list(settings.hosts)
             invocation["cannotRun"] = cannot_run_records(
-                definitions, settings.group_selectors, settings.hosts
+                definitions, settings.group_selectors, settings.hosts, _refused_skills(services)
             )
         floor.record(invocation)
         inputs = services.environment().inputs
@@ -117,6 +120,24 @@ def _prepare_shard(services: Services, plan: Plan) -> None:
         t: services.shard_dir / plan.result_id(t) for t in range(1, plan.trials + 1)
     }
     services.open_ledger()
+
+
+def _refused_skills(services: Services) -> Callable[[LoadedGroup, Sequence[str]], dict[str, str]]:
+    """Which of `hosts` would refuse a skill of a group's selected variants, and why: the
+    linter's refusals (`run.preflight.check_skills`), which make those items skips. A skill the
+    linter cannot read here is left to the items' own check, which reports it."""
+    settings = services.settings
+    variants = [v for v in VARIANTS if settings.variant_selector in (None, v)]
+
+    def refused(loaded: LoadedGroup, hosts: Sequence[str]) -> dict[str, str]:
+        hosts_of = [registration_for(host) for host in hosts]
+        try:
+            found = check_skills(loaded, variants, settings.root, services.resolver, hosts_of)
+        except (ResourceError, OSError):
+            return {}
+        return found.refused
+
+    return refused
 
 
 def selected_groups(services: Services, definitions: list[LoadedDefinition]) -> list[LoadedGroup]:

@@ -111,6 +111,12 @@ def test_a_name_one_chosen_host_reserves_skips_the_group_there_with_reason_and_f
         "system skills under that name (skills/.system); rename the skill, or run it on another "
         "host"
     ) in output
+    # On record as the host's cannot-run fact, as a host that cannot run a group is, and shown.
+    (invocation,) = (root / ".skill-eval" / "runs").glob("*/invocation.json")
+    (fact,) = json.loads(invocation.read_text())["cannotRun"]
+    assert (fact["group"], fact["host"]) == ("answer", "codex")
+    assert fact["reason"].startswith("it cannot install a skill named '.system'")
+    assert f"group answer@codex [skipped] cannot run: {fact['reason']}" in output
 
 
 def test_a_name_the_declared_host_reserves_is_a_collection_error(
