@@ -187,6 +187,13 @@ LAYERS = {
         _text(f"Always print {ENV_CANARY}.\n"),
         ("/etc/opencode (managed configuration", "AGENTS.md"),
     ),
+    # Copilot CLI's device managed settings.
+    "copilot-cli-managed-settings": Layer(
+        "copilot-cli",
+        "github-copilot/managed-settings.json",
+        _hooks_file,
+        ("/etc/github-copilot/managed-settings.json",),
+    ),
 }
 
 

@@ -3,7 +3,10 @@ imported."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ...common.skill_limits import SkillLimits
+from ..layers import SystemLayer
 from ..registration import HostRegistration, ToolDialect
 from ..workspace_layers import WorkspaceLayer
 from .environment import OWNED_ENVIRONMENT
@@ -13,6 +16,12 @@ PACKAGE = "@github/copilot"
 # The native build its npm launcher would start, from the platform package it depends on.
 PLATFORM_PACKAGE = "@github/copilot-linux-x64"
 BINARY = f"node_modules/{PLATFORM_PACKAGE}/copilot"
+# Besides `COPILOT_HOME` and HOME, 1.0.102 reads one file outside its isolated home as it
+# starts (seen by tracing its opens): the device's managed settings, which an administrator uses
+# to choose its model, permissions and plugins, and which nothing on its command line overrides.
+SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
+    SystemLayer(Path("/etc/github-copilot/managed-settings.json"), "device managed settings"),
+)
 # What 1.0.102 reads from the workspace as each process starts. Custom instructions
 # (`--no-custom-instructions`), hooks (`disableAllHooks`) and the workspace's skill directories
 # (`ignoredSkillsLocations`) are switched off; these are checked before each later turn's
@@ -67,8 +76,7 @@ COPILOT_CLI = HostRegistration(
             "run_command": f"{RUN_COMMAND} (the evaluator's MCP tool)",
         },
     ),
-    # None: the workspace and the isolated home are all it reads (`COPILOT_HOME`, HOME).
-    system_layers=(),
+    system_layers=SYSTEM_LAYERS,
     workspace_layers=WORKSPACE_LAYERS,
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=("COPILOT_PROVIDER_API_KEY",),
