@@ -17,7 +17,8 @@ from pytest_skill_eval.commands import cli
 from pytest_skill_eval.hosts.registry import names, registration_for
 from tests.support import runs
 from tests.support.example import OUTCOMES
-from tests.support.files import read_json
+from tests.support.files import read_json, write
+from tests.support.operator import invisible_skill
 from tests.support.paths import EXAMPLE
 from tests.support.runs import outcome
 from tests.support.shared import SharedRun, shared_run, shared_setup
@@ -30,8 +31,32 @@ TABLE_ORDER = ("pi", *sorted(name for name in HOSTS if name != "pi"))
 HOST_LIST = ", ".join(TABLE_ORDER)
 
 
+# Where the hosts look for a project's own skills. A skill author's repository keeps its skills
+# in one of these, and every workspace lies below the definition root: none may reach a subject,
+# or the baseline would see the skill under test.
+PROJECT_SKILL_FOLDERS = (
+    ".agents/skills",
+    ".claude/skills",
+    ".codex/skills",
+    ".gemini/skills",
+    ".github/skills",
+    ".opencode/skills",
+    ".pi/skills",
+)
+
+
+PROJECT_COMMAND = "project-command-in-claude"
+
+
+def _project_skill(folder: str) -> str:
+    return "project-skill-in-" + folder.split("/")[0].strip(".")
+
+
 def _copy_example(root: Path) -> Path:
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
+    for folder in PROJECT_SKILL_FOLDERS:
+        invisible_skill(root / folder, _project_skill(folder))
+    write(root / ".claude" / "commands" / f"{PROJECT_COMMAND}.md", "Must stay invisible.\n")
     return root
 
 
@@ -131,3 +156,16 @@ def test_the_aggregate_counts_every_host_apart(every_host: SharedRun, tmp_path: 
     page = report.read_text(encoding="utf-8")
     assert "Across hosts" in page
     assert "".join(f"<th>{host}</th>" for host in TABLE_ORDER) in page
+
+
+def test_no_skill_of_the_project_above_the_workspace_reaches_any_host(
+    every_host: SharedRun,
+) -> None:
+    sent = [
+        path.read_text(encoding="utf-8")
+        for path in every_host.root.glob(".skill-eval/runs/*/groups/*/*/model-requests.jsonl")
+    ]
+    assert len(sent) == 2 * len(HOSTS) * len(OUTCOMES) * 2  # trials × hosts × groups × variants
+    for name in (*map(_project_skill, PROJECT_SKILL_FOLDERS), PROJECT_COMMAND):
+        leaked = [text for text in sent if name in text]
+        assert not leaked, (name, leaked[0][:2000])

@@ -47,6 +47,7 @@ OPERATOR_MARKERS = (
     "customize-cloud-agent",
     "github-pr-media",
     "nested-root-skill",
+    "project-command-above",
 )
 
 
@@ -71,6 +72,8 @@ def copilot_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, bo
     _operator_home(operator_home)
     root = base / "above" / "root"
     write(root.parent / "AGENTS.md", "OPERATOR-COPILOT-INSTRUCTIONS\n")
+    # A Claude Code command above the definition root: it would be listed as a skill.
+    write(root.parent / ".claude" / "commands" / "project-command-above.md", "Do things.\n")
     write(root / "outside.txt", "not for the subject\n")
     # The workspace's own Copilot layers: instructions and a project skill, never loaded.
     write(root / "layers" / "AGENTS.md", "WORKSPACE-AGENTS-MD\n")
@@ -201,3 +204,20 @@ def test_only_loopback_traffic(copilot_run: tuple[Path, str, bool]) -> None:
         run = candidate_run(root, group, HOST)
         assert run["state"] == "complete", (group, run["error"])
     assert "Traceback" not in output
+
+
+def test_a_command_above_the_workspace_named_as_a_declared_skill_stops_the_subject(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path / "root"
+    suite = build(root, [body_case(root, HOST)])
+    write(root / ".claude" / "commands" / "note-taker.md", "Take notes my way.\n")
+    result = pytester.runpytest_subprocess(
+        *skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite)
+    )
+    run = candidate_run(root, "body", HOST)
+    assert run["state"] == "infrastructure-failed", result.stdout.str()
+    assert (
+        f"Copilot CLI would list the command {root / '.claude' / 'commands' / 'note-taker.md'} "
+        "as a skill named note-taker, the name of a declared skill"
+    ) in run["error"]["message"]

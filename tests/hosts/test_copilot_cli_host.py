@@ -55,3 +55,20 @@ def test_a_turns_usage_is_what_the_sessions_totals_grew_by() -> None:
         "cost": {"total": 0.0},
     }
     assert session_usage({"modelMetrics": "none"}) == dict.fromkeys(first, 0)
+
+
+def test_project_skills_and_commands_above_the_workspace_are_switched_off(tmp_path: Path) -> None:
+    from pytest_skill_eval.hosts.copilot_cli.config import settings
+
+    workspace = tmp_path / "root" / ".skill-eval" / "runs" / "r" / "workspace"
+    workspace.mkdir(parents=True)
+    (tmp_path / "root" / ".claude" / "commands").mkdir(parents=True)
+    (tmp_path / "root" / ".claude" / "commands" / "release.md").write_text("Cut a release.\n")
+    document = settings(workspace, [str(tmp_path / "snapshots")])
+    ignored = document["ignoredSkillsLocations"]
+    # It looks in every directory above the workspace, up to `/`: each one's folders ignored.
+    for place in (workspace, tmp_path / "root", tmp_path, Path("/"), tmp_path / "snapshots"):
+        for folder in (".github/skills", ".claude/skills", ".agents/skills"):
+            assert str(place / folder) in ignored, (place, folder)
+    # No setting ignores a commands folder: the command it would list is disabled by name.
+    assert document["disabledSkills"][-1] == "release"

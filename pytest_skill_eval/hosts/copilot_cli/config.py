@@ -24,6 +24,9 @@ from .registration import BUILTIN_SKILLS, RUN_COMMAND
 
 # The workspace directories it reads project skills from, ignored (`ignoredSkillsLocations`).
 PROJECT_SKILLS = (".github/skills", ".claude/skills", ".agents/skills")
+# Where it finds Claude Code commands, which it lists as skills: each `*.md` directly inside. No
+# setting ignores the folder, so each command found is disabled by its name.
+PROJECT_COMMANDS = ".claude/commands"
 # The neutral tools a group declares → Copilot CLI's tools for them.
 TOOLS = {"read": ("view",), "write": ("create",), "edit": ("edit",)}
 SKILL_TOOL = "skill"
@@ -34,13 +37,38 @@ AGENT = "skill-eval"
 LOOPBACK_KEY = "skill-eval-loopback"
 
 
+def places(workspace: Path, roots: Sequence[str] = ()) -> list[Path]:
+    """Where it looks for a project's skills and commands: the workspace, every `--add-dir`
+    root, and every directory above them up to `/` (the workspace lies in the definition root,
+    whose own skill directories may hold the skill under test)."""
+    found: dict[Path, None] = {}
+    for place in (workspace, *(Path(root) for root in roots)):
+        found |= dict.fromkeys((place, *place.parents))
+    return list(found)
+
+
+def project_commands(workspace: Path, roots: Sequence[str] = ()) -> dict[str, Path]:
+    """The Claude Code commands it would list as skills, by name (the file's stem)."""
+    commands: dict[str, Path] = {}
+    for place in places(workspace, roots):
+        try:
+            entries = sorted((place / PROJECT_COMMANDS).glob("*.md"))
+        except OSError:
+            continue
+        for entry in entries:
+            commands.setdefault(entry.stem, entry)
+    return commands
+
+
 def settings(workspace: Path, roots: Sequence[str] = ()) -> dict[str, Any]:
-    """The user settings of one run: the project skill directories of the workspace and of
-    every `--add-dir` root (which it would load as trusted) ignored."""
-    places = [workspace, *(Path(root) for root in roots)]
+    """The user settings of one run: its builtin skills and any command it would list as a
+    skill disabled, the project skill directories of every place it looks ignored."""
+    commands = [name for name in project_commands(workspace, roots) if name not in BUILTIN_SKILLS]
     return {
-        "disabledSkills": list(BUILTIN_SKILLS),
-        "ignoredSkillsLocations": [str(p / d) for p in places for d in PROJECT_SKILLS],
+        "disabledSkills": [*BUILTIN_SKILLS, *commands],
+        "ignoredSkillsLocations": [
+            str(p / d) for p in places(workspace, roots) for d in PROJECT_SKILLS
+        ],
         "disableAllHooks": True,
         "autoUpdate": False,
         "trustedFolders": [],

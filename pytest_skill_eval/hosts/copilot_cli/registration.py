@@ -35,6 +35,7 @@ WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = (
     WorkspaceLayer(".github/skills", "project skills"),
     WorkspaceLayer(".claude/skills", "project skills"),
     WorkspaceLayer(".agents/skills", "project skills"),
+    WorkspaceLayer(".claude/commands", "Claude Code commands, listed as skills"),
     WorkspaceLayer(".github/agents", "custom agents"),
     WorkspaceLayer(".github/hooks", "repository hooks"),
     WorkspaceLayer(".github/copilot", "repository settings: hooks, MCP servers"),
