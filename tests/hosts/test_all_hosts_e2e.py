@@ -46,6 +46,15 @@ PROJECT_SKILL_FOLDERS = (
 
 
 PROJECT_COMMAND = "project-command-in-claude"
+# The instructions files a host reads in a project and the directories above it.
+PROJECT_INSTRUCTIONS = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    "GEMINI.md",
+    ".github/copilot-instructions.md",
+    ".claude/CLAUDE.md",
+)
+INSTRUCTIONS_MARKER = "PROJECT-INSTRUCTIONS-ABOVE-THE-WORKSPACE"
 
 
 def _project_skill(folder: str) -> str:
@@ -57,6 +66,8 @@ def _copy_example(root: Path) -> Path:
     for folder in PROJECT_SKILL_FOLDERS:
         invisible_skill(root / folder, _project_skill(folder))
     write(root / ".claude" / "commands" / f"{PROJECT_COMMAND}.md", "Must stay invisible.\n")
+    for name in PROJECT_INSTRUCTIONS:
+        write(root / name, f"Always say {INSTRUCTIONS_MARKER} ({name}).\n")
     return root
 
 
@@ -158,7 +169,7 @@ def test_the_aggregate_counts_every_host_apart(every_host: SharedRun, tmp_path: 
     assert "".join(f"<th>{host}</th>" for host in TABLE_ORDER) in page
 
 
-def test_no_skill_of_the_project_above_the_workspace_reaches_any_host(
+def test_no_skill_or_instructions_of_the_project_above_the_workspace_reach_any_host(
     every_host: SharedRun,
 ) -> None:
     sent = [
@@ -166,6 +177,7 @@ def test_no_skill_of_the_project_above_the_workspace_reaches_any_host(
         for path in every_host.root.glob(".skill-eval/runs/*/groups/*/*/model-requests.jsonl")
     ]
     assert len(sent) == 2 * len(HOSTS) * len(OUTCOMES) * 2  # trials × hosts × groups × variants
-    for name in (*map(_project_skill, PROJECT_SKILL_FOLDERS), PROJECT_COMMAND):
+    planted = (*map(_project_skill, PROJECT_SKILL_FOLDERS), PROJECT_COMMAND, INSTRUCTIONS_MARKER)
+    for name in planted:
         leaked = [text for text in sent if name in text]
         assert not leaked, (name, leaked[0][:2000])
