@@ -18,6 +18,7 @@ from pytest_skill_eval.hosts.registry import names, registration_for
 from tests.support import runs
 from tests.support.example import OUTCOMES
 from tests.support.files import read_json, write
+from tests.support.git import run_git
 from tests.support.operator import invisible_skill
 from tests.support.paths import EXAMPLE
 from tests.support.runs import outcome
@@ -68,6 +69,8 @@ def _copy_example(root: Path) -> Path:
     write(root / ".claude" / "commands" / f"{PROJECT_COMMAND}.md", "Must stay invisible.\n")
     for name in PROJECT_INSTRUCTIONS:
         write(root / name, f"Always say {INSTRUCTIONS_MARKER} ({name}).\n")
+    # A repository, as a skill author's is: hosts read instructions up to its top.
+    run_git(root, "init", "-q")
     return root
 
 
