@@ -35,7 +35,7 @@ def _history(root: Path, count: int, first: Path) -> None:
         shutil.copytree(first, layout.runs_dir(root) / identity, symlinks=True)
 
 
-def _suite(base: Path, count: int) -> Path:
+def suite_with_history(base: Path, count: int) -> Path:
     """A one-group suite whose results directory holds `count` earlier sealed results."""
     root = body_suite(base, 1, 1, 0)
     run_suite(root)
@@ -53,8 +53,8 @@ def _gated(root: Path) -> float:
 def main() -> dict[str, object]:
     """Build both histories, run each once cold, then time both in turn."""
     with tempfile.TemporaryDirectory(prefix="bench-gate-") as scratch:
-        small = _suite(Path(scratch) / "small", SMALL)
-        large = _suite(Path(scratch) / "large", LARGE)
+        small = suite_with_history(Path(scratch) / "small", SMALL)
+        large = suite_with_history(Path(scratch) / "large", LARGE)
         _gated(small)
         cold = _gated(large)
         walls: dict[int, list[float]] = {SMALL: [], LARGE: []}
