@@ -181,11 +181,11 @@ def _ruled_out(candidate: Path, ours: Mapping[str, set[str | None]]) -> _Read | 
     """
     try:
         invocation = read.load_invocation(candidate)
-    except read.ReadError:
+        recorded = _recorded(invocation) if invocation is not None else None
+    except (read.ReadError, KeyError):
+        return None  # verified, and named for what is wrong with it
+    if invocation is None or recorded is None:
         return None
-    if invocation is None:
-        return None
-    recorded = _recorded(invocation)
     if any(recorded.get(group_id) in found for group_id, found in ours.items()):
         return None
     return _Read(_ran_at(candidate, invocation), invocation.get("identicalArms") is True, ())

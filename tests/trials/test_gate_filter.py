@@ -82,3 +82,20 @@ def test_a_result_that_matches_by_one_group_of_several_is_verified_and_pooled(
     current = runs.invocation(["pass-to-fail"])
     assert pooled(runs.dir, current).trials == [earlier, *current]
     assert verifications == [earlier]
+
+
+def test_an_earlier_invocation_json_the_gate_cannot_read_rules_nothing_out(
+    tmp_path: Path, verifications: list[Path]
+) -> None:
+    runs = Runs(tmp_path)
+    damaged = runs.invocation(["pass-to-fail"] * 2)
+    path = damaged[0] / layout.INVOCATION
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del data["definitions"][0]["groups"][0]["sha256"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (damaged[1] / layout.INVOCATION).write_text("{", encoding="utf-8")
+    current = runs.invocation(["pass-to-fail"])
+    pool = pooled(runs.dir, current)
+    assert pool.trials == current
+    assert pool.set_aside.reasons == {UNVERIFIED: [t.name for t in damaged]}
+    assert verifications == damaged
