@@ -7,6 +7,10 @@ aside as a duplicate once verified, so the gate does all its reading and none of
 changes. Each side first runs once untimed (it verifies every earlier result in full and
 remembers what verified: `evidence/verified.py`); then both sides run in turn `ROUNDS` times and
 the medians of their wall times are compared. The cold run over 1,000 is printed too.
+
+A third side (`other_*`) holds 1,000 earlier results of which all but 10 are copies of a real
+run of the same group under another definition, as a history of edits leaves: the gate reads
+their `invocation.json` and verifies none of them (`analysis/gate.py`).
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bench.common import body_suite, emit, run_suite
+from bench.common import body_script, body_suite, emit, run_suite
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.evidence.store import new_result_id
+from tests.support.roots import VARIANTS, body_group, make_root
 
 SMALL, LARGE = 10, 1000
 ROUNDS = 3
@@ -35,12 +40,29 @@ def _history(root: Path, count: int, first: Path) -> None:
         shutil.copytree(first, layout.runs_dir(root) / identity, symlinks=True)
 
 
-def _suite(base: Path, count: int) -> Path:
+def suite_with_history(base: Path, count: int) -> Path:
     """A one-group suite whose results directory holds `count` earlier sealed results."""
     root = body_suite(base, 1, 1, 0)
     run_suite(root)
     (first,) = layout.runs_dir(root).iterdir()
     _history(root, count, first)
+    return root
+
+
+def _with_other_history(base: Path) -> Path:
+    """The suite with `SMALL` earlier results of its own and `LARGE - SMALL` of a real run of
+    the same group under another definition (another prompt), as a history of edits leaves."""
+    root = suite_with_history(base / "suite", SMALL)
+    script = body_script(1, 0)
+    other = make_root(
+        base / "other",
+        [body_group("g00", input={"prompt": "Do another task."}, tools=["read"], expectations=[])],
+        {f"g00/{name}": script for name in VARIANTS},
+        suite_id="bench",
+    )
+    run_suite(other)
+    (result,) = layout.runs_dir(other).iterdir()
+    _history(root, LARGE - SMALL + 1, result)
     return root
 
 
@@ -53,15 +75,19 @@ def _gated(root: Path) -> float:
 def main() -> dict[str, object]:
     """Build both histories, run each once cold, then time both in turn."""
     with tempfile.TemporaryDirectory(prefix="bench-gate-") as scratch:
-        small = _suite(Path(scratch) / "small", SMALL)
-        large = _suite(Path(scratch) / "large", LARGE)
-        _gated(small)
-        cold = _gated(large)
-        walls: dict[int, list[float]] = {SMALL: [], LARGE: []}
+        sides = {
+            "small": suite_with_history(Path(scratch) / "small", SMALL),
+            "large": suite_with_history(Path(scratch) / "large", LARGE),
+            "other": _with_other_history(Path(scratch) / "other"),
+        }
+        _gated(sides["small"])
+        cold = _gated(sides["large"])
+        _gated(sides["other"])
+        walls: dict[str, list[float]] = {side: [] for side in sides}
         for _ in range(ROUNDS):
-            walls[SMALL].append(_gated(small))
-            walls[LARGE].append(_gated(large))
-    small_s, large_s = statistics.median(walls[SMALL]), statistics.median(walls[LARGE])
+            for side, root in sides.items():
+                walls[side].append(_gated(root))
+    small_s, large_s, other_s = (statistics.median(walls[side]) for side in sides)
     return emit(
         "gate",
         earlier=[SMALL, LARGE],
@@ -70,6 +96,8 @@ def main() -> dict[str, object]:
         ratio=round(large_s / small_s, 3),
         bar_ratio=2.0,
         cold_large_s=round(cold, 3),
+        other_large_s=round(other_s, 3),
+        other_ratio=round(other_s / small_s, 3),
         rounds=ROUNDS,
     )
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
-from ..evidence import layout, read, sealed_root, unfinished, verified
+from ..evidence import layout, read, sealed_root, verified
 from ..evidence.store import sha256_file
 
 UNVERIFIED = "seal does not verify (skill-eval verify names what changed)"
@@ -34,27 +34,12 @@ def differences(target: Path) -> list[str]:
     Records this version cannot read count as a difference too. A result that verified
     before and has not changed since is not read again (`evidence/verified.py`).
     """
-    from ..evidence.shard_seal import verify  # the verifier of `skill-eval verify`
     from .trials import verify_aggregate  # which imports the noise floor, which reads evidence
-
-    def one(result: Path) -> list[str]:
-        incomplete = unfinished(result)
-        if incomplete is not None:
-            return [incomplete]
-        stats = verified.stat_digest(result)
-        if verified.remembered(result, stats) is not None:
-            return []  # verified before, and not one entry of it changed since
-        problems = verify(result)
-        if not problems:
-            read.load_summary(result)
-            read.load_invocation(result)
-            verified.remember(result, stats)
-        return problems
 
     try:
         if read.is_aggregate(target):
-            return verify_aggregate(target, one)[1]
-        return one(target)
+            return verify_aggregate(target, verified.problems)[1]
+        return verified.problems(target)
     except (SkillEvalError, OSError) as error:
         return [str(error)]
 

@@ -85,10 +85,12 @@ def deciding(results_dir: Path, inputs: str) -> FlakyGate | None:
         inputs_of = read.mapping(data.get("inputs"))
         found = inputs_of.get("fingerprints")
         first = found[0] if isinstance(found, list) and found else {}
-        if differences(candidate):
-            reasons[candidate.name] = (UNVERIFIED, candidate.name)
-        elif inputs_of.get("identical") is not True or fingerprint(read.mapping(first)) != inputs:
+        # Of other inputs by its own record, read before it is verified: that claim can keep a
+        # floor out (it verifies and is of other inputs, or it does not verify), never let one in.
+        if inputs_of.get("identical") is not True or fingerprint(read.mapping(first)) != inputs:
             reasons[candidate.name] = (OTHER_INPUTS, candidate.name)
+        elif differences(candidate):
+            reasons[candidate.name] = (UNVERIFIED, candidate.name)
         elif not _one_invocation(candidate):
             reasons[candidate.name] = (NOT_ONE_RUN, candidate.name)
         else:

@@ -74,13 +74,18 @@ def definitions(trial_dir: Path) -> tuple[dict[str, str], bool]:
         return {}, True
     if invocation is None:
         return {}, True
+    selection = invocation.get("selection")
+    first = not isinstance(selection, Mapping) or selection.get("trial") in (None, 1)
+    return _recorded(invocation), first
+
+
+def _recorded(invocation: Mapping[str, Any]) -> dict[str, str]:
+    """Per group id, its definition's sha256 as an invocation record holds it."""
     out: dict[str, str] = {}
     for definition in invocation.get("definitions", []):
         for group in definition.get("groups", []):
             out[str(group["id"])] = str(group["sha256"])
-    selection = invocation.get("selection")
-    first = not isinstance(selection, Mapping) or selection.get("trial") in (None, 1)
-    return out, first
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +133,9 @@ def pooled(
         if candidate.resolve() not in current and (before is None or _in_order(candidate) < before)
     ]
     admitted: list[tuple[Path, _Read]] = []
+    ours = _definitions_of(trial_dirs, same)
     for candidate in candidates:
-        found = _admitted(candidate)
+        found = _ruled_out(candidate, ours) or _admitted(candidate)
         if found is None:
             aside.add(UNVERIFIED, candidate.name)
         else:
@@ -151,11 +157,49 @@ def pooled(
     return Pool([*earlier, *trial_dirs], aside)
 
 
+def _definitions_of(
+    trial_dirs: Sequence[Path], same: Mapping[tuple[str, str], set[str]]
+) -> dict[str, set[str | None]]:
+    """Per group id this invocation gates, the definition sha256s its trials recorded."""
+    ours: dict[str, set[str | None]] = {group_id: set() for group_id, _ in same}
+    for trial_dir in trial_dirs:
+        recorded, _ = definitions(trial_dir)
+        for group_id, found in ours.items():
+            found.add(recorded.get(group_id))
+    return ours
+
+
+def _ruled_out(candidate: Path, ours: Mapping[str, set[str | None]]) -> _Read | None:
+    """An earlier result that no group of this invocation may pool with, by its
+    `invocation.json` alone (read before the result is verified), as a `_Read` holding no
+    group; None: it may match, and is verified before anything of it counts.
+
+    A group pools only when its `identity`, which covers the definition sha256 recorded
+    there, is one of this invocation's. What the unverified file claims can only keep a result
+    out, never let one in: ruled out, it is of other inputs if it verifies, and counts for
+    nothing if it does not (that file is sealed). A file that cannot be read rules out nothing.
+    """
+    try:
+        invocation = read.load_invocation(candidate)
+        recorded = _recorded(invocation) if invocation is not None else None
+    except (read.ReadError, KeyError):
+        return None  # verified, and named for what is wrong with it
+    if invocation is None or recorded is None:
+        return None
+    if any(recorded.get(group_id) in found for group_id, found in ours.items()):
+        return None
+    return _Read(_ran_at(candidate, invocation), invocation.get("identicalArms") is True, ())
+
+
 def _in_order(result: Path) -> tuple[str, int, str]:
     """The order results ran in: their ids begin with their UTC creation second, and the trials
     of one invocation (created in the same second or the next) follow their trial numbers."""
-    selection = read.mapping(read.mapping(read.load_invocation(result)).get("selection"))
-    trial = selection.get("trial")
+    return _ran_at(result, read.mapping(read.load_invocation(result)))
+
+
+def _ran_at(result: Path, invocation: Mapping[str, Any]) -> tuple[str, int, str]:
+    """`_in_order` from the result's invocation record."""
+    trial = read.mapping(invocation.get("selection")).get("trial")
     return result.name[: len("YYYYmmddHHMMSS")], trial if isinstance(trial, int) else 0, result.name
 
 

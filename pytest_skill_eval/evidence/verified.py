@@ -1,9 +1,10 @@
 """Remembering which sealed results verified, so a run does not re-read every earlier one.
 
 The gates and the noise floor admit an earlier result only when it verifies (`analysis/
-admission.py`), which reads and hashes every file it holds: a cost that grows with every result
-kept. A result that verified is remembered, and is verified again in full whenever anything
-below it may have changed since.
+admission.py`), and `--skill-eval-reuse`, `--skill-eval-affected-since` and `--skill-eval-resume`
+take one only when its seal does (`seal_problems`): each reads and hashes every file the result
+holds, a cost that grows with every result kept. A result that verified is remembered, and is
+verified again in full whenever anything below it may have changed since.
 
 What is remembered is a token: the HMAC-SHA256, under a key only this user can read, of the
 result's real path, its seal root, the evaluator's evidence readers as they are, and a digest
@@ -16,24 +17,79 @@ anyone who cannot read it: one who can write the results directory (a planted re
 planted token beside it) cannot make a token that matches, so a planted result is verified in
 full. `docs/security.md` gives the reasoning. Without a cache directory the evaluator can use,
 every result is verified in full.
+
+Each entry (`verified/results/<sha256 of the real path>`, mode 0600) holds the token, the
+digest of the readers that made it and the result's real path, which `prune` uses to drop the
+entries that can never match again, so the cache does not grow with every result ever kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+import string
+import time
+from collections.abc import Collection, Iterator
 from functools import cache
 from pathlib import Path
 
-from .seal import sealed_root
+from ..errors import SkillEvalError
+from . import layout, read
+from .seal import sealed_root, unfinished, verify_result
 
-FORMAT = "1"
+FORMAT = "2"
+RESULTS = "results"  # the directory of the cache's entries, one per result
+_STAGED = "."  # an entry being written begins with this
+_STAGED_AGE_S = 3600.0  # a staged entry older than this was left by a run that stopped
 _KEY_BYTES = 32
 _keys: dict[Path, bytes | None] = {}
+_pruned: set[Path] = set()  # the caches this process has pruned part of
+
+
+def problems(result: Path) -> list[str]:
+    """What `skill-eval verify` finds changed in one result, and a summary or invocation record
+    this version cannot read; empty: it verifies. A result remembered as verified and unchanged
+    since is not read again; one that verifies now is remembered."""
+    from . import shard_seal  # the verifier of `skill-eval verify`, which reads every file
+
+    try:
+        incomplete = unfinished(result)
+        if incomplete is not None:
+            return [incomplete]
+        stats = stat_digest(result)
+        if remembered(result, stats) is not None:
+            return []  # verified before, and not one entry of it changed since
+        found = shard_seal.verify(result)
+        if not found:
+            read.load_summary(result)
+            read.load_invocation(result)
+            remember(result, stats)
+        return found
+    except (SkillEvalError, OSError) as error:
+        return [str(error)]
+
+
+def seal_problems(result: Path, advisory: Collection[str] = ()) -> list[str]:
+    """What `seal.verify_result(result, advisory)` finds changed in a result, one line each.
+
+    When no group holds an advisory entry that `advisory` does not leave out, a result that
+    `problems` accepts (remembered as verified and unchanged since, or verified now and
+    remembered) passes it too, and is not read again: `problems` checks every file of it
+    against its seal, leaving out only those entries. Otherwise the result is verified in full.
+    """
+    groups = layout.groups_dir(result)
+    others = layout.ADVISORY.difference(advisory)
+    try:
+        held = any(os.path.lexists(g / n) for g in groups.iterdir() for n in others)
+    except OSError:
+        held = True  # verified in full, which names what cannot be read
+    if not held and not problems(result):
+        return []
+    return verify_result(result, advisory)
 
 
 def cache_dir() -> Path:
@@ -117,7 +173,7 @@ def _token(key: bytes, result: Path, stats: str, facts: str) -> str | None:
 
 def _entry(directory: Path, result: Path) -> Path:
     name = hashlib.sha256(os.fsencode(os.path.realpath(result))).hexdigest()
-    return directory / "results" / name
+    return directory / RESULTS / name
 
 
 def remembered(result: Path, stats: str | None) -> str | None:
@@ -128,17 +184,29 @@ def remembered(result: Path, stats: str | None) -> str | None:
     if key is None or stats is None:
         return None
     try:
-        kept, _, facts = _entry(directory, result).read_text(encoding="utf-8").partition("\n")
+        text = _entry(directory, result).read_text(encoding="utf-8")
+        kept, _, _, facts = _fields(text)
         token = _token(key, result, stats, facts)
     except (OSError, UnicodeError, ValueError):
         return None
     return facts if token is not None and hmac.compare_digest(kept, token) else None
 
 
+def _fields(text: str) -> tuple[str, str, str, str]:
+    """An entry's token, the readers it was made by, the result's real path (its bytes in hex)
+    and the facts remembered with it; ValueError when it is not an entry of this format."""
+    fields = text.split("\n", 3)
+    if len(fields) != 4:
+        raise ValueError("not an entry of this format")
+    token, readers, path, facts = fields
+    return token, readers, path, facts
+
+
 def remember(result: Path, stats: str | None, facts: str = "") -> None:
     """Remember that `result` verified, with `facts` read from it then (one line of text, the
     token covers it), when it is still as `stats` found it before it was verified (else what
-    verified may not be what is there: nothing is remembered)."""
+    verified may not be what is there: nothing is remembered). The first time a process
+    remembers a result, part of the cache is pruned (`prune`)."""
     directory = cache_dir()
     key = _key(directory)
     if key is None or stats is None or "\n" in facts or stat_digest(result) != stats:
@@ -149,8 +217,55 @@ def remember(result: Path, stats: str | None, facts: str = "") -> None:
             return
         entry = _entry(directory, result)
         entry.parent.mkdir(exist_ok=True, mode=0o700)
-        staged = entry.with_name(f".{entry.name}.{secrets.token_hex(4)}")
-        staged.write_text(f"{token}\n{facts}", encoding="utf-8")
-        os.replace(staged, entry)
+        path = os.fsencode(os.path.realpath(result)).hex()
+        _write_private(entry, f"{token}\n{_readers()}\n{path}\n{facts}")
     except (OSError, UnicodeError, ValueError):
         return  # not remembered: the next run verifies it in full
+    if directory not in _pruned:
+        _pruned.add(directory)
+        prune(secrets.choice(string.hexdigits[:16]))
+
+
+def _write_private(entry: Path, text: str) -> None:
+    """Write `entry` whole, readable and writable by this user only (staged, then renamed)."""
+    staged = entry.with_name(f"{_STAGED}{entry.name}.{secrets.token_hex(4)}")
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(staged, entry)
+
+
+def prune(prefix: str = "") -> int:
+    """Drop the remembered results whose names begin with `prefix` (every one: "") that can
+    never match again: the result is gone from where it was verified, the entry was made by
+    evidence readers other than these (they read a result otherwise), or it is no entry of this
+    format; and staged entries a stopped run left. Returns how many were dropped.
+
+    Bounded work: `remember` prunes one of sixteen parts of the cache (by a random first hex
+    digit of the names) once per process, so every entry is looked at now and then and a
+    process reads a sixteenth of the cache at most.
+    """
+    results = cache_dir() / RESULTS
+    dropped = 0
+    try:
+        names = [n for n in os.listdir(results) if n.startswith(prefix) or n.startswith(_STAGED)]
+    except OSError:
+        return 0
+    for name in names:
+        entry = results / name
+        if _stale(entry):
+            with contextlib.suppress(OSError):
+                entry.unlink()
+                dropped += 1
+    return dropped
+
+
+def _stale(entry: Path) -> bool:
+    """Whether a cache entry can never match again (`prune`)."""
+    try:
+        if entry.name.startswith(_STAGED):
+            return time.time() - entry.lstat().st_mtime > _STAGED_AGE_S
+        _, readers, path, _ = _fields(entry.read_text(encoding="utf-8"))
+        return readers != _readers() or not os.path.lexists(os.fsdecode(bytes.fromhex(path)))
+    except (OSError, UnicodeError, ValueError):
+        return True

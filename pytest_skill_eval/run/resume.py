@@ -17,12 +17,12 @@ from typing import Any
 
 from ..definitions import VARIANTS, LoadedGroup
 from ..errors import SkillEvalError
-from ..evidence import layout, read, sealed_root
+from ..evidence import layout, read, sealed_root, verified
 from ..evidence.copy import copy_group_tree
 from ..evidence.iteration import RESUMED_FROM, attempts_of, carried_groups
 from ..evidence.locate import is_result, results
 from ..evidence.records import CarriedGroup, InvocationRecord
-from ..evidence.seal import planned_groups, verify_result
+from ..evidence.seal import planned_groups
 from ..evidence.store import sha256_file, verify_group
 from .inputs import changed_inputs
 
@@ -126,7 +126,7 @@ def _carry_over(
     _same_invocation(source, earlier, invocation)
     root = sealed_root(source)
     if (source / layout.SEAL).exists():
-        problems = verify_result(source)
+        problems = verified.seal_problems(source)
         if problems:
             raise ResumeError(
                 f"--skill-eval-resume: {source} does not match its seal ({problems[0]}); only "

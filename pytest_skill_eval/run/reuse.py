@@ -16,10 +16,10 @@ from typing import Any
 
 from ..definitions import VARIANTS, LoadedGroup
 from ..errors import SkillEvalError
-from ..evidence import layout, read, shapes
+from ..evidence import layout, read, shapes, verified
 from ..evidence.iteration import REFUSED_COPY
 from ..evidence.read import parse_evidence_json
-from ..evidence.seal import sealed_root, verify_result
+from ..evidence.seal import sealed_root
 from ..evidence.store import sha256_bytes
 from .inputs import changed_inputs
 from .reuse_copy import READ, ReuseError, copy_proved, sealed_entries
@@ -78,7 +78,7 @@ def _verified(result: Path) -> Source:
     if not layout.seal_file(result).is_file():
         return Source(result, None, f"{result} has no {layout.SEAL}: it was never sealed")
     try:
-        problems = verify_result(result, _ADVISORY)
+        problems = verified.seal_problems(result, _ADVISORY)
     except (SkillEvalError, OSError) as error:
         problems = [str(error)]
     root = sealed_root(result)

@@ -10,10 +10,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from pytest_skill_eval.analysis.floor_choice import deciding, fingerprint
 from pytest_skill_eval.analysis.trials import write_aggregate
 from pytest_skill_eval.evidence import read
 from pytest_skill_eval.evidence.records import FlakyGate
+from tests.support.verifications import record_verifications
 from tests.trials.test_gate_pool import Runs
 
 
@@ -60,3 +63,23 @@ def test_an_aggregate_of_part_of_a_floor_is_set_aside(tmp_path: Path) -> None:
         "noise floor: set aside 1 aggregate: not the trials of one invocation (a floor is all "
         f"the trials of one run): {part.name}"
     ]
+
+
+def test_a_floor_of_other_inputs_is_set_aside_without_its_trials_being_verified(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    runs = Runs(tmp_path)
+    other = runs.invocation(["pass-to-pass"] * 2, identical=True, sha256="0" * 64)
+    floor = runs.invocation(["pass-to-pass"] * 2, identical=True)
+    _floor(runs, other, "20261202000001-other")
+    chosen = _floor(runs, floor, "20261202000002-chosen")
+    verifications = record_verifications(monkeypatch)
+    newer = _floor(runs, other, "20261202000003-newer")  # of other inputs, after the chosen
+    decided = _decided(runs, floor[0])
+    assert decided["noiseFloor"] == chosen.name
+    assert decided["setAside"] == [
+        "noise floor: set aside 1 aggregate: other inputs (a changed definition or input is "
+        f"another test): {newer.name}"
+    ]
+    assert verifications == floor  # the other floors were read no further than their records
