@@ -1,0 +1,28 @@
+"""`python -m bench hosts [HOST ...]`: which hosts it compares, and one line for a wrong name."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import __main__ as bench_main
+from bench import hosts
+from pytest_skill_eval.hosts.registry import names
+
+
+def test_every_registered_host_has_a_stock_command_and_none_is_chosen_by_default() -> None:
+    assert set(hosts.HOSTS) == set(names())
+    assert hosts.selected([]) == hosts.HOSTS
+
+
+def test_named_hosts_are_compared_in_the_order_named() -> None:
+    assert hosts.selected(["opencode", "gemini-cli"]) == ("opencode", "gemini-cli")
+
+
+def test_an_unknown_host_is_refused_in_one_line_before_anything_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert bench_main.main(["hosts", "gemini", "opencode"]) == 2
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    assert "unknown host(s): gemini;" in out
+    assert "gemini-cli" in out
