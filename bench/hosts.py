@@ -75,15 +75,25 @@ def main(names: list[str] | None = None, groups: int = 2, rounds: int = 3) -> di
 
 def _inside_namespace(hosts: tuple[str, ...]) -> dict[str, object]:
     """Run this benchmark again inside a new network namespace with only loopback."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        raise SystemExit("bench hosts needs `unshare` and `ip` (util-linux, iproute2) to run")
+    enter = ["unshare", "-rn", "sh", "-c", _ENTER, "sh"]
+    if not _loopback_only(enter):
+        raise SystemExit(
+            "bench hosts runs only in a network namespace with only loopback, which this machine "
+            "cannot make: it needs `unshare -rn` (util-linux, user namespaces) and `ip` (iproute2)"
+        )
     argv = [sys.executable, "-m", "bench", "hosts", *hosts]
-    done = subprocess.run(
-        ["unshare", "-rn", "sh", "-c", _ENTER, "sh", *argv], env={**os.environ, MARKER: "1"}
-    )  # fmt: skip
+    done = subprocess.run([*enter, *argv], env={**os.environ, MARKER: "1"})
     if done.returncode != 0:
         raise SystemExit(f"bench hosts failed in its loopback-only namespace ({done.returncode})")
     return {"benchmark": "hosts", "hosts": list(hosts)}
+
+
+def _loopback_only(enter: list[str]) -> bool:
+    """Whether `enter` makes a network namespace with loopback up here."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    probe = subprocess.run([*enter, "true"], capture_output=True, check=False)
+    return probe.returncode == 0
 
 
 def _compare(hosts: tuple[str, ...], groups: int, rounds: int) -> dict[str, object]:

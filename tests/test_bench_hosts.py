@@ -26,3 +26,15 @@ def test_an_unknown_host_is_refused_in_one_line_before_anything_runs(
     assert out.count("\n") == 1
     assert "unknown host(s): gemini;" in out
     assert "gemini-cli" in out
+
+
+def test_without_a_loopback_only_namespace_it_refuses_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(hosts.MARKER, raising=False)
+    monkeypatch.setattr("bench.hosts.shutil.which", lambda name: None)
+    with pytest.raises(SystemExit) as refused:
+        hosts.main(["pi"])
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "unshare -rn" in message
