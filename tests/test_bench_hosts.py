@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from bench import __main__ as bench_main
 from bench import hosts
+from bench.common import REPLY, bare_runs
 from pytest_skill_eval.hosts.registry import names
 
 
@@ -38,3 +42,16 @@ def test_without_a_loopback_only_namespace_it_refuses_in_one_line(
     message = str(refused.value)
     assert "\n" not in message
     assert "unshare -rn" in message
+
+
+def test_warm_starts_share_one_home_after_an_untimed_first_run(tmp_path: Path) -> None:
+    def command(route: object, base: Path) -> tuple[list[str], dict[str, str]]:
+        (base / "home").mkdir(exist_ok=True)
+        # Each run adds one mark to a file in the home it was given.
+        append = "import sys; open(sys.argv[1], 'a').write('x')"
+        return [sys.executable, "-c", append, str(base / "home" / "runs")], {}
+
+    timed = bare_runs([{"response": REPLY}], 2, tmp_path, command, reuse=True)
+    assert len(timed) == 2
+    assert [p.name for p in tmp_path.iterdir()] == ["bare0"]
+    assert (tmp_path / "bare0" / "home" / "runs").read_text() == "xxx"
