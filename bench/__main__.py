@@ -1,5 +1,6 @@
 """Run the benchmarks: `python -m bench [NAME ...] [--groups N]` (all of them by default;
-`--groups` sizes the merge benchmark)."""
+`--groups` sizes the merge benchmark), or `python -m bench hosts [HOST ...]` (the hosts
+benchmark on the named hosts only)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from bench import (
     gate,
     gemini_overhead,
     history,
+    hosts,
     imports,
     materialise,
     memory,
@@ -38,6 +40,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
     "opencode-overhead": opencode_overhead.main,
     "copilot-overhead": copilot_overhead.main,
     "startup": startup.main,
+    "hosts": hosts.main,
     "import": imports.main,
 }
 
@@ -45,6 +48,13 @@ BENCHMARKS: dict[str, Callable[[], dict[str, object]]] = {
 def main(argv: list[str]) -> int:
     """Run the named benchmarks (all by default), each printing one JSON line."""
     benchmarks = dict(BENCHMARKS)
+    if argv[:1] == ["hosts"] and len(argv) > 1:
+        chosen = hosts.selected(argv[1:])
+        if isinstance(chosen, str):
+            print(chosen)
+            return 2
+        benchmarks["hosts"] = functools.partial(hosts.main, list(chosen))
+        argv = ["hosts"]
     if "--groups" in argv:
         at = argv.index("--groups")
         if at + 1 >= len(argv) or not argv[at + 1].isdigit():

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from pytest_skill_eval.nodeids import DEFAULT_HOST
 from tests.support.bytecode import cache_bytecode_outside_the_tree
 from tests.support.paths import PI, REPO
 from tests.support.roots import VARIANTS, Group, body_group, build, make_root, variant
@@ -58,7 +59,7 @@ def item_times(host: str | None = None, *extra: str) -> Callable[[Path], list[fl
         junit = root / "junit.xml"
         chosen = ("--skill-eval-host", host) if host else ()
         run_suite(root, f"--junitxml={junit}", *chosen, *extra)
-        at = f"@{host}]" if host else "]"
+        at = f"@{host}]" if host and host != DEFAULT_HOST else "]"
         return [
             float(case.get("time", "0"))
             for case in ElementTree.parse(junit).getroot().iter("testcase")
@@ -175,22 +176,27 @@ def bare_runs(
     command: BareCommand,
     *,
     to_first_request: bool = False,
+    reuse: bool = False,
 ) -> list[tuple[float, float]]:
     """(wall s, CPU s) of `runs` bare host processes, each against its own scripted route in
     its own `tmp/bare<k>`: the host alone, none of the evaluator. With `to_first_request`, both
-    are taken when the route is first asked for a reply: the host's start-up alone."""
+    are taken when the route is first asked for a reply: the host's start-up alone. With
+    `reuse`, every run is in `tmp/bare0` (`command` must set it up again without harm), after
+    one untimed run there: the host's warm start."""
     from pytest_skill_eval.modelserver.scriptparse import parse_script
     from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
     figures = []
     script = parse_script({"version": 1, "interactions": interactions})
     with ScriptedModelServer() as server:
-        for index in range(runs):
+        for index in range(-1 if reuse else 0, runs):
             route = server.open_route(script)
-            base = tmp / f"bare{index}"
-            (base / "work").mkdir(parents=True)
+            base = tmp / f"bare{0 if reuse else index}"
+            (base / "work").mkdir(parents=True, exist_ok=reuse)
             argv, env = command(route, base)
-            if to_first_request:
+            if index < 0:
+                _to_exit(argv, base / "work", env)
+            elif to_first_request:
                 figures.append(_to_first_request(argv, base / "work", env, route))
             else:
                 figures.append(_to_exit(argv, base / "work", env))

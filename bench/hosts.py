@@ -1,0 +1,164 @@
+"""Each host's subject under the plugin against its stock CLI's start, side by side in one run.
+
+`python -m bench hosts [HOST ...]` (every registered host by default) prints one JSON line per
+host:
+
+- `plugin`: one subject of a one-turn description group (the overhead benchmarks' `PROMPT`
+  answered by `REPLY`) as the plugin runs it. `wall_s` is the median JUnit item time. `cpu_s`
+  is the marginal CPU of a subject: each round runs a suite of `groups` groups and one of twice
+  as many, and the difference of their children's CPU (pytest, the plugin, every host process
+  it waited for) over the extra subjects is what one more subject costs, the session's own
+  start-up and teardown cancelling out.
+- `fresh`: the host's stock CLI (`bench.stock`: its packaged command, only the least
+  configuration that reaches the loopback model) in a new empty home per run; CPU and wall to
+  exit.
+- `warm`: the same command with one home reused, after one untimed first run.
+- `ratio_fresh` / `ratio_warm`: plugin over fresh / over warm, CPU and wall; `goal` the bar the
+  plugin's subject must meet against the fresh start (0.5 for Gemini CLI and opencode).
+
+Stock hosts try the network (updates, telemetry, model lists, installs), so the whole
+benchmark, both sides, runs in a network namespace with only loopback (`unshare -rn`): the
+module starts itself again inside one (`network` in every line says so), and refuses where
+none can be made. Rounds interleave the hosts and sides, so a drift of the machine reaches all
+of them alike.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    PROMPT,
+    REPLY,
+    bare_runs,
+    bare_scratch,
+    description_suite,
+    emit,
+    item_times,
+)
+from bench.stock import STOCK
+
+HOSTS = tuple(STOCK)
+GOALS = {"gemini-cli": 0.5, "opencode": 0.5}
+# More pytest arguments a host's suites need here (Codex cannot confine reads in the namespace).
+EXTRA = {"codex": ("--skill-eval-codex-unconfined-reads",)}
+MARKER = "SKILL_EVAL_BENCH_LOOPBACK_ONLY"
+NETWORK = "loopback only (unshare -rn)"
+_ENTER = 'ip link set lo up && exec "$@"'
+
+
+def selected(names: list[str]) -> tuple[str, ...] | str:
+    """The hosts named (all when none), or the one line refusing an unknown name."""
+    unknown = [name for name in names if name not in HOSTS]
+    if unknown:
+        return f"unknown host(s): {', '.join(unknown)}; choose from {', '.join(HOSTS)}"
+    return tuple(names) or HOSTS
+
+
+def main(names: list[str] | None = None, groups: int = 2, rounds: int = 3) -> dict[str, object]:
+    """Compare each selected host's plugin subject with its stock starts (in the loopback-only
+    namespace, entered first when not yet in it)."""
+    hosts = selected(names or [])
+    if isinstance(hosts, str):
+        raise SystemExit(hosts)
+    if os.environ.get(MARKER) != "1":
+        return _inside_namespace(hosts)
+    return _compare(hosts, groups, rounds)
+
+
+def _inside_namespace(hosts: tuple[str, ...]) -> dict[str, object]:
+    """Run this benchmark again inside a new network namespace with only loopback."""
+    enter = ["unshare", "-rn", "sh", "-c", _ENTER, "sh"]
+    if not _loopback_only(enter):
+        raise SystemExit(
+            "bench hosts runs only in a network namespace with only loopback, which this machine "
+            "cannot make: it needs `unshare -rn` (util-linux, user namespaces) and `ip` (iproute2)"
+        )
+    argv = [sys.executable, "-m", "bench", "hosts", *hosts]
+    done = subprocess.run([*enter, *argv], env={**os.environ, MARKER: "1"})
+    if done.returncode != 0:
+        raise SystemExit(f"bench hosts failed in its loopback-only namespace ({done.returncode})")
+    return {"benchmark": "hosts", "hosts": list(hosts)}
+
+
+def _loopback_only(enter: list[str]) -> bool:
+    """Whether `enter` makes a network namespace with loopback up here."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    probe = subprocess.run([*enter, "true"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+def _compare(hosts: tuple[str, ...], groups: int, rounds: int) -> dict[str, object]:
+    """Run the rounds and print each host's line."""
+    figures: dict[str, dict[str, list[Any]]] = {
+        host: {"items": [], "cpu": [], "fresh": [], "warm": []} for host in hosts
+    }
+    with tempfile.TemporaryDirectory() as tmp, bare_scratch() as homes:
+        for k in range(rounds):
+            for host in hosts:
+                _round(host, figures[host], Path(tmp) / f"{host}{k}", Path(homes) / host, groups)
+    for host in hosts:
+        _line(host, figures[host], groups * rounds)
+    return {"benchmark": "hosts", "hosts": list(hosts)}
+
+
+def _round(host: str, into: dict[str, list[Any]], tmp: Path, homes: Path, groups: int) -> None:
+    """One round of one host: a suite of `groups` groups, fresh starts, a suite of twice as
+    many, warm starts (the warm home kept in `homes/warm` from round to round)."""
+    times = item_times(host, *EXTRA.get(host, ()))
+    cpu: list[float] = []
+    for size, side in ((groups, "fresh"), (groups * 2, "warm")):
+        root = description_suite(tmp / f"suite{size}", size, PROMPT, REPLY)
+        before = os.times()
+        into["items"] += times(root)
+        after = os.times()
+        cpu.append(after.children_user + after.children_system)
+        cpu[-1] -= before.children_user + before.children_system
+        directory = homes / (side if side == "warm" else f"fresh{len(into['fresh'])}")
+        directory.mkdir(parents=True, exist_ok=True)
+        into[side] += bare_runs(
+            [{"response": REPLY}], 2, directory, STOCK[host], reuse=side == "warm"
+        )  # fmt: skip
+    into["cpu"].append(cpu[1] - cpu[0])
+
+
+def _line(host: str, figures: dict[str, list[Any]], extra_groups: int) -> dict[str, Any]:
+    """Print one host's JSON line."""
+    plugin = {
+        "cpu_s": round(sum(figures["cpu"]) / (extra_groups * 2), 3),
+        "wall_s": round(statistics.median(figures["items"]), 3),
+    }
+    sides = {side: _median(figures[side]) for side in ("fresh", "warm")}
+    ratios = {
+        f"ratio_{side}": {
+            key: round(plugin[f"{key}_s"] / value[f"{key}_s"], 3) for key in ("cpu", "wall")
+        }
+        for side, value in sides.items()
+    }
+    return emit(
+        "hosts",
+        host=host,
+        plugin=plugin,
+        **sides,
+        **ratios,
+        goal=GOALS.get(host),
+        subjects=len(figures["items"]),
+        bare_runs=len(figures["fresh"]),
+        network=NETWORK,
+    )
+
+
+def _median(runs: list[tuple[float, float]]) -> dict[str, float]:
+    """Median CPU and wall of bare runs."""
+    return {
+        "cpu_s": round(statistics.median(cpu for _, cpu in runs), 3),
+        "wall_s": round(statistics.median(wall for wall, _ in runs), 3),
+    }
