@@ -1,9 +1,9 @@
 """Evaluator overhead per variant on opencode vs a bare opencode on the same scripted 1-turn run.
 
 The bare run gets what any hermetic opencode run needs anyway (an empty home and XDG
-directories with the same generated opencode.json, the same switches, pointed at the same
-loopback server, `opencode run --pure --format json --title`), so the difference is the
-evaluator.
+directories with the same generated opencode.json, the same switches and empty models database,
+pointed at the same loopback server, `opencode run --pure --format json --title`), so the
+difference is the evaluator.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.opencode.binary import packaged_binary
 from pytest_skill_eval.hosts.opencode.config import OpencodeConfig
 from pytest_skill_eval.hosts.opencode.environment import (
+    MODELS_PATH,
+    NO_MODELS,
     NPM_REGISTRY,
     QUIET,
     REFUSING_REGISTRY,
@@ -45,7 +47,9 @@ def bare_command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
     )
     (config / "opencode.json").write_text(document.json())
     env |= {name: str(path) for name, path in xdg_dirs(home).items()}
-    env |= {**QUIET, NPM_REGISTRY: REFUSING_REGISTRY}
+    models = base / "models.json"  # the empty models database a served run reads
+    models.write_text(NO_MODELS)
+    env |= {**QUIET, NPM_REGISTRY: REFUSING_REGISTRY, MODELS_PATH: str(models)}
     argv = [
         str(OPENCODE), "run", "--pure", "--format", "json", "--title", TITLE, "--", PROMPT,
     ]  # fmt: skip

@@ -21,6 +21,13 @@ QUIET = {
     "OPENCODE_DISABLE_PROJECT_CONFIG": "1",
     "OPENCODE_DISABLE_AUTOCOMPACT": "1",
 }
+# The models database opencode reads instead of its bundled models.dev snapshot (a 4.4 MB object
+# literal it would otherwise evaluate on every start, about a second of CPU): an empty one, written
+# into each served run's home, since the one provider such a run may use is the evaluator's,
+# declared in full in opencode.json (`enabled_providers`). Live runs keep the bundled one: their
+# provider's models come from it.
+MODELS_PATH = "OPENCODE_MODELS_PATH"
+NO_MODELS = "{}\n"
 # Where a dependency install would go if one were ever attempted: a loopback port that refuses.
 REFUSING_REGISTRY = "http://127.0.0.1:9/"
 NPM_REGISTRY = "npm_config_registry"

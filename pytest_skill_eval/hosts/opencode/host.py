@@ -31,7 +31,7 @@ from .config import (
     names,
 )
 from .dialogue import OpencodeDialogue
-from .environment import NPM_REGISTRY, QUIET, REFUSING_REGISTRY
+from .environment import MODELS_PATH, NO_MODELS, NPM_REGISTRY, QUIET, REFUSING_REGISTRY
 from .registration import OPENCODE, PINNED
 
 COMMAND_SERVER = Path(command_server.__file__)
@@ -97,6 +97,7 @@ class OpencodeHost:
         self._skills: dict[str, str] = {}
         self._command = "opencode"
         self._model: str | None = None
+        self._models: Path | None = None
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, the four XDG directories and TMPDIR under `root`; nothing of the operator's."""
@@ -107,6 +108,8 @@ class OpencodeHost:
         if endpoint.served is not None:
             self._base_url = endpoint.served.route.base_url(OPENAI)
             self._prices = endpoint.served.cost
+            self._models = home.root / "models.json"
+            self._models.write_text(NO_MODELS, encoding="utf-8")
         return home
 
     def environment(self, home: Home) -> dict[str, str]:
@@ -114,6 +117,8 @@ class OpencodeHost:
         env = setup.isolated_environment(home) | QUIET
         env |= {name: str(path) for name, path in setup.xdg_dirs(home.home).items()}
         env[NPM_REGISTRY] = REFUSING_REGISTRY
+        if self._models is not None:
+            env[MODELS_PATH] = str(self._models)
         return env
 
     def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
