@@ -1,9 +1,9 @@
 """Evaluator overhead per variant on opencode vs a bare opencode on the same scripted 1-turn run.
 
 The bare run gets what any hermetic opencode run needs anyway (an empty home and XDG
-directories with the same generated opencode.json, the same switches and empty models database,
-pointed at the same loopback server, `opencode run --pure --format json --title`), so the
-difference is the evaluator.
+directories with the same generated opencode.json, the same switches, runtime options and empty
+models database, pointed at the same loopback server, `opencode run --pure --format json
+--title`), so the difference is the evaluator.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pytest_skill_eval.hosts.opencode.environment import (
     NPM_REGISTRY,
     QUIET,
     REFUSING_REGISTRY,
+    RUNTIME,
 )
 from pytest_skill_eval.hosts.opencode.host import TITLE, quiet_installer
 from pytest_skill_eval.hosts.setup import xdg_dirs
@@ -49,7 +50,7 @@ def bare_command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
     env |= {name: str(path) for name, path in xdg_dirs(home).items()}
     models = base / "models.json"  # the empty models database a served run reads
     models.write_text(NO_MODELS)
-    env |= {**QUIET, NPM_REGISTRY: REFUSING_REGISTRY, MODELS_PATH: str(models)}
+    env |= {**QUIET, **RUNTIME, NPM_REGISTRY: REFUSING_REGISTRY, MODELS_PATH: str(models)}
     argv = [
         str(OPENCODE), "run", "--pure", "--format", "json", "--title", TITLE, "--", PROMPT,
     ]  # fmt: skip

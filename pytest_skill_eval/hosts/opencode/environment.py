@@ -28,6 +28,12 @@ QUIET = {
 # provider's models come from it.
 MODELS_PATH = "OPENCODE_MODELS_PATH"
 NO_MODELS = "{}\n"
+# Its Bun runtime's JavaScriptCore without the optimising tiers (DFG, and FTL above it): a process
+# lives for one turn, too short to repay their compiles, which took a fifth of a turn's CPU on a
+# second thread; the baseline JIT still compiles. Bun marks `BUN_JSC_*` as no stable interface:
+# 1.18.33 pins Bun 1.3.14, which accepts this one (a name it did not know would stop every start,
+# `tests/hosts/test_opencode_start_e2e.py`).
+RUNTIME = {"BUN_JSC_useDFGJIT": "0"}
 # Where a dependency install would go if one were ever attempted: a loopback port that refuses.
 REFUSING_REGISTRY = "http://127.0.0.1:9/"
 NPM_REGISTRY = "npm_config_registry"

@@ -31,7 +31,14 @@ from .config import (
     names,
 )
 from .dialogue import OpencodeDialogue
-from .environment import MODELS_PATH, NO_MODELS, NPM_REGISTRY, QUIET, REFUSING_REGISTRY
+from .environment import (
+    MODELS_PATH,
+    NO_MODELS,
+    NPM_REGISTRY,
+    QUIET,
+    REFUSING_REGISTRY,
+    RUNTIME,
+)
 from .registration import OPENCODE, PINNED
 
 COMMAND_SERVER = Path(command_server.__file__)
@@ -114,7 +121,7 @@ class OpencodeHost:
 
     def environment(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home and XDG dirs, no traffic beside the model's."""
-        env = setup.isolated_environment(home) | QUIET
+        env = setup.isolated_environment(home) | QUIET | RUNTIME
         env |= {name: str(path) for name, path in setup.xdg_dirs(home.home).items()}
         env[NPM_REGISTRY] = REFUSING_REGISTRY
         if self._models is not None:
