@@ -14,14 +14,7 @@ from bench.common import PROMPT, bare_home, item_times, one_turn_overhead
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.opencode.binary import packaged_binary
 from pytest_skill_eval.hosts.opencode.config import OpencodeConfig
-from pytest_skill_eval.hosts.opencode.environment import (
-    MODELS_PATH,
-    NO_MODELS,
-    NPM_REGISTRY,
-    QUIET,
-    REFUSING_REGISTRY,
-    RUNTIME,
-)
+from pytest_skill_eval.hosts.opencode.environment import no_models, switches
 from pytest_skill_eval.hosts.opencode.host import TITLE, quiet_installer
 from pytest_skill_eval.hosts.setup import xdg_dirs
 from pytest_skill_eval.modelserver.route import Route
@@ -48,9 +41,7 @@ def bare_command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
     )
     (config / "opencode.json").write_text(document.json())
     env |= {name: str(path) for name, path in xdg_dirs(home).items()}
-    models = base / "models.json"  # the empty models database a served run reads
-    models.write_text(NO_MODELS)
-    env |= {**QUIET, **RUNTIME, NPM_REGISTRY: REFUSING_REGISTRY, MODELS_PATH: str(models)}
+    env |= switches(no_models(base))  # a served run's, as the evaluator starts it
     argv = [
         str(OPENCODE), "run", "--pure", "--format", "json", "--title", TITLE, "--", PROMPT,
     ]  # fmt: skip

@@ -31,14 +31,7 @@ from .config import (
     names,
 )
 from .dialogue import OpencodeDialogue
-from .environment import (
-    MODELS_PATH,
-    NO_MODELS,
-    NPM_REGISTRY,
-    QUIET,
-    REFUSING_REGISTRY,
-    RUNTIME,
-)
+from .environment import no_models, switches
 from .registration import OPENCODE, PINNED
 
 COMMAND_SERVER = Path(command_server.__file__)
@@ -115,17 +108,13 @@ class OpencodeHost:
         if endpoint.served is not None:
             self._base_url = endpoint.served.route.base_url(OPENAI)
             self._prices = endpoint.served.cost
-            self._models = home.root / "models.json"
-            self._models.write_text(NO_MODELS, encoding="utf-8")
+            self._models = no_models(home.root)
         return home
 
     def environment(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home and XDG dirs, no traffic beside the model's."""
-        env = setup.isolated_environment(home) | QUIET | RUNTIME
+        env = setup.isolated_environment(home) | switches(self._models)
         env |= {name: str(path) for name, path in setup.xdg_dirs(home.home).items()}
-        env[NPM_REGISTRY] = REFUSING_REGISTRY
-        if self._models is not None:
-            env[MODELS_PATH] = str(self._models)
         return env
 
     def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
