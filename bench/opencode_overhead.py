@@ -1,9 +1,9 @@
 """Evaluator overhead per variant on opencode vs a bare opencode on the same scripted 1-turn run.
 
 The bare run gets what any hermetic opencode run needs anyway (an empty home and XDG
-directories with the same generated opencode.json, the same switches, pointed at the same
-loopback server, `opencode run --pure --format json --title`), so the difference is the
-evaluator.
+directories with the same generated opencode.json, the same switches, runtime options and empty
+models database, pointed at the same loopback server, `opencode run --pure --format json
+--title`), so the difference is the evaluator.
 """
 
 from __future__ import annotations
@@ -14,11 +14,7 @@ from bench.common import PROMPT, bare_home, item_times, one_turn_overhead
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
 from pytest_skill_eval.hosts.opencode.binary import packaged_binary
 from pytest_skill_eval.hosts.opencode.config import OpencodeConfig
-from pytest_skill_eval.hosts.opencode.environment import (
-    NPM_REGISTRY,
-    QUIET,
-    REFUSING_REGISTRY,
-)
+from pytest_skill_eval.hosts.opencode.environment import no_models, switches
 from pytest_skill_eval.hosts.opencode.host import TITLE, quiet_installer
 from pytest_skill_eval.hosts.setup import xdg_dirs
 from pytest_skill_eval.modelserver.route import Route
@@ -45,7 +41,7 @@ def bare_command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
     )
     (config / "opencode.json").write_text(document.json())
     env |= {name: str(path) for name, path in xdg_dirs(home).items()}
-    env |= {**QUIET, NPM_REGISTRY: REFUSING_REGISTRY}
+    env |= switches(no_models(base))  # a served run's, as the evaluator starts it
     argv = [
         str(OPENCODE), "run", "--pure", "--format", "json", "--title", TITLE, "--", PROMPT,
     ]  # fmt: skip

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.hosts.base import Endpoint, ServedModel
 from pytest_skill_eval.hosts.binaries import HostNotFoundError
 from pytest_skill_eval.hosts.dialect import render_for_host
 from pytest_skill_eval.hosts.observation import Observation
@@ -21,9 +22,11 @@ from pytest_skill_eval.hosts.opencode.config import (
     command_server_entry,
 )
 from pytest_skill_eval.hosts.opencode.events import EventTranslator
-from pytest_skill_eval.hosts.opencode.host import install_skills, quiet_installer
+from pytest_skill_eval.hosts.opencode.host import OpencodeHost, install_skills, quiet_installer
 from pytest_skill_eval.hosts.opencode.registration import OPENCODE
 from pytest_skill_eval.modelserver.script import ScriptedResponse, ToolCall
+from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.wire import OPENAI
 from tests.support.files import write
 
 SNAPSHOT = "/results/resources/skills/0/SKILL.md"
@@ -161,6 +164,25 @@ def test_skills_are_linked_into_the_config_dir_and_the_installer_is_satisfied(
     assert (config / "node_modules").is_dir()
     lock = (config / "package-lock.json").read_text(encoding="utf-8")
     assert '"@opencode-ai/plugin": "1.18.33"' in lock
+
+
+def test_a_served_run_reads_an_empty_models_database_of_its_own_and_a_live_one_opencodes(
+    tmp_path: Path,
+) -> None:
+    with ScriptedModelServer() as server:
+        served = ServedModel(server.open_route(None), OPENAI, "skill-eval", "scripted")
+        host = OpencodeHost()
+        env = host.environment(
+            host.prepare(tmp_path / "served", Endpoint("scripted", None, served))
+        )
+    models = Path(env["OPENCODE_MODELS_PATH"])
+    assert models.parent == tmp_path / "served"  # its own, deleted with its home
+    assert models.read_text(encoding="utf-8") == "{}\n"
+    assert env["BUN_JSC_useDFGJIT"] == "0"  # a turn's process is too short for DFG's compiles
+    live = OpencodeHost()
+    assert "OPENCODE_MODELS_PATH" not in live.environment(
+        live.prepare(tmp_path / "live", Endpoint("live", {"model": "openai/gpt-4.1"}))
+    )
 
 
 def _fake(directory: Path, version: str) -> Path:

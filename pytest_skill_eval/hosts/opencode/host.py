@@ -31,7 +31,7 @@ from .config import (
     names,
 )
 from .dialogue import OpencodeDialogue
-from .environment import NPM_REGISTRY, QUIET, REFUSING_REGISTRY
+from .environment import no_models, switches
 from .registration import OPENCODE, PINNED
 
 COMMAND_SERVER = Path(command_server.__file__)
@@ -97,6 +97,7 @@ class OpencodeHost:
         self._skills: dict[str, str] = {}
         self._command = "opencode"
         self._model: str | None = None
+        self._models: Path | None = None
 
     def prepare(self, root: Path, endpoint: Endpoint) -> Home:
         """HOME, the four XDG directories and TMPDIR under `root`; nothing of the operator's."""
@@ -107,13 +108,13 @@ class OpencodeHost:
         if endpoint.served is not None:
             self._base_url = endpoint.served.route.base_url(OPENAI)
             self._prices = endpoint.served.cost
+            self._models = no_models(home.root)
         return home
 
     def environment(self, home: Home) -> dict[str, str]:
         """Operator PATH and locale, our home and XDG dirs, no traffic beside the model's."""
-        env = setup.isolated_environment(home) | QUIET
+        env = setup.isolated_environment(home) | switches(self._models)
         env |= {name: str(path) for name, path in setup.xdg_dirs(home.home).items()}
-        env[NPM_REGISTRY] = REFUSING_REGISTRY
         return env
 
     def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
