@@ -42,12 +42,14 @@ class Processes:
     the same. Its parent is as read then, or it was re-parented since; a process re-parented
     into a tree was already in it (it moves only to an ancestor), so a descendant is never
     missed for it. A process that has become a zombie since it was read still appears: `fresh`
-    reads every entry again.
+    reads every entry again. When a poll read nothing (`changed` is false), no process is new,
+    so none can be a new descendant of anything.
     """
 
     def __init__(self) -> None:
         # pid -> (inode of /proc/PID, what its stat said: None for a zombie or unreadable one)
         self._known: dict[int, tuple[int, tuple[int, float] | None]] = {}
+        self.changed = False  # whether the last `table` read any entry
 
     def table(self, *, fresh: bool = False) -> Table:
         """Every live process (those read before as they were), zombies left out."""
@@ -55,13 +57,17 @@ class Processes:
             return _table_from_psutil()
         known: dict[int, tuple[int, tuple[int, float] | None]] = {}
         found: Table = {}
+        self.changed = False
         with os.scandir("/proc") as entries:
             for entry in entries:
                 if not entry.name.isdigit():
                     continue
                 pid, inode = int(entry.name), entry.inode()
                 seen = None if fresh else self._known.get(pid)
-                stat = seen[1] if seen is not None and seen[0] == inode else _stat(entry.name)
+                if seen is not None and seen[0] == inode:
+                    stat = seen[1]
+                else:
+                    stat, self.changed = _stat(entry.name), True
                 known[pid] = (inode, stat)
                 if stat is not None:
                     found[pid] = stat
@@ -154,6 +160,7 @@ class Watch:
         self.roots: set[Known] = set()
         self.seen: set[Known] = set()
         self.processes = Processes()
+        self._walked: set[Known] = set()  # the roots of the last walk
 
     def add(self, pid: int) -> None:
         if (stat := _stat(str(pid)) or table().get(pid)) is not None:
@@ -163,6 +170,9 @@ class Watch:
         """Remember every live descendant of a root; returns the process table it read (every
         process read again with `fresh`, see `Processes`)."""
         now = self.processes.table(fresh=fresh)
+        if not self.processes.changed and self._walked == self.roots:
+            return now  # no process and no root is new: the last walk found all there is
+        self._walked = set(self.roots)
         children: dict[int, list[int]] = {}
         for pid, (ppid, _) in now.items():
             children.setdefault(ppid, []).append(pid)

@@ -296,10 +296,14 @@ class HostProcess:
     def _track_descendants(self, *, fresh: bool = True) -> None:
         # Commands started by extensions may leave the host's process group; remember every
         # descendant seen so cleanup can reach it after the host itself is gone. A watchdog
-        # tick reads only the processes new since the last (`Processes`); a stop reads all.
+        # tick reads only the processes new since the last (`Processes`), and looks for
+        # descendants only when one is; a stop reads all.
         if self._proc is None:
             return
-        for pid in descendants(self._processes.table(fresh=fresh), self._proc.pid):
+        now = self._processes.table(fresh=fresh)
+        if not self._processes.changed:
+            return  # no process is new: none can be a descendant not already seen
+        for pid in descendants(now, self._proc.pid):
             if pid not in self._seen:
                 with contextlib.suppress(psutil.Error):
                     self._seen[pid] = psutil.Process(pid)

@@ -34,6 +34,7 @@ def test_a_process_is_read_again_only_when_its_proc_entry_is_a_new_one(
         monkeypatch.setattr(guardian, "_stat", counted)
         assert processes.table()[child.pid] == stat
         assert str(child.pid) not in reads  # the same entry: not read again
+        assert processes.changed == bool(reads)  # whether any process was new
         inode = os.stat(f"/proc/{child.pid}").st_ino
         # What was read for an entry is kept while its inode is the same...
         processes._known[child.pid] = (inode, (1, 0.0))
@@ -42,6 +43,7 @@ def test_a_process_is_read_again_only_when_its_proc_entry_is_a_new_one(
         # ...and an entry with another inode (a pid reused by a new process) is read again.
         processes._known[child.pid] = (inode + 1, (1, 0.0))
         assert processes.table()[child.pid] == stat
+        assert processes.changed
         assert reads.count(str(child.pid)) == 2
     finally:
         child.kill()
