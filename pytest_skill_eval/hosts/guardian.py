@@ -28,22 +28,81 @@ Table = dict[int, tuple[int, float]]
 
 def table() -> Table:
     """Every live, non-zombie process: pid -> (parent pid, start time)."""
-    if not HAS_PROC:
-        return _table_from_psutil()
-    found: Table = {}
-    with os.scandir("/proc") as entries:
-        for entry in entries:
-            if entry.name.isdigit() and (stat := _stat(entry.name)) is not None:
-                found[int(entry.name)] = stat
+    return Processes().table()
+
+
+class Processes:
+    """The process table as polled again and again: `table` reads the `stat` of a process only
+    when its `/proc` entry is new.
+
+    Reading every process's `stat` is most of a poll's CPU (the kernel composes each one), and
+    nearly all of them are the same processes as last time. A `/proc/PID` directory keeps its
+    inode number for as long as its process lives, and a process that reuses a pid gets a new
+    one, so an entry whose inode is unchanged is the process read before: its start time is
+    the same. Its parent is as read then, or it was re-parented since; a process re-parented
+    into a tree was already in it (it moves only to an ancestor), so a descendant is never
+    missed for it. A process that has become a zombie since it was read still appears: `fresh`
+    reads every entry again. When a poll read nothing (`changed` is false), no process is new,
+    so none can be a new descendant of anything.
+    """
+
+    def __init__(self) -> None:
+        # pid -> (inode of /proc/PID, what its stat said: None for a zombie or unreadable one)
+        self._known: dict[int, tuple[int, tuple[int, float] | None]] = {}
+        self.changed = False  # whether the last `table` read any entry
+
+    def table(self, *, fresh: bool = False) -> Table:
+        """Every live process (those read before as they were), zombies left out."""
+        if not HAS_PROC:
+            return _table_from_psutil()
+        known: dict[int, tuple[int, tuple[int, float] | None]] = {}
+        found: Table = {}
+        self.changed = False
+        with os.scandir("/proc") as entries:
+            for entry in entries:
+                if not entry.name.isdigit():
+                    continue
+                pid, inode = int(entry.name), entry.inode()
+                seen = None if fresh else self._known.get(pid)
+                if seen is not None and seen[0] == inode:
+                    stat = seen[1]
+                else:
+                    stat, self.changed = _stat(entry.name), True
+                known[pid] = (inode, stat)
+                if stat is not None:
+                    found[pid] = stat
+        self._known = known
+        return found
+
+
+def descendants(now: Table, pid: int) -> list[int]:
+    """Every process of `now` below `pid`, children before their own."""
+    children: dict[int, list[int]] = {}
+    for child, (parent, _) in now.items():
+        children.setdefault(parent, []).append(child)
+    found: list[int] = []
+    visited = {pid}
+    stack = [pid]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in visited:
+                visited.add(child)
+                found.append(child)
+                stack.append(child)
     return found
 
 
 def _stat(pid: str) -> tuple[int, float] | None:
     try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            data = file.read()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
         return None  # gone, or not ours to read
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return None  # gone while being read
+    finally:
+        os.close(fd)
     # "pid (comm) state ppid ... starttime ...": comm may hold spaces and parentheses.
     fields = data[data.rindex(b")") + 2 :].split()
     if fields[0] in (b"Z", b"X"):
@@ -100,14 +159,20 @@ class Watch:
         self.workspace = workspace
         self.roots: set[Known] = set()
         self.seen: set[Known] = set()
+        self.processes = Processes()
+        self._walked: set[Known] = set()  # the roots of the last walk
 
     def add(self, pid: int) -> None:
         if (stat := _stat(str(pid)) or table().get(pid)) is not None:
             self.roots.add((pid, stat[1]))
 
-    def track(self) -> Table:
-        """Remember every live descendant of a root; returns the process table it read."""
-        now = table()
+    def track(self, *, fresh: bool = False) -> Table:
+        """Remember every live descendant of a root; returns the process table it read (every
+        process read again with `fresh`, see `Processes`)."""
+        now = self.processes.table(fresh=fresh)
+        if not self.processes.changed and self._walked == self.roots:
+            return now  # no process and no root is new: the last walk found all there is
+        self._walked = set(self.roots)
         children: dict[int, list[int]] = {}
         for pid, (ppid, _) in now.items():
             children.setdefault(ppid, []).append(pid)
@@ -121,7 +186,7 @@ class Watch:
 
     def sweep(self) -> int:
         """SIGKILL everything of the subject still alive; how many processes were hit."""
-        now = self.track()
+        now = self.track(fresh=True)
         hit = 0
         for pid, start in [*self.roots, *self.seen]:
             if not _same(now, pid, start):

@@ -20,6 +20,7 @@ import psutil
 
 from ..evidence import layout
 from ..evidence.redact import Counts, Redactor, add
+from .guardian import Processes, descendants
 from .reaper import Guardian, wait_exit
 
 FRAME_LIMIT = 16 * 1024 * 1024  # bytes without a newline before the stream is abandoned
@@ -106,6 +107,7 @@ class HostProcess:
     _reader: threading.Thread | None = None
     _last_progress: float = 0.0
     _seen: dict[int, psutil.Process] = field(default_factory=dict)
+    _processes: Processes = field(default_factory=Processes)
     _stderr_size: int = 0
     _stdin_lock: threading.Lock = field(default_factory=threading.Lock)
     _guardian: Guardian | None = None
@@ -277,7 +279,7 @@ class HostProcess:
 
     def stalled(self) -> bool:
         """True when neither stdout nor stderr moved for the no-progress period."""
-        self._track_descendants()
+        self._track_descendants(fresh=False)
         try:
             size = self.stderr_path.stat().st_size
         except OSError:
@@ -291,16 +293,20 @@ class HostProcess:
         """Count now as progress: a wait the evaluator imposed is never the host stalling."""
         self._last_progress = time.monotonic()
 
-    def _track_descendants(self) -> None:
+    def _track_descendants(self, *, fresh: bool = True) -> None:
         # Commands started by extensions may leave the host's process group; remember every
-        # descendant seen so cleanup can reach it after the host itself is gone.
+        # descendant seen so cleanup can reach it after the host itself is gone. A watchdog
+        # tick reads only the processes new since the last (`Processes`), and looks for
+        # descendants only when one is; a stop reads all.
         if self._proc is None:
             return
-        try:
-            for child in psutil.Process(self._proc.pid).children(recursive=True):
-                self._seen.setdefault(child.pid, child)
-        except psutil.Error:
-            pass
+        now = self._processes.table(fresh=fresh)
+        if not self._processes.changed:
+            return  # no process is new: none can be a descendant not already seen
+        for pid in descendants(now, self._proc.pid):
+            if pid not in self._seen:
+                with contextlib.suppress(psutil.Error):
+                    self._seen[pid] = psutil.Process(pid)
 
     def wait(self, timeout: float | None) -> int | None:
         """Wait for the host to exit; None when it is still running after `timeout`."""

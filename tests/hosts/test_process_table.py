@@ -1,0 +1,101 @@
+"""The process table polled by the guardian and the watchdog: read again only where it changed,
+and no descendant missed for it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import psutil
+import pytest
+
+from pytest_skill_eval.hosts import guardian
+from pytest_skill_eval.hosts.guardian import Processes, descendants
+from pytest_skill_eval.hosts.process import HostProcess, ProcessOutcome
+from tests.support.processes import wait_for
+
+
+def test_a_process_is_read_again_only_when_its_proc_entry_is_a_new_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        processes = Processes()
+        first = processes.table()
+        stat = first[child.pid]
+        reads: list[str] = []
+        real = guardian._stat
+
+        def counted(pid: str) -> tuple[int, float] | None:
+            reads.append(pid)
+            return real(pid)
+
+        monkeypatch.setattr(guardian, "_stat", counted)
+        assert processes.table()[child.pid] == stat
+        assert str(child.pid) not in reads  # the same entry: not read again
+        assert processes.changed == bool(reads)  # whether any process was new
+        inode = os.stat(f"/proc/{child.pid}").st_ino
+        # What was read for an entry is kept while its inode is the same...
+        processes._known[child.pid] = (inode, (1, 0.0))
+        assert processes.table()[child.pid] == (1, 0.0)
+        assert processes.table(fresh=True)[child.pid] == stat  # ...unless every entry is read
+        # ...and an entry with another inode (a pid reused by a new process) is read again.
+        processes._known[child.pid] = (inode + 1, (1, 0.0))
+        assert processes.table()[child.pid] == stat
+        assert processes.changed
+        assert reads.count(str(child.pid)) == 2
+    finally:
+        child.kill()
+        child.wait()
+    assert child.pid not in Processes().table()
+
+
+def test_descendants_are_every_process_below_one() -> None:
+    now = {10: (1, 0.0), 11: (10, 0.0), 12: (11, 0.0), 13: (1, 0.0), 14: (13, 0.0)}
+    assert sorted(descendants(now, 10)) == [11, 12]
+    assert descendants(now, 12) == []
+
+
+def test_a_descendant_started_between_ticks_under_a_process_seen_before_is_killed(
+    tmp_path: Path,
+) -> None:
+    # The host's child starts a process in a session of its own after the first tick, then
+    # exits: only the record of what was seen below the host still says whose it is.
+    script = (
+        "sh -c 'while [ ! -e go ]; do sleep 0.02; done; setsid sleep 60 & echo $! > grand; "
+        "while [ ! -e done ]; do sleep 0.02; done' & wait"
+    )
+    host = HostProcess(
+        argv=["sh", "-c", script],
+        env={"PATH": os.environ.get("PATH", os.defpath)},
+        cwd=tmp_path,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        interactive=False,
+    )
+    host.start()
+    grand = 0
+    try:
+        wait_for(lambda: psutil.Process(host.pid).children(), "the host's child")
+        assert not host.stalled()  # a tick: every process read
+        (tmp_path / "go").touch()
+        pidfile = tmp_path / "grand"
+        grand = int(wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), "it"))
+        assert not host.stalled()  # a tick: only what is new read
+        (tmp_path / "done").touch()
+        assert host.wait(60) == 0
+        outcome = host.finish(ProcessOutcome())
+        assert outcome.descendants_killed == 1
+        assert not psutil.pid_exists(grand) or _zombie(grand)
+    finally:
+        if grand and psutil.pid_exists(grand):
+            os.kill(grand, 9)
+        host.kill_now()
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
