@@ -176,10 +176,14 @@ class Watch:
         children: dict[int, list[int]] = {}
         for pid, (ppid, _) in now.items():
             children.setdefault(ppid, []).append(pid)
+        # Every live descendant is walked, not only the new ones: a process seen before may
+        # have started one since (in a session of its own, which its death would orphan).
         stack = [pid for pid, start in self.roots if _same(now, pid, start)]
+        walked: set[int] = set(stack)
         while stack:
             for child in children.get(stack.pop(), ()):
-                if (child, now[child][1]) not in self.seen:
+                if child not in walked:
+                    walked.add(child)
                     self.seen.add((child, now[child][1]))
                     stack.append(child)
         return now

@@ -99,3 +99,28 @@ def _zombie(pid: int) -> bool:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
+
+
+class _Scripted:
+    """A process table that is what a test says it is, new each time it is set."""
+
+    def __init__(self) -> None:
+        self.now: dict[int, tuple[int, float]] = {}
+        self.changed = True
+
+    def table(self, *, fresh: bool = False) -> dict[int, tuple[int, float]]:
+        return dict(self.now)
+
+
+def test_the_guardian_finds_a_process_started_below_one_it_saw_before() -> None:
+    watch = guardian.Watch("/nowhere")
+    scripted = _Scripted()
+    watch.processes = scripted  # type: ignore[assignment]
+    watch.roots = {(100, 1.0)}
+    scripted.now = {100: (1, 1.0), 101: (100, 2.0)}
+    watch.track()
+    assert watch.seen == {(101, 2.0)}
+    # The child, seen already, starts a grandchild: the next walk records it too.
+    scripted.now |= {102: (101, 3.0)}
+    watch.track()
+    assert watch.seen == {(101, 2.0), (102, 3.0)}
