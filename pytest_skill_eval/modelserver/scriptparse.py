@@ -43,10 +43,31 @@ _ERROR_KEYS = ("status", "message")
 # faster. A document it refuses is read again by the pure loader, whose messages are the ones shown.
 _FAST_LOADER: type[yaml.SafeLoader] | None = getattr(yaml, "CSafeLoader", None)
 
-# Scripts already validated in this process, by (path, SHA-256 of the bytes): collection checks
-# every script and each run reads its own again. Keyed on the bytes, a changed file is read anew.
-_PARSED: dict[tuple[Path, str], Script] = {}
-_PARSED_MAX = 1024
+
+class _Parsed:
+    """Scripts already validated in this process, by (path, SHA-256 of the bytes): collection
+    checks every script and each run reads its own again. Keyed on the bytes, a changed file is
+    read anew; the oldest are dropped once the files kept add up to more than `limit` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept: dict[tuple[Path, str], tuple[Script, int]] = {}
+        self.size = 0
+
+    def get(self, key: tuple[Path, str]) -> Script | None:
+        found = self.kept.get(key)
+        return None if found is None else found[0]
+
+    def keep(self, key: tuple[Path, str], script: Script, size: int) -> None:
+        if size > self.limit:
+            return
+        self.kept[key] = (script, size)
+        self.size += size
+        while self.size > self.limit:
+            self.size -= self.kept.pop(next(iter(self.kept)))[1]
+
+
+_PARSED = _Parsed(32 * 1024 * 1024)
 
 
 def load_script(path: Path) -> Script:
@@ -60,11 +81,11 @@ def load_script(path: Path) -> Script:
     except OSError as exc:
         raise ScriptError(path, "", f"cannot be read ({exc.strerror}); check the path") from exc
     key = (path, hashlib.sha256(raw).hexdigest())
-    if key not in _PARSED:
-        if len(_PARSED) >= _PARSED_MAX:
-            del _PARSED[next(iter(_PARSED))]
-        _PARSED[key] = _load_bytes(path, raw, key[1])
-    return copy.deepcopy(_PARSED[key])
+    script = _PARSED.get(key)
+    if script is None:
+        script = _load_bytes(path, raw, key[1])
+        _PARSED.keep(key, script, len(raw))
+    return copy.deepcopy(script)
 
 
 def _safe_load(text: str) -> Any:

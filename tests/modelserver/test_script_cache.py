@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pytest_skill_eval.modelserver.scriptparse import load_script
+from pytest_skill_eval.modelserver.scriptparse import _Parsed, load_script
 
 SCRIPT = """\
 version: 1
@@ -44,3 +44,14 @@ def test_a_changed_file_is_read_anew_even_with_the_same_size_and_time(tmp_path: 
     assert first.interactions[1].response.text == "done"
     assert second.interactions[1].response.text == "gone"
     assert second.sha256 != first.sha256
+
+
+def test_the_oldest_scripts_are_dropped_past_the_byte_limit(tmp_path: Path) -> None:
+    kept = _Parsed(limit=2 * len(SCRIPT))
+    paths = [tmp_path / f"{name}.yaml" for name in ("a", "b", "c")]
+    for path in paths:
+        path.write_text(SCRIPT, encoding="utf-8")
+        kept.keep((path, "digest"), load_script(path), len(SCRIPT))
+    kept.keep((tmp_path / "huge.yaml", "digest"), load_script(paths[0]), 3 * len(SCRIPT))
+    assert [kept.get((path, "digest")) is not None for path in paths] == [False, True, True]
+    assert kept.get((tmp_path / "huge.yaml", "digest")) is None
