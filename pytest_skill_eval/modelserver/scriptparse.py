@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 import hashlib
 from pathlib import Path
@@ -38,13 +39,65 @@ _TOOL_CALL_KEYS = ("name", "arguments", "id")
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
 _ERROR_KEYS = ("status", "message")
 
+# libyaml's loader where PyYAML was built with it: it builds the same objects about seven times
+# faster. A document it refuses is read again by the pure loader, whose messages are the ones shown.
+_FAST_LOADER: type[yaml.SafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+
+
+class _Parsed:
+    """Scripts already validated in this process, by (path, SHA-256 of the bytes): collection
+    checks every script and each run reads its own again. Keyed on the bytes, a changed file is
+    read anew; the oldest are dropped once the files kept add up to more than `limit` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept: dict[tuple[Path, str], tuple[Script, int]] = {}
+        self.size = 0
+
+    def get(self, key: tuple[Path, str]) -> Script | None:
+        found = self.kept.get(key)
+        return None if found is None else found[0]
+
+    def keep(self, key: tuple[Path, str], script: Script, size: int) -> None:
+        if size > self.limit:
+            return
+        self.kept[key] = (script, size)
+        self.size += size
+        while self.size > self.limit:
+            self.size -= self.kept.pop(next(iter(self.kept)))[1]
+
+
+_PARSED = _Parsed(32 * 1024 * 1024)
+
 
 def load_script(path: Path) -> Script:
-    """Read and validate a script YAML file; raise `ScriptError` naming the file and location."""
+    """Read and validate a script YAML file; raise `ScriptError` naming the file and location.
+
+    Each caller gets its own copy: the tool-call arguments and request bodies are plain
+    mappings, so a run that changed its copy must not change what another run is given.
+    """
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise ScriptError(path, "", f"cannot be read ({exc.strerror}); check the path") from exc
+    key = (path, hashlib.sha256(raw).hexdigest())
+    script = _PARSED.get(key)
+    if script is None:
+        script = _load_bytes(path, raw, key[1])
+        _PARSED.keep(key, script, len(raw))
+    return copy.deepcopy(script)
+
+
+def _safe_load(text: str) -> Any:
+    if _FAST_LOADER is not None:
+        try:
+            return yaml.load(text, Loader=_FAST_LOADER)
+        except yaml.YAMLError:
+            pass
+    return yaml.safe_load(text)
+
+
+def _load_bytes(path: Path, raw: bytes, sha256: str) -> Script:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -52,14 +105,14 @@ def load_script(path: Path) -> Script:
             path, f"byte {exc.start}", "is not UTF-8; save the file as UTF-8"
         ) from exc
     try:
-        data = yaml.safe_load(text)
+        data = _safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         location = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ScriptError(path, location, f"is not valid YAML ({problem}); fix the syntax") from exc
     try:
-        return parse_script(data, source=path, sha256=hashlib.sha256(raw).hexdigest())
+        return parse_script(data, source=path, sha256=sha256)
     except ScriptError as error:
         line = line_of(text, error.location)
         if line is None:

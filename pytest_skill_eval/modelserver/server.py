@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import secrets
+import selectors
+import socket
 import threading
 import weakref
 from collections.abc import Mapping
@@ -28,7 +30,7 @@ class ScriptedModelServer:
     """Threaded stdlib HTTP server on 127.0.0.1 serving many routes at once."""
 
     def __init__(self) -> None:
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._routes: dict[str, Route] = {}
@@ -55,11 +57,8 @@ class ScriptedModelServer:
         httpd = _Server(("127.0.0.1", 0), _Handler)
         httpd.owner = self
         self._httpd = httpd
-        # `stop` waits for the serving loop to see the request to stop, up to one poll: every
-        # session, and every xdist worker at the end of a run, pays it once.
         self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            target=httpd.serve_until_stopped,
             name="skill-eval-model-server",
             daemon=True,
         )
@@ -71,7 +70,7 @@ class ScriptedModelServer:
         self._httpd = self._thread = None
         if httpd is None:
             return
-        httpd.shutdown()
+        httpd.stop_serving()
         httpd.server_close()
         if thread is not None:
             thread.join()
@@ -125,8 +124,42 @@ class ScriptedModelServer:
 
 
 class _Server(ThreadingHTTPServer):
+    """The serving loop sleeps until a connection or `stop_serving` wakes it; `serve_forever`
+    would wake every poll interval for the whole session only to look for a stop."""
+
     daemon_threads = True
+    timeout = 0.0  # `handle_request` after the loop saw a connection never waits for another
     owner: ScriptedModelServer
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._wake, self._waker = socket.socketpair()
+        self._stopping = False
+        self._stopped = threading.Event()
+
+    def serve_until_stopped(self) -> None:
+        """Accept and serve connections until `stop_serving`."""
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(self, selectors.EVENT_READ)
+                selector.register(self._wake, selectors.EVENT_READ)
+                while not self._stopping:
+                    if any(key.fileobj is self for key, _ in selector.select()):
+                        self.handle_request()
+                    self.service_actions()
+        finally:
+            self._stopped.set()
+
+    def stop_serving(self) -> None:
+        """Wake the serving loop and wait until it has ended."""
+        self._stopping = True
+        self._waker.send(b"\0")
+        self._stopped.wait()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._wake.close()
+        self._waker.close()
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -278,6 +278,18 @@ def test_invalid_yaml_reports_line_and_column(tmp_path: Path) -> None:
     assert str(info.value).startswith(str(path))
 
 
+def test_invalid_yaml_is_described_in_the_same_words_whichever_loader_reads_it(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "version: 1\n  interactions: []\n")
+    with pytest.raises(ScriptError) as info:
+        load_script(path)
+    assert str(info.value) == (
+        f"{path}: line 2, column 15: is not valid YAML "
+        "(mapping values are not allowed here); fix the syntax"
+    )
+
+
 def test_missing_file_is_a_script_error(tmp_path: Path) -> None:
     path = tmp_path / "nope.yaml"
     with pytest.raises(ScriptError, match="cannot be read") as info:
