@@ -35,10 +35,15 @@ WORKERS = 8
 
 def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, object]:
     """Measure both runs side by side and print the speed-up with the floor and the CPU split."""
-    with tempfile.TemporaryDirectory() as tmp:
+    conversation = body_script(calls, latency_ms)
+    with tempfile.TemporaryDirectory() as tmp, bare_scratch() as homes:
         serial_root = body_suite(Path(tmp) / "serial", groups, calls, latency_ms)
         parallel_root = body_suite(Path(tmp) / "parallel", groups, calls, latency_ms)
+        # The bare Pi the serial run's CPU is set against runs right before it and right after
+        # it, so a drift of the machine's speed during the run reaches both sides alike.
+        bare = bare_pi(conversation, "Do the task.", 3, Path(homes) / "before", fixture=True)
         serial_wall, serial_cpu = run_suite(serial_root, "-n", "0")
+        bare += bare_pi(conversation, "Do the task.", 3, Path(homes) / "after", fixture=True)
         log = Path(tmp) / "timeline.jsonl"
         noting = {**os.environ, timeline.ENV: str(log), "PYTHONPATH": str(REPO)}
         began = time.time()
@@ -46,8 +51,6 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
             parallel_root, "-p", "bench.timeline", "-n", str(WORKERS), env=noting
         )
         phases = timeline.phases(log, began, time.time())
-    with bare_scratch() as homes:
-        bare = bare_pi(body_script(calls, latency_ms), "Do the task.", 4, Path(homes), fixture=True)
         starts = bare_pi(
             body_script(1, 0), "Do the task.", 4, Path(homes) / "start", fixture=True,
             to_first_request=True,
@@ -81,6 +84,7 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
         of_cap_goal=0.95,
         per_subject={
             "host_cpu_s": round(host_cpu, 3),
+            "host_cpu_runs_s": [round(cpu, 3) for _, cpu in bare],
             "host_start_cpu_s": round(host_start_cpu, 3),
             "evaluator_cpu_s": round(evaluator_cpu, 3),
             "evaluator_goal_s": 0.10,
