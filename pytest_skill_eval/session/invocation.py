@@ -75,6 +75,14 @@ def _write_invocations(services: Services, definitions: list[LoadedDefinition]) 
     settings = services.settings
     shared = secrets.token_hex(16)
     floor = floor_choice.Recorder(settings.results_dir, settings.noise_floor)
+    # The same for every trial: a host's facts and the skills it would refuse (each linted once).
+    cannot = (
+        cannot_run_records(
+            definitions, settings.group_selectors, settings.hosts, _refused_skills(services)
+        )
+        if settings.hosts
+        else []
+    )
     for trial in range(1, settings.trials + 1):
         result_dir = services.result_dir(trial)
         invocation: InvocationRecord = {
@@ -100,9 +108,7 @@ def _write_invocations(services: Services, definitions: list[LoadedDefinition]) 
         }
         if settings.hosts:
             invocation["hosts"] = list(settings.hosts)
-            invocation["cannotRun"] = cannot_run_records(
-                definitions, settings.group_selectors, settings.hosts, _refused_skills(services)
-            )
+            invocation["cannotRun"] = list(cannot)
         floor.record(invocation)
         inputs = services.environment().inputs
         groups = services.loaded_groups
