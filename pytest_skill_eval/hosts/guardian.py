@@ -75,14 +75,14 @@ class Processes:
         return found
 
 
-def descendants(now: Table, pid: int) -> list[int]:
-    """Every process of `now` below `pid`, children before their own."""
+def descendants(now: Table, *pids: int) -> list[int]:
+    """Every process of `now` below any of `pids`, children before their own."""
     children: dict[int, list[int]] = {}
     for child, (parent, _) in now.items():
         children.setdefault(parent, []).append(child)
     found: list[int] = []
-    visited = {pid}
-    stack = [pid]
+    visited = set(pids)
+    stack = list(pids)
     while stack:
         for child in children.get(stack.pop(), ()):
             if child not in visited:
@@ -173,19 +173,10 @@ class Watch:
         if not self.processes.changed and self._walked == self.roots:
             return now  # no process and no root is new: the last walk found all there is
         self._walked = set(self.roots)
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, _) in now.items():
-            children.setdefault(ppid, []).append(pid)
-        # Every live descendant is walked, not only the new ones: a process seen before may
-        # have started one since (in a session of its own, which its death would orphan).
-        stack = [pid for pid, start in self.roots if _same(now, pid, start)]
-        walked: set[int] = set(stack)
-        while stack:
-            for child in children.get(stack.pop(), ()):
-                if child not in walked:
-                    walked.add(child)
-                    self.seen.add((child, now[child][1]))
-                    stack.append(child)
+        # Every live descendant, not only the new ones: a process seen before may have started
+        # one since (in a session of its own, which its death would orphan).
+        live = [pid for pid, start in self.roots if _same(now, pid, start)]
+        self.seen.update((child, now[child][1]) for child in descendants(now, *live))
         return now
 
     def sweep(self) -> int:
