@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import command_server
+from ..layers import SystemLayerError
 from .registration import BUILTIN_SKILLS, RUN_COMMAND
 
 # The workspace directories it reads project skills from, ignored (`ignoredSkillsLocations`).
@@ -47,10 +48,11 @@ def places(workspace: Path, roots: Sequence[str] = ()) -> list[Path]:
     return list(found)
 
 
-def project_commands(workspace: Path, roots: Sequence[str] = ()) -> dict[str, Path]:
-    """The Claude Code commands it would list as skills, by name (the file's stem)."""
+def project_commands(where: Sequence[Path]) -> dict[str, Path]:
+    """The Claude Code commands it would list as skills from the places `where`, by name (the
+    file's stem)."""
     commands: dict[str, Path] = {}
-    for place in places(workspace, roots):
+    for place in where:
         try:
             entries = sorted((place / PROJECT_COMMANDS).glob("*.md"))
         except OSError:
@@ -60,24 +62,37 @@ def project_commands(workspace: Path, roots: Sequence[str] = ()) -> dict[str, Pa
     return commands
 
 
-def settings(workspace: Path, roots: Sequence[str] = ()) -> dict[str, Any]:
+def settings(
+    workspace: Path, roots: Sequence[str] = (), declared: Collection[str] = ()
+) -> dict[str, Any]:
     """The user settings of one run: its builtin skills and any command it would list as a
-    skill disabled, the project skill directories of every place it looks ignored."""
-    commands = [name for name in project_commands(workspace, roots) if name not in BUILTIN_SKILLS]
+    skill disabled, the project skill directories of every place it looks ignored.
+
+    SystemLayerError when a command it would list has the name of a `declared` skill: disabled
+    by that name, the declared skill would go with it."""
+    where = places(workspace, roots)
+    commands = project_commands(where)
+    clash = sorted(set(commands) & set(declared))
+    if clash:
+        raise SystemLayerError(
+            f"Copilot CLI would list the command {commands[clash[0]]} as a skill named "
+            f"{clash[0]}, the name of a declared skill; rename or move that command (or keep "
+            "the suite outside its directory)"
+        )
     return {
-        "disabledSkills": [*BUILTIN_SKILLS, *commands],
-        "ignoredSkillsLocations": [
-            str(p / d) for p in places(workspace, roots) for d in PROJECT_SKILLS
-        ],
+        "disabledSkills": [*BUILTIN_SKILLS, *(n for n in commands if n not in BUILTIN_SKILLS)],
+        "ignoredSkillsLocations": [str(p / d) for p in where for d in PROJECT_SKILLS],
         "disableAllHooks": True,
         "autoUpdate": False,
         "trustedFolders": [],
     }
 
 
-def write_settings(config: Path, workspace: Path, roots: Sequence[str] = ()) -> None:
-    """`settings.json` in the isolated `COPILOT_HOME`."""
-    text = json.dumps(settings(workspace, roots), indent=2, sort_keys=True) + "\n"
+def write_settings(
+    config: Path, workspace: Path, roots: Sequence[str] = (), declared: Collection[str] = ()
+) -> None:
+    """`settings.json` in the isolated `COPILOT_HOME` (`settings`)."""
+    text = json.dumps(settings(workspace, roots, declared), indent=2, sort_keys=True) + "\n"
     (config / "settings.json").write_text(text, encoding="utf-8")
 
 

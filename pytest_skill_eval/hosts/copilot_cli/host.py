@@ -19,7 +19,6 @@ from ...modelserver.wire import OPENAI
 from .. import setup
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..context import declared_context_block, load_context
-from ..layers import SystemLayerError
 from ..registry import Registered
 from .config import (
     LOOPBACK_KEY,
@@ -27,7 +26,6 @@ from .config import (
     available_tools,
     command_server_config,
     live_model,
-    project_commands,
     write_agent,
     write_settings,
 )
@@ -100,16 +98,7 @@ class CopilotCliHost:
         entries = load_context(launch.environment.get("SKILL_EVAL_CONTEXT_MANIFEST", ""))
         agent = write_agent(home.config, declared_context_block(entries)) if entries else None
         roots = allowed_roots(launch, home.config)
-        commands = project_commands(launch.cwd, roots)
-        clash = sorted(set(commands) & set(installed))
-        if clash:
-            raise SystemLayerError(
-                f"Copilot CLI would list the command {commands[clash[0]]} as a skill named "
-                f"{clash[0]}, "
-                "the name of a declared skill; rename or move that command (or keep the suite "
-                "outside its directory)"
-            )
-        write_settings(home.config, launch.cwd, roots)
+        write_settings(home.config, launch.cwd, roots, installed)
         self._flags = Flags(tuple(tools), roots, None, mcp, agent)
         self._command = str(binary.path)
         return self._argv(launch.prompts[0], 1)
