@@ -26,7 +26,6 @@ of them alike.
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -44,6 +43,7 @@ from bench.common import (
     item_times,
 )
 from bench.stock import STOCK
+from tests.support.namespaces import loopback_only, loopback_only_available
 
 HOSTS = tuple(STOCK)
 GOALS = {"gemini-cli": 0.5, "opencode": 0.5}
@@ -51,7 +51,6 @@ GOALS = {"gemini-cli": 0.5, "opencode": 0.5}
 EXTRA = {"codex": ("--skill-eval-codex-unconfined-reads",)}
 MARKER = "SKILL_EVAL_BENCH_LOOPBACK_ONLY"
 NETWORK = "loopback only (unshare -rn)"
-_ENTER = 'ip link set lo up && exec "$@"'
 
 
 def selected(names: list[str]) -> tuple[str, ...] | str:
@@ -75,25 +74,16 @@ def main(names: list[str] | None = None, groups: int = 2, rounds: int = 3) -> di
 
 def _inside_namespace(hosts: tuple[str, ...]) -> dict[str, object]:
     """Run this benchmark again inside a new network namespace with only loopback."""
-    enter = ["unshare", "-rn", "sh", "-c", _ENTER, "sh"]
-    if not _loopback_only(enter):
+    if not loopback_only_available():
         raise SystemExit(
             "bench hosts runs only in a network namespace with only loopback, which this machine "
             "cannot make: it needs `unshare -rn` (util-linux, user namespaces) and `ip` (iproute2)"
         )
     argv = [sys.executable, "-m", "bench", "hosts", *hosts]
-    done = subprocess.run([*enter, *argv], env={**os.environ, MARKER: "1"})
+    done = subprocess.run(loopback_only(argv), env={**os.environ, MARKER: "1"})
     if done.returncode != 0:
         raise SystemExit(f"bench hosts failed in its loopback-only namespace ({done.returncode})")
     return {"benchmark": "hosts", "hosts": list(hosts)}
-
-
-def _loopback_only(enter: list[str]) -> bool:
-    """Whether `enter` makes a network namespace with loopback up here."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        return False
-    probe = subprocess.run([*enter, "true"], capture_output=True, check=False)
-    return probe.returncode == 0
 
 
 def _compare(hosts: tuple[str, ...], groups: int, rounds: int) -> dict[str, object]:

@@ -36,7 +36,7 @@ def test_without_a_loopback_only_namespace_it_refuses_in_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(hosts.MARKER, raising=False)
-    monkeypatch.setattr("bench.hosts.shutil.which", lambda name: None)
+    monkeypatch.setattr("tests.support.namespaces.shutil.which", lambda name: None)
     with pytest.raises(SystemExit) as refused:
         hosts.main(["pi"])
     message = str(refused.value)
