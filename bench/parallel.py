@@ -1,10 +1,13 @@
 """`-n 8` vs `-n 0` on a 16-group suite whose subjects make 3 model calls of 2 s latency.
 
-Besides the speed-up it prints what one subject costs: the host's own CPU (the same scripted
-conversation run by a bare Pi process), the evaluator's CPU (the rest of the run's CPU, per
-subject: pytest and its workers, materialising, hashing, the model server, persisting,
-grading), and how close the parallel wall time comes to its floor: the larger of the CPU floor
-(all CPU over the cores) and the latency floor (every subject's model waits over the workers).
+Besides the speed-up it prints what one subject of the serial run costs, each side counted where
+it is spent (`bench/accounting.py`): the host's processes, and the evaluator's CPU during the
+item (the pytest process's own: materialising, hashing, the model server, persisting, grading;
+and the guardian it starts), with the session's own start and end over the subjects beside it;
+a bare Pi running the same conversation, before and after the serial run, is the cross-check
+of the host's figure. Then how close the parallel wall time comes to its floor: the larger of
+the CPU floor (all CPU over the cores) and the latency floor (every subject's model waits over
+the workers).
 Then where the parallel run's time went (`bench/timeline.py`): booting until every worker has
 collected, the first round, the later items, the tail. Booting and every worker's first host
 start are CPU that must all be spent before the last worker can begin its first model wait
@@ -26,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import timeline
+from bench import accounting, timeline
 from bench.common import REPO, bare_pi, bare_scratch, body_script, body_suite, emit, run_suite
 from bench.imports import import_cpu
 
@@ -42,7 +45,12 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
         # The bare Pi the serial run's CPU is set against runs right before it and right after
         # it, so a drift of the machine's speed during the run reaches both sides alike.
         bare = bare_pi(conversation, "Do the task.", 3, Path(homes) / "before", fixture=True)
-        serial_wall, serial_cpu = run_suite(serial_root, "-n", "0")
+        counted = Path(tmp) / "accounting.json"
+        accounted = {**os.environ, accounting.ENV: str(counted), "PYTHONPATH": str(REPO)}
+        serial_wall, serial_cpu = run_suite(
+            serial_root, "-p", "bench.accounting", "-n", "0", env=accounted
+        )
+        split = accounting.read(counted)
         bare += bare_pi(conversation, "Do the task.", 3, Path(homes) / "after", fixture=True)
         log = Path(tmp) / "timeline.jsonl"
         noting = {**os.environ, timeline.ENV: str(log), "PYTHONPATH": str(REPO)}
@@ -58,8 +66,8 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
     imports = import_cpu(runs=5)
     cores = len(os.sched_getaffinity(0))
     subjects = groups * 2
-    host_cpu = statistics.median(cpu for _, cpu in bare)
-    evaluator_cpu = max(0.0, serial_cpu / subjects - host_cpu)
+    bare_cpu = statistics.median(cpu for _, cpu in bare)
+    per_subject = accounting.per_subject(split, subjects)
     cpu_floor = parallel_cpu / cores
     latency_floor = subjects * calls * latency_ms / 1000 / WORKERS
     floor = max(cpu_floor, latency_floor)
@@ -83,17 +91,18 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
         of_cap=round(floor / parallel_wall / cap, 3),
         of_cap_goal=0.95,
         per_subject={
-            "host_cpu_s": round(host_cpu, 3),
-            "host_cpu_runs_s": [round(cpu, 3) for _, cpu in bare],
-            "host_start_cpu_s": round(host_start_cpu, 3),
-            "evaluator_cpu_s": round(evaluator_cpu, 3),
+            **per_subject,
             "evaluator_goal_s": 0.10,
+            "bare_host_cpu_s": round(bare_cpu, 3),
+            "bare_host_cpu_runs_s": [round(cpu, 3) for _, cpu in bare],
+            "host_start_cpu_s": round(host_start_cpu, 3),
             "bare_host_wall_s": round(statistics.median(wall for wall, _ in bare), 3),
             "serial_wall_s": round(serial_wall / subjects, 3),
         },
         worker_import={**imports, "goal_s": 0.30},
         parallel_cpu_s=round(parallel_cpu, 2),
         serial_cpu_s=round(serial_cpu, 2),
+        serial_split=split,
         cores=cores,
         subjects=subjects,
     )
