@@ -44,17 +44,30 @@ class Processes:
     missed for it. A process that has become a zombie since it was read still appears: `fresh`
     reads every entry again. When a poll read nothing (`changed` is false), no process is new,
     so none can be a new descendant of anything.
+
+    Most polls find nothing new, and listing `/proc` is then most of their CPU: the kernel says
+    which pid it handed out last (`/proc/loadavg`, its last field), so a poll that finds the same
+    one as the poll before lists nothing and returns that poll's table, unchanged. It is read
+    before the listing, so a process started while the listing ran makes the next poll list.
     """
 
     def __init__(self) -> None:
         # pid -> (inode of /proc/PID, what its stat said: None for a zombie or unreadable one)
         self._known: dict[int, tuple[int, tuple[int, float] | None]] = {}
         self.changed = False  # whether the last `table` read any entry
+        self._last_pid: bytes | None = None  # the pid the kernel handed out last, as last read
+        self._found: Table = {}
 
     def table(self, *, fresh: bool = False) -> Table:
-        """Every live process (those read before as they were), zombies left out."""
+        """Every live process (those read before as they were), zombies left out; without
+        `fresh`, the last poll's table when no process was started since."""
         if not HAS_PROC:
             return _table_from_psutil()
+        last_pid = _last_pid()
+        if not fresh and last_pid is not None and last_pid == self._last_pid:
+            self.changed = False
+            return self._found
+        self._last_pid = last_pid
         known: dict[int, tuple[int, tuple[int, float] | None]] = {}
         found: Table = {}
         self.changed = False
@@ -71,8 +84,22 @@ class Processes:
                 known[pid] = (inode, stat)
                 if stat is not None:
                     found[pid] = stat
-        self._known = known
+        self._known, self._found = known, found
         return found
+
+
+def _last_pid() -> bytes | None:
+    """The pid the kernel handed out last (`/proc/loadavg`'s last field), None if unreadable."""
+    try:
+        fd = os.open("/proc/loadavg", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 128).split()[-1]
+    except (OSError, IndexError):
+        return None
+    finally:
+        os.close(fd)
 
 
 def descendants(now: Table, *pids: int) -> list[int]:

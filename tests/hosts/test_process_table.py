@@ -19,6 +19,9 @@ from tests.support.processes import wait_for
 def test_a_process_is_read_again_only_when_its_proc_entry_is_a_new_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Every poll here lists /proc, as if some process had started before each.
+    polls = iter(range(1000))
+    monkeypatch.setattr(guardian, "_last_pid", lambda: str(next(polls)).encode())
     child = subprocess.Popen(["sleep", "60"])
     try:
         processes = Processes()
@@ -49,6 +52,35 @@ def test_a_process_is_read_again_only_when_its_proc_entry_is_a_new_one(
         child.kill()
         child.wait()
     assert child.pid not in Processes().table()
+
+
+def test_a_poll_lists_nothing_until_the_kernel_hands_out_a_new_pid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    processes = Processes()
+    first = processes.table()
+    listings: list[str] = []
+    real = os.scandir
+
+    def counted(path: str) -> object:
+        listings.append(path)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counted)
+    last = guardian._last_pid()
+    monkeypatch.setattr(guardian, "_last_pid", lambda: last)
+    assert processes.table() is first  # no pid handed out since: the last poll's table
+    assert not processes.changed
+    assert listings == []
+    monkeypatch.undo()  # the kernel's own last pid again
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        assert child.pid in processes.table()  # a process started since: listed, and found
+        assert processes.changed
+        assert child.pid in processes.table(fresh=True)  # fresh always lists
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_descendants_are_every_process_below_one() -> None:
