@@ -81,6 +81,9 @@ def _install() -> None:
     subprocess.Popen.__init__ = init  # type: ignore[method-assign]
     subprocess.Popen._try_wait = try_wait  # type: ignore[attr-defined]
     poll = subprocess.Popen._internal_poll  # type: ignore[attr-defined]
+    if poll.__defaults__ is None or len(poll.__defaults__) != 4:
+        # Another interpreter's `subprocess`: a child reaped by `poll()` would go uncounted.
+        raise pytest.UsageError("bench.accounting does not know this Python's subprocess.Popen")
     poll.__defaults__ = (None, _reaped, os.WNOHANG, errno.ECHILD)
 
 
