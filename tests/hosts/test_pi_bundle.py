@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from pytest_skill_eval.hosts.pi import bundle
 from pytest_skill_eval.hosts.pi.binary import PINNED_ESBUILD, pi_executable
 from pytest_skill_eval.hosts.pi.bundle import MANIFEST, BundleError, checked_bundle, pi_bundle
+from pytest_skill_eval.hosts.pi.host import skill_loader
 from pytest_skill_eval.hosts.pi.registration import PINNED
 from tests.support.files import write
 from tests.support.paths import REPO
@@ -187,6 +189,24 @@ def test_the_pinned_pi_builds_into_the_same_bytes_anywhere_and_starts(
     assert usual.bundle is not None
     assert fresh.bundle.entry.is_relative_to(tmp_path / "elsewhere")
     assert fresh.bundle.sha256 == usual.bundle.sha256
+
+
+def test_the_skill_warnings_read_pis_loader_from_the_bundle_it_runs() -> None:
+    # The loader the running CLI already holds, not the installed module graph loaded again.
+    binary = pi_executable(None, REPO)
+    assert binary.bundle is not None
+    assert binary.runtime is not None
+    loader = skill_loader(binary)
+    assert loader == binary.bundle.entry.with_name("skills.js")
+    probe = (
+        "const m = await import(process.argv[1]);"
+        "process.exit(typeof m.loadSkills === 'function' ? 0 : 3)"
+    )
+    url = loader.as_uri()
+    done = subprocess.run(
+        [str(binary.runtime.path), "--input-type=module", "-e", probe, url], check=False
+    )
+    assert done.returncode == 0
 
 
 def test_no_esbuild_beside_pi_says_what_to_install(

@@ -11,7 +11,10 @@ The bundle sits where Pi expects its own code: `<mirror>/pkg/dist/core/bundle/`,
 of Pi's package whose other files are links to the installed ones (the extension loader finds
 `dist/index.js` two levels up, `config.js` walks up to `package.json`), beside a `node_modules`
 link to the installed dependencies. The Bedrock provider, imported by a name esbuild cannot
-see, is an entry point of its own (`amazon-bedrock.js`, where pi-ai looks for it).
+see, is an entry point of its own (`amazon-bedrock.js`, where pi-ai looks for it), and so is
+Pi's skill loader (`skills.js`, the module `--skill` goes through): the evaluator's skill-warnings
+extension imports it (`hosts/pi/host.py`), and from the bundle it shares its chunks with the
+running CLI instead of loading the installed module graph again (about 50 ms of CPU a subject).
 
 Two aliases defer what a json or rpc start never uses (a third of the bundle's start-up CPU):
 jiti's Babel, needed only to load a `.ts` extension, comes from jiti's own lazy entry instead of
@@ -40,6 +43,7 @@ from ..binaries import PACKAGE_ROOT
 PI_PACKAGE = Path("@mariozechner") / "pi-coding-agent"
 BEDROCK = Path("@mariozechner") / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js"
 BUNDLE_DIR = Path("pkg") / "dist" / "core" / "bundle"
+SKILL_LOADER = Path("dist") / "core" / "skills.js"  # Pi's skill loader, in its package
 MANIFEST = "bundle.json"
 # Native or optional modules Pi loads only where they exist: never bundled.
 EXTERNALS = ("@silvia-odwyer/photon-node", "@mariozechner/clipboard", "koffi", "@opentelemetry/api")
@@ -48,7 +52,7 @@ LAZY_JITI = ("jiti/static", Path("jiti") / "lib" / "jiti.mjs")
 JITI_BABEL = Path("jiti") / "dist" / "babel.cjs"
 LAZY_HIGHLIGHT = Path(__file__).with_name("lazy_highlight.mjs")
 HIGHLIGHT = ("pi-lazy:cli-highlight", Path("cli-highlight") / "dist" / "index.js")
-LAZY_FORM = 1  # part of the bundle's key: raise it when the aliases change
+LAZY_FORM = 2  # part of the bundle's key: raise it when the aliases or entry points change
 # The bundle's modules call `require` (CommonJS dependencies) next to where they now sit.
 BANNER = (
     "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);"
@@ -65,6 +69,11 @@ class PiBundle:
 
     entry: Path
     sha256: str
+
+    @property
+    def skill_loader(self) -> Path:
+        """Pi's skill loader as the bundle's own entry point, beside its CLI."""
+        return self.entry.with_name(SKILL_LOADER.name)
 
 
 def cache_root() -> Path:
@@ -209,6 +218,7 @@ def _esbuild(package: Path, esbuild: Path, out: Path) -> None:
         str(esbuild),
         f"cli={package / 'dist' / 'cli.js'}",
         f"amazon-bedrock={bedrock}",
+        f"skills={package / SKILL_LOADER}",
         *("--bundle", "--splitting", "--platform=node", "--format=esm", "--target=node20"),
         f"--outdir={out}",
         *("--entry-names=[name]", "--chunk-names=chunk-[hash]", "--log-level=error"),

@@ -80,10 +80,15 @@ class PiDialogue:
 
 
 def skill_loader(binary: Executable) -> Path | None:
-    """Pi's skill loader (`dist/core/skills.js` beside its CLI), which `--skill` goes through;
-    None when the binary is no installed Pi package."""
-    loader = Path(os.path.realpath(binary.path)).parent / "core" / "skills.js"
-    return loader if loader.is_file() else None
+    """Pi's skill loader, which `--skill` goes through: the bundle's own when Pi runs as its
+    bundle (the module the running CLI already loaded), else `dist/core/skills.js` beside its
+    CLI; None when the binary is no installed Pi package."""
+    bundled = binary.bundle if isinstance(binary, PiBinary) else None
+    stock = Path(os.path.realpath(binary.path)).parent / "core" / "skills.js"
+    for loader in (bundled.skill_loader if bundled else None, stock):
+        if loader is not None and loader.is_file():
+            return loader
+    return None
 
 
 class PiHost:
