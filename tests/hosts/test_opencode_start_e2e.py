@@ -1,4 +1,4 @@
-"""What makes opencode's start cheaper (an empty models database, no optimising JIT tiers) leaves
+"""What makes opencode's start cheaper (an empty models database, no FTL JIT tier) leaves
 what the subject is offered as it was: the real pinned binary, started as the evaluator starts
 it, asks the scripted model the same request with and without them."""
 
@@ -24,7 +24,7 @@ def _first_request(base: Path, savings: bool) -> dict[str, Any]:
     """The one model request of a scripted one-turn run in `base` (made afresh, so both runs
     see the same paths), opencode started as the evaluator starts it: a declared skill, `read`
     and `write`; without `savings`: with opencode's own models database instead of the empty
-    one the evaluator gives a served run, and its runtime's every JIT tier."""
+    one the evaluator gives a served run, and its runtime's every JIT tier (FTL too)."""
     from pytest_skill_eval.hosts import checked_binary
     from pytest_skill_eval.hosts.base import Endpoint, Launch, ServedModel
     from pytest_skill_eval.hosts.dialect import renderer
@@ -60,7 +60,7 @@ def _first_request(base: Path, savings: bool) -> dict[str, Any]:
         argv = host.argv(binary, launch, home)
         env = host.environment(home)
         assert Path(env[MODELS_PATH]).read_text(encoding="utf-8") == "{}\n"
-        assert env["BUN_JSC_useDFGJIT"] == "0"
+        assert env["BUN_JSC_useFTLJIT"] == "0"
         if not savings:
             for name in (MODELS_PATH, *RUNTIME):
                 del env[name]
