@@ -209,6 +209,8 @@ class Command:
     argv: list[str]
     # The isolated baseline: nothing from the operator that carries identity.
     env: dict[str, str]
+    # What the host reads on stdin before its end (a prompt it takes there); None: nothing.
+    stdin: str | None = None
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,11 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         nothing to continue)."""
         raise NotImplementedError
 
+    def _later_stdin(self, prompt: str) -> str | None:
+        """What a later turn's process reads on stdin (its prompt, for a host that takes it
+        there); None: nothing."""
+        return None
+
     def _delivered(self, number: int, prompt: str) -> str:
         """Turn `number`'s prompt as the host gets it: as written."""
         return prompt
@@ -135,7 +140,7 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         build on it)."""
         for number, prompt in enumerate(self._launch.prompts, start=1):
             if number > 1 and not self._next_process(
-                number, self._later_argv(prompt), registration
+                number, self._later_argv(prompt), registration, self._later_stdin(prompt)
             ):
                 break
             turn, going = self._take_turn(number, prompt, self._delivered(number, prompt))
@@ -148,9 +153,12 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
             turn.finish()
         return self._observation, self._outcome
 
-    def _next_process(self, number: int, argv: list[str] | None, registration: Declared) -> bool:
+    def _next_process(
+        self, number: int, argv: list[str] | None, registration: Declared, stdin: str | None
+    ) -> bool:
         """Start `argv` for turn `number` (None: the last turn left nothing to resume) on the
-        host `registration` declares; False when the conversation cannot go on."""
+        host `registration` declares, `stdin` written to it; False when the conversation cannot
+        go on."""
         obs, host = self._observation, registration.display_name
         if self._cancel.cancelled:
             return False
@@ -185,6 +193,7 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
             no_progress_s=self._launch.no_progress_s,
             redactor=self._launch.redactor,
             home=self._process.home,
+            stdin_text=None if stdin is None else stdin.encode("utf-8"),
         )
         try:
             process.start()

@@ -123,6 +123,9 @@ class HostProcess:
     _stderr_pump: threading.Thread | None = None
     # The subject's isolated home: its guardian deletes it should the evaluator die.
     home: Path | None = None
+    # What the host reads on stdin before its end (a prompt it takes there), written as it
+    # starts; None: stdin is a pipe for `send` when interactive, else empty.
+    stdin_text: bytes | None = None
 
     def start(self) -> None:
         """Spawn the host in its own session (so its group can be signalled) with no shell."""
@@ -137,7 +140,9 @@ class HostProcess:
                 list(self.argv),
                 cwd=self.cwd,
                 env=dict(self.env),
-                stdin=subprocess.PIPE if self.interactive else subprocess.DEVNULL,
+                stdin=subprocess.PIPE
+                if self.interactive or self.stdin_text is not None
+                else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
@@ -155,6 +160,22 @@ class HostProcess:
         self._last_progress = time.monotonic()
         self._reader = threading.Thread(target=self._read_stdout, name="pi-stdout", daemon=True)
         self._reader.start()
+        if self.stdin_text is not None:
+            # From a thread of its own: a host that reads its stdin late never blocks the
+            # evaluator on a prompt larger than the pipe holds.
+            threading.Thread(
+                target=self._feed, args=(self.stdin_text,), name="host-stdin", daemon=True
+            ).start()
+
+    def _feed(self, data: bytes) -> None:
+        """Write `data` to the host's stdin, then end it (a host gone already reads nothing)."""
+        assert self._proc is not None
+        stdin = self._proc.stdin
+        if stdin is None:
+            return
+        with self._stdin_lock, contextlib.suppress(OSError, ValueError):
+            stdin.write(data)
+        self.close_stdin()
 
     @property
     def pid(self) -> int:

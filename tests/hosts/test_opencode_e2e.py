@@ -117,6 +117,10 @@ def test_multi_turn_activation_through_opencodes_skill_tool(
     requests = model_requests(group_dir(root, "activation", HOST) / "candidate")
     assert "Hello there." in chat_texts(requests[1])
     assert run["process"]["args"].count("--session") == 0  # turn one's command line
+    # Both prompts reached the model as written: from argv, opencode quoted one with a space.
+    users = [m["content"] for m in requests[-1]["body"]["messages"] if m["role"] == "user"]
+    assert users == ["Hello there.", "Log that CSV export handles semicolons."]
+    assert "Hello there." not in run["process"]["args"]  # on stdin, never in argv
 
 
 def test_no_title_request_and_only_the_declared_skill_and_tools(
@@ -241,9 +245,12 @@ def _registry_requests(tmp_path: Path, quiet: bool) -> list[str]:
                 for directory in (home.config, home.home / ".opencode"):
                     shutil.rmtree(directory / "node_modules")
             launch = Launch(workspace, ("Say done.",), True, tmp_path / "e", tmp_path / "s")
-            argv = host.argv(binary, launch, home)
-            env = host.environment(home) | {"npm_config_registry": registry.url}
-            subprocess.run(argv, cwd=workspace, env=env, capture_output=True, timeout=300)
+            command = host.command(binary, launch, home)
+            env = command.env | {"npm_config_registry": registry.url}
+            subprocess.run(
+                command.argv, cwd=workspace, env=env, input=(command.stdin or "").encode(),
+                capture_output=True, timeout=300,
+            )  # fmt: skip
             route.close()
     finally:
         registry.httpd.shutdown()

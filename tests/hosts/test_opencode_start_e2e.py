@@ -57,14 +57,17 @@ def _first_request(base: Path, savings: bool) -> dict[str, Any]:
             tools=("read", "write"),
             skills=(skill,),
         )
-        argv = host.argv(binary, launch, home)
-        env = host.environment(home)
+        command = host.command(binary, launch, home)
+        env = command.env
         assert Path(env[MODELS_PATH]).read_text(encoding="utf-8") == "{}\n"
         assert env["BUN_JSC_useFTLJIT"] == "0"
         if not savings:
             for name in (MODELS_PATH, *RUNTIME):
                 del env[name]
-        done = subprocess.run(argv, cwd=workspace, env=env, capture_output=True, timeout=300)
+        done = subprocess.run(
+            command.argv, cwd=workspace, env=env, input=(command.stdin or "").encode(),
+            capture_output=True, timeout=300,
+        )  # fmt: skip
         route.close()
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(route.requests) == 1, [r.path for r in route.requests]

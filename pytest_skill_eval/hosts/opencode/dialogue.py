@@ -1,10 +1,10 @@
 """One conversation with opencode: a process per turn, each later turn `--session <id>`.
 
-`opencode run` answers one prompt and exits, so a turn settles when its process ends well. Turn
-one's process is the one the evaluator started; each later turn is a new process with the same
-environment, continuing the session turn one opened. A later turn's events and stderr go to
-files of their own and are then appended to the run's (each already redacted), so the evidence
-reads as one stream, as it does for every host.
+`opencode run` answers the prompt it reads on stdin and exits, so a turn settles when its
+process ends well. Turn one's process is the one the evaluator started; each later turn is a
+new process with the same environment, continuing the session turn one opened. A later turn's
+events and stderr go to files of their own and are then appended to the run's (each already
+redacted), so the evidence reads as one stream, as it does for every host.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ class Resumable(Protocol):
     @property
     def registration(self) -> HostRegistration: ...
 
-    def resume_argv(self, session: str, prompt: str) -> list[str]: ...
+    def resume_argv(self, session: str) -> list[str]: ...
 
 
 class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator, Resumable]):
-    """`--format json` events out; every prompt in argv, one process per turn."""
+    """`--format json` events out; every prompt on stdin, one process per turn."""
 
     _resume = "continue"
 
@@ -41,13 +41,16 @@ class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator, Resumable]):
         return EventTranslator(self._observation, self._skills)
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
-        """Every prompt in turn; a turn that fails ends the conversation."""
-        self._process.close_stdin()  # opencode takes its prompt from argv
+        """Every prompt in turn (turn one's went on stdin as its process started); a turn that
+        fails ends the conversation."""
         return self._turns(self._host.registration)
 
     def _later_argv(self, prompt: str) -> list[str] | None:
         session = self._translator.session_id
-        return None if session is None else self._host.resume_argv(session, prompt)
+        return None if session is None else self._host.resume_argv(session)
+
+    def _later_stdin(self, prompt: str) -> str | None:
+        return prompt
 
     def _settled(self, number: int, turn: Turn, going: bool) -> bool:
         if not going:

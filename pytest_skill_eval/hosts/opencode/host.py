@@ -10,6 +10,10 @@ only ones in `$XDG_CONFIG_HOME/opencode/skills`, so nothing is added to the work
 session title is given on the command line, so opencode never asks the model for one, and its
 dependency installer finds the config directories already satisfied (`quiet_installer`), so it
 never reaches for a package registry.
+
+Every prompt goes on stdin, never in argv: `opencode run` joins its message arguments and wraps
+one holding a space in double quotes (escaping its own quotes), so a prompt in argv reached the
+model changed; read from stdin, it reaches the model as written.
 """
 
 from __future__ import annotations
@@ -118,9 +122,10 @@ class OpencodeHost:
         return env
 
     def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
-        """Writes the run's opencode.json and skills; turn one's command line and the isolated
-        environment (neither depends on the other)."""
-        return Command(self.argv(binary, launch, home), self.environment(home))
+        """Writes the run's opencode.json and skills; turn one's command line, the isolated
+        environment (neither depends on the other) and its prompt, on stdin (see the module)."""
+        argv = self.argv(binary, launch, home)
+        return Command(argv, self.environment(home), stdin=launch.prompts[0])
 
     def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
         """Writes the run's opencode.json and skills; the command line of turn one."""
@@ -159,18 +164,18 @@ class OpencodeHost:
         (home.config / "opencode.json").write_text(config.json(), encoding="utf-8")
         self._command = str(binary.path)
         self._model = None if served or launch.model is None else launch.model["model"]
-        return self._argv(launch.prompts[0])
+        return self._argv()
 
-    def _argv(self, prompt: str, *more: str) -> list[str]:
+    def _argv(self, *more: str) -> list[str]:
         argv = [self._command, "run", "--pure", "--format", "json", "--title", TITLE, *more]
         argv += ["--print-logs", "--log-level", "WARN"]  # its warnings into stderr.log
         if self._model is not None:
             argv += ["--model", self._model]
-        return [*argv, "--", prompt]
+        return argv
 
-    def resume_argv(self, session: str, prompt: str) -> list[str]:
-        """The command line of a later turn: the same session, the next prompt."""
-        return self._argv(prompt, "--session", session)
+    def resume_argv(self, session: str) -> list[str]:
+        """The command line of a later turn: the same session (its prompt goes on stdin)."""
+        return self._argv("--session", session)
 
     def converse(self, talk: Talk) -> OpencodeDialogue:
         """`--format json` events pumped into the observation, a process per turn."""
