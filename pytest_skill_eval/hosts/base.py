@@ -209,8 +209,6 @@ class Command:
     argv: list[str]
     # The isolated baseline: nothing from the operator that carries identity.
     env: dict[str, str]
-    # What the host reads on stdin before its end (a prompt it takes there); None: nothing.
-    stdin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -274,6 +272,9 @@ class Declared(Protocol):
     def runs_on_node(self) -> bool: ...
 
     @property
+    def prompt_on_stdin(self) -> bool: ...
+
+    @property
     def observes_context(self) -> bool: ...
 
     @property
@@ -292,7 +293,8 @@ class Host(Protocol):
     is its `registration` (`hosts.registration`).
 
     A host whose registration says `defers_first_prompt` holds the first prompt of its
-    multi-turn dialogue until `Launch.gate` opens, so its candidate can be pre-started.
+    dialogue until `Launch.gate` opens (a multi-turn one, unless it reads the prompt on stdin:
+    `prompt_on_stdin`), so its candidate can be pre-started.
     """
 
     # Its name, isolation, the facts it cannot observe: read from the registry (not the class)

@@ -193,7 +193,7 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
             no_progress_s=self._launch.no_progress_s,
             redactor=self._launch.redactor,
             home=self._process.home,
-            stdin_text=None if stdin is None else stdin.encode("utf-8"),
+            takes_stdin=stdin is not None,
         )
         try:
             process.start()
@@ -202,6 +202,8 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
                 "process-error", message=f"could not {self._resume} {host}: {failure}"
             )
             return False
+        if stdin is not None:
+            process.feed(stdin.encode("utf-8"))
         self._process, self._outcome, self._ended = process, ProcessOutcome(), False
         return True
 

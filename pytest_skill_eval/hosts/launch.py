@@ -82,12 +82,12 @@ def launch_process(
         cwd=launch.cwd,
         events_path=launch.events_path,
         stderr_path=launch.stderr_path,
-        # A host that takes its prompt on stdin reads it to the end: nothing more is sent.
-        interactive=not launch.one_shot and command.stdin is None,
+        # A host that reads its prompt on stdin reads it to the end: nothing more is sent.
+        interactive=not launch.one_shot and not registration.prompt_on_stdin,
         no_progress_s=launch.no_progress_s,
         redactor=launch.redactor,
         home=home.root,
-        stdin_text=None if command.stdin is None else command.stdin.encode("utf-8"),
+        takes_stdin=registration.prompt_on_stdin,
     )
     return argv, env, process
 

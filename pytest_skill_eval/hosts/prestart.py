@@ -1,7 +1,8 @@
 """A subject's host behind its gate: spawned in a start-up slot, its run begun when it opens.
 
-A host that takes its first prompt over stdin (Pi's rpc mode) can be spawned and configured
-while its counterpart still waits on the model, so its start-up overlaps that wait. It then
+A host that takes its first prompt over stdin (Pi's rpc mode, opencode's prompt) can be spawned
+and configured while its counterpart still waits on the model, so its start-up overlaps that
+wait. It then
 holds at its `PromptGate` (the seam's, `hosts.base`), started but never prompted, until the
 evaluator opens it (its counterpart's run is on record) or aborts it (the group was cancelled).
 A subject that is not pre-started gets a gate that is open from the start. Either way the run

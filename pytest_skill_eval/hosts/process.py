@@ -123,9 +123,8 @@ class HostProcess:
     _stderr_pump: threading.Thread | None = None
     # The subject's isolated home: its guardian deletes it should the evaluator die.
     home: Path | None = None
-    # What the host reads on stdin before its end (a prompt it takes there), written as it
-    # starts; None: stdin is a pipe for `send` when interactive, else empty.
-    stdin_text: bytes | None = None
+    # It reads its prompt on stdin (`feed`): a pipe, even when not interactive.
+    takes_stdin: bool = False
 
     def start(self) -> None:
         """Spawn the host in its own session (so its group can be signalled) with no shell."""
@@ -141,7 +140,7 @@ class HostProcess:
                 cwd=self.cwd,
                 env=dict(self.env),
                 stdin=subprocess.PIPE
-                if self.interactive or self.stdin_text is not None
+                if self.interactive or self.takes_stdin
                 else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -160,12 +159,12 @@ class HostProcess:
         self._last_progress = time.monotonic()
         self._reader = threading.Thread(target=self._read_stdout, name="pi-stdout", daemon=True)
         self._reader.start()
-        if self.stdin_text is not None:
-            # From a thread of its own: a host that reads its stdin late never blocks the
-            # evaluator on a prompt larger than the pipe holds.
-            threading.Thread(
-                target=self._feed, args=(self.stdin_text,), name="host-stdin", daemon=True
-            ).start()
+
+    def feed(self, data: bytes) -> None:
+        """Write `data` (a prompt) to the host's stdin and end it, from a thread of its own: a
+        host that reads its stdin late never blocks the evaluator on a prompt larger than the
+        pipe holds."""
+        threading.Thread(target=self._feed, args=(data,), name="host-stdin", daemon=True).start()
 
     def _feed(self, data: bytes) -> None:
         """Write `data` to the host's stdin, then end it (a host gone already reads nothing)."""

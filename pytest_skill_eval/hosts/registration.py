@@ -123,6 +123,8 @@ class HostRegistration:
     observes_context: bool = False
     # Its multi-turn dialogue holds the first prompt until `Launch.gate` opens (`run.prestart`).
     defers_first_prompt: bool = False
+    # It reads its first prompt on stdin (`Command.stdin`), so a one-prompt run holds it too.
+    prompt_on_stdin: bool = False
     extensions: bool = False  # loads `runtime.extensions` bundles (Pi's format)
     # A live run takes the operator's credentials file and provider table (the ini keys
     # `skill_eval_pi_auth` and `skill_eval_pi_models`, in Pi's format).

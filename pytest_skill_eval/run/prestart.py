@@ -55,22 +55,26 @@ def enabled() -> bool:
 def applies(group: Group, baseline: Endpoint) -> bool:
     """Whether a candidate can be pre-started next to this baseline.
 
-    Only a host that holds its first prompt for a gate (`defers_first_prompt`: Pi's rpc mode)
-    and never a one-shot run (the prompt is in argv: spawning is prompting); only when the
+    Only a host that holds its first prompt for a gate (`defers_first_prompt`: Pi's rpc mode,
+    opencode's prompt on stdin), and a one-shot run only on a host that reads its prompt on
+    stdin (Pi's one-shot prompt is in argv: spawning it is prompting it); only when the
     baseline's endpoint says when its host reached the model, in a mode that costs nothing; and
     only when the baseline can see nothing of the candidate's directory appearing beside its own
     (every offered tool is one the guard keeps inside the variant's roots, no declared commands).
     """
-    if not enabled() or group.is_one_shot or group.commands is not None:
+    if not enabled() or group.commands is not None:
         return False
     if baseline.received is None or baseline.mode not in MODES:
         return False
     if not set(group.tools) <= CONTAINED_TOOLS:
         return False
     try:
-        return registration_for(group.effective_runtime.host).defers_first_prompt
+        registration = registration_for(group.effective_runtime.host)
     except LookupError:
         return False
+    if group.is_one_shot and not registration.prompt_on_stdin:
+        return False
+    return registration.defers_first_prompt
 
 
 class NotStarted(Exception):

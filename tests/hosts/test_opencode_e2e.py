@@ -248,7 +248,7 @@ def _registry_requests(tmp_path: Path, quiet: bool) -> list[str]:
             command = host.command(binary, launch, home)
             env = command.env | {"npm_config_registry": registry.url}
             subprocess.run(
-                command.argv, cwd=workspace, env=env, input=(command.stdin or "").encode(),
+                command.argv, cwd=workspace, env=env, input=launch.prompts[0].encode(),
                 capture_output=True, timeout=300,
             )  # fmt: skip
             route.close()

@@ -65,7 +65,7 @@ def _first_request(base: Path, savings: bool) -> dict[str, Any]:
             for name in (MODELS_PATH, *RUNTIME):
                 del env[name]
         done = subprocess.run(
-            command.argv, cwd=workspace, env=env, input=(command.stdin or "").encode(),
+            command.argv, cwd=workspace, env=env, input=launch.prompts[0].encode(),
             capture_output=True, timeout=300,
         )  # fmt: skip
         route.close()

@@ -15,7 +15,7 @@ from pytest_skill_eval.evidence import layout, verify_group
 from pytest_skill_eval.run.prestart import ENV
 from tests.support.files import read_json, write
 from tests.support.processes import WAIT_S, events_containing, pi_processes, wait_for
-from tests.support.roots import Group, build, skill, variant
+from tests.support.roots import Group, build, runtime, skill, variant
 from tests.support.runs import model_requests, popen, result_dir, results, skill_eval_args
 
 pytestmark = pytest.mark.pi
@@ -72,9 +72,9 @@ def _facts(variant_dir: Path) -> dict[str, Any]:
         "state": run["state"],
         "error": run["error"],
         "turns": turns,
-        "delivery": run["delivery"],
+        "delivery": run.get("delivery"),  # a body group's
         "activation": run["activation"],
-        "effects": run["effects"]["changes"],
+        "effects": (run.get("effects") or {}).get("changes"),  # a body group's
         "usage": run["usage"],
         "response": run["response"],
         "settled": run["process"]["settled"],
@@ -215,8 +215,57 @@ def test_a_one_shot_group_is_not_pre_started(pytester: pytest.Pytester) -> None:
     assert baseline["process"]["promptedAt"] == baseline["process"]["spawnedAt"]
 
 
+def test_opencode_reads_its_prompt_on_stdin_so_even_a_one_shot_candidate_is_pre_started(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = pytester.path / "root"
+    declared = skill(root, "note-taker")
+    group = Group(
+        id="one-shot",
+        type="description",
+        turns=["Log the change."],
+        tools=["read"],
+        candidate=variant([declared], 0),
+        runtime=runtime(host="opencode"),
+        scripts={
+            "baseline": [{"text": "Logged.", "latency_ms": LATENCY}],
+            "candidate": [{"text": "Logged."}],
+        },
+    )
+    suite = build(root, [group])
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
+    assert result.ret == 0, result.stdout.str()
+    group_dir = result_dir(root) / "groups" / "one-shot@opencode"
+    baseline = read_json(group_dir / "baseline" / "run.json")
+    candidate = read_json(group_dir / "candidate" / "run.json")
+    persisted = _mtime_utc(group_dir / "baseline" / "run.json")
+    # Spawned (and loaded) while the baseline still waited on the model; its prompt went to its
+    # stdin only once the baseline's run.json was on disk.
+    assert candidate["process"]["spawnedAt"] < baseline["completedAt"]
+    assert candidate["process"]["promptedAt"] >= persisted
+    assert candidate["startedAt"] >= persisted
+    assert candidate["state"] == "complete", candidate["error"]
+    assert verify_group(group_dir) == []
+    assert pi_processes(root) == []
+
+    # The same run without pre-start records the same facts.
+    monkeypatch.setenv(ENV, "0")
+    again = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
+    assert again.ret == 0, again.stdout.str()
+    first, second = results(root)
+    unstarted = read_json(second / "groups" / "one-shot@opencode" / "candidate" / "run.json")
+    assert unstarted["process"]["spawnedAt"] > _mtime_utc(
+        second / "groups" / "one-shot@opencode" / "baseline" / "run.json"
+    )
+    for side in ("baseline", "candidate"):
+        assert _facts(first / "groups" / "one-shot@opencode" / side) == _facts(
+            second / "groups" / "one-shot@opencode" / side
+        )
+
+
+@pytest.mark.parametrize("host", ["pi", "opencode"])
 def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, host: str
 ) -> None:
     root = pytester.path / "root"
     write(root / "fixture" / "notes.txt", "alpha\n")
@@ -226,10 +275,15 @@ def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
         turns=["Read the notes.", "Append beta to them."],
         tools=["read"],
         candidate=variant([declared], 0),
-        # The baseline's script ends after turn one: its run fails, and -x stops the session
-        # before the candidate's item, whose Pi was started during the baseline's first reply.
+        runtime=runtime(host=host),
+        # The baseline's second answer is an error no host retries: its run fails, and -x stops
+        # the session before the candidate's item, whose host was started during the baseline's
+        # first reply.
         scripts={
-            "baseline": [{"text": "Nothing to do.", "latency_ms": LATENCY}],
+            "baseline": [
+                {"text": "Nothing to do.", "latency_ms": LATENCY},
+                {"error": {"status": 400, "message": "no second answer"}},
+            ],
             "candidate": [{"text": "Read them."}, {"text": "Appended."}],
         },
     )
@@ -237,7 +291,7 @@ def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
     result = pytester.runpytest_subprocess(*skill_eval_args(root, "-x", suite=suite))
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     assert pi_processes(root) == []
-    group_dir = result_dir(root) / "groups" / "stopped"
+    group_dir = result_dir(root) / "groups" / ("stopped" if host == "pi" else f"stopped@{host}")
     baseline = read_json(group_dir / "baseline" / "run.json")
     assert baseline["state"] != "complete"
     candidate = read_json(group_dir / "candidate" / "run.json")

@@ -122,10 +122,9 @@ class OpencodeHost:
         return env
 
     def command(self, binary: Executable, launch: Launch, home: Home) -> Command:
-        """Writes the run's opencode.json and skills; turn one's command line, the isolated
-        environment (neither depends on the other) and its prompt, on stdin (see the module)."""
-        argv = self.argv(binary, launch, home)
-        return Command(argv, self.environment(home), stdin=launch.prompts[0])
+        """Writes the run's opencode.json and skills; turn one's command line and the isolated
+        environment (neither depends on the other). Its prompt goes on stdin (see the module)."""
+        return Command(self.argv(binary, launch, home), self.environment(home))
 
     def argv(self, binary: Executable, launch: Launch, home: Home) -> list[str]:
         """Writes the run's opencode.json and skills; the command line of turn one."""

@@ -52,4 +52,7 @@ OPENCODE = HostRegistration(
     # Its reasoning variants are the provider's own; the evaluator passes none.
     thinking=("off",),
     runs_on_node=False,  # a native Bun executable
+    # Every prompt goes on stdin (hosts/opencode/host.py): turn one's waits for `Launch.gate`.
+    defers_first_prompt=True,
+    prompt_on_stdin=True,
 )
