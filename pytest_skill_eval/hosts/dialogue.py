@@ -154,7 +154,11 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         return self._observation, self._outcome
 
     def _next_process(
-        self, number: int, argv: list[str] | None, registration: Declared, stdin: str | None
+        self,
+        number: int,
+        argv: list[str] | None,
+        registration: Declared,
+        stdin: str | None = None,
     ) -> bool:
         """Start `argv` for turn `number` (None: the last turn left nothing to resume) on the
         host `registration` declares, `stdin` written to it; False when the conversation cannot

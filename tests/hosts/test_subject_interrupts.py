@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -20,6 +21,17 @@ pytestmark = pytest.mark.pi
 
 SLOW = 60_000  # ms the scripted model waits before answering: the subject is interrupted first
 WAIT_S = 120.0
+
+
+def _working_in(workspace: Path) -> list[psutil.Process]:
+    """The live processes whose working directory is `workspace` itself; one that ends while
+    they are listed (its pid possibly taken by another already) is left out."""
+    found = []
+    for process in pi_processes(workspace):
+        with contextlib.suppress(psutil.Error):
+            if process.cwd() == str(workspace):
+                found.append(process)
+    return found
 
 
 def _variant_dir(root: Path, group: str, name: str) -> Path | None:
@@ -74,10 +86,7 @@ def test_killing_pi_mid_turn_is_infrastructure_failed_with_the_partial_turn_kept
             lambda: _waiting_for_model(root, "killed", "candidate", 2), "the second model turn"
         )
         workspace = (variant_dir / "workspace").resolve()
-        subjects = wait_for(
-            lambda: [p for p in pi_processes(workspace) if p.cwd() == str(workspace)],
-            "the Pi process",
-        )
+        subjects = wait_for(lambda: _working_in(workspace), "the Pi process")
         assert len(subjects) == 1
         # Kill it while its second model request is open (the first connection was closed).
         wait_for(lambda: _talking_to_model(subjects[0]), "the second model request")
