@@ -36,6 +36,11 @@ from pytest_skill_eval.modelserver.wire import (
     render_stream,
 )
 
+# What a route answers when its script cannot (none, run out, a request unlike the recorded
+# one): a status no host retries. Claude Code, Gemini CLI, opencode and Copilot CLI retry a 5xx
+# with growing delays, each retry meeting the same failure: minutes a subject.
+SCRIPT_FAILURE_STATUS = 400
+
 
 @dataclass(frozen=True)
 class RecordedRequest:
@@ -217,7 +222,7 @@ class Route:
             count = recorded[index] if failure is None and index < len(recorded) else None
             if count is not None:
                 failure = self._mismatch(count.request, index, sha, normal, "token_counts")
-                status = 500 if failure is not None else status
+                status = SCRIPT_FAILURE_STATUS if failure is not None else status
             self.counts.append(RecordedRequest(index, api, path, parsed, sha, status, None))
             if failure is not None:
                 self.failures.append(failure)
@@ -240,7 +245,7 @@ class Route:
                 self._cursor += 1
                 failure = self._mismatch(interaction.request, cursor, sha, normal)
                 if failure is not None:
-                    status = 500
+                    status = SCRIPT_FAILURE_STATUS
                 elif interaction.response.error is not None:
                     status = interaction.response.error.status
             answered = None if interaction is None else cursor
@@ -291,14 +296,14 @@ class Route:
                 f"no script: {self._where()} does not exist; write it or record it "
                 f"(request {number} has no interaction)"
             )
-            return 500, RouteFailure("missing-script", message, cursor)
+            return SCRIPT_FAILURE_STATUS, RouteFailure("missing-script", message, cursor)
         count = len(self.script.interactions)
         if cursor >= count:
             message = (
                 f"script exhausted: {self._where()} has {counted(count, 'interaction')}, "
                 f"request {number} has none"
             )
-            return 500, RouteFailure("script-exhausted", message, cursor)
+            return SCRIPT_FAILURE_STATUS, RouteFailure("script-exhausted", message, cursor)
         return 200, None
 
     def _mismatch(

@@ -145,11 +145,11 @@ def test_the_server_answers_a_gemini_request_below_its_route() -> None:
             sent = events(answer.read())
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST"))
-        assert json.loads(refused.value.read())["error"]["status"] == "INTERNAL"
+        assert json.loads(refused.value.read())["error"]["status"] == "INVALID_ARGUMENT"
     assert sent[-1]["modelVersion"] == "gemini-2.5-flash"
     parts = sent[-1]["candidates"][0]["content"]["parts"]  # type: ignore[index]
     assert parts == [{"functionCall": {"name": "read_file", "args": {"file_path": "n.txt"}}}]
-    assert [(r.api, r.status) for r in route.requests] == [(GEMINI, 200), (GEMINI, 500)]
+    assert [(r.api, r.status) for r in route.requests] == [(GEMINI, 200), (GEMINI, 400)]
 
 
 def test_a_recording_streams_the_declared_model_from_the_providers_api() -> None:

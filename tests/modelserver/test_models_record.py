@@ -655,7 +655,7 @@ def test_body_mismatch_names_cassette_interaction_and_shows_a_short_diff(
     assert answer_text(post(url, same)[1]) == "a"
     changed = openai_body(places, "\n".join(f"line {i} changed" for i in range(100)))
     status, reply = post(url, changed)
-    assert status == 500
+    assert status == 400
     [failure] = route.failures
     assert failure.reason == "request-mismatch"
     assert failure.interaction == 1
@@ -682,7 +682,7 @@ def test_request_past_the_end_fails_naming_the_cassette(
     url = openai_url(model_server, route.token)
     assert post(url, openai_body(places, "one"))[0] == 200
     status, reply = post(url, openai_body(places, "two"))
-    assert status == 500
+    assert status == 400
     [failure] = route.failures
     assert failure.reason == "script-exhausted"
     assert failure.message == (
@@ -698,7 +698,7 @@ def test_missing_cassette_fails_naming_the_file(
     assert load_existing(cassette) is None
     route = model_server.open_route(None, source=cassette, placeholders={})
     status, _ = post(openai_url(model_server, route.token), openai_body(ws_places(tmp_path), "q"))
-    assert status == 500
+    assert status == 400
     [failure] = route.failures
     assert failure.reason == "missing-script"
     assert f"no script: {cassette} does not exist" in failure.message

@@ -342,7 +342,7 @@ def test_server_errors_on_the_responses_route_are_openai_shaped(
         url = f"{route.base_url(RESPONSES)}/responses"
         assert post(url, {"model": "m"})[0] == 200
         status, data = post(url, {"model": "m"})
-    assert status == 500
+    assert status == 400
     assert "script exhausted" in json.loads(data)["error"]["message"]
 
 

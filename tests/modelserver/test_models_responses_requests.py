@@ -342,7 +342,7 @@ def test_a_match_body_replay_refuses_a_changed_prompt(
     )
     status, _ = post(f"{route.base_url(RESPONSES)}/responses", body, CODEX_HEADERS)
     route.close()
-    assert status == 500
+    assert status == 400
     [failure] = route.failures
     assert failure.reason == "request-mismatch"
     assert "request 1 has" in failure.message

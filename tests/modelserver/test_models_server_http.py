@@ -317,13 +317,15 @@ def test_error_interaction_in_each_api_shape(model_server: ScriptedModelServer) 
         assert [r.status for r in route.requests] == [529, 200]
 
 
-def test_exhausted_script_is_500_and_a_failure(model_server: ScriptedModelServer) -> None:
+def test_exhausted_script_is_a_400_no_host_retries_and_a_failure(
+    model_server: ScriptedModelServer,
+) -> None:
     source = Path("/suite/cassettes/g/candidate.yaml")
     route = model_server.open_route(script({"text": "only"}), source=source, placeholders={})
     url = anthropic_url(model_server, route.token)
     assert post_reply(url, BODY).status == 200
     reply = post_reply(url, BODY)
-    assert reply.status == 500
+    assert reply.status == 400
     expected = f"script exhausted: {source} has 1 interaction, request 2 has none"
     assert reply.json()["error"]["message"] == expected
     assert reply.json()["type"] == "error"  # Anthropic error shape for an Anthropic path
@@ -343,7 +345,7 @@ def test_exhausted_openai_uses_openai_shape(model_server: ScriptedModelServer) -
     post_reply(url, BODY)
     post_reply(url, BODY)
     reply = post_reply(url, BODY)
-    assert reply.status == 500
+    assert reply.status == 400
     assert reply.json()["error"]["message"] == (
         "script exhausted: /suite/cassettes/g/baseline.yaml has 2 interactions, request 3 has none"
     )
@@ -353,7 +355,7 @@ def test_missing_script_fails_every_request(model_server: ScriptedModelServer) -
     expected_file = Path("/suite/cassettes/g/baseline-trial2.yaml")
     route = model_server.open_route(None, source=expected_file, placeholders={})
     reply = post_reply(openai_url(model_server, route.token), BODY)
-    assert reply.status == 500
+    assert reply.status == 400
     assert str(expected_file) in reply.json()["error"]["message"]
     assert [f.reason for f in route.failures] == ["missing-script"]
 
@@ -453,7 +455,7 @@ def test_body_match_accepts_same_request_and_rejects_other(
     assert deltas(openai_chunks(post_reply(url, same)), "content") == "matched"
     different = {"model": "m", "messages": [{"role": "user", "content": "something else"}]}
     reply = post_reply(url, different)
-    assert reply.status == 500
+    assert reply.status == 400
     assert (
         "request mismatch: /c/g/baseline.yaml interactions[1]" in reply.json()["error"]["message"]
     )
