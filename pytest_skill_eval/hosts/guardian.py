@@ -47,8 +47,11 @@ class Processes:
 
     Most polls find nothing new, and listing `/proc` is then most of their CPU: the kernel says
     which pid it handed out last (`/proc/loadavg`, its last field), so a poll that finds the same
-    one as the poll before lists nothing and returns that poll's table, unchanged. It is read
-    before the listing, so a process started while the listing ran makes the next poll list.
+    one as the two polls before lists nothing and returns the last table, unchanged. It is read
+    before each listing, so a process started while a listing ran makes the next poll list; and
+    a pid is trusted only once a listing began a whole poll after it was first read (a process
+    is listed a moment after its pid is handed out). A field that has never moved (a sandboxed
+    kernel that fakes the file) is never trusted: every poll lists.
     """
 
     def __init__(self) -> None:
@@ -56,6 +59,8 @@ class Processes:
         self._known: dict[int, tuple[int, tuple[int, float] | None]] = {}
         self.changed = False  # whether the last `table` read any entry
         self._last_pid: bytes | None = None  # the pid the kernel handed out last, as last read
+        self._settled = False  # a listing began a poll after `_last_pid` was first read
+        self._moves = False  # the field was seen to change: a kernel keeps it
         self._found: Table = {}
 
     def table(self, *, fresh: bool = False) -> Table:
@@ -64,10 +69,12 @@ class Processes:
         if not HAS_PROC:
             return _table_from_psutil()
         last_pid = _last_pid()
-        if not fresh and last_pid is not None and last_pid == self._last_pid:
+        same = last_pid is not None and last_pid == self._last_pid
+        if not fresh and same and self._settled and self._moves:
             self.changed = False
             return self._found
-        self._last_pid = last_pid
+        self._moves = self._moves or (None not in (last_pid, self._last_pid) and not same)
+        self._settled, self._last_pid = same, last_pid
         known: dict[int, tuple[int, tuple[int, float] | None]] = {}
         found: Table = {}
         self.changed = False
@@ -95,11 +102,12 @@ def _last_pid() -> bytes | None:
     except OSError:
         return None
     try:
-        return os.read(fd, 128).split()[-1]
+        last = os.read(fd, 128).split()[-1]
     except (OSError, IndexError):
         return None
     finally:
         os.close(fd)
+    return last if last.isdigit() and last != b"0" else None
 
 
 def descendants(now: Table, *pids: int) -> list[int]:

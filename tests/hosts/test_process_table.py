@@ -54,11 +54,10 @@ def test_a_process_is_read_again_only_when_its_proc_entry_is_a_new_one(
     assert child.pid not in Processes().table()
 
 
-def test_a_poll_lists_nothing_until_the_kernel_hands_out_a_new_pid(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    processes = Processes()
-    first = processes.table()
+def _listings(monkeypatch: pytest.MonkeyPatch, last_pids: list[bytes | None]) -> list[bool]:
+    """Whether each of a run of polls listed /proc, the kernel's last pid read as `last_pids`."""
+    reads = iter(last_pids)
+    monkeypatch.setattr(guardian, "_last_pid", lambda: next(reads))
     listings: list[str] = []
     real = os.scandir
 
@@ -67,12 +66,35 @@ def test_a_poll_lists_nothing_until_the_kernel_hands_out_a_new_pid(
         return real(path)
 
     monkeypatch.setattr(os, "scandir", counted)
-    last = guardian._last_pid()
-    monkeypatch.setattr(guardian, "_last_pid", lambda: last)
-    assert processes.table() is first  # no pid handed out since: the last poll's table
-    assert not processes.changed
-    assert listings == []
-    monkeypatch.undo()  # the kernel's own last pid again
+    processes, listed = Processes(), []
+    for _ in last_pids:
+        before = len(listings)
+        processes.table()
+        listed.append(len(listings) > before)
+    return listed
+
+
+def test_a_poll_lists_nothing_once_no_pid_was_handed_out_for_a_whole_poll(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    polls: list[bytes | None] = [b"100", b"101", b"101", b"101", b"101", b"102", b"102", b"102"]
+    # A new last pid is listed twice: its process shows in /proc a moment after the pid is
+    # handed out, so only a listing a whole poll later is sure to hold it.
+    assert _listings(monkeypatch, polls) == [True, True, True, False, False, True, True, False]
+
+
+def test_a_last_pid_field_that_never_moves_is_never_trusted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A sandboxed kernel's fake /proc/loadavg ("0/0 0", or any fixed value): every poll lists.
+    assert _listings(monkeypatch, [b"7"] * 5) == [True] * 5
+    assert _listings(monkeypatch, [None] * 3) == [True] * 3
+
+
+def test_the_kernels_last_pid_is_read_and_a_process_started_since_is_found() -> None:
+    assert (guardian._last_pid() or b"").isdigit()
+    processes = Processes()
+    processes.table()
     child = subprocess.Popen(["sleep", "60"])
     try:
         assert child.pid in processes.table()  # a process started since: listed, and found
