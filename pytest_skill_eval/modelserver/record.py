@@ -23,6 +23,7 @@ from pytest_skill_eval.modelserver.placeholders import (
 from pytest_skill_eval.modelserver.relay import Relay
 from pytest_skill_eval.modelserver.rendering import Renderer, as_written
 from pytest_skill_eval.modelserver.route import (
+    SCRIPT_FAILURE_STATUS,
     RecordedRequest,
     Reply,
     Route,
@@ -266,7 +267,7 @@ class RecordingRoute(Route):
                     replayed = self.script.interactions[cursor]
                     failure = self._mismatch(replayed.request, cursor, sha, normal)
                     if failure is not None:
-                        status = 500
+                        status = SCRIPT_FAILURE_STATUS
                     elif replayed.response.error is not None:
                         status = replayed.response.error.status
                 else:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pytest_skill_eval.modelserver.cassette import cassette_text, load_existing, script_data
 from pytest_skill_eval.modelserver.placeholders import normalise_request, request_sha256
 from pytest_skill_eval.modelserver.record import RecordingRoute
+from pytest_skill_eval.modelserver.route import SCRIPT_FAILURE_STATUS
 from pytest_skill_eval.modelserver.script import (
     Interaction,
     RequestNote,
@@ -592,6 +593,28 @@ def test_once_replays_what_exists_and_appends_the_rest(
     assert after[1]["response"]["text"] == "second, live"
     assert after[1]["request"]["excerpt"] == "question 1"
     assert [r.interaction for r in route.requests] == [0, 1]
+
+
+def test_a_replayed_request_unlike_the_kept_one_is_refused_with_a_status_no_host_retries(
+    model_server: ScriptedModelServer, fake_upstream: StartUpstream, tmp_path: Path
+) -> None:
+    cassette = tmp_path / "g" / "candidate.yaml"
+    record_one(model_server, fake_upstream, cassette, ws_places(tmp_path / "r1"), "first")
+    kept = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    cassette.write_text(yaml.safe_dump({**kept, "match": "body"}), encoding="utf-8")
+    existing = load_existing(cassette)
+    assert existing is not None
+    places = ws_places(tmp_path / "r2")
+    upstream = fake_upstream([])
+    route = recording_route(
+        model_server, upstream, cassette, mode="once", existing=existing, placeholders=places
+    )
+    status, _ = post(openai_url(model_server, route.token), openai_body(places, "another"))
+    route.close()
+    # A 5xx would be asked again, the retry past the kept answers forwarded to the provider.
+    assert status == SCRIPT_FAILURE_STATUS == 400
+    assert [f.reason for f in route.failures] == ["request-mismatch"]
+    assert upstream.requests == []
 
 
 def test_once_with_nothing_new_leaves_the_cassette_untouched(
