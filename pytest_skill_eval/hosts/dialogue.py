@@ -213,8 +213,8 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
 
     def _take_turn(self, number: int, prompt: str, delivered: str) -> tuple[Turn, bool]:
         """Turn `number` in the current process, its prompt (`delivered` as the host got it)
-        already in the command line: its events until the process ends, its logs kept. The
-        turn, and False when the conversation cannot go on."""
+        already given (in its command line, or on its stdin): its events until the process
+        ends, its logs kept. The turn, and False when the conversation cannot go on."""
         if self._launch.turn_file is not None:
             self._launch.turn_file.write_text(str(number), encoding="utf-8")
         turn = self._observation.begin_turn(number, prompt, delivered)

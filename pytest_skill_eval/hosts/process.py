@@ -287,7 +287,8 @@ class HostProcess:
     def close_stdin(self) -> None:
         """Closing stdin ends an interactive host (Pi in RPC mode exits normally)."""
         if self._proc is not None and self._proc.stdin is not None:
-            with contextlib.suppress(OSError):
+            # ValueError: the stdin feeder's thread closing it at the same moment.
+            with contextlib.suppress(OSError, ValueError):
                 self._proc.stdin.close()
 
     def next_frame(self, timeout: float) -> Frame | EndOfStream | None:
