@@ -93,21 +93,20 @@ def _facts(variant_dir: Path) -> dict[str, Any]:
     return dict(json.loads(text))
 
 
-def test_a_pre_started_candidate_is_spawned_early_and_prompted_after_its_baseline_is_on_record(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+def _pre_started_as_without(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    root: Path,
+    suite: Path,
+    group_dir: Path,
 ) -> None:
-    root = pytester.path / "root"
-    suite = _build(root, LATENCY)
-    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
-    assert result.ret == 0, result.stdout.str()
-    group_dir = result_dir(root) / "groups" / "overlap"
+    """The candidate of `group_dir` was spawned while its baseline waited on the model and
+    prompted (its run began) only once the baseline's run.json was on disk; the same run
+    without pre-start records the same facts."""
     baseline = read_json(group_dir / "baseline" / "run.json")
     candidate = read_json(group_dir / "candidate" / "run.json")
     persisted = _mtime_utc(group_dir / "baseline" / "run.json")
-
-    # Spawned while the baseline still waited on the model, long before its record existed ...
     assert candidate["process"]["spawnedAt"] < baseline["completedAt"]
-    # ... and prompted (its run began) only once the baseline's run.json was on disk.
     assert candidate["process"]["promptedAt"] >= persisted
     assert candidate["startedAt"] >= persisted
     assert candidate["process"]["spawnedAt"] < candidate["process"]["promptedAt"]
@@ -115,21 +114,28 @@ def test_a_pre_started_candidate_is_spawned_early_and_prompted_after_its_baselin
     assert verify_group(group_dir) == []
     assert pi_processes(root) == []
 
-    # The same run without pre-start records the same facts.
     monkeypatch.setenv(ENV, "0")
     again = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
     assert again.ret == 0, again.stdout.str()
-    first, second = results(root)
-    unstarted = read_json(second / "groups" / "overlap" / "candidate" / "run.json")
+    first, second = (run / "groups" / group_dir.name for run in results(root))
+    unstarted = read_json(second / "candidate" / "run.json")
     assert (
         unstarted["process"]["spawnedAt"]
-        > read_json(second / "groups" / "overlap" / "baseline" / "run.json")["completedAt"]
+        > read_json(second / "baseline" / "run.json")["completedAt"]
     )
-    assert _facts(first / "groups" / "overlap" / "candidate") == _facts(
-        second / "groups" / "overlap" / "candidate"
-    )
-    assert _facts(first / "groups" / "overlap" / "baseline") == _facts(
-        second / "groups" / "overlap" / "baseline"
+    for side in ("baseline", "candidate"):
+        assert _facts(first / side) == _facts(second / side)
+
+
+def test_a_pre_started_candidate_is_spawned_early_and_prompted_after_its_baseline_is_on_record(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = pytester.path / "root"
+    suite = _build(root, LATENCY)
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
+    assert result.ret == 0, result.stdout.str()
+    _pre_started_as_without(
+        pytester, monkeypatch, root, suite, result_dir(root) / "groups" / "overlap"
     )
 
 
@@ -188,7 +194,9 @@ def test_a_cancelled_group_kills_its_pre_started_candidate_and_records_it_as_nev
     assert verify_group(group_dir) == []
 
 
-def test_a_one_shot_group_is_not_pre_started(pytester: pytest.Pytester) -> None:
+def _one_shot(pytester: pytest.Pytester, host: str) -> tuple[Path, Path, Path]:
+    """A one-shot description group on `host` whose baseline answers after `LATENCY`, run
+    once: (definition root, suite, the group's result directory)."""
     root = pytester.path / "root"
     declared = skill(root, "note-taker")
     group = Group(
@@ -197,6 +205,7 @@ def test_a_one_shot_group_is_not_pre_started(pytester: pytest.Pytester) -> None:
         turns=["Log the change."],
         tools=["read"],
         candidate=variant([declared], 0),
+        runtime=runtime(host=host),
         scripts={
             "baseline": [{"text": "Logged.", "latency_ms": LATENCY}],
             "candidate": [{"text": "Logged."}],
@@ -205,7 +214,12 @@ def test_a_one_shot_group_is_not_pre_started(pytester: pytest.Pytester) -> None:
     suite = build(root, [group])
     result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
     assert result.ret == 0, result.stdout.str()
-    group_dir = result_dir(root) / "groups" / "one-shot"
+    name = "one-shot" if host == "pi" else f"one-shot@{host}"
+    return root, suite, result_dir(root) / "groups" / name
+
+
+def test_a_one_shot_group_is_not_pre_started(pytester: pytest.Pytester) -> None:
+    _, _, group_dir = _one_shot(pytester, "pi")
     baseline = read_json(group_dir / "baseline" / "run.json")
     candidate = read_json(group_dir / "candidate" / "run.json")
     # The prompt is in argv: spawning is prompting, and only after the baseline is on record.
@@ -218,49 +232,12 @@ def test_a_one_shot_group_is_not_pre_started(pytester: pytest.Pytester) -> None:
 def test_opencode_reads_its_prompt_on_stdin_so_even_a_one_shot_candidate_is_pre_started(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = pytester.path / "root"
-    declared = skill(root, "note-taker")
-    group = Group(
-        id="one-shot",
-        type="description",
-        turns=["Log the change."],
-        tools=["read"],
-        candidate=variant([declared], 0),
-        runtime=runtime(host="opencode"),
-        scripts={
-            "baseline": [{"text": "Logged.", "latency_ms": LATENCY}],
-            "candidate": [{"text": "Logged."}],
-        },
-    )
-    suite = build(root, [group])
-    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
-    assert result.ret == 0, result.stdout.str()
-    group_dir = result_dir(root) / "groups" / "one-shot@opencode"
-    baseline = read_json(group_dir / "baseline" / "run.json")
+    root, suite, group_dir = _one_shot(pytester, "opencode")
     candidate = read_json(group_dir / "candidate" / "run.json")
-    persisted = _mtime_utc(group_dir / "baseline" / "run.json")
-    # Spawned (and loaded) while the baseline still waited on the model; its prompt went to its
-    # stdin only once the baseline's run.json was on disk.
-    assert candidate["process"]["spawnedAt"] < baseline["completedAt"]
-    assert candidate["process"]["promptedAt"] >= persisted
-    assert candidate["startedAt"] >= persisted
     assert candidate["state"] == "complete", candidate["error"]
-    assert verify_group(group_dir) == []
-    assert pi_processes(root) == []
-
-    # The same run without pre-start records the same facts.
-    monkeypatch.setenv(ENV, "0")
-    again = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
-    assert again.ret == 0, again.stdout.str()
-    first, second = results(root)
-    unstarted = read_json(second / "groups" / "one-shot@opencode" / "candidate" / "run.json")
-    assert unstarted["process"]["spawnedAt"] > _mtime_utc(
-        second / "groups" / "one-shot@opencode" / "baseline" / "run.json"
-    )
-    for side in ("baseline", "candidate"):
-        assert _facts(first / "groups" / "one-shot@opencode" / side) == _facts(
-            second / "groups" / "one-shot@opencode" / side
-        )
+    # Spawned (and loaded) while the baseline waited on the model; its prompt went to its stdin
+    # only once the baseline's run.json was on disk.
+    _pre_started_as_without(pytester, monkeypatch, root, suite, group_dir)
 
 
 @pytest.mark.parametrize("host", ["pi", "opencode"])
