@@ -121,11 +121,6 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         nothing to continue)."""
         raise NotImplementedError
 
-    def _later_stdin(self, prompt: str) -> str | None:
-        """What a later turn's process reads on stdin (its prompt, for a host that takes it
-        there); None: nothing."""
-        return None
-
     def _delivered(self, number: int, prompt: str) -> str:
         """Turn `number`'s prompt as the host gets it: as written."""
         return prompt
@@ -137,10 +132,15 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
     def _turns(self, registration: Declared) -> tuple[Observation, ProcessOutcome]:
         """Every prompt in turn on the host `registration` declares, each later one in a new
         process; a turn that fails or does not settle ends the conversation (later turns would
-        build on it)."""
+        build on it). A host that reads its prompt on stdin (`prompt_on_stdin`) gets each one
+        there, turn one's once the launch's gate opens."""
+        on_stdin = registration.prompt_on_stdin
+        if on_stdin and not self._first_prompt_at_gate():
+            return self._observation, self._outcome
         for number, prompt in enumerate(self._launch.prompts, start=1):
+            stdin = prompt if on_stdin else None
             if number > 1 and not self._next_process(
-                number, self._later_argv(prompt), registration, self._later_stdin(prompt)
+                number, self._later_argv(prompt), registration, stdin
             ):
                 break
             turn, going = self._take_turn(number, prompt, self._delivered(number, prompt))
@@ -152,6 +152,25 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         for turn in self._observation.turns:
             turn.finish()
         return self._observation, self._outcome
+
+    def _first_prompt_at_gate(self) -> bool:
+        """Turn one's prompt on the first process's stdin once the launch's gate opens (a
+        pre-started host has started meanwhile and waits for it); False when the run was called
+        off first (its process then stopped and reaped)."""
+        gate = self._launch.gate
+        # Held (pre-started): its start-up gives way, and frees its slot, until the gate opens.
+        gate.waiting = gate.held
+        while not gate.wait(TICK_S):
+            if self._cancel.cancelled:
+                break
+        if gate.aborted or self._cancel.cancelled:
+            self._process.terminate(self._outcome, "cancelled")
+            self._outcome = self._process.finish(self._outcome)
+            return False
+        gate.prompting()
+        self._process.feed(self._launch.prompts[0].encode("utf-8"))
+        self._process.progressed()  # the wait was the evaluator's, never a stall of the host
+        return True
 
     def _next_process(
         self,

@@ -2,9 +2,9 @@
 
 A host that takes its first prompt over stdin (Pi's rpc mode, opencode's prompt) can be spawned
 and configured while its counterpart still waits on the model, so its start-up overlaps that
-wait. It then
-holds at its `PromptGate` (the seam's, `hosts.base`), started but never prompted, until the
-evaluator opens it (its counterpart's run is on record) or aborts it (the group was cancelled).
+wait. It then holds at its `PromptGate` (the seam's, `hosts.base`), started but never prompted,
+until the evaluator opens it (its counterpart's run is on record) or aborts it (the group was
+cancelled).
 A subject that is not pre-started gets a gate that is open from the start. Either way the run
 record says when the process was spawned (`process.spawnedAt`) and when its first prompt went
 out (`process.promptedAt`).

@@ -123,7 +123,7 @@ class HostRegistration:
     observes_context: bool = False
     # Its multi-turn dialogue holds the first prompt until `Launch.gate` opens (`run.prestart`).
     defers_first_prompt: bool = False
-    # It reads its first prompt on stdin (`Command.stdin`), so a one-prompt run holds it too.
+    # It reads every prompt on stdin (`hosts.dialogue`), so a one-prompt run can hold it too.
     prompt_on_stdin: bool = False
     extensions: bool = False  # loads `runtime.extensions` bundles (Pi's format)
     # A live run takes the operator's credentials file and provider table (the ini keys

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..base import Talk
-from ..dialogue import TICK_S, ProcessPerTurnDialogue
+from ..dialogue import ProcessPerTurnDialogue
 from ..observation import Observation, Turn
 from ..process import ProcessOutcome
 from ..registration import HostRegistration
@@ -41,30 +41,13 @@ class OpencodeDialogue(ProcessPerTurnDialogue[EventTranslator, Resumable]):
         return EventTranslator(self._observation, self._skills)
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
-        """Turn one's prompt on stdin once the launch's gate opens (a pre-started opencode has
-        loaded meanwhile and waits for it), then every prompt in turn; a turn that fails ends
-        the conversation."""
-        gate = self._launch.gate
-        # Held (pre-started): its start-up gives way, and frees its slot, until the gate opens.
-        gate.waiting = gate.held
-        while not gate.wait(TICK_S):
-            if self._cancel.cancelled:
-                break
-        if gate.aborted or self._cancel.cancelled:
-            self._process.terminate(self._outcome, "cancelled")
-            self._outcome = self._process.finish(self._outcome)
-            return self._observation, self._outcome
-        gate.prompting()
-        self._process.feed(self._launch.prompts[0].encode("utf-8"))
-        self._process.progressed()  # the wait was the evaluator's, never a stall of the host
+        """Every prompt in turn, each on stdin (turn one's once the launch's gate opens); a turn
+        that fails ends the conversation."""
         return self._turns(self._host.registration)
 
     def _later_argv(self, prompt: str) -> list[str] | None:
         session = self._translator.session_id
         return None if session is None else self._host.resume_argv(session)
-
-    def _later_stdin(self, prompt: str) -> str | None:
-        return prompt
 
     def _settled(self, number: int, turn: Turn, going: bool) -> bool:
         if not going:
