@@ -169,6 +169,15 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Keep the test output clean; requests are kept on the routes instead."""
 
+    def handle(self) -> None:
+        """Serve the connection. A client gone mid-request (a host killed, or aborting its
+        request) has nothing left to be told: without this, the standard library printed a
+        traceback to the session's stderr for it."""
+        try:
+            super().handle()
+        except ConnectionError:
+            self.close_connection = True
+
     def do_POST(self) -> None:
         """Answer a model request."""
         self._serve(read_body=True)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
+import struct
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -366,6 +369,32 @@ def test_unknown_token_is_500_and_a_stray_failure() -> None:
         assert reply.status == 500
         assert "unknown route" in reply.json()["error"]["message"]
         assert [f.reason for f in server.stray_failures] == ["unknown-route"]
+
+
+def test_a_client_gone_mid_request_prints_nothing_and_the_server_serves_on(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    with ScriptedModelServer() as server:
+        route = server.open_route(
+            script({"text": "a"}, {"text": "b"}), source=None, placeholders={}
+        )
+        address = urlsplit(server.base_url)
+        with socket.create_connection((address.hostname, address.port)) as client:
+            client.sendall(
+                f"POST {urlsplit(openai_url(server, route.token)).path} HTTP/1.1\r\n"
+                'Host: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{"partial'.encode()
+            )
+            # Closed with a reset while the server still reads the body (a killed host).
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        reply = post_reply(openai_url(server, route.token), BODY)
+        assert reply.status == 200
+        # The standard library's report comes from the dropped connection's own thread.
+        deadline = time.monotonic() + 1.0
+        printed = ""
+        while time.monotonic() < deadline and not printed:
+            printed = capfd.readouterr().err
+            time.sleep(0.05)
+        assert printed == ""
 
 
 def test_unsupported_path_is_404_and_a_failure(model_server: ScriptedModelServer) -> None:
