@@ -67,13 +67,21 @@ def pytest_runtest_logfinish(nodeid: str, location: object) -> None:
         _note("finish", item=nodeid)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A process has ended its session (every other plugin's unconfigure ran before this)."""
+    _note("unconfigured")
+
+
 def phases(log: Path, began: float, ended: float) -> dict[str, float]:
     """The run's phases, in seconds since it `began` (wall clock), from the noted events.
 
     `boot_s`: until the last worker had collected; `boot_cpu_s`: the CPU all workers and the
     controller had spent by then; `first_round_s`: until the last worker's first item finished;
     `steady_item_s`: the median wall time of every other item; `tail_s`: from the last item's
-    end until the command returned.
+    end until the command returned, split three ways: until the last worker had ended its session
+    (`tail_workers_s`), then until the controller had (`tail_controller_s`), then until the
+    command returned (`tail_exit_s`).
     """
     events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     collected = [e for e in events if e["event"] == "collected"]
@@ -88,10 +96,17 @@ def phases(log: Path, began: float, ended: float) -> dict[str, float]:
             items.setdefault(event["worker"], []).append((starts[key], event["t"]))
     runs = [sorted(spans) for spans in items.values()]
     later = [end - start for spans in runs for start, end in spans[1:]]
+    last = max(end for spans in runs for _, end in spans)
+    done = [e for e in events if e["event"] == "unconfigured"]
+    workers_done = max((e["t"] for e in done if e["worker"] != CONTROLLER), default=last)
+    controller_done = max((e["t"] for e in done if e["worker"] == CONTROLLER), default=workers_done)
     return {
         "boot_s": round(max(e["t"] for e in collected) - began, 2),
         "boot_cpu_s": round(sum(e["cpu"] for e in collected) + max(e["cpu"] for e in heard), 2),
         "first_round_s": round(max(spans[0][1] for spans in runs) - began, 2),
         "steady_item_s": round(statistics.median(later), 2) if later else 0.0,
-        "tail_s": round(ended - max(end for spans in runs for _, end in spans), 2),
+        "tail_s": round(ended - last, 2),
+        "tail_workers_s": round(workers_done - last, 2),
+        "tail_controller_s": round(controller_done - workers_done, 2),
+        "tail_exit_s": round(ended - controller_done, 2),
     }
