@@ -15,6 +15,10 @@ host:
 - `warm`: the same command with one home reused, after one untimed first run.
 - `ratio_fresh` / `ratio_warm`: plugin over fresh / over warm, CPU and wall; `goal` the bar the
   plugin's subject must meet against the fresh start (0.5 for Gemini CLI and opencode).
+- `spread_fresh`: where the fresh ratio lies given the runs' own scatter (the 5th and 95th
+  percentiles over resamplings of the rounds' marginal CPU, the items' times and the fresh
+  runs, with a fixed seed), and `goal_met`: true when all of it is at or under the goal, false
+  when all of it is over, null when the goal lies inside it (the runs cannot tell).
 
 Stock hosts try the network (updates, telemetry, model lists, installs), so the whole
 benchmark, both sides, runs in a network namespace with only loopback (`unshare -rn`): the
@@ -26,6 +30,7 @@ of them alike.
 from __future__ import annotations
 
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -68,22 +73,62 @@ def main(names: list[str] | None = None, groups: int = 2, rounds: int = 3) -> di
     if isinstance(hosts, str):
         raise SystemExit(hosts)
     if os.environ.get(MARKER) != "1":
-        return _inside_namespace(hosts)
+        return _inside_namespace(hosts, rounds)
     return _compare(hosts, groups, rounds)
 
 
-def _inside_namespace(hosts: tuple[str, ...]) -> dict[str, object]:
+def _inside_namespace(hosts: tuple[str, ...], rounds: int) -> dict[str, object]:
     """Run this benchmark again inside a new network namespace with only loopback."""
     if not loopback_only_available():
         raise SystemExit(
             "bench hosts runs only in a network namespace with only loopback, which this machine "
             "cannot make: it needs `unshare -rn` (util-linux, user namespaces) and `ip` (iproute2)"
         )
-    argv = [sys.executable, "-m", "bench", "hosts", *hosts]
+    argv = [sys.executable, "-m", "bench", "hosts", *hosts, "--rounds", str(rounds)]
     done = subprocess.run(loopback_only(argv), env={**os.environ, MARKER: "1"})
     if done.returncode != 0:
         raise SystemExit(f"bench hosts failed in its loopback-only namespace ({done.returncode})")
     return {"benchmark": "hosts", "hosts": list(hosts)}
+
+
+RESAMPLES = 2000
+SEED = 43
+
+
+def spread(
+    plugin_cpu: list[float], plugin_wall: list[float], fresh: list[tuple[float, float]]
+) -> dict[str, list[float]]:
+    """The 5th and 95th percentiles of plugin over fresh, CPU and wall, over resamplings (with
+    replacement, a fixed seed) of the rounds' marginal CPU per subject (their mean), the items'
+    times (their median) and the fresh runs' (wall, CPU) (their median)."""
+    draw = random.Random(SEED)
+    ratios: dict[str, list[float]] = {"cpu": [], "wall": []}
+    for _ in range(RESAMPLES):
+        runs = draw.choices(fresh, k=len(fresh))
+        cpu = statistics.mean(draw.choices(plugin_cpu, k=len(plugin_cpu)))
+        wall = statistics.median(draw.choices(plugin_wall, k=len(plugin_wall)))
+        ratios["cpu"].append(cpu / statistics.median(c for _, c in runs))
+        ratios["wall"].append(wall / statistics.median(w for w, _ in runs))
+    return {
+        key: [round(_percentile(sorted(values), q), 3) for q in (0.05, 0.95)]
+        for key, values in ratios.items()
+    }
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def goal_met(bounds: dict[str, list[float]], goal: float | None) -> bool | None:
+    """True when both spreads lie at or under `goal`, False when either lies wholly over it,
+    None when the goal lies inside one (or there is no goal)."""
+    if goal is None:
+        return None
+    if any(low > goal for low, _ in bounds.values()):
+        return False
+    if all(high <= goal for _, high in bounds.values()):
+        return True
+    return None
 
 
 def _compare(hosts: tuple[str, ...], groups: int, rounds: int) -> dict[str, object]:
@@ -127,6 +172,11 @@ def _line(host: str, figures: dict[str, list[Any]], extra_groups: int) -> dict[s
         "wall_s": round(statistics.median(figures["items"]), 3),
     }
     sides = {side: _median(figures[side]) for side in ("fresh", "warm")}
+    # Each round's marginal CPU is over its share of the extra subjects.
+    extra_per_round = extra_groups * 2 / max(1, len(figures["cpu"]))
+    bounds = spread(
+        [cpu / extra_per_round for cpu in figures["cpu"]], figures["items"], figures["fresh"]
+    )
     ratios = {
         f"ratio_{side}": {
             key: round(plugin[f"{key}_s"] / value[f"{key}_s"], 3) for key in ("cpu", "wall")
@@ -139,7 +189,9 @@ def _line(host: str, figures: dict[str, list[Any]], extra_groups: int) -> dict[s
         plugin=plugin,
         **sides,
         **ratios,
+        spread_fresh=bounds,
         goal=GOALS.get(host),
+        goal_met=goal_met(bounds, GOALS.get(host)),
         subjects=len(figures["items"]),
         bare_runs=len(figures["fresh"]),
         network=NETWORK,

@@ -55,3 +55,27 @@ def test_warm_starts_share_one_home_after_an_untimed_first_run(tmp_path: Path) -
     assert len(timed) == 2
     assert [p.name for p in tmp_path.iterdir()] == ["bare0"]
     assert (tmp_path / "bare0" / "home" / "runs").read_text() == "xxx"
+
+
+def test_the_spread_brackets_the_ratio_and_says_whether_the_goal_is_met() -> None:
+    fresh = [(2.0, 4.0), (2.2, 4.4), (1.8, 4.2), (2.1, 4.1), (1.9, 4.3), (2.0, 4.0)]
+    tight = hosts.spread([1.6, 1.65, 1.7], [0.9, 1.0, 0.95, 1.05], fresh)
+    assert tight["cpu"][0] <= 1.65 / 4.15 <= tight["cpu"][1] < 0.5
+    assert tight["wall"][0] <= 0.975 / 2.0 <= tight["wall"][1]
+    assert tight == hosts.spread([1.6, 1.65, 1.7], [0.9, 1.0, 0.95, 1.05], fresh)  # fixed seed
+    assert hosts.goal_met({"cpu": [0.38, 0.42], "wall": [0.45, 0.5]}, 0.5) is True
+    assert hosts.goal_met({"cpu": [0.38, 0.42], "wall": [0.51, 0.6]}, 0.5) is False
+    assert hosts.goal_met({"cpu": [0.45, 0.55], "wall": [0.4, 0.45]}, 0.5) is None
+    assert hosts.goal_met({"cpu": [0.1, 0.2], "wall": [0.1, 0.2]}, None) is None
+
+
+def test_rounds_reach_the_hosts_benchmark_and_a_bad_count_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(hosts, "main", lambda *args, **kwargs: calls.append((args, kwargs)))
+    assert bench_main.main(["hosts", "opencode", "--rounds", "6"]) == 0
+    assert bench_main.main(["hosts"]) == 0
+    assert calls == [((["opencode"],), {"rounds": 6}), ((list(hosts.HOSTS),), {"rounds": 3})]
+    assert bench_main.main(["hosts", "--rounds", "0"]) == 2
+    assert "--rounds takes a number" in capsys.readouterr().out
