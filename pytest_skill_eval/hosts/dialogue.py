@@ -12,6 +12,7 @@ from ..evidence.redact import Counts, add
 from .layers import SystemLayerError, kept_out
 from .observation import Observation, Turn
 from .process import EndOfStream, Frame, HostProcess, ProcessOutcome
+from .settling import SAMPLE_S, Settling
 from .workspace_layers import WorkspaceLayerError, unchanged
 
 if TYPE_CHECKING:
@@ -158,11 +159,14 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         pre-started host has started meanwhile and waits for it); False when the run was called
         off first (its process then stopped and reaped)."""
         gate = self._launch.gate
-        # Held (pre-started): its start-up gives way, and frees its slot, until the gate opens.
-        gate.waiting = gate.held
-        while not gate.wait(TICK_S):
+        # Held (pre-started): its start-up gives way until the gate opens, and frees its slot
+        # once it has settled (its CPU stopped rising: it waits for its prompt).
+        settling = Settling.of(self._process.pid) if gate.held else None
+        while not gate.wait(TICK_S if settling is None else SAMPLE_S):
             if self._cancel.cancelled:
                 break
+            if settling is not None and settling.settled():
+                gate.waiting, settling = True, None
         if gate.aborted or self._cancel.cancelled:
             self._process.terminate(self._outcome, "cancelled")
             self._outcome = self._process.finish(self._outcome)

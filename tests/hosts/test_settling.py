@@ -1,0 +1,173 @@
+"""A held host frees its start-up slot once its CPU has stopped rising (`hosts.settling`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval.hosts import settling
+from pytest_skill_eval.hosts.base import Launch, PromptGate, Talk
+from pytest_skill_eval.hosts.dialogue import ProcessPerTurnDialogue
+from pytest_skill_eval.hosts.process import CancelToken, HostProcess
+from pytest_skill_eval.hosts.settling import IDLE_CPU_S, SAMPLE_S, WINDOW_S, Settling
+
+
+class _Readings:
+    """A clock and a CPU account the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.cpu: float | None = 0.0
+
+    def step(self, seconds: float, cpu: float) -> None:
+        self.now += seconds
+        if self.cpu is not None:
+            self.cpu += cpu
+
+
+def _watch(readings: _Readings) -> Settling:
+    return Settling(lambda: readings.cpu, clock=lambda: readings.now)
+
+
+def test_a_host_still_starting_has_not_settled_and_one_waiting_has() -> None:
+    readings = _Readings()
+    watch = _watch(readings)
+    step = 0.06  # readings off the window's edge: 0.18 s is the first wider than it
+    assert not watch.settled()  # one reading: no window yet
+    for _ in range(20):  # a start-up, near a core's rate
+        readings.step(step, 0.05)
+        assert not watch.settled()
+    readings.step(step, 0.0)
+    assert not watch.settled()  # the reading a window back is still inside the start-up
+    readings.step(step, 0.0)
+    assert not watch.settled()
+    readings.step(step, IDLE_CPU_S)  # flat since the last start-up reading but for one tick
+    assert watch.settled()
+
+
+def test_a_host_that_keeps_ticking_slowly_settles_and_one_busier_does_not() -> None:
+    for rise, settles in ((IDLE_CPU_S, True), (3 * IDLE_CPU_S, False)):
+        readings = _Readings()
+        watch = _watch(readings)
+        results = []
+        for _ in range(10):
+            readings.step(WINDOW_S + 0.01, rise)
+            results.append(watch.settled())
+        assert results[1:] == [settles] * 9, rise
+
+
+def test_a_short_pause_inside_the_start_up_is_not_settling() -> None:
+    readings = _Readings()
+    watch = _watch(readings)
+    watch.settled()
+    readings.step(SAMPLE_S, 0.05)
+    watch.settled()
+    readings.step(WINDOW_S / 2, 0.0)  # descheduled for a moment
+    assert not watch.settled()
+    readings.step(SAMPLE_S, 0.05)
+    assert not watch.settled()
+
+
+def test_a_host_whose_cpu_cannot_be_read_counts_as_settled() -> None:
+    readings = _Readings()
+    readings.cpu = None
+    assert _watch(readings).settled()
+    assert settling.cpu_seconds(2**22 + 12345) is None  # no such process
+
+
+def test_a_real_process_settles_once_it_blocks_on_its_stdin() -> None:
+    spin = (
+        "import sys, time\n"
+        "end = time.process_time() + 0.3\n"
+        "while time.process_time() < end: pass\n"
+        "print('waiting', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", spin], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as child:
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline() == "waiting\n"
+            cpu = settling.cpu_seconds(child.pid)
+            assert cpu is not None
+            assert cpu >= 0.3 - 0.02  # the kernel's account of the spin
+            watch = Settling.of(child.pid)
+            deadline = time.monotonic() + 10
+            while not watch.settled():
+                assert time.monotonic() < deadline, "a process blocked on stdin never settled"
+                time.sleep(SAMPLE_S)
+        finally:
+            assert child.stdin is not None
+            child.stdin.close()
+    assert child.returncode == 0
+
+
+@pytest.mark.parametrize("rise", [0.02, 0.05])
+def test_more_than_a_tick_over_the_window_is_not_settled(rise: float) -> None:
+    readings = _Readings()
+    watch = _watch(readings)
+    watch.settled()
+    for _ in range(6):
+        readings.step(SAMPLE_S, rise / 3)
+        assert not watch.settled()
+
+
+class _Dialogue(ProcessPerTurnDialogue[Any, None]):
+    def _translate(self) -> Any:
+        return None
+
+
+def test_a_held_host_waits_at_its_gate_only_once_it_has_settled(tmp_path: Path) -> None:
+    # Spins for a while as a host loading its bundle would, then blocks on its prompt.
+    script = (
+        "import sys, time\n"
+        "end = time.process_time() + 0.5\n"
+        "while time.process_time() < end: pass\n"
+        "sys.stdout.write(sys.stdin.read())\n"
+    )
+    process = HostProcess(
+        argv=[sys.executable, "-c", script],
+        env={"PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        interactive=False,
+        takes_stdin=True,
+    )
+    gate = PromptGate(held=True)
+    launch = Launch(
+        cwd=tmp_path,
+        prompts=("{}",),
+        one_shot=True,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        gate=gate,
+    )
+    dialogue = _Dialogue(Talk(process, CancelToken(), launch, lambda turn: None), None)
+    process.start()
+    prompted: list[bool] = []
+    at_gate = threading.Thread(target=lambda: prompted.append(dialogue._first_prompt_at_gate()))
+    at_gate.start()
+    try:
+        time.sleep(SAMPLE_S)
+        assert not gate.waiting  # still starting: its slot is not freed at the spawn
+        deadline = time.monotonic() + 15
+        while not gate.waiting:
+            assert time.monotonic() < deadline, "a held host blocked on its prompt never settled"
+            time.sleep(SAMPLE_S)
+        spent = settling.cpu_seconds(process.pid)
+        assert spent is not None
+        assert spent >= 0.2  # not settled at the very start of its spin
+    finally:
+        gate.open()
+        at_gate.join(10)
+    assert prompted == [True]
+    assert gate.prompted_at is not None
+    process.finish(dialogue.outcome)
