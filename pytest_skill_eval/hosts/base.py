@@ -37,6 +37,8 @@ class PromptGate:
         self._state = HELD if held else OPEN
         self._on_open: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
         self.waiting = False  # the host is started and configured, waiting at the gate
+        # The first prompt goes over stdin after the spawn, not in argv: never sent, never dated.
+        self.deferred = False
         self.opened_at: str | None = None  # when a held gate opened (None: never held)
         self.spawned_at: str | None = None
         self.prompted_at: str | None = None
@@ -105,8 +107,10 @@ class PromptGate:
         return lambda: count() + (1 if self.waiting else 0)
 
     def timing(self) -> ProcessTiming:
-        """The run record's `process` timing: a prompt in argv goes out at the spawn."""
-        return {"spawnedAt": self.spawned_at, "promptedAt": self.prompted_at or self.spawned_at}
+        """The run record's `process` timing: a prompt in argv goes out at the spawn; one sent
+        later (`deferred`) has no time when the run ended before it went out."""
+        prompted = self.prompted_at if self.deferred else self.prompted_at or self.spawned_at
+        return {"spawnedAt": self.spawned_at, "promptedAt": prompted}
 
 
 class Executable(Protocol):

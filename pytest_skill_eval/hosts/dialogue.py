@@ -159,6 +159,7 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         pre-started host has started meanwhile and waits for it); False when the run was called
         off first (its process then stopped and reaped)."""
         gate = self._launch.gate
+        gate.deferred = True
         # Held (pre-started): its start-up gives way until the gate opens, and frees its slot
         # once it has settled (its CPU stopped rising: it waits for its prompt).
         settling = Settling.of(self._process.pid) if gate.held else None

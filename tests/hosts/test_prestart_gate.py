@@ -24,6 +24,16 @@ def test_an_open_gate_runs_its_callbacks_at_once_and_a_spawn_is_the_prompt() -> 
     assert gate.opened_at is None
 
 
+def test_a_prompt_sent_after_the_spawn_is_dated_only_once_it_went_out() -> None:
+    gate = PromptGate()
+    gate.deferred = True  # the prompt goes over stdin, after set-up
+    gate.spawned()
+    assert gate.timing()["spawnedAt"] is not None
+    assert gate.timing()["promptedAt"] is None  # never went out: no time is made up for it
+    gate.prompting()
+    assert gate.timing()["promptedAt"] is not None
+
+
 def test_a_held_gate_defers_its_callbacks_until_it_opens() -> None:
     gate = PromptGate(held=True)
     seen: list[str] = []

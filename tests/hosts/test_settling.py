@@ -171,3 +171,32 @@ def test_a_held_host_waits_at_its_gate_only_once_it_has_settled(tmp_path: Path) 
     assert prompted == [True]
     assert gate.prompted_at is not None
     process.finish(dialogue.outcome)
+
+
+def test_a_run_cancelled_before_its_prompt_on_stdin_has_no_prompt_time(tmp_path: Path) -> None:
+    process = HostProcess(
+        argv=[sys.executable, "-c", "import sys; sys.stdin.read()"],
+        env={"PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        interactive=False,
+        takes_stdin=True,
+    )
+    gate = PromptGate(held=True)
+    launch = Launch(
+        cwd=tmp_path,
+        prompts=("hi",),
+        one_shot=True,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        gate=gate,
+    )
+    cancel = CancelToken()
+    dialogue = _Dialogue(Talk(process, cancel, launch, lambda turn: None), None)
+    process.start()
+    gate.spawned()
+    cancel.cancel()
+    assert dialogue._first_prompt_at_gate() is False
+    assert gate.timing()["spawnedAt"] is not None
+    assert gate.timing()["promptedAt"] is None

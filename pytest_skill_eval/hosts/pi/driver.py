@@ -172,6 +172,8 @@ def run_turns(
     """
     obs = conversation.observation
     obs.delivery = {"kind": "unavailable", "turn": 1, "targetPath": str(target) if target else None}
+    if gate is not None:
+        gate.deferred = True  # the first prompt follows Pi's set-up commands
     try:
         conversation.request("set_auto_retry", enabled=False)
         conversation.request("set_auto_compaction", enabled=False)
