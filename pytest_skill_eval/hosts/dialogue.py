@@ -5,6 +5,7 @@ logs."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -13,6 +14,7 @@ from .layers import SystemLayerError, kept_out
 from .observation import Observation, Turn
 from .process import EndOfStream, Frame, HostProcess, ProcessOutcome
 from .settling import SAMPLE_S, Settling
+from .startup import HOLD_S
 from .workspace_layers import WorkspaceLayerError, unchanged
 
 if TYPE_CHECKING:
@@ -161,12 +163,14 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         gate = self._launch.gate
         gate.deferred = True
         # Held (pre-started): its start-up gives way until the gate opens, and frees its slot
-        # once it has settled (its CPU stopped rising: it waits for its prompt).
+        # once it has settled (it sleeps, its CPU no longer rising: it waits for its prompt), or
+        # once the slot's own limit has passed.
         settling = Settling.of(self._process.pid) if gate.held else None
+        give_up = time.monotonic() + HOLD_S
         while not gate.wait(TICK_S if settling is None else SAMPLE_S):
             if self._cancel.cancelled:
                 break
-            if settling is not None and settling.settled():
+            if settling is not None and (settling.settled() or time.monotonic() > give_up):
                 gate.waiting, settling = True, None
         if gate.aborted or self._cancel.cancelled:
             self._process.terminate(self._outcome, "cancelled")

@@ -1,4 +1,5 @@
-"""A held host frees its start-up slot once its CPU has stopped rising (`hosts.settling`)."""
+"""A held host frees its start-up slot once it sleeps and its CPU has stopped rising
+(`hosts.settling`)."""
 
 from __future__ import annotations
 
@@ -15,24 +16,29 @@ from pytest_skill_eval.hosts import settling
 from pytest_skill_eval.hosts.base import Launch, PromptGate, Talk
 from pytest_skill_eval.hosts.dialogue import ProcessPerTurnDialogue
 from pytest_skill_eval.hosts.process import CancelToken, HostProcess
-from pytest_skill_eval.hosts.settling import IDLE_CPU_S, SAMPLE_S, WINDOW_S, Settling
+from pytest_skill_eval.hosts.settling import IDLE_CPU_S, SAMPLE_S, WINDOW_S, Reading, Settling
 
 
 class _Readings:
-    """A clock and a CPU account the test moves by hand."""
+    """A clock and a process account the test moves by hand."""
 
     def __init__(self) -> None:
         self.now = 100.0
         self.cpu: float | None = 0.0
+        self.state = "S"
+        self.started = 4242
 
     def step(self, seconds: float, cpu: float) -> None:
         self.now += seconds
         if self.cpu is not None:
             self.cpu += cpu
 
+    def reading(self) -> Reading | None:
+        return None if self.cpu is None else Reading(self.cpu, self.state, self.started)
+
 
 def _watch(readings: _Readings) -> Settling:
-    return Settling(lambda: readings.cpu, clock=lambda: readings.now)
+    return Settling(readings.reading, clock=lambda: readings.now)
 
 
 def test_a_host_still_starting_has_not_settled_and_one_waiting_has() -> None:
@@ -81,6 +87,30 @@ def test_a_host_whose_cpu_cannot_be_read_counts_as_settled() -> None:
     assert settling.cpu_seconds(2**22 + 12345) is None  # no such process
 
 
+@pytest.mark.parametrize("state", ["R", "D"])
+def test_a_flat_host_that_is_runnable_or_in_io_has_not_settled(state: str) -> None:
+    # Starved of CPU (runnable) or reading its executable from disk: still starting.
+    readings = _Readings()
+    watch = _watch(readings)
+    readings.state = state
+    for _ in range(10):
+        readings.step(SAMPLE_S, 0.0)
+        assert not watch.settled()
+    readings.state = "S"
+    readings.step(SAMPLE_S, 0.0)
+    assert watch.settled()
+
+
+def test_a_pid_that_now_names_another_process_counts_as_settled() -> None:
+    readings = _Readings()
+    watch = _watch(readings)
+    readings.step(SAMPLE_S, 0.05)
+    assert not watch.settled()
+    readings.started += 1  # the host was reaped; its pid went to a new, busy process
+    readings.step(SAMPLE_S, 0.05)
+    assert watch.settled()
+
+
 def test_a_real_process_settles_once_it_blocks_on_its_stdin() -> None:
     spin = (
         "import sys, time\n"
@@ -124,7 +154,20 @@ class _Dialogue(ProcessPerTurnDialogue[Any, None]):
         return None
 
 
-def test_a_held_host_waits_at_its_gate_only_once_it_has_settled(tmp_path: Path) -> None:
+def test_a_held_host_waits_at_its_gate_only_once_it_has_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the host had spent when it was first found settled (not the slot's own limit).
+    spent_when_settled: list[float | None] = []
+    found = Settling.settled
+
+    def noting(self: Settling) -> bool:
+        answer = found(self)
+        if answer and not spent_when_settled:
+            spent_when_settled.append(settling.cpu_seconds(process.pid))
+        return answer
+
+    monkeypatch.setattr(Settling, "settled", noting)
     # Spins for a while as a host loading its bundle would, then blocks on its prompt.
     script = (
         "import sys, time\n"
@@ -162,9 +205,10 @@ def test_a_held_host_waits_at_its_gate_only_once_it_has_settled(tmp_path: Path) 
         while not gate.waiting:
             assert time.monotonic() < deadline, "a held host blocked on its prompt never settled"
             time.sleep(SAMPLE_S)
-        spent = settling.cpu_seconds(process.pid)
+        assert len(spent_when_settled) == 1  # found settled, not given up on
+        spent = spent_when_settled[0]
         assert spent is not None
-        assert spent >= 0.2  # not settled at the very start of its spin
+        assert spent >= 0.4  # not before most of its 0.5 s spin
     finally:
         gate.open()
         at_gate.join(10)
