@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
         rounds = 3
         if "--rounds" in argv:
             at = argv.index("--rounds")
-            if at + 1 >= len(argv) or not argv[at + 1].isdigit() or int(argv[at + 1]) < 1:
+            if at + 1 >= len(argv) or not argv[at + 1].isdecimal() or int(argv[at + 1]) < 1:
                 print("--rounds takes a number of rounds, e.g. --rounds 6")
                 return 2
             rounds = int(argv[at + 1])
@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
         argv = ["hosts"]
     if "--groups" in argv:
         at = argv.index("--groups")
-        if at + 1 >= len(argv) or not argv[at + 1].isdigit():
+        if at + 1 >= len(argv) or not argv[at + 1].isdecimal():
             print("--groups takes a number of groups, e.g. --groups 10000")
             return 2
         benchmarks["merge"] = functools.partial(merge.main, int(argv[at + 1]))

@@ -15,10 +15,10 @@ host:
 - `warm`: the same command with one home reused, after one untimed first run.
 - `ratio_fresh` / `ratio_warm`: plugin over fresh / over warm, CPU and wall; `goal` the bar the
   plugin's subject must meet against the fresh start (0.5 for Gemini CLI and opencode).
-- `spread_fresh`: where the fresh ratio lies given the runs' own scatter (the 5th and 95th
-  percentiles over resamplings of the rounds' marginal CPU, the items' times and the fresh
-  runs, with a fixed seed), and `goal_met`: true when all of it is at or under the goal, false
-  when all of it is over, null when the goal lies inside it (the runs cannot tell).
+- `spread_fresh`: where the fresh ratio lies given the rounds' own scatter (the 5th and 95th
+  percentiles over resamplings of whole rounds, with a fixed seed), and `goal_met`: true when
+  all of it is at or under the goal, false when all of it is over, null when the goal lies
+  inside it or there were fewer than `MIN_ROUNDS` rounds (the runs cannot tell).
 
 Stock hosts try the network (updates, telemetry, model lists, installs), so the whole
 benchmark, both sides, runs in a network namespace with only loopback (`unshare -rn`): the
@@ -35,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,22 +96,36 @@ RESAMPLES = 2000
 SEED = 43
 
 
-def spread(
-    plugin_cpu: list[float], plugin_wall: list[float], fresh: list[tuple[float, float]]
-) -> dict[str, list[float]]:
-    """The 5th and 95th percentiles of plugin over fresh, CPU and wall, over resamplings (with
-    replacement, a fixed seed) of the rounds' marginal CPU per subject (their mean), the items'
-    times (their median) and the fresh runs' (wall, CPU) (their median)."""
+# Fewer rounds than this give too few distinct resamplings for the spread to say anything.
+MIN_ROUNDS = 4
+
+
+@dataclass
+class Round:
+    """What one round measured for one host: its marginal CPU per subject, its items' times and
+    its fresh starts' (wall, CPU)."""
+
+    cpu_s: float
+    items: list[float]
+    fresh: list[tuple[float, float]]
+
+
+def spread(rounds: list[Round]) -> dict[str, list[float]]:
+    """The 5th and 95th percentiles of plugin over fresh, CPU and wall, over resamplings of the
+    rounds (with replacement, a fixed seed; a round's figures stay together, as they were taken
+    on the machine as it was then): the mean of their CPU per subject over the median of their
+    fresh starts' CPU, the median of their items' times over that of their fresh starts'."""
     draw = random.Random(SEED)
     ratios: dict[str, list[float]] = {"cpu": [], "wall": []}
     for _ in range(RESAMPLES):
-        runs = draw.choices(fresh, k=len(fresh))
-        cpu = statistics.mean(draw.choices(plugin_cpu, k=len(plugin_cpu)))
-        wall = statistics.median(draw.choices(plugin_wall, k=len(plugin_wall)))
-        ratios["cpu"].append(cpu / statistics.median(c for _, c in runs))
-        ratios["wall"].append(wall / statistics.median(w for w, _ in runs))
+        chosen = draw.choices(rounds, k=len(rounds))
+        fresh = [run for one in chosen for run in one.fresh]
+        cpu = statistics.mean(one.cpu_s for one in chosen)
+        wall = statistics.median(time for one in chosen for time in one.items)
+        ratios["cpu"].append(cpu / statistics.median(c for _, c in fresh))
+        ratios["wall"].append(wall / statistics.median(w for w, _ in fresh))
     return {
-        key: [round(_percentile(sorted(values), q), 3) for q in (0.05, 0.95)]
+        key: [_percentile(sorted(values), q) for q in (0.05, 0.95)]
         for key, values in ratios.items()
     }
 
@@ -119,10 +134,10 @@ def _percentile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def goal_met(bounds: dict[str, list[float]], goal: float | None) -> bool | None:
+def goal_met(bounds: dict[str, list[float]], goal: float | None, rounds: int) -> bool | None:
     """True when both spreads lie at or under `goal`, False when either lies wholly over it,
-    None when the goal lies inside one (or there is no goal)."""
-    if goal is None:
+    None when the goal lies inside one, there is no goal, or too few rounds to tell."""
+    if goal is None or rounds < MIN_ROUNDS:
         return None
     if any(low > goal for low, _ in bounds.values()):
         return False
@@ -134,7 +149,7 @@ def goal_met(bounds: dict[str, list[float]], goal: float | None) -> bool | None:
 def _compare(hosts: tuple[str, ...], groups: int, rounds: int) -> dict[str, object]:
     """Run the rounds and print each host's line."""
     figures: dict[str, dict[str, list[Any]]] = {
-        host: {"items": [], "cpu": [], "fresh": [], "warm": []} for host in hosts
+        host: {"items": [], "cpu": [], "fresh": [], "warm": [], "rounds": []} for host in hosts
     }
     with tempfile.TemporaryDirectory() as tmp, bare_scratch() as homes:
         for k in range(rounds):
@@ -150,19 +165,25 @@ def _round(host: str, into: dict[str, list[Any]], tmp: Path, homes: Path, groups
     many, warm starts (the warm home kept in `homes/warm` from round to round)."""
     times = item_times(host, *EXTRA.get(host, ()))
     cpu: list[float] = []
+    items: list[float] = []
+    fresh: list[tuple[float, float]] = []
     for size, side in ((groups, "fresh"), (groups * 2, "warm")):
         root = description_suite(tmp / f"suite{size}", size, PROMPT, REPLY)
         before = os.times()
-        into["items"] += times(root)
+        items += times(root)
         after = os.times()
         cpu.append(after.children_user + after.children_system)
         cpu[-1] -= before.children_user + before.children_system
         directory = homes / (side if side == "warm" else f"fresh{len(into['fresh'])}")
         directory.mkdir(parents=True, exist_ok=True)
-        into[side] += bare_runs(
-            [{"response": REPLY}], 2, directory, STOCK[host], reuse=side == "warm"
-        )  # fmt: skip
+        runs = bare_runs([{"response": REPLY}], 2, directory, STOCK[host], reuse=side == "warm")
+        into[side] += runs
+        if side == "fresh":
+            fresh = runs
+    into["items"] += items
     into["cpu"].append(cpu[1] - cpu[0])
+    # The second suite's `groups` extra groups are 2 x `groups` extra subjects.
+    into["rounds"].append(Round((cpu[1] - cpu[0]) / (2 * groups), items, fresh))
 
 
 def _line(host: str, figures: dict[str, list[Any]], extra_groups: int) -> dict[str, Any]:
@@ -172,11 +193,7 @@ def _line(host: str, figures: dict[str, list[Any]], extra_groups: int) -> dict[s
         "wall_s": round(statistics.median(figures["items"]), 3),
     }
     sides = {side: _median(figures[side]) for side in ("fresh", "warm")}
-    # Each round's marginal CPU is over its share of the extra subjects.
-    extra_per_round = extra_groups * 2 / max(1, len(figures["cpu"]))
-    bounds = spread(
-        [cpu / extra_per_round for cpu in figures["cpu"]], figures["items"], figures["fresh"]
-    )
+    bounds = spread(figures["rounds"])
     ratios = {
         f"ratio_{side}": {
             key: round(plugin[f"{key}_s"] / value[f"{key}_s"], 3) for key in ("cpu", "wall")
@@ -189,9 +206,9 @@ def _line(host: str, figures: dict[str, list[Any]], extra_groups: int) -> dict[s
         plugin=plugin,
         **sides,
         **ratios,
-        spread_fresh=bounds,
+        spread_fresh={key: [round(bound, 3) for bound in pair] for key, pair in bounds.items()},
         goal=GOALS.get(host),
-        goal_met=goal_met(bounds, GOALS.get(host)),
+        goal_met=goal_met(bounds, GOALS.get(host), len(figures["rounds"])),
         subjects=len(figures["items"]),
         bare_runs=len(figures["fresh"]),
         network=NETWORK,

@@ -81,7 +81,8 @@ def phases(log: Path, began: float, ended: float) -> dict[str, float]:
     `steady_item_s`: the median wall time of every other item; `tail_s`: from the last item's
     end until the command returned, split three ways: until the last worker had ended its session
     (`tail_workers_s`), then until the controller had (`tail_controller_s`), then until the
-    command returned (`tail_exit_s`).
+    command returned (`tail_exit_s`); `workers_unended`: how many workers never noted the end of
+    their session (killed, their wait counted in the controller's part).
     """
     events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     collected = [e for e in events if e["event"] == "collected"]
@@ -98,7 +99,10 @@ def phases(log: Path, began: float, ended: float) -> dict[str, float]:
     later = [end - start for spans in runs for start, end in spans[1:]]
     last = max(end for spans in runs for _, end in spans)
     done = [e for e in events if e["event"] == "unconfigured"]
-    workers_done = max((e["t"] for e in done if e["worker"] != CONTROLLER), default=last)
+    # A worker killed before it ended its session noted nothing: its wait is then counted in
+    # the controller's part, and `workers_unended` says so.
+    unended = {e["worker"] for e in collected} - {e["worker"] for e in done}
+    workers_done = max([last, *(e["t"] for e in done if e["worker"] != CONTROLLER)])
     controller_done = max((e["t"] for e in done if e["worker"] == CONTROLLER), default=workers_done)
     return {
         "boot_s": round(max(e["t"] for e in collected) - began, 2),
@@ -109,4 +113,5 @@ def phases(log: Path, began: float, ended: float) -> dict[str, float]:
         "tail_workers_s": round(workers_done - last, 2),
         "tail_controller_s": round(controller_done - workers_done, 2),
         "tail_exit_s": round(ended - controller_done, 2),
+        "workers_unended": float(len(unended)),
     }

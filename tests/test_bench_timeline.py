@@ -45,6 +45,14 @@ def test_the_tail_is_split_into_the_workers_the_controller_and_the_exit(tmp_path
     assert phases["tail_workers_s"] == 3.0
     assert phases["tail_controller_s"] == 0.5
     assert phases["tail_exit_s"] == 0.5
+    assert phases["workers_unended"] == 0.0
+    # Had gw1 been killed before its note, its wait would be the controller's, and said so.
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    killed = [e for e in events if (e["worker"], e["event"]) != ("gw1", "unconfigured")]
+    phases = timeline.phases(_log(tmp_path / "killed.jsonl", killed), began=0.0, ended=14.0)
+    assert phases["workers_unended"] == 1.0
+    assert phases["tail_workers_s"] == 0.0
+    assert phases["tail_controller_s"] == 3.5
 
 
 def test_a_real_run_notes_every_process_ending_its_session(
