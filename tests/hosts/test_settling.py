@@ -154,6 +154,32 @@ class _Dialogue(ProcessPerTurnDialogue[Any, None]):
         return None
 
 
+def _held(tmp_path: Path, script: str, cancel: CancelToken) -> tuple[HostProcess, _Dialogue]:
+    """A started Python `script` as a pre-started host whose prompt ("{}") goes on stdin, and
+    the dialogue that holds it at its gate."""
+    process = HostProcess(
+        argv=[sys.executable, "-c", script],
+        env={"PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        interactive=False,
+        takes_stdin=True,
+    )
+    launch = Launch(
+        cwd=tmp_path,
+        prompts=("{}",),
+        one_shot=True,
+        events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+        gate=PromptGate(held=True),
+    )
+    dialogue = _Dialogue(Talk(process, cancel, launch, lambda turn: None), None)
+    process.start()
+    launch.gate.spawned()
+    return process, dialogue
+
+
 def test_a_held_host_waits_at_its_gate_only_once_it_has_settled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -175,26 +201,8 @@ def test_a_held_host_waits_at_its_gate_only_once_it_has_settled(
         "while time.process_time() < end: pass\n"
         "sys.stdout.write(sys.stdin.read())\n"
     )
-    process = HostProcess(
-        argv=[sys.executable, "-c", script],
-        env={"PATH": "/usr/bin:/bin"},
-        cwd=tmp_path,
-        events_path=tmp_path / "events.jsonl",
-        stderr_path=tmp_path / "stderr.log",
-        interactive=False,
-        takes_stdin=True,
-    )
-    gate = PromptGate(held=True)
-    launch = Launch(
-        cwd=tmp_path,
-        prompts=("{}",),
-        one_shot=True,
-        events_path=tmp_path / "events.jsonl",
-        stderr_path=tmp_path / "stderr.log",
-        gate=gate,
-    )
-    dialogue = _Dialogue(Talk(process, CancelToken(), launch, lambda turn: None), None)
-    process.start()
+    process, dialogue = _held(tmp_path, script, CancelToken())
+    gate = dialogue._launch.gate
     prompted: list[bool] = []
     at_gate = threading.Thread(target=lambda: prompted.append(dialogue._first_prompt_at_gate()))
     at_gate.start()
@@ -218,29 +226,10 @@ def test_a_held_host_waits_at_its_gate_only_once_it_has_settled(
 
 
 def test_a_run_cancelled_before_its_prompt_on_stdin_has_no_prompt_time(tmp_path: Path) -> None:
-    process = HostProcess(
-        argv=[sys.executable, "-c", "import sys; sys.stdin.read()"],
-        env={"PATH": "/usr/bin:/bin"},
-        cwd=tmp_path,
-        events_path=tmp_path / "events.jsonl",
-        stderr_path=tmp_path / "stderr.log",
-        interactive=False,
-        takes_stdin=True,
-    )
-    gate = PromptGate(held=True)
-    launch = Launch(
-        cwd=tmp_path,
-        prompts=("hi",),
-        one_shot=True,
-        events_path=tmp_path / "events.jsonl",
-        stderr_path=tmp_path / "stderr.log",
-        gate=gate,
-    )
     cancel = CancelToken()
-    dialogue = _Dialogue(Talk(process, cancel, launch, lambda turn: None), None)
-    process.start()
-    gate.spawned()
+    _, dialogue = _held(tmp_path, "import sys; sys.stdin.read()", cancel)
     cancel.cancel()
     assert dialogue._first_prompt_at_gate() is False
-    assert gate.timing()["spawnedAt"] is not None
-    assert gate.timing()["promptedAt"] is None
+    timing = dialogue._launch.gate.timing()
+    assert timing["spawnedAt"] is not None
+    assert timing["promptedAt"] is None
