@@ -14,9 +14,8 @@ import shutil
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -30,6 +29,7 @@ from tests.support.host_case_groups import (
     commands_case,
     group_dir,
 )
+from tests.support.http import QuietHandler
 from tests.support.namespaces import loopback_only, loopback_only_available
 from tests.support.operator import assert_in_no_file, invisible_skill
 from tests.support.roots import build
@@ -199,15 +199,12 @@ class _Registry:
         self.paths: list[str] = []
         registry = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 registry.paths.append(self.path)
                 self.send_response(404)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()

@@ -6,7 +6,6 @@ import http.client
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from pytest_skill_eval.modelserver.script import ScriptedResponse
 from pytest_skill_eval.modelserver.wire import OPENAI, render_stream
 from tests.support.files import read_json
-from tests.support.http import FakeUpstream, UpstreamRequest
+from tests.support.http import FakeUpstream, QuietHandler, UpstreamRequest
 from tests.support.roots import body_group, make_root
 from tests.support.runs import results, skill_eval_args
 
@@ -45,11 +44,8 @@ class ForwardProxy:
 
 
 def _proxy_handler(proxy: ForwardProxy) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
 
         def do_POST(self) -> None:
             """Forward the request to the absolute URL it names; answer with the whole body."""

@@ -24,6 +24,21 @@ Answer = tuple[int, str, list[bytes]]
 Scripted = Answer | Callable[["UpstreamRequest"], Answer]
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A test server's handler that logs nothing and lets a client go mid-request (the relay
+    under test closing its upstream, a host killed) without the standard library printing a
+    traceback into the test run's output."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except ConnectionError:
+            self.close_connection = True
+
+
 @dataclass(frozen=True)
 class UpstreamRequest:
     """One request the fake provider received."""
@@ -86,12 +101,8 @@ class FakeUpstream:
 def _handler(upstream: FakeUpstream) -> type[BaseHTTPRequestHandler]:
     __tracebackhide__ = True
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-            __tracebackhide__ = True
 
         def do_POST(self) -> None:
             """Answer the next scripted answer."""
