@@ -13,6 +13,7 @@ import json
 import os
 import statistics
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,16 @@ def pytest_runtest_logfinish(nodeid: str, location: object) -> None:
         _note("finish", item=nodeid)
 
 
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]:
+    """The controller's session end: xdist's wait for its workers and every plugin's own end."""
+    if _process["name"] == CONTROLLER:
+        _note("finishing")
+    yield
+    if _process["name"] == CONTROLLER:
+        _note("finished")
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     """A process has ended its session (every other plugin's unconfigure ran before this)."""
@@ -82,7 +93,10 @@ def phases(log: Path, began: float, ended: float) -> dict[str, float]:
     end until the command returned, split three ways: until the last worker had ended its session
     (`tail_workers_s`), then until the controller had (`tail_controller_s`), then until the
     command returned (`tail_exit_s`); `workers_unended`: how many workers never noted the end of
-    their session (killed, their wait counted in the controller's part).
+    their session (killed, their wait counted in the controller's part). The controller's part
+    is split again where it was noted: `controller_finish_s`, its session end (xdist's wait for
+    its workers' processes, every plugin's end of session), and `controller_summary_s`, from
+    there to its end (the terminal summary).
     """
     events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     collected = [e for e in events if e["event"] == "collected"]
@@ -114,4 +128,16 @@ def phases(log: Path, began: float, ended: float) -> dict[str, float]:
         "tail_controller_s": round(controller_done - workers_done, 2),
         "tail_exit_s": round(ended - controller_done, 2),
         "workers_unended": float(len(unended)),
+        **_controller_end(events, controller_done),
+    }
+
+
+def _controller_end(events: list[dict[str, Any]], done: float) -> dict[str, float]:
+    """The controller's session end and its summary, when both were noted."""
+    marks = {e["event"]: e["t"] for e in events if e["worker"] == CONTROLLER}
+    if "finishing" not in marks or "finished" not in marks:
+        return {}
+    return {
+        "controller_finish_s": round(marks["finished"] - marks["finishing"], 2),
+        "controller_summary_s": round(done - marks["finished"], 2),
     }

@@ -34,6 +34,8 @@ def test_the_tail_is_split_into_the_workers_the_controller_and_the_exit(tmp_path
             {"t": 10.0, "cpu": 0.8, "worker": "gw1", "event": "finish", "item": "d"},
             {"t": 9.1, "cpu": 0.8, "worker": "gw0", "event": "unconfigured"},
             {"t": 13.0, "cpu": 0.9, "worker": "gw1", "event": "unconfigured"},
+            {"t": 12.9, "cpu": 0.9, "worker": "controller", "event": "finishing"},
+            {"t": 13.2, "cpu": 0.9, "worker": "controller", "event": "finished"},
             {"t": 13.5, "cpu": 0.9, "worker": "controller", "event": "unconfigured"},
         ],
     )
@@ -46,6 +48,8 @@ def test_the_tail_is_split_into_the_workers_the_controller_and_the_exit(tmp_path
     assert phases["tail_controller_s"] == 0.5
     assert phases["tail_exit_s"] == 0.5
     assert phases["workers_unended"] == 0.0
+    assert phases["controller_finish_s"] == 0.3
+    assert phases["controller_summary_s"] == 0.3
     # Had gw1 been killed before its note, its wait would be the controller's, and said so.
     events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     killed = [e for e in events if (e["worker"], e["event"]) != ("gw1", "unconfigured")]
@@ -67,6 +71,9 @@ def test_a_real_run_notes_every_process_ending_its_session(
     events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     ended = sorted(event["worker"] for event in events if event["event"] == "unconfigured")
     assert ended == ["controller", "gw0", "gw1"]
+    finishing = [(e["worker"], e["event"]) for e in events if "finish" in e["event"]]
+    assert ("controller", "finishing") in finishing
+    assert ("controller", "finished") in finishing
     phases = timeline.phases(log, began=min(event["t"] for event in events), ended=max(
         event["t"] for event in events
     ))  # fmt: skip
