@@ -35,7 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -148,19 +148,33 @@ def goal_met(bounds: dict[str, list[float]], goal: float | None, rounds: int) ->
 
 def _compare(hosts: tuple[str, ...], groups: int, rounds: int) -> dict[str, object]:
     """Run the rounds and print each host's line."""
-    figures: dict[str, dict[str, list[Any]]] = {
-        host: {"items": [], "cpu": [], "fresh": [], "warm": [], "rounds": []} for host in hosts
-    }
+    figures = {host: Figures() for host in hosts}
     with tempfile.TemporaryDirectory() as tmp, bare_scratch() as homes:
         for k in range(rounds):
             for host in hosts:
                 _round(host, figures[host], Path(tmp) / f"{host}{k}", Path(homes) / host, groups)
     for host in hosts:
-        _line(host, figures[host], groups * rounds)
+        _line(host, figures[host])
     return {"benchmark": "hosts", "hosts": list(hosts)}
 
 
-def _round(host: str, into: dict[str, list[Any]], tmp: Path, homes: Path, groups: int) -> None:
+@dataclass
+class Figures:
+    """What the rounds measured for one host, and its warm starts (one home, every round)."""
+
+    rounds: list[Round] = field(default_factory=list)
+    warm: list[tuple[float, float]] = field(default_factory=list)
+
+    @property
+    def items(self) -> list[float]:
+        return [time for one in self.rounds for time in one.items]
+
+    @property
+    def fresh(self) -> list[tuple[float, float]]:
+        return [run for one in self.rounds for run in one.fresh]
+
+
+def _round(host: str, into: Figures, tmp: Path, homes: Path, groups: int) -> None:
     """One round of one host: a suite of `groups` groups, fresh starts, a suite of twice as
     many, warm starts (the warm home kept in `homes/warm` from round to round)."""
     times = item_times(host, *EXTRA.get(host, ()))
@@ -174,26 +188,25 @@ def _round(host: str, into: dict[str, list[Any]], tmp: Path, homes: Path, groups
         after = os.times()
         cpu.append(after.children_user + after.children_system)
         cpu[-1] -= before.children_user + before.children_system
-        directory = homes / (side if side == "warm" else f"fresh{len(into['fresh'])}")
+        directory = homes / (side if side == "warm" else f"fresh{len(into.rounds)}")
         directory.mkdir(parents=True, exist_ok=True)
         runs = bare_runs([{"response": REPLY}], 2, directory, STOCK[host], reuse=side == "warm")
-        into[side] += runs
         if side == "fresh":
             fresh = runs
-    into["items"] += items
-    into["cpu"].append(cpu[1] - cpu[0])
+        else:
+            into.warm += runs
     # The second suite's `groups` extra groups are 2 x `groups` extra subjects.
-    into["rounds"].append(Round((cpu[1] - cpu[0]) / (2 * groups), items, fresh))
+    into.rounds.append(Round((cpu[1] - cpu[0]) / (2 * groups), items, fresh))
 
 
-def _line(host: str, figures: dict[str, list[Any]], extra_groups: int) -> dict[str, Any]:
+def _line(host: str, figures: Figures) -> dict[str, Any]:
     """Print one host's JSON line."""
     plugin = {
-        "cpu_s": round(sum(figures["cpu"]) / (extra_groups * 2), 3),
-        "wall_s": round(statistics.median(figures["items"]), 3),
+        "cpu_s": round(statistics.mean(one.cpu_s for one in figures.rounds), 3),
+        "wall_s": round(statistics.median(figures.items), 3),
     }
-    sides = {side: _median(figures[side]) for side in ("fresh", "warm")}
-    bounds = spread(figures["rounds"])
+    sides = {"fresh": _median(figures.fresh), "warm": _median(figures.warm)}
+    bounds = spread(figures.rounds)
     ratios = {
         f"ratio_{side}": {
             key: round(plugin[f"{key}_s"] / value[f"{key}_s"], 3) for key in ("cpu", "wall")
@@ -208,9 +221,9 @@ def _line(host: str, figures: dict[str, list[Any]], extra_groups: int) -> dict[s
         **ratios,
         spread_fresh={key: [round(bound, 3) for bound in pair] for key, pair in bounds.items()},
         goal=GOALS.get(host),
-        goal_met=goal_met(bounds, GOALS.get(host), len(figures["rounds"])),
-        subjects=len(figures["items"]),
-        bare_runs=len(figures["fresh"]),
+        goal_met=goal_met(bounds, GOALS.get(host), len(figures.rounds)),
+        subjects=len(figures.items),
+        bare_runs=len(figures.fresh),
         network=NETWORK,
     )
 
