@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from pytest_skill_eval.hosts.settling import cpu_seconds
 from pytest_skill_eval.nodeids import DEFAULT_HOST
 from tests.support.bytecode import cache_bytecode_outside_the_tree
 from tests.support.paths import PI, REPO
@@ -256,10 +257,11 @@ def _to_first_request(
                 raise SystemExit(f"{argv[0]} exited before the model answered it")
             time.sleep(0.002)
         wall = time.perf_counter() - start
-        # Fields 14 and 15 of stat (utime, stime), counted after the command name's `)`.
-        fields = Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        cpu = cpu_seconds(child.pid)
         child.kill()
-    return wall, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    if cpu is None:
+        raise SystemExit(f"{argv[0]}'s CPU could not be read from /proc")
+    return wall, cpu
 
 
 def bare_pi(

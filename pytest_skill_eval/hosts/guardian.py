@@ -127,7 +127,9 @@ def descendants(now: Table, *pids: int) -> list[int]:
     return found
 
 
-def _stat(pid: str) -> tuple[int, float] | None:
+def stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of `/proc/PID/stat` after the command name, from its state (field 3) on;
+    None when the process is gone or not ours to read."""
     try:
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
@@ -139,7 +141,13 @@ def _stat(pid: str) -> tuple[int, float] | None:
     finally:
         os.close(fd)
     # "pid (comm) state ppid ... starttime ...": comm may hold spaces and parentheses.
-    fields = data[data.rindex(b")") + 2 :].split()
+    return data[data.rindex(b")") + 2 :].split()
+
+
+def _stat(pid: str) -> tuple[int, float] | None:
+    fields = stat_fields(pid)
+    if fields is None:
+        return None
     if fields[0] in (b"Z", b"X"):
         return None
     return int(fields[1]), float(fields[19])

@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .guardian import stat_fields
+
 SAMPLE_S = 0.05  # how often a held host is read while it starts
 WINDOW_S = 0.15  # how long its CPU must stay (nearly) flat
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -40,12 +42,13 @@ def read(pid: int) -> Reading | None:
     """Process `pid` from `/proc/PID/stat`; None when it cannot be read (no `/proc`, or the
     process is gone)."""
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            # Counted after the command name's `)`: state (field 3), utime and stime (14, 15),
-            # starttime (22).
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return Reading((int(fields[11]) + int(fields[12])) / _TICKS, fields[0], int(fields[19]))
-    except (OSError, IndexError, ValueError):
+        fields = stat_fields(pid)
+        if fields is None:
+            return None
+        # From the state (field 3): utime and stime (14, 15), starttime (22).
+        cpu = (int(fields[11]) + int(fields[12])) / _TICKS
+        return Reading(cpu, fields[0].decode("ascii", "replace"), int(fields[19]))
+    except (IndexError, ValueError):
         return None
 
 
