@@ -162,21 +162,24 @@ class _Server(ThreadingHTTPServer):
         self._waker.close()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
+class QuietHandler(BaseHTTPRequestHandler):
+    """A loopback handler that logs nothing (requests are kept on the routes instead) and lets
+    a client go mid-request (a host killed, or aborting its request): it has nothing left to be
+    told, and the standard library would print a traceback to the session's stderr for it."""
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Keep the test output clean; requests are kept on the routes instead."""
+        """Quiet."""
 
     def handle(self) -> None:
-        """Serve the connection. A client gone mid-request (a host killed, or aborting its
-        request) has nothing left to be told: without this, the standard library printed a
-        traceback to the session's stderr for it."""
         try:
             super().handle()
         except ConnectionError:
             self.close_connection = True
+
+
+class _Handler(QuietHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
 
     def do_POST(self) -> None:
         """Answer a model request."""

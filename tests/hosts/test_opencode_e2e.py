@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.modelserver.server import QuietHandler
 from tests.support.files import write
 from tests.support.host_case_groups import (
     activation_case,
@@ -29,7 +30,6 @@ from tests.support.host_case_groups import (
     commands_case,
     group_dir,
 )
-from tests.support.http import QuietHandler
 from tests.support.namespaces import loopback_only, loopback_only_available
 from tests.support.operator import assert_in_no_file, invisible_skill
 from tests.support.roots import build

@@ -11,9 +11,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from pytest_skill_eval.modelserver.script import ScriptedResponse
+from pytest_skill_eval.modelserver.server import QuietHandler
 from pytest_skill_eval.modelserver.wire import OPENAI, render_stream
 from tests.support.files import read_json
-from tests.support.http import FakeUpstream, QuietHandler, UpstreamRequest
+from tests.support.http import FakeUpstream, UpstreamRequest
 from tests.support.roots import body_group, make_root
 from tests.support.runs import results, skill_eval_args
 

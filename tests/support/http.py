@@ -15,28 +15,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_skill_eval.modelserver.record import RecordingRoute
-from pytest_skill_eval.modelserver.server import ScriptedModelServer
+from pytest_skill_eval.modelserver.server import QuietHandler, ScriptedModelServer
 from pytest_skill_eval.modelserver.wire import OPENAI
 
 # What the fake provider answers: HTTP status, content type and the body pieces it streams.
 # A callable gets the request (so an answer can depend on what Pi sent) and returns that.
 Answer = tuple[int, str, list[bytes]]
 Scripted = Answer | Callable[["UpstreamRequest"], Answer]
-
-
-class QuietHandler(BaseHTTPRequestHandler):
-    """A test server's handler that logs nothing and lets a client go mid-request (the relay
-    under test closing its upstream, a host killed) without the standard library printing a
-    traceback into the test run's output."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
-
-    def handle(self) -> None:
-        try:
-            super().handle()
-        except ConnectionError:
-            self.close_connection = True
 
 
 @dataclass(frozen=True)
