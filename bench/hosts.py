@@ -8,12 +8,16 @@ host:
   is the marginal CPU of a subject: each round runs a suite of `groups` groups and one of twice
   as many, and the difference of their children's CPU (pytest, the plugin, every host process
   it waited for) over the extra subjects is what one more subject costs, the session's own
-  start-up and teardown cancelling out.
+  start-up and teardown cancelling out. `suite_wall_s` is the marginal wall of a subject, the
+  same difference of the two suites' wall times: what a serial run takes longer for one more
+  subject, all of the evaluator's work between items included, and whatever of a subject's
+  start a pre-start moved into the item before it.
 - `fresh`: the host's stock CLI (`bench.stock`: its packaged command, only the least
   configuration that reaches the loopback model) in a new empty home per run; CPU and wall to
   exit.
 - `warm`: the same command with one home reused, after one untimed first run.
-- `ratio_fresh` / `ratio_warm`: plugin over fresh / over warm, CPU and wall; `goal` the bar the
+- `ratio_fresh` / `ratio_warm`: plugin over fresh / over warm, CPU, wall and suite wall (both
+  against the stock wall); `goal` the bar the
   plugin's subject must meet against the fresh start (0.5 for Gemini CLI and opencode).
 - `spread_fresh`: where the fresh ratio lies given the rounds' own scatter (the 5th and 95th
   percentiles over resamplings of whole rounds, with a fixed seed), and `goal_met`: true when
@@ -35,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,21 +107,23 @@ MIN_ROUNDS = 4
 
 @dataclass
 class Round:
-    """What one round measured for one host: its marginal CPU per subject, its items' times and
-    its fresh starts' (wall, CPU)."""
+    """What one round measured for one host: its marginal CPU per subject, its items' times,
+    its fresh starts' (wall, CPU) and its marginal wall per subject."""
 
     cpu_s: float
     items: list[float]
     fresh: list[tuple[float, float]]
+    suite_wall_s: float
 
 
 def spread(rounds: list[Round]) -> dict[str, list[float]]:
     """The 5th and 95th percentiles of plugin over fresh, CPU and wall, over resamplings of the
     rounds (with replacement, a fixed seed; a round's figures stay together, as they were taken
     on the machine as it was then): the mean of their CPU per subject over the median of their
-    fresh starts' CPU, the median of their items' times over that of their fresh starts'."""
+    fresh starts' CPU, the median of their items' times over that of their fresh starts', and
+    the mean of their marginal wall per subject over that too."""
     draw = random.Random(SEED)
-    ratios: dict[str, list[float]] = {"cpu": [], "wall": []}
+    ratios: dict[str, list[float]] = {"cpu": [], "wall": [], "suite_wall": []}
     for _ in range(RESAMPLES):
         chosen = draw.choices(rounds, k=len(rounds))
         fresh = [run for one in chosen for run in one.fresh]
@@ -124,6 +131,8 @@ def spread(rounds: list[Round]) -> dict[str, list[float]]:
         wall = statistics.median(time for one in chosen for time in one.items)
         ratios["cpu"].append(cpu / statistics.median(c for _, c in fresh))
         ratios["wall"].append(wall / statistics.median(w for w, _ in fresh))
+        suite = statistics.mean(one.suite_wall_s for one in chosen)
+        ratios["suite_wall"].append(suite / statistics.median(w for w, _ in fresh))
     return {
         key: [_percentile(sorted(values), q) for q in (0.05, 0.95)]
         for key, values in ratios.items()
@@ -135,7 +144,7 @@ def _percentile(ordered: list[float], q: float) -> float:
 
 
 def goal_met(bounds: dict[str, list[float]], goal: float | None, rounds: int) -> bool | None:
-    """True when both spreads lie at or under `goal`, False when either lies wholly over it,
+    """True when every spread lies at or under `goal`, False when one lies wholly over it,
     None when the goal lies inside one, there is no goal, or too few rounds to tell."""
     if goal is None or rounds < MIN_ROUNDS:
         return None
@@ -179,13 +188,15 @@ def _round(host: str, into: Figures, tmp: Path, homes: Path, groups: int) -> Non
     many, warm starts (the warm home kept in `homes/warm` from round to round)."""
     times = item_times(host, *EXTRA.get(host, ()))
     cpu: list[float] = []
+    walls: list[float] = []
     items: list[float] = []
     fresh: list[tuple[float, float]] = []
     for size, side in ((groups, "fresh"), (groups * 2, "warm")):
         root = description_suite(tmp / f"suite{size}", size, PROMPT, REPLY)
-        before = os.times()
+        before, started = os.times(), time.perf_counter()
         items += times(root)
         after = os.times()
+        walls.append(time.perf_counter() - started)
         cpu.append(after.children_user + after.children_system)
         cpu[-1] -= before.children_user + before.children_system
         directory = homes / (side if side == "warm" else f"fresh{len(into.rounds)}")
@@ -196,7 +207,10 @@ def _round(host: str, into: Figures, tmp: Path, homes: Path, groups: int) -> Non
         else:
             into.warm += runs
     # The second suite's `groups` extra groups are 2 x `groups` extra subjects.
-    into.rounds.append(Round((cpu[1] - cpu[0]) / (2 * groups), items, fresh))
+    extra = 2 * groups
+    into.rounds.append(
+        Round((cpu[1] - cpu[0]) / extra, items, fresh, (walls[1] - walls[0]) / extra)
+    )
 
 
 def _line(host: str, figures: Figures) -> dict[str, Any]:
@@ -204,12 +218,14 @@ def _line(host: str, figures: Figures) -> dict[str, Any]:
     plugin = {
         "cpu_s": round(statistics.mean(one.cpu_s for one in figures.rounds), 3),
         "wall_s": round(statistics.median(figures.items), 3),
+        "suite_wall_s": round(statistics.mean(one.suite_wall_s for one in figures.rounds), 3),
     }
     sides = {"fresh": _median(figures.fresh), "warm": _median(figures.warm)}
     bounds = spread(figures.rounds)
     ratios = {
         f"ratio_{side}": {
-            key: round(plugin[f"{key}_s"] / value[f"{key}_s"], 3) for key in ("cpu", "wall")
+            key: round(plugin[f"{key}_s"] / value[against], 3)
+            for key, against in STOCK_SIDE.items()
         }
         for side, value in sides.items()
     }
@@ -226,6 +242,10 @@ def _line(host: str, figures: Figures) -> dict[str, Any]:
         bare_runs=len(figures.fresh),
         network=NETWORK,
     )
+
+
+# Each figure of the plugin's subject, and the stock start's figure it is set against.
+STOCK_SIDE = {"cpu": "cpu_s", "wall": "wall_s", "suite_wall": "wall_s"}
 
 
 def _median(runs: list[tuple[float, float]]) -> dict[str, float]:

@@ -59,19 +59,21 @@ def test_warm_starts_share_one_home_after_an_untimed_first_run(tmp_path: Path) -
 
 def test_the_spread_brackets_the_ratio_and_says_whether_the_goal_is_met() -> None:
     rounds = [
-        hosts.Round(1.6, [0.9, 1.0], [(2.0, 4.0), (2.2, 4.4)]),
-        hosts.Round(1.65, [0.95, 1.05], [(1.8, 4.2), (2.1, 4.1)]),
-        hosts.Round(1.7, [1.0, 0.9], [(1.9, 4.3), (2.0, 4.0)]),
-        hosts.Round(1.62, [0.92, 0.98], [(2.0, 4.1), (2.1, 4.2)]),
+        hosts.Round(1.6, [0.9, 1.0], [(2.0, 4.0), (2.2, 4.4)], 1.1),
+        hosts.Round(1.65, [0.95, 1.05], [(1.8, 4.2), (2.1, 4.1)], 1.2),
+        hosts.Round(1.7, [1.0, 0.9], [(1.9, 4.3), (2.0, 4.0)], 1.0),
+        hosts.Round(1.62, [0.92, 0.98], [(2.0, 4.1), (2.1, 4.2)], 1.1),
     ]
     bounds = hosts.spread(rounds)
     assert bounds["cpu"][0] <= 1.6425 / 4.15 <= bounds["cpu"][1] < 0.5
     assert bounds["wall"][0] <= 0.96 / 2.0 <= bounds["wall"][1]
+    assert bounds["suite_wall"][0] <= 1.1 / 2.0 <= bounds["suite_wall"][1]
     assert bounds == hosts.spread(rounds)  # a fixed seed
     # A round is resampled whole: one round's figures alone give no spread at all.
     alone = hosts.spread(rounds[:1])
     assert alone["cpu"][0] == alone["cpu"][1]
     assert alone["wall"][0] == alone["wall"][1]
+    assert alone["suite_wall"][0] == alone["suite_wall"][1]
     met = {"cpu": [0.38, 0.42], "wall": [0.45, 0.5]}
     assert hosts.goal_met(met, 0.5, rounds=6) is True
     assert hosts.goal_met(met, 0.5, rounds=3) is None  # too few rounds to tell
@@ -79,6 +81,8 @@ def test_the_spread_brackets_the_ratio_and_says_whether_the_goal_is_met() -> Non
     assert hosts.goal_met({"cpu": [0.45, 0.55], "wall": [0.4, 0.45]}, 0.5, rounds=6) is None
     assert hosts.goal_met({"cpu": [0.4, 0.5004], "wall": [0.4, 0.45]}, 0.5, rounds=6) is None
     assert hosts.goal_met({"cpu": [0.1, 0.2], "wall": [0.1, 0.2]}, None, rounds=6) is None
+    shorter_items = {"cpu": [0.38, 0.42], "wall": [0.3, 0.4], "suite_wall": [0.52, 0.6]}
+    assert hosts.goal_met(shorter_items, 0.5, rounds=6) is False  # the suite took longer
 
 
 def test_rounds_reach_the_hosts_benchmark_and_a_bad_count_is_refused(

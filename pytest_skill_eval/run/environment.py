@@ -45,3 +45,6 @@ class Environment:
     # The group whose item this process runs next, when that item is its first variant's: its
     # subject may be pre-started while this group's last one waits on the model.
     next_run: NextRun | None = None
+    # The evaluator workers of this run (xdist's, 1 when serial): with fewer than the start-up
+    # slots, a pre-start need not wait for the running subject to reach the model.
+    workers: int = 1

@@ -4,7 +4,6 @@ before its counterpart, pre-start the next subject, grade, finalise."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -168,8 +167,8 @@ class GroupRun:
         eligible: Endpoint | None,
         env: Environment,
     ) -> Iterator[None]:
-        """While `variant`'s subject runs, pre-start the next subject once this one reached the
-        model: this group's candidate after its baseline, else the next group's first variant."""
+        """While `variant`'s subject runs, pre-start the next subject (when, `prestart.begins`
+        says): this group's candidate after its baseline, else the next group's first variant."""
         pre: prestart.Prestart | None = None
         if (
             received is not None
@@ -177,7 +176,7 @@ class GroupRun:
             and not env.cancel.cancelled
             and prestart.applies(self.loaded.group, eligible)
         ):
-            reached = functools.partial(prestart.reached, received)
+            reached = prestart.begins(received, env.workers)
             if variant == "baseline" and self.selected.get("candidate"):
                 pre = self._prestart("candidate", env, reached, eligible)
             elif env.next_run is not None:

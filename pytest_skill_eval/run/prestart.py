@@ -2,9 +2,12 @@
 
 A host start-up is mostly CPU (Node loading Pi), a subject's run mostly waiting on the model.
 Once the running subject's host has reached the model (its endpoint received a request, so the
-two start-ups never compete), the next subject is prepared completely (workspace, isolated home,
-endpoint, environment) and its host spawned, through the same start-up slots as any other. It
-then waits, unprompted, at its `PromptGate`. The next subject is the group's candidate while its
+start-ups of busy workers never compete), the next subject is prepared completely (workspace,
+isolated home, endpoint, environment) and its host spawned, through the same start-up slots as
+any other. A run with fewer workers than start-up slots (a serial run on a machine with more
+than one core) leaves a core that none of its subjects uses: there the pre-start begins at once,
+beside the running subject, and the next host loads on that core (`begins`). It then waits,
+unprompted, at its `PromptGate`. The next subject is the group's candidate while its
 baseline runs, and while a group's last variant runs, the first variant of the group whose item
 this process runs next (pytest's `nextitem`): without that, every group's first start-up was
 paid on the critical path of its worker.
@@ -23,6 +26,7 @@ as usual, so a pre-start never changes what is recorded.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -32,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import Group
+from ..hosts import startup
 from ..hosts.base import Endpoint, PromptGate
 from ..hosts.registry import registration_for
 from ..hosts.subject import SubjectResult
@@ -84,6 +89,20 @@ class NotStarted(Exception):
 def reached(received: Callable[[], int]) -> bool:
     """Whether the running subject's host has reached the model (its first request arrived)."""
     return received() > 0
+
+
+def at_once() -> bool:
+    """A pre-start that need not wait for the running subject."""
+    return True
+
+
+def begins(received: Callable[[], int], workers: int) -> Callable[[], bool]:
+    """When a pre-start beside a running subject (whose endpoint counts `received`) may begin:
+    at once when this run's `workers` leave a start-up slot to spare (a core none of them uses),
+    else once the running subject's host reached the model."""
+    if 0 < workers < startup.slot_count():
+        return at_once
+    return functools.partial(reached, received)
 
 
 class Prestart:

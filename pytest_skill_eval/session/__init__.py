@@ -43,7 +43,12 @@ class SkillEvalSession:
             plan: Plan | None = load_plan(settings.plan) if settings.plan is not None else None
         self.settings = settings
         self.services = Services(
-            settings, loop, plan, keyword=config.option.keyword or "", rootpath=config.rootpath
+            settings,
+            loop,
+            plan,
+            keyword=config.option.keyword or "",
+            rootpath=config.rootpath,
+            workers=worker_count(config),
         )
         self.config = config
         self.worker = worker
@@ -168,6 +173,12 @@ DISK_FULL_STOP = "skill-eval: the results disk is full"
 """Why a session stopped at a full results disk (an xdist worker tells its controller so)."""
 
 _PLUGIN_NAME = "skill-eval-session"
+
+
+def worker_count(config: pytest.Config) -> int:
+    """How many evaluator processes run this invocation's items: xdist's workers, else 1."""
+    count = getattr(config, "workerinput", {}).get("workercount", 1)
+    return count if isinstance(count, int) and count > 0 else 1
 
 
 def open_session(config: pytest.Config, settings: Settings, *, worker: bool) -> SkillEvalSession:

@@ -31,12 +31,20 @@ class Services:
     """What every group run of this process shares, checked or opened once."""
 
     def __init__(
-        self, settings: Settings, loop: Loop, plan: Plan | None, *, keyword: str, rootpath: Path
+        self,
+        settings: Settings,
+        loop: Loop,
+        plan: Plan | None,
+        *,
+        keyword: str,
+        rootpath: Path,
+        workers: int = 1,
     ) -> None:
         self.settings = settings
         self.loop = loop  # `--skill-eval-reuse`, `--skill-eval-affected-since`
         self.plan = plan  # a planned run (beyond one machine): its pins are the sources'
         self.cancel = CancelToken()
+        self.workers = workers  # the run's evaluator processes (xdist's workers; 1 when serial)
         self.resolver = SourceResolver(
             settings.root, pinned=plan.model.pins if plan is not None else None
         )
@@ -139,4 +147,5 @@ class Services:
             ledger=self.ledger,
             **self.loop.environment(settings, self.resolver, lambda h: self.binary(h).version),
             retries=settings.retries,
+            workers=self.workers,
         )

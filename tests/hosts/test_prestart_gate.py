@@ -8,8 +8,10 @@ from typing import Any, cast
 
 import pytest
 
+from pytest_skill_eval.hosts import startup
 from pytest_skill_eval.hosts.base import PromptGate
 from pytest_skill_eval.hosts.subject import SubjectResult
+from pytest_skill_eval.run import prestart
 from pytest_skill_eval.run.prestart import Prestart
 from pytest_skill_eval.workspace.materialise import PreparedVariant
 
@@ -126,6 +128,29 @@ def test_a_baseline_that_never_reaches_the_model_starts_nothing(tmp_path: Path) 
     assert pre.claim() is None
     assert not pre.spawned
     assert not (tmp_path / "candidate").exists()
+
+
+def test_a_run_with_a_core_to_spare_pre_starts_before_its_running_subject_reaches_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(startup.SLOTS_ENV, "2")
+    host = _Host()
+    pre = _prestart(tmp_path / "candidate", host, reached=prestart.begins(lambda: 0, workers=1))
+    assert host.waiting.wait(10)  # spawned and held though nothing reached the model
+    assert pre.claim() is not None
+
+
+def test_workers_that_fill_the_start_up_slots_pre_start_only_once_the_model_is_reached(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    requests = [0]
+    monkeypatch.setenv(startup.SLOTS_ENV, "2")
+    begins = prestart.begins(lambda: requests[0], workers=2)
+    assert not begins()
+    requests[0] = 1
+    assert begins()
+    monkeypatch.setenv(startup.SLOTS_ENV, "0")  # no slots: no spare core is known
+    assert not prestart.begins(lambda: 0, workers=1)()
 
 
 def test_a_pre_start_that_never_prompted_is_not_a_run(tmp_path: Path) -> None:

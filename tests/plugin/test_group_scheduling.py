@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.session import worker_count
 from pytest_skill_eval.xdist import group_scheduling
 
 IDS = [f"suite.json::g{k}[{variant}]" for k in range(4) for variant in ("baseline", "candidate")]
@@ -58,3 +59,12 @@ def test_a_worker_gets_one_group_first_and_the_next_only_on_its_last_test(
     assert first.shutting_down
     assert second.shutting_down
     assert scheduler.tests_finished
+
+
+def test_a_run_counts_its_workers_from_xdist_and_one_when_serial(
+    pytester: pytest.Pytester,
+) -> None:
+    config = pytester.parseconfig()
+    assert worker_count(config) == 1
+    config.workerinput = {"workerid": "gw0", "workercount": 8}  # type: ignore[attr-defined]
+    assert worker_count(config) == 8
