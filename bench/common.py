@@ -20,6 +20,7 @@ from xml.etree import ElementTree
 
 from pytest_skill_eval.hosts.settling import cpu_seconds
 from pytest_skill_eval.nodeids import DEFAULT_HOST
+from pytest_skill_eval.run.prestart import ENV as PRESTART_ENV
 from tests.support.bytecode import cache_bytecode_outside_the_tree
 from tests.support.paths import PI, REPO
 from tests.support.roots import VARIANTS, Group, body_group, build, make_root, variant
@@ -52,14 +53,19 @@ PROMPT = "Say done."
 REPLY = {"text": "done", "usage": {"input": 500, "output": 5}}
 
 
-def item_times(host: str | None = None, *extra: str) -> Callable[[Path], list[float]]:
+def item_times(
+    host: str | None = None, *extra: str, prestart: bool = False
+) -> Callable[[Path], list[float]]:
     """What times a suite's variant items: each one's JUnit time in a run of the suite (on
-    `host`, chosen by the invocation, when given; `extra`: more pytest arguments)."""
+    `host`, chosen by the invocation, when given; `extra`: more pytest arguments). Without
+    `prestart` the run has pre-start off: a pre-started item's host began loading during the
+    item before it, so its own time would leave out part of what it cost."""
 
     def times(root: Path) -> list[float]:
         junit = root / "junit.xml"
         chosen = ("--skill-eval-host", host) if host else ()
-        run_suite(root, f"--junitxml={junit}", *chosen, *extra)
+        env = None if prestart else {**os.environ, PRESTART_ENV: "0"}
+        run_suite(root, f"--junitxml={junit}", *chosen, *extra, env=env)
         at = f"@{host}]" if host and host != DEFAULT_HOST else "]"
         return [
             float(case.get("time", "0"))

@@ -186,7 +186,7 @@ class Figures:
 def _round(host: str, into: Figures, tmp: Path, homes: Path, groups: int) -> None:
     """One round of one host: a suite of `groups` groups, fresh starts, a suite of twice as
     many, warm starts (the warm home kept in `homes/warm` from round to round)."""
-    times = item_times(host, *EXTRA.get(host, ()))
+    times = item_times(host, *EXTRA.get(host, ()), prestart=True)
     cpu: list[float] = []
     walls: list[float] = []
     items: list[float] = []

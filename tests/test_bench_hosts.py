@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,8 +10,9 @@ import pytest
 
 from bench import __main__ as bench_main
 from bench import hosts
-from bench.common import REPLY, bare_runs
+from bench.common import REPLY, bare_runs, body_suite, item_times
 from pytest_skill_eval.hosts.registry import names
+from pytest_skill_eval.hosts.startup import SLOTS_ENV
 
 
 def test_every_registered_host_has_a_stock_command_and_none_is_chosen_by_default() -> None:
@@ -96,3 +98,25 @@ def test_rounds_reach_the_hosts_benchmark_and_a_bad_count_is_refused(
     assert bench_main.main(["hosts", "--rounds", "0"]) == 2
     assert bench_main.main(["hosts", "--rounds", "\u00b2"]) == 2  # a digit, not a number
     assert "--rounds takes a number" in capsys.readouterr().out
+
+
+def _spawned_before_baseline_ended(root: Path) -> bool:
+    group = next(root.glob(".skill-eval/runs/*/groups/g00"))
+    baseline = json.loads((group / "baseline" / "run.json").read_text(encoding="utf-8"))
+    candidate = json.loads((group / "candidate" / "run.json").read_text(encoding="utf-8"))
+    return bool(candidate["process"]["spawnedAt"] < baseline["completedAt"])
+
+
+@pytest.mark.pi
+def test_overhead_items_are_timed_without_pre_start_and_the_hosts_benchmark_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pre-started candidate's host is spawned during its baseline's run: its item's own time
+    # would leave that out, so an overhead benchmark times items with pre-start off.
+    monkeypatch.setenv(SLOTS_ENV, "2")  # a serial run pre-starts at once, with a core to spare
+    alone = body_suite(tmp_path / "alone", 1, 1, 0)
+    assert len(item_times()(alone)) == 2
+    assert not _spawned_before_baseline_ended(alone)
+    prestarted = body_suite(tmp_path / "prestarted", 1, 1, 0)
+    assert len(item_times(prestart=True)(prestarted)) == 2
+    assert _spawned_before_baseline_ended(prestarted)
