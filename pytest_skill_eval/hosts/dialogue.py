@@ -62,6 +62,29 @@ class StreamDialogue(Generic[T]):
         """How the current process is ending."""
         return self._outcome
 
+    def _until_gate(self) -> bool:
+        """Hold the host's first prompt, which goes to its stdin, until the launch's gate opens
+        (a pre-started host has started meanwhile and waits for it); False when the run was
+        called off first (its process then stopped and reaped)."""
+        gate = self._launch.gate
+        gate.deferred = True
+        # Held (pre-started): its start-up gives way until the gate opens, and frees its slot
+        # once it has settled (it sleeps, its CPU no longer rising: it waits for its prompt), or
+        # once the slot's own limit has passed.
+        settling = Settling.of(self._process.pid) if gate.held else None
+        give_up = time.monotonic() + HOLD_S
+        while not gate.wait(TICK_S if settling is None else SAMPLE_S):
+            if self._cancel.cancelled:
+                break
+            if settling is not None and (settling.settled() or time.monotonic() > give_up):
+                gate.waiting, settling = True, None
+        if gate.aborted or self._cancel.cancelled:
+            self._process.terminate(self._outcome, "cancelled")
+            self._outcome = self._process.finish(self._outcome)
+            return False
+        self._process.progressed()  # the wait was the evaluator's, never a stall of the host
+        return True
+
     def _pump(self, done: Callable[[], bool]) -> bool:
         """Apply frames until `done()`; False when the conversation cannot go on."""
         obs = self._observation
@@ -157,28 +180,12 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         return self._observation, self._outcome
 
     def _first_prompt_at_gate(self) -> bool:
-        """Turn one's prompt on the first process's stdin once the launch's gate opens (a
-        pre-started host has started meanwhile and waits for it); False when the run was called
-        off first (its process then stopped and reaped)."""
-        gate = self._launch.gate
-        gate.deferred = True
-        # Held (pre-started): its start-up gives way until the gate opens, and frees its slot
-        # once it has settled (it sleeps, its CPU no longer rising: it waits for its prompt), or
-        # once the slot's own limit has passed.
-        settling = Settling.of(self._process.pid) if gate.held else None
-        give_up = time.monotonic() + HOLD_S
-        while not gate.wait(TICK_S if settling is None else SAMPLE_S):
-            if self._cancel.cancelled:
-                break
-            if settling is not None and (settling.settled() or time.monotonic() > give_up):
-                gate.waiting, settling = True, None
-        if gate.aborted or self._cancel.cancelled:
-            self._process.terminate(self._outcome, "cancelled")
-            self._outcome = self._process.finish(self._outcome)
+        """Turn one's prompt on the first process's stdin once the launch's gate opens; False
+        when the run was called off first."""
+        if not self._until_gate():
             return False
-        gate.prompting()
+        self._launch.gate.prompting()
         self._process.feed(self._launch.prompts[0].encode("utf-8"))
-        self._process.progressed()  # the wait was the evaluator's, never a stall of the host
         return True
 
     def _next_process(

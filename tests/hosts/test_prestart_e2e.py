@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 from datetime import UTC, datetime
@@ -26,8 +27,8 @@ LATENCY = 4000
 SLOW = 60_000  # ms: the baseline is interrupted long before it answers
 
 
-def _build(root: Path, baseline_latency: int) -> Path:
-    """A two-turn body group whose baseline replies wait `baseline_latency` ms each."""
+def _build(root: Path, baseline_latency: int, host: str = "pi") -> Path:
+    """A two-turn body group on `host` whose baseline replies wait `baseline_latency` ms each."""
     write(root / "fixture" / "notes.txt", "alpha\n")
     declared = skill(root, "note-taker")
     group = Group(
@@ -35,6 +36,7 @@ def _build(root: Path, baseline_latency: int) -> Path:
         turns=["Read the notes.", "Append beta to them."],
         tools=["read", "write"],
         candidate=variant([declared], 0),
+        runtime=runtime(host=host),
         scripts={
             "baseline": [
                 {"text": "Nothing to do.", "latency_ms": baseline_latency},
@@ -90,6 +92,8 @@ def _facts(variant_dir: Path) -> dict[str, Any]:
         ],
     }
     text = json.dumps(facts, sort_keys=True).replace(str(variant_dir.parent.parent.parent), "R")
+    # Each subject's isolated home is a fresh temporary directory (Claude Code names it).
+    text = re.sub(r"/skill-eval-[a-z-]+-[a-z0-9_]{8}/", "/HOME/", text)
     return dict(json.loads(text))
 
 
@@ -137,6 +141,19 @@ def test_a_pre_started_candidate_is_spawned_early_and_prompted_after_its_baselin
     _pre_started_as_without(
         pytester, monkeypatch, root, suite, result_dir(root) / "groups" / "overlap"
     )
+
+
+@pytest.mark.claude
+def test_claude_code_reads_its_prompts_on_stdin_so_its_candidate_is_pre_started_too(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = pytester.path / "root"
+    suite = _build(root, LATENCY, "claude-code")
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
+    assert result.ret == 0, result.stdout.str()
+    group_dir = result_dir(root) / "groups" / "overlap@claude-code"
+    assert read_json(group_dir / "candidate" / "run.json")["state"] == "complete"
+    _pre_started_as_without(pytester, monkeypatch, root, suite, group_dir)
 
 
 def _held(root: Path, where: str = "overlap/candidate", responses: int = 3) -> Path | None:
@@ -240,7 +257,9 @@ def test_opencode_reads_its_prompt_on_stdin_so_even_a_one_shot_candidate_is_pre_
     _pre_started_as_without(pytester, monkeypatch, root, suite, group_dir)
 
 
-@pytest.mark.parametrize("host", ["pi", "opencode"])
+@pytest.mark.parametrize(
+    "host", ["pi", "opencode", pytest.param("claude-code", marks=pytest.mark.claude)]
+)
 def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
     pytester: pytest.Pytester, host: str
 ) -> None:

@@ -96,12 +96,16 @@ class ClaudeCodeDialogue(StreamDialogue[StreamTranslator]):
             "turn": 1,
             "targetPath": str(launch.target) if launch.target else None,
         }
+        if not self._until_gate():  # a pre-started Claude Code waits here, unprompted
+            return obs, self._outcome
         for number, prompt in enumerate(launch.prompts, start=1):
             delivered = f"/{command} {prompt}" if command and number == 1 else prompt
             if launch.turn_file is not None:
                 launch.turn_file.write_text(str(number), encoding="utf-8")
             turn = obs.begin_turn(number, prompt, delivered)
             message = {"role": "user", "content": delivered}
+            if number == 1:
+                launch.gate.prompting()
             try:
                 self._process.send({"type": "user", "message": message})
             except OSError as error:

@@ -89,6 +89,9 @@ CLAUDE_CODE = HostRegistration(
     auth_advice="name ANTHROPIC_API_KEY in runtime.environment.inherit",
     thinking=THINKING,
     runs_on_node=False,  # a native binary
+    # A multi-turn run's prompts go to stdin as stream-json lines, which it reads only once it
+    # has started (about 0.5 s of CPU), however long it waits: its candidate can be pre-started.
+    defers_first_prompt=True,
     skill_limits=SKILL_LIMITS,
     # Its date reminder, and the ids in `metadata.user_id` (a fresh config dir is a fresh device).
     request_stamps=(
