@@ -82,6 +82,11 @@ class StreamDialogue(Generic[T]):
             self._process.terminate(self._outcome, "cancelled")
             self._outcome = self._process.finish(self._outcome)
             return False
+        if gate.opened_at is not None and self._process.wait(0) is not None:
+            # It ended while it was held: never prompted, so the pre-start is discarded and the
+            # variant runs as usual (`run/prestart.py`).
+            self._outcome = self._process.finish(self._outcome)
+            return False
         self._process.progressed()  # the wait was the evaluator's, never a stall of the host
         return True
 

@@ -166,6 +166,32 @@ def _held(root: Path, where: str = "overlap/candidate", responses: int = 3) -> P
     return found[0]
 
 
+def test_a_pre_started_host_that_dies_while_held_is_discarded_and_its_variant_runs_afresh(
+    pytester: pytest.Pytester,
+) -> None:
+    root = pytester.path / "root"
+    suite = _build(root, LATENCY)
+    child = popen(pytester, skill_eval_args(root, suite=suite))
+    try:
+        held = wait_for(lambda: _held(root), "the pre-started candidate's Pi")
+        for process in pi_processes((held / "workspace").resolve()):
+            process.kill()  # it dies before its run may begin
+        assert not (held.parent / "baseline" / "run.json").exists()
+        out, _ = child.communicate(timeout=WAIT_S)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, out
+    group_dir = result_dir(root) / "groups" / "overlap"
+    baseline = read_json(group_dir / "baseline" / "run.json")
+    candidate = read_json(group_dir / "candidate" / "run.json")
+    assert candidate["state"] == "complete", candidate["error"]
+    # Not the host that died: one spawned for the candidate's own run, after its baseline's.
+    assert candidate["process"]["spawnedAt"] > baseline["completedAt"]
+    assert verify_group(group_dir) == []
+
+
 def test_a_cancelled_group_kills_its_pre_started_candidate_and_records_it_as_never_run(
     pytester: pytest.Pytester,
 ) -> None:

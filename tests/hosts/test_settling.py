@@ -233,3 +233,12 @@ def test_a_run_cancelled_before_its_prompt_on_stdin_has_no_prompt_time(tmp_path:
     timing = dialogue._launch.gate.timing()
     assert timing["spawnedAt"] is not None
     assert timing["promptedAt"] is None
+
+
+def test_a_held_host_that_ended_before_its_gate_opened_is_never_prompted(tmp_path: Path) -> None:
+    process, dialogue = _held(tmp_path, "pass", CancelToken())
+    assert process.wait(10) == 0  # it ended while held
+    gate = dialogue._launch.gate
+    gate.open()
+    assert dialogue._first_prompt_at_gate() is False
+    assert gate.prompted_at is None  # so its pre-start is discarded and the variant runs afresh

@@ -111,6 +111,8 @@ class Conversation:
                 raise self._stop("cancelled")
         if gate.aborted:
             raise self._stop("cancelled")
+        if gate.opened_at is not None and self.process.wait(0) is not None:
+            raise _Stop("exited")  # it ended while held: never prompted, so discarded
         self.process.progressed()  # the wait was the evaluator's, never a stall of the host
 
     def drain(self) -> None:
