@@ -18,8 +18,9 @@ before the candidate's run, nothing shared between them) holds as without pre-st
 that is cancelled or stops first aborts the gate: the host is killed and reaped, and everything
 the pre-start put in the variant's directory is removed (the group's too, when only the
 pre-start had started the group), so it is recorded exactly as a variant that never ran. A
-pre-started run that never sent its first prompt is discarded the same way and the variant runs
-as usual, so a pre-start never changes what is recorded.
+pre-started run that never sent its first prompt (its host ended while it was held, too) is
+discarded the same way and the variant runs as usual, so a pre-start never changes what is
+recorded.
 
 `SKILL_EVAL_PRESTART=0` turns pre-start off.
 """
