@@ -62,8 +62,9 @@ def applies(group: Group, baseline: Endpoint) -> bool:
     """Whether a candidate can be pre-started next to this baseline.
 
     Only a host that holds its first prompt for a gate (`defers_first_prompt`: Pi's rpc mode,
-    opencode's prompt on stdin), and a one-shot run only on a host that reads its prompt on
-    stdin (Pi's one-shot prompt is in argv: spawning it is prompting it); only when the
+    opencode's prompt and Claude Code's stream-json prompts on stdin), and a one-shot run only
+    on a host that reads its prompt on stdin (Pi's one-shot prompt is in argv: spawning it is
+    prompting it); only when the
     baseline's endpoint says when its host reached the model, in a mode that costs nothing; and
     only when the baseline can see nothing of the candidate's directory appearing beside its own
     (every offered tool is one the guard keeps inside the variant's roots, no declared commands).
@@ -99,16 +100,19 @@ def at_once() -> bool:
 
 def begins(received: Callable[[], int], workers: int) -> Callable[[], bool]:
     """When a pre-start beside a running subject (whose endpoint counts `received`) may begin:
-    at once when this run's `workers` leave a start-up slot to spare (a core none of them uses),
-    else once the running subject's host reached the model."""
+    at once when this run's `workers` leave a start-up slot to spare (a core none of them uses,
+    as far as this run knows: the slots are shared with other runs on the machine), else once
+    the running subject's host reached the model. Begun at once, it goes ahead even if the
+    running subject then never reaches the model; either way its prompt waits for its own run."""
     if 0 < workers < startup.slot_count():
         return at_once
     return functools.partial(reached, received)
 
 
 class Prestart:
-    """One pre-started variant: a thread that waits for the running subject to reach the model,
-    then prepares and runs the variant's subject behind a held gate.
+    """One pre-started variant: a thread that waits until it may begin (`begins`: at once, or
+    once the running subject reached the model), then prepares and runs the variant's subject
+    behind a held gate.
 
     `eligible` is the endpoint whose mode allowed it (`applies`); `opened_group`, whether the
     pre-start started its group (set as it prepares); `endpoint`, its own once made."""

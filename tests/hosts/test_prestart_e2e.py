@@ -310,10 +310,19 @@ def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
         },
     )
     suite = build(root, [group])
-    result = pytester.runpytest_subprocess(*skill_eval_args(root, "-x", suite=suite))
-    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    name = "stopped" if host == "pi" else f"stopped@{host}"
+    child = popen(pytester, skill_eval_args(root, "-x", suite=suite))
+    try:
+        # The candidate's host runs (held) while the baseline waits on its first reply.
+        wait_for(lambda: _host_in(root, f"*/groups/{name}/candidate/workspace"), "its held host")
+        out, _ = child.communicate(timeout=WAIT_S)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == pytest.ExitCode.TESTS_FAILED, out
     assert pi_processes(root) == []
-    group_dir = result_dir(root) / "groups" / ("stopped" if host == "pi" else f"stopped@{host}")
+    group_dir = result_dir(root) / "groups" / name
     baseline = read_json(group_dir / "baseline" / "run.json")
     assert baseline["state"] != "complete"
     candidate = read_json(group_dir / "candidate" / "run.json")
@@ -325,6 +334,13 @@ def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
         "transcript.json",
     ]
     assert verify_group(group_dir) == []
+
+
+def _host_in(root: Path, pattern: str) -> bool:
+    """Whether a live process works in a directory of the results matching `pattern`."""
+    runs = root / ".skill-eval" / "runs"
+    found = sorted(runs.glob(pattern)) if runs.is_dir() else []
+    return bool(found) and bool(pi_processes(found[0].resolve()))
 
 
 def _two_groups(root: Path, first_candidate: list[dict[str, Any]], turns: int = 1) -> Path:
