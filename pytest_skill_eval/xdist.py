@@ -43,6 +43,12 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def worker_count(config: pytest.Config) -> int:
+    """How many evaluator processes run this invocation's items: xdist's workers, else 1."""
+    count = getattr(config, "workerinput", {}).get("workercount", 1)
+    return count if isinstance(count, int) and count > 0 else 1
+
+
 def default_distribution(config: pytest.Config) -> None:
     """`-n N`, `--dist loadscope` and `--dist loadgroup` keep each group's variants together.
 

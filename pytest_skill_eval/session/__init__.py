@@ -37,7 +37,9 @@ class SkillEvalSession:
     its stash key removed, at unconfigure.
     """
 
-    def __init__(self, config: pytest.Config, settings: Settings, *, worker: bool) -> None:
+    def __init__(
+        self, config: pytest.Config, settings: Settings, *, worker: bool, workers: int
+    ) -> None:
         with usage_errors():  # `--skill-eval-reuse`, `--skill-eval-affected-since`, the plan
             loop = Loop.from_config(config, settings.results_dir)
             plan: Plan | None = load_plan(settings.plan) if settings.plan is not None else None
@@ -48,7 +50,7 @@ class SkillEvalSession:
             plan,
             keyword=config.option.keyword or "",
             rootpath=config.rootpath,
-            workers=worker_count(config),
+            workers=workers,
         )
         self.config = config
         self.worker = worker
@@ -175,15 +177,12 @@ DISK_FULL_STOP = "skill-eval: the results disk is full"
 _PLUGIN_NAME = "skill-eval-session"
 
 
-def worker_count(config: pytest.Config) -> int:
-    """How many evaluator processes run this invocation's items: xdist's workers, else 1."""
-    count = getattr(config, "workerinput", {}).get("workercount", 1)
-    return count if isinstance(count, int) and count > 0 else 1
-
-
-def open_session(config: pytest.Config, settings: Settings, *, worker: bool) -> SkillEvalSession:
-    """Create the session, stash it and register it as a plugin."""
-    state = SkillEvalSession(config, settings, worker=worker)
+def open_session(
+    config: pytest.Config, settings: Settings, *, worker: bool, workers: int
+) -> SkillEvalSession:
+    """Create the session (in one of `workers` evaluator processes), stash it and register it
+    as a plugin."""
+    state = SkillEvalSession(config, settings, worker=worker, workers=workers)
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(state, _PLUGIN_NAME)
     return state

@@ -38,7 +38,7 @@ class Services:
         *,
         keyword: str,
         rootpath: Path,
-        workers: int = 1,
+        workers: int,
     ) -> None:
         self.settings = settings
         self.loop = loop  # `--skill-eval-reuse`, `--skill-eval-affected-since`

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.session import worker_count
-from pytest_skill_eval.xdist import group_scheduling
+from pytest_skill_eval.xdist import group_scheduling, worker_count
 
 IDS = [f"suite.json::g{k}[{variant}]" for k in range(4) for variant in ("baseline", "candidate")]
 
