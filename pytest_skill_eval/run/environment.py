@@ -22,7 +22,7 @@ class NextRun(Protocol):
     first subject."""
 
     def prestart_first(
-        self, env: Environment, reached: Callable[[], bool], eligible: Endpoint
+        self, env: Environment, may_begin: Callable[[], bool], eligible: Endpoint
     ) -> Prestart | None: ...
 
 

@@ -176,11 +176,11 @@ class GroupRun:
             and not env.cancel.cancelled
             and prestart.applies(self.loaded.group, eligible)
         ):
-            reached = prestart.begins(received, env.workers)
+            may_begin = prestart.begins(received, env.workers)
             if variant == "baseline" and self.selected.get("candidate"):
-                pre = self._prestart("candidate", env, reached, eligible)
+                pre = self._prestart("candidate", env, may_begin, eligible)
             elif env.next_run is not None:
-                pre = env.next_run.prestart_first(env, reached, eligible)
+                pre = env.next_run.prestart_first(env, may_begin, eligible)
         try:
             yield
         finally:
@@ -188,7 +188,7 @@ class GroupRun:
                 pre.running_done.set()
 
     def prestart_first(
-        self, env: Environment, reached: Callable[[], bool], eligible: Endpoint
+        self, env: Environment, may_begin: Callable[[], bool], eligible: Endpoint
     ) -> prestart.Prestart | None:
         """Pre-start this group's first variant while another group's last subject runs in this
         process (this group's item comes next). Never with reuse: that run may be copied."""
@@ -201,18 +201,18 @@ class GroupRun:
             or not prestart.applies(self.loaded.group, eligible)
         ):
             return None
-        return self._prestart(variant, env, reached, eligible, first=True)
+        return self._prestart(variant, env, may_begin, eligible, first=True)
 
     def _prestart(
         self,
         variant: str,
         env: Environment,
-        reached: Callable[[], bool],
+        may_begin: Callable[[], bool],
         eligible: Endpoint,
         *,
         first: bool = False,
     ) -> prestart.Prestart | None:
-        """Start `variant`'s subject behind a held gate once `reached()` (see `run/prestart.py`);
+        """Start `variant`'s subject behind a held gate once `may_begin()` (see `run/prestart.py`);
         `first`: the group is started then too, in the pre-start's thread."""
         directory = self.group_dir / variant
 
@@ -250,7 +250,7 @@ class GroupRun:
             variant=variant,
             directory=directory,
             eligible=eligible,
-            reached=reached,
+            may_begin=may_begin,
             cancelled=lambda: env.cancel.cancelled,
             prepare=prepare,
             run=run,

@@ -64,10 +64,10 @@ def applies(group: Group, baseline: Endpoint) -> bool:
     Only a host that holds its first prompt for a gate (`defers_first_prompt`: Pi's rpc mode,
     opencode's prompt and Claude Code's stream-json prompts on stdin), and a one-shot run only
     on a host that reads its prompt on stdin (Pi's one-shot prompt is in argv: spawning it is
-    prompting it); only when the
-    baseline's endpoint says when its host reached the model, in a mode that costs nothing; and
-    only when the baseline can see nothing of the candidate's directory appearing beside its own
-    (every offered tool is one the guard keeps inside the variant's roots, no declared commands).
+    prompting it); only when the baseline's endpoint says when its host reached the model, in a
+    mode that costs nothing; and only when the baseline can see nothing of the candidate's
+    directory appearing beside its own (every offered tool is one the guard keeps inside the
+    variant's roots, no declared commands).
     """
     if not enabled() or group.commands is not None:
         return False
@@ -123,7 +123,7 @@ class Prestart:
         variant: str = "candidate",
         directory: Path,
         eligible: Endpoint | None = None,
-        reached: Callable[[], bool],
+        may_begin: Callable[[], bool],
         cancelled: Callable[[], bool],
         prepare: Callable[[], PreparedVariant],
         run: Callable[[PreparedVariant, PromptGate], SubjectResult],
@@ -139,7 +139,7 @@ class Prestart:
         self.prepared: PreparedVariant | None = None
         self.result: SubjectResult | None = None
         self.error: Exception | None = None
-        self._reached = reached
+        self._may_begin = may_begin
         self._cancelled = cancelled
         self._prepare = prepare
         self._run = run
@@ -158,7 +158,7 @@ class Prestart:
             if self._stopped():
                 return
             try:
-                if self._reached():
+                if self._may_begin():
                     break
             except Exception:
                 return  # a failing probe never starts anything

@@ -86,7 +86,7 @@ class _Host:
         return SubjectResult({"state": "complete"}, [], "done")
 
 
-def _prestart(directory: Path, host: _Host, reached: Any = lambda: True) -> Prestart:
+def _prestart(directory: Path, host: _Host, may_begin: Any = lambda: True) -> Prestart:
     def prepare() -> PreparedVariant:
         (directory / "workspace").mkdir(parents=True)
         pre.created = True
@@ -95,7 +95,7 @@ def _prestart(directory: Path, host: _Host, reached: Any = lambda: True) -> Pres
         return cast(PreparedVariant, object())
 
     pre = Prestart(
-        directory=directory, reached=reached, cancelled=lambda: False, prepare=prepare, run=host
+        directory=directory, may_begin=may_begin, cancelled=lambda: False, prepare=prepare, run=host
     )
     return pre.start()
 
@@ -123,7 +123,7 @@ def test_a_discarded_pre_start_leaves_no_directory(tmp_path: Path) -> None:
 
 def test_a_baseline_that_never_reaches_the_model_starts_nothing(tmp_path: Path) -> None:
     host = _Host()
-    pre = _prestart(tmp_path / "candidate", host, reached=lambda: False)
+    pre = _prestart(tmp_path / "candidate", host, may_begin=lambda: False)
     pre.running_done.set()
     assert pre.claim() is None
     assert not pre.spawned
@@ -135,7 +135,7 @@ def test_a_run_with_a_core_to_spare_pre_starts_before_its_running_subject_reache
 ) -> None:
     monkeypatch.setenv(startup.SLOTS_ENV, "2")
     host = _Host()
-    pre = _prestart(tmp_path / "candidate", host, reached=prestart.begins(lambda: 0, workers=1))
+    pre = _prestart(tmp_path / "candidate", host, may_begin=prestart.begins(lambda: 0, workers=1))
     assert host.waiting.wait(10)  # spawned and held though nothing reached the model
     assert pre.claim() is not None
 
@@ -167,7 +167,7 @@ def test_a_pre_start_that_never_prompted_is_not_a_run(tmp_path: Path) -> None:
 
     pre = Prestart(
         directory=directory,
-        reached=lambda: True,
+        may_begin=lambda: True,
         cancelled=lambda: False,
         prepare=prepare,
         run=failing,
@@ -196,7 +196,7 @@ def test_a_pre_start_never_removes_a_directory_it_did_not_create(tmp_path: Path)
         return cast(PreparedVariant, object())
 
     pre = Prestart(
-        directory=directory, reached=lambda: True, cancelled=lambda: False, prepare=prepare,
+        directory=directory, may_begin=lambda: True, cancelled=lambda: False, prepare=prepare,
         run=_Host(),
     )  # fmt: skip
     pre.start()
