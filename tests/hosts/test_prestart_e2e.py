@@ -17,7 +17,14 @@ from pytest_skill_eval.run.prestart import ENV
 from tests.support.files import read_json, write
 from tests.support.processes import WAIT_S, events_containing, pi_processes, wait_for
 from tests.support.roots import Group, build, runtime, skill, variant
-from tests.support.runs import model_requests, popen, result_dir, results, skill_eval_args
+from tests.support.runs import (
+    model_requests,
+    popen,
+    reaped,
+    result_dir,
+    results,
+    skill_eval_args,
+)
 
 pytestmark = pytest.mark.pi
 
@@ -171,17 +178,12 @@ def test_a_pre_started_host_that_dies_while_held_is_discarded_and_its_variant_ru
 ) -> None:
     root = pytester.path / "root"
     suite = _build(root, LATENCY)
-    child = popen(pytester, skill_eval_args(root, suite=suite))
-    try:
+    with reaped(popen(pytester, skill_eval_args(root, suite=suite))) as child:
         held = wait_for(lambda: _held(root), "the pre-started candidate's Pi")
         for process in pi_processes((held / "workspace").resolve()):
             process.kill()  # it dies before its run may begin
         assert not (held.parent / "baseline" / "run.json").exists()
         out, _ = child.communicate(timeout=WAIT_S)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
     assert child.returncode == 0, out
     group_dir = result_dir(root) / "groups" / "overlap"
     baseline = read_json(group_dir / "baseline" / "run.json")
@@ -197,22 +199,18 @@ def test_a_cancelled_group_kills_its_pre_started_candidate_and_records_it_as_nev
 ) -> None:
     root = pytester.path / "root"
     suite = _build(root, SLOW)
-    child = popen(pytester, skill_eval_args(root, "-v", suite=suite))
-    try:
-        held = wait_for(lambda: _held(root), "the pre-started candidate's Pi")
-        workspace = (held / "workspace").resolve()
-        assert pi_processes(workspace)  # started, and waiting unprompted
-        assert not (held.parent / "baseline" / "run.json").exists()
-        child.send_signal(signal.SIGINT)
-        out, _ = child.communicate(timeout=WAIT_S)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        out, _ = child.communicate()
-        pytest.fail(f"pytest did not stop after Ctrl-C:\n{out!r}")
-    finally:
-        if child.poll() is None:
+    with reaped(popen(pytester, skill_eval_args(root, "-v", suite=suite))) as child:
+        try:
+            held = wait_for(lambda: _held(root), "the pre-started candidate's Pi")
+            workspace = (held / "workspace").resolve()
+            assert pi_processes(workspace)  # started, and waiting unprompted
+            assert not (held.parent / "baseline" / "run.json").exists()
+            child.send_signal(signal.SIGINT)
+            out, _ = child.communicate(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
             child.kill()
-            child.wait()
+            out, _ = child.communicate()
+            pytest.fail(f"pytest did not stop after Ctrl-C:\n{out!r}")
     assert child.returncode == pytest.ExitCode.INTERRUPTED, out
     assert pi_processes(root) == []  # the baseline and the held candidate: both reaped
 
@@ -311,15 +309,10 @@ def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
     )
     suite = build(root, [group])
     name = "stopped" if host == "pi" else f"stopped@{host}"
-    child = popen(pytester, skill_eval_args(root, "-x", suite=suite))
-    try:
+    with reaped(popen(pytester, skill_eval_args(root, "-x", suite=suite))) as child:
         # The candidate's host runs (held) while the baseline waits on its first reply.
         wait_for(lambda: _host_in(root, f"*/groups/{name}/candidate/workspace"), "its held host")
         out, _ = child.communicate(timeout=WAIT_S)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
     assert child.returncode == pytest.ExitCode.TESTS_FAILED, out
     assert pi_processes(root) == []
     group_dir = result_dir(root) / "groups" / name
@@ -407,17 +400,14 @@ def test_a_pre_started_next_group_whose_items_never_run_is_left_as_never_started
     # The first group's candidate has one reply for two turns: its run fails after it, and -x
     # stops the session before the second group, whose baseline was started during that reply.
     suite = _two_groups(root, [{"text": "Read them.", "latency_ms": LATENCY}], turns=2)
-    child = popen(pytester, skill_eval_args(root, "-x", "-p", "no:randomly", suite=suite))
-    try:
+    with reaped(
+        popen(pytester, skill_eval_args(root, "-x", "-p", "no:randomly", suite=suite))
+    ) as child:
         held = wait_for(
             lambda: _held(root, "second/baseline", 2), "the second group's pre-started Pi"
         )
         assert pi_processes((held / "workspace").resolve())  # started, waiting unprompted
         out, _ = child.communicate(timeout=WAIT_S)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
     assert child.returncode == pytest.ExitCode.TESTS_FAILED, out
     assert pi_processes(root) == []
     groups = result_dir(root) / "groups"

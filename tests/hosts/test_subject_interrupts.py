@@ -15,7 +15,7 @@ from pytest_skill_eval.evidence import verify_group
 from tests.support.files import read_json, write
 from tests.support.processes import events_containing, pi_processes, wait_for
 from tests.support.roots import Group, build, skill, variant
-from tests.support.runs import model_requests, popen, result_dir, skill_eval_args
+from tests.support.runs import model_requests, popen, reaped, result_dir, skill_eval_args
 
 pytestmark = pytest.mark.pi
 
@@ -79,8 +79,9 @@ def test_killing_pi_mid_turn_is_infrastructure_failed_with_the_partial_turn_kept
         },
     )
     suite = build(root, [group])
-    child = popen(pytester, skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite))
-    try:
+    with reaped(
+        popen(pytester, skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite))
+    ) as child:
         # The second model turn has started: the read is done, the model is "thinking".
         variant_dir = wait_for(
             lambda: _waiting_for_model(root, "killed", "candidate", 2), "the second model turn"
@@ -92,10 +93,6 @@ def test_killing_pi_mid_turn_is_infrastructure_failed_with_the_partial_turn_kept
         wait_for(lambda: _talking_to_model(subjects[0]), "the second model request")
         subjects[0].send_signal(signal.SIGKILL)
         out, _ = child.communicate(timeout=WAIT_S)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
     assert child.returncode == 1, out  # an infrastructure failure fails the item
 
     run = read_json(variant_dir / "run.json")
@@ -151,23 +148,19 @@ def _interrupt_second_group(pytester: pytest.Pytester) -> tuple[int, str, Path]:
         },
     )
     suite = build(root, [_quick("first", declared), slow, _quick("third", declared)])
-    child = popen(pytester, skill_eval_args(root, "-v", suite=suite))
-    try:
-        running = wait_for(
-            lambda: _waiting_for_model(root, "second", "baseline", 1), "the second group"
-        )
-        workspace = (running / "workspace").resolve()
-        wait_for(lambda: pi_processes(workspace), "the second group's Pi process")
-        child.send_signal(signal.SIGINT)
-        out, _ = child.communicate(timeout=WAIT_S)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        out, _ = child.communicate()
-        pytest.fail(f"pytest did not stop after Ctrl-C:\n{out!r}")
-    finally:
-        if child.poll() is None:
+    with reaped(popen(pytester, skill_eval_args(root, "-v", suite=suite))) as child:
+        try:
+            running = wait_for(
+                lambda: _waiting_for_model(root, "second", "baseline", 1), "the second group"
+            )
+            workspace = (running / "workspace").resolve()
+            wait_for(lambda: pi_processes(workspace), "the second group's Pi process")
+            child.send_signal(signal.SIGINT)
+            out, _ = child.communicate(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
             child.kill()
-            child.wait()
+            out, _ = child.communicate()
+            pytest.fail(f"pytest did not stop after Ctrl-C:\n{out!r}")
     assert pi_processes(root) == []  # the running subject was terminated, nothing left over
     return child.returncode, out.decode("utf-8", "replace"), result_dir(root)
 

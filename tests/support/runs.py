@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -95,6 +96,18 @@ def popen(pytester: pytest.Pytester, args: Sequence[str]) -> Any:
     basetemp = pytester.path.parent / f"{pytester.path.name}-basetemp"
     command = [sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *args]
     return pytester.popen(command, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+@contextlib.contextmanager
+def reaped(child: Any) -> Iterator[Any]:
+    """`child` (from `popen`), killed and reaped on the way out if it still runs, so a failed
+    wait or assertion never leaves a pytest behind."""
+    try:
+        yield child
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
 
 
 def results(root: Path) -> list[Path]:

@@ -13,7 +13,7 @@ from pytest_skill_eval.hosts.process import ProcessOutcome
 from tests.support.files import read_json, write
 from tests.support.processes import events_containing, pi_processes, wait_for
 from tests.support.roots import Group, build, skill, variant
-from tests.support.runs import popen, skill_eval_args
+from tests.support.runs import popen, reaped, skill_eval_args
 
 SLOW = 60_000  # ms the scripted model waits: Pi is crashed while it waits
 
@@ -68,8 +68,9 @@ def test_a_crashed_pi_leaves_an_error_that_names_the_signal(pytester: pytest.Pyt
         scripts={"candidate": [{"text": "Too late.", "latency_ms": SLOW}]},
     )
     suite = build(root, [group])
-    child = popen(pytester, skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite))
-    try:
+    with reaped(
+        popen(pytester, skill_eval_args(root, "--skill-eval-variant", "candidate", suite=suite))
+    ) as child:
         runs = root / ".skill-eval" / "runs"
 
         def waiting() -> Path | None:
@@ -85,10 +86,6 @@ def test_a_crashed_pi_leaves_an_error_that_names_the_signal(pytester: pytest.Pyt
         )
         subjects[0].send_signal(signal.SIGABRT)
         out, _ = child.communicate(timeout=120)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
     assert child.returncode == 1, out
     run = read_json(variant_dir / "run.json")
     assert run["state"] == "infrastructure-failed"
