@@ -90,6 +90,24 @@ class StreamDialogue(Generic[T]):
         self._process.progressed()  # the wait was the evaluator's, never a stall of the host
         return True
 
+    def _layers_kept(self, number: int, registration: Declared) -> bool:
+        """Before turn `number` (a later one): no system layer has appeared, and no workspace
+        layer is the subject's since the first turn began; False (a protocol error recorded)
+        when one is. A host reads them as each process starts, and may again as a turn does."""
+        host = registration.display_name
+        try:
+            kept_out(host, registration.system_layers)
+            start = self._launch.layers_at_start
+            if start is not None:
+                unchanged(host, self._launch.cwd, registration.workspace_layers, start, number)
+        except SystemLayerError as error:
+            self._observation.protocol_error("system-layer", message=str(error))
+            return False
+        except WorkspaceLayerError as error:
+            self._observation.protocol_error("workspace-layer", message=str(error))
+            return False
+        return True
+
     def _pump(self, done: Callable[[], bool]) -> bool:
         """Apply frames until `done()`; False when the conversation cannot go on."""
         obs = self._observation
@@ -212,19 +230,7 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
                 message=f"turn {number - 1} left no {host} {self._session} to {self._resume}",
             )
             return False
-        try:
-            # Each turn is a new process, which reads the system layers again when it starts.
-            kept_out(host, registration.system_layers)
-        except SystemLayerError as error:
-            obs.protocol_error("system-layer", message=str(error))
-            return False
-        start = self._launch.layers_at_start
-        try:
-            # And its workspace layers: none may be the subject's since the first one started.
-            if start is not None:
-                unchanged(host, self._launch.cwd, registration.workspace_layers, start, number)
-        except WorkspaceLayerError as error:
-            obs.protocol_error("workspace-layer", message=str(error))
+        if not self._layers_kept(number, registration):
             return False
         directory = self._launch.events_path.parent
         process = HostProcess(
