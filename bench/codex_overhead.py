@@ -2,10 +2,11 @@
 
 The bare run gets what any hermetic Codex run needs anyway (an empty CODEX_HOME with the same
 hardened config.toml, pointed at the same loopback server), so the difference is the evaluator.
-The evaluator runs the native Codex binary that the npm `codex` launcher would exec; the figure
-against the bar is against that same binary run bare (the evaluator's own work), and
-`overhead_vs_codex_exec_ms` is against `codex exec` typed as usual (the launcher's Node start-up
-included), which is what a user would otherwise wait for.
+The evaluator runs the native Codex binary that the npm `codex` launcher would exec, as one
+`codex app-server` for all of a subject's turns; the figure against the bar is against that same
+binary's `codex exec`, the one-turn run a user types (so it holds what the app-server costs over
+`exec` too), and `overhead_vs_codex_exec_ms` is against `codex exec` typed as usual (the
+launcher's Node start-up included), which is what a user would otherwise wait for.
 """
 
 from __future__ import annotations

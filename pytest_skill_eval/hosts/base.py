@@ -279,6 +279,9 @@ class Declared(Protocol):
     def prompt_on_stdin(self) -> bool: ...
 
     @property
+    def converses_on_stdin(self) -> bool: ...
+
+    @property
     def observes_context(self) -> bool: ...
 
     @property

@@ -83,7 +83,8 @@ def launch_process(
         events_path=launch.events_path,
         stderr_path=launch.stderr_path,
         # A host that reads its prompt on stdin reads it to the end: nothing more is sent.
-        interactive=not launch.one_shot and not registration.prompt_on_stdin,
+        interactive=(registration.converses_on_stdin or not launch.one_shot)
+        and not registration.prompt_on_stdin,
         no_progress_s=launch.no_progress_s,
         redactor=launch.redactor,
         home=home.root,

@@ -125,6 +125,9 @@ class HostRegistration:
     defers_first_prompt: bool = False
     # It reads every prompt on stdin (`hosts.dialogue`), so a one-prompt run can hold it too.
     prompt_on_stdin: bool = False
+    # Every run, of one prompt or several, is one conversation on its stdin (Codex's
+    # app-server), so a one-prompt run can hold it too.
+    converses_on_stdin: bool = False
     extensions: bool = False  # loads `runtime.extensions` bundles (Pi's format)
     # A live run takes the operator's credentials file and provider table (the ini keys
     # `skill_eval_pi_auth` and `skill_eval_pi_models`, in Pi's format).

@@ -1,11 +1,12 @@
 """Workspace layers: configuration a host reads from inside the subject's own workspace.
 
-A host that starts a new process for each turn (Codex, Gemini CLI) reads its workspace layers
-again as each process starts, and the subject can write its workspace: a `.gemini/settings.json`
-it writes in turn one would give turn two's process hooks and MCP servers that run as the
-operator, a shell, or a telemetry endpoint. Each host declares the layers its own switches cannot
-turn off (`HostRegistration.workspace_layers`); their state is taken before the first process
-starts, and this one check compares it again before each later process. A layer the subject
+A host that starts a new process for each turn (Gemini CLI) reads its workspace layers again as
+each process starts, one that keeps its process (Codex's app-server) may read them again as a
+turn begins, and the subject can write its workspace: a `.gemini/settings.json` it writes in
+turn one would give turn two's process hooks and MCP servers that run as the operator, a shell,
+or a telemetry endpoint. Each host declares the layers its own switches cannot turn off
+(`HostRegistration.workspace_layers`); their state is taken before the first process starts,
+and this one check compares it again before each later turn. A layer the subject
 created, changed or removed stops the conversation there, with one line naming it. What the
 group's own workspace held when it started is the group's, and stays allowed.
 """

@@ -1,8 +1,8 @@
 """A Codex subject never configures its own next turn: the real pinned Codex, two turns.
 
-Each Codex turn is a new `codex exec` process, which reads the workspace's AGENTS.md and
-`.agents/skills` as it starts. A subject that writes one in turn one ends the run there: the
-run record names the file, and no process starts for turn two.
+Codex reads the workspace's AGENTS.md and `.agents/skills` as its thread starts, and may
+again as a later turn begins. A subject that writes one in turn one ends the run there: the run
+record names the file, and turn two is never sent.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_a_planted_codex_layer_stops_the_next_turn(pytester: pytest.Pytester, pl
     assert "turn 2 was not started" in message
     assert [turn["turn"] for turn in run["turns"]] == [1]
     requests = model_requests(result_dir(root) / "groups" / "plant@codex" / "candidate")
-    assert len(requests) == 2  # turn one's; no process started for turn two
+    assert len(requests) == 2  # turn one's; turn two never sent
     for request in requests:
         assert "AGENTS.md instructions" not in json.dumps(request["body"])
     assert "Traceback" not in output

@@ -73,7 +73,7 @@ def _codex(variant_dir: Path, requests: list[dict[str, Any]], told: Told) -> Non
     assert "operator secret" not in told[1][0]
     assert "No such file or directory" in told[1][0]
     events = (variant_dir / "events.jsonl").read_text(encoding="utf-8")
-    assert '"type":"mcp_tool_call"' in events  # what Codex itself reported
+    assert '"type":"mcpToolCall"' in events  # what Codex itself reported
 
 
 @dataclass(frozen=True)

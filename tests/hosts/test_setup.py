@@ -3,6 +3,7 @@ environment a host starts from; and no host keeping its own copy of them."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -87,7 +88,6 @@ def test_no_host_subpackage_links_skills_or_builds_its_home_itself() -> None:
 @pytest.mark.parametrize(
     ("host", "expected"),
     [
-        ("codex", "turn 1 left no Codex thread to resume"),
         ("gemini-cli", "turn 1 left no Gemini CLI session to resume"),
         ("opencode", "turn 1 left no opencode session to continue"),
     ],
@@ -95,16 +95,14 @@ def test_no_host_subpackage_links_skills_or_builds_its_home_itself() -> None:
 def test_every_process_per_turn_host_continues_through_one_dialogue(
     tmp_path: Path, host: str, expected: str
 ) -> None:
-    # Codex, Gemini CLI and opencode start a process per turn through the one shared dialogue,
+    # Gemini CLI and opencode start a process per turn through the one shared dialogue,
     # each naming what it continues in its own words.
-    from pytest_skill_eval.hosts.codex.host import CodexDialogue
     from pytest_skill_eval.hosts.dialogue import ProcessPerTurnDialogue
     from pytest_skill_eval.hosts.gemini_cli.host import GeminiDialogue
     from pytest_skill_eval.hosts.opencode.dialogue import OpencodeDialogue
     from pytest_skill_eval.hosts.process import CancelToken
 
     kinds: dict[str, Any] = {
-        "codex": CodexDialogue,
         "gemini-cli": GeminiDialogue,
         "opencode": OpencodeDialogue,
     }
@@ -132,3 +130,41 @@ def test_the_hook_guard_is_shared_and_no_host_borrows_from_another_ones_subpacka
     for path in sorted(HOSTS.glob("*/*.py")):
         if path.parent.name != "claude_code":
             assert "claude_code" not in path.read_text(encoding="utf-8"), path
+
+
+def test_a_log_a_full_disk_cut_in_an_earlier_turn_stays_cut(tmp_path: Path) -> None:
+    # Each Gemini CLI or opencode turn is a process of its own, appended to the run's logs: the
+    # events.jsonl turn one could not finish writing must still reach the run record as cut
+    # short.
+    launch: Any = SimpleNamespace(
+        events_path=tmp_path / "events.jsonl", stderr_path=tmp_path / "stderr.log"
+    )
+    full = OSError(errno.ENOSPC, "No space left on device")
+
+    def process(suffix: str, events_error: OSError | None) -> Any:
+        events, stderr = tmp_path / f"events{suffix}.jsonl", tmp_path / f"stderr{suffix}.log"
+        events.write_bytes(b"")
+        stderr.write_bytes(b"")
+        return SimpleNamespace(
+            events_path=events,
+            stderr_path=stderr,
+            redactions={},
+            events_error=events_error,
+            stderr_error=None,
+        )
+
+    first, second = process("", full), process(".turn2", None)
+    from pytest_skill_eval.hosts.dialogue import ProcessPerTurnDialogue
+    from pytest_skill_eval.hosts.process import CancelToken
+
+    class Untranslated(ProcessPerTurnDialogue[Any, None]):
+        def _translate(self) -> Any:
+            return None  # no event reaches it: only the logs of each turn are kept
+
+    dialogue = Untranslated(Talk(first, CancelToken(), launch, lambda turn: None), None)
+    dialogue._collect(1)
+    dialogue._process = second
+    dialogue._collect(2)
+    assert second.events_error is full
+    assert second.stderr_error is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events.jsonl", "stderr.log"]

@@ -322,8 +322,8 @@ codex_host.CodexDialogue.__init__ = _planting
 def test_a_codex_layer_that_appears_between_turns_stops_the_next_turn(
     pytester: pytest.Pytester,
 ) -> None:
-    # Each Codex turn is a new process that reads /etc/codex again as it starts: the check
-    # runs before every one of them, not only before the first.
+    # Codex reads /etc/codex as it starts, and may again as a later turn begins: the check
+    # runs before every turn, not only before the first.
     pytester.makeconftest(_PLANT_BETWEEN_TURNS)
     layer = pytester.path / "etc-codex" / "config.toml"
     root = pytester.path / "root"

@@ -111,15 +111,11 @@ class EventTranslator:
     skills: Mapping[str, str]
     # The served model's prices: Codex prices nothing itself, so usage is priced here.
     prices: Mapping[str, float] | None = None
-    thread_id: str | None = None
     _thread_usage: dict[str, int] = field(default_factory=dict)
 
     def apply(self, event: Mapping[str, object]) -> bool:
         """Apply one event; True when it settles the current turn (`turn.completed`/`failed`)."""
         kind = event.get("type")
-        if kind == "thread.started" and isinstance(thread := event.get("thread_id"), str):
-            self.thread_id = thread
-            return False
         turn = self.obs.current
         if turn is None:
             return False

@@ -1,10 +1,10 @@
-"""Codex as a subject host: isolated CODEX_HOME, a hardened config, a process per turn.
+"""Codex as a subject host: isolated CODEX_HOME, a hardened config, one process for all turns.
 
 The operator's `~/.codex`, `~/.agents/skills`, AGENTS.md files above the workspace and bundled
 skills never reach it: HOME, `CODEX_HOME` and TMPDIR are ours, `config.toml` is generated for the
 run (`config.py`) and loaded with `--strict-config`, and the declared skills, linked to their
-snapshots, are the only ones in `$CODEX_HOME/skills`, so nothing is added to the workspace. Turn
-one is `codex exec`; each later turn is `codex exec resume <thread>` in a new process.
+snapshots, are the only ones in `$CODEX_HOME/skills`, so nothing is added to the workspace. One
+`codex app-server` on stdio runs every turn of the subject, in one thread (`app_server.py`).
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ from .. import setup
 from ..base import Command, Endpoint, Executable, Home, Launch, Talk
 from ..command_server import DEFAULT_TIMEOUT_MS, KILL_GRACE_S
 from ..context import declared_context_block, load_context
-from ..dialogue import ProcessPerTurnDialogue
-from ..observation import Observation, Turn
-from ..process import ProcessOutcome
+from ..dialogue import StreamDialogue
+from ..observation import Observation
+from ..process import EndOfStream, Frame, ProcessOutcome
 from ..registry import Registered
+from .app_server import OPTED_OUT, AppServerTranslator
 from .config import (
     DEFAULT_MODEL,
     EFFORT,
@@ -39,7 +40,6 @@ from .config import (
     command_server_table,
     sandbox_mode,
 )
-from .events import EventTranslator
 from .registration import CODEX, KEY_ENV
 from .sandbox import software_roots, wrap
 
@@ -50,6 +50,10 @@ ROLLOUT_LIMIT = 64 * 1024 * 1024
 COMMAND_SERVER = Path(command_server_module.__file__)
 # Codex stops waiting for a tool call after `tool_timeout_sec`: well after the server has.
 TOOL_TIMEOUT_MARGIN_S = 30
+
+# Who the app-server's client is: it goes into Codex's user agent, never a request body (a
+# release of the plugin changes no cassette).
+CLIENT = {"name": "pytest-skill-eval", "version": "1"}
 
 ISOLATED_INSTRUCTIONS = (
     "You are a coding assistant operating inside Codex for a skill evaluation. Work only in the "
@@ -172,32 +176,109 @@ def rollout_mentions(home: Path, sessions: Path) -> list[tuple[str, str]]:
     return found
 
 
-class CodexDialogue(ProcessPerTurnDialogue[EventTranslator, "CodexHost"]):
-    """`--json` events out; turn one in the first process, each later one a resume process."""
+class CodexDialogue(StreamDialogue[AppServerTranslator]):
+    """One `codex app-server` for every turn: a thread, then one `turn/start` per prompt, each
+    sent once the turn before has completed (the target skill mentioned explicitly on turn
+    one)."""
 
-    _session = "thread"
-
-    def _translate(self) -> EventTranslator:
-        return EventTranslator(self._observation, self._host.aliases, self._host.prices)
+    def __init__(self, talk: Talk, host: CodexHost) -> None:
+        super().__init__(talk)
+        self._host = host
+        self._translator = AppServerTranslator.of(self._observation, host.aliases, host.prices)
+        self._next_id = 0
+        self._thread: object = None  # the id `thread/start` answered with
 
     def run(self) -> tuple[Observation, ProcessOutcome]:
-        """Every prompt in turn; the target skill is mentioned explicitly on turn one."""
+        """Every prompt in turn, in one thread; a turn that fails or does not settle ends the
+        conversation (later turns would build on it)."""
         launch, obs = self._launch, self._observation
-        self._process.close_stdin()  # Codex reads stdin before it starts: give it nothing
+        registration = self._host.registration
         obs.delivery_unavailable(launch.target)
-        return self._turns(self._host.registration)
+        if not self._until_gate():  # a pre-started Codex waits here, unprompted
+            return obs, self._outcome
+        if self._opened():
+            for number, prompt in enumerate(launch.prompts, start=1):
+                if number > 1 and not self._layers_kept(number, registration):
+                    break
+                if not self._take_turn(number, prompt):
+                    break
+        self._process.close_stdin()  # the app-server exits at the end of its input
+        self._pump(lambda: self._ended)
+        outcome = self._process.finish(self._outcome)
+        for turn in obs.turns:
+            turn.finish()
+        return obs, outcome
 
-    def _later_argv(self, prompt: str) -> list[str] | None:
-        thread = self._translator.thread_id
-        return None if thread is None else self._host.resume_argv(thread, prompt)
+    def _opened(self) -> bool:
+        """The connection initialised and the thread started; False when either failed."""
+        capabilities = {"optOutNotificationMethods": list(OPTED_OUT)}
+        if self._call("initialize", {"clientInfo": CLIENT, "capabilities": capabilities}) is None:
+            return False
+        self._send({"method": "initialized"})
+        started = self._call("thread/start", {"cwd": str(self._launch.cwd)})
+        thread = started.get("thread") if started is not None else None
+        self._thread = thread.get("id") if isinstance(thread, dict) else None
+        return isinstance(self._thread, str)
 
-    def _delivered(self, number: int, prompt: str) -> str:
-        return self._host.first_prompt if number == 1 else prompt
-
-    def _settled(self, number: int, turn: Turn, going: bool) -> bool:
-        if number == 1 and self._launch.target is not None:
+    def _take_turn(self, number: int, prompt: str) -> bool:
+        """Turn `number`, sent and followed until it completes; False when the conversation
+        cannot go on."""
+        launch, obs = self._launch, self._observation
+        delivered = self._host.first_prompt if number == 1 else prompt
+        if launch.turn_file is not None:
+            launch.turn_file.write_text(str(number), encoding="utf-8")
+        turn = obs.begin_turn(number, prompt, delivered)
+        if number == 1:
+            launch.gate.prompting()
+        text = {"type": "text", "text": delivered, "text_elements": []}
+        if self._call("turn/start", {"threadId": self._thread, "input": [text]}) is None:
+            return False
+        turn.prompt_accepted = True
+        settled = self._pump(lambda: turn.settled)
+        if number == 1 and launch.target is not None:
             self._confirm_delivery()
-        return going and turn.settled
+        if not settled:
+            return False
+        self._after_turn(turn)
+        return turn.assistant_error is None  # later turns would build on a failed one
+
+    def _send(self, message: dict[str, object]) -> bool:
+        try:
+            self._process.send(message)
+        except OSError as error:
+            self._observation.protocol_error("process-error", message=f"stdin closed: {error}")
+            return False
+        return True
+
+    def _call(self, method: str, params: dict[str, object]) -> dict[str, object] | None:
+        """`method` sent and its response awaited: the result, or None (a protocol error
+        recorded, or the conversation otherwise unable to go on)."""
+        self._next_id += 1
+        key = self._next_id
+        if not self._send({"id": key, "method": method, "params": params}):
+            return None
+        responses = self._translator.responses
+        if not self._pump(lambda: key in responses):
+            return None
+        response = responses.pop(key)
+        result = response.get("result")
+        if "error" in response or not isinstance(result, dict):
+            error = response.get("error")
+            reason = error.get("message") if isinstance(error, dict) else error
+            message = f"Codex refused {method}: {reason}"
+            self._observation.protocol_error("process-error", message=message)
+            return None
+        return result
+
+    def _apply(self, frame: Frame | EndOfStream) -> None:
+        super()._apply(frame)
+        for request in self._translator.requests:
+            # Approvals are never asked for (`approval_policy = "never"`), and nothing else it
+            # may ask has an answer here: each is refused, and kept in the transcript.
+            self._observation.message({"role": "host", "request": request.get("method")})
+            refusal = {"code": -32601, "message": "not supported by the evaluator"}
+            self._send({"id": request.get("id"), "error": refusal})
+        self._translator.requests.clear()
 
     def _confirm_delivery(self) -> None:
         """Codex injected the target's SKILL.md for the mention: its rollout says so."""
@@ -290,23 +371,15 @@ class CodexHost:
         bwrap = getattr(binary, "bwrap", None)
         if isinstance(bwrap, Path):
             self._confine = confinement_prefix(bwrap, binary.path, launch, home)
-        return self._wrapped(["exec", *self.common_flags(), "--", self.first_prompt])
+        return self._wrapped(["app-server", "--listen", "stdio://", "--strict-config"])
 
     def _wrapped(self, args: list[str]) -> list[str]:
         command = [self._command, *args]
         return [*self._confine, *command] if self._confine is not None else command
 
-    @staticmethod
-    def common_flags() -> list[str]:
-        """Flags of every turn: the event stream, the config as written, no git requirement."""
-        return ["--json", "--skip-git-repo-check", "--strict-config"]
-
-    def resume_argv(self, thread: str, prompt: str) -> list[str]:
-        """The command line of a later turn: the same thread, the next prompt."""
-        return self._wrapped(["exec", "resume", *self.common_flags(), "--", thread, prompt])
-
     def converse(self, talk: Talk) -> CodexDialogue:
-        """`--json` events pumped into the observation, with cancellation and the watchdog."""
+        """The app-server's messages pumped into the observation, with cancellation and the
+        watchdog."""
         return CodexDialogue(talk, self)
 
     def cleanup(self, home: Home) -> None:

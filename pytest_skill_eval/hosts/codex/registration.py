@@ -24,9 +24,9 @@ SYSTEM_LAYERS: tuple[SystemLayer, ...] = (
     # Its `*.rules` files decide which commands the subject may run (0.171.0 reads them).
     SystemLayer(SYSTEM_DIR / "rules", "system command rules"),
 )
-# What each `codex exec` process reads from its workspace (the project root: no marker is
-# looked for above it): the project instructions, the project's `.codex` (configuration,
-# rules, skills) and its `.agents/skills`.
+# What Codex reads from its workspace (the project root: no marker is looked for above it) as
+# its thread starts, and may again as a turn begins: the project instructions, the project's
+# `.codex` (configuration, rules, skills) and its `.agents/skills`.
 WORKSPACE_LAYERS: tuple[WorkspaceLayer, ...] = (
     WorkspaceLayer("AGENTS.md", "project instructions"),
     WorkspaceLayer("AGENTS.override.md", "project instructions"),
@@ -77,6 +77,7 @@ CODEX = HostRegistration(
     owned_environment=OWNED_ENVIRONMENT,
     credential_variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
     auth_advice="name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit",
+    converses_on_stdin=True,  # `codex app-server`: JSON-RPC on stdin for every run
     runs_on_node=False,  # its native binary runs directly (`binary.native_codex`), never Node
     skill_limits=SKILL_LIMITS,
 )
