@@ -170,10 +170,6 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         nothing to continue)."""
         raise NotImplementedError
 
-    def _delivered(self, number: int, prompt: str) -> str:
-        """Turn `number`'s prompt as the host gets it: as written."""
-        return prompt
-
     def _settled(self, number: int, turn: Turn, going: bool) -> bool:
         """Whether the conversation goes on after turn `number`: it went on and settled."""
         return going and turn.settled
@@ -192,7 +188,7 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
                 number, self._later_argv(prompt), registration, stdin
             ):
                 break
-            turn, going = self._take_turn(number, prompt, self._delivered(number, prompt))
+            turn, going = self._take_turn(number, prompt)
             if not self._settled(number, turn, going):
                 break
             self._after_turn(turn)
@@ -257,13 +253,13 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         self._process, self._outcome, self._ended = process, ProcessOutcome(), False
         return True
 
-    def _take_turn(self, number: int, prompt: str, delivered: str) -> tuple[Turn, bool]:
-        """Turn `number` in the current process, its prompt (`delivered` as the host got it)
-        already given (in its command line, or on its stdin): its events until the process
-        ends, its logs kept. The turn, and False when the conversation cannot go on."""
+    def _take_turn(self, number: int, prompt: str) -> tuple[Turn, bool]:
+        """Turn `number` in the current process, its prompt already given (in its command line,
+        or on its stdin): its events until the process ends, its logs kept. The turn, and False
+        when the conversation cannot go on."""
         if self._launch.turn_file is not None:
             self._launch.turn_file.write_text(str(number), encoding="utf-8")
-        turn = self._observation.begin_turn(number, prompt, delivered)
+        turn = self._observation.begin_turn(number, prompt, prompt)
         turn.prompt_accepted = True
         going = self._pump(lambda: self._ended)
         self._outcome = self._process.finish(self._outcome)

@@ -6,6 +6,7 @@ Host-neutral: messages name the host by its display name, so every host's runs e
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,10 @@ def why_incomplete(
     return {"kind": "infrastructure", "message": message[0].upper() + message[1:]}
 
 
+# A terminal's colour and style sequences (Codex's app-server colours its log lines).
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
 def last_stderr_line(path: Path, limit: int = 400) -> str:
     """The last non-blank line of the host's stderr, shortened to one readable line."""
     try:
@@ -109,7 +114,8 @@ def last_stderr_line(path: Path, limit: int = 400) -> str:
             tail = handle.read()
     except OSError:
         return ""
-    lines = [ln.strip() for ln in tail.decode("utf-8", "replace").splitlines() if ln.strip()]
+    text = ANSI.sub("", tail.decode("utf-8", "replace"))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return ""
     line = lines[-1]

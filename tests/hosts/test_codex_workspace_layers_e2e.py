@@ -58,6 +58,8 @@ def test_a_planted_codex_layer_stops_the_next_turn(pytester: pytest.Pytester, pl
     run = run_record(root, "plant@codex", "candidate")
     assert (Path(run["workspace"]) / path).is_file(), output  # the subject did plant it
     assert run["state"] == "infrastructure-failed", output
+    # Stopped between turns, idle: it ends at the end of its input, never killed.
+    assert (run["process"]["exitCode"], run["process"]["signal"]) == (0, None)
     message = run["error"]["message"]
     layer = path if plant == "AGENTS.md" else ".agents/skills"
     planted = Path(run["workspace"]) / layer

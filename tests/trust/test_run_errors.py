@@ -37,6 +37,13 @@ def test_a_signal_is_named_with_the_last_line_of_stderr(tmp_path: Path) -> None:
     )
 
 
+def test_the_last_line_of_stderr_is_named_without_its_colours(tmp_path: Path) -> None:
+    # Codex's app-server colours its log lines: the message keeps their words only.
+    line = b"\x1b[2m2026-12-06T19:11:58Z\x1b[0m \x1b[31mERROR\x1b[0m codex: gone\n"
+    message = _why_for(tmp_path, ProcessOutcome(signal="SIGABRT"), line)
+    assert message.endswith("last line of stderr: 2026-12-06T19:11:58Z ERROR codex: gone")
+
+
 def test_an_exit_code_and_the_watchdog_are_named(tmp_path: Path) -> None:
     assert _why_for(tmp_path, ProcessOutcome(exit_code=3)) == "Pi exited with code 3"
     watchdog = ProcessOutcome(signal="SIGTERM", termination_reason="no-progress-watchdog")

@@ -19,11 +19,13 @@ from ..observation import Observation
 from .events import EventTranslator
 
 # Streamed pieces of what each `item/completed` carries whole, the turn's whole diff again after
-# each change, and the account's rate limits (there is no account): not asked for (the events
-# file and the evaluator's CPU need none of them).
+# each change, the account's rate limits (there is no account) and the remote control's status
+# (off; it names the machine): not asked for (the events file and the evaluator's CPU need none
+# of them).
 OPTED_OUT = (
     "turn/diff/updated",
     "account/rateLimits/updated",
+    "remoteControl/status/changed",
     "item/agentMessage/delta",
     "item/plan/delta",
     "item/reasoning/summaryTextDelta",

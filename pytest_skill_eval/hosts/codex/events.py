@@ -7,7 +7,7 @@ declared command, a call of the evaluator's MCP tool (an `mcp_tool_call` item), 
 `run_command` with its `command` argument, as on Pi and Claude Code. A read is
 a path a successful command named, so the target's activation is its shell reading the
 snapshotted SKILL.md (either the path Codex lists or the snapshot it resolves to). Usage comes
-from `turn.completed`, which counts the whole thread, so a resumed turn is the difference.
+from `turn.completed`, which counts the whole thread, so a later turn is the difference.
 """
 
 from __future__ import annotations

@@ -194,16 +194,21 @@ class CodexDialogue(StreamDialogue[AppServerTranslator]):
         launch, obs = self._launch, self._observation
         registration = self._host.registration
         obs.delivery_unavailable(launch.target)
-        if not self._until_gate():  # a pre-started Codex waits here, unprompted
+        if not self._until_gate():  # the run was called off before its first prompt
             return obs, self._outcome
         if self._opened():
             for number, prompt in enumerate(launch.prompts, start=1):
-                if number > 1 and not self._layers_kept(number, registration):
-                    break
+                if number > 1 and (
+                    self._cancel.cancelled or not self._layers_kept(number, registration)
+                ):
+                    break  # cancelled between turns: the next prompt is never sent
                 if not self._take_turn(number, prompt):
                     break
         self._process.close_stdin()  # the app-server exits at the end of its input
-        self._pump(lambda: self._ended)
+        if obs.current is not None or not obs.protocol_errors:
+            self._pump(lambda: self._ended)
+        # Else the evaluator stopped it between turns (a layer check): idle, it ends by itself
+        # as `finish` waits, and is stopped only if it does not.
         outcome = self._process.finish(self._outcome)
         for turn in obs.turns:
             turn.finish()
@@ -216,9 +221,15 @@ class CodexDialogue(StreamDialogue[AppServerTranslator]):
             return False
         self._send({"method": "initialized"})
         started = self._call("thread/start", {"cwd": str(self._launch.cwd)})
-        thread = started.get("thread") if started is not None else None
+        if started is None:
+            return False
+        thread = started.get("thread")
         self._thread = thread.get("id") if isinstance(thread, dict) else None
-        return isinstance(self._thread, str)
+        if not isinstance(self._thread, str):
+            message = "Codex started no thread: thread/start answered without its id"
+            self._observation.protocol_error("process-error", message=message)
+            return False
+        return True
 
     def _take_turn(self, number: int, prompt: str) -> bool:
         """Turn `number`, sent and followed until it completes; False when the conversation
@@ -245,7 +256,7 @@ class CodexDialogue(StreamDialogue[AppServerTranslator]):
     def _send(self, message: dict[str, object]) -> bool:
         try:
             self._process.send(message)
-        except OSError as error:
+        except (OSError, ValueError) as error:  # ValueError: its stdin already closed here
             self._observation.protocol_error("process-error", message=f"stdin closed: {error}")
             return False
         return True
