@@ -1,6 +1,7 @@
 """A subject's host behind its gate: spawned in a start-up slot, its run begun when it opens.
 
-A host that takes its first prompt over stdin (Pi's rpc mode, opencode's prompt) can be spawned
+A host that takes its first prompt over stdin (Pi's rpc mode, opencode's prompt, Claude Code's
+stream-json, Codex's app-server) can be spawned
 and configured while its counterpart still waits on the model, so its start-up overlaps that
 wait. It then holds at its `PromptGate` (the seam's, `hosts.base`), started but never prompted,
 until the evaluator opens it (its counterpart's run is on record) or aborts it (the group was

@@ -174,7 +174,7 @@ class GroupRun:
             received is not None
             and eligible is not None
             and not env.cancel.cancelled
-            and prestart.applies(self.loaded.group, eligible)
+            and prestart.applies(self.loaded.group, eligible, env.binary)
         ):
             may_begin = prestart.begins(received, env.workers)
             if variant == "baseline" and self.selected.get("candidate"):
@@ -198,7 +198,7 @@ class GroupRun:
             or env.reuse is not None
             or self.started
             or self.group_dir.exists()  # carried over or left by another process: not ours
-            or not prestart.applies(self.loaded.group, eligible)
+            or not prestart.applies(self.loaded.group, eligible, env.binary)
         ):
             return None
         return self._prestart(variant, env, may_begin, eligible, first=True)

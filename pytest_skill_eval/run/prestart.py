@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import Group
+from ..errors import HostError
 from ..hosts import startup
-from ..hosts.base import Endpoint, PromptGate
+from ..hosts.base import Endpoint, Executable, PromptGate
 from ..hosts.registry import registration_for
 from ..hosts.subject import SubjectResult
 from ..workspace.materialise import PreparedVariant
@@ -58,16 +59,17 @@ def enabled() -> bool:
     return os.environ.get(ENV, "").strip() != "0"
 
 
-def applies(group: Group, baseline: Endpoint) -> bool:
+def applies(group: Group, baseline: Endpoint, binary: Callable[[str], Executable]) -> bool:
     """Whether a candidate can be pre-started next to this baseline.
 
     Only a host that holds its first prompt for a gate (`defers_first_prompt`: Pi's rpc mode,
-    opencode's prompt and Claude Code's stream-json prompts on stdin), and a one-shot run only
-    on a host that reads its prompt on stdin (Pi's one-shot prompt is in argv: spawning it is
-    prompting it); only when the baseline's endpoint says when its host reached the model, in a
-    mode that costs nothing; and only when the baseline can see nothing of the candidate's
-    directory appearing beside its own (every offered tool is one the guard keeps inside the
-    variant's roots, no declared commands).
+    opencode's prompt, Claude Code's stream-json prompts on stdin, Codex's app-server), and a
+    one-shot run only on a host that reads its prompt on stdin (Pi's one-shot prompt is in argv:
+    spawning it is prompting it); only when the baseline's endpoint says when its host reached
+    the model, in a mode that costs nothing; and only when the baseline can see nothing of the
+    candidate's directory appearing beside its own (every offered tool is one the guard keeps
+    inside the variant's roots, no declared commands, and a host binary that confines reads
+    does: `binary` gives it by host name).
     """
     if not enabled() or group.commands is not None:
         return False
@@ -79,9 +81,15 @@ def applies(group: Group, baseline: Endpoint) -> bool:
         registration = registration_for(group.effective_runtime.host)
     except LookupError:
         return False
-    if group.is_one_shot and not registration.prompt_on_stdin:
+    if group.is_one_shot and not (registration.prompt_on_stdin or registration.converses_on_stdin):
         return False
-    return registration.defers_first_prompt
+    if not registration.defers_first_prompt:
+        return False
+    try:
+        # Codex's shell reads through its mount namespace; unconfined, it reads anything.
+        return getattr(binary(registration.name), "reads_confined", True) is not False
+    except HostError:
+        return False
 
 
 class NotStarted(Exception):

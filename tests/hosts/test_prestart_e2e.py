@@ -90,10 +90,7 @@ def _facts(variant_dir: Path) -> dict[str, Any]:
         "terminationReason": run["process"]["terminationReason"],
         "exitCode": run["process"]["exitCode"],
         # The system prompt says the date and time: the conversation after it is the fact.
-        "requests": [
-            [m for m in r["body"]["messages"] if m.get("role") != "system"]
-            for r in model_requests(variant_dir)
-        ],
+        "requests": [_conversation(r["body"]) for r in model_requests(variant_dir)],
         "grade": [
             (c["id"], c["state"]) for c in read_json(variant_dir.parent / layout.GRADE)["checks"]
         ],
@@ -101,7 +98,18 @@ def _facts(variant_dir: Path) -> dict[str, Any]:
     text = json.dumps(facts, sort_keys=True).replace(str(variant_dir.parent.parent.parent), "R")
     # Each subject's isolated home is a fresh temporary directory (Claude Code names it).
     text = re.sub(r"/skill-eval-[a-z-]+-[a-z0-9_]{8}/", "/HOME/", text)
+    # Codex numbers and times each command's output.
+    text = re.sub(r"Chunk ID: [0-9a-f]+", "Chunk ID: C", text)
+    text = re.sub(r"Wall time: [0-9.]+ seconds", "Wall time: T seconds", text)
     return dict(json.loads(text))
+
+
+def _conversation(body: dict[str, Any]) -> list[Any]:
+    """A request's conversation: its messages after the system prompt (which says the time);
+    a Responses API request's input items without the ids each run mints."""
+    if "messages" in body:
+        return [m for m in body["messages"] if m.get("role") != "system"]
+    return [{k: v for k, v in item.items() if k != "id"} for item in body["input"]]
 
 
 def _pre_started_as_without(
@@ -160,6 +168,20 @@ def test_claude_code_reads_its_prompts_on_stdin_so_its_candidate_is_pre_started_
     assert result.ret == 0, result.stdout.str()
     group_dir = result_dir(root) / "groups" / "overlap@claude-code"
     assert read_json(group_dir / "candidate" / "run.json")["state"] == "complete"
+    _pre_started_as_without(pytester, monkeypatch, root, suite, group_dir)
+
+
+@pytest.mark.codex
+def test_codex_opens_its_thread_and_waits_so_its_candidate_is_pre_started_too(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = pytester.path / "root"
+    suite = _build(root, LATENCY, "codex")
+    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
+    assert result.ret == 0, result.stdout.str()
+    group_dir = result_dir(root) / "groups" / "overlap@codex"
+    candidate = read_json(group_dir / "candidate" / "run.json")
+    assert candidate["state"] == "complete", candidate["error"]
     _pre_started_as_without(pytester, monkeypatch, root, suite, group_dir)
 
 
@@ -282,7 +304,13 @@ def test_opencode_reads_its_prompt_on_stdin_so_even_a_one_shot_candidate_is_pre_
 
 
 @pytest.mark.parametrize(
-    "host", ["pi", "opencode", pytest.param("claude-code", marks=pytest.mark.claude)]
+    "host",
+    [
+        "pi",
+        "opencode",
+        pytest.param("claude-code", marks=pytest.mark.claude),
+        pytest.param("codex", marks=pytest.mark.codex),
+    ],
 )
 def test_a_pre_started_candidate_whose_item_never_runs_is_recorded_as_never_run(
     pytester: pytest.Pytester, host: str

@@ -8,12 +8,16 @@ from typing import Any, cast
 
 import pytest
 
+from pytest_skill_eval.definitions.loader import parse_group
 from pytest_skill_eval.hosts import startup
-from pytest_skill_eval.hosts.base import PromptGate
+from pytest_skill_eval.hosts.base import Endpoint, PromptGate
+from pytest_skill_eval.hosts.codex.binary import CodexBinary
+from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.hosts.subject import SubjectResult
 from pytest_skill_eval.run import prestart
 from pytest_skill_eval.run.prestart import Prestart
 from pytest_skill_eval.workspace.materialise import PreparedVariant
+from tests.support.roots import Group, runtime, variant
 
 
 def test_an_open_gate_runs_its_callbacks_at_once_and_a_spawn_is_the_prompt() -> None:
@@ -203,3 +207,29 @@ def test_a_pre_start_never_removes_a_directory_it_did_not_create(tmp_path: Path)
     pre.discard()
     assert pre.unused
     assert (directory / "kept").is_dir()
+
+
+def _codex_group(tmp_path: Path) -> Any:
+    """A two-turn Codex group that reads and writes: one pre-start could hold."""
+
+    definition = Group(
+        id="held",
+        turns=["Read.", "Write."],
+        tools=["read", "write"],
+        fixture=None,
+        runtime=runtime(host="codex"),
+        candidate=variant(),
+    ).definition()
+    return parse_group(definition, tmp_path / "group.json", registered())
+
+
+@pytest.mark.parametrize(("bwrap", "held"), [(Path("/usr/bin/bwrap"), True), (None, False)])
+def test_a_codex_candidate_is_pre_started_only_where_its_reads_are_confined(
+    tmp_path: Path, bwrap: Path | None, held: bool
+) -> None:
+    # Unconfined (no bwrap could run), the baseline's shell could list the candidate's
+    # directory as the pre-start makes it.
+    binary = CodexBinary(Path("/bin/codex"), "0.171.0", bwrap)
+    baseline = Endpoint(mode="scripted", model=None, received=lambda: 0)
+    group = _codex_group(tmp_path)
+    assert prestart.applies(group, baseline, lambda name: binary) is held

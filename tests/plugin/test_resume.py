@@ -127,8 +127,12 @@ def test_a_killed_run_is_completed_into_a_new_verified_result(tmp_path: Path) ->
     )  # fmt: skip
     runs = root / ".skill-eval" / "runs"
     try:
-        # Killed once the first group is finished and the slow one waits on the model.
-        while not list(runs.glob(f"*/groups/{fast_dir('slow')}/baseline/events.jsonl")):
+        # Killed once the first group is finished and the slow one has started (its host may
+        # have been pre-started before the first group was on record: both are waited for).
+        while not (
+            list(runs.glob(f"*/groups/{fast_dir('first')}/manifest.json"))
+            and list(runs.glob(f"*/groups/{fast_dir('slow')}/baseline/events.jsonl"))
+        ):
             assert child.poll() is None, "the run ended before it could be interrupted"
             time.sleep(0.2)
     finally:

@@ -55,6 +55,11 @@ class CodexBinary:
     # The environment the npm launcher gives the native binary (its package root).
     launcher_env: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def reads_confined(self) -> bool:
+        """Whether a subject's reads stay inside its own roots (`run.prestart` asks)."""
+        return self.bwrap is not None
+
     def handover(self) -> dict[str, Any]:
         """What a worker needs to adopt this binary unchecked (`from_handover`)."""
         return {

@@ -194,9 +194,11 @@ class CodexDialogue(StreamDialogue[AppServerTranslator]):
         launch, obs = self._launch, self._observation
         registration = self._host.registration
         obs.delivery_unavailable(launch.target)
+        # A pre-started Codex opens its thread, then waits at the gate, unprompted.
+        opened = self._opened()
         if not self._until_gate():  # the run was called off before its first prompt
             return obs, self._outcome
-        if self._opened():
+        if opened:
             for number, prompt in enumerate(launch.prompts, start=1):
                 if number > 1 and (
                     self._cancel.cancelled or not self._layers_kept(number, registration)

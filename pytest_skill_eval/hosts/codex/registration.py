@@ -78,6 +78,7 @@ CODEX = HostRegistration(
     credential_variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
     auth_advice="name OPENAI_API_KEY (or CODEX_API_KEY) in runtime.environment.inherit",
     converses_on_stdin=True,  # `codex app-server`: JSON-RPC on stdin for every run
+    defers_first_prompt=True,  # its thread started, the first turn waits for `Launch.gate`
     runs_on_node=False,  # its native binary runs directly (`binary.native_codex`), never Node
     skill_limits=SKILL_LIMITS,
 )
