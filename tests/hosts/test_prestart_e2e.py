@@ -158,28 +158,23 @@ def test_a_pre_started_candidate_is_spawned_early_and_prompted_after_its_baselin
     )
 
 
-@pytest.mark.claude
-def test_claude_code_reads_its_prompts_on_stdin_so_its_candidate_is_pre_started_too(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "host",
+    [
+        # Its prompts are stream-json lines on stdin.
+        pytest.param("claude-code", marks=pytest.mark.claude),
+        # Its app-server opens its thread, then waits for the first turn/start.
+        pytest.param("codex", marks=pytest.mark.codex),
+    ],
+)
+def test_a_host_that_reads_its_prompts_on_stdin_has_its_candidate_pre_started_too(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, host: str
 ) -> None:
     root = pytester.path / "root"
-    suite = _build(root, LATENCY, "claude-code")
+    suite = _build(root, LATENCY, host)
     result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
     assert result.ret == 0, result.stdout.str()
-    group_dir = result_dir(root) / "groups" / "overlap@claude-code"
-    assert read_json(group_dir / "candidate" / "run.json")["state"] == "complete"
-    _pre_started_as_without(pytester, monkeypatch, root, suite, group_dir)
-
-
-@pytest.mark.codex
-def test_codex_opens_its_thread_and_waits_so_its_candidate_is_pre_started_too(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = pytester.path / "root"
-    suite = _build(root, LATENCY, "codex")
-    result = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
-    assert result.ret == 0, result.stdout.str()
-    group_dir = result_dir(root) / "groups" / "overlap@codex"
+    group_dir = result_dir(root) / "groups" / f"overlap@{host}"
     candidate = read_json(group_dir / "candidate" / "run.json")
     assert candidate["state"] == "complete", candidate["error"]
     _pre_started_as_without(pytester, monkeypatch, root, suite, group_dir)
