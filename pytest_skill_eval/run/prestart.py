@@ -65,11 +65,12 @@ def applies(group: Group, baseline: Endpoint, binary: Callable[[str], Executable
     Only a host that holds its first prompt for a gate (`defers_first_prompt`: Pi's rpc mode,
     opencode's prompt, Claude Code's stream-json prompts on stdin, Codex's app-server), and a
     one-shot run only on a host that reads its prompt on stdin (Pi's one-shot prompt is in argv:
-    spawning it is prompting it); only when the baseline's endpoint says when its host reached
-    the model, in a mode that costs nothing; and only when the baseline can see nothing of the
-    candidate's directory appearing beside its own (every offered tool is one the guard keeps
-    inside the variant's roots, no declared commands, and a host binary that confines reads
-    does: `binary` gives it by host name).
+    spawning it is prompting it; opencode's start is worth moving, a one-shot Codex's is not);
+    only when the baseline's endpoint says when its host reached the model, in a mode that
+    costs nothing; and only when the baseline can see nothing of the candidate's directory
+    appearing beside its own (every offered tool is one the guard keeps inside the variant's
+    roots, no declared commands, and a host binary that confines reads does: `binary` gives it
+    by host name).
     """
     if not enabled() or group.commands is not None:
         return False
@@ -81,7 +82,10 @@ def applies(group: Group, baseline: Endpoint, binary: Callable[[str], Executable
         registration = registration_for(group.effective_runtime.host)
     except LookupError:
         return False
-    if group.is_one_shot and not (registration.prompt_on_stdin or registration.converses_on_stdin):
+    if group.is_one_shot and not registration.prompt_on_stdin:
+        # A one-shot Codex could be held too, but its subject is over in a moment: beside
+        # workers that answer at once (scripts, cassettes) its pre-start only competed for the
+        # cores (`docs/benchmarks.md`).
         return False
     if not registration.defers_first_prompt:
         return False
