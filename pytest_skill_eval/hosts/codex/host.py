@@ -194,7 +194,9 @@ class CodexDialogue(StreamDialogue[AppServerTranslator]):
         launch, obs = self._launch, self._observation
         registration = self._host.registration
         obs.delivery_unavailable(launch.target)
-        # A pre-started Codex opens its thread, then waits at the gate, unprompted.
+        # A pre-started Codex opens its thread, then waits at the gate, unprompted: its start-up
+        # is over by then, so its slot is freed at once (the settling reads its outer bubblewrap,
+        # idle from the start, not Codex).
         opened = self._opened()
         if not self._until_gate():  # the run was called off before its first prompt
             return obs, self._outcome
