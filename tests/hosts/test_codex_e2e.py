@@ -103,8 +103,8 @@ def test_a_subjects_command_cannot_write_to_the_app_servers_stdin(
     pytester: pytest.Pytester,
 ) -> None:
     # The app-server takes JSON-RPC on a pipe, and the subject's commands share its PID
-    # namespace (it is pid 2 there): one that opened its /proc/2/fd/0 could drive it. Codex
-    # makes itself undumpable, so that file is closed to them.
+    # namespace (it is pid 2 there): one that opened its /proc/2/fd/0 could drive it. Opening
+    # it is refused to them, as for a process that made itself undumpable.
     root = pytester.path / "root"
     write(root / "fixture" / "notes.txt", "alpha\n")
     inject = json.dumps({"id": "planted", "method": "thread/list", "params": {}})
