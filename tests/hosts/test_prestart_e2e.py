@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from pytest_skill_eval.evidence import layout, verify_group
 from pytest_skill_eval.run.prestart import ENV
 from tests.support.files import read_json, write
 from tests.support.processes import WAIT_S, events_containing, pi_processes, wait_for
-from tests.support.roots import Group, build, runtime, skill, variant
+from tests.support.roots import Group, build, runtime, skill, variant, write_script
 from tests.support.runs import (
     model_requests,
     popen,
@@ -134,6 +135,12 @@ def _pre_started_as_without(
     assert pi_processes(root) == []
 
     monkeypatch.setenv(ENV, "0")
+    # Without pre-start there is no window to keep open: the same replies need not wait.
+    for script in (root / "scripts").rglob("*.yaml"):
+        interactions = yaml.safe_load(script.read_text(encoding="utf-8"))["interactions"]
+        for interaction in interactions:
+            interaction.get("response", {}).pop("latency_ms", None)
+        write_script(script, interactions)
     again = pytester.runpytest_subprocess(*skill_eval_args(root, suite=suite))
     assert again.ret == 0, again.stdout.str()
     first, second = (run / "groups" / group_dir.name for run in results(root))
