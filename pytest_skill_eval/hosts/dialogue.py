@@ -62,6 +62,20 @@ class StreamDialogue(Generic[T]):
         """How the current process is ending."""
         return self._outcome
 
+    def _begin_turn(self, number: int, prompt: str, delivered: str) -> Turn:
+        """Turn `number` begun (`delivered`: its prompt as the host gets it), the launch's turn
+        file saying which turn runs now."""
+        if self._launch.turn_file is not None:
+            self._launch.turn_file.write_text(str(number), encoding="utf-8")
+        return self._observation.begin_turn(number, prompt, delivered)
+
+    def _finish(self) -> tuple[Observation, ProcessOutcome]:
+        """The process ended (waited for, stopped if it will not) and every turn closed."""
+        outcome = self._process.finish(self._outcome)
+        for turn in self._observation.turns:
+            turn.finish()
+        return self._observation, outcome
+
     def _until_gate(self) -> bool:
         """Hold the host's first prompt, which goes to its stdin, until the launch's gate opens
         (a pre-started host has started meanwhile and waits for it); False when the run was
@@ -257,9 +271,7 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
         """Turn `number` in the current process, its prompt already given (in its command line,
         or on its stdin): its events until the process ends, its logs kept. The turn, and False
         when the conversation cannot go on."""
-        if self._launch.turn_file is not None:
-            self._launch.turn_file.write_text(str(number), encoding="utf-8")
-        turn = self._observation.begin_turn(number, prompt, prompt)
+        turn = self._begin_turn(number, prompt, prompt)
         turn.prompt_accepted = True
         going = self._pump(lambda: self._ended)
         self._outcome = self._process.finish(self._outcome)

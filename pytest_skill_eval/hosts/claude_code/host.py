@@ -73,12 +73,6 @@ class ClaudeCodeDialogue(StreamDialogue[StreamTranslator]):
         if talk.launch.command_tool:
             translator.command_server = command_server.SERVER_NAME
 
-    def _finish(self) -> tuple[Observation, ProcessOutcome]:
-        outcome = self._process.finish(self._outcome)
-        for turn in self._observation.turns:
-            turn.finish()
-        return self._observation, outcome
-
     def run(self) -> tuple[Observation, ProcessOutcome]:
         """One shot, or every prompt in turn (the target skill's command on turn one)."""
         launch, obs = self._launch, self._observation
@@ -100,9 +94,7 @@ class ClaudeCodeDialogue(StreamDialogue[StreamTranslator]):
             return obs, self._outcome
         for number, prompt in enumerate(launch.prompts, start=1):
             delivered = f"/{command} {prompt}" if command and number == 1 else prompt
-            if launch.turn_file is not None:
-                launch.turn_file.write_text(str(number), encoding="utf-8")
-            turn = obs.begin_turn(number, prompt, delivered)
+            turn = self._begin_turn(number, prompt, delivered)
             message = {"role": "user", "content": delivered}
             if number == 1:
                 launch.gate.prompting()

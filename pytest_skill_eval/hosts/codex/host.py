@@ -213,10 +213,7 @@ class CodexDialogue(StreamDialogue[AppServerTranslator]):
             self._pump(lambda: self._ended)
         # Else the evaluator stopped it between turns (a layer check): idle, it ends by itself
         # as `finish` waits, and is stopped only if it does not.
-        outcome = self._process.finish(self._outcome)
-        for turn in obs.turns:
-            turn.finish()
-        return obs, outcome
+        return self._finish()
 
     def _opened(self) -> bool:
         """The connection initialised and the thread started; False when either failed."""
@@ -238,11 +235,9 @@ class CodexDialogue(StreamDialogue[AppServerTranslator]):
     def _take_turn(self, number: int, prompt: str) -> bool:
         """Turn `number`, sent and followed until it completes; False when the conversation
         cannot go on."""
-        launch, obs = self._launch, self._observation
+        launch = self._launch
         delivered = self._host.first_prompt if number == 1 else prompt
-        if launch.turn_file is not None:
-            launch.turn_file.write_text(str(number), encoding="utf-8")
-        turn = obs.begin_turn(number, prompt, delivered)
+        turn = self._begin_turn(number, prompt, delivered)
         if number == 1:
             launch.gate.prompting()
         text = {"type": "text", "text": delivered, "text_elements": []}
