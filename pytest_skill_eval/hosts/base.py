@@ -300,9 +300,8 @@ class Host(Protocol):
     is its `registration` (`hosts.registration`).
 
     A host whose registration says `defers_first_prompt` holds the first prompt of its
-    dialogue until `Launch.gate` opens (a multi-turn one, unless it reads the prompt on stdin or
-    holds every run's conversation there: `prompt_on_stdin`, `converses_on_stdin`), so its
-    candidate can be pre-started.
+    dialogue until `Launch.gate` opens (a multi-turn one, unless it reads the prompt on stdin:
+    `prompt_on_stdin`), so its candidate can be pre-started.
     """
 
     # Its name, isolation, the facts it cannot observe: read from the registry (not the class)

@@ -126,7 +126,7 @@ class HostRegistration:
     # It reads every prompt on stdin (`hosts.dialogue`), so a one-prompt run can hold it too.
     prompt_on_stdin: bool = False
     # Every run, of one prompt or several, is one conversation on its stdin (Codex's
-    # app-server), so a one-prompt run can hold it too.
+    # app-server): its stdin stays a pipe even for a one-shot run (`hosts.launch`).
     converses_on_stdin: bool = False
     extensions: bool = False  # loads `runtime.extensions` bundles (Pi's format)
     # A live run takes the operator's credentials file and provider table (the ini keys

@@ -40,7 +40,6 @@ WARNINGS = {"warning": "message", "configWarning": "summary", "deprecationNotice
 # v2 item types → `codex exec --json` item types.
 ITEM_TYPES = {
     "agentMessage": "agent_message",
-    "reasoning": "reasoning",
     "commandExecution": "command_execution",
     "fileChange": "file_change",
     "mcpToolCall": "mcp_tool_call",
@@ -65,9 +64,6 @@ def exec_item(item: Mapping[str, Any]) -> dict[str, Any]:
         converted["status"] = STATUSES.get(str(status), status)
     if kind == "agentMessage":
         converted["text"] = item.get("text")
-    elif kind == "reasoning":
-        summary = item.get("summary")
-        converted["text"] = "\n".join(summary) if isinstance(summary, list) else ""
     elif kind == "commandExecution":
         converted["command"] = item.get("command")
         converted["aggregated_output"] = item.get("aggregatedOutput") or ""
