@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from tests.support import every_host as every_host_run
 from tests.support.paths import EXAMPLE
 from tests.support.shared import SharedRun, is_shared_setup, shared_run, shared_setup
 
@@ -41,6 +42,15 @@ def example_root(tmp_path: Path) -> Path:
 def example_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     """The example suite run once for the test run (real Pi, scripted model, `-v`); read only."""
     return shared_run(tmp_path_factory, "example", _copy_example, "-v")
+
+
+@pytest.fixture(scope="session")
+@shared_setup
+def every_host(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """The example suite and a third group on every registered host, two trials; read only
+    (tests.support.every_host)."""
+    make, args = every_host_run.make_root, every_host_run.args()
+    return shared_run(tmp_path_factory, "every-host", make, *args)
 
 
 def _order(item: pytest.Item, seen: set[tuple[str, str]]) -> int:

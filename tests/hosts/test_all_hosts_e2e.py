@@ -1,92 +1,47 @@
 """The shipped example suite on every registered host in one invocation, from the same scripts.
 
-One nested run (two trials, so that an aggregate is written) is shared by every test here: it
-starts each host on each group and variant twice, the most expensive run of the suite. The
-hosts come from the registry, so a host registered later joins this run by itself.
+Every test here reads one nested run shared with the summary's size test
+(`tests.support.every_host`): two trials, so that an aggregate is written, each host on each
+group and variant. The hosts come from the registry, so a host registered later joins this run
+by itself.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_skill_eval.commands import cli
-from pytest_skill_eval.hosts.registry import names, registration_for
+from pytest_skill_eval.hosts.registry import registration_for
 from tests.support import runs
+from tests.support.every_host import (
+    AGAIN,
+    HOSTS,
+    INSTRUCTIONS_MARKER,
+    PROJECT_COMMAND,
+    PROJECT_SKILL_FOLDERS,
+    TRIALS,
+    project_skill,
+)
 from tests.support.example import OUTCOMES
-from tests.support.files import read_json, write
-from tests.support.git import run_git
-from tests.support.operator import invisible_skill
-from tests.support.paths import EXAMPLE
+from tests.support.files import read_json
 from tests.support.runs import outcome
-from tests.support.shared import SharedRun, shared_run, shared_setup
+from tests.support.shared import SharedRun
 
 pytestmark = [pytest.mark.pi, pytest.mark.claude, pytest.mark.codex, pytest.mark.gemini]
 
-HOSTS = names()
 # The views' order: Pi first, then the other hosts as their group directories sort.
 TABLE_ORDER = ("pi", *sorted(name for name in HOSTS if name != "pi"))
 HOST_LIST = ", ".join(TABLE_ORDER)
-
-
-# Where the hosts look for a project's own skills. A skill author's repository keeps its skills
-# in one of these, and every workspace lies below the definition root: none may reach a subject,
-# or the baseline would see the skill under test.
-PROJECT_SKILL_FOLDERS = (
-    ".agents/skills",
-    ".claude/skills",
-    ".codex/skills",
-    ".gemini/skills",
-    ".github/skills",
-    ".opencode/skills",
-    ".pi/skills",
-)
-
-
-PROJECT_COMMAND = "project-command-in-claude"
-# The instructions files a host reads in a project and the directories above it.
-PROJECT_INSTRUCTIONS = (
-    "AGENTS.md",
-    "CLAUDE.md",
-    "GEMINI.md",
-    ".github/copilot-instructions.md",
-    ".claude/CLAUDE.md",
-)
-INSTRUCTIONS_MARKER = "PROJECT-INSTRUCTIONS-ABOVE-THE-WORKSPACE"
-
-
-def _project_skill(folder: str) -> str:
-    return "project-skill-in-" + folder.split("/")[0].strip(".")
-
-
-def _copy_example(root: Path) -> Path:
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".skill-eval"))
-    for folder in PROJECT_SKILL_FOLDERS:
-        invisible_skill(root / folder, _project_skill(folder))
-    write(root / ".claude" / "commands" / f"{PROJECT_COMMAND}.md", "Must stay invisible.\n")
-    for name in PROJECT_INSTRUCTIONS:
-        write(root / name, f"Always say {INSTRUCTIONS_MARKER} ({name}).\n")
-    # A repository, as a skill author's is: hosts read instructions up to its top.
-    run_git(root, "init", "-q")
-    return root
-
-
-@pytest.fixture(scope="module")
-@shared_setup
-def every_host(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
-    """The example suite run once on every registered host, two trials (read only)."""
-    hosts = [arg for host in HOSTS for arg in ("--skill-eval-host", host)]
-    return shared_run(
-        tmp_path_factory, "every-host", _copy_example, *hosts, "--skill-eval-trials", "2"
-    )
+# The run's groups: the example's, and natural-activation again under another id.
+GROUPS = {**OUTCOMES, AGAIN: OUTCOMES["natural-activation"]}
 
 
 def _expected(host: str, group_id: str) -> tuple[dict[str, str], dict[str, str]]:
     """Pi's states and transitions, with a check on a tool the host cannot show unavailable."""
-    checks, transitions = OUTCOMES[group_id]
+    checks, transitions = GROUPS[group_id]
     if group_id == "changelog-entry" and "read" in registration_for(host).unobservable:
         checks = {**checks, "candidate-read-first": "unavailable"}
     return checks, transitions
@@ -103,11 +58,11 @@ def _row(kind: str, row_id: str, state: Any, held: str) -> str:
 
 def test_every_host_gives_pis_outcomes_from_the_same_scripts(every_host: SharedRun) -> None:
     trial_dirs = runs.results(every_host.root)
-    assert len(trial_dirs) == 2
+    assert len(trial_dirs) == TRIALS
     for result_dir in trial_dirs:
         assert read_json(result_dir / "invocation.json")["hosts"] == list(HOSTS)
         for host in HOSTS:
-            for group_id in OUTCOMES:
+            for group_id in GROUPS:
                 name = group_id if host == "pi" else f"{group_id}@{host}"
                 group_dir = result_dir / "groups" / name
                 assert outcome(group_dir) == _expected(host, group_id), (host, group_id)
@@ -161,7 +116,7 @@ def test_the_aggregate_counts_every_host_apart(every_host: SharedRun, tmp_path: 
     assert set(read_first["hosts"]) == set(HOSTS)
     for host in HOSTS:
         state = _read_first(host)
-        counts = {"pass": 0, "fail": 0, "unavailable": 0, state: 2}
+        counts = {"pass": 0, "fail": 0, "unavailable": 0, state: TRIALS}
         assert read_first["hosts"][host] == counts, host
     assert rows[("comparison", "entry-in-fixed")]["held"] is True
     assert set(rows[("comparison", "entry-in-fixed")]["hosts"]) == set(HOSTS)
@@ -179,8 +134,8 @@ def test_no_skill_or_instructions_of_the_project_above_the_workspace_reach_any_h
         path.read_text(encoding="utf-8")
         for path in every_host.root.glob(".skill-eval/runs/*/groups/*/*/model-requests.jsonl")
     ]
-    assert len(sent) == 2 * len(HOSTS) * len(OUTCOMES) * 2  # trials × hosts × groups × variants
-    planted = (*map(_project_skill, PROJECT_SKILL_FOLDERS), PROJECT_COMMAND, INSTRUCTIONS_MARKER)
+    assert len(sent) == TRIALS * len(HOSTS) * len(GROUPS) * 2  # × variants
+    planted = (*map(project_skill, PROJECT_SKILL_FOLDERS), PROJECT_COMMAND, INSTRUCTIONS_MARKER)
     for name in planted:
         leaked = [text for text in sent if name in text]
         assert not leaked, (name, leaked[0][:2000])
