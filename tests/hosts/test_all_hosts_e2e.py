@@ -27,6 +27,7 @@ from tests.support.every_host import (
 )
 from tests.support.example import OUTCOMES
 from tests.support.files import read_json
+from tests.support.host_records import assert_example_record
 from tests.support.runs import outcome
 from tests.support.shared import SharedRun
 
@@ -66,9 +67,8 @@ def test_every_host_gives_pis_outcomes_from_the_same_scripts(every_host: SharedR
                 name = group_id if host == "pi" else f"{group_id}@{host}"
                 group_dir = result_dir / "groups" / name
                 assert outcome(group_dir) == _expected(host, group_id), (host, group_id)
-                run = read_json(group_dir / "candidate" / "run.json")
-                assert run["host"] == {"name": host, "chosenBy": "invocation", "declared": "pi"}
-                assert run["provider"]["mode"] == "scripted"
+                for variant in ("baseline", "candidate"):
+                    assert_example_record(host, group_dir / variant)
 
 
 def test_the_terminal_summary_has_the_cross_host_table_of_every_host(

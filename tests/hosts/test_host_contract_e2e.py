@@ -1,86 +1,60 @@
-"""Every registered host through the same cases: the shipped example suite, offline, from the
-scripts every host shares, gives Pi's states and transitions (what a host cannot observe is
-`unavailable`, not guessed), and its evidence names the host; a skill's reference file read and
-a JSON file written grade resource-read, path and json checks. What only one host shows is its
-adapter's; every host at once: `test_all_hosts_e2e.py`."""
+"""Every registered host through the same cases: a skill's reference file read and a JSON file
+written grade resource-read, path and json checks; a run on one host alone is that host's only.
+The shipped example suite from the scripts every host shares, on every host at once (Pi's states
+and transitions, each host's record): `test_all_hosts_e2e.py`. What only one host shows is its
+adapter's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.hosts.registration import HostRegistration
-from pytest_skill_eval.hosts.registry import registered
+from pytest_skill_eval.hosts.registry import registered, registration_for
 from pytest_skill_eval.nodeids import DEFAULT_HOST
-from pytest_skill_eval.run.providers import SCRIPTED_PRICES
 from tests.support import runs
 from tests.support.example import OUTCOMES
 from tests.support.files import read_json, write
+from tests.support.host_records import assert_example_record
 from tests.support.roots import kinds_group, runtime
 
 # The example's checks that are a `tool-call` on a neutral tool: unavailable where the host
 # cannot observe that tool (its registration's `unobservable`).
 TOOL_CALL_CHECKS = {"candidate-read-first": "read"}
 
-
-def _codex_run(variant_dir: Path, run: dict[str, Any]) -> None:
-    assert "mount namespace" in run["binary"]["enforced"]["reads"]  # reads confined
-
-
-def _opencode_run(variant_dir: Path, run: dict[str, Any]) -> None:
-    # One request per scripted answer: opencode never asked for a title.
-    requests = runs.model_requests(variant_dir)
-    assert len(requests) == len(run["turns"][0]["toolActivity"]) + 1
-
-
-@dataclass(frozen=True)
-class Adapter:
-    """What the contract needs to know of one host beyond its registration."""
-
-    marks: tuple[pytest.MarkDecorator, ...] = ()
-    # Host-specific assertions on one variant's directory and run record.
-    run: Callable[[Path, dict[str, Any]], None] = lambda variant_dir, run: None
-
-
-ADAPTERS = {
-    "claude-code": Adapter((pytest.mark.claude,)),
-    "codex": Adapter((pytest.mark.codex,), _codex_run),
-    "gemini-cli": Adapter((pytest.mark.gemini,)),
-    "opencode": Adapter(run=_opencode_run),
+MARKS = {
+    "claude-code": (pytest.mark.claude,),
+    "codex": (pytest.mark.codex,),
+    "gemini-cli": (pytest.mark.gemini,),
 }
-HOSTS = [
-    pytest.param(r, marks=ADAPTERS.get(r.name, Adapter()).marks, id=r.name) for r in registered()
-]
+HOSTS = [pytest.param(r, marks=MARKS.get(r.name, ()), id=r.name) for r in registered()]
 pytestmark = pytest.mark.pi
 
 
-def _expected(registration: HostRegistration) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
-    unavailable = {
-        c: "unavailable" for c, t in TOOL_CALL_CHECKS.items() if t in registration.unobservable
-    }
+def expected(host: str) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """Pi's outcomes of the example, with a check on a tool `host` cannot observe unavailable."""
+    unobservable = registration_for(host).unobservable
+    unavailable = {c: "unavailable" for c, t in TOOL_CALL_CHECKS.items() if t in unobservable}
     return {
         group: ({k: unavailable.get(k, v) for k, v in checks.items()}, transitions)
         for group, (checks, transitions) in OUTCOMES.items()
     }
 
 
-@pytest.mark.parametrize("registration", HOSTS)
-def test_the_example_suite_gives_pis_outcomes_on_each_host(
-    registration: HostRegistration, pytester: pytest.Pytester, example_root: Path, tmp_path: Path
+# Every host runs the example in the all-hosts run; alone, one host other than Pi stands for
+# them (Pi alone is the default run's).
+@pytest.mark.codex
+def test_the_example_suite_on_one_host_alone_is_that_hosts_only(
+    pytester: pytest.Pytester, example_root: Path, tmp_path: Path
 ) -> None:
-    host = registration.name
-    args = ["-v", "--skill-eval-host", host]
-    if host != DEFAULT_HOST:
-        # A run on another host alone never asks for Pi: a missing Pi binary is no error here.
-        args += ["--skill-eval-pi", str(tmp_path / "no-such-pi")]
+    host = "codex"
+    # A run on another host alone never asks for Pi: a missing Pi binary is no error here.
+    args = ["-v", "--skill-eval-host", host, "--skill-eval-pi", str(tmp_path / "no-such-pi")]
     result = runs.run(pytester, example_root, *args)
     assert result.ret == 0, result.stdout.str()
-    on = "" if host == DEFAULT_HOST else f"@{host}"
+    on = f"@{host}"
     result.stdout.fnmatch_lines(
         [
             f"*natural-activation?candidate{on}? PASSED*",
@@ -98,22 +72,12 @@ def test_the_example_suite_gives_pis_outcomes_on_each_host(
     ]
     names = sorted(layout.group_dir_name(g, host) for g in OUTCOMES)
     assert sorted(p.name for p in (result_dir / "groups").iterdir()) == names
-    for group_id, expected in _expected(registration).items():
+    assert host != DEFAULT_HOST
+    for group_id, outcome in expected(host).items():
         group_dir = layout.group_dir(result_dir, group_id, host)
-        assert runs.outcome(group_dir) == expected, group_id
+        assert runs.outcome(group_dir) == outcome, group_id
         for variant in ("baseline", "candidate"):
-            run = read_json(group_dir / variant / "run.json")
-            assert run["host"] == {"name": host, "chosenBy": "invocation", "declared": DEFAULT_HOST}
-            assert run["process"]["host"] == host
-            assert run["provider"]["mode"] == "scripted"
-            assert run["binary"]["version"] == registration.version
-            assert "pi" not in run
-            # Simulated cost: the scripted usage at the one table, whatever the host prices.
-            usage = run["usage"]
-            table = sum(usage[key] * SCRIPTED_PRICES[key] for key in SCRIPTED_PRICES) / 1e6
-            assert usage["cost"]["total"] == pytest.approx(table)
-            assert run["spend"] == {"usd": pytest.approx(table), "simulated": True}
-            ADAPTERS.get(host, Adapter()).run(group_dir / variant, run)
+            assert_example_record(host, group_dir / variant)
 
 
 @pytest.mark.parametrize("registration", HOSTS)
