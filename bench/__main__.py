@@ -1,6 +1,7 @@
 """Run the benchmarks: `python -m bench [NAME ...] [--groups N]` (all of them by default;
-`--groups` sizes the merge benchmark), or `python -m bench hosts [HOST ...] [--rounds N]` (the
-hosts benchmark on the named hosts only, in N rounds: 3 unless told)."""
+`--groups` sizes the merge benchmark), or `python -m bench hosts [HOST ...] [--rounds N]
+[--turns T]` (the hosts benchmark on the named hosts only, in N rounds, 3 unless told, of
+subjects of T turns, 1 unless told)."""
 
 from __future__ import annotations
 
@@ -49,19 +50,20 @@ def main(argv: list[str]) -> int:
     """Run the named benchmarks (all by default), each printing one JSON line."""
     benchmarks = dict(BENCHMARKS)
     if argv[:1] == ["hosts"]:
-        rounds = 3
-        if "--rounds" in argv:
-            at = argv.index("--rounds")
-            if at + 1 >= len(argv) or not argv[at + 1].isdecimal() or int(argv[at + 1]) < 1:
-                print("--rounds takes a number of rounds, e.g. --rounds 6")
-                return 2
-            rounds = int(argv[at + 1])
-            argv = [*argv[:at], *argv[at + 2 :]]
+        counts = {"rounds": 3, "turns": 1}
+        for name, example in (("rounds", 6), ("turns", 3)):
+            if f"--{name}" in argv:
+                at = argv.index(f"--{name}")
+                if at + 1 >= len(argv) or not argv[at + 1].isdecimal() or int(argv[at + 1]) < 1:
+                    print(f"--{name} takes a number of {name}, e.g. --{name} {example}")
+                    return 2
+                counts[name] = int(argv[at + 1])
+                argv = [*argv[:at], *argv[at + 2 :]]
         chosen = hosts.selected(argv[1:])
         if isinstance(chosen, str):
             print(chosen)
             return 2
-        benchmarks["hosts"] = functools.partial(hosts.main, list(chosen), rounds=rounds)
+        benchmarks["hosts"] = functools.partial(hosts.main, list(chosen), **counts)
         argv = ["hosts"]
     if "--groups" in argv:
         at = argv.index("--groups")

@@ -39,6 +39,7 @@ __all__ = [
     "bare_pi",
     "bare_runs",
     "body_suite",
+    "conversation_suite",
     "description_suite",
     "emit",
     "item_times",
@@ -131,6 +132,27 @@ def description_suite(root: Path, groups: int, prompt: str, reply: dict[str, Any
     return root
 
 
+def conversation_suite(root: Path, groups: int, turns: list[str], reply: dict[str, Any]) -> Path:
+    """A suite of `groups` body groups of `turns`, no skills, an empty workspace, each turn of
+    each variant answered by `reply`."""
+    build(
+        root,
+        [
+            Group(
+                id=f"g{index:02d}",
+                turns=turns,
+                tools=["read"],
+                candidate=variant(),
+                fixture=None,
+                scripts={name: [reply] * len(turns) for name in VARIANTS},
+            )
+            for index in range(groups)
+        ],
+        suite_id="conversations",
+    )
+    return root
+
+
 def run_suite(root: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Run the suite through pytest (in `env`, else this process's environment); returns
     (wall seconds, CPU seconds of all children)."""
@@ -184,31 +206,49 @@ def bare_runs(
     *,
     to_first_request: bool = False,
     reuse: bool = False,
+    again: Callable[[list[str]], list[str]] | None = None,
 ) -> list[tuple[float, float]]:
     """(wall s, CPU s) of `runs` bare host processes, each against its own scripted route in
     its own `tmp/bare<k>`: the host alone, none of the evaluator. With `to_first_request`, both
     are taken when the route is first asked for a reply: the host's start-up alone. With
     `reuse`, every run is in `tmp/bare0` (`command` must set it up again without harm), after
-    one untimed run there: the host's warm start."""
+    one untimed run there: the host's warm start.
+
+    With `again` (the argv that continues the session the argv it is given started), a run is a
+    conversation of one process per interaction: the first `command`'s, each later one
+    `again`'s in the same home, timed together; every later request must carry the prompts
+    before it (the session was continued, not begun anew)."""
     from pytest_skill_eval.modelserver.scriptparse import parse_script
     from pytest_skill_eval.modelserver.server import ScriptedModelServer
 
     figures = []
     script = parse_script({"version": 1, "interactions": interactions})
+    turns = len(interactions) if again is not None else 1
     with ScriptedModelServer() as server:
         for index in range(-1 if reuse else 0, runs):
             route = server.open_route(script)
             base = tmp / f"bare{0 if reuse else index}"
             (base / "work").mkdir(parents=True, exist_ok=reuse)
             argv, env = command(route, base)
-            if index < 0:
-                _to_exit(argv, base / "work", env)
-            elif to_first_request:
-                figures.append(_to_first_request(argv, base / "work", env, route))
+            if to_first_request:
+                timed = _to_first_request(argv, base / "work", env, route)
             else:
-                figures.append(_to_exit(argv, base / "work", env))
+                steps = [argv] + [again(argv) for _ in range(turns - 1)] if again else [argv]
+                each = [_to_exit(step, base / "work", env) for step in steps]
+                timed = (sum(wall for wall, _ in each), sum(cpu for _, cpu in each))
+                if again is not None:
+                    _continued(route, argv[-1], turns)
+            if index >= 0:
+                figures.append(timed)
             route.close()
     return figures
+
+
+def _continued(route: Any, prompt: str, turns: int) -> None:
+    """Each of the route's `turns` requests carried every prompt before it and its own."""
+    sent = [json.dumps(request.body).count(json.dumps(prompt)[1:-1]) for request in route.requests]
+    if len(sent) != turns or any(count < at for at, count in enumerate(sent, start=1)):
+        raise SystemExit(f"a stock run did not continue its session: prompts seen {sent}")
 
 
 def _to_exit(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:

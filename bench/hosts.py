@@ -4,21 +4,26 @@
 host:
 
 - `plugin`: one subject of a one-turn description group (the overhead benchmarks' `PROMPT`
-  answered by `REPLY`) as the plugin runs it. `wall_s` is the median JUnit item time. `cpu_s`
-  is the marginal CPU of a subject: each round runs a suite of `groups` groups and one of twice
-  as many, and the difference of their children's CPU (pytest, the plugin, every host process
-  it waited for) over the extra subjects is what one more subject costs, the session's own
-  start-up and teardown cancelling out. `suite_wall_s` is the marginal wall of a subject, the
-  same difference of the two suites' wall times: what a serial run takes longer for one more
-  subject, all of the evaluator's work between items included, and whatever of a subject's
-  start a pre-start moved into the item before it.
+  answered by `REPLY`) as the plugin runs it; with `--turns N`, of a body group of N turns,
+  each that prompt answered by that reply (Pi, Claude Code and Codex hold one process for all
+  of a subject's turns, the other hosts start one per turn). `wall_s` is the median JUnit item
+  time. `cpu_s` is the marginal CPU of a subject: each round runs a suite of `groups` groups
+  and one of twice as many, and the difference of their children's CPU (pytest, the plugin,
+  every host process it waited for) over the extra subjects is what one more subject costs, the
+  session's own start-up and teardown cancelling out. `suite_wall_s` is the marginal wall of a
+  subject, the same difference of the two suites' wall times: what a serial run takes longer
+  for one more subject, all of the evaluator's work between items included, and whatever of a
+  subject's start a pre-start moved into the item before it.
 - `fresh`: the host's stock CLI (`bench.stock`: its packaged command, only the least
   configuration that reaches the loopback model) in a new empty home per run; CPU and wall to
-  exit.
+  exit. With `--turns N`, a run is N processes in that home, each later one continuing the
+  session as a user would (`bench.stock.CONTINUE`: `--continue`, `resume --last`, `--resume
+  latest`), their CPU and wall added up; a run whose later requests do not carry the earlier
+  prompts stops the benchmark.
 - `warm`: the same command with one home reused, after one untimed first run.
 - `ratio_fresh` / `ratio_warm`: plugin over fresh / over warm, CPU, wall and suite wall (both
-  against the stock wall); `goal` the bar the
-  plugin's subject must meet against the fresh start (0.5 for Gemini CLI and opencode).
+  against the stock wall); `goal` the bar the plugin's one-turn subject must meet against the
+  fresh start (0.5 for Gemini CLI and opencode; none for more turns).
 - `spread_fresh`: where the fresh ratio lies given the rounds' own scatter (the 5th and 95th
   percentiles over resamplings of whole rounds, with a fixed seed), and `goal_met`: true when
   all of it is at or under the goal, false when all of it is over, null when the goal lies
@@ -49,11 +54,12 @@ from bench.common import (
     REPLY,
     bare_runs,
     bare_scratch,
+    conversation_suite,
     description_suite,
     emit,
     item_times,
 )
-from bench.stock import STOCK
+from bench.stock import STOCK, continuing
 from tests.support.namespaces import loopback_only, loopback_only_available
 
 HOSTS = tuple(STOCK)
@@ -72,18 +78,20 @@ def selected(names: list[str]) -> tuple[str, ...] | str:
     return tuple(names) or HOSTS
 
 
-def main(names: list[str] | None = None, groups: int = 2, rounds: int = 3) -> dict[str, object]:
-    """Compare each selected host's plugin subject with its stock starts (in the loopback-only
-    namespace, entered first when not yet in it)."""
+def main(
+    names: list[str] | None = None, groups: int = 2, rounds: int = 3, turns: int = 1
+) -> dict[str, object]:
+    """Compare each selected host's plugin subject of `turns` turns with its stock starts (in
+    the loopback-only namespace, entered first when not yet in it)."""
     hosts = selected(names or [])
     if isinstance(hosts, str):
         raise SystemExit(hosts)
     if os.environ.get(MARKER) != "1":
-        return _inside_namespace(hosts, rounds)
-    return _compare(hosts, groups, rounds)
+        return _inside_namespace(hosts, rounds, turns)
+    return _compare(hosts, groups, rounds, turns)
 
 
-def _inside_namespace(hosts: tuple[str, ...], rounds: int) -> dict[str, object]:
+def _inside_namespace(hosts: tuple[str, ...], rounds: int, turns: int) -> dict[str, object]:
     """Run this benchmark again inside a new network namespace with only loopback."""
     if not loopback_only_available():
         raise SystemExit(
@@ -91,6 +99,7 @@ def _inside_namespace(hosts: tuple[str, ...], rounds: int) -> dict[str, object]:
             "cannot make: it needs `unshare -rn` (util-linux, user namespaces) and `ip` (iproute2)"
         )
     argv = [sys.executable, "-m", "bench", "hosts", *hosts, "--rounds", str(rounds)]
+    argv += ["--turns", str(turns)]
     done = subprocess.run(loopback_only(argv), env={**os.environ, MARKER: "1"})
     if done.returncode != 0:
         raise SystemExit(f"bench hosts failed in its loopback-only namespace ({done.returncode})")
@@ -155,9 +164,9 @@ def goal_met(bounds: dict[str, list[float]], goal: float | None, rounds: int) ->
     return None
 
 
-def _compare(hosts: tuple[str, ...], groups: int, rounds: int) -> dict[str, object]:
+def _compare(hosts: tuple[str, ...], groups: int, rounds: int, turns: int) -> dict[str, object]:
     """Run the rounds and print each host's line."""
-    figures = {host: Figures() for host in hosts}
+    figures = {host: Figures(turns) for host in hosts}
     with tempfile.TemporaryDirectory() as tmp, bare_scratch() as homes:
         for k in range(rounds):
             for host in hosts:
@@ -169,8 +178,10 @@ def _compare(hosts: tuple[str, ...], groups: int, rounds: int) -> dict[str, obje
 
 @dataclass
 class Figures:
-    """What the rounds measured for one host, and its warm starts (one home, every round)."""
+    """What the rounds measured for one host, and its warm starts (one home, every round), for
+    subjects of `turns` turns."""
 
+    turns: int = 1
     rounds: list[Round] = field(default_factory=list)
     warm: list[tuple[float, float]] = field(default_factory=list)
 
@@ -192,7 +203,10 @@ def _round(host: str, into: Figures, tmp: Path, homes: Path, groups: int) -> Non
     items: list[float] = []
     fresh: list[tuple[float, float]] = []
     for size, side in ((groups, "fresh"), (groups * 2, "warm")):
-        root = description_suite(tmp / f"suite{size}", size, PROMPT, REPLY)
+        if into.turns == 1:
+            root = description_suite(tmp / f"suite{size}", size, PROMPT, REPLY)
+        else:
+            root = conversation_suite(tmp / f"suite{size}", size, [PROMPT] * into.turns, REPLY)
         before, started = os.times(), time.perf_counter()
         items += times(root)
         after = os.times()
@@ -201,7 +215,9 @@ def _round(host: str, into: Figures, tmp: Path, homes: Path, groups: int) -> Non
         cpu[-1] -= before.children_user + before.children_system
         directory = homes / (side if side == "warm" else f"fresh{len(into.rounds)}")
         directory.mkdir(parents=True, exist_ok=True)
-        runs = bare_runs([{"response": REPLY}], 2, directory, STOCK[host], reuse=side == "warm")
+        again = continuing(host) if into.turns > 1 else None
+        replies = [{"response": REPLY}] * into.turns
+        runs = bare_runs(replies, 2, directory, STOCK[host], reuse=side == "warm", again=again)
         if side == "fresh":
             fresh = runs
         else:
@@ -222,6 +238,7 @@ def _line(host: str, figures: Figures) -> dict[str, Any]:
     }
     sides = {"fresh": _median(figures.fresh), "warm": _median(figures.warm)}
     bounds = spread(figures.rounds)
+    goal = GOALS.get(host) if figures.turns == 1 else None
     ratios = {
         f"ratio_{side}": {
             key: round(plugin[f"{key}_s"] / value[against], 3)
@@ -232,12 +249,13 @@ def _line(host: str, figures: Figures) -> dict[str, Any]:
     return emit(
         "hosts",
         host=host,
+        turns=figures.turns,
         plugin=plugin,
         **sides,
         **ratios,
         spread_fresh={key: [round(bound, 3) for bound in pair] for key, pair in bounds.items()},
-        goal=GOALS.get(host),
-        goal_met=goal_met(bounds, GOALS.get(host), len(figures.rounds)),
+        goal=goal,
+        goal_met=goal_met(bounds, goal, len(figures.rounds)),
         subjects=len(figures.items),
         bare_runs=len(figures.fresh),
         network=NETWORK,

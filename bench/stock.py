@@ -121,3 +121,27 @@ STOCK: dict[str, StockCommand] = {
     "opencode": opencode,
     "copilot-cli": copilot,
 }
+
+
+# What makes each stock command continue the session that the last run in the same home (and
+# working directory) began, as a user continues a conversation turn by turn: each host's own
+# "continue the latest" option, put before `-p` where the command has one, else before the prompt.
+CONTINUE: dict[str, tuple[str, ...]] = {
+    "pi": ("--continue",),
+    "claude-code": ("--continue",),
+    "codex": ("resume", "--last"),
+    "gemini-cli": ("--resume", "latest"),
+    "opencode": ("--continue",),
+    "copilot-cli": ("--continue",),
+}
+
+
+def continuing(host: str) -> Callable[[list[str]], list[str]]:
+    """The argv that continues the session `host`'s stock argv began."""
+    flags = CONTINUE[host]
+
+    def again(argv: list[str]) -> list[str]:
+        at = argv.index("-p") if "-p" in argv else len(argv) - 1
+        return [*argv[:at], *flags, *argv[at:]]
+
+    return again

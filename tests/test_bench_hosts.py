@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench import __main__ as bench_main
 from bench import hosts
 from bench.common import REPLY, bare_runs, body_suite, item_times
+from bench.stock import CONTINUE, STOCK, continuing
 from pytest_skill_eval.hosts.registry import names
 from pytest_skill_eval.hosts.startup import SLOTS_ENV
+from pytest_skill_eval.modelserver.wire import OPENAI
 
 
 def test_every_registered_host_has_a_stock_command_and_none_is_chosen_by_default() -> None:
@@ -94,10 +97,63 @@ def test_rounds_reach_the_hosts_benchmark_and_a_bad_count_is_refused(
     monkeypatch.setattr(hosts, "main", lambda *args, **kwargs: calls.append((args, kwargs)))
     assert bench_main.main(["hosts", "opencode", "--rounds", "6"]) == 0
     assert bench_main.main(["hosts"]) == 0
-    assert calls == [((["opencode"],), {"rounds": 6}), ((list(hosts.HOSTS),), {"rounds": 3})]
+    assert bench_main.main(["hosts", "--turns", "3", "codex", "pi", "--rounds", "4"]) == 0
+    assert calls == [
+        ((["opencode"],), {"rounds": 6, "turns": 1}),
+        ((list(hosts.HOSTS),), {"rounds": 3, "turns": 1}),
+        ((["codex", "pi"],), {"rounds": 4, "turns": 3}),
+    ]
     assert bench_main.main(["hosts", "--rounds", "0"]) == 2
     assert bench_main.main(["hosts", "--rounds", "\u00b2"]) == 2  # a digit, not a number
     assert "--rounds takes a number" in capsys.readouterr().out
+    assert bench_main.main(["hosts", "pi", "--turns"]) == 2
+    assert "--turns takes a number of turns, e.g. --turns 3" in capsys.readouterr().out
+    assert len(calls) == 3
+
+
+def test_every_stock_command_has_its_own_way_to_continue_the_latest_session() -> None:
+    assert set(CONTINUE) == set(STOCK)
+    pi = ["pi", "--model", "skill-eval/scripted", "-p", "Say done."]
+    assert continuing("pi")(pi) == ["pi", "--model", "skill-eval/scripted", "--continue", "-p",
+                                    "Say done."]  # fmt: skip
+    codex = ["codex", "exec", "--skip-git-repo-check", "Say done."]
+    assert continuing("codex")(codex) == [*codex[:3], "resume", "--last", "Say done."]
+
+
+# A stand-in host: it keeps its conversation in its home's `history.json` and sends all of it to
+# the route's chat endpoint; started with `--new` it forgets what was there.
+_CHAT = """
+import json, sys, urllib.request
+from pathlib import Path
+url, history, prompt = sys.argv[1], Path(sys.argv[2]), sys.argv[-1]
+messages = [] if "--new" in sys.argv or not history.exists() else json.loads(history.read_text())
+messages.append({"role": "user", "content": prompt})
+body = json.dumps({"model": "scripted", "messages": messages}).encode()
+request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+urllib.request.urlopen(request, timeout=10).read()
+messages.append({"role": "assistant", "content": "done"})
+history.write_text(json.dumps(messages))
+"""
+
+
+def _chat(route: Any, base: Path) -> tuple[list[str], dict[str, str]]:
+    url = route.base_url(OPENAI) + "/chat/completions"
+    return [sys.executable, "-c", _CHAT, url, str(base / "history.json"), "Say done."], {}
+
+
+def test_a_stock_conversation_is_one_process_a_turn_and_must_carry_the_turns_before(
+    tmp_path: Path,
+) -> None:
+    replies = [{"response": REPLY}] * 3
+    timed = bare_runs(replies, 2, tmp_path / "kept", _chat, again=lambda argv: argv)
+    assert len(timed) == 2
+    assert all(wall > 0 and cpu > 0 for wall, cpu in timed)
+    history = json.loads((tmp_path / "kept" / "bare1" / "history.json").read_text())
+    assert [m["content"] for m in history if m["role"] == "user"] == ["Say done."] * 3
+    # A later process that begins anew instead of continuing stops the benchmark.
+    with pytest.raises(SystemExit, match=r"did not continue its session: prompts seen \[1, 1, 1\]"):
+        bare_runs(replies, 1, tmp_path / "new", _chat, again=lambda argv: [*argv[:-1], "--new",
+                                                                            argv[-1]])  # fmt: skip
 
 
 def _spawned_before_baseline_ended(root: Path) -> bool:
