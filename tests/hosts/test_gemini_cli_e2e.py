@@ -2,8 +2,9 @@
 
 One run shares its evidence with several tests (module-scoped): activation through
 `activate_skill`, the path guard, reads, writes and edits in the workspace, multi-turn through
-`--resume`, and what never reaches the model (the operator's `~/.gemini`, GEMINI.md and `.env`
-files above the workspace, the bundled skills, the shell).
+`--resume` (past the registry lock Gemini CLI sometimes leaves), and what never reaches the
+model (the operator's `~/.gemini`, GEMINI.md and `.env` files above the workspace, the bundled
+skills, the shell).
 """
 
 from __future__ import annotations
@@ -38,6 +39,32 @@ Run = tuple[Path, dict[str, Any], list[dict[str, Any]]]
 
 
 NETNS = loopback_only_available()
+
+# The nested run's conftest: before turn two, the project registry's lock that an exited Gemini
+# CLI now and then leaves in its home (the next process would wait 12.7 s or more on it); as the
+# next process starts, whether it is still there (`lock.log`).
+LEFT_LOCK = """
+import os
+from pathlib import Path
+from pytest_skill_eval.hosts import dialogue
+from pytest_skill_eval.hosts.gemini_cli import host
+
+def lock(self):
+    return Path(self._process.env["GEMINI_CLI_HOME"]) / host.REGISTRY_LOCK
+
+later_argv = host.GeminiDialogue._later_argv
+def _later_argv(self, prompt):
+    lock(self).mkdir()
+    return later_argv(self, prompt)
+host.GeminiDialogue._later_argv = _later_argv
+
+next_process = dialogue.ProcessPerTurnDialogue._next_process
+def _next_process(self, number, argv, registration, stdin=None):
+    with open(Path(__file__).parent / "lock.log", "a") as log:
+        log.write(f"turn {number}: {'held' if os.path.lexists(lock(self)) else 'free'}\\n")
+    return next_process(self, number, argv, registration, stdin)
+dialogue.ProcessPerTurnDialogue._next_process = _next_process
+"""
 
 
 def commands_group(declared: str) -> Group:
@@ -120,6 +147,7 @@ def gemini_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         },
     )
     build(root, [group, commands_group(declared)])
+    write(root / "conftest.py", LEFT_LOCK)
     environment = {**os.environ, "HOME": str(operator_home), "GEMINI_API_KEY": OPERATOR_KEY}
     environment = {k: v for k, v in environment.items() if not k.startswith("PYTEST_")}
     command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
@@ -178,6 +206,14 @@ def test_the_second_turn_resumes_the_session(
     texts = [p.get("text") for c in last for p in c["parts"]]
     assert "Tidy the notes." in texts  # turn one is in turn two's request
     assert texts[-1] == "Anything else?"
+
+
+def test_a_registry_lock_left_by_turn_one_is_released_before_turn_two_starts(
+    gemini_run: Run,
+) -> None:
+    root, run, _ = gemini_run
+    assert (root / "lock.log").read_text(encoding="utf-8") == "turn 2: free\n"
+    assert [turn["response"] for turn in run["turns"]] == ["Tidied.", "Nothing else."]
 
 
 def test_nothing_of_the_operators_reaches_the_model(

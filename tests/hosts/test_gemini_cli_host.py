@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.hosts.base import Endpoint, Launch
-from pytest_skill_eval.hosts.gemini_cli.host import GeminiCliHost, env_files_above
+from pytest_skill_eval.hosts.gemini_cli.host import (
+    REGISTRY_LOCK,
+    GeminiCliHost,
+    env_files_above,
+    release_stale_lock,
+)
 from pytest_skill_eval.hosts.layers import SystemLayerError
 from pytest_skill_eval.hosts.runtime import NodeBinary
 
@@ -45,3 +50,25 @@ def test_an_environment_file_above_the_workspace_stops_the_subject(tmp_path: Pat
     assert settings["tools"]["core"] == ["read_file"]  # no skills: no activate_skill, no shell
     assert settings["context"]["memoryBoundaryMarkers"] == []
     assert "BeforeTool" in settings["hooks"]
+
+
+def test_only_the_empty_lock_directory_an_exited_gemini_leaves_is_released(
+    tmp_path: Path,
+) -> None:
+    lock = tmp_path / REGISTRY_LOCK
+    assert release_stale_lock(tmp_path) is False  # none there
+    lock.mkdir(parents=True)
+    assert release_stale_lock(tmp_path) is True
+    assert not lock.exists()
+    assert (tmp_path / ".gemini").is_dir()
+    # What proper-lockfile never makes is left alone: a link is not followed, contents stay.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    lock.symlink_to(elsewhere, target_is_directory=True)
+    assert release_stale_lock(tmp_path) is False
+    assert lock.is_symlink()
+    assert elsewhere.is_dir()
+    lock.unlink()
+    (lock / "kept").mkdir(parents=True)
+    assert release_stale_lock(tmp_path) is False
+    assert (lock / "kept").is_dir()

@@ -9,7 +9,8 @@ is added to the workspace. `activate_skill` is offered only under `--approval-mo
 approves every call: what may run is decided by `tools.core` (the declared tools only, never the
 shell) and, with the guard, by the BeforeTool hook. Turn one is `gemini -p`; each later turn is
 `gemini -p … --resume <session>` in a new process, started only while the workspace's own
-layers (`registration.WORKSPACE_LAYERS`) are as they were before turn one.
+layers (`registration.WORKSPACE_LAYERS`) are as they were before turn one, and without the
+project registry's lock an earlier process left behind (`release_stale_lock`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from ...modelserver.gemini import GEMINI
 from ...modelserver.scripted import DEFAULT_MODEL as SCRIPTED_MODEL
 from ...modelserver.scripted import DEFAULT_PROVIDER as SCRIPTED_PROVIDER
-from ..base import Command, Endpoint, Executable, Home, Launch, Talk
+from ..base import Command, Declared, Endpoint, Executable, Home, Launch, Talk
 from ..context import declared_context_block, load_context
 from ..dialogue import ProcessPerTurnDialogue
 from ..layers import SystemLayerError
@@ -64,6 +65,23 @@ def gemini_model(launch: Launch) -> str:
     return declared
 
 
+# Gemini CLI locks `~/.gemini/projects.json` as it starts (`proper-lockfile`: a directory beside
+# it) and now and then exits with the lock still there. The next turn's process then backs off,
+# doubling each wait, until the lock is 10 s old and past: 12.7 s, once 51 s, spent waiting.
+REGISTRY_LOCK = Path(".gemini") / "projects.json.lock"
+
+
+def release_stale_lock(gemini_home: Path) -> bool:
+    """Remove the registry lock an exited Gemini CLI left in `gemini_home` (its
+    `GEMINI_CLI_HOME`); True when one was there. Only the empty directory `proper-lockfile`
+    makes is removed: a symlink or anything with contents is left as it is."""
+    try:
+        os.rmdir(gemini_home / REGISTRY_LOCK)  # never follows a symlink, never empties
+    except OSError:
+        return False
+    return True
+
+
 class GeminiDialogue(ProcessPerTurnDialogue[StreamTranslator, "GeminiCliHost"]):
     """stream-json events out; turn one in the first process, each later one `--resume`s."""
 
@@ -87,6 +105,14 @@ class GeminiDialogue(ProcessPerTurnDialogue[StreamTranslator, "GeminiCliHost"]):
     def _later_argv(self, prompt: str) -> list[str] | None:
         session = self._translator.session_id
         return None if session is None else self._host.turn_argv(prompt, session)
+
+    def _next_process(
+        self, number: int, argv: list[str] | None, registration: Declared, stdin: str | None = None
+    ) -> bool:
+        """The next turn's process, in a home whose registry lock is released: the turn before
+        has exited and no other process of this subject runs, so a lock there is stale."""
+        release_stale_lock(Path(self._process.env["GEMINI_CLI_HOME"]))
+        return super()._next_process(number, argv, registration, stdin)
 
 
 class GeminiCliHost:
