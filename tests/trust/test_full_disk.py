@@ -143,8 +143,9 @@ def test_a_disk_that_fills_during_the_run_stops_it_with_one_error(
     assert not list(result.rglob(".*.tmp"))
 
 
-# The observed scenario: a 2 MiB results volume, a subject that writes 3 MB into its workspace
-# and answers 1 MB of text, and a 20 s no-progress watchdog.
+# The observed scenario, smaller: a 2 MiB results volume, a subject that writes 1 MB into its
+# workspace (3 MB as observed: Pi takes seconds a megabyte to stream a tool call's arguments)
+# and answers 0.5 MB of text, and a 20 s no-progress watchdog.
 _IN_PRIVATE_VOLUME = """
 volume=$1; copy=$2; shift 2
 mount -t tmpfs -o size=2m tmpfs "$volume" || exit 97
@@ -154,9 +155,12 @@ exit $code
 """
 
 
+ANSWER = "y" * 500_000
+
+
 def _filling_script() -> list[dict[str, Any]]:
-    write = {"name": "write", "arguments": {"path": "big.txt", "content": "x" * 3_000_000}}
-    return [{"response": {"tool_calls": [write]}}, {"response": {"text": "y" * 1_000_000}}]
+    write = {"name": "write", "arguments": {"path": "big.txt", "content": "x" * 1_000_000}}
+    return [{"response": {"tool_calls": [write]}}, {"response": {"text": ANSWER}}]
 
 
 def _whole(path: Path) -> bool:
@@ -240,7 +244,7 @@ def test_a_subject_that_fills_the_results_disk_ends_the_run_with_one_line(
         if path.is_file() and "workspace" not in path.relative_to(result).parts:
             assert path.name.endswith(".partial") or _whole(path), path
     final = list(result.rglob("final.md"))
-    assert all(f.read_text() == "y" * 1_000_000 + "\n" for f in final), final
+    assert all(f.read_text() == ANSWER + "\n" for f in final), final
     # `skill-eval verify` says the result is unfinished, in one statement.
     verified = subprocess.run(
         [str(Path(sys.executable).parent / "skill-eval"), "verify", str(result)],
