@@ -230,9 +230,9 @@ def bare_runs(
             base = tmp / f"bare{0 if reuse else index}"
             (base / "work").mkdir(parents=True, exist_ok=reuse)
             argv, env = command(route, base)
-            if to_first_request:
+            if to_first_request and index >= 0:
                 timed = _to_first_request(argv, base / "work", env, route)
-            else:
+            else:  # a warm home's untimed first run goes to the end
                 steps = [argv] + [again(argv) for _ in range(turns - 1)] if again else [argv]
                 each = [_to_exit(step, base / "work", env) for step in steps]
                 timed = (sum(wall for wall, _ in each), sum(cpu for _, cpu in each))

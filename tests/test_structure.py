@@ -5,6 +5,7 @@ module over 500 lines and no function over 80."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -22,6 +23,12 @@ EVIDENCE_NAMES = tuple(
 RUN_MACHINERY = ("hosts", "run", "modelserver", "session", "scale")  # providers: in run/
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per test process (read, never changed)."""
+    return ast.parse(path.read_text())
+
+
 def _modules() -> dict[str, Path]:
     found = {}
     for path in PACKAGE.rglob("*.py"):
@@ -34,7 +41,7 @@ def _modules() -> dict[str, Path]:
 def _imports(name: str, path: Path, modules: dict[str, Path], *, typing: bool = False) -> set[str]:
     """Package modules `name` imports, outside `if TYPE_CHECKING:` blocks unless `typing`."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    tree = ast.parse(path.read_text())
+    tree = _tree(path)
     skipped = (
         set()
         if typing
@@ -150,7 +157,7 @@ def test_only_the_pytest_glue_imports_pytest() -> None:
     for name, path in _modules().items():
         if name.split(".")[1:2] and name.split(".")[1] in GLUE:  # a glue module or package
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             names = (
                 [a.name for a in node.names]
                 if isinstance(node, ast.Import)
@@ -168,7 +175,7 @@ def test_only_the_evidence_package_names_evidence_files() -> None:
     for name, path in _modules().items():
         if name.startswith("pytest_skill_eval.evidence"):
             continue
-        tree = ast.parse(path.read_text())
+        tree = _tree(path)
         docstrings = {
             id(node.body[0].value)
             for node in ast.walk(tree)
@@ -217,7 +224,7 @@ def test_the_views_import_no_run_machinery() -> None:
 def test_no_function_is_over_80_lines() -> None:
     long = []
     for name, path in _modules().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
                 if size > 80:
@@ -238,24 +245,25 @@ def test_a_loop_feature_is_its_module_and_its_registration_only() -> None:
     from pytest_skill_eval import features
 
     modules = _modules()
+    # Each module read once: what it imports (typing-only imports included), its strings.
+    imports = {name: _imports(name, path, modules, typing=True) for name, path in modules.items()}
+    strings = {
+        name: [
+            node.value
+            for node in ast.walk(_tree(path))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        ]
+        for name, path in modules.items()
+    }
     for feature in features.REGISTERED:
         own = feature.__module__
-        importers = {
-            name
-            for name, path in modules.items()
-            if own in _imports(name, path, modules, typing=True)
-        }
+        importers = {name for name, imported in imports.items() if own in imported}
         assert importers == {"pytest_skill_eval.features"}, f"{own} is imported by {importers}"
         options = [f"--skill-eval-{name}" for name, _, _ in feature.options]
-        for name, path in modules.items():
+        for name, texts in strings.items():
             if name == own:
                 continue
-            strings = [
-                node.value
-                for node in ast.walk(ast.parse(path.read_text()))
-                if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            ]
-            named = [o for o in options for text in strings if o in text]
+            named = [o for o in options for text in texts if o in text]
             assert named == [], f"{name} names {feature.__name__}'s {named}"
 
 
