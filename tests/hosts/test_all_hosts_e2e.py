@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.commands import cli
-from pytest_skill_eval.hosts.registry import registration_for
 from tests.support import runs
 from tests.support.every_host import (
     AGAIN,
@@ -25,7 +24,7 @@ from tests.support.every_host import (
     TRIALS,
     project_skill,
 )
-from tests.support.example import OUTCOMES
+from tests.support.example import OUTCOMES, outcomes_on
 from tests.support.files import read_json
 from tests.support.host_records import assert_example_record
 from tests.support.runs import outcome
@@ -37,15 +36,13 @@ pytestmark = [pytest.mark.pi, pytest.mark.claude, pytest.mark.codex, pytest.mark
 TABLE_ORDER = ("pi", *sorted(name for name in HOSTS if name != "pi"))
 HOST_LIST = ", ".join(TABLE_ORDER)
 # The run's groups: the example's, and natural-activation again under another id.
-GROUPS = {**OUTCOMES, AGAIN: OUTCOMES["natural-activation"]}
+GROUPS = (*OUTCOMES, AGAIN)
 
 
 def _expected(host: str, group_id: str) -> tuple[dict[str, str], dict[str, str]]:
     """Pi's states and transitions, with a check on a tool the host cannot show unavailable."""
-    checks, transitions = GROUPS[group_id]
-    if group_id == "changelog-entry" and "read" in registration_for(host).unobservable:
-        checks = {**checks, "candidate-read-first": "unavailable"}
-    return checks, transitions
+    outcomes = outcomes_on(host)
+    return {**outcomes, AGAIN: outcomes["natural-activation"]}[group_id]
 
 
 def _read_first(host: str) -> str:

@@ -12,17 +12,13 @@ import pytest
 
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.hosts.registration import HostRegistration
-from pytest_skill_eval.hosts.registry import registered, registration_for
+from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.nodeids import DEFAULT_HOST
 from tests.support import runs
-from tests.support.example import OUTCOMES
+from tests.support.example import OUTCOMES, outcomes_on
 from tests.support.files import read_json, write
 from tests.support.host_records import assert_example_record
 from tests.support.roots import kinds_group, runtime
-
-# The example's checks that are a `tool-call` on a neutral tool: unavailable where the host
-# cannot observe that tool (its registration's `unobservable`).
-TOOL_CALL_CHECKS = {"candidate-read-first": "read"}
 
 MARKS = {
     "claude-code": (pytest.mark.claude,),
@@ -31,16 +27,6 @@ MARKS = {
 }
 HOSTS = [pytest.param(r, marks=MARKS.get(r.name, ()), id=r.name) for r in registered()]
 pytestmark = pytest.mark.pi
-
-
-def expected(host: str) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
-    """Pi's outcomes of the example, with a check on a tool `host` cannot observe unavailable."""
-    unobservable = registration_for(host).unobservable
-    unavailable = {c: "unavailable" for c, t in TOOL_CALL_CHECKS.items() if t in unobservable}
-    return {
-        group: ({k: unavailable.get(k, v) for k, v in checks.items()}, transitions)
-        for group, (checks, transitions) in OUTCOMES.items()
-    }
 
 
 # Every host runs the example in the all-hosts run; alone, one host other than Pi stands for
@@ -73,7 +59,7 @@ def test_the_example_suite_on_one_host_alone_is_that_hosts_only(
     names = sorted(layout.group_dir_name(g, host) for g in OUTCOMES)
     assert sorted(p.name for p in (result_dir / "groups").iterdir()) == names
     assert host != DEFAULT_HOST
-    for group_id, outcome in expected(host).items():
+    for group_id, outcome in outcomes_on(host).items():
         group_dir = layout.group_dir(result_dir, group_id, host)
         assert runs.outcome(group_dir) == outcome, group_id
         for variant in ("baseline", "candidate"):
