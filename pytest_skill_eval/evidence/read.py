@@ -10,7 +10,9 @@ import json
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -109,8 +111,44 @@ def read_evidence_json(path: Path, shape: None = None) -> Any: ...
 def read_evidence_json(path: Path, shape: TypeAdapter[Record]) -> Record: ...
 def read_evidence_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any:
     """Read one JSON evidence file, bounded in size and depth and, given `shape`, validated
-    against its description (`records.py`); any damage is a DamagedEvidenceError naming it."""
-    return parse_evidence_json(path, _read_bytes(path), shape)
+    against its description (`records.py`); any damage is a DamagedEvidenceError naming it.
+
+    Inside `read_once`, a file read before is parsed again from the text read then (a fresh
+    value: no caller sees another's changes), checked against a shape it was not yet checked
+    against."""
+    memo = _ONCE.get()
+    if memo is None:
+        return parse_evidence_json(path, _read_bytes(path), shape)
+    seen = memo.get(path)
+    if seen is None:
+        text = _evidence_text(path, _read_bytes(path))
+        value = _evidence_value(path, text, shape)
+        memo[path] = (text, {id(shape)})
+        return value
+    text, checked = seen
+    value = json.loads(text)
+    if shape is not None and id(shape) not in checked:
+        check_shape(path, value, shape)
+        checked.add(id(shape))
+    return value
+
+
+# What `read_once` has read: each file's text and the shapes it was checked against.
+_ONCE: ContextVar[dict[Path, tuple[str, set[int]]] | None] = ContextVar("read_once", default=None)
+
+
+@contextmanager
+def read_once() -> Iterator[None]:
+    """Within it, each evidence file is read from disk, bounded and checked once.
+
+    For a view of finished results, which nothing rewrites while it is shown: the terminal
+    summary looks at each run record from eight places (states, cost, reuse, offered skills,
+    ...), and read each one eight times over."""
+    token = _ONCE.set({})
+    try:
+        yield
+    finally:
+        _ONCE.reset(token)
 
 
 @overload
@@ -120,6 +158,11 @@ def parse_evidence_json(path: Path, data: bytes, shape: TypeAdapter[Record]) -> 
 def parse_evidence_json(path: Path, data: bytes, shape: TypeAdapter[Any] | None = None) -> Any:
     """The JSON value of `data`, the bytes of evidence file `path` (so a caller that hashes
     them parses exactly what it hashed), bounded and validated as `read_evidence_json` does."""
+    return _evidence_value(path, _evidence_text(path, data), shape)
+
+
+def _evidence_text(path: Path, data: bytes) -> str:
+    """The text of evidence file `path`'s bytes: bounded in size and depth, UTF-8."""
     if len(data) > MAX_JSON_BYTES:
         raise damaged(path, f"larger than {MAX_JSON_BYTES // (1024 * 1024)} MiB")
     try:
@@ -128,6 +171,11 @@ def parse_evidence_json(path: Path, data: bytes, shape: TypeAdapter[Any] | None 
         raise damaged(path, f"not UTF-8 (byte {error.start})") from None
     if json_depth(text) > MAX_JSON_DEPTH:
         raise damaged(path, f"nested deeper than {MAX_JSON_DEPTH} levels")
+    return text
+
+
+def _evidence_value(path: Path, text: str, shape: TypeAdapter[Any] | None) -> Any:
+    """The JSON value of `text` (read from `path`), checked against `shape` when given."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError) as error:

@@ -8,6 +8,7 @@ keys of a TypedDict): older and newer evidence both read. Nothing here describes
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
@@ -59,3 +60,10 @@ def __getattr__(name: str) -> TypeAdapter[Any]:
     adapter = lenient(_RECORDS[name])
     globals()[name] = adapter  # later lookups find the module attribute directly
     return adapter
+
+
+def build_all() -> None:
+    """Build every adapter not built yet, as its first use would."""
+    module = sys.modules[__name__]
+    for name in _RECORDS:
+        getattr(module, name)

@@ -43,6 +43,7 @@ class Writer(Protocol):
     def write_line(self, line: str | bytes, **markup: bool) -> None: ...
 
 
+@read.read_once()
 def terminal_summary(
     writer: Writer,
     result_dirs: Mapping[int, Path],

@@ -71,3 +71,44 @@ def test_the_plugin_loads_and_collects_without_xdist(example_root: Path) -> None
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "natural-activation[baseline]" in done.stdout
+
+
+def test_a_session_freezes_the_heap_only_as_its_process_exits(example_root: Path) -> None:
+    # An exit handler registered before the session runs after the plugin's (last in, first
+    # out): it sees whether the interpreter's last collection will traverse the heap.
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('at exit, frozen:', gc.get_freeze_count() > 0))\n"
+        "import pytest\n"
+        "for _ in range(2):\n"
+        "    assert pytest.main(sys.argv[1:]) == 0\n"
+        "    print('after a session, frozen:', gc.get_freeze_count() > 0)\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "-p",
+            "no:cacheprovider",
+            "--collect-only",
+            "-q",
+            "--skill-eval",
+            str(example_root / "suite.json"),
+            "--skill-eval-root",
+            str(example_root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=example_root,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if "frozen:" in line]
+    # A process that runs pytest again keeps its collector as it was.
+    assert lines == [
+        "after a session, frozen: False",
+        "after a session, frozen: False",
+        "at exit, frozen: True",
+    ]
