@@ -10,6 +10,7 @@ import json
 import os
 import re
 import stat
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -123,7 +124,7 @@ def read_evidence_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any
     if seen is None:
         text = _evidence_text(path, _read_bytes(path))
         value = _evidence_value(path, text, shape)
-        memo[path] = (text, {id(shape)})
+        memo.keep(path, text, shape)
         return value
     text, checked = seen
     value = json.loads(text)
@@ -133,18 +134,43 @@ def read_evidence_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any
     return value
 
 
-# What `read_once` has read: each file's text and the shapes it was checked against.
-_ONCE: ContextVar[dict[Path, tuple[str, set[int]]] | None] = ContextVar("read_once", default=None)
+class _Read:
+    """The texts `read_once` has read, the most recent first kept, at most `limit` characters
+    in all (a view of a suite of thousands of groups must not hold every record at once), and
+    the shapes each was checked against."""
+
+    def __init__(self, limit: int) -> None:
+        self._texts: OrderedDict[Path, tuple[str, set[int]]] = OrderedDict()
+        self._size = 0
+        self._limit = limit
+
+    def get(self, path: Path) -> tuple[str, set[int]] | None:
+        seen = self._texts.get(path)
+        if seen is not None:
+            self._texts.move_to_end(path)
+        return seen
+
+    def keep(self, path: Path, text: str, shape: TypeAdapter[Any] | None) -> None:
+        self._texts[path] = (text, {id(shape)})
+        self._size += len(text)
+        while self._size > self._limit and len(self._texts) > 1:
+            _, (dropped, _) = self._texts.popitem(last=False)
+            self._size -= len(dropped)
+
+
+_ONCE: ContextVar[_Read | None] = ContextVar("read_once", default=None)
+READ_ONCE_LIMIT = 64 * 1024 * 1024  # characters of evidence text a view keeps at most
 
 
 @contextmanager
 def read_once() -> Iterator[None]:
-    """Within it, each evidence file is read from disk, bounded and checked once.
+    """Within it, each evidence file is read from disk, bounded and checked once (while it is
+    among the most recent 64 Mi characters read).
 
     For a view of finished results, which nothing rewrites while it is shown: the terminal
     summary looks at each run record from eight places (states, cost, reuse, offered skills,
     ...), and read each one eight times over."""
-    token = _ONCE.set({})
+    token = _ONCE.set(_Read(READ_ONCE_LIMIT))
     try:
         yield
     finally:

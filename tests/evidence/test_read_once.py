@@ -107,3 +107,18 @@ def test_the_controller_builds_the_summarys_readers_once_the_first_item_has_ende
     )
     SkillEvalSession.pytest_runtest_logreport(worker, teardown)  # type: ignore[arg-type]
     assert not any(name in vars(shapes) for name in names)
+
+
+def test_a_view_keeps_only_the_most_recent_texts_it_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    for path in (first, second):
+        path.write_text('{"state": "done"}', encoding="utf-8")  # 17 characters each
+    monkeypatch.setattr(read, "READ_ONCE_LIMIT", 30)
+    reads = _counting(monkeypatch)
+    with read.read_once():
+        for path in (first, second, second, first, first):
+            assert read.read_evidence_json(path) == {"state": "done"}
+    # The second file pushed the first out; reading the first again pushed the second out.
+    assert reads == {first: 2, second: 1}
