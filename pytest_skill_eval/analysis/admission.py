@@ -28,6 +28,7 @@ OTHER_INPUTS = "other inputs (a changed definition or input is another test)"
 DUPLICATE = "duplicate (the same subject runs, counted once)"
 
 
+@read.read_fresh()
 def differences(target: Path) -> list[str]:
     """What `skill-eval verify` finds changed in a result or an aggregate; empty: it verifies.
 

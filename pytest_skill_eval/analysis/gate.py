@@ -104,6 +104,7 @@ class Pool:
         return [pooled_line, *self.set_aside.lines()]
 
 
+@read.read_fresh()
 def pooled(
     results_dir: Path,
     trial_dirs: Sequence[Path],
@@ -265,6 +266,7 @@ def _read(result: Path) -> _Read:
     return _Read(_in_order(result), _identical_arms(result), tuple(groups))
 
 
+@read.read_fresh()
 def _admitted(result: Path) -> _Read | None:
     """What the gate reads of an earlier result when it verifies (`admission.differences`),
     else None. It is remembered with the result's verification (`evidence/verified.py`), so a

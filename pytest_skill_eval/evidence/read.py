@@ -10,10 +10,7 @@ import json
 import os
 import re
 import stat
-from collections import OrderedDict
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -26,6 +23,9 @@ from ..definitions import VARIANTS
 from ..errors import SkillEvalError
 from . import layout, shapes
 from .aggregates import AggregateRecord
+from .memo import memo_in_force
+from .memo import read_fresh as read_fresh  # the reader's API: `read.read_fresh()`
+from .memo import read_once as read_once  # and `read.read_once()`
 from .records import (
     GradeRecord,
     GroupRecord,
@@ -117,7 +117,7 @@ def read_evidence_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any
     Inside `read_once`, a file read before is parsed again from the text read then (a fresh
     value: no caller sees another's changes), checked against a shape it was not yet checked
     against."""
-    memo = _ONCE.get()
+    memo = memo_in_force()
     if memo is None:
         return parse_evidence_json(path, _read_bytes(path), shape)
     seen = memo.get(path)
@@ -128,53 +128,10 @@ def read_evidence_json(path: Path, shape: TypeAdapter[Any] | None = None) -> Any
         return value
     text, checked = seen
     value = json.loads(text)
-    if shape is not None and id(shape) not in checked:
+    if shape is not None and shape not in checked:
         check_shape(path, value, shape)
-        checked.add(id(shape))
+        checked.add(shape)
     return value
-
-
-class _Read:
-    """The texts `read_once` has read, the most recent first kept, at most `limit` characters
-    in all (a view of a suite of thousands of groups must not hold every record at once), and
-    the shapes each was checked against."""
-
-    def __init__(self, limit: int) -> None:
-        self._texts: OrderedDict[Path, tuple[str, set[int]]] = OrderedDict()
-        self._size = 0
-        self._limit = limit
-
-    def get(self, path: Path) -> tuple[str, set[int]] | None:
-        seen = self._texts.get(path)
-        if seen is not None:
-            self._texts.move_to_end(path)
-        return seen
-
-    def keep(self, path: Path, text: str, shape: TypeAdapter[Any] | None) -> None:
-        self._texts[path] = (text, {id(shape)})
-        self._size += len(text)
-        while self._size > self._limit and len(self._texts) > 1:
-            _, (dropped, _) = self._texts.popitem(last=False)
-            self._size -= len(dropped)
-
-
-_ONCE: ContextVar[_Read | None] = ContextVar("read_once", default=None)
-READ_ONCE_LIMIT = 64 * 1024 * 1024  # characters of evidence text a view keeps at most
-
-
-@contextmanager
-def read_once() -> Iterator[None]:
-    """Within it, each evidence file is read from disk, bounded and checked once (while it is
-    among the most recent 64 Mi characters read).
-
-    For a view of finished results, which nothing rewrites while it is shown: the terminal
-    summary looks at each run record from eight places (states, cost, reuse, offered skills,
-    ...), and read each one eight times over."""
-    token = _ONCE.set(_Read(READ_ONCE_LIMIT))
-    try:
-        yield
-    finally:
-        _ONCE.reset(token)
 
 
 @overload

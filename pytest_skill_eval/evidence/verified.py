@@ -50,6 +50,7 @@ _keys: dict[Path, bytes | None] = {}
 _pruned: set[Path] = set()  # the caches this process has pruned part of
 
 
+@read.read_fresh()
 def problems(result: Path) -> list[str]:
     """What `skill-eval verify` finds changed in one result, and a summary or invocation record
     this version cannot read; empty: it verifies. A result remembered as verified and unchanged
@@ -73,6 +74,7 @@ def problems(result: Path) -> list[str]:
         return [str(error)]
 
 
+@read.read_fresh()
 def seal_problems(result: Path, advisory: Collection[str] = ()) -> list[str]:
     """What `seal.verify_result(result, advisory)` finds changed in a result, one line each.
 

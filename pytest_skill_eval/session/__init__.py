@@ -9,6 +9,7 @@ invocation.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -173,7 +174,9 @@ class SkillEvalSession:
             self.reported.add(parsed)
         if report.when == "teardown" and not self.worker and not self.readers_built:
             self.readers_built = True
-            shapes.build_all()
+            # One that cannot be built fails where it is used, as it did before.
+            with contextlib.suppress(Exception):
+                shapes.build_all()
 
 
 SESSION_KEY = pytest.StashKey[SkillEvalSession]()

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.evidence import read, shapes
+from pytest_skill_eval.analysis import gate
+from pytest_skill_eval.evidence import memo, read, shapes
 from pytest_skill_eval.session import SkillEvalSession
 from pytest_skill_eval.views.terminal import terminal_summary
 
@@ -115,10 +116,27 @@ def test_a_view_keeps_only_the_most_recent_texts_it_read(
     first, second = tmp_path / "first.json", tmp_path / "second.json"
     for path in (first, second):
         path.write_text('{"state": "done"}', encoding="utf-8")  # 17 characters each
-    monkeypatch.setattr(read, "READ_ONCE_LIMIT", 30)
+    monkeypatch.setattr(memo, "READ_ONCE_LIMIT", 30)
     reads = _counting(monkeypatch)
     with read.read_once():
         for path in (first, second, second, first, first):
             assert read.read_evidence_json(path) == {"state": "done"}
     # The second file pushed the first out; reading the first again pushed the second out.
     assert reads == {first: 2, second: 1}
+
+
+def test_what_the_gate_reads_of_an_earlier_result_is_what_it_verified(result: Path) -> None:
+    # A view read the invocation while it was planted; the sealed bytes are back by the time
+    # the gate verifies the result: what it then reads and remembers is what it verified.
+    invocation = result / "invocation.json"
+    genuine = invocation.read_bytes()
+    planted = {**json.loads(genuine), "identicalArms": True, "selection": {"trial": 7}}
+    invocation.chmod(0o644)
+    with read.read_once():
+        invocation.write_text(json.dumps(planted), encoding="utf-8")
+        assert read.mapping(read.load_invocation(result))["identicalArms"] is True
+        invocation.write_bytes(genuine)
+        found = gate._admitted(result)
+    assert found is not None
+    assert (found.identical_arms, found.order[1]) == (False, 0)
+    assert gate._admitted(result) == found  # as remembered with its verification
