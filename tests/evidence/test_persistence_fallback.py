@@ -17,19 +17,9 @@ from pytest_skill_eval.views import render_html, render_text
 from pytest_skill_eval.views.terminal import terminal_summary
 from tests.support.cancelled import cancelled_environment
 from tests.support.roots import body_group, make_root
+from tests.support.writer import Lines
 
 INJECTED = "injected failure writing the baseline run record"
-
-
-class _Lines:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def write_sep(self, sep: str, title: str | None = None, **markup: bool) -> None:
-        self.lines.append(f"{sep} {title}")
-
-    def write_line(self, line: str | bytes, **markup: bool) -> None:
-        self.lines.append(str(line))
 
 
 @pytest.fixture
@@ -85,7 +75,7 @@ def test_the_html_report_shows_the_fallback_run_and_its_error(result: Path) -> N
 
 
 def test_the_terminal_summary_reads_the_same_records(result: Path) -> None:
-    writer = _Lines()
+    writer = Lines()
     terminal_summary(writer, {1: result})
     [group_line] = [line for line in writer.lines if line.startswith("  group answer")]
     assert "baseline=infrastructure-failed" in group_line

@@ -14,17 +14,7 @@ from pytest_skill_eval.analysis import gate
 from pytest_skill_eval.evidence import memo, read, shapes
 from pytest_skill_eval.session import SkillEvalSession
 from pytest_skill_eval.views.terminal import terminal_summary
-
-
-class _Lines:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def write_sep(self, sep: str, title: str | None = None, **markup: bool) -> None:
-        self.lines.append(f"{sep} {title}")
-
-    def write_line(self, line: str | bytes, **markup: bool) -> None:
-        self.lines.append(str(line))
+from tests.support.writer import Lines
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
@@ -44,7 +34,7 @@ def test_the_terminal_summary_reads_each_evidence_file_from_disk_once(
     result: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads = _counting(monkeypatch)
-    writer = _Lines()
+    writer = Lines()
     terminal_summary(writer, {1: result})
     assert any("answer" in line for line in writer.lines)
     runs = [path for path in reads if path.name == "run.json"]

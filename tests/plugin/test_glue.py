@@ -45,29 +45,13 @@ def test_the_plugin_loads_and_collects_without_xdist(example_root: Path) -> None
         "import pytest\n"
         "sys.exit(pytest.main(sys.argv[1:]))\n"
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            code,
-            "-p",
-            "pytest_skill_eval.plugin",
-            "-p",
-            "no:cacheprovider",
-            "--collect-only",
-            "-q",
-            "--skill-eval",
-            str(example_root / "suite.json"),
-            "--skill-eval-root",
-            str(example_root),
-        ],
-        cwd=example_root,
+    done = _collect_in_python(
+        code,
+        example_root,
+        "-p",
+        "pytest_skill_eval.plugin",
         # Entry-point plugins (xdist among them) are not loaded; the plugin is named with -p.
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "natural-activation[baseline]" in done.stdout
@@ -84,26 +68,7 @@ def test_a_session_freezes_the_heap_only_as_its_process_exits(example_root: Path
         "    assert pytest.main(sys.argv[1:]) == 0\n"
         "    print('after a session, frozen:', gc.get_freeze_count() > 0)\n"
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            code,
-            "-p",
-            "no:cacheprovider",
-            "--collect-only",
-            "-q",
-            "--skill-eval",
-            str(example_root / "suite.json"),
-            "--skill-eval-root",
-            str(example_root),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=example_root,
-    )
+    done = _collect_in_python(code, example_root)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line for line in done.stdout.splitlines() if "frozen:" in line]
     # A process that runs pytest again keeps its collector as it was.
@@ -112,3 +77,20 @@ def test_a_session_freezes_the_heap_only_as_its_process_exits(example_root: Path
         "after a session, frozen: False",
         "at exit, frozen: True",
     ]
+
+
+def _collect_in_python(
+    code: str, example_root: Path, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -c code` given pytest's arguments that collect the example suite only."""
+    args = ["-p", "no:cacheprovider", "--collect-only", "-q", "--skill-eval"]
+    args += [str(example_root / "suite.json"), "--skill-eval-root", str(example_root)]
+    return subprocess.run(
+        [sys.executable, "-c", code, *extra, *args],
+        cwd=example_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )

@@ -5,19 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_skill_eval.views.terminal import LEGEND, terminal_summary
-
-
-class Lines:
-    """A terminal writer that keeps what is written."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def write_sep(self, sep: str, title: str | None = None, **markup: bool) -> None:
-        self.lines.append(f"== {title}")
-
-    def write_line(self, line: str | bytes, **markup: bool) -> None:
-        self.lines.append(str(line))
+from tests.support.writer import Lines
 
 
 def test_a_shard_lists_the_trials_it_ran_as_unmerged_and_no_other(tmp_path: Path) -> None:
