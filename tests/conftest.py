@@ -68,7 +68,7 @@ def _order(item: pytest.Item, seen: set[tuple[str, str]]) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Host-starting tests first, the quick rest last: under -n 2 no long test ends the run.
+    """Host-starting tests first, the quick rest last: under -n no long test ends the run.
 
     Each shared setup (tests.support.shared) is built by its first user while the other
     host-starting tests run; its other users come after them and find it done.

@@ -21,7 +21,7 @@ def test_the_readme_shows_exactly_two_setup_commands_and_ci_runs_both() -> None:
     example, tests = commands
     assert "--skill-eval example_suites/" in example
     assert "--skill-eval-cassettes" in example  # offline, through the scripted model
-    assert "pytest -n 2" in tests
+    assert "pytest -n 3" in tests
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     for command in commands:
         assert "\n" not in command
