@@ -155,7 +155,13 @@ def conversation_suite(root: Path, groups: int, turns: list[str], reply: dict[st
 
 def run_suite(root: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Run the suite through pytest (in `env`, else this process's environment); returns
-    (wall seconds, CPU seconds of all children)."""
+    (wall seconds, CPU seconds of all children).
+
+    The session gets a base temporary directory of its own (`--basetemp`, beside the suite).
+    Without one, an xdist session numbers a new one under pytest's shared temporary root and,
+    as it ends, deletes the older ones it keeps no longer: the first `-n 8` run after the test
+    suite spent 12.8 s of its tail removing that run's directories."""
+    basetemp = root.parent / f".basetemp-{root.name}"
     before = os.times()
     start = time.perf_counter()
     done = subprocess.run(
@@ -168,6 +174,8 @@ def run_suite(root: Path, *extra: str, env: dict[str, str] | None = None) -> tup
             str(root),
             "-c",
             os.devnull,
+            "--basetemp",
+            str(basetemp),
             *skill_eval_args(root, *extra),
         ],
         cwd=root,
