@@ -76,7 +76,6 @@ def pytest_configure(config: pytest.Config) -> None:
     with options.usage_errors():
         features.check_options(config, settings)
     worker = xdist.is_worker(config)
-    xdist.freeze_at_exit()
     state = open_session(config, settings, worker=worker, workers=xdist.worker_count(config))
     if worker:
         xdist.take_from_controller(config, state)

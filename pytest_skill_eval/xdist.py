@@ -8,7 +8,6 @@ checked against (pytest 9.2.0, pytest-xdist 3.8.0).
 
 from __future__ import annotations
 
-import atexit
 import functools
 import gc
 import re
@@ -179,25 +178,6 @@ def settle_worker(config: pytest.Config) -> None:
     """
     if is_worker(config):
         gc.freeze()
-
-
-_FREEZE_AT_EXIT: list[bool] = []  # registered in this process already
-
-
-def freeze_at_exit() -> None:
-    """Any evaluator process: freeze the heap as the interpreter exits, once per process.
-
-    The interpreter's last act is a garbage collection over everything alive: for a session's
-    controller (the reports, results and views it built) 0.13–0.23 s of a `-n 8` run's
-    0.4–0.6 s from its last item to its end, paid after the summary is printed. An exit handler
-    runs before it, and only when the process really exits: a process that runs pytest again
-    (`pytest.main` in a long-lived one) keeps its collector as it was. What is frozen then is
-    never finalised by that collection; Python does not promise finalisers at exit, and the
-    plugin leaves nothing that needs one (evidence is written and sealed before).
-    """
-    if not _FREEZE_AT_EXIT:
-        _FREEZE_AT_EXIT.append(True)
-        atexit.register(gc.freeze)
 
 
 def note_collected(node: Any, ids: list[str]) -> None:

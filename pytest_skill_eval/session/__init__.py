@@ -9,7 +9,9 @@ invocation.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import gc
 from pathlib import Path
 
 import pytest
@@ -192,11 +194,27 @@ def open_session(
     config: pytest.Config, settings: Settings, *, worker: bool, workers: int
 ) -> SkillEvalSession:
     """Create the session (in one of `workers` evaluator processes), stash it and register it
-    as a plugin."""
+    as a plugin; the process's heap is frozen as it exits (`_freeze_at_exit`)."""
+    _freeze_at_exit()
     state = SkillEvalSession(config, settings, worker=worker, workers=workers)
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(state, _PLUGIN_NAME)
     return state
+
+
+def _freeze_at_exit() -> None:
+    """Freeze the heap as the interpreter exits, once however many sessions the process runs.
+
+    The interpreter's last act is a garbage collection over everything alive: for a session's
+    controller (the reports, results and views it built) 0.13–0.23 s of a `-n 8` run's
+    0.4–0.6 s from its last item to its end, paid after the summary is printed. An exit handler
+    runs before it, and only when the process really exits: a process that runs pytest again
+    (`pytest.main` in a long-lived one) keeps its collector as it was. What is frozen then is
+    never finalised by that collection; Python does not promise finalisers at exit, and the
+    plugin leaves nothing that needs one (evidence is written and sealed before).
+    """
+    atexit.unregister(gc.freeze)  # registered by an earlier session of this process
+    atexit.register(gc.freeze)
 
 
 def close_session(config: pytest.Config) -> None:
