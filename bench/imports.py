@@ -7,8 +7,10 @@ case and the parallel benchmark's suite: a worker imports another host's impleme
 it runs a group on that host, and a test checks that a real Pi worker imports none of the plugin's
 modules (or its dependencies') that this side leaves out; `controller` adds what the controller
 imports once more, at the terminal summary. The plugin's cost per worker is `worker` minus
-`pytest`. The sides alternate so a drift of the machine reaches each alike; every side runs once
-first so its bytecode is cached, as in any second run.
+`pytest`; `disabled` is pytest with the plugin's entry alone, what every pytest run of a project
+that installs the plugin pays without `--skill-eval` (its hooks import nothing more then). The
+sides alternate so a drift of the machine reaches each alike; every side runs once first so its
+bytecode is cached, as in any second run.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from tests.support.imports import PYTEST_WORKER, WORKER_MODULES
 CONTROLLER = ("pytest_skill_eval.views.terminal", "pytest_skill_eval.views.summary")
 SIDES = {
     "pytest": PYTEST_WORKER,
+    "disabled": (*PYTEST_WORKER, "pytest_skill_eval.plugin"),
     "worker": PYTEST_WORKER + WORKER_MODULES,
     "controller": PYTEST_WORKER + WORKER_MODULES + CONTROLLER,
 }
@@ -55,6 +58,7 @@ def import_cpu(runs: int = 9) -> dict[str, float]:
         "pytest_import_cpu_s": round(median["pytest"], 3),
         "worker_import_cpu_s": round(median["worker"], 3),
         "controller_views_cpu_s": round(median["controller"] - median["worker"], 3),
+        "disabled_import_cpu_s": round(median["disabled"] - median["pytest"], 3),
     }
 
 

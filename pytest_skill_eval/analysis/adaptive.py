@@ -21,7 +21,6 @@ from ..evidence import layout, read
 from .sequential import Decision, decide
 
 POLL_S = 0.1
-DEFAULT_MAX_TRIALS = 20
 MAX_WITHOUT_AUTO = (
     "--skill-eval-max-trials needs --skill-eval-trials auto; with a fixed number of trials, "
     "give it as --skill-eval-trials N"

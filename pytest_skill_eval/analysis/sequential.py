@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from .stats import ALPHA
 
+# The most trials `--skill-eval-trials auto` runs when --skill-eval-max-trials is not given.
+DEFAULT_MAX_TRIALS = 20
 METHOD = "mixture-sequential-mcnemar"
 METHOD_TEXT = (
     "always-valid two-sided test on the discordant pairs: Beta(1/2, 1/2) mixture likelihood "

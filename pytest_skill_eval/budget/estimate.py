@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis import adaptive
+from ..analysis import adaptive, sequential
 from ..common.optionvalues import positive_int
 from ..definitions import (
     VARIANTS,
@@ -45,7 +45,7 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
         "--max-trials",
         metavar="N",
         help="with --estimate --trials auto: the most trials "
-        f"(default {adaptive.DEFAULT_MAX_TRIALS})",
+        f"(default {sequential.DEFAULT_MAX_TRIALS})",
     )
     plan.add_argument(
         "--models",
@@ -58,7 +58,7 @@ def add_arguments(plan: argparse.ArgumentParser) -> None:
 def trials_of(trials: str, max_trials: str | None) -> Trials:
     """`--trials N|auto` and `--max-trials N` of `plan --estimate`."""
     if str(trials).strip().lower() == "auto":
-        most = adaptive.DEFAULT_MAX_TRIALS
+        most = sequential.DEFAULT_MAX_TRIALS
         if max_trials is not None:
             most = positive_int("--max-trials", max_trials)
         return Trials(most, auto=True)

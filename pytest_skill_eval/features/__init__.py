@@ -21,7 +21,7 @@ from .no_harm import NoHarmGate
 from .shard import ShardDeselection
 
 if TYPE_CHECKING:
-    from ..options import Settings
+    from ..options.settings import Settings
     from ..session import SkillEvalSession
 
 __all__ = [

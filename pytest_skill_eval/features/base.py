@@ -10,7 +10,7 @@ from ..options import declared
 
 if TYPE_CHECKING:
     from ..analysis.gate_decision import GateDecision
-    from ..options import Settings
+    from ..options.settings import Settings
     from ..session import SkillEvalSession
 
 DECIDED_KEY = pytest.StashKey[list[str]]()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from ..subresults import floor_lines, record_decided
 from .base import DECIDED_KEY, Feature
 
 
@@ -17,10 +16,14 @@ class NoiseFloor(Feature):
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """After every gate decided (their wrappers ran), before junitxml writes its file."""
+        from ..subresults import record_decided  # the plugin's entry imports no layer below
+
         decided = session.config.stash.get(DECIDED_KEY, [])
         record_decided(session.config, self.state.services.result_dirs, decided)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.summarised():
+            from ..subresults import floor_lines
+
             self.write_lines(terminalreporter, floor_lines(self.state.services.result_dirs))

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..analysis import gate_option
-from ..subresults import log_gate
 from .base import DECIDED_KEY, GATE_KEY, Feature
 
 if TYPE_CHECKING:
@@ -41,6 +40,7 @@ class SignificanceGate(Feature):
         state = self.state
         if state.services.shard_dir is None:
             from ..analysis.gate_decision import decide  # only under this mode
+            from ..subresults import log_gate
 
             trials = [state.services.result_dirs[t] for t in sorted(state.services.result_dirs)]
             decision = decide(state.settings.results_dir, trials, alpha=state.settings.alpha)

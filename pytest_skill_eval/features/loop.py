@@ -6,8 +6,6 @@ from collections.abc import Generator
 
 import pytest
 
-from ..run import loop
-from ..subresults import record_unchanged
 from .base import Feature
 
 
@@ -19,7 +17,25 @@ class AffectedSince(Feature):
 
     @classmethod
     def add_options(cls, parser: pytest.Parser) -> None:
-        loop.add_options(parser.getgroup("skill-eval"))  # --skill-eval-reuse, -affected-since
+        """--skill-eval-reuse and --skill-eval-affected-since (`run/loop.py` reads them)."""
+        group = parser.getgroup("skill-eval")
+        group.addoption(
+            "--skill-eval-reuse",
+            action="append",
+            default=[],
+            metavar="RESULT",
+            help="copy each variant's run from this earlier sealed result (an id, a directory, "
+            "latest or previous; an aggregate gives its trials) when every input that determines "
+            "it hashes the same and its seal verifies; otherwise the variant runs. Repeatable",
+        )
+        group.addoption(
+            "--skill-eval-affected-since",
+            metavar="RESULT",
+            default=None,
+            help="run only the groups whose inputs differ from this earlier sealed result (an "
+            "id, a directory, latest or previous: the one before latest); the rest are reported "
+            "unchanged with their earlier grades, and a run where none is affected passes",
+        )
 
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -47,6 +63,8 @@ class AffectedSince(Feature):
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
         """Nothing affected is a pass; the unchanged groups as JUnit properties."""
+        from ..subresults import record_unchanged
+
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and (
             self.state.services.loop.nothing_affected()
         ):

@@ -17,7 +17,7 @@ from ..options import option
 from .base import DECIDED_KEY, Feature
 
 if TYPE_CHECKING:
-    from ..options import Settings
+    from ..options.settings import Settings
     from ..session import SkillEvalSession
 
 NO_HARM = gate_option.NO_HARM

@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..nodeids import parse_item_id
-from ..scale.shard import shard_units, unit_keys
-from ..subresults import record_shard_seal
 from .base import Feature
 
 if TYPE_CHECKING:
@@ -28,6 +26,8 @@ class ShardDeselection(Feature):
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         """A shard keeps only its own units; the rest are deselected (JUnit stays per shard)."""
+        from ..scale.shard import shard_units, unit_keys
+
         plan = self.state.services.plan
         assert plan is not None
         index, count = self.state.settings.shard or (1, 1)
@@ -45,6 +45,8 @@ class ShardDeselection(Feature):
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> object:
         """The shard's seal as a JUnit property (the session has written it)."""
+        from ..subresults import record_shard_seal
+
         record_shard_seal(session.config, self.state.shard_root)
         return (yield)
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from ..analysis import adaptive, gate_option
+from ..analysis import gate_option
+from ..analysis.sequential import DEFAULT_MAX_TRIALS
 from ..hosts import registry
-from ..run import attempts, resume
 
 # The modes of --skill-eval-fail-on no feature adds.
 FAIL_ON = ("infrastructure", "candidate", "any", "regression")
@@ -51,10 +51,7 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     (
         "max-trials",
         "N",
-        {
-            "help": "the most trials --skill-eval-trials auto runs "
-            f"(default {adaptive.DEFAULT_MAX_TRIALS})"
-        },
+        {"help": f"the most trials --skill-eval-trials auto runs (default {DEFAULT_MAX_TRIALS})"},
     ),
     ("noise-floor", "N", {"help": "N>=2 trials of identical arms; checks that disagree: flaky"}),
     ("results", "DIR", {"help": "where results go (default <root>/.skill-eval/runs)"}),
@@ -113,8 +110,24 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
         "SECONDS",
         {"help": "stop a subject that prints nothing for this long (default 1800)"},
     ),
-    attempts.OPTION,
-    resume.OPTION,
+    (
+        "retries",
+        "N",
+        {
+            "help": "run a variant whose run was infrastructure-failed again, up to N times "
+            "(default 0); a run that failed a check is never retried; every attempt's evidence is "
+            "kept in <variant>/attempts/<n>/"
+        },
+    ),
+    (
+        "resume",
+        "RESULT",
+        {
+            "help": "complete an interrupted result (its directory, its id, or latest) into a new "
+            "result: the groups it finished are copied byte for byte and named by their "
+            "manifests' hashes, its missing, cancelled and infrastructure-failed groups run"
+        },
+    ),
 ]
 
 # ini keys without a command-line option.

@@ -20,16 +20,6 @@ from ..evidence.records import AttemptRecord, RunRecord
 
 RETRIED_STATE = "infrastructure-failed"
 
-OPTION: tuple[str, str, dict[str, Any]] = (
-    "retries",
-    "N",
-    {
-        "help": "run a variant whose run was infrastructure-failed again, up to N times "
-        "(default 0); a run that failed a check is never retried; every attempt's evidence is "
-        "kept in <variant>/attempts/<n>/"
-    },
-)
-
 
 class RetriesError(SkillEvalError):
     """--skill-eval-retries is not a whole number of retries."""

@@ -22,6 +22,7 @@ from ..workspace import SourceResolver
 from .inputs import InputSources, changed_inputs, variant_inputs
 from .reuse import Reuse, Source, open_source
 
+# Declared by the loop feature (`features/loop.py`), read here.
 REUSE = "--skill-eval-reuse"
 AFFECTED_SINCE = "--skill-eval-affected-since"
 
@@ -43,27 +44,6 @@ def _reference(result: Path, group_dir: Path) -> dict[str, Any]:
 
 class ResultOptionError(SkillEvalError):
     """An option names an earlier result that cannot be found."""
-
-
-def add_options(group: Any) -> None:
-    """Register the options of the loop (on the plugin's option group)."""
-    group.addoption(
-        REUSE,
-        action="append",
-        default=[],
-        metavar="RESULT",
-        help="copy each variant's run from this earlier sealed result (an id, a directory, "
-        "latest or previous; an aggregate gives its trials) when every input that determines "
-        "it hashes the same and its seal verifies; otherwise the variant runs. Repeatable",
-    )
-    group.addoption(
-        AFFECTED_SINCE,
-        metavar="RESULT",
-        default=None,
-        help="run only the groups whose inputs differ from this earlier sealed result (an id, "
-        "a directory, latest or previous: the one before latest); the rest are reported "
-        "unchanged with their earlier grades, and a run where none is affected passes",
-    )
 
 
 # What to do when `latest` or `previous` names no result.

@@ -26,16 +26,6 @@ from ..evidence.seal import planned_groups
 from ..evidence.store import sha256_file, verify_group
 from .inputs import changed_inputs
 
-OPTION: tuple[str, str, dict[str, Any]] = (
-    "resume",
-    "RESULT",
-    {
-        "help": "complete an interrupted result (its directory, its id, or latest) into a new "
-        "result: the groups it finished are copied byte for byte and named by their "
-        "manifests' hashes, its missing, cancelled and infrastructure-failed groups run"
-    },
-)
-
 # Run states that say a group's run did not finish: the group runs again when resumed.
 UNFINISHED_RUNS = frozenset({"infrastructure-failed", "cancelled"})
 # The invocation.json field naming what a resumed result carried over.

@@ -23,7 +23,8 @@ from ..evidence.records import GradeRecord
 from ..evidence.store import utc_now
 from ..grading import grade_group
 from ..hosts import check_environment
-from ..options import Settings, usage_errors
+from ..options import usage_errors
+from ..options.settings import Settings
 from ..run import GroupRun, synthetic_run
 from ..run.loop import Loop
 from ..scale.plan import Plan, load_plan

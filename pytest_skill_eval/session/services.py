@@ -24,7 +24,7 @@ from ..workspace import SourceResolver
 from .keywords import keyword_groups
 
 if TYPE_CHECKING:
-    from ..options import Settings
+    from ..options.settings import Settings
 
 
 class Services:

@@ -23,12 +23,18 @@ PYTEST_WORKER = (
 )
 
 #: The plugin and the modules a worker imports to collect and run an item on Pi: what a worker
-#: of the common case pays (the parallel benchmark's suite is Pi's). A worker imports a host's
-#: modules only when it runs a group on that host (the registry loads implementations by
-#: `module:attr` on use); a real Pi worker's imports of the plugin and its dependencies are
-#: checked against this list (`tests/plugin/test_worker_imports.py`).
+#: of the common case pays (the parallel benchmark's suite is Pi's). The plugin's entry imports
+#: only the declared options; its hooks import the glue below once --skill-eval enables them. A
+#: worker imports a host's modules only when it runs a group on that host (the registry loads
+#: implementations by `module:attr` on use); a real Pi worker's imports of the plugin and its
+#: dependencies are checked against this list (`tests/plugin/test_worker_imports.py`).
 WORKER_MODULES = (
     "pytest_skill_eval.plugin",
+    "pytest_skill_eval.options.settings",
+    "pytest_skill_eval.session",
+    "pytest_skill_eval.items",
+    "pytest_skill_eval.subresults",
+    "pytest_skill_eval.xdist",
     "pytest_skill_eval.run.group",
     "pytest_skill_eval.run.prestart",
     "pytest_skill_eval.hosts.subject",
