@@ -1,6 +1,7 @@
-"""The plugin's on switch and how a feature reads its own option: all that a pytest run without
---skill-eval imports of the options (`declared.py` names them; `settings.py` reads them once
-into a frozen `Settings`, imported only when the plugin is enabled).
+"""The plugin's on switch and how a feature reads its own option. A pytest run without
+--skill-eval imports this and `declared.py`, which names the options (and the controller
+`nearby.py`, for its hint); `settings.py` reads them once into a frozen `Settings`, imported
+only when the plugin is enabled.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `add_options` registers them, with the `--skill-eval-fail-on` modes the loop features add
 (`features/`, which declare their own options with `add_option`); `INI_KEYS` lets the glue tell
 an ini file that configures the plugin without enabling it. Reading their values is
-`options.Settings`'s.
+`options.settings.Settings`'s.
 """
 
 from __future__ import annotations
