@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.gate_decision import recorded_decision
-from ..evidence import layout
+from ..evidence import layout, read
 from ..evidence.read import load_aggregate, load_invocation
 from .decision import bottom_line
 from .glance import aggregate_glance, result_glance
@@ -63,6 +63,7 @@ from .usage import result_usage, usage_rows
 # Documents
 
 
+@read.read_once()
 def render_html(result_dir: Path, *, link_base: Path | None = None) -> str:
     """One self-contained HTML document for a result or an aggregate directory.
 

@@ -37,6 +37,7 @@ FOLD = ("<details><summary>", "</summary>", "</details>")  # the only HTML the s
 __all__ = ["DEFAULT_REPORT_URL", "append_step_summary", "md_text", "render_markdown"]
 
 
+@read.read_once()
 def render_markdown(
     target: Path,
     *,

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..analysis import noise_floor
 from ..definitions import VARIANTS as VARIANTS  # re-exported to the other views
-from ..evidence import layout
+from ..evidence import layout, read
 from ..evidence.iteration import unchanged_groups, unchanged_line
 from ..evidence.read import GroupEvidence as GroupEvidence
 from ..evidence.read import (
@@ -102,6 +102,7 @@ def selected_grade_state(group: GroupEvidence, variant: str | None) -> str:
 # The result view
 
 
+@read.read_once()
 def render_text(result_dir: Path, *, group: str | None = None, variant: str | None = None) -> str:
     """The text view of a result or an aggregate directory; ends with a newline."""
     result_dir = Path(result_dir)

@@ -13,6 +13,8 @@ import pytest
 from pytest_skill_eval.analysis import gate
 from pytest_skill_eval.evidence import memo, read, shapes
 from pytest_skill_eval.session import SkillEvalSession
+from pytest_skill_eval.views import render_html, render_text
+from pytest_skill_eval.views.summary import render_markdown
 from pytest_skill_eval.views.terminal import terminal_summary
 from tests.support.writer import Lines
 
@@ -43,6 +45,27 @@ def test_the_terminal_summary_reads_each_evidence_file_from_disk_once(
     # Outside a view, every read goes to disk again.
     read.read_run(runs[0].parent)
     assert reads[runs[0]] == 2
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        pytest.param(render_text, id="skill-eval view"),
+        pytest.param(render_html, id="skill-eval report"),
+        pytest.param(render_markdown, id="skill-eval summary"),
+    ],
+)
+def test_each_view_the_console_script_prints_reads_each_evidence_file_once(
+    result: Path, monkeypatch: pytest.MonkeyPatch, view: Any
+) -> None:
+    reads = _counting(monkeypatch)
+    shown = view(result)
+    assert "answer" in shown
+    assert [path.parent.name for path in reads if path.name == "run.json"] == [
+        "baseline",
+        "candidate",
+    ]
+    assert reads.most_common(1)[0][1] == 1, reads.most_common(3)
 
 
 def test_a_later_read_is_a_fresh_value_of_what_was_read_first(result: Path) -> None:
