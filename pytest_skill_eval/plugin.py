@@ -215,6 +215,7 @@ def pytest_terminal_summary(
     if not enabled(config) or worker or config.option.collectonly:
         return (yield)
     from . import subresults
+    from .evidence.read import read_once
     from .session import SESSION_KEY
     from .views.terminal import terminal_summary  # the controller's alone: workers never need it
 
@@ -223,16 +224,19 @@ def pytest_terminal_summary(
     shard = state.services.shard_dir is not None
     gate = config.stash.get(features.GATE_KEY, None)
     forecast: list[str] = config.stash.get(features.FORECAST_KEY, [])
-    terminal_summary(
-        terminalreporter,
-        state.services.result_dirs,
-        state.aggregate_dir,
-        shard=shard,
-        cwd=Path(config.invocation_params.dir),
-        gate=gate,
-        forecast=forecast,
-    )
-    _step_summary(terminalreporter, state.services.result_dirs, state.aggregate_dir, shard, gate)
+    with read_once():  # both views read the same finished results
+        terminal_summary(
+            terminalreporter,
+            state.services.result_dirs,
+            state.aggregate_dir,
+            shard=shard,
+            cwd=Path(config.invocation_params.dir),
+            gate=gate,
+            forecast=forecast,
+        )
+        _step_summary(
+            terminalreporter, state.services.result_dirs, state.aggregate_dir, shard, gate
+        )
     try:
         return (yield)
     finally:

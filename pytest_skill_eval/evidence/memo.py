@@ -57,7 +57,12 @@ def read_once() -> Iterator[None]:
 
     For a view of finished results, which nothing rewrites while it is shown: the terminal
     summary looks at each run record from eight places (states, cost, reuse, offered skills,
-    ...), and read each one eight times over."""
+    ...), and read each one eight times over. Inside another `read_once` (the plugin shows the
+    terminal summary, then the CI job summary, in one) it shares that memo: the second view
+    reads nothing the first already read."""
+    if _ONCE.get() is not None:
+        yield
+        return
     token = _ONCE.set(Memo(READ_ONCE_LIMIT))
     try:
         yield

@@ -85,7 +85,6 @@ def render_markdown(
     return "\n".join(lines)
 
 
-@read.read_once()
 def append_step_summary(target: Path, summary_file: str, gate: Decided | None = None) -> None:
     """Append the summary of `target` to a CI job page's summary file (`GITHUB_STEP_SUMMARY`),
     led by the decision of the significance gate that ran on it (`gate`), if any."""

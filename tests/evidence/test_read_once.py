@@ -123,6 +123,17 @@ def test_the_controller_builds_the_summarys_readers_once_the_first_item_has_ende
     assert not any(name in vars(shapes) for name in names)
 
 
+def test_a_view_inside_another_shares_its_memo(
+    result: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = _counting(monkeypatch)
+    with read.read_once():
+        read.read_run(result / "groups" / "answer" / "baseline")
+        shown = render_text(result)  # a view of its own, inside the first
+    assert "answer" in shown
+    assert reads.most_common(1)[0][1] == 1, reads.most_common(3)
+
+
 def test_a_view_keeps_only_the_most_recent_texts_it_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
