@@ -15,7 +15,7 @@ import copy
 import hashlib
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from ..errors import SkillEvalError
 from ..evidence import layout, read
 from .compare_gate import FAIL_ON, gate_lines
 from .compare_report import CheckRow, ComparisonRow, Counts, Report, Row, change, render
+from .results import resolve_result
 
 AXES = ("revision", "model", "host")
 STATUS_ORDER = ("regression", "improvement", "no-change", "unresolved", "unavailable")
@@ -68,13 +69,8 @@ class Side:
     """The hosts the side's groups ran on, sorted."""
 
 
-def add_parser(commands: Any) -> None:
-    """Register `skill-eval compare` on the console script's subcommands."""
-    parser = commands.add_parser(
-        "compare",
-        help="what changed between two results or aggregates of the same groups: per check "
-        "and comparison the change in pass rate, regressions first",
-    )
+def arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """Declare `skill-eval compare` on its `parser`."""
     parser.add_argument("a", help="the earlier result or aggregate (id or directory)")
     parser.add_argument("b", help="the later result or aggregate (id or directory)")
     parser.add_argument(
@@ -115,13 +111,14 @@ def add_parser(commands: Any) -> None:
     )
 
 
-def run(args: argparse.Namespace, resolve: Callable[[str], Path]) -> int:
+def run(args: argparse.Namespace, root: Path) -> int:
     """Run `skill-eval compare`: the report on stdout; a refusal is raised as a CompareError.
 
     With --fail-on, a regression under its rule exits 1, one line per row on stderr.
     """
     margin = margin_value(args.margin, str(args.fail_on), "--margin")
-    report = compare(resolve(args.a), resolve(args.b), axis=args.axis, force=args.force)
+    a, b = (resolve_result(side, root) for side in (args.a, args.b))
+    report = compare(a, b, axis=args.axis, force=args.force)
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..common.entries import FileTooLargeError, read_inside
 from ..common.wording import counted
@@ -29,13 +28,8 @@ class LintUsageError(ValueError):
     """A PATH `skill-eval lint` cannot check."""
 
 
-def add_parser(commands: Any) -> None:
-    """Register `skill-eval lint` on the console script's subcommands."""
-    parser = commands.add_parser(
-        "lint",
-        help="check skills against the Agent Skills specification and each host's limits "
-        "before any run (exit 0 clean, 1 findings, 2 usage)",
-    )
+def arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """Declare `skill-eval lint` on its `parser`."""
     parser.add_argument(
         "paths",
         nargs="+",

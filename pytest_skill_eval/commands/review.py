@@ -7,6 +7,7 @@ previous review until the new one is complete (PRODUCT §8).
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SkillEvalError
-from ..evidence import atomic_write, entry_digest, json_bytes, layout, utc_now
+from ..evidence import atomic_write, entry_digest, json_bytes, layout, locate, utc_now
 from ..evidence.observed import Usage
 from ..evidence.read import aggregate_trial_dirs, is_finished
 from ..hosts import host_for
@@ -27,7 +28,7 @@ from ..hosts.base import Endpoint, Launch, ServedModel, Talk
 from ..hosts.dialect import renderer
 from ..hosts.launch import isolated_home, launch_process
 from ..hosts.observation import Observation
-from ..hosts.pi.binary import PiBinary
+from ..hosts.pi.binary import PiBinary, pi_executable
 from ..hosts.pi.config import ModelSpecError, split_model
 from ..hosts.process import NO_PROGRESS_S, CancelToken, ProcessOutcome
 from ..modelserver.route import Route
@@ -48,6 +49,7 @@ from ..views.text import (
     read_json_file,
     select_groups,
 )
+from .results import resolve_result, result_argument
 from .review_prompt import (
     assign_labels,
     compose_prompt,
@@ -451,3 +453,45 @@ def review_target(
         if server is not None:
             server.stop()
     return outcomes
+
+
+def arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """Declare `skill-eval review` on its `parser`."""
+    result_argument(parser)
+    parser.add_argument("--model", required=True, help="reviewer model as provider/model")
+    parser.add_argument("--thinking", choices=THINKING_LEVELS, help="reviewer thinking level")
+    parser.add_argument(
+        "--group", help="one group, by id or one-based position; ID@HOST for one host"
+    )
+    parser.add_argument(
+        "--cassettes",
+        metavar="DIR",
+        help="answer from the scripted reviewer DIR/<group-id>/review.yaml on loopback "
+        "(no network); without it the reviewer is live",
+    )
+    parser.add_argument(
+        "--inherit",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass environment variable NAME (a credential) to a live reviewer; repeatable",
+    )
+    parser.add_argument(
+        "--pi",
+        help="the Pi binary (default: pi on PATH, else node_modules from the root up to the "
+        "project's ini file, then beside this package)",
+    )
+
+
+def run(args: argparse.Namespace, root: Path) -> int:
+    """Run `skill-eval review`; exit 1 when any group ended `review-error`."""
+    result = resolve_result(args.result, root)
+    settings = ReviewSettings(
+        pi=pi_executable(args.pi, root, rootdir=locate.ini_folder(root)),
+        model=args.model,
+        thinking=args.thinking,
+        cassettes=Path(args.cassettes).resolve() if args.cassettes else None,
+        inherit=tuple(args.inherit),
+    )
+    outcomes = review_target(result, settings, group=args.group, emit=print)
+    return 1 if any(o.state == "review-error" for o in outcomes) else 0

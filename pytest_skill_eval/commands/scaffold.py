@@ -57,30 +57,28 @@ def definition_id(name: str, prefix: str) -> str:
     return ident[:64].rstrip("-")
 
 
-def add_parser(commands: Any) -> None:
-    """`skill-eval init [SKILL_DIR]`."""
-    init = commands.add_parser(
-        "init",
-        help="write a first suite for a skill next to it (a description group and a body "
-        "group with scripts that replay offline) and the ini keys that make `pytest` run it",
-    )
-    init.add_argument(
+def arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """Declare `skill-eval init [SKILL_DIR]` on its `parser`."""
+    parser.add_argument(
         "skill", nargs="?", default=".", help="the skill's folder, holding SKILL.md (default: .)"
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Write the scaffold for `args.skill`; print what was written and how to run it."""
+def run(args: argparse.Namespace, root: Path) -> int:
+    """Write the scaffold for `args.skill`; print what was written and how to run it.
+
+    The suite's definition root is the skill's parent, never `root`.
+    """
     skill = read_skill(Path(args.skill).resolve())
-    root = skill.folder.parent
+    base = skill.folder.parent
     files = scaffold_files(skill)
     for relative in files:
-        if (root / relative).exists():
-            raise ScaffoldError(f"{root / relative} exists; init never overwrites a file")
-    config = config_folder(root) / PYPROJECT
+        if (base / relative).exists():
+            raise ScaffoldError(f"{base / relative} exists; init never overwrites a file")
+    config = config_folder(base) / PYPROJECT
     new_config = ini_config(config, skill)
     for relative, text in files.items():
-        path = root / relative
+        path = base / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")

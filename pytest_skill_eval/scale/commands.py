@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
 
 from ..budget import estimate
 from ..common.optionvalues import choice, number, positive_int
@@ -20,13 +19,15 @@ from .plan import PlanError, load_plan, make_plan, write_plan
 FAIL_ON = ("infrastructure", "candidate", "any", "regression")
 
 
-def add_parsers(commands: Any) -> None:
-    """Add `plan` and `merge` to the `skill-eval` subcommands."""
-    plan = commands.add_parser(
-        "plan",
-        help="pin an invocation (result ids, fingerprints, Git commits, selection) and list "
-        "its work units, for shards on N machines",
-    )
+def arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """Declare `skill-eval plan` or `merge` (`command`) on its `parser`."""
+    if command == "plan":
+        _plan_arguments(parser)
+    else:
+        _merge_arguments(parser)
+
+
+def _plan_arguments(plan: argparse.ArgumentParser) -> None:
     plan.add_argument("suite", nargs="+", help="suite or group definitions (JSON)")
     plan.add_argument("--root", dest="plan_root", help="definition root (default: --root or .)")
     plan.add_argument("--trials", default="1", help="trials (default 1; with --estimate, or auto)")
@@ -63,11 +64,9 @@ def add_parsers(commands: Any) -> None:
         "-o", "--output", metavar="PLAN", help="the plan to write (required without --estimate)"
     )
     estimate.add_arguments(plan)
-    joined = commands.add_parser(
-        "merge",
-        help="verify and join a plan's shards into the result(s), summary and aggregate one "
-        "machine would write",
-    )
+
+
+def _merge_arguments(joined: argparse.ArgumentParser) -> None:
     joined.add_argument("plan", help="the plan the shards ran")
     joined.add_argument("shards", nargs="+", help="shard directories, or directories holding them")
     joined.add_argument(
@@ -88,8 +87,8 @@ def add_parsers(commands: Any) -> None:
     )
 
 
-def run(args: argparse.Namespace, root: Path) -> int | None:
-    """Run `plan` or `merge`; None for any other command."""
+def run(args: argparse.Namespace, root: Path) -> int:
+    """Run `plan` or `merge`."""
     if args.command == "plan" and args.estimate:
         return _estimate(args, root)
     if args.command == "plan":
@@ -121,31 +120,34 @@ def run(args: argparse.Namespace, root: Path) -> int | None:
         units, count = counted(len(plan["units"]), "unit"), counted(trials, "trial")
         print(f"plan {plan['id']}: {units}, {count}: {out}")
         return 0
-    if args.command == "merge":
-        loaded = load_plan(Path(args.plan).resolve())
-        # Not resolved here: the merge checks the -o given, links and all, against the shards.
-        out = Path(os.path.abspath(args.output)) if args.output else root / ".skill-eval" / "runs"
-        roots = _shard_roots(args.shard_root, args.shard_roots)
-        outcome = merge(loaded, [Path(s) for s in args.shards], out, roots)
-        for unit in outcome.missing:
-            print(f"shard-missing: {unit.group} (trial {unit.trial})")
-        for line in outcome.refused:
-            print(line)
-        verb = "already merged" if outcome.already else "merged"
-        for result in outcome.results:
-            seal = sealed_root(result)
-            print(f"{verb}: {result}" + (f" seal sha256:{seal}" if seal else ""))
-        unbound = [k for k in outcome.shards if k not in roots]
-        if unbound:  # an existing result is "already merged" only if bound as this merge
-            print(
-                f"unbound: {noun(len(unbound), 'shard')} {', '.join(map(str, unbound))} merged "
-                "without a root "
-                "(pass --shard-root K=HASH from each shard's log to prove the chain)"
-            )
-        if outcome.aggregate is not None:
-            print(f"aggregate: {outcome.aggregate}")
-        return 1 if outcome.missing else 0
-    return None
+    return _merge(args, root)
+
+
+def _merge(args: argparse.Namespace, root: Path) -> int:
+    """`skill-eval merge`: exit 1 when a unit of the plan has no shard's result."""
+    loaded = load_plan(Path(args.plan).resolve())
+    # Not resolved here: the merge checks the -o given, links and all, against the shards.
+    out = Path(os.path.abspath(args.output)) if args.output else root / ".skill-eval" / "runs"
+    roots = _shard_roots(args.shard_root, args.shard_roots)
+    outcome = merge(loaded, [Path(s) for s in args.shards], out, roots)
+    for unit in outcome.missing:
+        print(f"shard-missing: {unit.group} (trial {unit.trial})")
+    for line in outcome.refused:
+        print(line)
+    verb = "already merged" if outcome.already else "merged"
+    for result in outcome.results:
+        seal = sealed_root(result)
+        print(f"{verb}: {result}" + (f" seal sha256:{seal}" if seal else ""))
+    unbound = [k for k in outcome.shards if k not in roots]
+    if unbound:  # an existing result is "already merged" only if bound as this merge
+        print(
+            f"unbound: {noun(len(unbound), 'shard')} {', '.join(map(str, unbound))} merged "
+            "without a root "
+            "(pass --shard-root K=HASH from each shard's log to prove the chain)"
+        )
+    if outcome.aggregate is not None:
+        print(f"aggregate: {outcome.aggregate}")
+    return 1 if outcome.missing else 0
 
 
 def _estimate(args: argparse.Namespace, root: Path) -> int:

@@ -11,36 +11,30 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
 
 from .agent_skills import import_evals, import_triggers, kind_of
 from .plugin_eval import import_plugin
 from .reading import read_json
 from .suite import REPORT, Fidelity, Imported, SourceError, write_suite
 
-__all__ = ["SourceError", "add_parser", "run"]
+__all__ = ["SourceError", "arguments", "run"]
 
 
-def add_parser(commands: Any) -> None:
-    """`skill-eval import SOURCE [--skill DIR] [--target SKILL] [--out DIR]`."""
-    command = commands.add_parser(
-        "import",
-        help="write a suite from a `claude plugin eval` plugin, an evals.json or a trigger set, "
-        f"listing what could not be carried in {REPORT}",
-    )
-    command.add_argument(
+def arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """Declare `skill-eval import SOURCE [--skill DIR] [--target SKILL] [--out DIR]`."""
+    parser.add_argument(
         "source", help="a plugin folder, an evals.json, or a trigger set (JSON list)"
     )
-    command.add_argument(
+    parser.add_argument(
         "--skill",
         metavar="DIR",
         help="the skill an evals.json or trigger set is for (default: the nearest folder "
         "holding SKILL.md from the file's folder up)",
     )
-    command.add_argument(
+    parser.add_argument(
         "--target", metavar="SKILL", help="a plugin's skill to evaluate when a case names none"
     )
-    command.add_argument(
+    parser.add_argument(
         "--out",
         metavar="DIR",
         help="the suite's folder, inside the definition root (default: evals/<suite id> in "
@@ -48,13 +42,16 @@ def add_parser(commands: Any) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Import `args.source`, write the suite, and print what became of every item."""
+def run(args: argparse.Namespace, root: Path) -> int:
+    """Import `args.source`, write the suite, and print what became of every item.
+
+    The suite's definition root is the plugin's folder or the skill's parent, never `root`.
+    """
     source = Path(args.source).resolve()
     if source.is_dir():
-        root = source
+        base = source
         imported = import_plugin(source, args.target)
-        default = root / "skill-eval"
+        default = base / "skill-eval"
     else:
         data = read_json(source)
         kind = kind_of(data)
@@ -64,17 +61,17 @@ def run(args: argparse.Namespace) -> int:
                 "(a list of {query, should_trigger})"
             )
         skill = skill_folder(source, args.skill)
-        root = skill.parent
+        base = skill.parent
         importer = import_evals if kind == "evals" else import_triggers
         imported = importer(source, data, skill)
-        default = root / "evals" / imported.suite_id
+        default = base / "evals" / imported.suite_id
     if not imported.groups:
         raise SourceError(f"{source}: no case, eval or query maps to a group; nothing written")
     folder = Path(args.out).resolve() if args.out else default
-    if not folder.is_relative_to(root):
-        raise SourceError(f"--out {folder}: must lie inside the definition root {root}")
-    write_suite(imported, folder, root)
-    summarise(imported, folder, root)
+    if not folder.is_relative_to(base):
+        raise SourceError(f"--out {folder}: must lie inside the definition root {base}")
+    write_suite(imported, folder, base)
+    summarise(imported, folder, base)
     return 0
 
 
