@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
+from importlib import metadata
 from importlib.util import resolve_name
 from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.commands.cli import COMMANDS
+from pytest_skill_eval.commands.cli import COMMANDS, main
 from tests.support.imports import own
 
 # Runs the console script's entry with the given arguments, then prints every module imported.
@@ -65,3 +67,26 @@ def test_a_command_imports_its_own_module_and_no_other_commands(
     others = {_home(other) for other in COMMANDS} - {_home(command)}
     others -= {_home(used) for used in USES.get(command, ())}
     assert imported & others == set()
+
+
+@pytest.mark.parametrize("spelling", [["--root"], ["--ro"], ["--r"]])
+def test_the_command_is_found_past_the_definition_root_however_spelled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spelling: list[str]
+) -> None:
+    root = tmp_path / "view"  # named as a command: still the root
+    root.mkdir()
+    assert main([*spelling, str(root), "view", "latest"]) == 2
+    assert f"no finished result in {root / '.skill-eval' / 'runs'}" in capsys.readouterr().err
+
+
+def test_the_version_goes_to_stderr_when_stdout_is_closed(tmp_path: Path) -> None:
+    done = subprocess.run(
+        f"{shlex.quote(sys.executable)} -m pytest_skill_eval.commands.cli --version >&-",
+        shell=True,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"skill-eval {metadata.version('pytest-skill-eval')}\n"

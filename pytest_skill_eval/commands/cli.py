@@ -109,9 +109,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     parser.add_argument(
         "--root", default=".", help="definition root holding .skill-eval/runs (default: .)"
     )
-    parser.add_argument(
-        "--version", action=_Version, nargs=0, help="show program's version number and exit"
-    )
+    parser.add_argument("--version", action=_Version)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands = {
         name: subparsers.add_parser(name, help=help) for name, (_, help) in COMMANDS.items()
@@ -136,8 +134,9 @@ def _module(command: str) -> Command:
     return cast(Command, import_module(COMMANDS[command][0], __package__))
 
 
-class _Version(argparse.Action):
-    """`--version`: the installed distribution's version, read only when asked for."""
+class _Version(argparse._VersionAction):
+    """`--version`: the installed distribution's version, read only when asked for (printed as
+    argparse prints it: a closed or broken stdout is no traceback)."""
 
     def __call__(
         self,
@@ -148,8 +147,8 @@ class _Version(argparse.Action):
     ) -> None:
         from importlib import metadata
 
-        sys.stdout.write(f"skill-eval {metadata.version('pytest-skill-eval')}\n")
-        parser.exit()
+        self.version = f"skill-eval {metadata.version('pytest-skill-eval')}"
+        super().__call__(parser, namespace, values, option_string)
 
 
 def _run(args: argparse.Namespace) -> int:
