@@ -48,9 +48,8 @@ def test_help_imports_no_layer_and_no_dependency(tmp_path: Path) -> None:
     assert _imported(tmp_path, "--help") == ENTRY
 
 
-# The commands whose module another's uses: `compare` and `review` find their results as `view`
-# does; `import` writes its suites with `init`'s helpers.
-USES = {"compare": ("view",), "review": ("view",), "import": ("init",)}
+# The commands whose module another's uses: `import` writes its suites with `init`'s helpers.
+USES = {"import": ("init",)}
 
 
 def _home(command: str) -> str:

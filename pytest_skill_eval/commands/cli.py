@@ -117,6 +117,11 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     return parser, commands
 
 
+def result_argument(parser: argparse.ArgumentParser) -> None:
+    """The positional `result` of a command on one result or aggregate (`results`, `review`)."""
+    parser.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
+
+
 def _chosen(argv: list[str]) -> str | None:
     """The command `argv` names: its first word past `--root DIR` (or `--ro DIR`, as argparse
     takes a prefix), when it is one."""

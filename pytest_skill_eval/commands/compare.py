@@ -26,9 +26,9 @@ from ..common.wording import counted
 from ..definitions import VARIANTS
 from ..errors import SkillEvalError
 from ..evidence import layout, read
+from ..evidence.locate import resolve_result
 from .compare_gate import FAIL_ON, gate_lines
 from .compare_report import CheckRow, ComparisonRow, Counts, Report, Row, change, render
-from .results import resolve_result
 
 AXES = ("revision", "model", "host")
 STATUS_ORDER = ("regression", "improvement", "no-change", "unresolved", "unavailable")

@@ -1,7 +1,7 @@
 """`skill-eval verify`, `view`, `report` and `summary`: one saved result or aggregate each.
 
-`resolve_result` finds the result a command names (an id, `latest`, `previous` or a directory);
-`review` and `compare` find theirs through it too.
+Each finds the result it is given (an id, `latest`, `previous` or a directory) through
+`evidence.locate.resolve_result`, and imports only the view it renders.
 """
 
 from __future__ import annotations
@@ -10,56 +10,19 @@ import argparse
 import sys
 from pathlib import Path
 
+from .. import views
 from ..analysis.trials import verify_aggregate
 from ..common.wording import counted
-from ..errors import EvidenceError, OutputError, ResultNotFoundError
-from ..evidence import layout, locate, parse_root, sealed_root, unfinished
+from ..errors import EvidenceError, OutputError
+from ..evidence import parse_root, sealed_root, unfinished
+from ..evidence.locate import resolve_result
 from ..evidence.read import is_aggregate
 from ..evidence.seal import files_only_manifests
 from ..evidence.shard_seal import unbound_shards, verify
-from ..views import render_html, render_text
 from ..views.summary import DEFAULT_REPORT_URL, render_markdown
+from .cli import result_argument
 
-__all__ = ["ResultNotFoundError", "arguments", "resolve_result", "result_argument", "run"]
-
-
-def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
-    """A result directory from a path, or from an id (or `latest`) under a results directory.
-
-    An id is looked up under `<root>/.skill-eval/runs`, then in every results directory from
-    `start` (default: the current directory) up to the project's ini file, so that an id a run
-    printed is found from anywhere inside the project. `latest` names the newest of them,
-    `previous` the one before it.
-    """
-    path_like = target.startswith(".") or "/" in target or "\\" in target
-    if path_like:
-        candidates = [Path(target)]
-    else:
-        found = [layout.runs_dir(root)]
-        found += [d for d in locate.results_dirs(start or Path.cwd()) if d not in found]
-        if target in locate.NAMED:
-            picked = locate.NAMED[target]([d for d in found if d.is_dir()])
-            if picked is not None:
-                return picked.resolve()
-            wanted = "finished result" if target == locate.LATEST else "two finished results"
-            raise ResultNotFoundError(
-                f"Cannot find result: {target} (no {wanted} in {', '.join(map(str, found))}); "
-                "run pytest --skill-eval first, or pass --root DIR of the definition root"
-            )
-        candidates = [d / target for d in found]
-        candidates.append(root / target)
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate.resolve()
-    raise ResultNotFoundError(
-        f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)}); "
-        "pass a result id a run printed, latest, or a result directory"
-    )
-
-
-def result_argument(parser: argparse.ArgumentParser) -> None:
-    """The positional `result` of a command on one result or aggregate."""
-    parser.add_argument("result", help="result id, aggregate id, latest, previous, or directory")
+__all__ = ["arguments", "run"]
 
 
 def arguments(command: str, parser: argparse.ArgumentParser) -> None:
@@ -107,7 +70,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
     """Run `verify`, `view`, `report` or `summary` on the result `args.result` names."""
     result = resolve_result(args.result, root)
     if args.command == "view":
-        sys.stdout.write(render_text(result, group=args.group, variant=args.variant))
+        sys.stdout.write(views.render_text(result, group=args.group, variant=args.variant))
         return 0
     if args.command == "summary":
         sys.stdout.write(
@@ -116,7 +79,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
         return 0
     if args.command == "report":
         out = Path(args.html).resolve()
-        html = render_html(result, link_base=out.parent)
+        html = views.render_html(result, link_base=out.parent)
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(html, encoding="utf-8")

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import SkillEvalError
 from ..evidence import atomic_write, entry_digest, json_bytes, layout, locate, utc_now
+from ..evidence.locate import resolve_result
 from ..evidence.observed import Usage
 from ..evidence.read import aggregate_trial_dirs, is_finished
 from ..hosts import host_for
@@ -49,7 +50,7 @@ from ..views.text import (
     read_json_file,
     select_groups,
 )
-from .results import resolve_result, result_argument
+from .cli import result_argument
 from .review_prompt import (
     assign_labels,
     compose_prompt,

@@ -6,7 +6,7 @@ A result id names a directory under a results directory. From the current direct
 lookup walks up to the directory holding pytest's ini file (the rootdir a run would use),
 collecting on the way every `<dir>/.skill-eval/runs` and the results directory an ini file
 configures (`skill_eval_results`, else `skill_eval_root`'s `.skill-eval/runs`, relative to the
-ini file as the plugin reads them).
+ini file as the plugin reads them). `resolve_result` is that lookup for a console-script command.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import SkillEvalError
+from ..errors import ResultNotFoundError, SkillEvalError
 from . import layout, read
 
 LATEST = "latest"
@@ -123,6 +123,40 @@ def previous(directories: list[Path]) -> Path | None:
 
 # The results `latest` and `previous` name, each picked among the finished ones.
 NAMED: dict[str, Callable[[list[Path]], Path | None]] = {LATEST: newest, PREVIOUS: previous}
+
+
+def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
+    """A result directory from a path, or from an id (or `latest`) under a results directory.
+
+    An id is looked up under `<root>/.skill-eval/runs`, then in every results directory from
+    `start` (default: the current directory) up to the project's ini file, so that an id a run
+    printed is found from anywhere inside the project. `latest` names the newest of them,
+    `previous` the one before it.
+    """
+    path_like = target.startswith(".") or "/" in target or "\\" in target
+    if path_like:
+        candidates = [Path(target)]
+    else:
+        found = [layout.runs_dir(root)]
+        found += [d for d in results_dirs(start or Path.cwd()) if d not in found]
+        if target in NAMED:
+            picked = NAMED[target]([d for d in found if d.is_dir()])
+            if picked is not None:
+                return picked.resolve()
+            wanted = "finished result" if target == LATEST else "two finished results"
+            raise ResultNotFoundError(
+                f"Cannot find result: {target} (no {wanted} in {', '.join(map(str, found))}); "
+                "run pytest --skill-eval first, or pass --root DIR of the definition root"
+            )
+        candidates = [d / target for d in found]
+        candidates.append(root / target)
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate.resolve()
+    raise ResultNotFoundError(
+        f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)}); "
+        "pass a result id a run printed, latest, or a result directory"
+    )
 
 
 def _ini_settings(directory: Path) -> dict[str, str] | None:
