@@ -160,8 +160,9 @@ class NodeBinary:
         return node_command(self.runtime, self.entry, self.path)
 
     def record(self) -> dict[str, Any]:
-        """What `run.json` keeps beside the version: the runtime it ran on."""
-        return {"runtime": self.runtime.record() if self.runtime and self.entry else None}
+        """What `run.json` keeps beside the version: the runtime it ran on (nothing for an
+        executable that runs by itself, such as a wrapper script)."""
+        return {"runtime": self.runtime.record()} if self.runtime and self.entry else {}
 
     def handover(self) -> dict[str, Any]:
         """What a worker needs to adopt this binary unchecked (`from_handover`)."""

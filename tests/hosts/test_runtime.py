@@ -125,6 +125,9 @@ def test_any_node_hosts_binary_starts_on_the_chosen_node(tmp_path: Path) -> None
     assert binary.record() == {"runtime": chosen}
     native = write(tmp_path / "native", "#!/bin/sh\n", mode=0o755)
     assert NodeBinary.of(native, "1.0.0", None, tmp_path).command() == [str(native)]
+    # run.json keeps no runtime for an executable that starts by itself (never a null one)
+    assert NodeBinary.of(native, "1.0.0", None, tmp_path).record() == {}
+    assert PiBinary(native, "0.73.1").record() == {"form": {"kind": "stock"}}
 
 
 def _package(root: Path, manifest: dict[str, object], started: Path) -> Path:

@@ -230,6 +230,30 @@ def test_an_option_value_written_with_a_space_never_chooses_the_rootdir(
     assert "configfile" not in header.stdout.str()
 
 
+@pytest.mark.pi
+def test_a_host_started_through_a_wrapper_script_is_recorded_and_summarised(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """A binary option naming a wrapper (not a Node script): the run records no runtime, and
+    the summary reads the run it wrote (it once refused its own `runtime: null`)."""
+    root = _root(tmp_path / "root")
+    node, pi = (PACKAGE / "node_modules" / ".bin" / name for name in ("node", "pi"))
+    wrapper = write(
+        tmp_path / "bin" / "pi-wrapper",
+        f'#!/bin/sh\nexec "{node.resolve()}" "{pi.resolve()}" "$@"\n',
+        mode=0o755,
+    )
+
+    result = run(pytester, root, "--skill-eval-pi", str(wrapper))
+
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["result * [[]complete[]]*"])
+    for variant in ("baseline", "candidate"):
+        binary = run_record(root, "answer", variant)["binary"]
+        assert binary["command"] == str(wrapper)
+        assert "runtime" not in binary, binary
+
+
 # -- item 8: the definitions as an ini key ------------------------------------------------------
 
 

@@ -38,9 +38,10 @@ class PiBinary:
         return node_command(self.runtime, self.entry, self.path)
 
     def record(self) -> dict[str, Any]:
-        """What `run.json` keeps beside the version: the runtime and the form that ran."""
-        runtime = self.runtime.record() if self.runtime and self.entry else None
-        return {"runtime": runtime, "form": describe(self.bundle)}
+        """What `run.json` keeps beside the version: the runtime (where Node starts it) and
+        the form that ran."""
+        runtime = {"runtime": self.runtime.record()} if self.runtime and self.entry else {}
+        return {**runtime, "form": describe(self.bundle)}
 
     def handover(self) -> dict[str, Any]:
         """Everything a worker needs to start the same Pi (`from_handover`)."""
