@@ -77,8 +77,8 @@ class HostBinaryRecord(TypedDict):
     version: NotRequired[str]
     command: NotRequired[str]
     enforced: NotRequired[dict[str, str | bool]]
-    # A Node host: the runtime it ran on ({kind: pinned|option, path, version}) and, for Pi,
-    # the form that ran ({kind: stock} or {kind: bundle, sha256}).
+    # A Node host: the runtime it ran on ({kind: pinned|option, path, version}) and, for Pi and
+    # Gemini CLI, the form that ran ({kind: stock}, or {kind: bundle|eager, sha256}).
     runtime: NotRequired[dict[str, str]]
     form: NotRequired[dict[str, str]]
 

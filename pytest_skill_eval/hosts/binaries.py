@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+# The esbuild that builds Pi's bundle and proves Gemini CLI's eager copy, as the lock pins it
+# (tests/plugin/test_pi_bundle_e2e.py, tests/hosts/test_gemini_eager_e2e.py).
+PINNED_ESBUILD = "0.28.2"
+ESBUILD_BESIDE = PACKAGE_ROOT / "node_modules"  # where esbuild is looked for after the host's
 
 
 class HostNotFoundError(HostError):
@@ -168,3 +172,24 @@ def package_version(entry: Path) -> re.Match[str] | None:
             return None
         return VERSION.fullmatch(version)
     return None
+
+
+def esbuild_binary(package: Path) -> Path | None:
+    """The pinned esbuild: beside the host package's dependencies (`package` is
+    `…/node_modules/<scope>/<name>`), else beside this package."""
+    for base in (package.parents[1], ESBUILD_BESIDE):
+        candidate = base / ".bin" / "esbuild"
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def esbuild_version(esbuild: Path) -> str:
+    """What `esbuild --version` prints ("" where it cannot run or fails)."""
+    try:
+        done = subprocess.run(
+            [str(esbuild), "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""

@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ..errors import HostError
 from .binaries import module_bases
@@ -140,7 +140,8 @@ def node_command(runtime: NodeRuntime | None, entry: Path | None, executable: Pa
 @dataclass(frozen=True, slots=True)
 class NodeBinary:
     """A checked binary of a Node host (an `Executable`): started as `<node> <entry>` when it is
-    a Node script, else by itself. Pi's own (`hosts.pi.binary.PiBinary`) adds its bundle."""
+    a Node script, else by itself. Pi's own (`hosts.pi.binary.PiBinary`) adds its bundle, Gemini
+    CLI's (`hosts.gemini_cli.binary.GeminiBinary`) its eager copy."""
 
     path: Path
     version: str
@@ -150,7 +151,7 @@ class NodeBinary:
     @classmethod
     def of(
         cls, path: Path, version: str, node: str | None, root: Path, rootdir: Path | None = None
-    ) -> NodeBinary:
+    ) -> Self:
         """`path` (version-checked already) on the pinned Node, or on `--skill-eval-node`."""
         entry = node_entry(path)
         return cls(path, version, node_runtime(node, root, rootdir) if entry else None, entry)

@@ -106,6 +106,11 @@ _OPTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ("node", "PATH", {"help": "the Node that runs Node hosts (default: the one the lock pins)"}),
     ("pi-bundle", "on|off", {"help": "off: run stock Pi, not its verified bundle (default on)"}),
     (
+        "gemini-eager",
+        "on|off",
+        {"help": "off: run Gemini CLI's own files, not its verified eager copy (default on)"},
+    ),
+    (
         "no-progress-timeout",
         "SECONDS",
         {"help": "stop a subject that prints nothing for this long (default 1800)"},

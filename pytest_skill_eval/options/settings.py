@@ -59,6 +59,7 @@ class Settings:
     noise_floor: bool = False  # the baseline arm is the candidate's (`noise_floor.py`)
     codex_unconfined_reads: bool = False
     pi_bundle: bool = True  # --skill-eval-pi-bundle off: stock Pi
+    gemini_eager: bool = True  # --skill-eval-gemini-eager off: Gemini CLI's own files
     # The family-wise error rate of fail-on's statistical gate.
     alpha: float = gate_option.DEFAULT_ALPHA
     retries: int = 0  # runs again of a variant whose run was infrastructure-failed
@@ -70,7 +71,12 @@ class Settings:
         """What the invocation says about `host`'s binary and what it accepts."""
         binary = dict(self.binaries).get(host)
         return HostOptions(
-            binary, self.codex_unconfined_reads, self.node, self.pi_bundle, self.rootdir
+            binary,
+            self.codex_unconfined_reads,
+            self.node,
+            self.pi_bundle,
+            self.gemini_eager,
+            self.rootdir,
         )
 
     @classmethod
@@ -136,6 +142,7 @@ class Settings:
             shard = shard_of("--skill-eval-shard", option(config, "shard"))
             alpha = gate_option.alpha_value(option(config, "alpha"))
             pi_bundle = _choice(config, "pi-bundle", ("on", "off"), "on") == "on"
+            gemini_eager = _choice(config, "gemini-eager", ("on", "off"), "on") == "on"
             retries = attempts.retries_value(option(config, "retries"))
         cassettes = _path(resolved["cassettes"])
         if cassettes is not None and not cassettes.is_dir() and record == "none":
@@ -165,6 +172,7 @@ class Settings:
             max_cost=max_cost,
             node=option(config, "node") or None,
             pi_bundle=pi_bundle,
+            gemini_eager=gemini_eager,
             binaries=tuple(
                 (r.name, option(config, r.binary_option)) for r in registry.registered()
             ),

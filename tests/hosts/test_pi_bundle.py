@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.hosts import binaries
+from pytest_skill_eval.hosts.binaries import PINNED_ESBUILD, esbuild_binary
 from pytest_skill_eval.hosts.pi import bundle
-from pytest_skill_eval.hosts.pi.binary import PINNED_ESBUILD, pi_executable
+from pytest_skill_eval.hosts.pi.binary import pi_executable
 from pytest_skill_eval.hosts.pi.bundle import MANIFEST, BundleError, checked_bundle, pi_bundle
 from pytest_skill_eval.hosts.pi.host import skill_loader
 from pytest_skill_eval.hosts.pi.registration import PINNED
@@ -116,7 +118,7 @@ def test_a_worker_that_loses_the_race_keeps_the_winners_bundle(installed: Path) 
     built = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
     home = built.entry.parents[4]
     package = installed.parents[1]
-    esbuild = bundle.esbuild_binary(package)
+    esbuild = esbuild_binary(package)
     assert esbuild is not None
     # A second build finishing after the first one was renamed into place.
     bundle._build(package, esbuild, bundle.bundle_key(package, esbuild), home)
@@ -213,7 +215,7 @@ def test_no_esbuild_beside_pi_says_what_to_install(
     installed: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (installed.parents[3] / ".bin" / "esbuild").unlink()
-    monkeypatch.setattr(bundle, "PACKAGE_ROOT", installed.parents[4] / "elsewhere")
+    monkeypatch.setattr(binaries, "ESBUILD_BESIDE", installed.parents[4] / "elsewhere")
     lines: list[str] = []
     binary = pi_executable(str(installed), installed.parents[4], notice=lines.append)
     assert binary.bundle is None

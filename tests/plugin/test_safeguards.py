@@ -103,11 +103,12 @@ def test_a_node_option_that_names_no_node_is_one_clear_error(
     assert not (root / ".skill-eval").exists()
 
 
-def test_a_pi_bundle_value_other_than_on_or_off_is_one_clear_error(
-    pytester: pytest.Pytester, root: Path
+@pytest.mark.parametrize("option", ["--skill-eval-pi-bundle", "--skill-eval-gemini-eager"])
+def test_a_host_form_value_other_than_on_or_off_is_one_clear_error(
+    pytester: pytest.Pytester, root: Path, option: str
 ) -> None:
-    result = run(pytester, root, "--skill-eval-pi-bundle", "maybe")
+    result = run(pytester, root, option, "maybe")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--skill-eval-pi-bundle" in result.stderr.str()
+    assert option in result.stderr.str()
     assert "one of: on, off" in result.stderr.str()
     assert "Traceback" not in result.stderr.str() + result.stdout.str()

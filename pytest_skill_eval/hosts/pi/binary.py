@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..binaries import HostNotFoundError, locate_for, version_of
+from ..binaries import PINNED_ESBUILD, HostNotFoundError, locate_for, version_of
 from ..environment import baseline_environment
 from ..runtime import NodeRuntime, node_command, node_entry, node_runtime
 from .bundle import BundleError, PiBundle, checked_bundle, describe, pi_bundle
@@ -17,10 +17,6 @@ from .registration import MIN_VERSION, PI, PINNED
 
 if TYPE_CHECKING:
     from ..options import HostOptions
-
-
-# The esbuild the bundle is proven equivalent with (tests/hosts/test_pi_bundle_e2e.py), as pinned.
-PINNED_ESBUILD = "0.28.2"
 
 
 @dataclass(frozen=True, slots=True)

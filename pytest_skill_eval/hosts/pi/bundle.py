@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import HostError
-from ..binaries import PACKAGE_ROOT
+from ..binaries import esbuild_binary, esbuild_version
 
 PI_PACKAGE = Path("@mariozechner") / "pi-coding-agent"
 BEDROCK = Path("@mariozechner") / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js"
@@ -90,15 +90,6 @@ def package_of(entry: Path) -> Path | None:
     return None
 
 
-def esbuild_binary(package: Path) -> Path | None:
-    """The pinned esbuild: beside Pi's dependencies, else beside this package."""
-    for base in (package.parents[1], PACKAGE_ROOT / "node_modules"):
-        candidate = base / ".bin" / "esbuild"
-        if candidate.is_file():
-            return candidate.resolve()
-    return None
-
-
 def _lockfile(modules: Path) -> Path | None:
     for candidate in (modules.parent / "package-lock.json", modules / ".package-lock.json"):
         if candidate.is_file():
@@ -111,12 +102,10 @@ def _sha256(path: Path) -> str:
 
 
 def _version(esbuild: Path) -> str:
-    done = subprocess.run(
-        [str(esbuild), "--version"], capture_output=True, text=True, timeout=60, check=False
-    )
-    if done.returncode != 0:
-        raise BundleError(f"{esbuild} --version failed (exit {done.returncode})")
-    return done.stdout.strip()
+    found = esbuild_version(esbuild)
+    if not found:
+        raise BundleError(f"{esbuild} --version failed")
+    return found
 
 
 def bundle_key(package: Path, esbuild: Path) -> dict[str, str]:
