@@ -3,7 +3,8 @@ run.
 
 The bare run gets what any hermetic Gemini CLI run needs anyway (an empty HOME with the same
 settings.json, the same relaunch switch, pointed at the same loopback server), so the difference
-is the evaluator.
+is the evaluator. Both run Gemini CLI's own files: the items with `--skill-eval-gemini-eager off`,
+so what the eager copy saves (`bench hosts` counts it) is not taken for the evaluator's.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def main(groups: int = 20) -> dict[str, object]:
     return one_turn_overhead(
         "gemini-overhead",
         "bare_gemini_median_s",
-        item_times("gemini-cli"),
+        item_times("gemini-cli", "--skill-eval-gemini-eager", "off"),
         bare_command,
         groups,
     )
