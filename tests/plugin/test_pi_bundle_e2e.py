@@ -80,10 +80,16 @@ def test_the_example_suite_runs_on_the_pinned_node_as_the_checked_bundle(
         assert (runtime["kind"], runtime["version"]) == ("pinned", PINNED)
         assert Path(runtime["path"]).name == "node"
         assert pi["form"]["kind"] == "bundle"
-        built = [
-            read_json(m)["sha256"] for m in cache_root().glob(f"pi-{pi['version']}-*/{MANIFEST}")
-        ]
+        built = {
+            read_json(m)["sha256"]: m.parent
+            for m in cache_root().glob(f"pi-{pi['version']}-*/{MANIFEST}")
+        }
         assert pi["form"]["sha256"] in built
+    # Its module factories compile with their chunk (hosts/factories.py): none is left a method.
+    bundle = built[pi["form"]["sha256"]] / "pkg" / "dist" / "core" / "bundle"
+    text = "\n".join(path.read_text("utf-8") for path in bundle.glob("*.js"))
+    assert len(re.findall(r'= __commonJS\(\{\n  "[^"\n]+": \(function\(', text)) > 100
+    assert not re.findall(r'= __(?:commonJS|esm)\(\{\n  "[^"\n]+"\(', text)
 
 
 def test_stock_pi_and_the_bundle_send_the_same_requests_and_print_the_same_events(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..binaries import esbuild_binary, locate_for, pinned, version_of
 from ..environment import baseline_environment
+from ..factories import FactoryError
 from ..runtime import NodeBinary, node_command, node_entry, node_runtime
 from .eager import EagerCopy, EagerError, checked_copy, describe, eager_copy, package_of
 from .registration import GEMINI_CLI, PINNED
@@ -82,7 +83,7 @@ def with_eager_copy(
         if esbuild is None:
             raise EagerError("esbuild is not installed beside Gemini CLI or this package")
         copy = eager_copy(entry, binary.version, esbuild=esbuild, node=runtime.path)
-    except (EagerError, OSError) as error:
+    except (FactoryError, OSError) as error:
         line = f"skill-eval: Gemini CLI's eager copy cannot be used ({error}); subjects run "
         line += "its own files"
         (notice or _stderr)(line)

@@ -1,24 +1,17 @@
 """Gemini CLI's eager copy: its own bundle, with every module factory compiled with its chunk.
 
-Gemini CLI ships as an esbuild bundle, its CommonJS modules (and the ES modules it initialises
-lazily) wrapped in factories: `var require_x = __commonJS({ "node_modules/x.js"(exports,
-module) { … } });`. V8 compiles such a method only when it is first called, so the compile
-cache the evaluator warms (`hosts.compile_cache`: Node caches what V8 compiled before a module
-ran) never holds a factory, and every subject parses and compiles again each one its start
-runs. The eager copy writes each factory as a parenthesised function expression,
-`"node_modules/x.js": (function(exports, module) { … })`, which V8 compiles with its chunk and
-Node's cache then keeps. Nothing the bundle's helpers see changes: the same property name (which
-they read to call it), the same `this`, `arguments` and strictness, the same line numbers.
+Gemini CLI ships as an esbuild bundle; V8 compiles each module factory in it only when it is
+first called, after Node's compile cache was made, so every subject compiled again each factory
+its start runs. Subjects run from a copy whose factories are parenthesised function expressions,
+compiled with their chunk and kept by the cache (`hosts/factories.py`: the change and its
+proof). Only the chunks `bundle/gemini.js` imports are changed.
 
 The copy is built on first use into the operator's cache directory, once per key (the version,
-where Gemini CLI is installed and what its files hold, this transform), into a
-temporary directory renamed into place.
-Before it is kept, esbuild prints every changed file and its original with the whitespace
-removed, and the two must differ by exactly the changed heads and one `)` after each factory's
-closing brace: a head or a parenthesis that landed in a string, a comment or anywhere else is a
-difference, and nothing is kept. It must then answer `--version` as Gemini CLI does. Every
-file's SHA-256 is kept in the copy's manifest, checked by the controller before the copy is used
-(a worker checks the manifest's digest and the files' sizes); `run.json` records the digest.
+where Gemini CLI is installed and what its files hold, esbuild's version, this form), into a
+temporary directory renamed into place, under a lock. Before it is kept, the pinned esbuild
+proves the change, and the copy must answer `--version` as Gemini CLI does. Every file's SHA-256
+is kept in the copy's manifest, checked by the controller before the copy is used (a worker
+checks the manifest's digest and the files' sizes); `run.json` records the digest.
 
 The copy sits in a package directory of its own (`<home>/pkg`), its `package.json` copied and a
 `node_modules` link to the directory holding the installed package. Where that directory is not
@@ -38,29 +31,23 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import HostError
 from ..binaries import PINNED_ESBUILD, esbuild_version
+from ..factories import FactoryError, eager_chunks, prove
 
 PACKAGE_NAME = "@google/gemini-cli"
 ENTRY = Path("bundle") / "gemini.js"
 MANIFEST = "eager.json"
 FORM = 1  # part of the key: raise it when the transform changes
-# esbuild's factory wrappers, the line before a factory's head.
-_OPENER = re.compile(r"^var [\w$]+ = __(?:commonJS|esm)\(\{$")
-_HEAD = re.compile(r'^  ("(?:[^"\\]|\\.)+")\(([\w$]+(?:, [\w$]+)*)?\) \{$')
-_CLOSE, _AFTER = "  }", "});"
-# The same heads once esbuild has printed a file without whitespace.
-_PRINTED_HEAD = re.compile(r'(__(?:commonJS|esm)\(\{"(?:[^"\\\n]|\\.)*")\(')
 # A chunk's imports of its sibling chunks.
 _IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s*)["']\./([^"'\s]+\.js)["']""")
 
 
-class EagerError(HostError):
+class EagerError(FactoryError):
     """Gemini CLI's eager copy could not be built, or does not match its manifest."""
 
 
@@ -88,67 +75,6 @@ def package_of(entry: Path) -> Path | None:
     if entry.resolve() != package / ENTRY or manifest.get("name") != PACKAGE_NAME:
         return None
     return package
-
-
-def eager_heads(text: str) -> tuple[str, int]:
-    """`text` with each factory esbuild printed as a method written as a parenthesised function
-    expression, and how many; EagerError where a factory's end is not where esbuild puts it."""
-    lines = text.split("\n")
-    count, opened = 0, False
-    for number, line in enumerate(lines):
-        if opened:
-            if line == _CLOSE and number + 1 < len(lines) and lines[number + 1] == _AFTER:
-                lines[number], opened = _CLOSE + ")", False
-            elif line.startswith(_AFTER):
-                raise EagerError(f"line {number + 1}: a factory ends where none was seen closing")
-            continue
-        head = _HEAD.match(line)
-        if head and number and _OPENER.match(lines[number - 1]):
-            lines[number] = f"  {head.group(1)}: (function({head.group(2) or ''}) {{"
-            count, opened = count + 1, True
-    if opened:
-        raise EagerError("the last factory never closes")
-    return "\n".join(lines), count
-
-
-def only_heads_differ(original: str, changed: str, heads: int) -> bool:
-    """Whether `changed` is `original` (both printed by esbuild without whitespace) with exactly
-    `heads` factory heads written as parenthesised function expressions, each closed by a `)`
-    right after a `}`: nothing else differs."""
-    expected, found = _PRINTED_HEAD.subn(r"\1:(function(", original)
-    if found != heads or len(changed) - len(expected) != heads:
-        return False
-    i = j = 0  # in expected, in changed: every `)` skipped in changed is one of the closes
-    while True:
-        same = _common(expected, i, changed, j)
-        i, j = i + same, j + same
-        if i == len(expected) and j == len(changed):
-            return True
-        if j == len(changed) or changed[j - 1 : j + 1] != "})":
-            return False
-        j += 1
-
-
-def _common(a: str, i: int, b: str, j: int) -> int:
-    """How many characters `a[i:]` and `b[j:]` share before they differ (compared in slices
-    that double while they match, then halved to the first difference)."""
-    shared, step = 0, 4096
-    while True:
-        step = min(step, len(a) - i - shared, len(b) - j - shared)
-        if step <= 0:
-            return shared
-        if a[i + shared : i + shared + step] == b[j + shared : j + shared + step]:
-            shared, step = shared + step, step * 2
-            continue
-        low, high = 0, step  # the first `low` match; they differ before `high`
-        while high - low > 1:
-            middle = (low + high) // 2
-            start_a, start_b = i + shared + low, j + shared + low
-            if a[start_a : i + shared + middle] == b[start_b : j + shared + middle]:
-                low = middle
-            else:
-                high = middle
-        return shared + low
 
 
 def eager_copy(entry: Path, version: str, *, esbuild: Path, node: Path) -> EagerCopy:
@@ -291,9 +217,10 @@ def _build(package: Path, key: dict[str, str], home: Path, esbuild: Path, node: 
         copy = staging / "pkg"
         shutil.copytree(package / "bundle", copy / "bundle", symlinks=True)
         shutil.copy2(package / "package.json", copy / "package.json")
-        changed = _change(copy / "bundle")
-        _prove(esbuild, package / "bundle", copy / "bundle", changed, staging / "printed")
-        shutil.rmtree(staging / "printed")
+        changed = eager_chunks(copy / "bundle", reachable(copy / "bundle"))
+        if not changed:
+            raise EagerError(f"{package / 'bundle'} has no module factories to compile early")
+        prove(esbuild, package / "bundle", copy / "bundle", changed, staging / "printed")
         modules = package.parents[1]
         (copy / "node_modules").symlink_to(modules)
         _one_lookup(copy / "bundle", copy / "node_modules")
@@ -311,51 +238,6 @@ def _build(package: Path, key: dict[str, str], home: Path, esbuild: Path, node: 
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def _change(bundle: Path) -> dict[str, int]:
-    """Each chunk `gemini.js` reaches, its factories made eager; how many in each one changed."""
-    changed = {}
-    try:
-        for name in reachable(bundle):
-            text, heads = eager_heads((bundle / name).read_text(encoding="utf-8"))
-            if heads:
-                (bundle / name).write_text(text, encoding="utf-8")
-                changed[name] = heads
-    except UnicodeDecodeError as error:
-        raise EagerError(f"{bundle}: a chunk is not UTF-8 ({error})") from None
-    if not changed:
-        raise EagerError(f"{bundle} has no module factories to compile early")
-    return changed
-
-
-def _prove(esbuild: Path, original: Path, copy: Path, changed: dict[str, int], out: Path) -> None:
-    """EagerError unless each changed chunk and its original, printed by esbuild without
-    whitespace, differ by exactly the changed heads."""
-    names = sorted(changed)
-    sources = {f"{side}/{Path(n).stem}": base / n for n in names for side, base in
-               (("original", original), ("eager", copy))}  # fmt: skip
-    print_without_whitespace(esbuild, sources, out)
-    for name in names:
-        before, after = ((out / side / name).read_text("utf-8") for side in ("original", "eager"))
-        if not only_heads_differ(before, after, changed[name]):
-            raise EagerError(f"{copy / name}: the change is not the factories' heads alone")
-
-
-def print_without_whitespace(esbuild: Path, sources: Mapping[str, Path], out: Path) -> None:
-    """esbuild prints each source to `out/<name>.js` without whitespace (one run, all cores);
-    EagerError where it cannot parse one."""
-    argv = [str(esbuild), "--minify-whitespace", "--log-level=error", f"--outdir={out}"]
-    argv += [f"{name}={path}" for name, path in sources.items()]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
-    except (OSError, subprocess.TimeoutExpired) as failure:
-        raise EagerError(f"esbuild could not run: {failure}") from failure
-    if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or ["no output"])[0]
-        raise EagerError(
-            f"esbuild could not print the copy (exit {done.returncode}): {first[:200]}"
-        )
 
 
 def _starts(node: Path, entry: Path, version: str, staging: Path) -> None:
