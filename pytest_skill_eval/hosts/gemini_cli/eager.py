@@ -30,7 +30,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any
 
 from ..binaries import PINNED_ESBUILD, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
+from ..staged import staged, write_manifest
 
 PACKAGE_NAME = "@google/gemini-cli"
 ENTRY = Path("bundle") / "gemini.js"
@@ -212,8 +212,7 @@ def _digest(files: dict[str, list[Any]]) -> str:
 
 def _build(package: Path, key: dict[str, str], home: Path, esbuild: Path, node: Path) -> None:
     """Copy, change and prove in a temporary directory beside `home`, then rename it there."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{home.name}.", dir=home.parent))
-    try:
+    with staged(home) as staging:
         copy = staging / "pkg"
         shutil.copytree(package / "bundle", copy / "bundle", symlinks=True)
         shutil.copy2(package / "package.json", copy / "package.json")
@@ -229,15 +228,7 @@ def _build(package: Path, key: dict[str, str], home: Path, esbuild: Path, node: 
             name: [(copy / name).stat().st_size, _sha256(copy / name)] for name in _files(copy)
         }
         manifest = {"key": key, "changed": changed, "modules": str(modules), "files": files}
-        manifest["sha256"] = _digest(files)
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        try:
-            staging.rename(home)
-        except OSError:
-            if not home.is_dir():  # a worker that built it first is the one kept
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        write_manifest(staging / MANIFEST, {**manifest, "sha256": _digest(files)})
 
 
 def _starts(node: Path, entry: Path, version: str, staging: Path) -> None:

@@ -36,7 +36,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,7 @@ from typing import Any
 from ...errors import HostError
 from ..binaries import esbuild_binary, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
+from ..staged import staged, write_manifest
 
 PI_PACKAGE = Path("@mariozechner") / "pi-coding-agent"
 BEDROCK = Path("@mariozechner") / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js"
@@ -184,9 +184,7 @@ def _build(
     package: Path, esbuild: Path, key: dict[str, str], home: Path, node: Path | None = None
 ) -> None:
     """Build into a temporary directory beside `home`, then rename it into place."""
-    home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    staging = Path(tempfile.mkdtemp(prefix=f".{home.name}.", dir=home.parent))
-    try:
+    with staged(home) as staging:
         out = staging / BUNDLE_DIR
         _esbuild(package, esbuild, out)
         _eager(esbuild, out, staging)
@@ -194,15 +192,7 @@ def _build(
         if node is not None:
             _starts(node, out / "cli.js", key["pi"], staging)
         files = {p.name: _sha256(p) for p in sorted(out.iterdir())}
-        manifest = {"key": key, "files": files, "sha256": _digest(files)}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        try:
-            staging.rename(home)
-        except OSError:
-            if not home.is_dir():  # a worker that built it first is the one kept
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        write_manifest(staging / MANIFEST, {"key": key, "files": files, "sha256": _digest(files)})
 
 
 def _eager(esbuild: Path, out: Path, staging: Path) -> None:
