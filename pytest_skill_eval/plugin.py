@@ -215,7 +215,7 @@ def pytest_terminal_summary(
     if not enabled(config) or worker or config.option.collectonly:
         return (yield)
     from . import subresults
-    from .evidence.read import read_once
+    from .evidence.read import ReadError, read_once
     from .session import SESSION_KEY
     from .views.terminal import terminal_summary  # the controller's alone: workers never need it
 
@@ -224,18 +224,25 @@ def pytest_terminal_summary(
     shard = state.services.shard_dir is not None
     gate = config.stash.get(features.GATE_KEY, None)
     forecast: list[str] = config.stash.get(features.FORECAST_KEY, [])
-    with read_once():  # both views read the same finished results
-        terminal_summary(
-            terminalreporter,
-            state.services.result_dirs,
-            state.aggregate_dir,
-            shard=shard,
-            cwd=Path(config.invocation_params.dir),
-            gate=gate,
-            forecast=forecast,
-        )
-        _step_summary(
-            terminalreporter, state.services.result_dirs, state.aggregate_dir, shard, gate
+    try:
+        with read_once():  # both views read the same finished results
+            terminal_summary(
+                terminalreporter,
+                state.services.result_dirs,
+                state.aggregate_dir,
+                shard=shard,
+                cwd=Path(config.invocation_params.dir),
+                gate=gate,
+                forecast=forecast,
+            )
+            _step_summary(
+                terminalreporter, state.services.result_dirs, state.aggregate_dir, shard, gate
+            )
+    except ReadError as error:  # a result changed under the run, or written wrong: one line
+        terminalreporter.write_line(
+            f"skill-eval: the summary cannot be shown: {error}; `skill-eval verify` on the "
+            "result checks every file",
+            red=True,
         )
     try:
         return (yield)

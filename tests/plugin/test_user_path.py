@@ -254,6 +254,43 @@ def test_a_host_started_through_a_wrapper_script_is_recorded_and_summarised(
         assert "runtime" not in binary, binary
 
 
+@pytest.mark.pi
+def test_a_result_damaged_before_the_summary_is_one_line_not_a_traceback(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """A run.json changed under the run after it was sealed (or written wrong, as a wrapper
+    script's once was): the summary says which file and how to check the result."""
+    root = _root(tmp_path / "root")
+    pytester.makeconftest(
+        """
+        import json
+        from pathlib import Path
+
+        import pytest
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_sessionfinish(session):
+            root = Path(session.config.getoption("--skill-eval-root"))
+            for run in (root / ".skill-eval" / "runs").glob("*/groups/*/baseline/run.json"):
+                record = json.loads(run.read_text())
+                record["binary"]["runtime"] = None
+                run.write_text(json.dumps(record))
+        """
+    )
+    result = run(pytester, root)
+
+    printed = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in printed
+    assert "INTERNALERROR" not in printed
+    result.stdout.fnmatch_lines(
+        [
+            "skill-eval: the summary cannot be shown: *baseline/run.json: at /binary/runtime: "
+            "input should be a valid dictionary; the evidence is damaged; `skill-eval verify` on "
+            "the result checks every file"
+        ]
+    )
+
+
 # -- item 8: the definitions as an ini key ------------------------------------------------------
 
 
