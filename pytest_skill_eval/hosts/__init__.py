@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..errors import HostError
 from .environment import refusal
 from .layers import kept_out
 from .options import HostOptions
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from ..definitions import Group
     from .base import Executable, Host
 
-__all__ = ["UnknownHostError"]
+__all__ = ["UnadoptedBinaryError", "UnknownHostError"]
 
 
 def host_for(name: str) -> Host:
@@ -74,9 +75,20 @@ class HandedOver(Protocol):
 _CHECKED: dict[str, tuple[tuple[HostOptions, Path] | None, Executable]] = {}
 
 
+class UnadoptedBinaryError(HostError):
+    """A worker could not adopt the binary its controller checked (it changed since): each of
+    the worker's runs on that host is infrastructure-failed, saying so."""
+
+
+# Host name → why this worker could not adopt the binary its controller checked.
+_UNADOPTED: dict[str, UnadoptedBinaryError] = {}
+
+
 def checked_binary(name: str, options: HostOptions, root: Path) -> Executable:
     """The located, version-checked binary of a host, once per process and options (a worker
     adopts its controller's), on a machine without its system layers."""
+    if name in _UNADOPTED:
+        raise _UNADOPTED[name]
     known = _CHECKED.get(name)
     if known is not None and known[0] is None:
         check_layers(name)  # handed over: this machine is checked here too, at first use
@@ -101,4 +113,9 @@ def adopt(handed: Mapping[str, Mapping[str, Any]]) -> None:
     """Worker: take the binaries the controller checked (`handover`) instead of checking them."""
     for name, record in handed.items():
         reader = load(f"{registration_for(name).subpackage}.binary:from_handover")
-        _CHECKED[name] = (None, reader(record))
+        try:
+            _CHECKED[name] = (None, reader(record))
+        except HostError as error:  # raised where a run needs it, never at the worker's start
+            _UNADOPTED[name] = UnadoptedBinaryError(
+                f"the {name} binary the controller checked cannot be used here: {error}"
+            )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..evidence.records import AttemptRecord, RunRecord
+from ..hosts import UnadoptedBinaryError
 from ..hosts.layers import SystemLayerError
 from ..hosts.subject import SetupError, SubjectResult
 from ..workspace import ResourceError
@@ -196,7 +197,7 @@ def conclude(
     assert group.resources is not None
     try:
         result = attempt()
-    except (EndpointError, SystemLayerError) as error:
+    except (EndpointError, SystemLayerError, UnadoptedBinaryError) as error:
         msg = {"kind": "infrastructure", "message": str(error)}
         run = synthetic_run(loaded, variant, "infrastructure-failed", msg)
     except SetupError as error:

@@ -117,3 +117,36 @@ def test_the_copy_sends_the_same_requests_and_does_the_same_things(
     assert activity["eager"] == activity["stock"]
     assert [a["isError"] for a in activity["eager"][0]] == [False, False, False, False, True]
     assert effects["eager"] == effects["stock"]
+
+
+TAMPER = """
+import os
+from pathlib import Path
+
+def pytest_configure_node(node):
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "pytest-skill-eval" / "gemini-eager"
+    for entry in cache.glob("*/pkg/bundle/gemini.js"):
+        with entry.open("a") as appended:
+            appended.write("\\n")
+"""
+
+
+def test_a_copy_changed_after_the_controller_checked_it_fails_each_run_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy changes between the controller's check and a worker's start (an xdist hook
+    appends to its entry): the worker does not crash; each of its runs is infrastructure-failed,
+    naming the file."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = _root(tmp_path / "root")
+    write(root / "conftest.py", TAMPER)
+    done = run_detached(root, "--skill-eval-variant", "candidate", "-n", "1")
+    printed = done.stdout + done.stderr
+    assert done.returncode == 1, printed
+    assert "Traceback" not in printed
+    assert "INTERNALERROR" not in printed
+    run = run_record(root, GROUP, "candidate")
+    assert run["state"] == "infrastructure-failed"
+    message = run["error"]["message"]
+    assert message.startswith("the gemini-cli binary the controller checked cannot be used here: ")
+    assert "pkg/bundle/gemini.js does not match" in message
