@@ -122,3 +122,35 @@ def test_the_operators_own_node_runs_pi_when_named_and_is_recorded_as_such(
         "path": str(Path(node).resolve()),
         "version": version.stdout.strip().removeprefix("v"),
     }
+
+
+TAMPER = """
+import os
+from pathlib import Path
+
+def pytest_configure_node(node):
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "pytest-skill-eval" / "pi-bundle"
+    for cli in cache.glob("*/pkg/dist/core/bundle/cli.js"):
+        text = cli.read_text()
+        cli.write_text(text.replace("node", "nope", 1))  # the same size: only its hash differs
+"""
+
+
+def test_a_bundle_changed_after_the_controller_checked_it_fails_each_run_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bundle changes between the controller's check and a worker's (an xdist hook edits
+    it): the worker does not crash; its run on Pi is infrastructure-failed, naming the file."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = answers_root(tmp_path / "root", {"answer/baseline": "no"}, host="pi")
+    (root / "conftest.py").write_text(TAMPER, encoding="utf-8")
+    done = runs.run_detached(root, "--skill-eval-variant", "baseline", "-n", "1")
+    printed = done.stdout + done.stderr
+    assert done.returncode == 1, printed
+    assert "Traceback" not in printed
+    assert "INTERNALERROR" not in printed
+    run = runs.run_record(root, "answer", "baseline")
+    assert run["state"] == "infrastructure-failed"
+    message = run["error"]["message"]
+    assert message.startswith("the pi binary the controller checked cannot be used here: ")
+    assert "bundle/cli.js does not match its hash" in message
