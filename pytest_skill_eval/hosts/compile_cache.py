@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .runtime import NodeRuntime
+from .staged import cache_dir
 
 ENV = "NODE_COMPILE_CACHE"
 MINIMUM = (22, 1)
@@ -29,8 +30,7 @@ SUBJECT_DIR = "node-compile-cache"  # inside the subject's isolated home
 
 def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
     """`$XDG_CACHE_HOME/pytest-skill-eval/node-compile-cache`, else under `~/.cache`."""
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-skill-eval" / "node-compile-cache"
+    return cache_dir("node-compile-cache", environ)
 
 
 def keeps_cache(runtime: NodeRuntime) -> bool:

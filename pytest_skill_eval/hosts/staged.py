@@ -1,16 +1,25 @@
-"""A directory the evaluator builds once in the operator's cache: in a temporary directory beside
-it, renamed into place when complete, so builders racing for it keep one complete copy (Pi's
-bundle, Gemini CLI's eager copy)."""
+"""What the evaluator keeps in the operator's cache (`$XDG_CACHE_HOME/pytest-skill-eval`, else
+under `~/.cache`): Node's compile caches, Pi's bundle, Gemini CLI's eager copy. A directory is
+built once, in a temporary directory beside it renamed into place when complete, so builders
+racing for it keep one complete copy; its manifest records a digest of its files' entries."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+
+def cache_dir(name: str, environ: Mapping[str, str] = os.environ) -> Path:
+    """`$XDG_CACHE_HOME/pytest-skill-eval/<name>`, else under `~/.cache`."""
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-skill-eval" / name
 
 
 @contextlib.contextmanager
@@ -34,3 +43,8 @@ def staged(home: Path) -> Iterator[Path]:
 def write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:
     """The built directory's manifest, as JSON."""
     path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+def digest(files: Mapping[str, Any]) -> str:
+    """The digest a manifest records of its files' entries (name → hash, or more)."""
+    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()

@@ -35,9 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...evidence.store import sha256_file
 from ..binaries import PINNED_ESBUILD, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
-from ..staged import staged, write_manifest
+from ..staged import cache_dir, digest, staged, write_manifest
 
 PACKAGE_NAME = "@google/gemini-cli"
 ENTRY = Path("bundle") / "gemini.js"
@@ -61,8 +62,7 @@ class EagerCopy:
 
 def cache_root() -> Path:
     """`$XDG_CACHE_HOME/pytest-skill-eval/gemini-eager`, else under `~/.cache`."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-skill-eval" / "gemini-eager"
+    return cache_dir("gemini-eager")
 
 
 def package_of(entry: Path) -> Path | None:
@@ -94,8 +94,7 @@ def eager_copy(entry: Path, version: str, *, esbuild: Path, node: Path) -> Eager
         "esbuild": found,
         "form": str(FORM),
     }
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
-    home = cache_root() / f"gemini-{version}-{digest}"
+    home = cache_root() / f"gemini-{version}-{digest(key)[:20]}"
     if not home.is_dir():
         home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with (home.parent / f".{home.name}.lock").open("a") as lock:
@@ -145,9 +144,9 @@ def checked_copy(home: Path, *, hashed: bool = True) -> EagerCopy:
         raise EagerError(f"{home / 'pkg'}: its files differ from {home / MANIFEST}; {again}")
     for name, (size, sha256) in sorted(files.items()):
         path = home / "pkg" / name
-        if path.stat().st_size != size or (hashed and _sha256(path) != sha256):
+        if path.stat().st_size != size or (hashed and sha256_file(path) != sha256):
             raise EagerError(f"{path} does not match {home / MANIFEST}; {again}")
-    if _digest(files) != manifest.get("sha256"):
+    if digest(files) != manifest.get("sha256"):
         raise EagerError(f"{home / MANIFEST}: its digest does not match its files; {again}")
     return EagerCopy(home / "pkg" / ENTRY, manifest["sha256"])
 
@@ -197,17 +196,8 @@ def _fingerprint(package: Path) -> str:
     (patched, or another build of the version) gets a copy of its own, a reinstall the same."""
     names = sorted(_files(package))
     return hashlib.sha256(
-        json.dumps([[n, _sha256(package / n)] for n in names]).encode()
+        json.dumps([[n, sha256_file(package / n)] for n in names]).encode()
     ).hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    with path.open("rb") as stream:
-        return hashlib.file_digest(stream, "sha256").hexdigest()
-
-
-def _digest(files: dict[str, list[Any]]) -> str:
-    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
 
 
 def _build(package: Path, key: dict[str, str], home: Path, esbuild: Path, node: Path) -> None:
@@ -225,10 +215,10 @@ def _build(package: Path, key: dict[str, str], home: Path, esbuild: Path, node: 
         _one_lookup(copy / "bundle", copy / "node_modules")
         _starts(node, copy / ENTRY, key["gemini-cli"], staging)
         files = {
-            name: [(copy / name).stat().st_size, _sha256(copy / name)] for name in _files(copy)
+            name: [(copy / name).stat().st_size, sha256_file(copy / name)] for name in _files(copy)
         }
         manifest = {"key": key, "changed": changed, "modules": str(modules), "files": files}
-        write_manifest(staging / MANIFEST, {**manifest, "sha256": _digest(files)})
+        write_manifest(staging / MANIFEST, {**manifest, "sha256": digest(files)})
 
 
 def _starts(node: Path, entry: Path, version: str, staging: Path) -> None:

@@ -31,7 +31,6 @@ about 4% of a Pi subject's CPU.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import shutil
@@ -41,9 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import HostError
+from ...evidence.store import sha256_file
 from ..binaries import esbuild_binary, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
-from ..staged import staged, write_manifest
+from ..staged import cache_dir, digest, staged, write_manifest
 
 PI_PACKAGE = Path("@mariozechner") / "pi-coding-agent"
 BEDROCK = Path("@mariozechner") / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js"
@@ -85,8 +85,7 @@ class PiBundle:
 
 def cache_root() -> Path:
     """`$XDG_CACHE_HOME/pytest-skill-eval/pi-bundle`, else under `~/.cache`."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-skill-eval" / "pi-bundle"
+    return cache_dir("pi-bundle")
 
 
 def package_of(entry: Path) -> Path | None:
@@ -102,10 +101,6 @@ def _lockfile(modules: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _version(esbuild: Path) -> str:
@@ -124,10 +119,10 @@ def bundle_key(package: Path, esbuild: Path) -> dict[str, str]:
     pi_version = json.loads((package / "package.json").read_text(encoding="utf-8"))["version"]
     return {
         "pi": str(pi_version),
-        "lock": _sha256(lock) if lock else "none",
+        "lock": sha256_file(lock) if lock else "none",
         "esbuild": _version(esbuild),
         "modules": str(modules),
-        "lazy": f"{LAZY_FORM}-{_sha256(LAZY_HIGHLIGHT)}",
+        "lazy": f"{LAZY_FORM}-{sha256_file(LAZY_HIGHLIGHT)}",
         "shim": str(LAZY_HIGHLIGHT),
     }
 
@@ -149,8 +144,7 @@ def pi_bundle(entry: Path, *, esbuild_version: str, node: Path | None = None) ->
     if key["esbuild"] != esbuild_version:
         found = key["esbuild"]
         raise BundleError(f"{esbuild} is esbuild {found}, not the pinned {esbuild_version}")
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
-    home = cache_root() / f"pi-{key['pi']}-{digest}"
+    home = cache_root() / f"pi-{key['pi']}-{digest(key)[:20]}"
     if not home.is_dir():
         _build(package, esbuild, key, home, node)
     return checked_bundle(home)
@@ -169,15 +163,11 @@ def checked_bundle(home: Path) -> PiBundle:
     if found != set(files):
         raise BundleError(f"{bundle}: its files differ from {home / MANIFEST}")
     for name, expected in sorted(files.items()):
-        if _sha256(bundle / name) != expected:
+        if sha256_file(bundle / name) != expected:
             raise BundleError(f"{bundle / name} does not match its hash in {home / MANIFEST}")
-    if _digest(files) != manifest.get("sha256"):
+    if digest(files) != manifest.get("sha256"):
         raise BundleError(f"{home / MANIFEST}: its digest does not match its files")
     return PiBundle(bundle / "cli.js", manifest["sha256"])
-
-
-def _digest(files: dict[str, str]) -> str:
-    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
 
 
 def _build(
@@ -191,8 +181,8 @@ def _build(
         _mirror(package, staging)
         if node is not None:
             _starts(node, out / "cli.js", key["pi"], staging)
-        files = {p.name: _sha256(p) for p in sorted(out.iterdir())}
-        write_manifest(staging / MANIFEST, {"key": key, "files": files, "sha256": _digest(files)})
+        files = {p.name: sha256_file(p) for p in sorted(out.iterdir())}
+        write_manifest(staging / MANIFEST, {"key": key, "files": files, "sha256": digest(files)})
 
 
 def _eager(esbuild: Path, out: Path, staging: Path) -> None:
