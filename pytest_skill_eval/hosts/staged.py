@@ -1,17 +1,21 @@
 """What the evaluator keeps in the operator's cache (`$XDG_CACHE_HOME/pytest-skill-eval`, else
 under `~/.cache`): Node's compile caches, Pi's bundle, Gemini CLI's eager copy. A directory is
 built once, in a temporary directory beside it renamed into place when complete, so builders
-racing for it keep one complete copy; its manifest records a digest of its files' entries."""
+racing for it keep one complete copy; its manifest records a digest of its files' entries.
+A bundle or copy is built by one process at a time (`build_once`): the others wait for it and
+use what it built, and a build that was killed leaves nothing the next one keeps."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +42,45 @@ def staged(home: Path) -> Iterator[Path]:
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def build_once(home: Path, build: Callable[[Path], None]) -> None:
+    """Unless `home` is there, `build(staging)` its contents and rename them into place, under a
+    lock beside it: one builder at a time, machine-wide; a waiter that finds `home` built uses
+    it. A killed build's staging directory is removed before the next build begins."""
+    if home.is_dir():
+        return
+    home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with (home.parent / f".{home.name}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if home.is_dir():
+            return
+        for left in home.parent.glob(f".{home.name}.*"):
+            if left.is_dir() and not left.is_symlink():
+                shutil.rmtree(left, ignore_errors=True)
+        with staged(home) as staging:
+            build(staging)
+
+
+def version_failure(
+    argv: list[str], staging: Path, env: Mapping[str, str], answered: Callable[[str, str], bool]
+) -> str | None:
+    """Why `argv`, started in a fresh home under `staging` with `env` (and `PATH`, `HOME`), did
+    not exit 0 with output `answered(stdout, stderr)` accepts; None when it did. The home is
+    removed when it did."""
+    (home := staging / "home").mkdir()
+    full = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), **env}
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=120, env=full, cwd=home,
+            stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as failure:
+        return str(failure)
+    if done.returncode != 0 or not answered(done.stdout, done.stderr):
+        return ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[0][:200]
+    shutil.rmtree(home)
+    return None
 
 
 def write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:

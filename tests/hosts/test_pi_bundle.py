@@ -21,6 +21,7 @@ from pytest_skill_eval.hosts.pi.binary import pi_executable
 from pytest_skill_eval.hosts.pi.bundle import MANIFEST, BundleError, checked_bundle, pi_bundle
 from pytest_skill_eval.hosts.pi.host import skill_loader
 from pytest_skill_eval.hosts.pi.registration import PINNED
+from pytest_skill_eval.hosts.staged import staged
 from tests.support.files import write
 from tests.support.paths import REPO
 
@@ -91,7 +92,8 @@ def test_the_bundle_is_built_once_into_the_cache_beside_a_mirror_of_pis_package(
     again = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
     assert again == built
     assert (installed.parents[3] / "esbuild" / "bin" / "builds").read_text() == "build\n"
-    assert [p.name for p in home.parent.iterdir()] == [home.name]  # no staging left behind
+    # No staging left behind; the lock the builders took stays.
+    assert sorted(p.name for p in home.parent.iterdir()) == [f".{home.name}.lock", home.name]
 
 
 def test_a_lockfile_change_is_another_bundle(installed: Path) -> None:
@@ -120,10 +122,12 @@ def test_a_worker_that_loses_the_race_keeps_the_winners_bundle(installed: Path) 
     package = installed.parents[1]
     esbuild = esbuild_binary(package)
     assert esbuild is not None
-    # A second build finishing after the first one was renamed into place.
-    bundle._build(package, esbuild, bundle.bundle_key(package, esbuild), home)
+    # A second build (another machine's process, sharing the cache without its lock) finishing
+    # after the first one was renamed into place.
+    with staged(home) as staging:
+        bundle._build(package, esbuild, bundle.bundle_key(package, esbuild), staging)
     assert checked_bundle.__wrapped__(home) == built
-    assert [p.name for p in home.parent.iterdir()] == [home.name]
+    assert sorted(p.name for p in home.parent.iterdir()) == [f".{home.name}.lock", home.name]
 
 
 def test_a_changed_file_is_refused_before_use(installed: Path) -> None:
@@ -175,7 +179,8 @@ def test_a_built_bundle_that_does_not_start_like_pi_is_not_kept(
     assert lines[0].startswith(
         "skill-eval: Pi's bundle cannot be used (the built bundle does not start like Pi 0.73.1: "
     )
-    assert not any(bundle.cache_root().iterdir())  # nothing kept: the next run tries again
+    # Nothing kept but the builders' lock: the next run tries again.
+    assert [p.suffix for p in bundle.cache_root().iterdir()] == [".lock"]
 
 
 @pytest.mark.pi

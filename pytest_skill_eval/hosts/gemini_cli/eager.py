@@ -22,14 +22,12 @@ Gemini CLI does.
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +36,7 @@ from typing import Any
 from ...evidence.store import sha256_file
 from ..binaries import PINNED_ESBUILD, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
-from ..staged import cache_dir, digest, staged, write_manifest
+from ..staged import build_once, cache_dir, digest, version_failure, write_manifest
 
 PACKAGE_NAME = "@google/gemini-cli"
 ENTRY = Path("bundle") / "gemini.js"
@@ -95,15 +93,7 @@ def eager_copy(entry: Path, version: str, *, esbuild: Path, node: Path) -> Eager
         "form": str(FORM),
     }
     home = cache_root() / f"gemini-{version}-{digest(key)[:20]}"
-    if not home.is_dir():
-        home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with (home.parent / f".{home.name}.lock").open("a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; the others wait and use it
-            if not home.is_dir():
-                for left in home.parent.glob(f".{home.name}.*"):  # a killed build's staging
-                    if left.is_dir() and not left.is_symlink():
-                        shutil.rmtree(left, ignore_errors=True)
-                _build(package, key, home, esbuild, node)
+    build_once(home, lambda staging: _build(package, key, staging, esbuild, node))
     return checked_copy(home)
 
 
@@ -200,44 +190,30 @@ def _fingerprint(package: Path) -> str:
     ).hexdigest()
 
 
-def _build(package: Path, key: dict[str, str], home: Path, esbuild: Path, node: Path) -> None:
-    """Copy, change and prove in a temporary directory beside `home`, then rename it there."""
-    with staged(home) as staging:
-        copy = staging / "pkg"
-        shutil.copytree(package / "bundle", copy / "bundle", symlinks=True)
-        shutil.copy2(package / "package.json", copy / "package.json")
-        changed = eager_chunks(copy / "bundle", reachable(copy / "bundle"))
-        if not changed:
-            raise EagerError(f"{package / 'bundle'} has no module factories to compile early")
-        prove(esbuild, package / "bundle", copy / "bundle", changed, staging / "printed")
-        modules = package.parents[1]
-        (copy / "node_modules").symlink_to(modules)
-        _one_lookup(copy / "bundle", copy / "node_modules")
-        _starts(node, copy / ENTRY, key["gemini-cli"], staging)
-        files = {
-            name: [(copy / name).stat().st_size, sha256_file(copy / name)] for name in _files(copy)
-        }
-        manifest = {"key": key, "changed": changed, "modules": str(modules), "files": files}
-        write_manifest(staging / MANIFEST, {**manifest, "sha256": digest(files)})
+def _build(package: Path, key: dict[str, str], staging: Path, esbuild: Path, node: Path) -> None:
+    """Copy, change and prove the copy, and write its manifest, in `staging`."""
+    copy = staging / "pkg"
+    shutil.copytree(package / "bundle", copy / "bundle", symlinks=True)
+    shutil.copy2(package / "package.json", copy / "package.json")
+    changed = eager_chunks(copy / "bundle", reachable(copy / "bundle"))
+    if not changed:
+        raise EagerError(f"{package / 'bundle'} has no module factories to compile early")
+    prove(esbuild, package / "bundle", copy / "bundle", changed, staging / "printed")
+    modules = package.parents[1]
+    (copy / "node_modules").symlink_to(modules)
+    _one_lookup(copy / "bundle", copy / "node_modules")
+    _starts(node, copy / ENTRY, key["gemini-cli"], staging)
+    files = {
+        name: [(copy / name).stat().st_size, sha256_file(copy / name)] for name in _files(copy)
+    }
+    manifest = {"key": key, "changed": changed, "modules": str(modules), "files": files}
+    write_manifest(staging / MANIFEST, {**manifest, "sha256": digest(files)})
 
 
 def _starts(node: Path, entry: Path, version: str, staging: Path) -> None:
     """The copy starts and answers `--version` with Gemini CLI's version."""
-    (home := staging / "home").mkdir()
-    env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": str(home),
-        "GEMINI_CLI_HOME": str(home),
-        "GEMINI_CLI_NO_RELAUNCH": "true",
-    }
-    try:
-        done = subprocess.run(
-            [str(node), str(entry), "--version"], capture_output=True, text=True, timeout=120,
-            env=env, cwd=home, stdin=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as failure:
-        raise EagerError(f"the copy did not start: {failure}") from failure
-    if done.returncode != 0 or done.stdout.strip() != version:
-        first = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[0]
-        raise EagerError(f"the copy does not start like Gemini CLI {version}: {first[:200]}")
-    shutil.rmtree(home)
+    env = {"GEMINI_CLI_HOME": str(staging / "home"), "GEMINI_CLI_NO_RELAUNCH": "true"}
+    argv = [str(node), str(entry), "--version"]
+    failure = version_failure(argv, staging, env, lambda out, err: out.strip() == version)
+    if failure is not None:
+        raise EagerError(f"the copy does not start like Gemini CLI {version}: {failure}")

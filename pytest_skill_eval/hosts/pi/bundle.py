@@ -43,7 +43,7 @@ from ...errors import HostError
 from ...evidence.store import sha256_file
 from ..binaries import esbuild_binary, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
-from ..staged import cache_dir, digest, staged, write_manifest
+from ..staged import build_once, cache_dir, digest, version_failure, write_manifest
 
 PI_PACKAGE = Path("@mariozechner") / "pi-coding-agent"
 BEDROCK = Path("@mariozechner") / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js"
@@ -145,8 +145,7 @@ def pi_bundle(entry: Path, *, esbuild_version: str, node: Path | None = None) ->
         found = key["esbuild"]
         raise BundleError(f"{esbuild} is esbuild {found}, not the pinned {esbuild_version}")
     home = cache_root() / f"pi-{key['pi']}-{digest(key)[:20]}"
-    if not home.is_dir():
-        _build(package, esbuild, key, home, node)
+    build_once(home, lambda staging: _build(package, esbuild, key, staging, node))
     return checked_bundle(home)
 
 
@@ -171,18 +170,17 @@ def checked_bundle(home: Path) -> PiBundle:
 
 
 def _build(
-    package: Path, esbuild: Path, key: dict[str, str], home: Path, node: Path | None = None
+    package: Path, esbuild: Path, key: dict[str, str], staging: Path, node: Path | None = None
 ) -> None:
-    """Build into a temporary directory beside `home`, then rename it into place."""
-    with staged(home) as staging:
-        out = staging / BUNDLE_DIR
-        _esbuild(package, esbuild, out)
-        _eager(esbuild, out, staging)
-        _mirror(package, staging)
-        if node is not None:
-            _starts(node, out / "cli.js", key["pi"], staging)
-        files = {p.name: sha256_file(p) for p in sorted(out.iterdir())}
-        write_manifest(staging / MANIFEST, {"key": key, "files": files, "sha256": digest(files)})
+    """Build the bundle, its package around it and its manifest into `staging`."""
+    out = staging / BUNDLE_DIR
+    _esbuild(package, esbuild, out)
+    _eager(esbuild, out, staging)
+    _mirror(package, staging)
+    if node is not None:
+        _starts(node, out / "cli.js", key["pi"], staging)
+    files = {p.name: sha256_file(p) for p in sorted(out.iterdir())}
+    write_manifest(staging / MANIFEST, {"key": key, "files": files, "sha256": digest(files)})
 
 
 def _eager(esbuild: Path, out: Path, staging: Path) -> None:
@@ -256,19 +254,10 @@ def _aliases(package: Path) -> list[str]:
 
 def _starts(node: Path, cli: Path, version: str, staging: Path) -> None:
     """The built bundle starts and answers `--version` with Pi's version."""
-    (home := staging / "home").mkdir()
-    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "PI_OFFLINE": "1"}
-    try:
-        done = subprocess.run(
-            [str(node), str(cli), "--version"], capture_output=True, text=True, timeout=120,
-            env=env, cwd=home, stdin=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as failure:
-        raise BundleError(f"the built bundle did not start: {failure}") from failure
-    if done.returncode != 0 or version not in done.stdout + done.stderr:
-        first = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[0]
-        raise BundleError(f"the built bundle does not start like Pi {version}: {first[:200]}")
-    shutil.rmtree(home)
+    argv, env = [str(node), str(cli), "--version"], {"PI_OFFLINE": "1"}
+    failure = version_failure(argv, staging, env, lambda out, err: version in out + err)
+    if failure is not None:
+        raise BundleError(f"the built bundle does not start like Pi {version}: {failure}")
 
 
 def _mirror(package: Path, staging: Path) -> None:

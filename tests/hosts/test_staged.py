@@ -1,0 +1,115 @@
+"""Building a directory of the operator's cache once: one builder at a time, machine-wide, in
+staging renamed into place; a killed build leaves nothing the next one keeps."""
+
+from __future__ import annotations
+
+import fcntl
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.hosts.staged import build_once, version_failure
+
+
+def _writes(marker: str) -> tuple[list[Path], Callable[[Path], None]]:
+    calls: list[Path] = []
+
+    def build(staging: Path) -> None:
+        calls.append(staging)
+        (staging / "built").write_text(marker)
+
+    return calls, build
+
+
+def test_a_build_lands_whole_and_is_not_done_again(tmp_path: Path) -> None:
+    home = tmp_path / "cache" / "thing-1"
+    calls, build = _writes("first")
+    build_once(home, build)
+    build_once(home, build)
+    assert len(calls) == 1
+    assert (home / "built").read_text() == "first"
+    assert sorted(p.name for p in home.parent.iterdir()) == [".thing-1.lock", "thing-1"]
+
+
+def test_a_killed_builds_staging_is_removed_before_the_next_build(tmp_path: Path) -> None:
+    home = tmp_path / "thing-1"
+    left = tmp_path / ".thing-1.k1ll3d"  # what `staged` leaves when its process is killed
+    (left / "half").mkdir(parents=True)
+    other = tmp_path / ".thing-10.k1ll3d"  # another key's: not this build's to remove
+    other.mkdir()
+    _calls, build = _writes("whole")
+    build_once(home, build)
+    assert not left.exists()
+    assert other.is_dir()
+    assert (home / "built").read_text() == "whole"
+
+
+def test_a_failed_build_keeps_nothing_and_the_next_one_builds(tmp_path: Path) -> None:
+    home = tmp_path / "thing-1"
+
+    def fails(staging: Path) -> None:
+        (staging / "half").write_text("")
+        raise RuntimeError("esbuild failed")
+
+    with pytest.raises(RuntimeError, match="esbuild failed"):
+        build_once(home, fails)
+    assert [p.name for p in tmp_path.iterdir()] == [".thing-1.lock"]
+    calls, build = _writes("again")
+    build_once(home, build)
+    assert len(calls) == 1
+    assert (home / "built").read_text() == "again"
+
+
+def test_a_builder_waiting_on_the_lock_uses_what_the_holder_built(tmp_path: Path) -> None:
+    home = tmp_path / "thing-1"
+    calls, build = _writes("waiter's")
+    with (tmp_path / ".thing-1.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process is building
+        waiter = threading.Thread(target=build_once, args=(home, build))
+        waiter.start()
+        time.sleep(0.2)
+        assert waiter.is_alive()
+        assert not home.exists()
+        (home / "built").parent.mkdir()
+        (home / "built").write_text("holder's")
+    waiter.join(timeout=10)
+    assert not waiter.is_alive()
+    assert calls == []
+    assert (home / "built").read_text() == "holder's"
+
+
+def test_a_start_that_does_not_answer_is_one_line_of_why(tmp_path: Path) -> None:
+    python = sys.executable
+    answers = version_failure([python, "-c", "print('1.2.3')"], tmp_path, {}, _says("1.2.3"))
+    assert answers is None
+    assert not (tmp_path / "home").exists()  # removed once it answered
+    (tmp_path / "b").mkdir()
+    wrong = version_failure([python, "-c", "print('0.9')"], tmp_path / "b", {}, _says("1.2.3"))
+    assert wrong == "0.9"
+    (tmp_path / "c").mkdir()
+    argv = [python, "-c", "import sys; sys.exit('Error: no such module\\nat line 2')"]
+    assert version_failure(argv, tmp_path / "c", {}, _says("1.2.3")) == "Error: no such module"
+    (tmp_path / "d").mkdir()
+    missing = version_failure([str(tmp_path / "nowhere")], tmp_path / "d", {}, _says("1.2.3"))
+    assert missing is not None
+    assert "No such file" in missing
+
+
+def test_a_start_runs_in_its_own_home_with_what_it_is_given(tmp_path: Path) -> None:
+    argv = [sys.executable, "-c", "import os; print(os.environ['HOME'], os.environ['PI_X'])"]
+    seen: list[str] = []
+
+    def answered(out: str, err: str) -> bool:
+        seen.append(out.strip())
+        return True
+
+    assert version_failure(argv, tmp_path, {"PI_X": "1"}, answered) is None
+    assert seen == [f"{tmp_path / 'home'} 1"]
+
+
+def _says(version: str) -> Callable[[str, str], bool]:
+    return lambda out, err: out.strip() == version
