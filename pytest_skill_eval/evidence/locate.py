@@ -6,12 +6,14 @@ A result id names a directory under a results directory. From the current direct
 lookup walks up to the directory holding pytest's ini file (the rootdir a run would use),
 collecting on the way every `<dir>/.skill-eval/runs` and the results directory an ini file
 configures (`skill_eval_results`, else `skill_eval_root`'s `.skill-eval/runs`, relative to the
-ini file as the plugin reads them). `resolve_result` is that lookup for a console-script command.
+ini file as the plugin reads them). `find_result` is that lookup, `resolve_result` its form for a
+console-script command.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ResultNotFoundError, SkillEvalError
@@ -125,36 +127,61 @@ def previous(directories: list[Path]) -> Path | None:
 NAMED: dict[str, Callable[[list[Path]], Path | None]] = {LATEST: newest, PREVIOUS: previous}
 
 
-def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
-    """A result directory from a path, or from an id (or `latest`) under a results directory.
+@dataclass(frozen=True)
+class Looked:
+    """Where a lookup looked and found nothing: `named` when `latest` or `previous` named no
+    result among `places` (the results directories), else the directories `places` it tried."""
 
-    An id is looked up under `<root>/.skill-eval/runs`, then in every results directory from
-    `start` (default: the current directory) up to the project's ini file, so that an id a run
-    printed is found from anywhere inside the project. `latest` names the newest of them,
-    `previous` the one before it.
-    """
-    path_like = target.startswith(".") or "/" in target or "\\" in target
-    if path_like:
-        candidates = [Path(target)]
+    named: bool
+    places: list[Path]
+
+
+def find_result(
+    target: str,
+    results_dir: Path,
+    start: Path,
+    *,
+    beside: Path | None = None,
+    accept: Callable[[Path], bool] = Path.is_dir,
+) -> Path | Looked:
+    """The result directory `target` names, or where it was looked for.
+
+    A path (relative to `start`), else an id under `results_dir` and every results directory
+    from `start` up to the project's ini file (`results_dirs`), then under `beside`; `latest`
+    and `previous` pick among the finished results there. A directory is taken when `accept`
+    says so."""
+    if target.startswith(".") or "/" in target or "\\" in target:
+        path = Path(target) if Path(target).is_absolute() else start / target
+        candidates = [path]
     else:
-        found = [layout.runs_dir(root)]
-        found += [d for d in results_dirs(start or Path.cwd()) if d not in found]
+        found = [results_dir, *[d for d in results_dirs(start) if d != results_dir]]
         if target in NAMED:
             picked = NAMED[target]([d for d in found if d.is_dir()])
-            if picked is not None:
-                return picked.resolve()
-            wanted = "finished result" if target == LATEST else "two finished results"
-            raise ResultNotFoundError(
-                f"Cannot find result: {target} (no {wanted} in {', '.join(map(str, found))}); "
-                "run pytest --skill-eval first, or pass --root DIR of the definition root"
-            )
-        candidates = [d / target for d in found]
-        candidates.append(root / target)
+            return picked.resolve() if picked is not None else Looked(True, found)
+        candidates = [d / target for d in found if d.is_dir()]
+        candidates += [beside / target] if beside is not None else []
     for candidate in candidates:
-        if candidate.is_dir():
+        if accept(candidate):
             return candidate.resolve()
+    return Looked(False, candidates)
+
+
+def resolve_result(target: str, root: Path, start: Path | None = None) -> Path:
+    """`find_result` for a console-script command: from `start` (default: the current
+    directory), under `<root>/.skill-eval/runs` first and `root` last; `ResultNotFoundError`
+    when there is none."""
+    found = find_result(target, layout.runs_dir(root), start or Path.cwd(), beside=root)
+    if isinstance(found, Path):
+        return found
+    places = ", ".join(map(str, found.places))
+    if found.named:
+        wanted = "finished result" if target == LATEST else "two finished results"
+        raise ResultNotFoundError(
+            f"Cannot find result: {target} (no {wanted} in {places}); "
+            "run pytest --skill-eval first, or pass --root DIR of the definition root"
+        )
     raise ResultNotFoundError(
-        f"Cannot find result: {target} (looked in {', '.join(str(c) for c in candidates)}); "
+        f"Cannot find result: {target} (looked in {places}); "
         "pass a result id a run printed, latest, or a result directory"
     )
 

@@ -54,28 +54,22 @@ _NONE_NAMED = {
 
 
 def resolve(option: str, target: str, results_dir: Path, start: Path) -> Path:
-    """The result directory `target` names: a path, an id under a results directory, `latest`."""
-    if "/" in target or "\\" in target or target.startswith("."):
-        path = Path(target) if Path(target).is_absolute() else start / target
-        candidates = [path]
-    else:
-        found = [results_dir, *[d for d in locate.results_dirs(start) if d != results_dir]]
-        found = [d for d in found if d.is_dir()]
-        if target in locate.NAMED:
-            picked = locate.NAMED[target](found)
-            if picked is not None:
-                return picked.resolve()
-            missing = _NONE_NAMED[target].format(results_dir)
-            raise ResultOptionError(f"{option} {target}: {missing}")
-        candidates = [d / target for d in found]
-    for candidate in candidates:
-        if (candidate / layout.INVOCATION).is_file() or layout.aggregate_file(candidate).is_file():
-            return candidate.resolve()
+    """The result `target` names (`locate.find_result`); `ResultOptionError` when none."""
+    found = locate.find_result(target, results_dir, start, accept=_is_result)
+    if isinstance(found, Path):
+        return found
+    if found.named:
+        raise ResultOptionError(f"{option} {target}: {_NONE_NAMED[target].format(results_dir)}")
     raise ResultOptionError(
         f"{option} {target}: no such result (looked in "
-        f"{', '.join(str(c) for c in candidates) or results_dir}); pass a result id a run "
+        f"{', '.join(str(c) for c in found.places) or results_dir}); pass a result id a run "
         "printed, latest, or a result directory"
     )
+
+
+def _is_result(candidate: Path) -> bool:
+    """A run's result or an aggregate of trials."""
+    return (candidate / layout.INVOCATION).is_file() or layout.aggregate_file(candidate).is_file()
 
 
 @dataclass(frozen=True, slots=True)
