@@ -5,9 +5,9 @@ the next start, which cuts a Node CLI's start-up CPU. Node checks an entry again
 was compiled from, which catches a stale or corrupt entry but not a crafted one, so no subject
 may write the cache another subject reads. The evaluator warms one cache per key (the runtime's
 version and the host's entry) by starting the host once (`--version`: every static import is
-compiled), in a temporary directory renamed into place so racing workers keep one complete
-copy; each subject then gets its own copy inside its isolated home, deleted with it. What a
-subject writes there reaches nobody.
+compiled), built once under a lock in a temporary directory renamed into place (`staged`);
+each subject then gets its own copy inside its isolated home, deleted with it. What a subject
+writes there reaches nobody.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .runtime import NodeRuntime
-from .staged import cache_dir
+from .staged import build_once, cache_dir, used
 
 ENV = "NODE_COMPILE_CACHE"
 MINIMUM = (22, 1)
@@ -49,35 +49,29 @@ def warm_cache(label: str, runtime: NodeRuntime, command: Sequence[str]) -> Path
         return None
     key = hashlib.sha256("\0".join([runtime.version, *command]).encode()).hexdigest()[:16]
     warm = cache_root() / f"{label}-node-{runtime.version}-{key}"
-    if warm.is_dir():
-        return warm
     try:
-        warm.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        staging = Path(tempfile.mkdtemp(prefix=f".{warm.name}.", dir=warm.parent))
-    except OSError:
+        build_once(warm, lambda staging: _warm(command, staging))
+    except (OSError, subprocess.SubprocessError):
         return None
-    try:
-        (staging / "home").mkdir()
+    used(warm)
+    return warm
+
+
+def _warm(command: Sequence[str], staging: Path) -> None:
+    """Node's compile cache of one `--version` start of `command`, written into `staging` (an
+    empty cache is an error: that Node made none)."""
+    with tempfile.TemporaryDirectory(prefix="skill-eval-warm-") as home:
         subprocess.run(
             [*command, "--version"],
-            env={
-                ENV: str(staging / "cache"),
-                "PATH": os.environ.get("PATH", os.defpath),
-                "HOME": str(staging / "home"),
-            },
-            cwd=staging / "home",
+            env={ENV: str(staging), "PATH": os.environ.get("PATH", os.defpath), "HOME": home},
+            cwd=home,
             capture_output=True,
             timeout=120,
             stdin=subprocess.DEVNULL,
             check=False,
         )
-        (staging / "cache").rename(warm)
-    except (OSError, subprocess.SubprocessError):
-        if not warm.is_dir():  # a worker that warmed it first is the one kept
-            return None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return warm
+    if not any(staging.iterdir()):
+        raise OSError(f"{command[0]} wrote no compile cache")
 
 
 def subject_cache(warm: Path | None, home: Path) -> dict[str, str]:

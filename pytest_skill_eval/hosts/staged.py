@@ -2,8 +2,10 @@
 under `~/.cache`): Node's compile caches, Pi's bundle, Gemini CLI's eager copy. A directory is
 built once, in a temporary directory beside it renamed into place when complete, so builders
 racing for it keep one complete copy; its manifest records a digest of its files' entries.
-A bundle or copy is built by one process at a time (`build_once`): the others wait for it and
-use what it built, and a build that was killed leaves nothing the next one keeps."""
+An entry is built by one process at a time (`build_once`): the others wait for it and use what
+it built, and a build that was killed leaves nothing the next one keeps. Each use marks an entry
+(`used`); one no run has used for `UNUSED_DAYS` is removed when its family builds another
+(`prune`), so a cache that sees new versions, lockfiles and checkouts does not grow for good."""
 
 from __future__ import annotations
 
@@ -15,9 +17,14 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+# An entry of the operator's cache no run has used for this long is removed when its family
+# builds another: rebuilding one costs seconds, keeping each forever costs up to 80 MB apiece.
+UNUSED_DAYS = 30.0
 
 
 def cache_dir(name: str, environ: Mapping[str, str] = os.environ) -> Path:
@@ -60,6 +67,53 @@ def build_once(home: Path, build: Callable[[Path], None]) -> None:
                 shutil.rmtree(left, ignore_errors=True)
         with staged(home) as staging:
             build(staging)
+    prune(home.parent, keep=home)
+
+
+def used(home: Path) -> None:
+    """Mark `home` as used now (its modification time), so `prune` keeps it."""
+    with contextlib.suppress(OSError):
+        os.utime(home)
+
+
+def prune(family: Path, *, keep: Path, days: float = UNUSED_DAYS) -> list[Path]:
+    """Remove the entries of `family` (its directories; hidden names are locks and staging) that
+    no run has used for `days`, but `keep` and one whose builder holds its lock; the removed.
+
+    An entry is renamed to a hidden name before it is deleted, so a run about to use it finds
+    it whole or not at all (and builds it again); a removal killed halfway is cleared by the
+    next build of that entry."""
+    removed: list[Path] = []
+    cutoff = time.time() - days * 86400
+    try:
+        entries = [entry for entry in family.iterdir() if not entry.name.startswith(".")]
+    except OSError:
+        return removed
+    for entry in sorted(entries):
+        try:
+            old = entry != keep and entry.is_dir() and entry.lstat().st_mtime < cutoff
+        except OSError:
+            continue
+        if old and _remove(entry):
+            removed.append(entry)
+    return removed
+
+
+def _remove(entry: Path) -> bool:
+    """Remove `entry` under its build lock, unless a builder holds it."""
+    try:
+        with (entry.parent / f".{entry.name}.lock").open("a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            doomed = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
+            entry.rename(doomed / entry.name)
+        (entry.parent / f".{entry.name}.lock").unlink(missing_ok=True)
+    except OSError:
+        return False
+    shutil.rmtree(doomed, ignore_errors=True)
+    return True
 
 
 def version_failure(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,16 @@ def test_a_node_hosts_launch_starts_node_and_entry_with_a_copy_inside_its_home(
         warm = warm_cache("pi-0.73.1", pinned, argv[:2])
         assert warm is not None
         assert _tree(private) == _tree(warm)
+
+
+def test_each_use_of_a_warm_cache_marks_it_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: NodeRuntime
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    entry = write(tmp_path / "host.mjs", HOST)
+    warm = warm_cache("host-1.0", pinned, [str(pinned.path), str(entry)])
+    assert warm is not None
+    month_ago = time.time() - 40 * 86400
+    os.utime(warm, (month_ago, month_ago))
+    assert warm_cache("host-1.0", pinned, [str(pinned.path), str(entry)]) == warm
+    assert time.time() - warm.stat().st_mtime < 3600

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,12 @@ def test_no_esbuild_beside_pi_says_what_to_install(
         f"esbuild@{PINNED_ESBUILD}` where Pi is installed, or pass --skill-eval-pi-bundle off); "
         "subjects run stock Pi"
     ]
+
+
+def test_each_use_marks_the_bundle_used_so_pruning_keeps_it(installed: Path) -> None:
+    built = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    home = built.entry.parents[4]
+    month_ago = time.time() - 40 * 86400
+    os.utime(home, (month_ago, month_ago))
+    assert pi_bundle(installed, esbuild_version=PINNED_ESBUILD) == built
+    assert time.time() - home.stat().st_mtime < 3600

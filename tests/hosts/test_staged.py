@@ -1,9 +1,11 @@
 """Building a directory of the operator's cache once: one builder at a time, machine-wide, in
-staging renamed into place; a killed build leaves nothing the next one keeps."""
+staging renamed into place; a killed build leaves nothing the next one keeps; what no run has
+used for a month goes when its family builds another."""
 
 from __future__ import annotations
 
 import fcntl
+import os
 import sys
 import threading
 import time
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.hosts.staged import build_once, version_failure
+from pytest_skill_eval.hosts.staged import build_once, prune, used, version_failure
 
 
 def _writes(marker: str) -> tuple[list[Path], Callable[[Path], None]]:
@@ -113,3 +115,44 @@ def test_a_start_runs_in_its_own_home_with_what_it_is_given(tmp_path: Path) -> N
 
 def _says(version: str) -> Callable[[str, str], bool]:
     return lambda out, err: out.strip() == version
+
+
+DAY = 86400.0
+
+
+def _entry(family: Path, name: str, age_days: float) -> Path:
+    entry = family / name
+    (entry / "inside").mkdir(parents=True)
+    then = time.time() - age_days * DAY
+    os.utime(entry, (then, then))
+    return entry
+
+
+def test_entries_unused_for_a_month_are_pruned_and_nothing_else(tmp_path: Path) -> None:
+    old = _entry(tmp_path, "pi-0.70.0-aaaa", 45)
+    recent = _entry(tmp_path, "pi-0.73.1-bbbb", 3)
+    kept = _entry(tmp_path, "pi-0.73.1-cccc", 45)  # the one this run uses
+    hidden = _entry(tmp_path, ".pi-0.73.1-dddd.x1y2", 45)  # a build's staging: not an entry
+    (tmp_path / "notes.txt").write_text("")
+    (tmp_path / ".pi-0.70.0-aaaa.lock").write_text("")
+    building = _entry(tmp_path, "pi-0.72.0-eeee", 45)
+    with (tmp_path / ".pi-0.72.0-eeee.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process rebuilds or removes it
+        assert prune(tmp_path, keep=kept) == [old]
+    assert not old.exists()
+    assert not (tmp_path / ".pi-0.70.0-aaaa.lock").exists()
+    assert all(path.exists() for path in (recent, kept, hidden, building))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pi-0.70.0-aaaa")]
+
+
+def test_a_use_keeps_an_entry_and_a_new_build_prunes_the_unused(tmp_path: Path) -> None:
+    family = tmp_path / "pi-bundle"
+    stale = _entry(family, "pi-0.70.0-aaaa", 40)
+    still = _entry(family, "pi-0.71.0-bbbb", 40)
+    used(still)
+    assert time.time() - still.stat().st_mtime < DAY
+    _, build = _writes("new")
+    build_once(family / "pi-0.73.1-cccc", build)
+    assert not stale.exists()
+    assert still.is_dir()
+    assert (family / "pi-0.73.1-cccc" / "built").read_text() == "new"

@@ -36,7 +36,7 @@ from typing import Any
 from ...evidence.store import sha256_file
 from ..binaries import PINNED_ESBUILD, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
-from ..staged import build_once, cache_dir, digest, version_failure, write_manifest
+from ..staged import build_once, cache_dir, digest, used, version_failure, write_manifest
 
 PACKAGE_NAME = "@google/gemini-cli"
 ENTRY = Path("bundle") / "gemini.js"
@@ -94,6 +94,7 @@ def eager_copy(entry: Path, version: str, *, esbuild: Path, node: Path) -> Eager
     }
     home = cache_root() / f"gemini-{version}-{digest(key)[:20]}"
     build_once(home, lambda staging: _build(package, key, staging, esbuild, node))
+    used(home)
     return checked_copy(home)
 
 

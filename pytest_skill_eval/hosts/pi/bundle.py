@@ -43,7 +43,7 @@ from ...errors import HostError
 from ...evidence.store import sha256_file
 from ..binaries import esbuild_binary, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
-from ..staged import build_once, cache_dir, digest, version_failure, write_manifest
+from ..staged import build_once, cache_dir, digest, used, version_failure, write_manifest
 
 PI_PACKAGE = Path("@mariozechner") / "pi-coding-agent"
 BEDROCK = Path("@mariozechner") / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js"
@@ -146,6 +146,7 @@ def pi_bundle(entry: Path, *, esbuild_version: str, node: Path | None = None) ->
         raise BundleError(f"{esbuild} is esbuild {found}, not the pinned {esbuild_version}")
     home = cache_root() / f"pi-{key['pi']}-{digest(key)[:20]}"
     build_once(home, lambda staging: _build(package, esbuild, key, staging, node))
+    used(home)
     return checked_bundle(home)
 
 
