@@ -52,8 +52,11 @@ def test_the_cache_is_warmed_once_per_runtime_and_entry(
     assert warm is not None
     assert warm.is_relative_to(tmp_path / "cache" / "pytest-skill-eval")
     assert _tree(warm), "Node wrote compiled code into the warm cache"
+    month_ago = time.time() - 40 * 86400
+    os.utime(warm, (month_ago, month_ago))
     assert warm_cache("host-1.0", pinned, [str(pinned.path), str(entry)]) == warm
     assert (tmp_path / "starts").read_text() == "start\n"  # warmed by one start, not two
+    assert time.time() - warm.stat().st_mtime < 3600  # its use marked: pruning keeps it
     other = write(tmp_path / "other.mjs", HOST)
     assert warm_cache("host-1.0", pinned, [str(pinned.path), str(other)]) not in (None, warm)
 
@@ -104,16 +107,3 @@ def test_a_node_hosts_launch_starts_node_and_entry_with_a_copy_inside_its_home(
         warm = warm_cache("pi-0.73.1", pinned, argv[:2])
         assert warm is not None
         assert _tree(private) == _tree(warm)
-
-
-def test_each_use_of_a_warm_cache_marks_it_used(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: NodeRuntime
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    entry = write(tmp_path / "host.mjs", HOST)
-    warm = warm_cache("host-1.0", pinned, [str(pinned.path), str(entry)])
-    assert warm is not None
-    month_ago = time.time() - 40 * 86400
-    os.utime(warm, (month_ago, month_ago))
-    assert warm_cache("host-1.0", pinned, [str(pinned.path), str(entry)]) == warm
-    assert time.time() - warm.stat().st_mtime < 3600
