@@ -158,7 +158,9 @@ def find_result(
         if target in NAMED:
             picked = NAMED[target]([d for d in found if d.is_dir()])
             return picked.resolve() if picked is not None else Looked(True, found)
-        candidates = [d / target for d in found if d.is_dir()]
+        # The results directory named first is where results live: said even when it is not
+        # there yet; the others only where they are.
+        candidates = [d / target for d in found if d == results_dir or d.is_dir()]
         candidates += [beside / target] if beside is not None else []
     for candidate in candidates:
         if accept(candidate):

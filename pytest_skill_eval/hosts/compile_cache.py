@@ -26,6 +26,7 @@ from .staged import build_once, cache_dir, used
 ENV = "NODE_COMPILE_CACHE"
 MINIMUM = (22, 1)
 SUBJECT_DIR = "node-compile-cache"  # inside the subject's isolated home
+_FAILED: set[Path] = set()  # the warm caches this process could not make
 
 
 def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
@@ -49,9 +50,12 @@ def warm_cache(label: str, runtime: NodeRuntime, command: Sequence[str]) -> Path
         return None
     key = hashlib.sha256("\0".join([runtime.version, *command]).encode()).hexdigest()[:16]
     warm = cache_root() / f"{label}-node-{runtime.version}-{key}"
+    if warm in _FAILED:
+        return None
     try:
         build_once(warm, lambda staging: _warm(command, staging))
     except (OSError, subprocess.SubprocessError):
+        _FAILED.add(warm)  # tried once in this process: its next subjects start without one
         return None
     used(warm)
     return warm

@@ -2,10 +2,11 @@
 under `~/.cache`): Node's compile caches, Pi's bundle, Gemini CLI's eager copy. A directory is
 built once, in a temporary directory beside it renamed into place when complete, so builders
 racing for it keep one complete copy; its manifest records a digest of its files' entries.
-An entry is built by one process at a time (`build_once`): the others wait for it and use what
-it built, and a build that was killed leaves nothing the next one keeps. Each use marks an entry
-(`used`); one no run has used for `UNUSED_DAYS` is removed when its family builds another
-(`prune`), so a cache that sees new versions, lockfiles and checkouts does not grow for good."""
+Entries are built by one process at a time per family (`build_once`): the others wait for it and
+use what it built, and a build that was killed leaves nothing the next one keeps. Each use marks
+an entry (`used`); one no run has used for `UNUSED_DAYS` is removed when its family builds
+another (`prune`), so a cache that sees new versions, lockfiles and checkouts does not grow for
+good."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -51,23 +53,32 @@ def staged(home: Path) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+# The lock a family's builders and pruners take, in the family's directory; never removed.
+LOCK = ".lock"
+# Hidden leftovers (a killed build's staging, a killed removal's remains, an older version's lock
+# files) older than this are swept when the family builds: no build takes this long.
+LEFTOVER_DAYS = 1.0
+
+
 def build_once(home: Path, build: Callable[[Path], None]) -> None:
-    """Unless `home` is there, `build(staging)` its contents and rename them into place, under a
-    lock beside it: one builder at a time, machine-wide; a waiter that finds `home` built uses
-    it. A killed build's staging directory is removed before the next build begins."""
+    """Unless `home` is there, `build(staging)` its contents and rename them into place, under
+    its family's lock (`home.parent / LOCK`): one builder at a time, machine-wide; a waiter that
+    finds `home` built uses it. A killed build's staging is removed first; the family is
+    pruned after, still under the lock."""
     if home.is_dir():
         return
     home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with (home.parent / f".{home.name}.lock").open("a") as lock:
+    with (home.parent / LOCK).open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if home.is_dir():
             return
-        for left in home.parent.glob(f".{home.name}.*"):
-            if left.is_dir() and not left.is_symlink():
-                shutil.rmtree(left, ignore_errors=True)
-        with staged(home) as staging:
-            build(staging)
-    prune(home.parent, keep=home)
+        for left in home.parent.glob(f".{home.name}.*"):  # a killed build's staging
+            _delete(left)
+        try:
+            with staged(home) as staging:
+                build(staging)
+        finally:
+            prune(home.parent, keep=home)
 
 
 def used(home: Path) -> None:
@@ -77,43 +88,67 @@ def used(home: Path) -> None:
 
 
 def prune(family: Path, *, keep: Path, days: float = UNUSED_DAYS) -> list[Path]:
-    """Remove the entries of `family` (its directories; hidden names are locks and staging) that
-    no run has used for `days`, but `keep` and one whose builder holds its lock; the removed.
+    """With the family's lock held: remove its entries (directories, never a link) no run has
+    used for `days`, but `keep`, and its hidden leftovers older than `LEFTOVER_DAYS`; the
+    entries removed.
 
     An entry is renamed to a hidden name before it is deleted, so a run about to use it finds
-    it whole or not at all (and builds it again); a removal killed halfway is cleared by the
-    next build of that entry."""
+    it whole or not at all (and builds it again); a removal killed halfway is a leftover."""
     removed: list[Path] = []
-    cutoff = time.time() - days * 86400
+    now = time.time()
     try:
-        entries = [entry for entry in family.iterdir() if not entry.name.startswith(".")]
+        names = sorted(entry.name for entry in family.iterdir())
     except OSError:
         return removed
-    for entry in sorted(entries):
-        try:
-            old = entry != keep and entry.is_dir() and entry.lstat().st_mtime < cutoff
-        except OSError:
+    for name in names:
+        entry = family / name
+        if entry == keep or name == LOCK:
             continue
-        if old and _remove(entry):
-            removed.append(entry)
+        hidden = name.startswith(".")
+        if _older(entry, now - (LEFTOVER_DAYS if hidden else days) * 86400, dirs_only=not hidden):
+            if hidden:
+                _delete(entry)
+            elif _remove(entry, now - days * 86400):
+                removed.append(entry)
     return removed
 
 
-def _remove(entry: Path) -> bool:
-    """Remove `entry` under its build lock, unless a builder holds it."""
+def _older(entry: Path, cutoff: float, *, dirs_only: bool) -> bool:
+    """Whether `entry` (itself, not what a link names) was last changed before `cutoff`."""
     try:
-        with (entry.parent / f".{entry.name}.lock").open("a") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return False
-            doomed = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
-            entry.rename(doomed / entry.name)
-        (entry.parent / f".{entry.name}.lock").unlink(missing_ok=True)
+        found = entry.lstat()
     except OSError:
         return False
-    shutil.rmtree(doomed, ignore_errors=True)
-    return True
+    if dirs_only and not stat.S_ISDIR(found.st_mode):
+        return False
+    return found.st_mtime < cutoff
+
+
+def _remove(entry: Path, cutoff: float) -> bool:
+    """Rename `entry` aside and delete it, when it is still unused since `cutoff` (a run may
+    have marked it since it was looked at)."""
+    try:
+        doomed = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
+    except OSError:
+        return False
+    try:
+        if not _older(entry, cutoff, dirs_only=True):
+            return False
+        entry.rename(doomed / entry.name)
+        return True
+    except OSError:
+        return False
+    finally:
+        shutil.rmtree(doomed, ignore_errors=True)
+
+
+def _delete(leftover: Path) -> None:
+    """A hidden leftover: a directory tree (never through a link) or a file."""
+    if leftover.is_dir() and not leftover.is_symlink():
+        shutil.rmtree(leftover, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            leftover.unlink()
 
 
 def version_failure(

@@ -52,6 +52,8 @@ def test_what_counts_as_a_result_is_the_callers(project: Path) -> None:
 
 def test_nothing_found_says_where_it_looked(project: Path) -> None:
     runs = layout.runs_dir(project)
+    # Where results live is named even before there is any.
+    assert find_result("nosuch", runs, project) == Looked(False, [runs / "nosuch"])
     assert find_result("latest", runs, project) == Looked(True, [runs])
     _result(runs, "20261201000000-aaaaaaaa")
     assert find_result("previous", runs, project) == Looked(True, [runs])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.hosts import host_for
+from pytest_skill_eval.hosts import compile_cache, host_for
 from pytest_skill_eval.hosts.base import Endpoint, Launch
 from pytest_skill_eval.hosts.compile_cache import ENV, subject_cache, warm_cache
 from pytest_skill_eval.hosts.launch import isolated_home, launch_process
@@ -107,3 +107,15 @@ def test_a_node_hosts_launch_starts_node_and_entry_with_a_copy_inside_its_home(
         warm = warm_cache("pi-0.73.1", pinned, argv[:2])
         assert warm is not None
         assert _tree(private) == _tree(warm)
+
+
+def test_a_node_that_makes_no_cache_is_tried_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    script = f'#!/bin/sh\necho start >> "{tmp_path / "starts"}"\n'
+    node = NodeRuntime(write(tmp_path / "node", script, mode=0o755), "24.0.0", "option")
+    for _ in range(3):  # each subject asks; without a cache each would start it again
+        assert warm_cache("host-1.0", node, [str(node.path), "cli.js"]) is None
+    assert (tmp_path / "starts").read_text() == "start\n"
+    assert [p.name for p in compile_cache.cache_root().iterdir()] == [".lock"]

@@ -94,7 +94,7 @@ def test_the_bundle_is_built_once_into_the_cache_beside_a_mirror_of_pis_package(
     assert again == built
     assert (installed.parents[3] / "esbuild" / "bin" / "builds").read_text() == "build\n"
     # No staging left behind; the lock the builders took stays.
-    assert sorted(p.name for p in home.parent.iterdir()) == [f".{home.name}.lock", home.name]
+    assert sorted(p.name for p in home.parent.iterdir()) == [".lock", home.name]
 
 
 def test_a_lockfile_change_is_another_bundle(installed: Path) -> None:
@@ -128,7 +128,7 @@ def test_a_worker_that_loses_the_race_keeps_the_winners_bundle(installed: Path) 
     with staged(home) as staging:
         bundle._build(package, esbuild, bundle.bundle_key(package, esbuild), staging)
     assert checked_bundle.__wrapped__(home) == built
-    assert sorted(p.name for p in home.parent.iterdir()) == [f".{home.name}.lock", home.name]
+    assert sorted(p.name for p in home.parent.iterdir()) == [".lock", home.name]
 
 
 def test_a_changed_file_is_refused_before_use(installed: Path) -> None:
@@ -181,7 +181,7 @@ def test_a_built_bundle_that_does_not_start_like_pi_is_not_kept(
         "skill-eval: Pi's bundle cannot be used (the built bundle does not start like Pi 0.73.1: "
     )
     # Nothing kept but the builders' lock: the next run tries again.
-    assert [p.suffix for p in bundle.cache_root().iterdir()] == [".lock"]
+    assert [p.name for p in bundle.cache_root().iterdir()] == [".lock"]
 
 
 @pytest.mark.pi
@@ -239,3 +239,14 @@ def test_each_use_marks_the_bundle_used_so_pruning_keeps_it(installed: Path) -> 
     os.utime(home, (month_ago, month_ago))
     assert pi_bundle(installed, esbuild_version=PINNED_ESBUILD) == built
     assert time.time() - home.stat().st_mtime < 3600
+
+
+def test_a_cache_that_cannot_be_written_leaves_stock_pi_and_one_line(
+    installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(write(tmp_path / "a-file", "")))
+    lines: list[str] = []
+    binary = pi_executable(str(installed), installed.parents[4], notice=lines.append)
+    assert (binary.bundle, binary.entry) == (None, installed)
+    assert len(lines) == 1
+    assert lines[0].startswith("skill-eval: Pi's bundle cannot be used ([Errno 20] Not a directory")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.hosts import staged
 from pytest_skill_eval.hosts.staged import build_once, prune, used, version_failure
 
 
@@ -34,7 +35,7 @@ def test_a_build_lands_whole_and_is_not_done_again(tmp_path: Path) -> None:
     build_once(home, build)
     assert len(calls) == 1
     assert (home / "built").read_text() == "first"
-    assert sorted(p.name for p in home.parent.iterdir()) == [".thing-1.lock", "thing-1"]
+    assert sorted(p.name for p in home.parent.iterdir()) == [".lock", "thing-1"]
 
 
 def test_a_killed_builds_staging_is_removed_before_the_next_build(tmp_path: Path) -> None:
@@ -59,7 +60,7 @@ def test_a_failed_build_keeps_nothing_and_the_next_one_builds(tmp_path: Path) ->
 
     with pytest.raises(RuntimeError, match="esbuild failed"):
         build_once(home, fails)
-    assert [p.name for p in tmp_path.iterdir()] == [".thing-1.lock"]
+    assert [p.name for p in tmp_path.iterdir()] == [".lock"]
     calls, build = _writes("again")
     build_once(home, build)
     assert len(calls) == 1
@@ -69,8 +70,8 @@ def test_a_failed_build_keeps_nothing_and_the_next_one_builds(tmp_path: Path) ->
 def test_a_builder_waiting_on_the_lock_uses_what_the_holder_built(tmp_path: Path) -> None:
     home = tmp_path / "thing-1"
     calls, build = _writes("waiter's")
-    with (tmp_path / ".thing-1.lock").open("a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # another process is building
+    with (tmp_path / ".lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process is building (this entry or another)
         waiter = threading.Thread(target=build_once, args=(home, build))
         waiter.start()
         time.sleep(0.2)
@@ -132,17 +133,44 @@ def test_entries_unused_for_a_month_are_pruned_and_nothing_else(tmp_path: Path) 
     old = _entry(tmp_path, "pi-0.70.0-aaaa", 45)
     recent = _entry(tmp_path, "pi-0.73.1-bbbb", 3)
     kept = _entry(tmp_path, "pi-0.73.1-cccc", 45)  # the one this run uses
-    hidden = _entry(tmp_path, ".pi-0.73.1-dddd.x1y2", 45)  # a build's staging: not an entry
     (tmp_path / "notes.txt").write_text("")
-    (tmp_path / ".pi-0.70.0-aaaa.lock").write_text("")
-    building = _entry(tmp_path, "pi-0.72.0-eeee", 45)
-    with (tmp_path / ".pi-0.72.0-eeee.lock").open("a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # another process rebuilds or removes it
-        assert prune(tmp_path, keep=kept) == [old]
+    os.utime(tmp_path / "notes.txt", (0, 0))  # not a directory: not an entry
+    target = _entry(tmp_path / "elsewhere", "target", 45)
+    (tmp_path / "pi-linked").symlink_to(target)  # an operator's link: never followed or pruned
+    os.utime(tmp_path / "pi-linked", (0, 0), follow_symlinks=False)
+    assert prune(tmp_path, keep=kept) == [old]
     assert not old.exists()
-    assert not (tmp_path / ".pi-0.70.0-aaaa.lock").exists()
-    assert all(path.exists() for path in (recent, kept, hidden, building))
+    assert all(path.exists() for path in (recent, kept, tmp_path / "notes.txt", target))
+    assert (tmp_path / "pi-linked").is_symlink()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pi-0.70.0-aaaa")]
+
+
+def test_leftovers_older_than_a_day_are_swept_younger_ones_kept(tmp_path: Path) -> None:
+    kept = _entry(tmp_path, "pi-0.73.1-cccc", 0)
+    staging = _entry(tmp_path, ".pi-0.72.0-eeee.x1y2", 2)  # a killed build's
+    removal = _entry(tmp_path, ".pi-0.70.0-aaaa.k9z8", 2)  # a killed removal's
+    (tmp_path / ".pi-0.70.0-aaaa.lock").write_text("")  # an entry's lock of an earlier version
+    os.utime(tmp_path / ".pi-0.70.0-aaaa.lock", (0, 0))
+    building = _entry(tmp_path, ".pi-0.74.0-ffff.q1w2", 0.01)  # too young to tell: left
+    (tmp_path / ".lock").write_text("")
+    os.utime(tmp_path / ".lock", (0, 0))  # the family's lock stays however old
+    assert prune(tmp_path, keep=kept) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".lock",
+        building.name,
+        "pi-0.73.1-cccc",
+    ]
+    assert not staging.exists()
+    assert not removal.exists()
+
+
+def test_an_entry_marked_used_after_it_was_looked_at_is_kept(tmp_path: Path) -> None:
+    entry = _entry(tmp_path, "pi-0.70.0-aaaa", 45)
+    cutoff = time.time() - 30 * DAY
+    used(entry)  # a run marks it between prune's look and its removal
+    assert not staged._remove(entry, cutoff)
+    assert entry.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pi-0.70.0-aaaa"]
 
 
 def test_a_use_keeps_an_entry_and_a_new_build_prunes_the_unused(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def pi_executable(
     try:
         runs_on = binary.runtime.path if binary.runtime else None
         built = pi_bundle(binary.entry, esbuild_version=PINNED_ESBUILD, node=runs_on)
-    except BundleError as error:
+    except (BundleError, OSError) as error:  # OSError: the cache cannot be written
         line = f"skill-eval: Pi's bundle cannot be used ({error}); subjects run stock Pi"
         (notice or _stderr)(line)
         return binary
