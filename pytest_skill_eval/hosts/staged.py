@@ -27,6 +27,10 @@ from typing import Any
 # An entry of the operator's cache no run has used for this long is removed when its family
 # builds another: rebuilding one costs seconds, keeping each forever costs up to 80 MB apiece.
 UNUSED_DAYS = 30.0
+# However recently used, a family keeps at most this many entries; an older one goes once no
+# run has used it for `SPARE_DAYS` (no run lasts that long, so none is removed under a run).
+MOST_KEPT = 8
+SPARE_DAYS = 1.0
 
 
 def cache_dir(name: str, environ: Mapping[str, str] = os.environ) -> Path:
@@ -88,29 +92,44 @@ def used(home: Path) -> None:
 
 
 def prune(family: Path, *, keep: Path, days: float = UNUSED_DAYS) -> list[Path]:
-    """With the family's lock held: remove its entries (directories, never a link) no run has
-    used for `days`, but `keep`, and its hidden leftovers older than `LEFTOVER_DAYS`; the
+    """With the family's lock held: remove its entries (directories, never a link) that no run
+    has used for `days`, or for `SPARE_DAYS` beyond the `MOST_KEPT` used last (`keep`, the one
+    just built or used, among them), and its hidden leftovers older than `LEFTOVER_DAYS`; the
     entries removed.
 
     An entry is renamed to a hidden name before it is deleted, so a run about to use it finds
     it whole or not at all (and builds it again); a removal killed halfway is a leftover."""
-    removed: list[Path] = []
     now = time.time()
     try:
         names = sorted(entry.name for entry in family.iterdir())
     except OSError:
-        return removed
+        return []
+    entries: list[tuple[float, Path]] = []
     for name in names:
-        entry = family / name
-        if entry == keep or name == LOCK:
+        path = family / name
+        if name == LOCK or path == keep:
             continue
-        hidden = name.startswith(".")
-        if _older(entry, now - (LEFTOVER_DAYS if hidden else days) * 86400, dirs_only=not hidden):
-            if hidden:
-                _delete(entry)
-            elif _remove(entry, now - days * 86400):
-                removed.append(entry)
+        if name.startswith("."):
+            if _older(path, now - LEFTOVER_DAYS * 86400, dirs_only=False):
+                _delete(path)
+        elif (last := _used_at(path)) is not None:
+            entries.append((last, path))
+    removed: list[Path] = []
+    # Newest first: the first `MOST_KEPT - 1` stay `days`, the rest `SPARE_DAYS`.
+    for rank, (_, path) in enumerate(sorted(entries, key=lambda one: -one[0])):
+        unused = days if rank < MOST_KEPT - 1 else min(days, SPARE_DAYS)
+        if _remove(path, now - unused * 86400):
+            removed.append(path)
     return removed
+
+
+def _used_at(entry: Path) -> float | None:
+    """When `entry`, a directory (not a link), was last used (its modification time)."""
+    try:
+        found = entry.lstat()
+    except OSError:
+        return None
+    return found.st_mtime if stat.S_ISDIR(found.st_mode) else None
 
 
 def _older(entry: Path, cutoff: float, *, dirs_only: bool) -> bool:
@@ -127,12 +146,14 @@ def _older(entry: Path, cutoff: float, *, dirs_only: bool) -> bool:
 def _remove(entry: Path, cutoff: float) -> bool:
     """Rename `entry` aside and delete it, when it is still unused since `cutoff` (a run may
     have marked it since it was looked at)."""
+    if not _older(entry, cutoff, dirs_only=True):
+        return False
     try:
         doomed = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
     except OSError:
         return False
     try:
-        if not _older(entry, cutoff, dirs_only=True):
+        if not _older(entry, cutoff, dirs_only=True):  # a run marked it meanwhile
             return False
         entry.rename(doomed / entry.name)
         return True

@@ -184,3 +184,15 @@ def test_a_use_keeps_an_entry_and_a_new_build_prunes_the_unused(tmp_path: Path) 
     assert not stale.exists()
     assert still.is_dir()
     assert (family / "pi-0.73.1-cccc" / "built").read_text() == "new"
+
+
+def test_beyond_the_eight_used_last_an_entry_goes_after_a_day(tmp_path: Path) -> None:
+    kept = _entry(tmp_path, "pi-keep", 0)
+    # Eleven others, used 2.0 to 3.0 days ago (newest first), then two used hours ago.
+    older = [_entry(tmp_path, f"pi-{k:02d}", 2 + k / 10) for k in range(11)]
+    hours = [_entry(tmp_path, f"pi-h{k}", 0.1 + k / 100) for k in range(2)]
+    removed = prune(tmp_path, keep=kept)
+    # `kept` and the seven used last stay; of the rest, those unused for a day go.
+    assert removed == older[5:]
+    assert all(path.is_dir() for path in (kept, *hours, *older[:5]))
+    assert not any(path.exists() for path in older[5:])
