@@ -234,9 +234,12 @@ def test_ctrl_c_under_xdist_keeps_finished_runs_and_cancels_the_rest(tmp_path: P
     groups = [body_group(f"g{i}", expectations=[]) for i in range(6)]
     scripts = {f"g{i}/{v}": slow for i in range(6) for v in ("baseline", "candidate")}
     root = make_root(tmp_path / "root", groups, scripts)
+    # A base temporary directory of its own: an xdist session otherwise numbers one under
+    # pytest's shared root and deletes the older ones there as it ends, which under a loaded
+    # test run outlasted the wait below.
     command = [
         sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root),
-        *skill_eval_args(root, "-n", "2"),
+        f"--basetemp={tmp_path / 'basetemp'}", *skill_eval_args(root, "-n", "2"),
     ]  # fmt: skip
     # A new session, like a terminal's foreground job: Ctrl-C reaches every process in it.
     with subprocess.Popen(

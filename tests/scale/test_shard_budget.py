@@ -60,7 +60,8 @@ def _shard_command(machine: Path, plan: Path, shard: str, *extra: str) -> list[s
         machine, "--skill-eval-plan", str(plan), "--skill-eval-shard", shard,
         "-o", f"skill_eval_pi_models={machine / 'models.json'}", *extra, cassettes=False,
     )  # fmt: skip
-    return [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(machine), *args]
+    command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(machine)]
+    return [*command, f"--basetemp={machine.parent / f'{machine.name}-basetemp'}", *args]
 
 
 def _machine(root: Path, name: str) -> Path:
@@ -331,6 +332,7 @@ def test_without_a_plan_the_ledger_is_the_invocations_own(
         "--skill-eval-max-cost", "2", "--skill-eval-reserve", "1", cassettes=False,
     )  # fmt: skip
     command = [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(machine)]
+    command += [f"--basetemp={machine.parent / f'{machine.name}-basetemp'}"]
     done = _run([*command, *args], machine, upstream, PASSWORD)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "budget: spent 2.0 of 2.0 USD - budget exhausted" in done.stdout

@@ -200,7 +200,8 @@ def test_a_subject_that_fills_the_results_disk_ends_the_run_with_one_line(
     args = skill_eval_args(
         root, "--skill-eval-results", str(runs), "--skill-eval-no-progress-timeout", "20", *extra
     )
-    command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root), *args]
+    command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
+    command += [f"--basetemp={tmp_path / 'basetemp'}", *args]  # not pytest's shared root
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     # The volume lives in a mount namespace of its own: it is gone when the run ends (its
     # contents are copied out first) and never fills, nor shows on, this machine's disks.
