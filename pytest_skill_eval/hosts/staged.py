@@ -110,9 +110,9 @@ def prune(family: Path, *, keep: Path, days: float = UNUSED_DAYS) -> list[Path]:
         if name == LOCK or path == keep:
             continue
         if name.startswith("."):
-            if _older(path, now - LEFTOVER_DAYS * 86400, dirs_only=False):
+            if _before(path, now - LEFTOVER_DAYS * 86400, directory=False):
                 _delete(path)
-        elif (last := _used_at(path)) is not None:
+        elif (last := _changed_at(path, directory=True)) is not None:
             entries.append((last, path))
     removed: list[Path] = []
     # Newest first: the first `MOST_KEPT - 1` stay `days`, the rest `SPARE_DAYS`.
@@ -123,37 +123,33 @@ def prune(family: Path, *, keep: Path, days: float = UNUSED_DAYS) -> list[Path]:
     return removed
 
 
-def _used_at(entry: Path) -> float | None:
-    """When `entry`, a directory (not a link), was last used (its modification time)."""
+def _changed_at(entry: Path, *, directory: bool) -> float | None:
+    """When `entry` itself (never what a link names) last changed, an entry's last use
+    (`used`); None where it is gone, or is not a directory and `directory` asks for one."""
     try:
         found = entry.lstat()
     except OSError:
         return None
-    return found.st_mtime if stat.S_ISDIR(found.st_mode) else None
+    return None if directory and not stat.S_ISDIR(found.st_mode) else found.st_mtime
 
 
-def _older(entry: Path, cutoff: float, *, dirs_only: bool) -> bool:
-    """Whether `entry` (itself, not what a link names) was last changed before `cutoff`."""
-    try:
-        found = entry.lstat()
-    except OSError:
-        return False
-    if dirs_only and not stat.S_ISDIR(found.st_mode):
-        return False
-    return found.st_mtime < cutoff
+def _before(entry: Path, cutoff: float, *, directory: bool = True) -> bool:
+    """Whether `entry` last changed before `cutoff` (`_changed_at`)."""
+    changed = _changed_at(entry, directory=directory)
+    return changed is not None and changed < cutoff
 
 
 def _remove(entry: Path, cutoff: float) -> bool:
     """Rename `entry` aside and delete it, when it is still unused since `cutoff` (a run may
     have marked it since it was looked at)."""
-    if not _older(entry, cutoff, dirs_only=True):
+    if not _before(entry, cutoff):
         return False
     try:
         doomed = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
     except OSError:
         return False
     try:
-        if not _older(entry, cutoff, dirs_only=True):  # a run marked it meanwhile
+        if not _before(entry, cutoff):  # a run marked it meanwhile
             return False
         entry.rename(doomed / entry.name)
         return True

@@ -68,8 +68,8 @@ def resolve(option: str, target: str, results_dir: Path, start: Path) -> Path:
 
 
 def _is_result(candidate: Path) -> bool:
-    """A run's result or an aggregate of trials."""
-    return (candidate / layout.INVOCATION).is_file() or layout.aggregate_file(candidate).is_file()
+    """A run's result (`locate.is_result`, the one rule) or an aggregate of trials."""
+    return locate.is_result(candidate) or layout.aggregate_file(candidate).is_file()
 
 
 @dataclass(frozen=True, slots=True)
