@@ -13,7 +13,7 @@ import pytest
 from pytest_skill_eval.hosts import guardian
 from pytest_skill_eval.hosts.guardian import Processes, descendants
 from pytest_skill_eval.hosts.process import HostProcess, ProcessOutcome
-from tests.support.processes import wait_for
+from tests.support.processes import DEATH_S, dead, wait_for
 
 
 def test_a_process_is_read_again_only_when_its_proc_entry_is_a_new_one(
@@ -141,18 +141,11 @@ def test_a_descendant_started_between_ticks_under_a_process_seen_before_is_kille
         assert host.wait(60) == 0
         outcome = host.finish(ProcessOutcome())
         assert outcome.descendants_killed == 1
-        assert not psutil.pid_exists(grand) or _zombie(grand)
+        wait_for(lambda: dead(grand), "the grandchild to die", DEATH_S)
     finally:
         if grand and psutil.pid_exists(grand):
             os.kill(grand, 9)
         host.kill_now()
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 class _Scripted:

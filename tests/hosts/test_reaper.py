@@ -9,11 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil
-
 from pytest_skill_eval.hosts.guardian import table as process_table
 from pytest_skill_eval.hosts.reaper import Guardian, wait_exit
-from tests.support.processes import wait_for
+from tests.support.processes import DEATH_S, dead, wait_for
 
 
 def test_wait_exit_gives_the_status_of_a_process_that_exits() -> None:
@@ -76,7 +74,7 @@ def test_the_guardian_kills_a_descendant_that_left_the_session_and_the_workspace
         )
         guardian.release()
         assert wait_exit(watched, 30) == -signal.SIGKILL
-        assert not psutil.pid_exists(grandchild) or _zombie(grandchild)
+        wait_for(lambda: dead(grandchild), "the grandchild to die", DEATH_S)
     finally:
         watched.kill()
         watched.wait()
@@ -98,10 +96,3 @@ def test_the_guardian_reads_a_process_whose_name_holds_parentheses_and_spaces() 
         named.kill()
         named.wait()
     assert named.pid not in process_table()  # reaped: gone from the table
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True

@@ -26,6 +26,21 @@ def wait_for(condition: Callable[[], Any], what: str, timeout: float = WAIT_S) -
     pytest.fail(f"gave up waiting for {what}")
 
 
+def dead(pid: int) -> bool:
+    """Whether `pid` has exited (gone, or a zombie left for its parent to reap).
+
+    A process killed with SIGKILL dies only once the kernel runs it again, so a test waits for
+    this with `wait_for` rather than asking it once.
+    """
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+DEATH_S = 30.0  # well short of the 60 s the tests' sleeps would live if nothing killed them
+
+
 def pi_processes(below: Path) -> list[psutil.Process]:
     """Live processes whose working directory lies under `below` (subjects and their children)."""
     __tracebackhide__ = True
