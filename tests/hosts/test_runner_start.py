@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import psutil
 import pytest
 
 from pytest_skill_eval.definitions import Group as GroupModel
@@ -16,6 +15,7 @@ from pytest_skill_eval.hosts.registry import registered
 from pytest_skill_eval.hosts.subject import Endpoint, run_subject
 from pytest_skill_eval.workspace import SourceResolver
 from pytest_skill_eval.workspace.materialise import PreparedVariant, prepare_group, prepare_variant
+from tests.support.processes import DEATH_S, dead, wait_for
 from tests.support.roots import Group, variant
 
 
@@ -101,12 +101,11 @@ def _stuck_subject(tmp_path: Path) -> tuple[GroupModel, PreparedVariant, PiBinar
 
 
 def _gone(pidfile: Path) -> bool:
+    """Whether the stand-in and its child have both died (a killed process dies when the kernel
+    next runs it, so this is waited for)."""
     pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()]
     assert len(pids) == 2
-    return all(
-        not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-        for pid in pids
-    )
+    return bool(wait_for(lambda: all(dead(pid) for pid in pids), "the subject to die", DEATH_S))
 
 
 def test_a_second_ctrl_c_stops_at_once_and_leaves_no_subject_behind(tmp_path: Path) -> None:
