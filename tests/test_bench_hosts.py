@@ -170,6 +170,11 @@ def test_overhead_items_are_timed_without_pre_start_and_the_hosts_benchmark_with
     # A pre-started candidate's host is spawned during its baseline's run: its item's own time
     # would leave that out, so an overhead benchmark times items with pre-start off.
     monkeypatch.setenv(SLOTS_ENV, "2")  # a serial run pre-starts at once, with a core to spare
+    # Start-up slots of its own (they live under TMPDIR): the machine's are shared with every
+    # other run of the test suite, and a pre-start gives way to their urgent start-ups for as
+    # long as this baseline, answered at once, takes.
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     alone = body_suite(tmp_path / "alone", 1, 1, 0)
     assert len(item_times()(alone)) == 2
     assert not _spawned_before_baseline_ended(alone)

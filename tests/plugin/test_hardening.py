@@ -18,6 +18,7 @@ import pytest
 
 from pytest_skill_eval.evidence import verify_group
 from tests.support.files import read_json
+from tests.support.processes import wait_for
 from tests.support.roots import body_group, make_root
 from tests.support.runs import results, run, skill_eval_args
 
@@ -246,9 +247,7 @@ def test_ctrl_c_under_xdist_keeps_finished_runs_and_cancels_the_rest(tmp_path: P
         command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
     ) as session:
         runs = root / ".skill-eval" / "runs"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not list(runs.glob("*/groups/*/baseline/run.json")):
-            time.sleep(0.1)
+        wait_for(lambda: list(runs.glob("*/groups/*/baseline/run.json")), "a baseline on record")
         time.sleep(1.0)  # the first baselines are persisted; their candidates are running
         os.killpg(session.pid, signal.SIGINT)
         output, _ = session.communicate(timeout=120)
