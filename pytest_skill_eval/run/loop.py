@@ -62,7 +62,7 @@ def resolve(option: str, target: str, results_dir: Path, start: Path) -> Path:
         raise ResultOptionError(f"{option} {target}: {_NONE_NAMED[target].format(results_dir)}")
     raise ResultOptionError(
         f"{option} {target}: no such result (looked in "
-        f"{', '.join(str(c) for c in found.places) or results_dir}); pass a result id a run "
+        f"{', '.join(str(c) for c in found.places)}); pass a result id a run "
         "printed, latest, or a result directory"
     )
 
