@@ -100,12 +100,12 @@ def _stuck_subject(tmp_path: Path) -> tuple[GroupModel, PreparedVariant, PiBinar
     return group, prepared, PiBinary(fake, "0.73.1"), pidfile
 
 
-def _gone(pidfile: Path) -> bool:
-    """Whether the stand-in and its child have both died (a killed process dies when the kernel
-    next runs it, so this is waited for)."""
+def _wait_gone(pidfile: Path) -> None:
+    """Wait until the stand-in and its child have both died (a killed process dies when the
+    kernel next runs it); the test fails if they live on."""
     pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()]
     assert len(pids) == 2
-    return bool(wait_for(lambda: all(dead(pid) for pid in pids), "the subject to die", DEATH_S))
+    wait_for(lambda: all(dead(pid) for pid in pids), "the subject to die", DEATH_S)
 
 
 def test_a_second_ctrl_c_stops_at_once_and_leaves_no_subject_behind(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_a_second_ctrl_c_stops_at_once_and_leaves_no_subject_behind(tmp_path: Pa
             cancel=_FailOnceStarted(pidfile, KeyboardInterrupt()),
         )
 
-    assert _gone(pidfile)
+    _wait_gone(pidfile)
 
 
 def test_an_unforeseen_failure_keeps_the_run_and_stops_the_subject(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_an_unforeseen_failure_keeps_the_run_and_stops_the_subject(tmp_path: Pat
         cancel=_FailOnceStarted(pidfile, RuntimeError("boom")),
     )
 
-    assert _gone(pidfile)
+    _wait_gone(pidfile)
     run = result.run
     assert run["state"] == "infrastructure-failed"
     assert run["process"]["terminationReason"] == "process-error"

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 import yaml
 
@@ -25,6 +24,7 @@ from pytest_skill_eval.hosts.pi.driver import Conversation
 from pytest_skill_eval.views import render_text
 from tests.support.files import read_json, write
 from tests.support.paths import PI, REPO
+from tests.support.processes import dead
 from tests.support.shared import SharedRun
 
 pytestmark = pytest.mark.pi
@@ -239,7 +239,7 @@ def test_previous_review_is_kept_until_a_new_one_is_complete(
     assert _advisory(group_dir) == previous
     assert _leftovers(group_dir) == []
     assert len(pids) == 1
-    assert not psutil.pid_exists(pids[0]) or psutil.Process(pids[0]).status() == "zombie"
+    assert dead(pids[0])
 
     # Failing at the last step of the swap puts the previous review back.
     real_replace = os.replace
