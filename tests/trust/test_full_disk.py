@@ -143,23 +143,24 @@ def test_a_disk_that_fills_during_the_run_stops_it_with_one_error(
     assert not list(result.rglob(".*.tmp"))
 
 
-# The observed scenario, smaller: a 2 MiB results volume, a subject that writes 1 MB into its
-# workspace (3 MB as observed: Pi takes seconds a megabyte to stream a tool call's arguments)
-# and answers 0.5 MB of text, and a 20 s no-progress watchdog.
+# The observed scenario, scaled down: a 512 KiB results volume, a subject that writes 250 kB
+# into its workspace and answers 125 kB of text (observed: 3 MB and 1 MB; Pi's CPU grows faster
+# than what it streams in one piece: 18 s for 1 MB and 0.5 MB), and a 20 s no-progress watchdog.
+# The disk fills at the same write as at four times the size: the baseline's events.
 _IN_PRIVATE_VOLUME = """
 volume=$1; copy=$2; shift 2
-mount -t tmpfs -o size=2m tmpfs "$volume" || exit 97
+mount -t tmpfs -o size=512k tmpfs "$volume" || exit 97
 "$@"; code=$?
 cp -a "$volume/." "$copy/"
 exit $code
 """
 
 
-ANSWER = "y" * 500_000
+ANSWER = "y" * 125_000
 
 
 def _filling_script() -> list[dict[str, Any]]:
-    write = {"name": "write", "arguments": {"path": "big.txt", "content": "x" * 1_000_000}}
+    write = {"name": "write", "arguments": {"path": "big.txt", "content": "x" * 250_000}}
     return [{"response": {"tool_calls": [write]}}, {"response": {"text": ANSWER}}]
 
 
