@@ -47,7 +47,7 @@ def example_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
 @pytest.fixture(scope="session")
 @shared_setup
 def every_host(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
-    """The example suite and a third group on every registered host, two trials; read only
+    """The example suite and a third group on every registered host; read only
     (tests.support.every_host)."""
     make, args = every_host_run.make_root, every_host_run.args()
     return shared_run(tmp_path_factory, "every-host", make, *args)

@@ -1,9 +1,8 @@
 """The shipped example suite on every registered host in one invocation, from the same scripts.
 
 Every test here reads one nested run shared with the summary's size test
-(`tests.support.every_host`): two trials, so that an aggregate is written, each host on each
-group and variant. The hosts come from the registry, so a host registered later joins this run
-by itself.
+(`tests.support.every_host`): one trial, each host on each group and variant. The hosts come
+from the registry, so a host registered later joins this run by itself.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from tests.support.every_host import (
     INSTRUCTIONS_MARKER,
     PROJECT_COMMAND,
     PROJECT_SKILL_FOLDERS,
-    TRIALS,
     project_skill,
 )
 from tests.support.example import OUTCOMES, outcomes_on
@@ -55,17 +53,15 @@ def _row(kind: str, row_id: str, state: Any, held: str) -> str:
 
 
 def test_every_host_gives_pis_outcomes_from_the_same_scripts(every_host: SharedRun) -> None:
-    trial_dirs = runs.results(every_host.root)
-    assert len(trial_dirs) == TRIALS
-    for result_dir in trial_dirs:
-        assert read_json(result_dir / "invocation.json")["hosts"] == list(HOSTS)
-        for host in HOSTS:
-            for group_id in GROUPS:
-                name = group_id if host == "pi" else f"{group_id}@{host}"
-                group_dir = result_dir / "groups" / name
-                assert outcome(group_dir) == _expected(host, group_id), (host, group_id)
-                for variant in ("baseline", "candidate"):
-                    assert_example_record(host, group_dir / variant)
+    (result_dir,) = runs.results(every_host.root)
+    assert read_json(result_dir / "invocation.json")["hosts"] == list(HOSTS)
+    for host in HOSTS:
+        for group_id in GROUPS:
+            name = group_id if host == "pi" else f"{group_id}@{host}"
+            group_dir = result_dir / "groups" / name
+            assert outcome(group_dir) == _expected(host, group_id), (host, group_id)
+            for variant in ("baseline", "candidate"):
+                assert_example_record(host, group_dir / variant)
 
 
 def test_the_terminal_summary_has_the_cross_host_table_of_every_host(
@@ -104,26 +100,6 @@ def test_the_text_view_and_html_report_have_every_host(
     assert "".join(f"<th>{host}</th>" for host in TABLE_ORDER) in page
 
 
-def test_the_aggregate_counts_every_host_apart(every_host: SharedRun, tmp_path: Path) -> None:
-    (aggregate_dir,) = runs.aggregates(every_host.root)
-    tables = {t["id"]: t for t in read_json(aggregate_dir / "aggregate.json")["crossHost"]}
-    assert tables["natural-activation"]["held"] is True
-    rows = {(r["kind"], r["id"]): r for r in tables["changelog-entry"]["rows"]}
-    read_first = rows[("check", "candidate-read-first")]
-    assert set(read_first["hosts"]) == set(HOSTS)
-    for host in HOSTS:
-        state = _read_first(host)
-        counts = {"pass": 0, "fail": 0, "unavailable": 0, state: TRIALS}
-        assert read_first["hosts"][host] == counts, host
-    assert rows[("comparison", "entry-in-fixed")]["held"] is True
-    assert set(rows[("comparison", "entry-in-fixed")]["hosts"]) == set(HOSTS)
-    report = tmp_path / "aggregate.html"
-    assert cli.main(["report", str(aggregate_dir), "--html", str(report)]) == 0
-    page = report.read_text(encoding="utf-8")
-    assert "Across hosts" in page
-    assert "".join(f"<th>{host}</th>" for host in TABLE_ORDER) in page
-
-
 def test_no_skill_or_instructions_of_the_project_above_the_workspace_reach_any_host(
     every_host: SharedRun,
 ) -> None:
@@ -131,7 +107,7 @@ def test_no_skill_or_instructions_of_the_project_above_the_workspace_reach_any_h
         path.read_text(encoding="utf-8")
         for path in every_host.root.glob(".skill-eval/runs/*/groups/*/*/model-requests.jsonl")
     ]
-    assert len(sent) == TRIALS * len(HOSTS) * len(GROUPS) * 2  # × variants
+    assert len(sent) == len(HOSTS) * len(GROUPS) * 2  # × variants
     planted = (*map(project_skill, PROJECT_SKILL_FOLDERS), PROJECT_COMMAND, INSTRUCTIONS_MARKER)
     for name in planted:
         leaked = [text for text in sent if name in text]

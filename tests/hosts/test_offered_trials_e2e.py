@@ -118,3 +118,21 @@ def test_a_trials_text_view_shows_each_variants_activation(
     assert lines.count("  target-offered\tapi-guide\tcut 1024 of 1068") == 1  # Codex's
     assert lines.count("  target-offered\tapi-guide\tintact") == 1  # Pi's
     assert not [line for line in lines if line.startswith("  unrealistic-script\t")]
+
+
+def test_the_aggregate_counts_each_host_apart(two_trials: SharedRun, tmp_path: Path) -> None:
+    aggregate_dir = _aggregate(two_trials)
+    (table,) = read_json(aggregate_dir / "aggregate.json")["crossHost"]
+    assert table["id"] == "long-description"
+    kinds = {row["kind"] for row in table["rows"]}
+    assert {"offered", "check"} <= kinds, kinds
+    for row in table["rows"]:
+        # Every row has each host's own counts, over both of its trials.
+        assert set(row["hosts"]) == {"pi", "codex"}, row
+        for host, counts in row["hosts"].items():
+            assert sum(counts.values()) == 2, (row["id"], host, counts)
+    report = tmp_path / "aggregate.html"
+    assert cli.main(["report", str(aggregate_dir), "--html", str(report)]) == 0
+    page = report.read_text(encoding="utf-8")
+    assert "Across hosts" in page
+    assert "<th>pi</th><th>codex</th>" in page

@@ -1,8 +1,9 @@
 """The shipped example suite on every registered host in one nested run, shared by the tests.
 
-Two trials (so that an aggregate is written) of the example's groups plus a third
-(`activation-again`, natural-activation under another id, for the summary's size), every host
-on each: the most expensive run of the suite, built once per test run. A project above the
+The example's groups plus a third (`activation-again`, natural-activation under another id, for
+the summary's size), every host on each, one trial (the aggregate across trials and hosts is
+`tests/hosts/test_offered_trials_e2e.py`'s): the most expensive run of the suite, built once per
+test run. A project above the
 workspaces plants a skill in every folder where a host looks for a project's skills, a Claude
 Code command and every host's instructions file: none may reach a subject.
 """
@@ -20,7 +21,6 @@ from tests.support.operator import invisible_skill
 from tests.support.paths import EXAMPLE
 
 HOSTS = names()
-TRIALS = 2
 AGAIN = "activation-again"
 
 # Where the hosts look for a project's own skills. A skill author's repository keeps its skills
@@ -77,6 +77,5 @@ def make_root(root: Path) -> Path:
 
 
 def args() -> list[str]:
-    """The nested run's options: every host, two trials."""
-    hosts = [arg for host in HOSTS for arg in ("--skill-eval-host", host)]
-    return [*hosts, "--skill-eval-trials", str(TRIALS)]
+    """The nested run's options: every host."""
+    return [arg for host in HOSTS for arg in ("--skill-eval-host", host)]
