@@ -25,7 +25,7 @@ from _pytest.reports import TestReport
 from _pytest.terminal import TerminalReporter
 
 from . import features, rootdir
-from .options import declared, enabled
+from .options import declared, enabled, is_worker
 
 if TYPE_CHECKING:
     from .views.decision import Decided
@@ -81,7 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = Settings.from_config(config, modes)
     with usage_errors():
         features.check_options(config, settings)
-    worker = xdist.is_worker(config)
+    worker = is_worker(config)
     state = open_session(config, settings, worker=worker, workers=xdist.worker_count(config))
     if worker:
         xdist.take_from_controller(config, state)
@@ -200,7 +200,7 @@ def pytest_terminal_summary(
 ) -> Generator[None, None, None]:
     """Per group: states, checks, transitions, cost, and where the evidence is; then each
     feature's lines (its own hook); last, an error no item reported."""
-    worker = hasattr(config, "workerinput")  # `xdist.is_worker`, without importing it
+    worker = is_worker(config)
     if not enabled(config) and not worker:
         from .options.nearby import not_enabled_hint
 

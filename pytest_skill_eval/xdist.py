@@ -20,7 +20,7 @@ from _pytest.reports import TestReport
 from . import hosts
 from .budget.ledger_choice import ledger_from
 from .nodeids import parse_item_id, scope_of
-from .options import enabled
+from .options import enabled, is_worker
 from .session import DISK_FULL_STOP, SESSION_KEY, SkillEvalSession
 from .workspace import SourceResolver
 
@@ -36,11 +36,6 @@ _WHAT_WORKS = (
     "together on one worker), or split the run over machines with `skill-eval plan` and "
     "--skill-eval-shard K/N"
 )
-
-
-def is_worker(config: pytest.Config) -> bool:
-    """Whether this process is an xdist worker."""
-    return hasattr(config, "workerinput")
 
 
 def worker_count(config: pytest.Config) -> int:

@@ -21,6 +21,11 @@ def enabled(config: pytest.Config) -> bool:
     return bool(definitions(config))
 
 
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker (read without importing xdist or `xdist.py`)."""
+    return hasattr(config, "workerinput")
+
+
 def definitions(config: pytest.Config) -> list[Path]:
     """--skill-eval paths (relative to the invocation directory), else the ini key's."""
     given = config.getoption("--skill-eval")
