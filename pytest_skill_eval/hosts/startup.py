@@ -125,8 +125,10 @@ def acquire(
                 ticket = _promote(ticket)
             # Whether the waiters ahead still live is checked about once a second: it costs a
             # lock attempt each, and a waiter dies without removing its ticket only when killed.
-            ahead = _ahead(where, ticket.name, verify=polls % VERIFY_EVERY == 0)
-            if ahead < count:
+            ahead, urgent = _ahead(where, ticket.name, verify=polls % VERIFY_EVERY == 0)
+            # The oldest `count` waiters try for the slots, but an early one never while an
+            # urgent one waits: it would take the one slot that waiter needs.
+            if ahead < count and not (urgent and ticket.name.startswith(EARLY)):
                 for fd in fds:
                     try:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -182,17 +184,17 @@ def _promote(ticket: Path) -> Path:
     return urgent
 
 
-def _ahead(where: Path, mine: str, *, verify: bool) -> int:
-    """How many waiters queued before `mine`; with `verify`, only living ones count (the
-    ticket of a waiter that died is removed on the way)."""
+def _ahead(where: Path, mine: str, *, verify: bool) -> tuple[int, int]:
+    """How many waiters queued before `mine`, and how many of them are urgent; with `verify`,
+    only living ones count (the ticket of a waiter that died is removed on the way)."""
     try:
         names = os.listdir(where)
     except OSError:
-        return 0  # the queue cannot be read: try for a slot as before
+        return 0, 0  # the queue cannot be read: try for a slot as before
     earlier = [n for n in names if n.startswith(TICKET) and n < mine]
-    if not verify:
-        return len(earlier)
-    return sum(1 for name in earlier if _waiting(where / name))
+    if verify:
+        earlier = [name for name in earlier if _waiting(where / name)]
+    return len(earlier), sum(1 for name in earlier if name.startswith(URGENT))
 
 
 def _waiting(ticket: Path) -> bool:

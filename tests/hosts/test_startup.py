@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -144,6 +145,52 @@ def test_a_start_up_nobody_waits_on_gives_way_until_its_run_may_begin(tmp_path: 
 
     order = _who_goes_first(tmp_path, lambda: not needed.is_set(), begin_its_run)
     assert order == ["pre-started", "blocked"]
+
+
+def test_a_start_up_nobody_waits_on_never_takes_a_slot_a_blocked_one_waits_for(
+    tmp_path: Path,
+) -> None:
+    # Two slots, both held; a pre-start queues, then a start-up a worker is blocked on. Two
+    # waiters may try for the two slots, but when one frees, the pre-start must leave it alone
+    # even while the other waiter is slow to look (here: it is busy for 0.5 s each time).
+    held = [startup.acquire(lambda: False, slots=2, directory=tmp_path) for _ in range(2)]
+    assert all(slot.held for slot in held)
+    freed, looking = threading.Event(), threading.Event()
+    order: list[str] = []
+    taken: list[startup.StartupSlot] = []
+
+    def slow_to_look() -> bool:
+        if freed.is_set():
+            looking.set()
+            time.sleep(0.5)
+        return False
+
+    def wait(name: str, early: Callable[[], bool] | None, cancelled: Callable[[], bool]) -> None:
+        slot = startup.acquire(cancelled, slots=2, directory=tmp_path, early=early)
+        order.append(name)
+        taken.append(slot)
+
+    threads: list[threading.Thread] = []
+    for name, early, cancelled in (
+        ("pre-started", lambda: True, lambda: False),
+        ("blocked", None, slow_to_look),
+    ):
+        threads.append(threading.Thread(target=wait, args=(name, early, cancelled), daemon=True))
+        threads[-1].start()
+        wait_for(lambda: len(_tickets(tmp_path)) == len(threads), f"the {name} one to queue")
+    freed.set()
+    assert looking.wait(10)  # the blocked one is busy: only the pre-start could look now
+    held[0].release()
+    try:
+        wait_for(lambda: order, "a waiter to take the freed slot")
+        assert order == ["blocked"]
+    finally:
+        held[1].release()  # the other waiter is never left waiting
+        for thread in threads:
+            thread.join(10)
+        for slot in taken:
+            slot.release()
+    assert order == ["blocked", "pre-started"]
 
 
 def _who_goes_first(
