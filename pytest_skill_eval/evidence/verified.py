@@ -21,6 +21,11 @@ every result is verified in full.
 Each entry (`verified/results/<sha256 of the real path>`, mode 0600) holds the token, the
 digest of the readers that made it and the result's real path, which `prune` uses to drop the
 entries that can never match again, so the cache does not grow with every result ever kept.
+
+The same tokens remember what was read of a tree the evaluator checks at every run and that is
+not a result (`recalled`, `remember_tree`): the digest of an installed host's files, and that a
+built bundle or copy in the evaluator's cache matched its manifest. Each entry
+(`verified/trees/<sha256 of the kind and real path>`) is dropped once its tree is gone.
 """
 
 from __future__ import annotations
@@ -43,11 +48,13 @@ from .seal import sealed_root, unfinished, verify_result
 
 FORMAT = "2"
 RESULTS = "results"  # the directory of the cache's entries, one per result
+TREES = "trees"  # the directory of the entries of other trees, one per kind and tree
 _STAGED = "."  # an entry being written begins with this
 _STAGED_AGE_S = 3600.0  # a staged entry older than this was left by a run that stopped
 _KEY_BYTES = 32
 _keys: dict[Path, bytes | None] = {}
 _pruned: set[Path] = set()  # the caches this process has pruned part of
+_pruned_trees: set[Path] = set()  # the caches whose tree entries this process has pruned
 
 
 @read.read_fresh()
@@ -271,3 +278,72 @@ def _stale(entry: Path) -> bool:
         return readers != _readers() or not os.path.lexists(os.fsdecode(bytes.fromhex(path)))
     except (OSError, UnicodeError, ValueError):
         return True
+
+
+def recalled(tree: Path, kind: str, stats: str | None) -> str | None:
+    """What was remembered of `tree` as `kind` (`remember_tree`), when not one entry below it
+    has changed since: `stats` is its `stat_digest` now. None: read it again."""
+    directory = cache_dir()
+    key = _key(directory)
+    if key is None or stats is None:
+        return None
+    try:
+        text = _tree_entry(directory, tree, kind).read_text(encoding="utf-8")
+        kept, kept_kind, _, facts = _fields(text)
+    except (OSError, UnicodeError, ValueError):
+        return None
+    token = _tree_token(key, tree, kind, stats, facts)
+    matched = kept_kind == kind and hmac.compare_digest(kept, token)
+    return facts if matched else None
+
+
+def remember_tree(tree: Path, kind: str, facts: str, stats: str | None) -> None:
+    """Remember `facts` (one line) read of `tree` as `kind`, when it is still as `stats` found
+    it before they were read (else what was read may not be what is there: nothing is kept).
+    The first time a process remembers a tree, entries whose tree is gone are dropped."""
+    directory = cache_dir()
+    key = _key(directory)
+    if key is None or stats is None or "\n" in facts or stat_digest(tree) != stats:
+        return
+    try:
+        entry = _tree_entry(directory, tree, kind)
+        entry.parent.mkdir(exist_ok=True, mode=0o700)
+        path = os.fsencode(os.path.realpath(tree)).hex()
+        token = _tree_token(key, tree, kind, stats, facts)
+        _write_private(entry, f"{token}\n{kind}\n{path}\n{facts}")
+    except (OSError, UnicodeError, ValueError):
+        return  # not remembered: the next run reads it again
+    if directory not in _pruned_trees:
+        _pruned_trees.add(directory)
+        _prune_trees(directory / TREES)
+
+
+def _tree_token(key: bytes, tree: Path, kind: str, stats: str, facts: str) -> str:
+    message = "\0".join((FORMAT, TREES, kind, os.path.realpath(tree), stats, facts))
+    return hmac.new(key, message.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
+
+
+def _tree_entry(directory: Path, tree: Path, kind: str) -> Path:
+    name = hashlib.sha256(kind.encode() + b"\0" + os.fsencode(os.path.realpath(tree)))
+    return directory / TREES / name.hexdigest()
+
+
+def _prune_trees(trees: Path) -> None:
+    """Drop the tree entries whose tree is gone, and staged entries a stopped run left."""
+    try:
+        names = os.listdir(trees)
+    except OSError:
+        return
+    for name in names:
+        entry = trees / name
+        try:
+            if name.startswith(_STAGED):
+                stale = time.time() - entry.lstat().st_mtime > _STAGED_AGE_S
+            else:
+                _, _, path, _ = _fields(entry.read_text(encoding="utf-8"))
+                stale = not os.path.lexists(os.fsdecode(bytes.fromhex(path)))
+        except (OSError, UnicodeError, ValueError):
+            stale = True
+        if stale:
+            with contextlib.suppress(OSError):
+                entry.unlink()

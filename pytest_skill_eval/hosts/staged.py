@@ -6,7 +6,8 @@ Entries are built by one process at a time per family (`build_once`): the others
 use what it built, and a build that was killed leaves nothing the next one keeps. Each use marks
 an entry (`used`); one no run has used for `UNUSED_DAYS` is removed when its family builds
 another (`prune`), so a cache that sees new versions, lockfiles and checkouts does not grow for
-good."""
+good. What a run reads of an entry (or of an installed host) by hashing every file is hashed
+again only once a file below it changed (`read_once_per_change`)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from ..evidence.verified import recalled, remember_tree, stat_digest
 
 # An entry of the operator's cache no run has used for this long is removed when its family
 # builds another: rebuilding one costs seconds, keeping each forever costs up to 80 MB apiece.
@@ -197,3 +200,17 @@ def write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:
 def digest(files: Mapping[str, Any]) -> str:
     """The digest a manifest records of its files' entries (name → hash, or more)."""
     return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+
+
+def read_once_per_change(tree: Path, kind: str, read: Callable[[], str]) -> str:
+    """`read()` of `tree` (a digest of its files, found by hashing them), or what it returned
+    before when not one entry below `tree` has changed since (`evidence.verified.recalled`:
+    each entry's `lstat`, under a key only this user can read). What `read` raises is not
+    remembered."""
+    stats = stat_digest(tree)
+    known = recalled(tree, kind, stats)
+    if known is not None:
+        return known
+    found = read()
+    remember_tree(tree, kind, found, stats)
+    return found

@@ -1,11 +1,14 @@
 """Building a directory of the operator's cache once: one builder at a time, machine-wide, in
 staging renamed into place; a killed build leaves nothing the next one keeps; what no run has
-used for a month goes when its family builds another."""
+used for a month goes when its family builds another; what a run reads of a tree by hashing it
+is read again once anything below the tree changed, never trusted blindly."""
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
+import shutil
 import sys
 import threading
 import time
@@ -14,8 +17,16 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.errors import HostError
+from pytest_skill_eval.evidence import verified
 from pytest_skill_eval.hosts import staged
-from pytest_skill_eval.hosts.staged import build_once, prune, used, version_failure
+from pytest_skill_eval.hosts.staged import (
+    build_once,
+    prune,
+    read_once_per_change,
+    used,
+    version_failure,
+)
 
 
 def _writes(marker: str) -> tuple[list[Path], Callable[[Path], None]]:
@@ -196,3 +207,88 @@ def test_beyond_the_eight_used_last_an_entry_goes_after_a_day(tmp_path: Path) ->
     assert removed == older[5:]
     assert all(path.is_dir() for path in (kept, *hours, *older[:5]))
     assert not any(path.exists() for path in older[5:])
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A tree of two files, and a cache of its own for what is remembered of it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(verified, "_pruned_trees", set())
+    root = tmp_path / "tree"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.js").write_text("one")
+    (root / "sub" / "b.js").write_text("two")
+    return root
+
+
+def _hashing(root: Path) -> tuple[list[Path], Callable[[], str]]:
+    reads: list[Path] = []
+
+    def read() -> str:
+        reads.append(root)
+        files = sorted(p for p in root.rglob("*") if p.is_file())
+        return hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+
+    return reads, read
+
+
+def test_a_tree_is_hashed_again_only_once_an_entry_below_it_changed(tree: Path) -> None:
+    reads, read = _hashing(tree)
+    first = read_once_per_change(tree, "kind", read)
+    assert read_once_per_change(tree, "kind", read) == first
+    assert len(reads) == 1  # remembered
+    read_once_per_change(tree, "another-kind", read)
+    assert len(reads) == 2  # what is remembered is each kind's own
+    # The same size and modification time, other bytes: the change time tells.
+    target = tree / "a.js"
+    before = target.stat()
+    target.write_text("ONE")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert read_once_per_change(tree, "kind", read) != first
+    assert len(reads) == 3
+    (tree / "sub" / "c.js").write_text("")  # a file added deep below
+    read_once_per_change(tree, "kind", read)
+    assert len(reads) == 4
+
+
+def test_a_read_that_fails_is_never_remembered(tree: Path) -> None:
+    reads: list[Path] = []
+
+    def refuse() -> str:
+        reads.append(tree)
+        raise HostError("does not match its manifest")
+
+    for _ in range(2):
+        with pytest.raises(HostError, match="does not match"):
+            read_once_per_change(tree, "kind", refuse)
+    assert len(reads) == 2
+
+
+def test_an_entry_made_without_the_key_is_never_taken(tree: Path) -> None:
+    reads, read = _hashing(tree)
+    first = read_once_per_change(tree, "kind", read)
+    (entry,) = (verified.cache_dir() / verified.TREES).iterdir()
+    # The tree changed, and its entry rewritten for the change by one who cannot read the key:
+    # the token an unkeyed digest of the new entries, the facts its own.
+    (tree / "a.js").write_text("planted")
+    stats = verified.stat_digest(tree)
+    _, kind, path, _ = entry.read_text(encoding="utf-8").split("\n")
+    unkeyed = hashlib.sha256(f"{stats}{first}".encode()).hexdigest()
+    entry.write_text(f"{unkeyed}\n{kind}\n{path}\n{first}", encoding="utf-8")
+    assert read_once_per_change(tree, "kind", read) != first
+    assert len(reads) == 2
+
+
+def test_the_entries_of_trees_that_are_gone_are_dropped(tree: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.js").write_text("x")
+    for root in (tree, other):
+        read_once_per_change(root, "kind", _hashing(root)[1])
+    entries = verified.cache_dir() / verified.TREES
+    assert len(list(entries.iterdir())) == 2
+    shutil.rmtree(other)
+    verified._pruned_trees.clear()  # a later process, which prunes once as it remembers
+    (tree / "a.js").write_text("changed")
+    read_once_per_change(tree, "kind", _hashing(tree)[1])
+    assert len(list(entries.iterdir())) == 1
