@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.evidence.store import sha256_file
 from pytest_skill_eval.hosts import binaries
 from pytest_skill_eval.hosts.binaries import PINNED_ESBUILD, esbuild_binary
 from pytest_skill_eval.hosts.pi import bundle
@@ -141,6 +142,28 @@ def test_a_changed_file_is_refused_before_use(installed: Path) -> None:
     (built.entry.parent / "extra.js").write_text("")
     with pytest.raises(BundleError, match="its files differ from"):
         checked_bundle(built.entry.parents[4])
+
+
+def test_a_later_run_hashes_the_bundle_again_only_once_a_file_of_it_changed(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
+    hashed: list[Path] = []
+
+    def counting(path: Path) -> str:
+        hashed.append(path)
+        return sha256_file(path)
+
+    monkeypatch.setattr(bundle, "sha256_file", counting)
+    bundle_dir = built.entry.parent
+    checked_bundle.cache_clear()  # a later run
+    assert checked_bundle(built.entry.parents[4]) == built
+    assert not [path for path in hashed if path.parent == bundle_dir]
+    (bundle_dir / "chunk-A.js").write_text("export { };\n")  # the same size
+    checked_bundle.cache_clear()
+    with pytest.raises(BundleError, match=r"chunk-A\.js does not match its hash in "):
+        checked_bundle(built.entry.parents[4])
+    assert [path for path in hashed if path.parent == bundle_dir]
 
 
 def test_a_bundle_that_cannot_be_built_leaves_stock_pi_and_one_line(

@@ -36,7 +36,15 @@ from typing import Any
 from ...evidence.store import sha256_file
 from ..binaries import PINNED_ESBUILD, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
-from ..staged import build_once, cache_dir, digest, used, version_failure, write_manifest
+from ..staged import (
+    build_once,
+    cache_dir,
+    digest,
+    read_once_per_change,
+    used,
+    version_failure,
+    write_manifest,
+)
 
 PACKAGE_NAME = "@google/gemini-cli"
 ENTRY = Path("bundle") / "gemini.js"
@@ -133,11 +141,19 @@ def checked_copy(home: Path, *, hashed: bool = True) -> EagerCopy:
     _one_lookup(home / "pkg" / "bundle", link)
     if found != set(files):
         raise EagerError(f"{home / 'pkg'}: its files differ from {home / MANIFEST}; {again}")
-    for name, (size, sha256) in sorted(files.items()):
-        path = home / "pkg" / name
-        if path.stat().st_size != size or (hashed and sha256_file(path) != sha256):
-            raise EagerError(f"{path} does not match {home / MANIFEST}; {again}")
-    if digest(files) != manifest.get("sha256"):
+
+    def matched(hashes: bool) -> str:
+        for name, (size, sha256) in sorted(files.items()):
+            path = home / "pkg" / name
+            if path.stat().st_size != size or (hashes and sha256_file(path) != sha256):
+                raise EagerError(f"{path} does not match {home / MANIFEST}; {again}")
+        return digest(files)
+
+    if hashed:  # hashed again only once a file of the copy changed (`used` touches `home`)
+        checked = read_once_per_change(home / "pkg", "gemini-eager", lambda: matched(True))
+    else:
+        checked = matched(False)
+    if checked != manifest.get("sha256"):
         raise EagerError(f"{home / MANIFEST}: its digest does not match its files; {again}")
     return EagerCopy(home / "pkg" / ENTRY, manifest["sha256"])
 
@@ -184,11 +200,15 @@ def _files(root: Path) -> Iterable[str]:
 
 def _fingerprint(package: Path) -> str:
     """What the installed files hold (each one's name and SHA-256): a package changed in place
-    (patched, or another build of the version) gets a copy of its own, a reinstall the same."""
-    names = sorted(_files(package))
-    return hashlib.sha256(
-        json.dumps([[n, sha256_file(package / n)] for n in names]).encode()
-    ).hexdigest()
+    (patched, or another build of the version) gets a copy of its own, a reinstall the same.
+    Hashed again only once a file of the package changed (`staged.read_once_per_change`)."""
+
+    def hashed() -> str:
+        names = sorted(_files(package))
+        listed = [[n, sha256_file(package / n)] for n in names]
+        return hashlib.sha256(json.dumps(listed).encode()).hexdigest()
+
+    return read_once_per_change(package, "gemini-installed", hashed)
 
 
 def _build(package: Path, key: dict[str, str], staging: Path, esbuild: Path, node: Path) -> None:

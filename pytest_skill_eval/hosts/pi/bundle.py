@@ -43,7 +43,15 @@ from ...errors import HostError
 from ...evidence.store import sha256_file
 from ..binaries import esbuild_binary, esbuild_version
 from ..factories import FactoryError, eager_chunks, prove
-from ..staged import build_once, cache_dir, digest, used, version_failure, write_manifest
+from ..staged import (
+    build_once,
+    cache_dir,
+    digest,
+    read_once_per_change,
+    used,
+    version_failure,
+    write_manifest,
+)
 
 PI_PACKAGE = Path("@mariozechner") / "pi-coding-agent"
 BEDROCK = Path("@mariozechner") / "pi-ai" / "dist" / "providers" / "amazon-bedrock.js"
@@ -152,7 +160,8 @@ def pi_bundle(entry: Path, *, esbuild_version: str, node: Path | None = None) ->
 
 @functools.cache
 def checked_bundle(home: Path) -> PiBundle:
-    """The bundle in `home` once every file matches its manifest (checked once per process)."""
+    """The bundle in `home` once every file matches its manifest (checked once per process,
+    and hashed again only once a file of the bundle changed: `staged.read_once_per_change`)."""
     try:
         manifest = json.loads((home / MANIFEST).read_text(encoding="utf-8"))
         files: dict[str, str] = manifest["files"]
@@ -162,10 +171,14 @@ def checked_bundle(home: Path) -> PiBundle:
         raise BundleError(f"{home}: the bundle's manifest cannot be read ({error})") from None
     if found != set(files):
         raise BundleError(f"{bundle}: its files differ from {home / MANIFEST}")
-    for name, expected in sorted(files.items()):
-        if sha256_file(bundle / name) != expected:
-            raise BundleError(f"{bundle / name} does not match its hash in {home / MANIFEST}")
-    if digest(files) != manifest.get("sha256"):
+
+    def hashed() -> str:
+        for name, expected in sorted(files.items()):
+            if sha256_file(bundle / name) != expected:
+                raise BundleError(f"{bundle / name} does not match its hash in {home / MANIFEST}")
+        return digest(files)
+
+    if read_once_per_change(bundle, "pi-bundle", hashed) != manifest.get("sha256"):
         raise BundleError(f"{home / MANIFEST}: its digest does not match its files")
     return PiBundle(bundle / "cli.js", manifest["sha256"])
 
