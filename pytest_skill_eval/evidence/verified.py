@@ -138,29 +138,39 @@ def _load_key(directory: Path) -> bytes | None:
     return key
 
 
-def stat_digest(result: Path) -> str | None:
+def stat_digest(result: Path, *, targets: bool = False) -> str | None:
     """A digest of the `lstat` of the result and every entry below it (links never followed),
-    or None when one cannot be looked at."""
+    or None when one cannot be looked at; with `targets`, each link's target's `stat` too (for
+    a reader that reads a linked file's bytes)."""
     digest = hashlib.sha256()
     try:
-        for line in _stat_lines(os.fspath(result), "."):
+        for line in _stat_lines(os.fspath(result), ".", targets):
             digest.update(line)
     except OSError:
         return None
     return digest.hexdigest()
 
 
-def _stat_lines(path: str, relative: str) -> Iterator[bytes]:
-    """One entry's `lstat` as a line and, for a directory (never a link to one), each of its
-    entries' in name order."""
+def _stat_lines(path: str, relative: str, targets: bool = False) -> Iterator[bytes]:
+    """One entry's `lstat` as a line (with `targets`, a link's target's `stat` after it) and,
+    for a directory (never a link to one), each of its entries' in name order."""
     info = os.lstat(path)
-    yield (
+    yield _stat_line(relative, info)
+    if targets and stat.S_ISLNK(info.st_mode):
+        try:
+            yield _stat_line("->", os.stat(path))
+        except OSError:
+            yield b"-> dangling\0"
+    if stat.S_ISDIR(info.st_mode):
+        for name in sorted(os.listdir(path)):
+            yield from _stat_lines(os.path.join(path, name), f"{relative}/{name}", targets)
+
+
+def _stat_line(relative: str, info: os.stat_result) -> bytes:
+    return (
         f"{relative!r} {info.st_mode} {info.st_dev} {info.st_ino} {info.st_size} "
         f"{info.st_mtime_ns} {info.st_ctime_ns} {info.st_nlink}\0".encode()
     )
-    if stat.S_ISDIR(info.st_mode):
-        for name in sorted(os.listdir(path)):
-            yield from _stat_lines(os.path.join(path, name), f"{relative}/{name}")
 
 
 @cache
@@ -280,9 +290,16 @@ def _stale(entry: Path) -> bool:
         return True
 
 
+def tree_digest(tree: Path) -> str | None:
+    """What `recalled` and `remember_tree` compare a tree by: the `stat_digest` of it and of its
+    links' targets."""
+    return stat_digest(tree, targets=True)
+
+
 def recalled(tree: Path, kind: str, stats: str | None) -> str | None:
     """What was remembered of `tree` as `kind` (`remember_tree`), when not one entry below it
-    has changed since: `stats` is its `stat_digest` now. None: read it again."""
+    (nor a file a link below it names) has changed since: `stats` is its `tree_digest` now.
+    None: read it again."""
     directory = cache_dir()
     key = _key(directory)
     if key is None or stats is None:
@@ -303,7 +320,7 @@ def remember_tree(tree: Path, kind: str, facts: str, stats: str | None) -> None:
     The first time a process remembers a tree, entries whose tree is gone are dropped."""
     directory = cache_dir()
     key = _key(directory)
-    if key is None or stats is None or "\n" in facts or stat_digest(tree) != stats:
+    if key is None or stats is None or "\n" in facts or tree_digest(tree) != stats:
         return
     try:
         entry = _tree_entry(directory, tree, kind)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..evidence.verified import recalled, remember_tree, stat_digest
+from ..evidence.verified import recalled, remember_tree, tree_digest
 
 # An entry of the operator's cache no run has used for this long is removed when its family
 # builds another: rebuilding one costs seconds, keeping each forever costs up to 80 MB apiece.
@@ -205,9 +205,9 @@ def digest(files: Mapping[str, Any]) -> str:
 def read_once_per_change(tree: Path, kind: str, read: Callable[[], str]) -> str:
     """`read()` of `tree` (a digest of its files, found by hashing them), or what it returned
     before when not one entry below `tree` has changed since (`evidence.verified.recalled`:
-    each entry's `lstat`, under a key only this user can read). What `read` raises is not
-    remembered."""
-    stats = stat_digest(tree)
+    each entry's `lstat`, and a link's target's `stat`, under a key only this user can read).
+    What `read` raises is not remembered."""
+    stats = tree_digest(tree)
     known = recalled(tree, kind, stats)
     if known is not None:
         return known

@@ -251,6 +251,19 @@ def test_a_tree_is_hashed_again_only_once_an_entry_below_it_changed(tree: Path) 
     assert len(reads) == 4
 
 
+def test_a_file_a_link_names_is_read_again_once_it_changed(tree: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.js"
+    outside.write_text("one")
+    (tree / "linked.js").symlink_to(outside)
+    reads, read = _hashing(tree)
+    first = read_once_per_change(tree, "kind", read)
+    before = outside.stat()
+    outside.write_text("two")  # through no entry of the tree, its times set back
+    os.utime(outside, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert read_once_per_change(tree, "kind", read) != first
+    assert len(reads) == 2
+
+
 def test_a_read_that_fails_is_never_remembered(tree: Path) -> None:
     reads: list[Path] = []
 
