@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..evidence.observed import EndpointFailure, ModelRequest, ProcessTiming
 from ..evidence.redact import Redactor
@@ -121,6 +121,16 @@ class Executable(Protocol):
 
     @property
     def version(self) -> str: ...
+
+
+@runtime_checkable
+class ConfinableReads(Protocol):
+    """A checked host binary whose subjects' reads may run unconfined (Codex without bwrap, as
+    the operator may choose): a pre-start asks it (`run.prestart.applies`). Every other host's
+    reads stay inside the variant's roots by its guard."""
+
+    @property
+    def reads_confined(self) -> bool: ...
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from typing import Any
 from ..definitions import Group
 from ..errors import HostError
 from ..hosts import startup
-from ..hosts.base import Endpoint, Executable, PromptGate
+from ..hosts.base import ConfinableReads, Endpoint, Executable, PromptGate
 from ..hosts.registry import registration_for
 from ..hosts.subject import SubjectResult
 from ..workspace.materialise import PreparedVariant
@@ -91,9 +91,10 @@ def applies(group: Group, baseline: Endpoint, binary: Callable[[str], Executable
         return False
     try:
         # Codex's shell reads through its mount namespace; unconfined, it reads anything.
-        return getattr(binary(registration.name), "reads_confined", True) is not False
+        found = binary(registration.name)
     except HostError:
         return False
+    return not isinstance(found, ConfinableReads) or found.reads_confined
 
 
 class NotStarted(Exception):
