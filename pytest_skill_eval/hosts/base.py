@@ -126,8 +126,11 @@ class Executable(Protocol):
 @runtime_checkable
 class ConfinableReads(Protocol):
     """A checked host binary whose subjects' reads may run unconfined (Codex without bwrap, as
-    the operator may choose): a pre-start asks it (`run.prestart.applies`). Every other host's
-    reads stay inside the variant's roots by its guard."""
+    the operator may choose): a pre-start asks it (`run.prestart.applies`). Such a binary
+    subclasses this, so mypy holds it to the property; every other host's reads stay inside the
+    variant's roots by its guard."""
+
+    __slots__ = ()
 
     @property
     def reads_confined(self) -> bool: ...

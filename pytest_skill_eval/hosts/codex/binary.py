@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import HostError
+from ..base import ConfinableReads
 from ..binaries import locate_for, pinned, version_of
 from ..environment import baseline_environment
 from .registration import CODEX
@@ -43,7 +44,7 @@ _TARGETS = {
 
 
 @dataclass(frozen=True, slots=True)
-class CodexBinary:
+class CodexBinary(ConfinableReads):
     """A checked Codex executable."""
 
     path: Path
