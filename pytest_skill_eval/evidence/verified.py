@@ -24,8 +24,9 @@ entries that can never match again, so the cache does not grow with every result
 
 The same tokens remember what was read of a tree the evaluator checks at every run and that is
 not a result (`recalled`, `remember_tree`): the digest of an installed host's files, and that a
-built bundle or copy in the evaluator's cache matched its manifest. Each entry
-(`verified/trees/<sha256 of the kind and real path>`) is dropped once its tree is gone.
+built bundle or copy in the evaluator's cache matched its manifest. A tree is compared by the
+`lstat` of every entry below it and the `stat` of each link's target (`tree_digest`). Each
+entry (`verified/trees/<sha256 of the kind and real path>`) is dropped once its tree is gone.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ RESULTS = "results"  # the directory of the cache's entries, one per result
 TREES = "trees"  # the directory of the entries of other trees, one per kind and tree
 _STAGED = "."  # an entry being written begins with this
 _STAGED_AGE_S = 3600.0  # a staged entry older than this was left by a run that stopped
+_SETTLED_S = 2.0  # a tree changed more recently than this is read again, not remembered
 _KEY_BYTES = 32
 _keys: dict[Path, bytes | None] = {}
 _pruned: set[Path] = set()  # the caches this process has pruned part of
@@ -291,9 +293,11 @@ def _stale(entry: Path) -> bool:
 
 
 def tree_digest(tree: Path) -> str | None:
-    """What `recalled` and `remember_tree` compare a tree by: the `stat_digest` of it and of its
-    links' targets."""
-    return stat_digest(tree, targets=True)
+    """What `recalled` and `remember_tree` compare a tree by: the `stat_digest` of it (where it
+    really is: a tree that is itself a link is read through it) and of its links' targets. A
+    link to a directory below it counts by the directory's own `stat`, not its contents: a
+    reader of a remembered tree must not read through one."""
+    return stat_digest(Path(os.path.realpath(tree)), targets=True)
 
 
 def recalled(tree: Path, kind: str, stats: str | None) -> str | None:
@@ -306,21 +310,24 @@ def recalled(tree: Path, kind: str, stats: str | None) -> str | None:
         return None
     try:
         text = _tree_entry(directory, tree, kind).read_text(encoding="utf-8")
-        kept, kept_kind, _, facts = _fields(text)
+        kept, _, _, facts = _fields(text)  # the token covers the kind, the path and the facts
     except (OSError, UnicodeError, ValueError):
         return None
     token = _tree_token(key, tree, kind, stats, facts)
-    matched = kept_kind == kind and hmac.compare_digest(kept, token)
-    return facts if matched else None
+    return facts if hmac.compare_digest(kept, token) else None
 
 
 def remember_tree(tree: Path, kind: str, facts: str, stats: str | None) -> None:
     """Remember `facts` (one line) read of `tree` as `kind`, when it is still as `stats` found
-    it before they were read (else what was read may not be what is there: nothing is kept).
-    The first time a process remembers a tree, entries whose tree is gone are dropped."""
+    it before they were read (else what was read may not be what is there: nothing is kept),
+    and nothing below it changed in the last `_SETTLED_S` (a rewrite within the same tick of
+    the clock that stamps change times would leave them as they were). The first time a
+    process remembers a tree, entries whose tree is gone are dropped."""
     directory = cache_dir()
     key = _key(directory)
     if key is None or stats is None or "\n" in facts or tree_digest(tree) != stats:
+        return
+    if not _settled(Path(os.path.realpath(tree))):
         return
     try:
         entry = _tree_entry(directory, tree, kind)
@@ -333,6 +340,19 @@ def remember_tree(tree: Path, kind: str, facts: str, stats: str | None) -> None:
     if directory not in _pruned_trees:
         _pruned_trees.add(directory)
         _prune_trees(directory / TREES)
+
+
+def _settled(tree: Path) -> bool:
+    """Whether no entry below `tree` changed in the last `_SETTLED_S` (nor can be looked at)."""
+    since = time.time() - _SETTLED_S
+    try:
+        for directory, names, files in os.walk(tree):
+            for name in (".", *names, *files):
+                if os.lstat(os.path.join(directory, name)).st_ctime > since:
+                    return False
+    except OSError:
+        return False
+    return True
 
 
 def _tree_token(key: bytes, tree: Path, kind: str, stats: str, facts: str) -> str:

@@ -205,8 +205,10 @@ def digest(files: Mapping[str, Any]) -> str:
 def read_once_per_change(tree: Path, kind: str, read: Callable[[], str]) -> str:
     """`read()` of `tree` (a digest of its files, found by hashing them), or what it returned
     before when not one entry below `tree` has changed since (`evidence.verified.recalled`:
-    each entry's `lstat`, and a link's target's `stat`, under a key only this user can read).
-    What `read` raises is not remembered."""
+    each entry's `lstat`, and a link's target's `stat`, under a key only this user can read)
+    and the module `read` is written in is as it was (another version may read it otherwise).
+    What `read` raises is not remembered; `read` must not read through a link to a directory."""
+    kind = f"{kind} {_written(read)}"
     stats = tree_digest(tree)
     known = recalled(tree, kind, stats)
     if known is not None:
@@ -214,3 +216,12 @@ def read_once_per_change(tree: Path, kind: str, read: Callable[[], str]) -> str:
     found = read()
     remember_tree(tree, kind, found, stats)
     return found
+
+
+def _written(function: Callable[[], str]) -> str:
+    """The size and modification time of the file `function` is written in, as it is now."""
+    try:
+        info = os.stat(function.__code__.co_filename)
+    except (AttributeError, OSError):
+        return "?"
+    return f"{info.st_size}:{info.st_mtime_ns}"

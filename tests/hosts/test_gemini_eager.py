@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.evidence import verified
 from pytest_skill_eval.hosts.binaries import esbuild_binary
 from pytest_skill_eval.hosts.gemini_cli import binary as gemini_binary
 from pytest_skill_eval.hosts.gemini_cli import eager
@@ -86,8 +87,14 @@ def test_the_installed_gemini_cli_is_copied_changed_proven_and_started_once(
 
 @pytest.mark.pi
 @pytest.mark.gemini
-def test_a_changed_file_is_refused_by_its_hash_and_in_a_worker_by_its_size(home: Path) -> None:
+def test_a_changed_file_is_refused_by_its_hash_and_in_a_worker_by_its_size(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home.parent / "cache"))
+    monkeypatch.setattr(verified, "_SETTLED_S", 0.0)  # copied just now: remembered at once
     target = home / "pkg" / "bundle" / "gemini.js"
+    assert checked_copy(home).entry == target  # remembered as matching
+    checked_copy.cache_clear()
     target.write_text(target.read_text("utf-8").replace("node", "nope", 1), "utf-8")
     with pytest.raises(EagerError, match=f"does not match .*; delete {home} to build it again"):
         checked_copy(home)

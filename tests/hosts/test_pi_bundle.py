@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval.evidence import verified
 from pytest_skill_eval.evidence.store import sha256_file
 from pytest_skill_eval.hosts import binaries
 from pytest_skill_eval.hosts.binaries import PINNED_ESBUILD, esbuild_binary
@@ -147,6 +148,7 @@ def test_a_changed_file_is_refused_before_use(installed: Path) -> None:
 def test_a_later_run_hashes_the_bundle_again_only_once_a_file_of_it_changed(
     installed: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(verified, "_SETTLED_S", 0.0)  # built just now: remembered at once
     built = pi_bundle(installed, esbuild_version=PINNED_ESBUILD)
     hashed: list[Path] = []
 

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -214,6 +215,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A tree of two files, and a cache of its own for what is remembered of it."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(verified, "_pruned_trees", set())
+    monkeypatch.setattr(verified, "_SETTLED_S", 0.0)  # made just now: remembered at once
     root = tmp_path / "tree"
     (root / "sub").mkdir(parents=True)
     (root / "a.js").write_text("one")
@@ -264,6 +266,48 @@ def test_a_file_a_link_names_is_read_again_once_it_changed(tree: Path, tmp_path:
     assert len(reads) == 2
 
 
+def test_a_tree_that_is_a_link_is_compared_where_it_really_is(tree: Path, tmp_path: Path) -> None:
+    linked = tmp_path / "linked-tree"
+    linked.symlink_to(tree)
+    reads, read = _hashing(linked)
+    first = read_once_per_change(linked, "kind", read)
+    target = tree / "a.js"
+    before = target.stat()
+    target.write_text("ONE")  # the same size, its times set back
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert read_once_per_change(linked, "kind", read) != first
+    assert len(reads) == 2
+
+
+def test_a_tree_changed_a_moment_ago_is_read_again_until_it_settles(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A change within the clock's tick that stamps change times could leave them unchanged.
+    monkeypatch.setattr(verified, "_SETTLED_S", 3600.0)
+    reads, read = _hashing(tree)
+    read_once_per_change(tree, "kind", read)
+    read_once_per_change(tree, "kind", read)
+    assert len(reads) == 2
+    monkeypatch.setattr(verified, "_SETTLED_S", 0.0)
+    read_once_per_change(tree, "kind", read)
+    read_once_per_change(tree, "kind", read)
+    assert len(reads) == 3
+
+
+def test_another_version_of_the_reading_code_reads_again(tree: Path, tmp_path: Path) -> None:
+    module = tmp_path / "reader.py"
+    source = "calls = []\ndef read():\n    calls.append(1)\n    return 'digest'\n"
+    module.write_text(source)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, str(module), "exec"), namespace)
+    for _ in range(2):
+        read_once_per_change(tree, "kind", namespace["read"])
+    assert len(namespace["calls"]) == 1  # remembered
+    module.write_text(source + "# upgraded\n")  # the reader's module, another version
+    read_once_per_change(tree, "kind", namespace["read"])
+    assert len(namespace["calls"]) == 2
+
+
 def test_a_read_that_fails_is_never_remembered(tree: Path) -> None:
     reads: list[Path] = []
 
@@ -284,7 +328,7 @@ def test_an_entry_made_without_the_key_is_never_taken(tree: Path) -> None:
     # The tree changed, and its entry rewritten for the change by one who cannot read the key:
     # the token an unkeyed digest of the new entries, the facts its own.
     (tree / "a.js").write_text("planted")
-    stats = verified.stat_digest(tree)
+    stats = verified.tree_digest(tree)
     _, kind, path, _ = entry.read_text(encoding="utf-8").split("\n")
     unkeyed = hashlib.sha256(f"{stats}{first}".encode()).hexdigest()
     entry.write_text(f"{unkeyed}\n{kind}\n{path}\n{first}", encoding="utf-8")

@@ -142,17 +142,18 @@ def checked_copy(home: Path, *, hashed: bool = True) -> EagerCopy:
     if found != set(files):
         raise EagerError(f"{home / 'pkg'}: its files differ from {home / MANIFEST}; {again}")
 
-    def matched(hashes: bool) -> str:
+    def check(hashing: bool) -> str:
         for name, (size, sha256) in sorted(files.items()):
             path = home / "pkg" / name
-            if path.stat().st_size != size or (hashes and sha256_file(path) != sha256):
+            if path.stat().st_size != size or (hashing and sha256_file(path) != sha256):
                 raise EagerError(f"{path} does not match {home / MANIFEST}; {again}")
         return digest(files)
 
-    if hashed:  # hashed again only once a file of the copy changed (`used` touches `home`)
-        checked = read_once_per_change(home / "pkg", "gemini-eager", lambda: matched(True))
+    if hashed:
+        # Hashed again only once a file of the copy changed: `pkg`, as `used` touches `home`.
+        checked = read_once_per_change(home / "pkg", "gemini-eager", lambda: check(True))
     else:
-        checked = matched(False)
+        checked = check(False)
     if checked != manifest.get("sha256"):
         raise EagerError(f"{home / MANIFEST}: its digest does not match its files; {again}")
     return EagerCopy(home / "pkg" / ENTRY, manifest["sha256"])
