@@ -281,13 +281,16 @@ def prune(prefix: str = "") -> int:
     return dropped
 
 
-def _stale(entry: Path) -> bool:
-    """Whether a cache entry can never match again (`prune`)."""
+def _stale(entry: Path, *, of_result: bool = True) -> bool:
+    """Whether a cache entry can never match again (`prune`, `_prune_trees`): a result's made
+    by other readers, or any whose result or tree is gone."""
     try:
         if entry.name.startswith(_STAGED):
             return time.time() - entry.lstat().st_mtime > _STAGED_AGE_S
         _, readers, path, _ = _fields(entry.read_text(encoding="utf-8"))
-        return readers != _readers() or not os.path.lexists(os.fsdecode(bytes.fromhex(path)))
+        if of_result and readers != _readers():
+            return True
+        return not os.path.lexists(os.fsdecode(bytes.fromhex(path)))
     except (OSError, UnicodeError, ValueError):
         return True
 
@@ -372,15 +375,6 @@ def _prune_trees(trees: Path) -> None:
     except OSError:
         return
     for name in names:
-        entry = trees / name
-        try:
-            if name.startswith(_STAGED):
-                stale = time.time() - entry.lstat().st_mtime > _STAGED_AGE_S
-            else:
-                _, _, path, _ = _fields(entry.read_text(encoding="utf-8"))
-                stale = not os.path.lexists(os.fsdecode(bytes.fromhex(path)))
-        except (OSError, UnicodeError, ValueError):
-            stale = True
-        if stale:
+        if _stale(trees / name, of_result=False):
             with contextlib.suppress(OSError):
-                entry.unlink()
+                (trees / name).unlink()
