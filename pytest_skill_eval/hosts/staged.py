@@ -94,6 +94,17 @@ def used(home: Path) -> None:
         os.utime(home)
 
 
+def used_and_pruned(home: Path) -> None:
+    """Mark `home` used, and prune its family under the family's lock: for an entry its host
+    writes itself (Copilot CLI's unpacked package), which no `build_once` prunes beside."""
+    used(home)
+    with contextlib.suppress(OSError):
+        home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with (home.parent / LOCK).open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            prune(home.parent, keep=home)
+
+
 def prune(family: Path, *, keep: Path, days: float = UNUSED_DAYS) -> list[Path]:
     """With the family's lock held: remove its entries (directories, never a link) that no run
     has used for `days`, or for `SPARE_DAYS` beyond the `MOST_KEPT` used last (`keep`, the one

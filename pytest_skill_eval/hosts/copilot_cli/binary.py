@@ -4,7 +4,8 @@
 (`@github/copilot-linux-x64`), which the evaluator starts directly. The knobs the host relies on
 (environment names, settings keys, event shapes) are version-specific, so any other version is
 refused. The native build unpacks its bundled package on its first start; the check does that
-once, into the evaluator's cache (`environment.package_cache`), which every run then reads.
+once, into the evaluator's cache (`environment.package_cache`), which every run then reads;
+another version's unpacked package goes once no run has used it for a month (`staged.prune`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..binaries import CheckedBinary, locate_for, module_bases, pinned, version_of
 from ..environment import baseline_environment
+from ..staged import used_and_pruned
 from .environment import PACKAGE_CACHE, QUIET, package_cache
 from .registration import COPILOT_CLI
 
@@ -63,8 +65,10 @@ def check_copilot(path: Path) -> CopilotCliBinary:
     env = baseline_environment() | QUIET
     with tempfile.TemporaryDirectory(prefix="skill-eval-copilot-") as home:
         env |= {"HOME": home, "COPILOT_HOME": str(Path(home) / ".copilot")}
-        env[PACKAGE_CACHE] = str(package_cache(COPILOT_CLI.version))
+        cache = package_cache(COPILOT_CLI.version)
+        env[PACKAGE_CACHE] = str(cache)
         found = pinned(COPILOT_CLI, path, version_of(path, env, COPILOT_CLI).group(0))
+    used_and_pruned(cache)
     return CopilotCliBinary(path, found)
 
 
