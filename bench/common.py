@@ -245,7 +245,7 @@ def bare_runs(
                 each = [_to_exit(step, base / "work", env) for step in steps]
                 timed = (sum(wall for wall, _ in each), sum(cpu for _, cpu in each))
                 if again is not None:
-                    _continued(route, argv[-1], turns)
+                    _continued(route, PROMPT, turns)  # every stock command's prompt
             if index >= 0:
                 figures.append(timed)
             route.close()
