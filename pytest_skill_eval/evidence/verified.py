@@ -153,7 +153,7 @@ def stat_digest(result: Path, *, targets: bool = False) -> str | None:
     return digest.hexdigest()
 
 
-def _stat_lines(path: str, relative: str, targets: bool = False) -> Iterator[bytes]:
+def _stat_lines(path: str, relative: str, targets: bool) -> Iterator[bytes]:
     """One entry's `lstat` as a line (with `targets`, a link's target's `stat` after it) and,
     for a directory (never a link to one), each of its entries' in name order."""
     info = os.lstat(path)

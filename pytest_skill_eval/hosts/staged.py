@@ -74,9 +74,7 @@ def build_once(home: Path, build: Callable[[Path], None]) -> None:
     pruned after, still under the lock."""
     if home.is_dir():
         return
-    home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with (home.parent / LOCK).open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _family_locked(home):
         if home.is_dir():
             return
         for left in home.parent.glob(f".{home.name}.*"):  # a killed build's staging
@@ -98,11 +96,18 @@ def used_and_pruned(home: Path) -> None:
     """Mark `home` used, and prune its family under the family's lock: for an entry its host
     writes itself (Copilot CLI's unpacked package), which no `build_once` prunes beside."""
     used(home)
-    with contextlib.suppress(OSError):
-        home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with (home.parent / LOCK).open("a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            prune(home.parent, keep=home)
+    with contextlib.suppress(OSError), _family_locked(home):
+        prune(home.parent, keep=home)
+
+
+@contextlib.contextmanager
+def _family_locked(home: Path) -> Iterator[None]:
+    """Hold the lock of `home`'s family (`home.parent / LOCK`, the family made on first use):
+    one builder or pruner at a time, machine-wide."""
+    home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with (home.parent / LOCK).open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def prune(family: Path, *, keep: Path, days: float = UNUSED_DAYS) -> list[Path]:
