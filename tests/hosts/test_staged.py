@@ -234,6 +234,14 @@ def _hashing(root: Path) -> tuple[list[Path], Callable[[], str]]:
     return reads, read
 
 
+def _rewrite_keeping_times(path: Path, text: str) -> None:
+    """Write `text` over `path` (the same size, or not) and set its access and modification
+    times back: only its change time, which no user sets, can tell."""
+    before = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
 def test_a_tree_is_hashed_again_only_once_an_entry_below_it_changed(tree: Path) -> None:
     reads, read = _hashing(tree)
     first = read_once_per_change(tree, "kind", read)
@@ -241,11 +249,7 @@ def test_a_tree_is_hashed_again_only_once_an_entry_below_it_changed(tree: Path) 
     assert len(reads) == 1  # remembered
     read_once_per_change(tree, "another-kind", read)
     assert len(reads) == 2  # what is remembered is each kind's own
-    # The same size and modification time, other bytes: the change time tells.
-    target = tree / "a.js"
-    before = target.stat()
-    target.write_text("ONE")
-    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    _rewrite_keeping_times(tree / "a.js", "ONE")  # the same size, other bytes
     assert read_once_per_change(tree, "kind", read) != first
     assert len(reads) == 3
     (tree / "sub" / "c.js").write_text("")  # a file added deep below
@@ -259,9 +263,7 @@ def test_a_file_a_link_names_is_read_again_once_it_changed(tree: Path, tmp_path:
     (tree / "linked.js").symlink_to(outside)
     reads, read = _hashing(tree)
     first = read_once_per_change(tree, "kind", read)
-    before = outside.stat()
-    outside.write_text("two")  # through no entry of the tree, its times set back
-    os.utime(outside, ns=(before.st_atime_ns, before.st_mtime_ns))
+    _rewrite_keeping_times(outside, "two")  # through no entry of the tree
     assert read_once_per_change(tree, "kind", read) != first
     assert len(reads) == 2
 
@@ -271,10 +273,7 @@ def test_a_tree_that_is_a_link_is_compared_where_it_really_is(tree: Path, tmp_pa
     linked.symlink_to(tree)
     reads, read = _hashing(linked)
     first = read_once_per_change(linked, "kind", read)
-    target = tree / "a.js"
-    before = target.stat()
-    target.write_text("ONE")  # the same size, its times set back
-    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    _rewrite_keeping_times(tree / "a.js", "ONE")  # the same size, other bytes
     assert read_once_per_change(linked, "kind", read) != first
     assert len(reads) == 2
 
