@@ -23,6 +23,7 @@ from .environment import OwnedEnvironment
 from .layers import SystemLayer
 from .observation import Observation, Turn
 from .process import NO_PROGRESS_S, CancelToken, HostProcess, ProcessOutcome
+from .reaper import Guardian
 from .workspace_layers import WorkspaceLayer
 
 HELD, OPEN, ABORTED = "held", "open", "aborted"
@@ -185,6 +186,8 @@ class Home:
     home: Path  # HOME
     tmp: Path  # TMPDIR
     config: Path  # the host's own state/config directory (Pi's agent dir)
+    # Started with the home (`launch.isolated_home`): deletes it should the evaluator die.
+    guardian: Guardian | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -253,6 +253,7 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
             no_progress_s=self._launch.no_progress_s,
             redactor=self._launch.redactor,
             home=self._process.home,
+            guardian=self._process.guardian,
             takes_stdin=stdin is not None,
         )
         try:

@@ -1,10 +1,12 @@
 """The guardian process itself (started by `reaper.Guardian`; see that module for why).
 
-It runs as ``python -I -S guardian.py WORKSPACE [HOME]`` with the subject's pid on stdin, once
-per subject, at the moment the host starts: so it imports only what is built into the interpreter
-(no `site`, no `signal`, whose `enum` import alone costs more than the interpreter's start, no
-psutil) and reads /proc directly. Where there is no /proc it is started with `site` and falls
-back to psutil.
+It runs as ``python -I -S guardian.py WORKSPACE [HOME]``, once per isolated home, from the
+moment the home is made: the pids of the subject's processes arrive on stdin, one line each, and
+``sweep`` after each process ends (it then kills what is left of them, forgets them and
+answers ``swept`` on stdout). Every subject pays its start: so it imports only what is built
+into the interpreter (no `site`, no `signal`, whose `enum` import alone costs more than the
+interpreter's start, no psutil) and reads /proc directly. Where there is no /proc it is started
+with `site` and falls back to psutil.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 
 POLL_S = 0.2
 RELEASED = b"released"  # the evaluator's last word: it lives and deletes the home itself
+SWEEP, SWEPT = b"sweep", b"swept"  # a process of the home has ended: kill what is left of it
 KILL = 9  # SIGKILL
 # Whether /proc serves: else the guardian falls back to psutil (and is started with `site`).
 HAS_PROC = os.path.exists("/proc/self/stat")
@@ -222,6 +225,12 @@ class Watch:
         self.seen.update((child, now[child][1]) for child in descendants(now, *live))
         return now
 
+    def forget(self) -> None:
+        """After a requested sweep: every process told of so far is gone (or was killed)."""
+        self.roots.clear()
+        self.seen.clear()
+        self._walked = set()
+
     def sweep(self) -> int:
         """SIGKILL everything of the subject still alive; how many processes were hit."""
         now = self.track(fresh=True)
@@ -250,12 +259,21 @@ def _same(now: Table, pid: int, start: float) -> bool:
     return pid in now and now[pid][1] == start
 
 
-def serve(fd: int, workspace: str, home: str | None = None) -> None:
+def _sweep_all(watch: Watch) -> None:
+    # A killed parent may still be forking for a moment: sweep until nothing is left.
+    for _ in range(5):
+        if not watch.sweep():
+            break
+
+
+def serve(fd: int, workspace: str, home: str | None = None, answer: int = 1) -> None:
     """Track the subjects whose pids arrive on `fd` until it ends, then sweep them; delete
-    `home` too unless the evaluator said `released` first (else it died)."""
+    `home` too unless the evaluator said `released` first (else it died). On `sweep`, kill what
+    is left of the processes told of so far, forget them and answer `swept` on `answer`."""
     watch = Watch(workspace)
     pending = b""
     released = False
+    swept = False  # nothing was told of since the last requested sweep
     while True:
         ready, _, _ = select.select([fd], [], [], POLL_S)
         if ready:
@@ -264,15 +282,22 @@ def serve(fd: int, workspace: str, home: str | None = None) -> None:
                 break
             pending += chunk
             *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line.strip().isdigit():
+            for line in (line.strip() for line in lines):
+                if line.isdigit():
                     watch.add(int(line))
-                released = released or line.strip() == RELEASED
+                    swept = False
+                elif line == SWEEP:
+                    _sweep_all(watch)
+                    watch.forget()
+                    swept = True
+                    try:  # noqa: SIM105 - contextlib is not built into the interpreter
+                        os.write(answer, SWEPT + b"\n")
+                    except OSError:
+                        pass  # the evaluator is gone: its end of input follows
+                released = released or line == RELEASED
         watch.track()
-    # A killed parent may still be forking for a moment: sweep until nothing is left.
-    for _ in range(5):
-        if not watch.sweep():
-            break
+    if not (released and swept):  # a released home whose last process was swept has none left
+        _sweep_all(watch)
     if home is not None and not released:
         import shutil  # only on this rare path: the evaluator died
 

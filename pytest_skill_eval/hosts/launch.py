@@ -5,7 +5,9 @@ host; what differs is behind the seam (`hosts.base.Host`)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -19,6 +21,7 @@ from .compile_cache import subject_cache, warm_cache
 from .environment import subject_environment
 from .observation import USAGE_FIELDS
 from .process import HostProcess
+from .reaper import Guardian
 
 # Memory-backed, and with this much room at least, or isolated homes go to the temp directory.
 _SHM = "/dev/shm"
@@ -44,17 +47,52 @@ def home_parent() -> str | None:
 
 
 @contextlib.contextmanager
-def isolated_home(host: Host, endpoint: Endpoint, *, prefix: str) -> Iterator[Home]:
-    """A fresh home for one run, always deleted afterwards: it never becomes evidence."""
-    root = Path(tempfile.mkdtemp(prefix=prefix, dir=home_parent()))
+def isolated_home(
+    host: Host, endpoint: Endpoint, *, prefix: str, workspace: Path | None = None
+) -> Iterator[Home]:
+    """A fresh home for one run, always deleted afterwards: it never becomes evidence.
+
+    Its guardian (`reaper`) is started before anything is written there and watches every
+    process of the run in `workspace` (the home itself when None): should the evaluator die at
+    any moment from then on (a pre-started subject waiting for its start-up slot, a host
+    between two turns' processes), the home, which may hold credentials, is deleted."""
+    root, guardian = _guarded_directory(prefix, workspace)
     home: Home | None = None
     try:
-        home = host.prepare(root, endpoint)
+        home = dataclasses.replace(host.prepare(root, endpoint), guardian=guardian)
         yield home
     finally:
         if home is not None:
             host.cleanup(home)
         shutil.rmtree(root, ignore_errors=True)
+        guardian.release()
+
+
+# The characters and length of `tempfile.mkdtemp`'s names, which recorded cassettes' home paths
+# are recognised by (`modelserver.placeholders`).
+_NAME_CHARACTERS, _NAME_LENGTH = "abcdefghijklmnopqrstuvwxyz0123456789_", 8
+
+
+def _random_name() -> str:
+    return "".join(secrets.choice(_NAME_CHARACTERS) for _ in range(_NAME_LENGTH))
+
+
+def _guarded_directory(prefix: str, workspace: Path | None) -> tuple[Path, Guardian]:
+    """A new private directory (as `tempfile.mkdtemp` makes one) whose guardian was started
+    before it was made: no moment exists in which a killed evaluator leaves it behind."""
+    parent = Path(home_parent() or tempfile.gettempdir())
+    while True:
+        root = parent / f"{prefix}{_random_name()}"
+        guardian = Guardian.start(workspace or root, root)
+        try:
+            root.mkdir(mode=0o700)
+        except FileExistsError:
+            guardian.dismiss()  # another's: left alone
+            continue
+        except BaseException:
+            guardian.dismiss()
+            raise
+        return root, guardian
 
 
 def launch_process(
@@ -88,6 +126,7 @@ def launch_process(
         no_progress_s=launch.no_progress_s,
         redactor=launch.redactor,
         home=home.root,
+        guardian=home.guardian,
         takes_stdin=registration.prompt_on_stdin,
     )
     return argv, env, process

@@ -123,6 +123,9 @@ class HostProcess:
     _stderr_pump: threading.Thread | None = None
     # The subject's isolated home: its guardian deletes it should the evaluator die.
     home: Path | None = None
+    # The home's guardian, shared by every process of the home (`launch.isolated_home`); when
+    # None, the process starts one of its own for itself and `home`.
+    guardian: Guardian | None = None
     # It reads its prompt on stdin (`feed`): a pipe, even when not interactive.
     takes_stdin: bool = False
 
@@ -133,7 +136,7 @@ class HostProcess:
         # a write that fails (a full disk) is known, so a cut-off log is never taken as whole.
         stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - written by the pump
         # Started first, so no moment exists in which a killed evaluator leaves Pi unwatched.
-        self._guardian = Guardian.start(self.cwd, self.home)
+        self._guardian = self.guardian or Guardian.start(self.cwd, self.home)
         try:
             self._proc = subprocess.Popen(
                 list(self.argv),
@@ -149,7 +152,7 @@ class HostProcess:
             )
             self._guardian.watch(self._proc.pid)
         except BaseException:
-            self._guardian.release()
+            self._let_go()
             stderr.close()
             raise
         self._stderr_pump = threading.Thread(
@@ -354,7 +357,16 @@ class HostProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=TERMINATION_GRACE_S)
         self.close_stdin()
-        if self._guardian is not None:
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """The guardian's last sweep of this process: the home's sweeps and stays on for the
+        home, the process's own is released."""
+        if self._guardian is None:
+            return
+        if self._guardian is self.guardian:
+            self._guardian.sweep()
+        else:
             self._guardian.release()
 
     def _signal_group(self, sig: signal.Signals) -> None:
@@ -390,8 +402,7 @@ class HostProcess:
         if self._stderr_pump is not None:
             # Descendants that kept stderr open were killed above: the pipe ends.
             self._stderr_pump.join(timeout=TERMINATION_GRACE_S)
-        if self._guardian is not None:
-            self._guardian.release()
+        self._let_go()
         return outcome
 
 

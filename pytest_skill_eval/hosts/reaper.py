@@ -2,19 +2,23 @@
 
 The evaluator's own cleanup (process-group signals, a psutil sweep of every descendant seen)
 cannot run when the evaluator is killed with SIGKILL, and a declared command runs in a process
-group of its own, so it would outlive both Pi and the evaluator. Before the subject starts, the
-evaluator starts this module as a small separate process (its own session, SIGINT and SIGHUP
-ignored, working directory ``/``) that holds the read end of a pipe. The evaluator writes the
-subject's pid into it; the guardian keeps a list of every descendant it sees. When the pipe
-reaches end of file (the evaluator released it after its own cleanup, or the kernel closed it
-because the evaluator died, however it died), the guardian SIGKILLs the subject's process
-group, every descendant it saw (each known by its start time too, so a reused pid is never
-hit), the process group of each, and every process whose working directory lies in the
-subject's workspace; then it exits. When the pipe ended without the evaluator's last word
-(`released`), the evaluator died, and the guardian also deletes the subject's isolated home,
-which the evaluator would have deleted and which may hold credentials. The guardian itself is
-`guardian.py`, which imports only what is built into the interpreter, so a subject pays a few
-milliseconds of CPU for it.
+group of its own, so it would outlive both Pi and the evaluator. When it makes a subject's
+isolated home, before anything is written there, the evaluator starts this module as a small
+separate process (its own session, SIGINT and SIGHUP ignored, working directory ``/``) that
+holds the read end of a pipe; a pre-started subject's home may wait a while for its start-up
+slot, and a host that starts a process per turn leaves its home between two of them, and the
+guardian covers both. The evaluator writes the pid of each of the subject's processes into
+the pipe; the guardian keeps a list of every descendant it sees. When one of them has ended
+and the evaluator has cleaned up after it, it asks for a `sweep`: the guardian SIGKILLs the
+process group of each process it was told of, every descendant it saw (each known by its start
+time too, so a reused pid is never hit), the process group of each, and every process whose
+working directory lies in the subject's workspace, and answers. When the pipe reaches end of
+file (the evaluator released it once the home was deleted, or the kernel closed it because the
+evaluator died, however it died), the guardian sweeps the same way and exits. When the pipe
+ended without the evaluator's last word (`released`), the evaluator died, and the guardian
+also deletes the subject's isolated home, which the evaluator would have deleted and which
+may hold credentials. The guardian itself is `guardian.py`, which imports only what is built
+into the interpreter, so a subject pays a few milliseconds of CPU for it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from . import guardian
@@ -71,12 +76,13 @@ class Guardian:
     @classmethod
     def start(cls, workspace: Path, home: Path | None = None) -> Guardian:
         """Start a guardian for a subject that will run in `workspace` (before starting it),
-        with its isolated `home` to delete should the evaluator die."""
+        with its isolated `home` to delete should the evaluator die (started before anything is
+        written there)."""
         argv = [sys.executable, *_FLAGS, _GUARDIAN, os.path.realpath(workspace)]
         process = subprocess.Popen(
             [*argv, str(home)] if home is not None else argv,
             stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             cwd="/",
             start_new_session=True,
@@ -93,6 +99,41 @@ class Guardian:
             stdin.write(f"{pid}\n".encode("ascii"))
             stdin.flush()
 
+    def sweep(self) -> None:
+        """After one of the home's processes ended and the evaluator's own cleanup: SIGKILL what
+        is left of the processes watched so far, as a release would, the guardian staying on
+        for the home's next process. Returns once it has answered (or is gone)."""
+        stdin, stdout = self._process.stdin, self._process.stdout
+        if self._released or stdin is None or stdout is None:
+            return
+        try:
+            stdin.write(guardian.SWEEP + b"\n")
+            stdin.flush()
+        except (OSError, ValueError):
+            return
+        deadline = time.monotonic() + RELEASE_WAIT_S
+        answer = b""
+        while not answer.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([stdout], [], [], max(left, 0))
+            if not ready:
+                return  # stuck: its release kills it
+            chunk = os.read(stdout.fileno(), 64)
+            if not chunk:
+                return  # gone
+            answer += chunk
+
+    def dismiss(self) -> None:
+        """Stop a guardian that was told of nothing, without a sweep or a deletion (its home
+        could not be made)."""
+        self._released = True
+        self._process.kill()
+        self._process.wait()
+        for pipe in (self._process.stdin, self._process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
     def release(self) -> None:
         """After the evaluator's own cleanup: let the guardian make its last sweep and exit."""
         if self._released:
@@ -108,3 +149,5 @@ class Guardian:
         if wait_exit(self._process, RELEASE_WAIT_S) is None:
             self._process.kill()
             self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()

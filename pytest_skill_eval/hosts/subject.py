@@ -148,7 +148,8 @@ def run_subject(
     try:
         host = host_for(group.effective_runtime.host)
         # The isolated home may hold credentials: it never becomes evidence.
-        with isolated_home(host, endpoint, prefix=f"skill-eval-{host.registration.name}-") as home:
+        prefix = f"skill-eval-{host.registration.name}-"
+        with isolated_home(host, endpoint, prefix=prefix, workspace=prepared.workspace) as home:
             launch = subject_launch(group, prepared, endpoint, home, no_progress_s)
             # Later writes under the group (grades, records) and the cassette are redacted too.
             launch = prestart.gated(launch, gate, prepared.directory.parent, endpoint)

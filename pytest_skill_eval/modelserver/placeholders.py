@@ -34,7 +34,7 @@ _GEMINI_CALLS = ("functionCall", "functionResponse")
 # What a host writes anew into each run's requests (a date, its device and session ids) is
 # declared by the host (`HostRegistration.request_stamps`: a pattern and what stands for it) and
 # handed to its route. Every host's isolated home its skills are listed under (made by
-# `tempfile.mkdtemp(prefix="skill-eval-<host>-")` for each run) is one more.
+# `launch.isolated_home` for each run, named as `tempfile.mkdtemp` names) is one more.
 Stamps = Sequence[tuple[str, str]]
 _HOST_VALUES = (
     # Anchored at a word's start: unanchored, a long word without the home in it (a file's

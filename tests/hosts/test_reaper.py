@@ -1,4 +1,5 @@
-"""The guardian's last sweep, and the exit wait every subject's process goes through."""
+"""The guardian's sweeps, the isolated home it guards, and the exit wait every subject's process
+goes through."""
 
 from __future__ import annotations
 
@@ -7,9 +8,16 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+import pytest
+
+from pytest_skill_eval.hosts import host_for
+from pytest_skill_eval.hosts import launch as launching
+from pytest_skill_eval.hosts.base import Endpoint
 from pytest_skill_eval.hosts.guardian import table as process_table
+from pytest_skill_eval.hosts.launch import isolated_home
 from pytest_skill_eval.hosts.reaper import Guardian, wait_exit
 from tests.support.processes import DEATH_S, dead, wait_for
 
@@ -96,3 +104,91 @@ def test_the_guardian_reads_a_process_whose_name_holds_parentheses_and_spaces() 
         named.kill()
         named.wait()
     assert named.pid not in process_table()  # reaped: gone from the table
+
+
+def test_the_homes_guardian_sweeps_each_process_and_stays_on_for_the_next(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    guardian = Guardian.start(workspace, home)
+    first = subprocess.Popen(["sleep", "60"])
+    escaped = subprocess.Popen(["sleep", "60"], cwd=workspace, start_new_session=True)
+    second = subprocess.Popen(["sleep", "60"])
+    try:
+        guardian.watch(first.pid)
+        guardian.sweep()  # returns once it has answered: what was left of the first is dead
+        assert wait_exit(first, 0) == -signal.SIGKILL
+        assert wait_exit(escaped, 0) == -signal.SIGKILL
+        guardian.watch(second.pid)  # the home's next process: still watched
+        guardian.release()
+        assert wait_exit(second, 30) == -signal.SIGKILL
+        assert home.is_dir()  # released by a living evaluator: its home to delete
+    finally:
+        for process in (first, escaped, second):
+            process.kill()
+            process.wait()
+
+
+# A process that makes an isolated home (Pi's, written as for a run), says where, and waits.
+_MAKES_A_HOME = """
+import sys, time
+from pathlib import Path
+from pytest_skill_eval.hosts import host_for
+from pytest_skill_eval.hosts.base import Endpoint
+from pytest_skill_eval.hosts.launch import isolated_home
+endpoint, workspace = Endpoint(mode="live", model=None), Path(sys.argv[1])
+with isolated_home(host_for("pi"), endpoint, prefix="skill-eval-", workspace=workspace) as home:
+    (home.config / "auth.json").write_text("{}")
+    print(home.root)
+    print(home.config / "auth.json", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_home_is_deleted_when_the_evaluator_dies_before_its_host_starts(tmp_path: Path) -> None:
+    # A pre-started subject's home waits for a start-up slot before its host is spawned, and a
+    # host that starts a process per turn leaves its home between two: no host process runs,
+    # and a killed evaluator must still leave no home (which may hold credentials) behind.
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    environ = {**os.environ, "TMPDIR": str(tmp_path)}
+    evaluator = subprocess.Popen(
+        [sys.executable, "-c", _MAKES_A_HOME, str(workspace)],
+        stdout=subprocess.PIPE,
+        env=environ,
+        text=True,
+    )
+    try:
+        assert evaluator.stdout is not None
+        root, credentials = (Path(evaluator.stdout.readline().strip()) for _ in range(2))
+        assert credentials.is_file()
+        assert root in credentials.parents
+    finally:
+        evaluator.kill()
+        evaluator.wait()
+    wait_for(lambda: not root.exists(), "the guardian to delete the home", DEATH_S)
+
+
+def test_a_home_name_already_taken_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    taken = tmp_path / "skill-eval-taken"
+    taken.mkdir()
+    (taken / "theirs").write_text("kept", encoding="utf-8")
+    names = iter(["taken", "fresh"])
+    monkeypatch.setattr(launching, "_random_name", lambda: next(names))
+    theirs = subprocess.Popen(["sleep", "60"], cwd=taken)
+    try:
+        endpoint = Endpoint(mode="live", model=None)
+        with isolated_home(host_for("pi"), endpoint, prefix="skill-eval-") as home:
+            assert home.root == tmp_path / "skill-eval-fresh"
+        assert not home.root.exists()
+        # The guardian started for the taken name neither swept nor deleted what is there.
+        assert (taken / "theirs").read_text(encoding="utf-8") == "kept"
+        assert theirs.poll() is None
+    finally:
+        theirs.kill()
+        theirs.wait()

@@ -16,6 +16,7 @@ import pytest
 from pytest_skill_eval.evidence.seal import sealed_root, verify_result
 from pytest_skill_eval.evidence.store import sha256_file
 from tests.support.files import read_json
+from tests.support.processes import wait_for
 from tests.support.roots import (
     answers_root,
     body_group,
@@ -121,6 +122,9 @@ def test_a_killed_run_is_completed_into_a_new_verified_result(tmp_path: Path) ->
     args = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(root)]
     args += ["-p", "no:randomly", *skill_eval_args(root)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    homes = tmp_path / "homes"  # where the run makes its subjects' isolated homes
+    homes.mkdir()
+    env["TMPDIR"] = str(homes)
     child = subprocess.Popen(
         args, cwd=root, env=env, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -138,6 +142,9 @@ def test_a_killed_run_is_completed_into_a_new_verified_result(tmp_path: Path) ->
     finally:
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
+    # Neither the running baseline's home nor the pre-started candidate's (made, perhaps still
+    # waiting for its start-up slot) outlives the killed run: their guardians delete them.
+    wait_for(lambda: not list(homes.glob("skill-eval-*")), "the guardians to delete the homes")
     (old,) = results(root)
     assert not (old / "seal.json").exists()
     assert (old / "groups" / fast_dir("first") / "manifest.json").is_file()
