@@ -22,6 +22,7 @@ from .environment import subject_environment
 from .observation import USAGE_FIELDS
 from .process import HostProcess
 from .reaper import Guardian
+from .runtime import node_prefix
 
 # Memory-backed, and with this much room at least, or isolated homes go to the temp directory.
 _SHM = "/dev/shm"
@@ -110,7 +111,7 @@ def launch_process(
         and len(argv) > 1
     ):
         # A Node program on the pinned runtime: a private copy of the evaluator's warm cache.
-        warm = warm_cache(f"{registration.name}-{binary.version}", runtime, argv[:2])
+        warm = warm_cache(f"{registration.name}-{binary.version}", runtime, node_prefix(argv))
         env |= subject_cache(warm, home.root)
     env["PWD"] = str(launch.cwd)
     env = subject_environment(registration.owned_environment, env, launch.environment)

@@ -15,7 +15,7 @@ import functools
 import platform
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -130,11 +130,22 @@ def node_entry(executable: Path) -> Path | None:
     return path if first.startswith(b"#!") and b"node" in first else None
 
 
-def node_command(runtime: NodeRuntime | None, entry: Path | None, executable: Path) -> list[str]:
-    """The argv prefix that starts a host: `<node> <entry>`, or the executable itself."""
+def node_command(
+    runtime: NodeRuntime | None, entry: Path | None, executable: Path, flags: Sequence[str] = ()
+) -> list[str]:
+    """The argv prefix that starts a host: `<node> [flags] <entry>`, or the executable itself."""
     if runtime is None or entry is None:
         return [str(executable)]
-    return [str(runtime.path), str(entry)]
+    return [str(runtime.path), *flags, str(entry)]
+
+
+def node_prefix(argv: Sequence[str]) -> list[str]:
+    """Of a host's argv that starts with its Node, the part that starts its program: `<node>`,
+    Node's own flags, `<entry>` (what Node's compile cache of it depends on)."""
+    for at, part in enumerate(argv[1:], start=1):
+        if not part.startswith("-"):
+            return list(argv[: at + 1])
+    return list(argv)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,10 @@ import pytest
 from pytest_skill_eval.hosts import compile_cache, host_for
 from pytest_skill_eval.hosts.base import Endpoint, Launch
 from pytest_skill_eval.hosts.compile_cache import ENV, subject_cache, warm_cache
+from pytest_skill_eval.hosts.gemini_cli.binary import NODE_FLAGS, GeminiBinary
 from pytest_skill_eval.hosts.launch import isolated_home, launch_process
 from pytest_skill_eval.hosts.pi.binary import PiBinary
-from pytest_skill_eval.hosts.runtime import NodeRuntime, node_runtime
+from pytest_skill_eval.hosts.runtime import NodeRuntime, node_prefix, node_runtime
 from tests.support.files import write
 from tests.support.paths import REPO
 
@@ -107,6 +108,29 @@ def test_a_node_hosts_launch_starts_node_and_entry_with_a_copy_inside_its_home(
         warm = warm_cache("pi-0.73.1", pinned, argv[:2])
         assert warm is not None
         assert _tree(private) == _tree(warm)
+
+
+def test_a_hosts_node_flags_start_its_program_and_warm_its_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: NodeRuntime
+) -> None:
+    # Gemini CLI starts on Node with flags of its own: its cache is warmed by the same start.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    entry = write(tmp_path / "gemini.mjs", HOST)
+    gemini = GeminiBinary(tmp_path / "gemini", "0.61.0", pinned, entry)
+    launch = Launch(
+        cwd=tmp_path, prompts=("hi",), one_shot=True, events_path=tmp_path / "events.jsonl",
+        stderr_path=tmp_path / "stderr.log",
+    )  # fmt: skip
+    host = host_for("gemini-cli")
+    with isolated_home(host, Endpoint(mode="live", model=None), prefix="skill-eval-") as home:
+        argv, env, _ = launch_process(host, gemini, launch, home)
+        started = [str(pinned.path), *NODE_FLAGS, str(entry)]
+        assert argv[: len(started)] == started
+        assert node_prefix(argv) == started
+        warm = warm_cache("gemini-cli-0.61.0", pinned, started)
+        assert warm is not None
+        assert _tree(Path(env[ENV])) == _tree(warm)
+    assert (tmp_path / "starts").read_text() == "start\n"  # warmed once, by that command
 
 
 def test_a_node_that_makes_no_cache_is_tried_once_per_process(

@@ -29,11 +29,23 @@ if TYPE_CHECKING:
     from ..options import HostOptions
 
 
+# Node's flags for a subject's Gemini CLI. A young generation of up to 16 MB a semi-space: the
+# bundle's start allocates more than a smaller one holds, and each scavenge promotes what it
+# holds into the old generation, whose marking then ran beside the start (docs/benchmarks.md).
+# A flag that changes V8's code (a JIT or WebAssembly tier) would make Node refuse its own
+# built-in code cache and the warm compile cache: this one changes neither.
+NODE_FLAGS = ("--max-semi-space-size=16",)
+
+
 @dataclass(frozen=True, slots=True)
 class GeminiBinary(NodeBinary):
     """A checked Gemini CLI, started from its eager copy where one is built (`eager.py`)."""
 
     eager: EagerCopy | None = None
+
+    def command(self) -> list[str]:
+        """`<node> NODE_FLAGS <entry>`, or the executable itself."""
+        return node_command(self.runtime, self.entry, self.path, NODE_FLAGS)
 
     def record(self) -> dict[str, Any]:
         """What `run.json` keeps beside the version: the runtime, and the form that ran."""
