@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bench.common import PROMPT, bare_home, item_times, one_turn_overhead
 from pytest_skill_eval.hosts.binaries import PACKAGE_ROOT
+from pytest_skill_eval.hosts.gemini_cli.binary import NODE_FLAGS
 from pytest_skill_eval.hosts.gemini_cli.config import DEFAULT_MODEL, LOOPBACK_KEY, settings
 from pytest_skill_eval.hosts.gemini_cli.host import QUIET
 from pytest_skill_eval.hosts.runtime import node_command, node_entry, node_runtime
@@ -21,8 +22,10 @@ from pytest_skill_eval.modelserver.gemini import GEMINI
 from pytest_skill_eval.modelserver.route import Route
 
 GEMINI_CLI = PACKAGE_ROOT / "node_modules" / ".bin" / "gemini"
-# As the evaluator starts it: `<pinned node> <entry>`.
-COMMAND = node_command(node_runtime(None, PACKAGE_ROOT), node_entry(GEMINI_CLI), GEMINI_CLI)
+# As the evaluator starts it: `<pinned node> <its flags> <entry>`.
+COMMAND = node_command(
+    node_runtime(None, PACKAGE_ROOT), node_entry(GEMINI_CLI), GEMINI_CLI, NODE_FLAGS
+)
 
 
 def bare_command(route: Route, base: Path) -> tuple[list[str], dict[str, str]]:
