@@ -89,47 +89,38 @@ def test_a_node_without_a_compile_cache_gets_none(tmp_path: Path) -> None:
     assert subject_cache(None, tmp_path) == {}
 
 
-def test_a_node_hosts_launch_starts_node_and_entry_with_a_copy_inside_its_home(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: NodeRuntime
+@pytest.mark.parametrize(
+    ("name", "version", "binary", "flags"),
+    [("pi", "0.73.1", PiBinary, ()), ("gemini-cli", "0.61.0", GeminiBinary, NODE_FLAGS)],
+)
+def test_a_node_hosts_launch_starts_node_its_flags_and_entry_with_a_copy_of_the_cache_they_warmed(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pinned: NodeRuntime,
+    name: str,
+    version: str,
+    binary: type[PiBinary | GeminiBinary],
+    flags: tuple[str, ...],
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    entry = write(tmp_path / "pi.mjs", HOST)
-    pi = PiBinary(tmp_path / "pi", "0.73.1", pinned, entry)
+    entry = write(tmp_path / f"{name}.mjs", HOST)
     launch = Launch(
         cwd=tmp_path, prompts=("hi",), one_shot=True, events_path=tmp_path / "events.jsonl",
         stderr_path=tmp_path / "stderr.log",
     )  # fmt: skip
-    host = host_for("pi")
+    host = host_for(name)
     with isolated_home(host, Endpoint(mode="live", model=None), prefix="skill-eval-") as home:
-        argv, env, _ = launch_process(host, pi, launch, home)
-        assert argv[:2] == [str(pinned.path), str(entry)]
-        private = Path(env[ENV])
-        assert private.is_relative_to(home.root)
-        warm = warm_cache("pi-0.73.1", pinned, argv[:2])
-        assert warm is not None
-        assert _tree(private) == _tree(warm)
-
-
-def test_a_hosts_node_flags_start_its_program_and_warm_its_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: NodeRuntime
-) -> None:
-    # Gemini CLI starts on Node with flags of its own: its cache is warmed by the same start.
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    entry = write(tmp_path / "gemini.mjs", HOST)
-    gemini = GeminiBinary(tmp_path / "gemini", "0.61.0", pinned, entry)
-    launch = Launch(
-        cwd=tmp_path, prompts=("hi",), one_shot=True, events_path=tmp_path / "events.jsonl",
-        stderr_path=tmp_path / "stderr.log",
-    )  # fmt: skip
-    host = host_for("gemini-cli")
-    with isolated_home(host, Endpoint(mode="live", model=None), prefix="skill-eval-") as home:
-        argv, env, _ = launch_process(host, gemini, launch, home)
-        started = [str(pinned.path), *NODE_FLAGS, str(entry)]
+        argv, env, _ = launch_process(
+            host, binary(tmp_path / name, version, pinned, entry), launch, home
+        )
+        started = [str(pinned.path), *flags, str(entry)]  # Gemini CLI's flags: its own
         assert argv[: len(started)] == started
         assert node_prefix(argv) == started
-        warm = warm_cache("gemini-cli-0.61.0", pinned, started)
+        private = Path(env[ENV])
+        assert private.is_relative_to(home.root)
+        warm = warm_cache(f"{name}-{version}", pinned, started)
         assert warm is not None
-        assert _tree(Path(env[ENV])) == _tree(warm)
+        assert _tree(private) == _tree(warm)
     assert (tmp_path / "starts").read_text() == "start\n"  # warmed once, by that command
 
 
