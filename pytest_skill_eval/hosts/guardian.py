@@ -273,7 +273,7 @@ def serve(fd: int, workspace: str, home: str | None = None, answer: int = 1) -> 
     watch = Watch(workspace)
     pending = b""
     released = False
-    swept = False  # nothing was told of since the last requested sweep
+    swept = True  # nothing was told of since the last requested sweep (or ever)
     while True:
         ready, _, _ = select.select([fd], [], [], POLL_S)
         if ready:
@@ -287,15 +287,17 @@ def serve(fd: int, workspace: str, home: str | None = None, answer: int = 1) -> 
                     watch.add(int(line))
                     swept = False
                 elif line == SWEEP:
-                    _sweep_all(watch)
-                    watch.forget()
+                    if not swept:  # else nothing of the subject's can be left
+                        _sweep_all(watch)
+                        watch.forget()
                     swept = True
                     try:  # noqa: SIM105 - contextlib is not built into the interpreter
                         os.write(answer, SWEPT + b"\n")
                     except OSError:
                         pass  # the evaluator is gone: its end of input follows
                 released = released or line == RELEASED
-        watch.track()
+        if watch.roots:  # nothing to follow while the home has no process
+            watch.track()
     if not (released and swept):  # a released home whose last process was swept has none left
         _sweep_all(watch)
     if home is not None and not released:

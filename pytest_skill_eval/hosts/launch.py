@@ -63,6 +63,7 @@ def isolated_home(
         home = dataclasses.replace(host.prepare(root, endpoint), guardian=guardian)
         yield home
     finally:
+        guardian.sweep()  # nothing of the run may still write there while it is deleted
         if home is not None:
             host.cleanup(home)
         shutil.rmtree(root, ignore_errors=True)
@@ -90,7 +91,9 @@ def _guarded_directory(prefix: str, workspace: Path | None) -> tuple[Path, Guard
         except FileExistsError:
             guardian.dismiss()  # another's: left alone
             continue
-        except BaseException:
+        except BaseException:  # an interrupt may come just after the directory was made
+            with contextlib.suppress(OSError):
+                root.rmdir()
             guardian.dismiss()
             raise
         return root, guardian

@@ -69,8 +69,9 @@ def wait_exit(process: subprocess.Popen[bytes], timeout: float | None) -> int | 
 class Guardian:
     """The evaluator's handle on one guardian process (see the module docs)."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self._process = process
+    def __init__(self, argv: list[str]) -> None:
+        self._argv = argv
+        self._process = self._spawn()
         self._released = False
 
     @classmethod
@@ -79,8 +80,16 @@ class Guardian:
         with its isolated `home` to delete should the evaluator die (started before anything is
         written there)."""
         argv = [sys.executable, *_FLAGS, _GUARDIAN, os.path.realpath(workspace)]
-        process = subprocess.Popen(
-            [*argv, str(home)] if home is not None else argv,
+        return cls([*argv, str(home)] if home is not None else argv)
+
+    @property
+    def pid(self) -> int:
+        """The guardian process's pid (a new one once a stuck guardian was replaced)."""
+        return self._process.pid
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self._argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -88,7 +97,6 @@ class Guardian:
             start_new_session=True,
             close_fds=True,
         )
-        return cls(process)
 
     def watch(self, pid: int) -> None:
         """Tell the guardian the subject's pid."""
@@ -117,11 +125,20 @@ class Guardian:
             left = deadline - time.monotonic()
             ready, _, _ = select.select([stdout], [], [], max(left, 0))
             if not ready:
-                return  # stuck: its release kills it
+                # Stuck: it must not carry out this sweep later, when the home's next process
+                # may run in the workspace. A new guardian takes the home over first.
+                self._replace()
+                return
             chunk = os.read(stdout.fileno(), 64)
             if not chunk:
                 return  # gone
             answer += chunk
+
+    def _replace(self) -> None:
+        stuck, self._process = self._process, self._spawn()
+        stuck.kill()
+        stuck.wait()
+        _close(stuck)
 
     def dismiss(self) -> None:
         """Stop a guardian that was told of nothing, without a sweep or a deletion (its home
@@ -129,10 +146,7 @@ class Guardian:
         self._released = True
         self._process.kill()
         self._process.wait()
-        for pipe in (self._process.stdin, self._process.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        _close(self._process)
 
     def release(self) -> None:
         """After the evaluator's own cleanup: let the guardian make its last sweep and exit."""
@@ -149,5 +163,11 @@ class Guardian:
         if wait_exit(self._process, RELEASE_WAIT_S) is None:
             self._process.kill()
             self._process.wait()
-        if self._process.stdout is not None:
-            self._process.stdout.close()
+        _close(self._process)
+
+
+def _close(process: subprocess.Popen[bytes]) -> None:
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.hosts import host_for
+from pytest_skill_eval.hosts import host_for, reaper
 from pytest_skill_eval.hosts import launch as launching
 from pytest_skill_eval.hosts.base import Endpoint
 from pytest_skill_eval.hosts.guardian import table as process_table
@@ -192,3 +192,36 @@ def test_a_home_name_already_taken_is_left_alone(
     finally:
         theirs.kill()
         theirs.wait()
+
+
+def test_a_sweep_not_answered_in_time_is_never_carried_out_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    guardian = Guardian.start(workspace, home)
+    first, stuck = subprocess.Popen(["sleep", "60"]), guardian.pid
+    later: subprocess.Popen[bytes] | None = None
+    try:
+        guardian.watch(first.pid)
+        monkeypatch.setattr(reaper, "RELEASE_WAIT_S", 0.0)
+        guardian.sweep()  # not answered at once: taken for stuck
+        monkeypatch.undo()
+        # The stuck guardian is gone, so the sweep it was asked for never comes; a new one
+        # guards the home. The home's next process, working in the workspace, is left alone.
+        wait_for(lambda: dead(stuck), "the stuck guardian to be gone", DEATH_S)
+        assert guardian.pid != stuck
+        later = subprocess.Popen(["sleep", "60"], cwd=workspace)
+        guardian.sweep()
+        assert later.poll() is None
+        guardian.watch(later.pid)
+        guardian.release()
+        assert wait_exit(later, 30) == -signal.SIGKILL  # the new guardian watched it
+        assert home.is_dir()
+    finally:
+        for process in (first, later):
+            if process is not None:
+                process.kill()
+                process.wait()
