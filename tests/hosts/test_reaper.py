@@ -117,9 +117,9 @@ def test_the_homes_guardian_sweeps_each_process_and_stays_on_for_the_next(tmp_pa
     second = subprocess.Popen(["sleep", "60"])
     try:
         guardian.watch(first.pid)
-        guardian.sweep()  # returns once it has answered: what was left of the first is dead
-        assert wait_exit(first, 0) == -signal.SIGKILL
-        assert wait_exit(escaped, 0) == -signal.SIGKILL
+        guardian.sweep()  # returns once it has answered: what was left of the first is killed
+        assert wait_exit(first, 30) == -signal.SIGKILL
+        assert wait_exit(escaped, 30) == -signal.SIGKILL
         guardian.watch(second.pid)  # the home's next process: still watched
         guardian.release()
         assert wait_exit(second, 30) == -signal.SIGKILL
