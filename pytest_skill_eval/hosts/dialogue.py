@@ -252,7 +252,6 @@ class ProcessPerTurnDialogue(StreamDialogue[T], Generic[T, H]):
             interactive=False,
             no_progress_s=self._launch.no_progress_s,
             redactor=self._launch.redactor,
-            home=self._process.home,
             guardian=self._process.guardian,
             takes_stdin=stdin is not None,
         )

@@ -129,7 +129,6 @@ def launch_process(
         and not registration.prompt_on_stdin,
         no_progress_s=launch.no_progress_s,
         redactor=launch.redactor,
-        home=home.root,
         guardian=home.guardian,
         takes_stdin=registration.prompt_on_stdin,
     )

@@ -121,10 +121,8 @@ class HostProcess:
     # Seconds spent waiting for a start-up slot (`hosts.startup`) before the host was spawned.
     queued_s: float = 0.0
     _stderr_pump: threading.Thread | None = None
-    # The subject's isolated home: its guardian deletes it should the evaluator die.
-    home: Path | None = None
-    # The home's guardian, shared by every process of the home (`launch.isolated_home`); when
-    # None, the process starts one of its own for itself and `home`.
+    # The isolated home's guardian, shared by every process of the home and deleting it should
+    # the evaluator die (`launch.isolated_home`); when None, the process starts one of its own.
     guardian: Guardian | None = None
     # It reads its prompt on stdin (`feed`): a pipe, even when not interactive.
     takes_stdin: bool = False
@@ -136,7 +134,7 @@ class HostProcess:
         # a write that fails (a full disk) is known, so a cut-off log is never taken as whole.
         stderr = open(self.stderr_path, "xb")  # noqa: SIM115 - written by the pump
         # Started first, so no moment exists in which a killed evaluator leaves Pi unwatched.
-        self._guardian = self.guardian or Guardian.start(self.cwd, self.home)
+        self._guardian = self.guardian or Guardian.start(self.cwd)
         try:
             self._proc = subprocess.Popen(
                 list(self.argv),
