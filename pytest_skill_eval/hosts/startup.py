@@ -15,8 +15,11 @@ may try for a slot. Taking whichever slot a waiter happened to poll first had le
 subjects wait 26 s while later ones started, which left their workers behind and the run
 ending on them. A start-up nobody waits on yet (a pre-started candidate, whose run begins only
 after its baseline's) queues behind every start-up a worker is blocked on, until its run may
-begin. Only the time a subject waited for its slot is recorded; nothing here touches
-evidence.
+begin. Nor do pre-starts ever hold every slot at once (unless there is only one): each also
+holds one of `slots - 1` pre-start tokens, so one slot, and its core, stays for a start-up a
+worker is blocked on and for the work of the subjects already running (a reply read, a tool,
+an exit, a record), which pre-starts loading on every core used to slow. Only the time a
+subject waited for its slot is recorded; nothing here touches evidence.
 """
 
 from __future__ import annotations
@@ -57,10 +60,12 @@ def slot_directory() -> Path:
 
 
 class StartupSlot:
-    """A held start-up slot; released once, by `release` or when `release_when` is satisfied."""
+    """A held start-up slot (and a pre-start's token with it); released once, by `release` or
+    when `release_when` is satisfied."""
 
-    def __init__(self, fd: int | None, waited_s: float) -> None:
+    def __init__(self, fd: int | None, waited_s: float, token: int | None = None) -> None:
         self._fd = fd
+        self._token = token
         self._lock = threading.Lock()
         self.waited_s = waited_s
 
@@ -72,9 +77,10 @@ class StartupSlot:
     def release(self) -> None:
         """Give the slot back (idempotent)."""
         with self._lock:
-            fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)  # closing the descriptor drops its flock
+            fds, self._fd, self._token = (self._fd, self._token), None, None
+        for fd in fds:
+            if fd is not None:
+                os.close(fd)  # closing the descriptor drops its flock
 
     def release_when(self, ready: Callable[[], bool], hold_s: float = HOLD_S) -> None:
         """Release in the background once `ready()` is true, or after `hold_s` at the latest."""
@@ -103,19 +109,23 @@ def acquire(
     """Wait for a free start-up slot (`slot_count()` unless told). On cancellation, with the
     gate off, or when the slot files cannot be used, the subject goes ahead without one.
 
-    While `early()` is true nobody waits on this start-up yet: it gives way to the others."""
+    While `early()` is true nobody waits on this start-up yet: it gives way to the others, and
+    takes a slot only with a pre-start token (`count - 1` of them, none needed with one slot)."""
     count = slots if slots is not None else slot_count()
     start = time.monotonic()
     if count < 1:
         return StartupSlot(None, 0.0)
     fds: list[int] = []
+    tokens: list[int] = []
     try:
         where = directory or slot_directory()
         for index in range(count):
             fds.append(os.open(where / f"slot-{index}", os.O_RDWR | os.O_CREAT, 0o600))
+        for index in range(count - 1):
+            tokens.append(os.open(where / f"early-{index}", os.O_RDWR | os.O_CREAT, 0o600))
         ticket, held = _queue(where, URGENT if early is None or not early() else EARLY)
     except OSError:
-        for fd in fds:
+        for fd in fds + tokens:
             os.close(fd)
         return StartupSlot(None, 0.0)
     try:
@@ -127,15 +137,20 @@ def acquire(
             # lock attempt each, and a waiter dies without removing its ticket only when killed.
             ahead, urgent = _ahead(where, ticket.name, verify=polls % VERIFY_EVERY == 0)
             # The oldest `count` waiters try for the slots, but an early one never while an
-            # urgent one waits: it would take the one slot that waiter needs.
-            if ahead < count and not (urgent and ticket.name.startswith(EARLY)):
-                for fd in fds:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except BlockingIOError:
-                        continue
-                    fds.remove(fd)
-                    return StartupSlot(fd, time.monotonic() - start)
+            # urgent one waits (it would take the one slot that waiter needs), nor without a
+            # token (with one slot, it needs none).
+            early_ticket = ticket.name.startswith(EARLY)
+            needs_token = early_ticket and bool(tokens)
+            if ahead < count and not (urgent and early_ticket):
+                token = _lock_any(tokens) if needs_token else None
+                slot = _lock_any(fds) if token is not None or not needs_token else None
+                if slot is not None:
+                    fds.remove(slot)
+                    if token is not None:
+                        tokens.remove(token)
+                    return StartupSlot(slot, time.monotonic() - start, token)
+                if token is not None:
+                    fcntl.flock(token, fcntl.LOCK_UN)
             if cancelled():
                 return StartupSlot(None, time.monotonic() - start)
             # Far back in the queue, look less often.
@@ -145,9 +160,20 @@ def acquire(
         with contextlib.suppress(OSError):
             ticket.unlink()
         os.close(held)
-        for fd in fds:
+        for fd in fds + tokens:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def _lock_any(fds: list[int]) -> int | None:
+    """The first of `fds` this process could lock (exclusively, without waiting), or None."""
+    for fd in fds:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue
+        return fd
+    return None
 
 
 TICKET = "waiting-"

@@ -193,6 +193,50 @@ def test_a_start_up_nobody_waits_on_never_takes_a_slot_a_blocked_one_waits_for(
     assert order == ["blocked", "pre-started"]
 
 
+def test_pre_starts_never_hold_every_slot(tmp_path: Path) -> None:
+    # Two slots, both free. A pre-start takes one; a second pre-start leaves the other alone
+    # (its wait ends only by cancellation), kept for a start-up a worker is blocked on.
+    first = startup.acquire(lambda: False, slots=2, directory=tmp_path, early=lambda: True)
+    assert first.held
+    until = time.monotonic() + 0.3
+    second = startup.acquire(
+        lambda: time.monotonic() > until, slots=2, directory=tmp_path, early=lambda: True
+    )
+    assert not second.held
+    assert second.waited_s > 0.25
+    # Cancelled from the start, so each of these has one look only: the slot is free at once.
+    blocked = startup.acquire(lambda: True, slots=2, directory=tmp_path)
+    assert blocked.held
+    blocked.release()
+    # Once its run may begin, a pre-start is a start-up like any other.
+    begun = startup.acquire(lambda: True, slots=2, directory=tmp_path, early=lambda: False)
+    assert begun.held
+    begun.release()
+    # The first pre-start done, the next one may load.
+    first.release()
+    next_one = startup.acquire(lambda: True, slots=2, directory=tmp_path, early=lambda: True)
+    assert next_one.held
+    next_one.release()
+
+
+def test_a_pre_start_loads_beside_a_start_up_a_worker_is_blocked_on(tmp_path: Path) -> None:
+    # A serial run on two cores: the running subject's host starts in one slot, the next
+    # subject's pre-start in the other.
+    running = startup.acquire(lambda: False, slots=2, directory=tmp_path)
+    pre = startup.acquire(lambda: True, slots=2, directory=tmp_path, early=lambda: True)
+    assert running.held
+    assert pre.held
+    running.release()
+    pre.release()
+
+
+def test_with_one_slot_a_pre_start_needs_no_token(tmp_path: Path) -> None:
+    pre = startup.acquire(lambda: True, slots=1, directory=tmp_path, early=lambda: True)
+    assert pre.held
+    pre.release()
+    assert not list(tmp_path.glob("early-*"))
+
+
 def _who_goes_first(
     tmp_path: Path, early: Callable[[], bool], meanwhile: Callable[[], None] = lambda: None
 ) -> list[str]:
