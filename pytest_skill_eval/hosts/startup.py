@@ -18,8 +18,10 @@ after its baseline's) queues behind every start-up a worker is blocked on, until
 begin. Nor do pre-starts ever hold every slot at once (unless there is only one): each also
 holds one of `slots - 1` pre-start tokens, so one slot, and its core, stays for a start-up a
 worker is blocked on and for the work of the subjects already running (a reply read, a tool,
-an exit, a record), which pre-starts loading on every core used to slow. Only the time a
-subject waited for its slot is recorded; nothing here touches evidence.
+an exit, a record), which pre-starts loading on every core used to slow. Sessions that count
+slots differently (`SKILL_EVAL_STARTUP_SLOTS`, another CPU set) share the files as they are,
+so these limits hold among sessions that agree. Only the time a subject waited for its slot is
+recorded; nothing here touches evidence.
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ def acquire(
     start = time.monotonic()
     if count < 1:
         return StartupSlot(None, 0.0)
+    kind = URGENT if early is None or not early() else EARLY  # asked before any file is open
     fds: list[int] = []
     tokens: list[int] = []
     try:
@@ -123,7 +126,7 @@ def acquire(
             fds.append(os.open(where / f"slot-{index}", os.O_RDWR | os.O_CREAT, 0o600))
         for index in range(count - 1):
             tokens.append(os.open(where / f"early-{index}", os.O_RDWR | os.O_CREAT, 0o600))
-        ticket, held = _queue(where, URGENT if early is None or not early() else EARLY)
+        ticket, held = _queue(where, kind)
     except OSError:
         for fd in fds + tokens:
             os.close(fd)

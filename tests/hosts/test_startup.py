@@ -198,12 +198,11 @@ def test_pre_starts_never_hold_every_slot(tmp_path: Path) -> None:
     # (its wait ends only by cancellation), kept for a start-up a worker is blocked on.
     first = startup.acquire(lambda: False, slots=2, directory=tmp_path, early=lambda: True)
     assert first.held
-    until = time.monotonic() + 0.3
+    looks = iter(range(10))  # its wait is called off after ten looks at the slots
     second = startup.acquire(
-        lambda: time.monotonic() > until, slots=2, directory=tmp_path, early=lambda: True
+        lambda: next(looks, None) is None, slots=2, directory=tmp_path, early=lambda: True
     )
     assert not second.held
-    assert second.waited_s > 0.25
     # Cancelled from the start, so each of these has one look only: the slot is free at once.
     blocked = startup.acquire(lambda: True, slots=2, directory=tmp_path)
     assert blocked.held
@@ -217,6 +216,33 @@ def test_pre_starts_never_hold_every_slot(tmp_path: Path) -> None:
     next_one = startup.acquire(lambda: True, slots=2, directory=tmp_path, early=lambda: True)
     assert next_one.held
     next_one.release()
+
+
+def test_a_pre_start_waiting_for_a_token_takes_a_slot_once_its_run_may_begin(
+    tmp_path: Path,
+) -> None:
+    first = startup.acquire(lambda: False, slots=2, directory=tmp_path, early=lambda: True)
+    assert first.held
+    may_begin = threading.Event()
+    taken: list[startup.StartupSlot] = []
+    waiter = threading.Thread(
+        target=lambda: taken.append(
+            startup.acquire(
+                lambda: False, slots=2, directory=tmp_path, early=lambda: not may_begin.is_set()
+            )
+        ),
+        daemon=True,
+    )
+    waiter.start()
+    wait_for(lambda: len(_tickets(tmp_path)) == 1, "the second pre-start to queue")
+    waiter.join(0.3)
+    assert waiter.is_alive()  # the other slot is free, but it has no token
+    may_begin.set()  # its run may begin: it is a start-up a worker is blocked on now
+    waiter.join(10)
+    assert not waiter.is_alive()
+    assert taken[0].held
+    taken[0].release()
+    first.release()
 
 
 def test_a_pre_start_loads_beside_a_start_up_a_worker_is_blocked_on(tmp_path: Path) -> None:
