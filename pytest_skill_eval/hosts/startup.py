@@ -15,10 +15,11 @@ may try for a slot. Taking whichever slot a waiter happened to poll first had le
 subjects wait 26 s while later ones started, which left their workers behind and the run
 ending on them. A start-up nobody waits on yet (a pre-started candidate, whose run begins only
 after its baseline's) queues behind every start-up a worker is blocked on, until its run may
-begin. Nor do pre-starts ever hold every slot at once (unless there is only one): each also
-holds one of `slots - 1` pre-start tokens, so one slot, and its core, stays for a start-up a
-worker is blocked on and for the work of the subjects already running (a reply read, a tool,
-an exit, a record), which pre-starts loading on every core used to slow. Sessions that count
+begin. Nor do such start-ups ever hold every slot at once (unless there is only one): each
+also holds one of `slots - 1` pre-start tokens, given back with its slot or as soon as its run
+begins (a worker is then blocked on it). So one slot, and its core, stays for start-ups a worker
+is blocked on and for the work of the subjects already running (a reply read, a tool, an exit,
+a record), which pre-starts loading on every core used to slow. Sessions that count
 slots differently (`SKILL_EVAL_STARTUP_SLOTS`, another CPU set) share the files as they are,
 so these limits hold among sessions that agree. Only the time a subject waited for its slot is
 recorded; nothing here touches evidence.
@@ -84,8 +85,22 @@ class StartupSlot:
             if fd is not None:
                 os.close(fd)  # closing the descriptor drops its flock
 
-    def release_when(self, ready: Callable[[], bool], hold_s: float = HOLD_S) -> None:
-        """Release in the background once `ready()` is true, or after `hold_s` at the latest."""
+    def give_back_token(self) -> None:
+        """Give back a pre-start's token, keeping the slot (idempotent)."""
+        with self._lock:
+            token, self._token = self._token, None
+        if token is not None:
+            os.close(token)
+
+    def release_when(
+        self,
+        ready: Callable[[], bool],
+        hold_s: float = HOLD_S,
+        early: Callable[[], bool] | None = None,
+    ) -> None:
+        """Release in the background once `ready()` is true, or after `hold_s` at the latest.
+        A pre-start's token goes back as soon as `early()` is false: its run has begun, so a
+        worker is blocked on it, and the token is for the next pre-start."""
 
         def watch() -> None:
             deadline = time.monotonic() + hold_s
@@ -93,6 +108,8 @@ class StartupSlot:
                 try:
                     if ready():
                         break
+                    if early is not None and not early():
+                        self.give_back_token()
                 except Exception:
                     break  # a failing probe must never keep the slot
                 time.sleep(POLL_S)
@@ -264,4 +281,4 @@ def start_when_free(
         raise
     if slot is not None and received is not None:
         count = received
-        slot.release_when(lambda: count() > 0 or process.wait(0) is not None)
+        slot.release_when(lambda: count() > 0 or process.wait(0) is not None, early=early)

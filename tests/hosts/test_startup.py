@@ -245,6 +245,36 @@ def test_a_pre_start_waiting_for_a_token_takes_a_slot_once_its_run_may_begin(
     first.release()
 
 
+def test_a_pre_start_whose_run_began_gives_its_token_to_the_next_one(tmp_path: Path) -> None:
+    # A serial run: the subject now running was pre-started and still loads when its run
+    # begins; the next subject's pre-start may load on the other core.
+    begun = threading.Event()
+    running = startup.acquire(lambda: False, slots=2, directory=tmp_path, early=lambda: True)
+    running.release_when(lambda: False, hold_s=30, early=lambda: not begun.is_set())
+    looks = iter(range(10))
+    assert not startup.acquire(
+        lambda: next(looks, None) is None, slots=2, directory=tmp_path, early=lambda: True
+    ).held
+    begun.set()
+    taken: list[startup.StartupSlot] = []
+    waiter = threading.Thread(
+        target=lambda: taken.append(
+            startup.acquire(lambda: False, slots=2, directory=tmp_path, early=lambda: True)
+        ),
+        daemon=True,
+    )
+    waiter.start()
+    waiter.join(10)
+    try:
+        assert not waiter.is_alive()
+        assert taken[0].held
+        assert running.held  # the running subject keeps its slot until it has loaded
+    finally:
+        running.release()
+        for slot in taken:
+            slot.release()
+
+
 def test_a_pre_start_loads_beside_a_start_up_a_worker_is_blocked_on(tmp_path: Path) -> None:
     # A serial run on two cores: the running subject's host starts in one slot, the next
     # subject's pre-start in the other.
