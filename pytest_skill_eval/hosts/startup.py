@@ -78,12 +78,12 @@ class StartupSlot:
         return self._fd is not None
 
     def release(self) -> None:
-        """Give the slot back (idempotent)."""
+        """Give the slot back, and a pre-start's token with it (idempotent)."""
+        self.give_back_token()
         with self._lock:
-            fds, self._fd, self._token = (self._fd, self._token), None, None
-        for fd in fds:
-            if fd is not None:
-                os.close(fd)  # closing the descriptor drops its flock
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the descriptor drops its flock
 
     def give_back_token(self) -> None:
         """Give back a pre-start's token, keeping the slot (idempotent)."""
