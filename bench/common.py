@@ -215,12 +215,14 @@ def bare_runs(
     to_first_request: bool = False,
     reuse: bool = False,
     again: Callable[[list[str]], list[str]] | None = None,
+    firsts: list[float] | None = None,
 ) -> list[tuple[float, float]]:
     """(wall s, CPU s) of `runs` bare host processes, each against its own scripted route in
     its own `tmp/bare<k>`: the host alone, none of the evaluator. With `to_first_request`, both
     are taken when the route is first asked for a reply: the host's start-up alone. With
-    `reuse`, every run is in `tmp/bare0` (`command` must set it up again without harm), after
-    one untimed run there: the host's warm start.
+    `firsts`, each whole run also appends there the wall time at which its route was first
+    asked (within a few milliseconds). With `reuse`, every run is in `tmp/bare0` (`command`
+    must set it up again without harm), after one untimed run there: the host's warm start.
 
     With `again` (the argv that continues the session the argv it is given started), a run is a
     conversation of one process per interaction: the first `command`'s, each later one
@@ -240,6 +242,10 @@ def bare_runs(
             argv, env = command(route, base)
             if to_first_request and index >= 0:
                 timed = _to_first_request(argv, base / "work", env, route)
+            elif firsts is not None and again is None and index >= 0:
+                *timed_first, first = _to_exit_noting_first(argv, base / "work", env, route)
+                timed = (timed_first[0], timed_first[1])
+                firsts.append(first)
             else:  # a warm home's untimed first run goes to the end
                 steps = [argv] + [again(argv) for _ in range(turns - 1)] if again else [argv]
                 each = [_to_exit(step, base / "work", env) for step in steps]
@@ -272,6 +278,33 @@ def _to_exit(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, fl
         after.children_system - before.children_system
     )
     return wall, cpu
+
+
+def _to_exit_noting_first(
+    argv: list[str], cwd: Path, env: dict[str, str], route: Any
+) -> tuple[float, float, float]:
+    """(wall s, CPU s, wall s at the route's first request) of a host process from its spawn
+    until it exits (it must succeed); the first request is looked for every 5 ms until then."""
+    before = os.times()
+    start = time.perf_counter()
+    first: float | None = None
+    with subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    ) as child:  # fmt: skip
+        while first is None and child.poll() is None:
+            if route.consumed > 0:
+                first = time.perf_counter() - start
+            time.sleep(0.005)
+        child.wait()  # its exit, noticed as it happens
+    wall = time.perf_counter() - start
+    after = os.times()
+    if child.returncode != 0 or first is None:
+        raise SystemExit(f"{argv[0]} exited with {child.returncode} (asked the model: {first})")
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return wall, cpu, first
 
 
 def bare_home(base: Path, config: str = "", *, path: str | None = None) -> dict[str, str]:
@@ -326,10 +359,11 @@ def bare_pi(
     *,
     fixture: bool = False,
     to_first_request: bool = False,
+    firsts: list[float] | None = None,
 ) -> list[tuple[float, float]]:
     """(wall s, CPU s) of bare Pi processes with the isolation flags the evaluator uses,
     started as it starts them (`<pinned node> <bundle>`, a copy of the warm compile cache);
-    with `to_first_request`, until Pi first asks the model (`bare_runs`)."""
+    with `to_first_request`, until Pi first asks the model; `firsts`: see `bare_runs`."""
     from pytest_skill_eval.hosts.compile_cache import subject_cache, warm_cache
     from pytest_skill_eval.hosts.pi.binary import pi_executable
     from pytest_skill_eval.hosts.pi.config import pi_agent_files, settings_json
@@ -360,7 +394,9 @@ def bare_pi(
         ]  # fmt: skip
         return argv, env
 
-    return bare_runs(interactions, runs, tmp, command, to_first_request=to_first_request)
+    return bare_runs(
+        interactions, runs, tmp, command, to_first_request=to_first_request, firsts=firsts
+    )
 
 
 def overhead(

@@ -20,8 +20,9 @@ the evaluator's work for a subject is counted, nor the host's own between its mo
 A second cap counts that last part too (`efficiency_cap_with_host_run`): each worker's subjects
 run one after another, and each one's host works after its prompt and after every reply before
 its process ends, which no evaluator can overlap with the same subject's waits. It is taken
-from the bare Pi of the same run (`per_subject.host_run_s`: its whole conversation's wall less
-its start to the first request and the model waits), the host alone, none of the evaluator.
+from the bare Pi of the same run (`per_subject.host_run_s`: each whole conversation's wall less
+the moment it first asked the model and less the model waits), the host alone, none of the
+evaluator.
 Last, the plugin's import CPU per xdist worker beside pytest's own (`bench import`): each of the
 eight workers pays it.
 """
@@ -49,14 +50,19 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
         parallel_root = body_suite(Path(tmp) / "parallel", groups, calls, latency_ms)
         # The bare Pi the serial run's CPU is set against runs right before it and right after
         # it, so a drift of the machine's speed during the run reaches both sides alike.
-        bare = bare_pi(conversation, "Do the task.", 3, Path(homes) / "before", fixture=True)
+        firsts: list[float] = []  # when each bare Pi first asked the model
+        bare = bare_pi(
+            conversation, "Do the task.", 3, Path(homes) / "before", fixture=True, firsts=firsts
+        )
         counted = Path(tmp) / "accounting.json"
         accounted = {**os.environ, accounting.ENV: str(counted), "PYTHONPATH": str(REPO)}
         serial_wall, serial_cpu = run_suite(
             serial_root, "-p", "bench.accounting", "-n", "0", env=accounted
         )
         split = accounting.read(counted)
-        bare += bare_pi(conversation, "Do the task.", 3, Path(homes) / "after", fixture=True)
+        bare += bare_pi(
+            conversation, "Do the task.", 3, Path(homes) / "after", fixture=True, firsts=firsts
+        )
         log = Path(tmp) / "timeline.jsonl"
         noting = {**os.environ, timeline.ENV: str(log), "PYTHONPATH": str(REPO)}
         began = time.time()
@@ -78,7 +84,7 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
     floor = max(cpu_floor, latency_floor)
     host_start_cpu = statistics.median(cpu for _, cpu in starts)
     front_cpu = phases["boot_cpu_s"] + WORKERS * host_start_cpu
-    host_run = host_run_s(bare, starts, calls * latency_ms / 1000)
+    host_run = host_run_s(bare, firsts, calls * latency_ms / 1000)
     cap, cap_with_host_run = efficiency_caps(
         floor, latency_floor, front_cpu / cores, subjects / WORKERS * host_run
     )
@@ -121,14 +127,14 @@ def main(groups: int = 16, calls: int = 3, latency_ms: int = 2000) -> dict[str, 
 
 
 def host_run_s(
-    conversations: list[tuple[float, float]], starts: list[tuple[float, float]], waits_s: float
+    conversations: list[tuple[float, float]], firsts: list[float], waits_s: float
 ) -> float:
-    """A bare host's own work in one subject after its start, from (wall, CPU) pairs: the median
-    wall of whole `conversations`, less the median wall of `starts` (to the first request) and
-    the `waits_s` of model waits; never below zero."""
-    conversation = statistics.median(wall for wall, _ in conversations)
-    start = statistics.median(wall for wall, _ in starts)
-    return max(0.0, conversation - start - waits_s)
+    """A bare host's own work in one subject after its start: the median, over whole
+    `conversations` ((wall, CPU) each), of its wall less the wall at which it first asked the
+    model (`firsts`, in the same order) and less the `waits_s` of model waits; never below
+    zero."""
+    runs = [wall - first - waits_s for (wall, _), first in zip(conversations, firsts, strict=True)]
+    return max(0.0, statistics.median(runs))
 
 
 def efficiency_caps(

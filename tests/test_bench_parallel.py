@@ -7,12 +7,14 @@ import pytest
 from bench.parallel import efficiency_caps, host_run_s
 
 
-def test_the_host_run_is_a_whole_conversation_less_its_start_and_its_model_waits() -> None:
-    conversations = [(6.40, 0.5), (6.52, 0.6), (6.44, 0.5)]  # median wall 6.44
-    starts = [(0.30, 0.25), (0.34, 0.27), (0.32, 0.26)]  # median wall 0.32
-    assert host_run_s(conversations, starts, 6.0) == pytest.approx(0.12)
-    # A conversation measured faster than its parts (the machine sped up) counts no host work.
-    assert host_run_s([(6.1, 0.5)], [(0.3, 0.2)], 6.0) == 0.0
+def test_the_host_run_is_each_conversation_less_its_first_request_and_its_model_waits() -> None:
+    conversations = [(6.40, 0.5), (6.52, 0.6), (6.44, 0.5)]
+    firsts = [0.30, 0.34, 0.32]  # each run's own: 0.10, 0.18 and 0.12 s left over
+    assert host_run_s(conversations, firsts, 6.0) == pytest.approx(0.12)
+    # A run measured faster than its parts counts no host work, and the pairs must match.
+    assert host_run_s([(6.1, 0.5)], [0.3], 6.0) == 0.0
+    with pytest.raises(ValueError, match="shorter"):
+        host_run_s(conversations, firsts[:2], 6.0)
 
 
 def test_the_second_cap_adds_each_workers_host_runs_to_the_least_wall() -> None:
