@@ -220,9 +220,10 @@ def bare_runs(
     """(wall s, CPU s) of `runs` bare host processes, each against its own scripted route in
     its own `tmp/bare<k>`: the host alone, none of the evaluator. With `to_first_request`, both
     are taken when the route is first asked for a reply: the host's start-up alone. With
-    `firsts`, each whole run also appends there the wall time at which its route was first
-    asked (within a few milliseconds). With `reuse`, every run is in `tmp/bare0` (`command`
-    must set it up again without harm), after one untimed run there: the host's warm start.
+    `firsts` (not with `again`), each whole run also appends there the wall time at which its
+    route was first asked (within a few milliseconds). With `reuse`, every run is in
+    `tmp/bare0` (`command` must set it up again without harm), after one untimed run there: the
+    host's warm start.
 
     With `again` (the argv that continues the session the argv it is given started), a run is a
     conversation of one process per interaction: the first `command`'s, each later one
@@ -243,8 +244,8 @@ def bare_runs(
             if to_first_request and index >= 0:
                 timed = _to_first_request(argv, base / "work", env, route)
             elif firsts is not None and again is None and index >= 0:
-                *timed_first, first = _to_exit_noting_first(argv, base / "work", env, route)
-                timed = (timed_first[0], timed_first[1])
+                wall, cpu, first = _to_exit_noting_first(argv, base / "work", env, route)
+                timed = (wall, cpu)
                 firsts.append(first)
             else:  # a warm home's untimed first run goes to the end
                 steps = [argv] + [again(argv) for _ in range(turns - 1)] if again else [argv]

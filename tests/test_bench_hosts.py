@@ -156,6 +156,28 @@ def test_a_stock_conversation_is_one_process_a_turn_and_must_carry_the_turns_bef
                                                                             argv[-1]])  # fmt: skip
 
 
+def test_a_whole_run_notes_when_its_host_first_asked_the_model(tmp_path: Path) -> None:
+    # The stand-in waits 0.3 s before its one request and 0.3 s after it.
+    def command(route: Any, base: Path) -> tuple[list[str], dict[str, str]]:
+        argv, env = _chat(route, base)
+        ask = "import time; time.sleep(0.3); exec(sys.argv.pop(1)); time.sleep(0.3)"
+        return [argv[0], "-c", "import sys; " + ask, _CHAT, *argv[3:]], env
+
+    firsts: list[float] = []
+    timed = bare_runs([{"response": REPLY}], 2, tmp_path / "asks", command, firsts=firsts)
+    assert len(firsts) == len(timed) == 2
+    # Looked for every 5 ms: never before the request, and the 0.3 s after it still to come.
+    for (wall, _), first in zip(timed, firsts, strict=True):
+        assert first >= 0.3
+        assert wall - first >= 0.25
+    # A host that never asks the model stops the benchmark.
+    with pytest.raises(SystemExit, match=r"exited with 0 \(asked the model: None\)"):
+        bare_runs(
+            [{"response": REPLY}], 1, tmp_path / "silent",
+            lambda route, base: ([sys.executable, "-c", "pass"], {}), firsts=[],
+        )  # fmt: skip
+
+
 def _spawned_before_baseline_ended(root: Path) -> bool:
     group = next(root.glob(".skill-eval/runs/*/groups/g00"))
     baseline = json.loads((group / "baseline" / "run.json").read_text(encoding="utf-8"))
