@@ -153,6 +153,14 @@ def conversation_suite(root: Path, groups: int, turns: list[str], reply: dict[st
     return root
 
 
+def children_cpu(before: os.times_result, after: os.times_result) -> float:
+    """CPU seconds (user + system) this process's waited-for children spent between `before`
+    and `after` (`os.times()` each)."""
+    return (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+
+
 def run_suite(root: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Run the suite through pytest (in `env`, else this process's environment); returns
     (wall seconds, CPU seconds of all children).
@@ -188,9 +196,7 @@ def run_suite(root: Path, *extra: str, env: dict[str, str] | None = None) -> tup
     after = os.times()
     if done.returncode != 0:
         raise SystemExit(f"benchmark suite failed:\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
-    cpu = (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
+    cpu = children_cpu(before, after)
     return wall, cpu
 
 
@@ -275,9 +281,7 @@ def _to_exit(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, fl
     )  # fmt: skip
     wall = time.perf_counter() - start
     after = os.times()
-    cpu = (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
+    cpu = children_cpu(before, after)
     return wall, cpu
 
 
@@ -302,9 +306,7 @@ def _to_exit_noting_first(
     after = os.times()
     if child.returncode != 0 or first is None:
         raise SystemExit(f"{argv[0]} exited with {child.returncode} (asked the model: {first})")
-    cpu = (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
+    cpu = children_cpu(before, after)
     return wall, cpu, first
 
 

@@ -54,6 +54,7 @@ from bench.common import (
     REPLY,
     bare_runs,
     bare_scratch,
+    children_cpu,
     conversation_suite,
     description_suite,
     emit,
@@ -211,8 +212,7 @@ def _round(host: str, into: Figures, tmp: Path, homes: Path, groups: int) -> Non
         items += times(root)
         after = os.times()
         walls.append(time.perf_counter() - started)
-        cpu.append(after.children_user + after.children_system)
-        cpu[-1] -= before.children_user + before.children_system
+        cpu.append(children_cpu(before, after))
         directory = homes / (side if side == "warm" else f"fresh{len(into.rounds)}")
         directory.mkdir(parents=True, exist_ok=True)
         again = continuing(host) if into.turns > 1 else None

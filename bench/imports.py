@@ -20,7 +20,7 @@ import statistics
 import subprocess
 import sys
 
-from bench.common import emit
+from bench.common import children_cpu, emit
 from tests.support.imports import PYTEST_WORKER, WORKER_MODULES
 
 CONTROLLER = ("pytest_skill_eval.views.terminal", "pytest_skill_eval.views.summary")
@@ -38,10 +38,7 @@ def _child_cpu(modules: tuple[str, ...]) -> float:
     subprocess.run(
         [sys.executable, "-c", "; ".join(f"import {name}" for name in modules)], check=True
     )  # fmt: skip
-    after = os.times()
-    return (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
+    return children_cpu(before, os.times())
 
 
 def import_cpu(runs: int = 9) -> dict[str, float]:
